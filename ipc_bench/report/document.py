@@ -6,7 +6,9 @@ as base64 PNG, so the file reads offline and can be mailed alone), the figures a
 PNG files beside them, and a copy of each run's ``summary.json``
 (``<run_id>.summary.json``, the run id as a file name: ``blocks.file_slugs``) so a
 reader can check every number. Contents: findings
-stated as numbers (with 95 % intervals when the run has repetitions), the figures
+stated as numbers (with 95 % intervals when the run has repetitions; a summary
+table of them at the top, a legend of their statistics and verdicts under them:
+``expand_findings``), the figures
 of ``ipc_bench.report.plots`` (a figure whose data the run lacks is replaced by a line
 saying what is missing; none with ``--no-figures``, which draws none, a note saying so
 in their place), per-case tables, the configuration and the environment.
@@ -48,6 +50,7 @@ from ipc_bench.errors import shell_line
 from ipc_bench.harness.run_folder import run_in_progress
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slugs
+from ipc_bench.report.findings import Findings, findings_blocks
 from ipc_bench.report.render import render_html, render_markdown
 
 #: The report's own files besides its figures (``*.png``) and summaries
@@ -86,7 +89,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         out, stamped = beside(dirs[0], f"report-{stamp}"), True
     check_output(out)
     command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
-    blocks = build_blocks(results, command, base, figures)
+    blocks = expand_findings(build_blocks(results, command, base, figures))
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
     markdown, html = render_markdown(blocks), render_html(blocks, title)
     files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
@@ -103,6 +106,20 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
             if stamped:
                 _remove_if_empty(out)
             raise
+    return out
+
+
+def expand_findings(blocks: list) -> list:
+    """``blocks`` with each Findings list (a ``("ul", items)`` block whose items are a
+    ``findings.Findings``) replaced by the section's blocks
+    (``findings.findings_blocks``: the summary table at its top, the sentences, the
+    legend under them), so that Markdown and HTML render them alike."""
+    out = []
+    for b in blocks:
+        if b[0] == "ul" and isinstance(b[1], Findings):
+            out.extend(findings_blocks(b[1]))
+        else:
+            out.append(b)
     return out
 
 

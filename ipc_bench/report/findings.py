@@ -6,7 +6,11 @@ tokens/s (% change) of ``cached`` against ``send``, with intervals over repetiti
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
 are the CLI comparison block's; unadjusted, and a time or tokens/s clause whose
 difference the run's Holm-adjusted verdict does not find significant says so; one
-with no interval says it has none); timed replays give latencies instead of tokens/s,
+with no interval says it has none; each difference is send - cached, as the pair
+table's, each ratio cached/send, their statistics and the short verdicts named once in
+a legend under the findings, ``findings_legend``); a summary table of those figures, one
+row per workload and codec, opens the section (``Findings``, ``_summary_table``,
+``findings_blocks``); timed replays give latencies instead of tokens/s,
 and one finding gives each pair's wall times and wall tok/s as what they are, a measure
 of the arrivals (``_timed_replay_finding``).
 Then send's token bytes split, the single-process and floor baselines, and send's cost
@@ -254,14 +258,14 @@ def _repetitions_note(cases, keys) -> str:
 
 
 def _arm_rates(t: dict[str, Any]) -> str:
-    """``; geometric means over repetitions: 256,372 → 235,704 tok/s`` for a tokens/s
+    """``; geometric means 256,372 → 235,704 tok/s`` for a tokens/s
     pair row (``summarize_pairs``): the arms' geometric means, whose quotient is the
     ``t`` ratio and which the pair table shows; their arithmetic means (``means over
     repetitions``) where a value was 0 (no geometric mean)."""
     send, cached = t.get("send_geomean"), t.get("cached_geomean")
     if send is None or cached is None or send != send or cached != cached:
         return f"; means over repetitions: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s"
-    return f"; geometric means over repetitions: {send:,.0f} → {cached:,.0f} tok/s"
+    return f"; geometric means {send:,.0f} → {cached:,.0f} tok/s"
 
 
 def _pair_tables(results) -> dict[str, dict[tuple, dict[str, Any]]]:
@@ -309,7 +313,7 @@ def _schedules_differ_clause(b: dict[str, Any], pairs: list[tuple[dict, dict]]) 
               f"the totals is not the policy's saving")
     if ids is None:
         return f"ran a different schedule from send: the {totals}"
-    share = f" ({100 * ids / b[SEND]:.1f} % of send's bytes)" if b[SEND] else ""
+    share = f" ({100 * ids / b[SEND]:.1f} % {OF_SEND_PAYLOAD})" if b[SEND] else ""
     return (f"leaves out send's new_token_ids, {ids:,.1f} bytes per step{share}; the "
             f"arms' {totals}")
 
@@ -332,16 +336,23 @@ TIME_CLAUSE_WORDS: dict[str, tuple[str, str, str, str, str]] = {
                                     ("build", "building", "builds", "build"))}
 #: The clause that stands for the per-step times of arms that ran different schedules.
 TIMES_NOT_COMPARED = "per-step times not compared (encode, build, step: other batches)"
+#: The short verdict of a difference with no significant difference whose interval
+#: reaches beyond ±10 % (``stats.inconclusive``), defined once in the legend under the
+#: findings (``findings_legend``, in ``stats.INCONCLUSIVE_CLAUSE``'s words).
+SHORT_INCONCLUSIVE = f"inconclusive (interval beyond ±{100 * DETECTABLE:.0f} %)"
+#: What the bytes share of a finding is of: send's scheduler → runner payload per step
+#: (the pair table's ``s2r payload B/step`` row).
+OF_SEND_PAYLOAD = "of send's scheduler → runner payload"
 
 
 def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
                     recorded: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """What cached saves (or spends) against send for ``key``: bytes (as a share of
-    send's bytes, the base of the bytes figure's box too), encode, build (both of the
-    step's messages summed, ``BOTH_MESSAGES``), each a difference with the pair table's
-    interval (``_time_clause``: ``saves 3.24 µs per step encoding the SchedulerOutput
-    and the ModelRunnerOutput (mean difference; paired geometric mean of cached / send:
-    -28.4 % [-40.0, -15.0] %)``, or within noise where that
+    send's scheduler → runner payload, ``OF_SEND_PAYLOAD``, the base of the bytes
+    figure's box too), encode, build (both of the step's messages summed,
+    ``BOTH_MESSAGES``), each a difference with the pair table's interval
+    (``_time_clause``: ``saves 3.24 µs per step encoding the SchedulerOutput and the
+    ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``, or within noise where that
     interval holds 0 %, or not significant after Holm's correction where ``recorded``,
     the run's recorded metrics of ``key`` (``recorded_metrics``), says so). Where the
     arms ran different schedules (``pairs``, ``pair_records``: ``stats.schedules_differ``)
@@ -364,7 +375,7 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
         else:
             clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer > 0 else 'more'} "
                            f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} "
-                           f"% of send's bytes)")
+                           f"% {OF_SEND_PAYLOAD})")
     e = tables["enc"].get(key)
     if e and codec != SINGLE_PROCESS:
         clauses.append(_time_clause(e, *TIME_CLAUSE_WORDS["enc"],
@@ -379,39 +390,32 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
 def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
                  noun: str, same: str, m: dict[str, Any] | None = None) -> str:
     """What cached saves or spends of a per-step time against send, from its
-    ``summarize_pairs`` row (``diff``: send - cached, ns), with the interval the pair
-    table's cached/send column shows (``ratio_low``/``ratio_high``, as % change, the
-    tokens/s clause's form; unadjusted), each figure naming its statistic (the µs the
-    mean difference, ``median`` for ``--ci-method`` bootstrap or sign; the % the paired
-    ratio's point, ``stats.RATIO_POINTS``): ``saves 3.15 µs per step building the
-    SchedulerOutput and the ModelRunnerOutput (mean difference; paired geometric mean of
-    cached / send: -28.4 % [-40.0, -15.0] %)`` (``TIME_CLAUSE_WORDS``). Where that
-    interval holds 0 % the difference is worded as noise, never as a saving or cost:
-    ``builds the SchedulerOutput and the
-    ModelRunnerOutput within noise of send's time per step (mean difference cached -
-    send: +0.03 µs; paired geometric mean of cached / send: +0.2 % [-4.5, +5.2] %)``,
-    or, where that interval also reaches beyond ±10 %
-    (``stats.inconclusive``), inconclusive in the words of the tokens/s verdict
-    (``_inconclusive_clause``): ``changes encode time per step of the SchedulerOutput
-    and the ModelRunnerOutput by +1.4 % [-9.4, +13.4] % (paired geometric mean of cached /
-    send; mean difference cached - send: +0.04 µs,
-    inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to
-    tell a 10 % difference from none)``; where it excludes 0 % but the mean difference
-    points the other way (pairs of unlike size), or where ``m``, the run's recorded
-    comparison of this metric (``recorded_metrics``), finds no significant difference
-    after Holm's correction (``_holm_unadjusted_note``), no saving or cost either:
-    ``changes build time per step of the SchedulerOutput and the ModelRunnerOutput by
-    -5.0 % [-8.0, -2.0] % (paired geometric mean of cached / send; mean difference
-    cached - send: +0.10 µs)``, with ``; not significant after Holm's correction over 7
-    timed metrics (p 0.022, adjusted 0.131); the interval is unadjusted`` before its
-    closing parenthesis in the second case (``paired median`` and ``median difference``
-    for ``--ci-method`` bootstrap or sign). A row with no interval (one repetition, or too few pairs for
-    the method) gives the difference as ``saves``/``spends`` and says it has none:
-    ``saves 3.15 µs per step ... (one repetition, no interval)``
-    (``_no_interval``), or, where that difference prints as 0.00 µs, no saving or cost:
-    ``encodes the SchedulerOutput and the ModelRunnerOutput in the same time per step as
-    send (0.00 µs difference; one repetition, no interval)`` (``same``), as equal bytes
-    read ``sends as many bytes per step``."""
+    ``summarize_pairs`` row (``diff``: send - cached, ns, what send costs, the pair
+    table's ``send - cached`` column), with the interval the pair table's cached/send
+    column shows (``ratio_low``/``ratio_high``, as % change, the tokens/s clause's form;
+    unadjusted); the statistics of both are named once, in the legend under the
+    findings (``findings_legend``): ``saves 3.15 µs per step building the
+    SchedulerOutput and the ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``
+    (``TIME_CLAUSE_WORDS``). Where that interval holds 0 % the difference is worded as
+    noise, never as a saving or cost: ``builds the SchedulerOutput and the
+    ModelRunnerOutput within noise of send's time per step (+0.2 % [-4.5, +5.2] %;
+    send - cached: -0.03 µs)``, or, where that interval also reaches beyond ±10 %
+    (``stats.inconclusive``), with the short verdict ``SHORT_INCONCLUSIVE``:
+    ``changes encode time per step of the SchedulerOutput and the ModelRunnerOutput by
+    +1.4 % [-9.4, +13.4] % (send - cached: -0.04 µs; inconclusive (interval beyond ±10
+    %))``; where it excludes 0 % but the difference points the other way (pairs of
+    unlike size), or where ``m``, the run's recorded comparison of this metric
+    (``recorded_metrics``), finds no significant difference after Holm's correction
+    (``_short_holm``), no saving or cost either: ``changes build time per step of ...
+    by -5.0 % [-8.0, -2.0] % (send - cached: -0.10 µs)``, with ``; not significant
+    after Holm (p 0.022, adjusted 0.131)`` before its closing parenthesis in the second
+    case. A row with no interval (one repetition, or too few pairs for the method)
+    gives the difference as ``saves``/``spends`` and says it has none: ``saves 3.15 µs
+    per step ... (one repetition, no interval)`` (``_no_interval``), or, where that
+    difference prints as 0.00 µs, no saving or cost: ``encodes the SchedulerOutput and
+    the ModelRunnerOutput in the same time per step as send (0.00 µs difference; one
+    repetition, no interval)`` (``same``), as equal bytes read ``sends as many bytes
+    per step``."""
     saved_us = row["diff"] / 1e3
     interval = _interval(row) if row["n"] > 1 else ""
     if not interval and f"{abs(saved_us):.2f}" == "0.00":
@@ -421,22 +425,16 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
                 + f" ({_no_interval(row)})")
     change = f"{_pct(row['ratio'])}{interval}"
     lo, hi = row["ratio_low"], row["ratio_high"]
-    method = row.get("method", "t")
-    point = "mean" if method == "t" else "median"
-    ratio = f"paired {RATIO_POINTS.get(method, 'geometric mean')} of cached / send"
+    costs = f"send - cached: {saved_us + 0.0:+.2f} µs"
     if lo <= 1.0 <= hi and inconclusive(lo, hi):
-        return (f"changes {noun} by {change} ({ratio}; {point} difference cached - send: "
-                f"{-saved_us + 0.0:+.2f} µs{_inconclusive_clause(row)})")
+        return f"changes {noun} by {change} ({costs}; {SHORT_INCONCLUSIVE})"
     if lo <= 1.0 <= hi:
-        return (f"{noise} ({point} difference cached - send: {-saved_us + 0.0:+.2f} µs; "
-                f"{ratio}: {change})")
-    holm = _holm_unadjusted_note(m, m.get("family_size") or 0) if m else None
+        return f"{noise} ({change}; {costs})"
+    holm = _short_holm(m, "not significant") if m and _holm_unadjusted_note(m) else None
     if holm or (hi < 1.0) != (saved_us > 0):
-        return (f"changes {noun} by {change} ({ratio}; {point} difference cached - send: "
-                f"{-saved_us + 0.0:+.2f} µs"
-                + (f"; {holm}" if holm else "") + ")")
+        return f"changes {noun} by {change} ({costs}" + (f"; {holm}" if holm else "") + ")"
     return (saves if saved_us > 0 else spends).format(f"{abs(saved_us):.2f} µs") + \
-        f" ({point} difference; {ratio}: {change})"
+        f" ({change})"
 
 
 def _no_interval(row: dict[str, Any]) -> str:
@@ -553,23 +551,23 @@ def _comparison_key(c: dict[str, Any]) -> tuple:
 
 
 def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
-    """The verdict of a pair finding's tokens/s change, always stated: from the run's
+    """The verdict of a pair finding's tokens/s change, always stated, in the short
+    words the legend under the findings defines (``findings_legend``): from the run's
     recorded comparison ``m`` (``recorded_tput``) when it has one, Holm-adjusted, with
-    its p-values; saying the printed interval is unadjusted where it excludes zero but
-    the adjusted test finds no significant difference. Without ``m``: ``t``'s own
-    (unadjusted) test."""
+    its p-values (``_short_holm``: ``, not significant after Holm (p 0.040, adjusted
+    0.282)`` where the unadjusted interval excludes zero but the adjusted test finds no
+    significant difference). Without ``m``: ``t``'s own (unadjusted) test."""
     excludes = (t["ratio_low"] == t["ratio_low"] and t["ratio_high"] == t["ratio_high"]
                 and (t["ratio_low"] > 1 or t["ratio_high"] < 1))
     if m and m.get("adjustment") == "holm" and m.get("p_value") is not None \
             and m.get("p_adjusted") is not None and m.get("significant") is not None:
-        holm = _after_holm(m, m.get("family_size") or 0)
         if m["significant"]:
-            return ", significant" + holm
+            return ", " + _short_holm(m, "significant")
         if excludes:
-            return ", not significant" + holm + "; the interval is unadjusted"
+            return ", " + _short_holm(m, "not significant")
         if t.get("inconclusive"):
-            return _inconclusive_clause(t) + "; " + "no significant difference" + holm
-        return ", no significant difference" + holm
+            return _inconclusive_clause(t) + "; " + _short_holm(m, "no significant difference")
+        return ", " + _short_holm(m, "no significant difference")
     if t.get("inconclusive"):
         return _inconclusive_clause(t)
     if t["significant"] is False:
@@ -618,9 +616,8 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
         text += "changes output tokens/s by "
     text += f"{_pct(t['ratio'])}"
     if t["n"] > 1:
-        point = RATIO_POINTS.get(t.get("method", "t"), "geometric mean")
         interval = _interval(t)
-        return (text + interval + f" (paired {point} over {t['n']} repetitions"
+        return (text + interval + f" (over {t['n']} repetitions"
                 + ("" if interval else f", no interval{_too_few_pairs(t)}")
                 + _verdict_clause(t, metrics.get("output_tokens_per_s"))
                 + _arm_rates(t) + ")."
@@ -754,12 +751,11 @@ WHOLE_STEP_CACHED_ONLY = (" (only cached's whole step is checked against the nom
 
 
 def _inconclusive_clause(row: dict[str, Any]) -> str:
-    """', inconclusive: ...' for a ``summarize_pairs`` row with no significant difference
-    whose interval reaches beyond ±10 % (``stats.inconclusive``), so that "no
-    significant difference" is not read as "no difference"."""
-    from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
-
-    return f", {INCONCLUSIVE_CLAUSE}"
+    """', inconclusive (interval beyond ±10 %)' (``SHORT_INCONCLUSIVE``, defined in the
+    legend under the findings) for a ``summarize_pairs`` row with no significant
+    difference whose interval reaches beyond ±10 % (``stats.inconclusive``), so that
+    "no significant difference" is not read as "no difference"."""
+    return f", {SHORT_INCONCLUSIVE}"
 
 
 def _and(clauses: list[str]) -> str:
@@ -942,8 +938,8 @@ def _ipc_cost_clause(ratios: dict[str, str]) -> str:
 
 
 def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
-                    recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None
-                    ) -> list[str]:
+                    recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None,
+                    shares: dict[tuple, tuple] | None = None) -> list[str]:
     """Send's cost as a share of the step at every running count of each codec (and
     other workload label), one line each, in that order, from ``plots.send_cost_table``:
     the means over repetitions of the SchedulerOutput path's difference and of each
@@ -960,7 +956,10 @@ def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
     median of its 6 repetitions' median steps``). Where the whole step's share has an
     interval that excludes 0 but the run's recorded comparison of that step
     (``recorded``: ``recorded_metrics``) finds no significant difference after Holm's
-    correction, the line says so (``_step_verdict``)."""
+    correction, the line says so (``_step_verdict``). ``shares``, where given, gets
+    each line's two shares (``send_cost.MeanShare``: the SchedulerOutput path's and
+    the whole step's) by (workload, codec), for the summary table
+    (``_summary_table``)."""
     from ipc_bench.analysis.cores import is_withheld
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
@@ -976,17 +975,28 @@ def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
         counts = sorted(g.groupby("workload", sort=False), key=lambda w: w[1]["running"].mean())
         for _, at in counts:  # each workload: one running count
             line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns,
-                               method, recorded)
+                               method, recorded, shares)
             if line:
-                out.append(line)
+                out.append(_short_words(line))
     return out
 
 
+def _short_words(line: str) -> str:
+    """``line`` (a share line of ``analysis.send_cost``, whose words the terminal prints
+    too) with its inconclusive verdict in the findings' short words
+    (``SHORT_INCONCLUSIVE``, ``stats.INCONCLUSIVE_CLAUSE`` in the legend)."""
+    from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
+
+    return line.replace(f", {INCONCLUSIVE_CLAUSE}", f", {SHORT_INCONCLUSIVE}")
+
+
 def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
-                recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None) -> str:
+                recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None,
+                shares: dict[tuple, tuple] | None = None) -> str:
     """``_share_findings``' line of one running count's pairs ``at`` (rows of
     ``plots.send_cost_table``), intervals by ``method``; '' when they have no
-    SchedulerOutput path's difference."""
+    SchedulerOutput path's difference. Its two shares go into ``shares`` (where
+    given) by (workload, codec)."""
     from ipc_bench.analysis.send_cost import (bounds, holds_zero, mean_share,
                                               path_difference, step_difference)
 
@@ -996,6 +1006,8 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
         return ""
     n = len(at)
     codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
+    if shares is not None:
+        shares[(workload, codec)] = (s2r, whole)
     step = "median" if "step_ns_median" in cases.columns else "mean"
     over = (f"{whole.statistic}s over {n} repetitions of each case's figures" if n > 1
             else ONE_PAIR)
@@ -1045,8 +1057,8 @@ def _emulated_words(cases, workload: Any, codec: Any) -> str:
 
 def _step_verdict(recorded: dict[tuple, dict[str, dict[str, Any]]] | None, workload: Any,
                   codec: Any, key: str) -> str:
-    """``, but its step median is not significant after Holm's correction over 7 timed
-    metrics (p 0.023, adjusted 0.093): the interval is unadjusted`` where the run's
+    """``, but the comparison's step median is not significant after Holm (p 0.023,
+    adjusted 0.093)`` (``_short_holm``: this interval is unadjusted) where the run's
     recorded comparison of ``workload`` and ``codec`` (one, whatever its transport and
     model) finds metric ``key`` (``step_ns_median`` or ``step_ns_mean``) not significant
     after Holm's correction; ``''`` otherwise, or where none was recorded."""
@@ -1059,8 +1071,7 @@ def _step_verdict(recorded: dict[tuple, dict[str, dict[str, Any]]] | None, workl
             or m.get("p_value") is None or m.get("p_adjusted") is None:
         return ""
     name = "step median" if key.endswith("median") else "mean step"
-    return (f", but the comparison's {name} is not significant"
-            f"{_after_holm(m, m.get('family_size') or 0)}: this interval is unadjusted")
+    return f", but the comparison's {name} is {_short_holm(m, 'not significant')}"
 
 
 def _step_time_findings(cases, method: str = "t") -> list[str]:
@@ -1076,7 +1087,7 @@ def _step_time_findings(cases, method: str = "t") -> list[str]:
     rows = cost_rows(cases.to_dict("records"), method)
     if not rows:
         return []
-    out = [share_line(r) for r in rows]
+    out = [_short_words(share_line(r)) for r in rows]
     out.append("Running requests at which send's cost passes 1 % of the measured step: "
                + "; ".join(crossing_lines(rows)) + ".")
     return out
@@ -1351,6 +1362,14 @@ def _after_holm(m: dict[str, Any], family_size: int = 0) -> str:
             f"{m['p_adjusted']:.3f})")
 
 
+def _short_holm(m: dict[str, Any], verdict: str) -> str:
+    """``not significant after Holm (p 0.040, adjusted 0.282)``: ``verdict`` of a
+    recorded metric ``m`` (with its ``p_value`` and ``p_adjusted``) in the short words
+    the legend under the findings defines, with the family Holm's correction is over
+    (``findings_legend``, ``_holm_families``)."""
+    return f"{verdict} after Holm (p {m['p_value']:.3f}, adjusted {m['p_adjusted']:.3f})"
+
+
 def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True,
                   family_size: int = 0) -> str:
     """'output tokens/s -2.5 % [-6.8, +2.0] % (no significant difference)', the verdict
@@ -1477,9 +1496,10 @@ def findings(results) -> list[str]:
     out.extend(_token_bytes_findings(ok))
     method = results_ci_method(results.metadata)
     out.extend(_single_process_findings(ok, where, method))
+    shares: dict[tuple, tuple] = {}
     if not timed:
         out.extend(_step_time_findings(cases, method) or _share_findings(
-            cases, where, results.labels, method, recorded))
+            cases, where, results.labels, method, recorded, shares))
     if withheld:
         timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
                        zip(ok["workload"], ok["codec"], ok.get("transport", [None] * len(ok)))]]
@@ -1491,7 +1511,163 @@ def findings(results) -> list[str]:
     else:
         out.extend(_floor_findings(ok))
     others = [_comparison_finding(c, where) for c in other_comparisons(results)]
-    return pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
+    lines = pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
+    summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
+    return Findings(lines, summary, findings_legend(lines, method, recorded)
+                    if summary else "")
+
+
+class Findings(list):
+    """The findings of one run (``findings``): its sentences, a list, with what the
+    report shows around them: ``summary``, the table at the top of the section
+    (``_summary_table``: header and rows) or ``None``, and ``legend``, the paragraph
+    under the sentences that names their statistics and defines their short verdicts
+    (``findings_legend``), '' without one. ``findings_blocks`` gives the section."""
+
+    def __init__(self, lines=(), summary: tuple | None = None, legend: str = ""):
+        super().__init__(lines)
+        self.summary, self.legend = summary, legend
+
+
+#: The paragraph under the summary table (``_summary_table``).
+SUMMARY_NOTE = (
+    "One row per workload and codec, the figures of the findings below: the "
+    "scheduler → runner payload bytes per step that cached saves, and their share "
+    f"{OF_SEND_PAYLOAD}; output tokens/s as cached/send, a % change with its interval "
+    "and verdict (defined under the findings); send - cached as a share of cached's "
+    "step, of the SchedulerOutput path (build + encode + decode) and of the whole step, "
+    "with their intervals. —: the run has no such figure (the single process sends no "
+    "bytes, nor arms that ran different schedules a saving; no tokens/s change where "
+    "timings are withheld or in a timed replay; no "
+    "share without the share lines).")
+
+
+def findings_blocks(items: list[str]) -> list[tuple]:
+    """The Findings section's blocks (``render.Block``) of ``items``, the list
+    ``findings`` returns: the summary table with its note (``SUMMARY_NOTE``) where the
+    list carries one (``Findings.summary``), the sentences, then the legend
+    (``Findings.legend``) where it carries one."""
+    summary, legend = getattr(items, "summary", None), getattr(items, "legend", "")
+    out: list[tuple] = []
+    if summary:
+        out += [("table", summary[0], summary[1]), ("p", SUMMARY_NOTE)]
+    out.append(("ul", list(items)))
+    if legend:
+        out.append(("p", legend))
+    return out
+
+
+#: The summary table's header (``_summary_table``).
+SUMMARY_HEADER = ["workload", "codec", "s2r B/step saved by cached (% of send's payload)",
+                  f"output tok/s, cached/send [{CONFIDENCE * 100:.0f} %]", "verdict",
+                  f"send - cached, SchedulerOutput path (% of cached's step) "
+                  f"[{CONFIDENCE * 100:.0f} %]",
+                  f"send - cached, whole step (% of cached's step) [{CONFIDENCE * 100:.0f} %]"]
+#: A summary table cell of a figure the run does not have.
+ABSENT = "—"
+
+
+def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
+                   shares: dict[tuple, tuple], timed: bool) -> tuple | None:
+    """``(SUMMARY_HEADER, rows)``: one row per send/cached pair of ``tables``
+    (``_pair_tables``; keys as the pair findings', in their order), each cell the
+    figure its finding states, computed once: the bytes cached saves and their share of
+    send's (``_saving_clauses``; none for the single process or arms of different
+    schedules, whose totals are no saving), the tokens/s change with its interval and
+    short verdict (``_pair_finding``, ``_verdict_clause``; none where timings are
+    withheld or in a timed replay), and send's shares of cached's step (``shares``:
+    ``_share_findings``'). ``ABSENT`` where there is no figure; ``None`` without pairs."""
+    rows = []
+    for key, t in tables["tput"].items():
+        workload, codec, model = key[0], key[1], key[3]
+        name = ("single process" if codec == SINGLE_PROCESS else codec) + (
+            f", {model} model" if model and model != "null" else "")
+        b = tables["s2r"].get(key)
+        saved = ABSENT
+        if b and codec != SINGLE_PROCESS and b[SEND] \
+                and not schedules_differ(pair_records(cases, key)):
+            saved = f"{b['diff']:,.0f} ({100 * b['diff'] / b[SEND]:.1f} %)"
+        change = verdict = ABSENT
+        if not timed and key[:3] not in withheld:
+            interval = _interval(t) if t["n"] > 1 else ""
+            change = _pct(t["ratio"]) + (interval or f" ({_no_interval(t)})")
+            if interval:
+                m = ((recorded or {}).get(key) or {}).get("output_tokens_per_s")
+                verdict = _verdict_label(_verdict_clause(t, m))
+        path, whole = (_share_cell(x) for x in shares.get((workload, codec), (None, None)))
+        rows.append([workload, name, saved, change, verdict, path, whole])
+    return (SUMMARY_HEADER, rows) if rows else None
+
+
+def _verdict_label(clause: str) -> str:
+    """The summary table's verdict of a ``_verdict_clause``: its first verdict without
+    its p-values (``inconclusive (interval beyond ±10 %)``, ``not significant after
+    Holm``); ``ABSENT`` for none."""
+    import re
+
+    first = clause.removeprefix(", ").split(";")[0]
+    return re.sub(r" \(p [^)]*\)$", "", first) or ABSENT
+
+
+def _share_cell(share) -> str:
+    """``+2.70 % [-2.79, +8.20] %``: a ``send_cost.MeanShare`` of cached's step, send -
+    cached, with its interval (``send_cost.share_interval``'s figures) where it has
+    one; ``ABSENT`` for none."""
+    if share is None or share.share is None:
+        return ABSENT
+    text = f"{100 * share.share:+.2f} %"
+    if share.low is not None and share.high is not None:
+        text += f" [{100 * share.low:+.2f}, {100 * share.high:+.2f}] %"
+    return text
+
+
+def findings_legend(lines: list[str], method: str,
+                    recorded: dict[tuple, dict[str, dict[str, Any]]]) -> str:
+    """The paragraph under the findings (``lines``) that names their statistics once,
+    by ``method`` (the run's ``--ci-method``: ``stats.ratio_phrase``), and defines each
+    short verdict they use (``VERDICT_WORDS``), the Holm verdicts with the families
+    their corrections are over (``_holm_families``)."""
+    from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
+
+    point = "mean" if method == "t" else "median"
+    text = [f"Reading the findings: a % change is cached/send, {ratio_phrase(method)}, "
+            "unadjusted (the pair table's cached/send column); `send - cached` is the "
+            f"{point} of the per-repetition differences, what send costs (its send - "
+            "cached column); tok/s `a → b`: send's, then cached's."]
+    said = INCONCLUSIVE_CLAUSE.removeprefix("inconclusive: ")
+    words = {SHORT_INCONCLUSIVE: f"no significant difference, but {said}",
+             "within noise": "the interval holds no change and stays within "
+                             f"±{100 * DETECTABLE:.0f} %",
+             "after Holm (p ": (
+                 "the verdict of the run's comparison (the one `bench.py` printed), by "
+                 f"Holm's correction over {_holm_families(recorded)}: p unadjusted, then "
+                 "Holm-adjusted; `not significant after Holm` where the unadjusted "
+                 "interval shown excludes no change but the adjusted test finds no "
+                 "significant difference")}
+    names = {"after Holm (p ": "significant, not significant or no significant "
+                               "difference after Holm (p, adjusted)"}
+    for marker, meaning in words.items():
+        if any(marker in line for line in lines):
+            text.append(f"**{names.get(marker, marker)}**: {meaning}.")
+    return " ".join(text)
+
+
+def _holm_families(recorded: dict[tuple, dict[str, dict[str, Any]]]) -> str:
+    """The families of the run's recorded cached-against-send comparisons
+    (``recorded_metrics``' ``family_size``): ``the 7 timed metrics its comparison tests
+    together``, or where they differ, ``the timed metrics its comparison tests together
+    (7 for msgpack and pickle, 5 for the single process)``."""
+    sizes: dict[int, list[str]] = {}
+    for key, ms in (recorded or {}).items():
+        size = next((m.get("family_size") for m in ms.values() if m.get("family_size")), 0)
+        name = "the single process" if key[1] == SINGLE_PROCESS else str(key[1])
+        if size and name not in sizes.setdefault(size, []):
+            sizes[size].append(name)
+    if len(sizes) == 1:
+        return f"the {next(iter(sizes))} timed metrics its comparison tests together"
+    return "the timed metrics its comparison tests together" + (
+        " (" + ", ".join(f"{n} for {_and(names)}" for n, names in sizes.items()) + ")"
+        if sizes else "")
 
 
 def _request_findings(cases, where: Where) -> list[str]:

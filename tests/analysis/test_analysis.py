@@ -302,7 +302,7 @@ def test_report_writes_markdown_html_and_pngs(run_dir, summary, tmp_path, capsys
     pct = 100 * fewer / send["sched_to_runner_payload_bytes_per_step"]
     tput = 100 * (cached["output_tokens_per_s"] / send["output_tokens_per_s"] - 1)
     assert (f"At 16 running requests (msgpack), cached sends {fewer:,.0f} fewer bytes per "
-            f"step to the runner ({pct:.1f} % of send's bytes)") in md
+            f"step to the runner ({pct:.1f} % of send's scheduler → runner payload)") in md
     assert f"output tokens/s changes by {tput:+.1f} %" in md
     for section in ("## Findings", "## Figures", "## Cases", "## Configuration",
                     "## Environment"):
@@ -384,7 +384,7 @@ def test_report_intervals_are_the_cli_comparison_block(tmp_path):
                                                              tput["ratio_ci_high"]))
     assert (f"output tokens/s changes by {100 * (tput['ratio_geomean'] - 1):+.1f} % "
             + stats.ratio_interval(tput["ratio_ci_low"], tput["ratio_ci_high"], percent=True)
-            + " (paired geometric mean over 2 repetitions") in md
+            + " (over 2 repetitions") in md
     build = entry["metrics"]["build_ns_per_step"]
     assert table[("num_running=4", "msgpack", "build µs/step")][6] == pair_value(
         build["diff_mean"] * 1e-3)

@@ -65,11 +65,12 @@ def _recorded(run_dir: Path, key: str) -> tuple[dict, int]:
 
 def _expected(pairs: list[tuple[float, float]], key: str,
               recorded: tuple[dict, int] | None = None) -> str:
-    """The clause of ``key``: the mean difference (send - cached, µs) and cached/send's
-    geometric mean with its 95 % Student-t interval, as % change; where that interval
-    holds 0 % but reaches beyond ±10 %, an inconclusive change; where it excludes 0 %
-    but the ``recorded`` comparison (metric, family size) finds no significant
-    difference after Holm's correction, a change that says so."""
+    """The clause of ``key``: the mean difference (send - cached, µs, signed as the pair
+    table's column) and cached/send's geometric mean with its 95 % Student-t interval,
+    as % change; where that interval holds 0 % but reaches beyond ±10 %, an
+    inconclusive change; where it excludes 0 % but the ``recorded`` comparison (metric,
+    family size) finds no significant difference after Holm's correction, a change that
+    says so in the short words the legend defines."""
     saves, spends, noise, changes = WORDS[key]
     diff_us = sum(s - c for s, c in pairs) / len(pairs) / 1e3
     logs = [math.log(c / s) for s, c in pairs]
@@ -81,23 +82,17 @@ def _expected(pairs: list[tuple[float, float]], key: str,
     change = (f"{100 * (ratio - 1):+.1f} % [{100 * (lo - 1):+.1f}, "
               f"{100 * (hi - 1):+.1f}] %")
     if lo <= 1.0 <= hi and (lo < 0.9 or hi > 1.1):  # holds 0 %, reaches beyond ±10 %
-        return (f"{changes} {change} (paired geometric mean of cached / send; mean "
-                f"difference cached - send: {-diff_us + 0.0:+.2f} µs, inconclusive: the "
-                "interval reaches beyond ±10 %, too "
-                "few repetitions or "
-                "too noisy to tell a 10 % difference from none)")
+        return (f"{changes} {change} (send - cached: {diff_us + 0.0:+.2f} µs; "
+                "inconclusive (interval beyond ±10 %))")
     if lo <= 1.0 <= hi:
-        return (f"{noise} (mean difference cached - send: {-diff_us + 0.0:+.2f} µs; "
-                f"paired geometric mean of cached / send: {change})")
+        return f"{noise} ({change}; send - cached: {diff_us + 0.0:+.2f} µs)"
     m, family = recorded or ({}, 0)
-    holm = (f"; not significant after Holm's correction over {family} timed metrics (p "
-            f"{m['p_value']:.3f}, adjusted {m['p_adjusted']:.3f}); the interval is "
-            "unadjusted" if m.get("significant") is False else "")
+    holm = (f"; not significant after Holm (p {m['p_value']:.3f}, adjusted "
+            f"{m['p_adjusted']:.3f})" if m.get("significant") is False else "")
     if holm or (hi < 1.0) != (diff_us > 0):
-        return (f"{changes} {change} (paired geometric mean of cached / send; mean "
-                f"difference cached - send: {-diff_us + 0.0:+.2f} µs{holm})")
+        return f"{changes} {change} (send - cached: {diff_us + 0.0:+.2f} µs{holm})"
     return (saves if diff_us > 0 else spends).format(f"{abs(diff_us):.2f} µs") + \
-        f" (mean difference; paired geometric mean of cached / send: {change})"
+        f" ({change})"
 
 
 def test_the_encode_and_build_clauses_name_both_messages(run_dir, res):

@@ -95,7 +95,8 @@ def test_the_bytes_box_and_the_finding_share_one_base(runs):
     cached_b = cases[cases["policy"] == "cached"]["sched_to_runner_payload_bytes_per_step"].mean()
     first = findings(res)[0]
     assert (f"cached sends {send_b - cached_b:,.0f} fewer bytes per step to the runner "
-            f"({100 * (send_b - cached_b) / send_b:.1f} % of send's bytes)") in first
+            f"({100 * (send_b - cached_b) / send_b:.1f} % of send's scheduler → runner "
+            "payload)") in first
 
 
 def test_captions_of_figures_drawn_without_some_parts():

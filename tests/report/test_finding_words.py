@@ -1,5 +1,5 @@
 """The findings say each number one way: the tokens/s change is the paired ratio and
-the tok/s beside it are named means, the bytes share is of send's bytes, and the
+the tok/s beside it are named means, the bytes share is of send's scheduler → runner payload, and the
 median step difference names its direction and base."""
 
 from __future__ import annotations
@@ -32,16 +32,12 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
     text = findings._pair_finding(res.cases, tables, key, _where, timed=False)
     assert text == (
         "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
-        "(5.3 % of send's bytes), encodes the SchedulerOutput and the ModelRunnerOutput "
-        "within noise of send's time per step (mean difference cached - send: +0.00 µs; paired "
-        "geometric mean of cached / send: +0.0 % [+0.0, +0.0] %) "
-        "and saves "
-        "4.90 µs per step building the SchedulerOutput and the ModelRunnerOutput (mean "
-        "difference; paired geometric mean of cached / send: -60.5 % [-60.5, -60.5] %); output "
-        "tokens/s changes by -12.3 % "
-        "[-95.0, +1450.0] % (paired geometric mean over 2 repetitions, inconclusive: the "
-        "interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % "
-        "difference from none; geometric means over repetitions: 66,030 → 57,941 tok/s).")
+        "(5.3 % of send's scheduler → runner payload), encodes the SchedulerOutput and the "
+        "ModelRunnerOutput within noise of send's time per step (+0.0 % [+0.0, +0.0] %; "
+        "send - cached: +0.00 µs) and saves 4.90 µs per step building the SchedulerOutput "
+        "and the ModelRunnerOutput (-60.5 % [-60.5, -60.5] %); output tokens/s changes by "
+        "-12.3 % [-95.0, +1450.0] % (over 2 repetitions, inconclusive (interval beyond "
+        "±10 %); geometric means 66,030 → 57,941 tok/s).")
 
 
 def test_a_one_repetition_ratio_says_so_in_its_own_finding():
@@ -88,7 +84,7 @@ def test_the_share_finding_takes_its_figures_from_one_aggregation():
         "[-4.50, +7.70] %, 95 % Student-t "
         "interval); send's whole step, 175.0 µs as the same mean, differs from cached's "
         "by -30.00 % (send - cached: [-80.82, +20.82] %, 95 % Student-t interval), "
-        "inconclusive: the interval reaches beyond ±10 %, too few repetitions or too noisy to tell a 10 % difference from none "
+        "inconclusive (interval beyond ±10 %) "
         "(noisier; means over 2 "
         "repetitions of each case's figures, not the medians over repetitions that "
         "`bench.py`'s comparison block prints as `step median`)."]
@@ -228,14 +224,22 @@ def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted()
     text = _tight_pair_finding(dict(significant=False, adjustment="holm", p_value=0.022,
                                     p_adjusted=0.131, family_size=6))
     assert text.endswith(
-        "output tokens/s changes by +6.5 % [+5.2, +7.7] % (paired geometric mean over 3 "
-        "repetitions, not significant after Holm's correction over 6 timed metrics (p 0.022, "
-        "adjusted 0.131); the interval is unadjusted; geometric means over repetitions: 99,666 → "
+        "output tokens/s changes by +6.5 % [+5.2, +7.7] % (over 3 repetitions, not "
+        "significant after Holm (p 0.022, adjusted 0.131); geometric means 99,666 → "
         "106,098 tok/s).")
+    # the legend under the findings says what that verdict means, with its family
+    legend = findings.findings_legend(
+        [text], "t", {("w", "msgpack", None, None): {"m": {"family_size": 6}}})
+    assert ("**significant, not significant or no significant difference after Holm (p, "
+            "adjusted)**: the verdict of the run's comparison (the one `bench.py` printed), "
+            "by Holm's correction over the 6 timed metrics its comparison tests together: "
+            "p unadjusted, then Holm-adjusted; `not significant after Holm` where the "
+            "unadjusted interval shown excludes no change but the adjusted test finds no "
+            "significant difference.") in legend
     text = _tight_pair_finding(dict(significant=True, adjustment="holm", p_value=0.002,
                                     p_adjusted=0.012, family_size=6))
-    assert ("(paired geometric mean over 3 repetitions, significant after Holm's "
-            "correction over 6 timed metrics (p 0.002, adjusted 0.012); geometric means") in text
+    assert ("(over 3 repetitions, significant after Holm (p 0.002, adjusted 0.012); "
+            "geometric means") in text
     # without the run's recorded comparison: its own test, named unadjusted
     assert "3 repetitions, significant (unadjusted test); geometric means" in _tight_pair_finding(None)
 
@@ -361,5 +365,4 @@ def test_a_timed_replays_wall_times_are_about_the_same_only_within_noise():
         "At 4 running requests (msgpack), send ran 2.00 s and cached 2.00 s of wall time, "
         "first arrival to last completion (means over repetitions): 1,000 → 1,000 tok/s "
         "(wall), -0.5 % [-72.2, +256.0] % (paired geometric mean over 2 repetitions, "
-        "inconclusive: the interval reaches beyond ±10 %, too few repetitions or too "
-        "noisy to tell a 10 % difference from none).")
+        "inconclusive (interval beyond ±10 %)).")

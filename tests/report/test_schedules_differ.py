@@ -64,7 +64,8 @@ def _bytes_part(rows: list[dict]) -> str:
 def test_the_bytes_finding_gives_the_policys_share_where_schedules_differ():
     assert _bytes_part(DIFFERENT) == (
         "On `trace=azure-conv-timed:60` (msgpack), cached leaves out send's new_token_ids, "
-        "131.5 bytes per step (7.1 % of send's bytes); the arms' per-step totals to the "
+        "131.5 bytes per step (7.1 % of send's scheduler → runner payload); the arms' "
+        "per-step totals to the "
         "runner (1,862 against 1,577 bytes) differ also because the schedules differ "
         "(606 and 546 steps per case, other batches: schedule digests differ), so the "
         "difference of the totals is not the policy's saving; per-step times not "
@@ -74,12 +75,10 @@ def test_the_bytes_finding_gives_the_policys_share_where_schedules_differ():
 def test_the_bytes_finding_is_the_difference_where_schedules_match():
     assert _bytes_part(SAME) == (
         "On `trace=azure-conv-timed:60` (msgpack), cached sends 285 fewer bytes per step "
-        "to the runner (15.3 % of send's bytes), encodes the SchedulerOutput and the "
-        "ModelRunnerOutput within noise of send's time per step (mean difference cached - send: "
-        "+0.00 µs; paired geometric mean of cached / send: +0.0 % [+0.0, +0.0] %) and saves 4.90 "
-        "µs per step building the SchedulerOutput and the "
-        "ModelRunnerOutput (mean difference; paired geometric mean of cached / send: -60.5 % "
-        "[-60.5, -60.5] %)")
+        "to the runner (15.3 % of send's scheduler → runner payload), encodes the "
+        "SchedulerOutput and the ModelRunnerOutput within noise of send's time per step "
+        "(+0.0 % [+0.0, +0.0] %; send - cached: +0.00 µs) and saves 4.90 µs per step "
+        "building the SchedulerOutput and the ModelRunnerOutput (-60.5 % [-60.5, -60.5] %)")
 
 
 def test_the_ratio_line_gives_no_per_step_ratio_where_schedules_differ():

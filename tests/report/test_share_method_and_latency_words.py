@@ -53,16 +53,12 @@ def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive()
     wide = dict(n=3, diff=-40.0, ratio=1.014, ratio_low=0.906, ratio_high=1.134,
                 method="t")
     assert findings._time_clause(wide, *words) == (
-        f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (paired geometric "
-        f"mean of cached / send; mean "
-        "difference cached - send: +0.04 µs, inconclusive: the interval reaches beyond ±10 %, "
-        "too few "
-        "repetitions or too noisy to tell a 10 % difference from none)")
+        f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (send - cached: "
+        "-0.04 µs; inconclusive (interval beyond ±10 %))")
     narrow = dict(wide, ratio_low=0.95, ratio_high=1.08)
     assert findings._time_clause(narrow, *words) == (
-        f"encodes {BOTH} within noise of send's time per step (mean difference cached - send: "
-        f"+0.04 µs; "
-        "paired geometric mean of cached / send: +1.4 % [-5.0, +8.0] %)")
+        f"encodes {BOTH} within noise of send's time per step (+1.4 % [-5.0, +8.0] %; "
+        "send - cached: -0.04 µs)")
 
 
 def test_the_latency_clause_gives_e2e_table_cells_and_its_repetitions():
@@ -128,21 +124,29 @@ def test_sends_median_step_is_its_own_median_not_cacheds_plus_the_median_differe
 
 
 def test_each_figure_of_a_time_clause_names_its_statistic():
-    """The µs are the mean (or median) difference, the % the paired ratio's point: a
-    clause never gives the two side by side unnamed."""
+    """The µs are the mean (or median) difference send - cached, the % the paired
+    ratio's point: the clauses give them in one form, and the legend under the findings
+    names both once, by the run's --ci-method."""
     words = findings.TIME_CLAUSE_WORDS["enc"]
     row = dict(n=3, diff=1070.0, ratio=0.88, ratio_low=0.85, ratio_high=0.91, method="t")
     assert findings._time_clause(row, *words) == (
-        f"saves 1.07 µs per step encoding {BOTH} (mean difference; paired geometric mean "
-        "of cached / send: -12.0 % [-15.0, -9.0] %)")
+        f"saves 1.07 µs per step encoding {BOTH} (-12.0 % [-15.0, -9.0] %)")
     row = dict(row, n=6, method="sign")
-    assert findings._time_clause(row, *words) == (
-        f"saves 1.07 µs per step encoding {BOTH} (median difference; paired median of "
-        "cached / send: -12.0 % [-15.0, -9.0] %)")
     noise = dict(row, ratio=1.01, ratio_low=0.95, ratio_high=1.08, diff=-40.0)
     assert findings._time_clause(noise, *words) == (
-        f"encodes {BOTH} within noise of send's time per step (median difference cached - "
-        "send: +0.04 µs; paired median of cached / send: +1.0 % [-5.0, +8.0] %)")
+        f"encodes {BOTH} within noise of send's time per step (+1.0 % [-5.0, +8.0] %; "
+        "send - cached: -0.04 µs)")
+    assert findings.findings_legend([], "t", {}) == (
+        "Reading the findings: a % change is cached/send, paired by repetition: geometric "
+        "mean of the per-repetition ratios [95 % Student-t interval], unadjusted (the pair "
+        "table's cached/send column); `send - cached` is the mean of the per-repetition "
+        "differences, what send costs (its send - cached column); tok/s `a → b`: send's, "
+        "then cached's.")
+    assert findings.findings_legend([], "sign", {}).startswith(
+        "Reading the findings: a % change is cached/send, paired by repetition: median of "
+        "the per-repetition ratios [95 % sign-test interval], unadjusted (the pair table's "
+        "cached/send column); `send - cached` is the median of the per-repetition "
+        "differences")
 
 
 def test_a_share_whose_step_the_holm_verdict_rejects_says_so():
@@ -153,8 +157,8 @@ def test_a_share_whose_step_the_holm_verdict_rejects_says_so():
              family_size=7)
     recorded = {("num_running=16", "msgpack", "ipc", "null"): {"step_ns_median": m}}
     assert findings._step_verdict(recorded, "num_running=16", "msgpack", "step_ns_median") \
-        == (", but the comparison's step median is not significant after Holm's correction "
-            "over 7 timed metrics (p 0.023, adjusted 0.093): this interval is unadjusted")
+        == (", but the comparison's step median is not significant after Holm (p 0.023, "
+            "adjusted 0.093)")
     assert findings._step_verdict(recorded, "num_running=16", "pickle", "step_ns_median") \
         == ""
     significant = {k: {"step_ns_median": dict(m, significant=True, p_adjusted=0.01)}

@@ -56,21 +56,21 @@ def test_a_time_difference_not_significant_after_holm_claims_no_saving_or_cost()
     recorded = {k: dict(v, family_size=len(c["family"])) for k, v in c["metrics"].items()}
     assert findings._saving_clauses(tables, key, (), recorded)[1] == (
         "changes encode time per step of the SchedulerOutput and the ModelRunnerOutput by "
-        "+10.3 % [+4.0, +17.0] % (paired geometric mean of cached / send; mean difference cached "
-        "- send: +0.83 µs; not significant "
-        "after Holm's correction over 7 timed metrics (p 0.019, adjusted 0.132); the interval is "
-        "unadjusted)")
+        "+10.3 % [+4.0, +17.0] % (send - cached: -0.83 µs; not significant after Holm (p "
+        "0.019, adjusted 0.132))")
     # without the run's recorded comparison (a report of several runs): the pair
     # table's interval alone, which the clause uses and docs/models-and-gpu.md names
     assert findings._saving_clauses(tables, key)[1] == (
         "spends 0.83 µs more per step than send encoding the SchedulerOutput and the "
-        "ModelRunnerOutput (mean difference; paired geometric mean of cached / send: +10.3 % "
-        "[+4.0, +17.0] %)")
+        "ModelRunnerOutput (+10.3 % [+4.0, +17.0] %)")
     # the whole finding: the tokens/s verdict from the same record
     text = findings._pair_finding(res.cases, tables, key, _where, False,
                                   recorded={key: recorded})
-    assert "; not significant after Holm's correction over 7 timed metrics (p 0.019, " \
-        "adjusted 0.132); the interval is unadjusted) and builds" in text
+    assert "; not significant after Holm (p 0.019, adjusted 0.132)) and builds" in text
+    # the family the correction is over, and that the interval is unadjusted: once, in
+    # the legend under the findings
+    assert ("by Holm's correction over the 7 timed metrics its comparison tests together"
+            in findings.findings_legend([text], "t", {key: recorded}))
 
 
 def test_a_time_difference_significant_after_holm_stays_a_saving_or_cost():
@@ -83,8 +83,7 @@ def test_a_time_difference_significant_after_holm_stays_a_saving_or_cost():
     (key,) = tables["tput"]
     assert findings._saving_clauses(tables, key, (), {"encode_ns_per_step": m})[1] == (
         "spends 0.83 µs more per step than send encoding the SchedulerOutput and the "
-        "ModelRunnerOutput (mean difference; paired geometric mean of cached / send: +10.3 % "
-        "[+4.0, +17.0] %)")
+        "ModelRunnerOutput (+10.3 % [+4.0, +17.0] %)")
 
 
 def test_too_few_pairs_for_the_methods_interval_say_so():
@@ -100,8 +99,8 @@ def test_too_few_pairs_for_the_methods_interval_say_so():
         "ModelRunnerOutput (3 repetitions, no interval: a sign-test interval needs >= 6 "
         "pairs)"]
     text = findings._pair_finding(res.cases, tables, key, _where, False)
-    assert "output tokens/s changes by +0.9 % (paired median over 3 repetitions, no " \
-        "interval: a sign-test interval needs >= 6 pairs; geometric means over repetitions: " \
+    assert "output tokens/s changes by +0.9 % (over 3 repetitions, no " \
+        "interval: a sign-test interval needs >= 6 pairs; geometric means " \
         "99,666 → 99,926 tok/s)." in text
 
 

@@ -92,7 +92,8 @@ def test_findings_and_the_pair_table_give_bytes_only_where_timings_are_withheld(
     assert lines[0] == "One repetition per case, so no intervals: differences of a few % " \
                        "may be noise (run with `--repeat N` for 95 % intervals)."
     assert "At 8 running requests, tp=2 (msgpack), cached sends 20 fewer " \
-           "bytes per step to the runner (5.0 % of send's bytes); times and tokens/s left out (fewer " \
+           "bytes per step to the runner (5.0 % of send's scheduler → runner payload); " \
+           "times and tokens/s left out (fewer " \
            "than N + 2 cores: see `*` below)." in lines
     published = [ln for ln in lines if ln.startswith("At 8 running requests, "
                                                      "tp=1 (msgpack)")]

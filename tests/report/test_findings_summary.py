@@ -1,0 +1,171 @@
+"""The Findings section opens with a summary table, one row per workload and codec,
+whose cells are the figures the findings state (bytes cached saves, the tokens/s change
+with its interval and short verdict, send's shares of cached's step), renders in the
+Markdown and the HTML report alike, and ends with a legend that defines the short
+verdicts its clauses use; every difference reads send - cached, as the pair table's."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+import scipy.stats as sps
+
+from analysis_run import run_bench
+from ipc_bench.analysis.results import Results
+from ipc_bench.cli import main as cli
+from ipc_bench.report import findings
+from ipc_bench.report.render import render_html, render_markdown
+from test_metrics import _summary
+
+#: (send tok/s, cached tok/s, send step ns, cached step ns) per repetition; the
+#: SchedulerOutput path takes 12,000 ns (send) against 9,000 (cached) in each.
+REPS = ((56_602.0, 69_154.0, 282_700.0, 231_400.0),
+        (56_000.0, 70_000.0, 285_000.0, 230_000.0),
+        (57_000.0, 68_000.0, 280_000.0, 233_000.0))
+
+
+def _results() -> Results:
+    rows = []
+    for rep, (send_tps, cached_tps, send_step, cached_step) in enumerate(REPS):
+        for policy, tps, step, s2r in (("send", send_tps, send_step, 12_000.0),
+                                       ("cached", cached_tps, cached_step, 9_000.0)):
+            s = _summary(policy, rep, tps, step)  # step_ns_median = step - 1000
+            s.update(s2r_build_encode_decode_ns_median=s2r, run_id="run")
+            rows.append(s)
+    empty = pd.DataFrame(columns=["run_id", "case_id"])
+    return Results(cases=pd.DataFrame(rows), steps=empty, requests=empty, floor=empty,
+                   itl=empty, metadata={"run": {"cases": [{"labels": {"num_running": 4}}]}},
+                   status={"run": "complete"}, problems={"run": []}, paths={"run": "run"})
+
+
+def _t(n: int) -> float:
+    return sps.t.ppf(0.975, n - 1)
+
+
+def _ratio_cell(send: list[float], cached: list[float]) -> str:
+    """cached/send's paired geometric mean with its Student-t interval, as % change."""
+    logs = [math.log(c / s) for s, c in zip(send, cached)]
+    n, mean = len(logs), sum(logs) / len(logs)
+    half = _t(n) * math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1) / n)
+    lo, mid, hi = (math.exp(mean + k * half) for k in (-1, 0, 1))
+    return (f"{100 * (mid - 1):+.1f} % [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}] %")
+
+
+def _share_cell(diffs: list[float], steps: list[float]) -> str:
+    """The mean difference over the mean step, with the ratio estimator's interval."""
+    n = len(diffs)
+    share = (sum(diffs) / n) / (sum(steps) / n)
+    resid = [d - share * c for d, c in zip(diffs, steps)]
+    mr = sum(resid) / n
+    sd = math.sqrt(sum((r - mr) ** 2 for r in resid) / (n - 1))
+    half = _t(n) * sd / math.sqrt(n) / (sum(steps) / n)
+    return (f"{100 * share:+.2f} % [{100 * (share - half):+.2f}, "
+            f"{100 * (share + half):+.2f}] %")
+
+
+def test_the_summary_row_holds_the_findings_figures():
+    items = findings.findings(_results())
+    header, rows = items.summary
+    assert header == findings.SUMMARY_HEADER == [
+        "workload", "codec", "s2r B/step saved by cached (% of send's payload)",
+        "output tok/s, cached/send [95 %]", "verdict",
+        "send - cached, SchedulerOutput path (% of cached's step) [95 %]",
+        "send - cached, whole step (% of cached's step) [95 %]"]
+    send_steps = [r[2] - 1000 for r in REPS]  # the medians the share lines read
+    cached_steps = [r[3] - 1000 for r in REPS]
+    tput = _ratio_cell([r[0] for r in REPS], [r[1] for r in REPS])
+    assert tput == "+22.1 % [+15.3, +29.4] %"
+    assert rows == [[
+        "num_running=4", "msgpack", "81 (5.3 %)",  # 1,530 - 1,449 B, of send's 1,530
+        tput, "significant (unadjusted test)",
+        _share_cell([3_000.0] * 3, cached_steps),
+        _share_cell([s - c for s, c in zip(send_steps, cached_steps)], cached_steps)]]
+    assert rows[0][5:] == ["+1.30 % [+1.28, +1.32] %", "+22.17 % [+17.50, +26.85] %"]
+    # the same figures as the findings state them
+    (pair,) = [f for f in items if "output tokens/s changes by" in f]
+    assert f"output tokens/s changes by {tput} (over 3 repetitions, significant " \
+        "(unadjusted test); geometric means" in pair
+    assert "(5.3 % of send's scheduler → runner payload)" in pair
+    (share,) = [f for f in items if "send's SchedulerOutput path" in f]
+    assert "1.30 % of cached's step" in share and "[+1.28, +1.32] %" in share
+    assert "is 22.17 % longer than cached's (send - cached: [+17.50, +26.85] %" in share
+
+
+def test_the_summary_table_renders_in_markdown_and_html():
+    items = findings.findings(_results())
+    blocks = findings.findings_blocks(items)
+    assert [b[0] for b in blocks] == ["table", "p", "ul", "p"]
+    assert blocks[1] == ("p", findings.SUMMARY_NOTE)
+    assert blocks[2] == ("ul", list(items))
+    assert blocks[3] == ("p", items.legend)
+    row = ("| num_running=4 | msgpack | 81 (5.3 %) | +22.1 % [+15.3, +29.4] % | significant "
+           "(unadjusted test) | +1.30 % [+1.28, +1.32] % | +22.17 % [+17.50, +26.85] % |")
+    md = render_markdown(blocks)
+    assert row in md.splitlines()
+    assert md.index(row) < md.index("- At 4 running requests (msgpack), cached sends 81 fewer")
+    html = render_html(blocks, "t")
+    assert ("<tr><td>num_running=4</td><td>msgpack</td><td>81 (5.3 %)</td>"
+            "<td>+22.1 % [+15.3, +29.4] %</td><td>significant (unadjusted test)</td>"
+            "<td>+1.30 % [+1.28, +1.32] %</td><td>+22.17 % [+17.50, +26.85] %</td></tr>"
+            ) in html
+
+
+def test_a_figure_the_run_lacks_is_a_dash():
+    res = _results()
+    # one repetition: no interval and no verdict; the single process saves no bytes
+    one = res.cases[res.cases["repetition"] == 0]
+    single = one.assign(codec="none", transport="inproc",
+                        case_id=one["case_id"].str.replace("msgpack", "none"))
+    res.cases = pd.concat([one, single], ignore_index=True)
+    _, rows = findings.findings(res).summary
+    assert rows[0][2:5] == ["81 (5.3 %)", "+22.2 % (one repetition, no interval)", "—"]
+    assert rows[1][:5] == ["num_running=4", "single process", "—",
+                           "+22.2 % (one repetition, no interval)", "—"]
+    assert rows[1][5:] == ["—", "—"]  # no share line for the single process
+
+
+def test_the_verdict_column_is_the_findings_short_verdict():
+    assert findings._verdict_label(
+        ", inconclusive (interval beyond ±10 %); no significant difference after Holm "
+        "(p 0.272, adjusted 1.000)") == "inconclusive (interval beyond ±10 %)"
+    assert findings._verdict_label(", not significant after Holm (p 0.040, adjusted 0.282)") \
+        == "not significant after Holm"
+    assert findings._verdict_label("") == "—"
+
+
+def test_a_runs_report_reads_send_minus_cached_and_opens_with_the_summary(tmp_path):
+    run_bench(tmp_path / "run", ["--scenario", "decode-steady", "--num-running", "4",
+                                 "--steps", "40", "--warmup-steps", "5", "--repeat", "3",
+                                 "--codecs", "msgpack", "--no-single-process"])
+    assert cli(["report", str(tmp_path / "run"), "--output", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "cached - send" not in md and "cached - send" not in html
+    section = md[md.index("## Findings"):md.index("## Measurement warnings")
+                 if "## Measurement warnings" in md else md.index("## Figures")]
+    lines = section.splitlines()
+    assert lines[2] == "| " + " | ".join(findings.SUMMARY_HEADER) + " |"
+    cells = lines[4].strip("| ").split(" | ")
+    assert cells[:2] == ["num_running=4", "msgpack"]
+    # the tokens/s cell is the finding's change, the pair table's cached/send as %
+    assert f"output tokens/s changes by {cells[3]} (over 3 repetitions" in section
+    pair = {r.split(" | ")[2]: r.split(" | ") for r in md.splitlines()
+            if r.startswith("| num_running=4 | msgpack | ")}
+    ratio, lo, hi = map(float, re.findall(r"[\d.]+", pair["output tokens/s"][7]))
+    assert cells[3] == (f"{100 * (ratio - 1):+.1f} % [{100 * (lo - 1):+.1f}, "
+                        f"{100 * (hi - 1):+.1f}] %")
+    saved = float(pair["s2r payload B/step"][6].replace(",", ""))
+    send_b = float(pair["s2r payload B/step"][4].replace(",", ""))
+    assert cells[2] == f"{saved:,.0f} ({100 * saved / send_b:.1f} %)"
+    # each time clause's send - cached is the pair table's send - cached column
+    for metric, noun in (("encode µs/step", "encod"), ("build µs/step", "build")):
+        diff = float(pair[metric][6])
+        said = re.search(rf"{noun}[^;]*?send - cached: ([+-][\d.]+) µs", section)
+        if said:  # (a clause that claims a saving or cost gives it unsigned)
+            assert float(said.group(1)) == diff
+        else:
+            assert re.search(rf"(saves|spends) {abs(diff):.2f} µs", section)
+    assert "Reading the findings: a % change is cached/send" in section
+    assert "<th>s2r B/step saved by cached (% of send&#x27;s payload)</th>" in html
