@@ -7,7 +7,9 @@ runner"; ``vllm/v1/core/sched/output.py`` and ``vllm/v1/outputs.py``).
 Left out, because text generation never fills them: multimodal inputs
 (``mm_inputs``, ``mm_hashes``, ``mm_positions``), ``pooling_params``,
 ``lora_request``, ``pooler_output`` and the KV-connector fields beyond their ``None``
-defaults. ``SamplingParams`` keeps only the fields a greedy or seeded sampler reads.
+defaults; ``num_nans_in_logits`` (vLLM PR #18777). ``SamplingParams`` keeps only the
+fields a greedy or seeded sampler reads (15 B for a greedy request, where msgspec writes
+a vLLM-shaped one in 83 B: docs/comparisons.md, "Where the harness differs from vLLM").
 
 The Structs use ``array_like=True, omit_defaults=True, gc=False``, the options of
 vLLM's msgspec messages (``vllm/v1/engine/__init__.py``): MessagePack then writes
