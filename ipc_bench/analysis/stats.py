@@ -206,10 +206,10 @@ def holm_inconclusive_verdict(low: float, high: float,
     unadjusted ratio interval ``[low, high]`` excludes 1 (``unadjusted_excludes_one``)
     and reaches beyond ``DETECTABLE`` (``inconclusive``): its reason is the adjustment,
     not the interval, which may lie wholly beyond ±10 %, e.g. "inconclusive: not
-    significant after Holm adjustment; the 95 % interval [-89.2, -30.4] % excludes no
-    difference but is unadjusted"."""
+    significant after Holm adjustment; the 95 % interval [-89.2, -30.4] % does not
+    include 0 % but is unadjusted"."""
     return (f"{INCONCLUSIVE_HOLM}; the {100 * confidence:.0f} % interval "
-            f"{ratio_interval(low, high, percent=True)} excludes no difference but is "
+            f"{ratio_interval(low, high, percent=True)} does not include 0 % but is "
             "unadjusted")
 
 

@@ -556,15 +556,19 @@ def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
     recorded comparison ``m`` (``recorded_tput``) when it has one, Holm-adjusted, with
     its p-values (``_short_holm``: ``, not significant after Holm (p 0.040, adjusted
     0.282)`` where the unadjusted interval excludes zero but the adjusted test finds no
-    significant difference). Without ``m``: ``t``'s own (unadjusted) test."""
+    significant difference, ``inconclusive: not significant after Holm (...)`` where
+    the run's verdict adds that it reaches beyond ±10 %). Without ``m``: ``t``'s own
+    (unadjusted) test."""
     excludes = (t["ratio_low"] == t["ratio_low"] and t["ratio_high"] == t["ratio_high"]
                 and (t["ratio_low"] > 1 or t["ratio_high"] < 1))
     if m and m.get("adjustment") == "holm" and m.get("p_value") is not None \
             and m.get("p_adjusted") is not None and m.get("significant") is not None:
         if m["significant"]:
             return ", " + _short_holm(m, "significant")
-        if excludes:
-            return ", " + _short_holm(m, "not significant")
+        if excludes:  # the run's verdict says inconclusive where it reaches beyond ±10 %
+            inconclusive = str(m.get("verdict", "")).startswith("inconclusive")
+            return ", " + _short_holm(m, "inconclusive: not significant" if inconclusive
+                                      else "not significant")
         if t.get("inconclusive"):
             return _inconclusive_clause(t) + "; " + _short_holm(m, "no significant difference")
         return ", " + _short_holm(m, "no significant difference")
@@ -1632,8 +1636,9 @@ def findings_legend(lines: list[str], method: str,
     point = "mean" if method == "t" else "median"
     text = [f"Reading the findings: a % change is cached/send, {ratio_phrase(method)}, "
             "unadjusted (the pair table's cached/send column); `send - cached` is the "
-            f"{point} of the per-repetition differences, what send costs (its send - "
-            "cached column); tok/s `a → b`: send's, then cached's."]
+            f"{point} of the per-repetition differences (its send - cached column): for "
+            "times and bytes what send costs, for tokens/s what send gains; tok/s "
+            "`a → b`: send's, then cached's."]
     said = INCONCLUSIVE_CLAUSE.removeprefix("inconclusive: ")
     words = {SHORT_INCONCLUSIVE: f"no significant difference, but {said}",
              "within noise": "the interval holds no change and stays within "
@@ -1642,8 +1647,10 @@ def findings_legend(lines: list[str], method: str,
                  "the verdict of the run's comparison (the one `bench.py` printed), by "
                  f"Holm's correction over {_holm_families(recorded)}: p unadjusted, then "
                  "Holm-adjusted; `not significant after Holm` where the unadjusted "
-                 "interval shown excludes no change but the adjusted test finds no "
-                 "significant difference")}
+                 "interval shown does not include 0 % but the adjusted test finds no "
+                 "significant difference (`inconclusive: not significant after Holm` "
+                 f"where that interval also reaches beyond ±{100 * DETECTABLE:.0f} %), "
+                 "`no significant difference after Holm` where it includes 0 %")}
     names = {"after Holm (p ": "significant, not significant or no significant "
                                "difference after Holm (p, adjusted)"}
     for marker, meaning in words.items():

@@ -37,10 +37,10 @@ def test_the_recorded_verdict_names_holm_not_the_interval_width():
         pytest.approx(low), pytest.approx(high), pytest.approx(p))
     adj = c.adjusted(min(1.0, 7 * c.p_value), "holm").to_dict()
     text = (f"inconclusive: not significant after Holm adjustment; the 95 % interval "
-            f"[{100 * (low - 1):+.1f}, {100 * (high - 1):+.1f}] % excludes no difference "
+            f"[{100 * (low - 1):+.1f}, {100 * (high - 1):+.1f}] % does not include 0 % "
             "but is unadjusted")
     assert text == ("inconclusive: not significant after Holm adjustment; the 95 % "
-                    "interval [-79.3, -26.0] % excludes no difference but is unadjusted")
+                    "interval [-79.3, -26.0] % does not include 0 % but is unadjusted")
     assert adj["verdict"] == text and adj["significant"] is False
     assert "too few repetitions" not in adj["verdict"]
     # a summary written before: the interval-width reason is read as the true one

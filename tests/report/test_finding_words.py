@@ -234,8 +234,10 @@ def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted()
             "adjusted)**: the verdict of the run's comparison (the one `bench.py` printed), "
             "by Holm's correction over the 6 timed metrics its comparison tests together: "
             "p unadjusted, then Holm-adjusted; `not significant after Holm` where the "
-            "unadjusted interval shown excludes no change but the adjusted test finds no "
-            "significant difference.") in legend
+            "unadjusted interval shown does not include 0 % but the adjusted test finds no "
+            "significant difference (`inconclusive: not significant after Holm` where that "
+            "interval also reaches beyond ±10 %), `no significant difference after Holm` "
+            "where it includes 0 %.") in legend
     text = _tight_pair_finding(dict(significant=True, adjustment="holm", p_value=0.002,
                                     p_adjusted=0.012, family_size=6))
     assert ("(over 3 repetitions, significant after Holm (p 0.002, adjusted 0.012); "

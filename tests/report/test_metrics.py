@@ -407,7 +407,7 @@ def test_an_inconclusive_row_says_why_it_is_inconclusive():
     # summary.json records the same reason, with the unadjusted interval
     assert holm["metrics"]["output_tokens_per_s"]["verdict"] == (
         "inconclusive: not significant after Holm adjustment; the 95 % interval [+6.9, "
-        "+42.9] % excludes no difference but is unadjusted")
+        "+42.9] % does not include 0 % but is unadjusted")
     # [0.050, 15.500] holds 1 and reaches far beyond ±10 %
     assert cells["noisy"][0] == "inconclusive: interval reaches beyond ±10 %"
     assert tables.INCONCLUSIVE_HOLM_NOTE == (

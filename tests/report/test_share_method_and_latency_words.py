@@ -140,8 +140,8 @@ def test_each_figure_of_a_time_clause_names_its_statistic():
         "Reading the findings: a % change is cached/send, paired by repetition: geometric "
         "mean of the per-repetition ratios [95 % Student-t interval], unadjusted (the pair "
         "table's cached/send column); `send - cached` is the mean of the per-repetition "
-        "differences, what send costs (its send - cached column); tok/s `a → b`: send's, "
-        "then cached's.")
+        "differences (its send - cached column): for times and bytes what send costs, for "
+        "tokens/s what send gains; tok/s `a → b`: send's, then cached's.")
     assert findings.findings_legend([], "sign", {}).startswith(
         "Reading the findings: a % change is cached/send, paired by repetition: median of "
         "the per-repetition ratios [95 % sign-test interval], unadjusted (the pair table's "
