@@ -365,16 +365,23 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optio
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
-    warnings in python bench.py report DIR``; ``None`` when they recorded none."""
+    warnings in python bench.py report DIR``; ``None`` when they recorded none. A core
+    warning (``summary.core_warnings``) is printed under the first case that has it
+    only (``_Run.case``): its repeats are said to be, ``(printed under their case lines
+    above, 5 repeats of a core warning once)``. Raises nothing."""
     counts = [len(s.get("warnings") or ()) for s in cases]
     count, noted = sum(counts), sum(1 for n in counts if n)
     if not count:
         return None
+    cores = [w for s in cases for w in core_warnings(s) if w in (s.get("warnings") or ())]
+    repeats = len(cores) - len(set(cores))
+    once = (f", {repeats:,} repeat{'' if repeats == 1 else 's'} of a core warning once"
+            if repeats else "")
     folder = one_line(str(run_dir))
     return (f"{count:,} measurement warning{'' if count == 1 else 's'} in {noted:,} of "
             f"{len(cases):,} case{'' if len(cases) == 1 else 's'} (printed under their case "
-            f"lines above): see {one_line(str(run_dir / 'summary.json'))}, or Measurement "
-            f"warnings in python bench.py report {folder}")
+            f"lines above{once}): see {one_line(str(run_dir / 'summary.json'))}, or "
+            f"Measurement warnings in python bench.py report {folder}")
 
 
 def _code_warnings(summary: dict[str, Any], metadata: dict[str, Any]) -> list[str]:

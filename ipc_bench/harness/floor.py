@@ -29,7 +29,9 @@ the runner ``KeepAlive`` on the control socket, which the scheduler's wait for
 
 Progress: ``set_floor_progress`` names a callable that ``replay_floor`` tells how far
 it is (the case's bar or heartbeat, ``progress``): as it begins, every so many steps
-(as the callable asks), as it ends; no floor step's time holds a call's.
+(as the callable asks), as it ends; no floor step's time holds a call's, though the
+step after one may run with colder caches (one step in each stride the callable asks
+for: about 0.1 s of steps for the bar, a second or more for the heartbeat).
 """
 
 from __future__ import annotations

@@ -233,9 +233,10 @@ class CaseHeartbeat(_Strided):
         if self.run is not None:
             left = self.run.left_s(self)
             if left is not None:
-                line += f"; about {_duration(left[0])} of the run left" + "".join(
-                    f", besides {n} {transport} case{'' if n == 1 else 's'}"
-                    for transport, n in left[1].items())
+                n = left[1]
+                line += f"; about {_duration(left[0])} of the run left" + (
+                    f", besides {n} case{'' if n == 1 else 's'} of a size or transport not "
+                    "run yet" if n else "")
         print(f"{self.stamp()} {line}", file=sys.stderr if self.stream is None else self.stream,
               flush=True)
 
@@ -254,6 +255,13 @@ class CasePlan(NamedTuple):
     floor: int
     key: str
     transport: str
+
+    @property
+    def group(self) -> str:
+        """The cases expected to run at one pace: the same workload (``key`` up to its
+        first ``/``: its labels, e.g. ``num_running=256``) over the same transport;
+        their policies and codecs differ by far less than their sizes."""
+        return f"{self.key.split('/', 1)[0]} {self.transport}"
 
 
 def case_plan(spec) -> Optional[CasePlan]:
@@ -278,16 +286,18 @@ class RunPace:
     """The run's pace, for the heartbeat's ``about ... of the run left``: the
     ``CasePlan`` of each of the run's ``cases`` (in the order they run) and the paces of
     those finished (``finished``). The run left, from a case's heartbeat
-    (``left_s``): the rest of that case at its pace (its floor at the floor's pace,
-    before the floor at the last floor's pace over its case's step pace times this
-    case's, or, before any floor, this case's step pace), then each case after it at
-    the pace of the latest finished case of the same ``key`` (an earlier repetition),
-    else of the same transport, else, of the current case's transport, at its pace,
-    with the time a finished case spent outside its steps and floor (on average; the
-    current case's start-up before any finished). A case left of a transport no case
-    has run yet (the single-process ``inproc`` after two-process ones: several times
-    faster) is counted apart, not timed. Rough: cases of other sizes or codecs run at
-    other paces."""
+    (``left_s``): the rest of that case at its pace (its floor at the floor's pace;
+    before its floor at the floor pace of a finished case of its ``CasePlan.group``,
+    else the last floor's pace over its case's step pace times this case's, else this
+    case's step pace), then each case after it at the pace of the latest finished case
+    of the same ``key`` (an earlier repetition), else the current case's if of that
+    key, else of the latest finished case of its group (the same workload and
+    transport), else the current case's if of its group, with the time the case that
+    gave its pace spent outside its steps and floor (the current case's: the average
+    over the finished cases; before any, its start-up). A case left whose group has not
+    run yet (another size, or the single-process ``inproc`` after two-process ones) is
+    counted apart, not timed: sizes run at paces far apart. Rough: codecs and policies
+    of one group run at somewhat different paces."""
 
     def __init__(self, cases: Sequence):
         self.plans = [case_plan(c) for c in cases]
@@ -296,30 +306,34 @@ class RunPace:
         self.floor_ratio: Optional[float] = None  # floor step over step, the latest
         self.t_mark = time.monotonic()  # the run's start, then the latest case's end
 
-    def left_s(self, beat: CaseHeartbeat) -> Optional[tuple[float, dict[str, int]]]:
+    def left_s(self, beat: CaseHeartbeat) -> Optional[tuple[float, int]]:
         """Seconds of the run left from ``beat``'s case on, as of its latest look, and
-        the cases left untimed, by transport (none run yet); ``None`` when some case
-        left has no plan or the case has no pace yet."""
+        how many cases left are untimed (their group not run yet); ``None`` when some
+        case left has no plan or the case has no pace yet. Raises nothing."""
         plans = self.plans[beat.index:]
         step_s = beat.step_pace()
         if not plans or None in plans or step_s is None:
             return None
+        this = plans[0]
         floor_s = beat.floor_pace()
+        known = self.paces.get(this.key) or self.paces.get(this.group)
+        if floor_s is None and known is not None and known.floor_s is not None:
+            floor_s = known.floor_s
         if floor_s is None:
             floor_s = step_s * (1.0 if self.floor_ratio is None else self.floor_ratio)
-        this = plans[0]
         if beat.t_floor is not None:
             left = max(0, this.floor - beat.floor_n) * floor_s
         else:
             left = max(0, this.steps - beat.n_step) * step_s + this.floor * floor_s
         other_s = (sum(self.other_s) / len(self.other_s) if self.other_s
                    else max(0.0, beat.t_first - beat.t_start))
-        current, untimed = _Paces(step_s, floor_s, other_s), {}
+        current, untimed = _Paces(step_s, floor_s, other_s), 0
         for plan in plans[1:]:
-            pace = (self.paces.get(plan.key) or self.paces.get("transport " + plan.transport)
-                    or (current if plan.transport == this.transport else None))
+            pace = (self.paces.get(plan.key) or (current if plan.key == this.key else None)
+                    or self.paces.get(plan.group)
+                    or (current if plan.group == this.group else None))
             if pace is None:
-                untimed[plan.transport] = untimed.get(plan.transport, 0) + 1
+                untimed += 1
                 continue
             left += (pace.other_s + plan.steps * pace.step_s
                      + plan.floor * (floor_s if pace.floor_s is None else pace.floor_s))
@@ -338,8 +352,7 @@ class RunPace:
         self.other_s.append(other)
         if floor_s is not None:
             self.floor_ratio = floor_s / step_s
-        self.paces[plan.key] = self.paces["transport " + plan.transport] = _Paces(
-            step_s, floor_s, other)
+        self.paces[plan.key] = self.paces[plan.group] = _Paces(step_s, floor_s, other)
 
 
 def _duration(seconds: float) -> str:

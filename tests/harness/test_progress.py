@@ -217,19 +217,20 @@ def test_heartbeat_says_how_much_of_the_run_is_left(monkeypatch):
     beat.interval_s = 0.0
     clock.now += 2
     _steps(beat, clock, 1, 3001, per_s=100)  # the line at step 5,800: 60 s into the case
-    # Left: 200 steps (2 s), then its floor at the last floor's pace over its steps' (1/2
-    # of this case's step time): 5,000 x 0.005 s = 25 s. The run: the same.
+    # Left: 200 steps (2 s), then its floor at the floor pace of the finished case of its
+    # workload and transport (5,000 x 0.01 s = 50 s), not at that floor's ratio to its
+    # steps times this case's steps (25 s). The run: the same.
     _steps(beat, clock, 3002, 6000, per_s=100)
     assert out.getvalue().splitlines() == [
         "00:20:41 [2/2] b: 5,800 of 6,000 steps after 1 min 0 s, 400 tok/s; about 2 s of "
-        "steps left at this pace, then the floor; about 27 s of the run left"]
+        "steps left at this pace, then the floor; about 52 s of the run left"]
 
 
 def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
     clock, out = _Clock(monkeypatch), io.StringIO()
-    ipc = types.SimpleNamespace(case_id="a#0", warmup_steps=0, counted_steps=100,
+    ipc = types.SimpleNamespace(case_id="w/a#0", warmup_steps=0, counted_steps=100,
                                 floor=False, transport="ipc", max_steps=None)
-    inproc = [types.SimpleNamespace(case_id=f"{p}#0", warmup_steps=0, counted_steps=100,
+    inproc = [types.SimpleNamespace(case_id=f"w/{p}#0", warmup_steps=0, counted_steps=100,
                                     floor=False, transport="inproc", max_steps=None)
               for p in ("b", "c")]
     pace = progress.RunPace([ipc] + inproc)
@@ -238,13 +239,33 @@ def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
     _steps(beat, clock, 1, 100, per_s=1)  # the line at step 60, 60 s in: 40 s left
     assert out.getvalue().splitlines() == [
         "00:17:40 [1/3] a: 60 of 100 steps after 1 min 0 s, 4 tok/s; about 40 s of steps "
-        "left at this pace; about 40 s of the run left, besides 2 inproc cases"]
+        "left at this pace; about 40 s of the run left, besides 2 cases of a size or "
+        "transport not run yet"]
     beat.close()
     beat = case_progress(inproc[0], "[2/3] b", stream=out, bar=False, run=pace, index=1)
     beat.interval_s = 0.0
     _steps(beat, clock, 1, 100, per_s=1)  # 40 s, then the last case at this pace: 100 s
     assert out.getvalue().splitlines()[-1].endswith(
         "about 40 s of steps left at this pace; about 2 min 20 s of the run left")
+
+
+def test_cases_of_a_size_not_run_yet_are_counted_apart(monkeypatch):
+    # a step-time sweep's sizes run at paces far apart: a later size is not timed at
+    # this one's pace (which once gave 3 min 44 s for a run 9 min from its end)
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    specs = [types.SimpleNamespace(case_id=f"step_time_ms={ms}/{p}/msgpack#0",
+                                   warmup_steps=0, counted_steps=100, floor=False,
+                                   transport="ipc", max_steps=None)
+             for ms in (2, 20) for p in ("send", "cached")]
+    pace = progress.RunPace(specs)
+    beat = case_progress(specs[0], "[1/4] a", stream=out, bar=False, run=pace, index=0)
+    beat.interval_s = 0.0
+    _steps(beat, clock, 1, 100, per_s=1)  # 40 s left, then cached at 2 ms: 1 s + 100 s
+    assert out.getvalue().splitlines()[-1].endswith(
+        "about 40 s of steps left at this pace; about 2 min 21 s of the run left, besides "
+        "2 cases of a size or transport not run yet")
+    assert [p.group for p in pace.plans] == ["step_time_ms=2 ipc"] * 2 + [
+        "step_time_ms=20 ipc"] * 2
 
 
 def test_no_run_left_where_a_case_left_has_no_step_count(monkeypatch):
@@ -426,3 +447,13 @@ def test_warnings_count_line_counts_the_cases_warnings(tmp_path):
         f"{tmp_path}")
     assert warnings_count_line([{"warnings": ["a"]}], tmp_path).startswith(
         "1 measurement warning in 1 of 1 case (")
+    # a core warning is printed under its first case only: its repeats are said to be
+    tp = dict(num_steps=1000, tp=2, tp_cores=2, tp_oversubscribed=True, transport="ipc")
+    core = ("--tp 2 over ipc on 2 core(s): the 2 ranks sleep between steps but wake "
+            "together for each step's broadcast, so 3 processes share the cores while they "
+            "run it; those timings are not comparable")
+    cases = [dict(tp, warnings=[core, "noisy"]), dict(tp, warnings=[core]),
+             dict(tp, warnings=[core])]
+    assert warnings_count_line(cases, tmp_path).startswith(
+        "4 measurement warnings in 3 of 3 cases (printed under their case lines above, 2 "
+        "repeats of a core warning once): see ")
