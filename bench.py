@@ -24,7 +24,7 @@ try:
                 raise
             print(f"bench.py: error: {line}", file=sys.stderr)
             code = 2
-        except (MemoryError, SystemError) as exc:  # an import under a tight ulimit -v
+        except (MemoryError, SystemError, ImportError) as exc:  # under a tight ulimit -v
             line = startup_shortage_text(exc)
             if line is None:
                 raise

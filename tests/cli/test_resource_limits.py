@@ -45,7 +45,6 @@ def test_other_errors_are_not_called_a_limit():
     assert resource_shortage_text(ValueError("can't start new thread")) is None
 
 
-
 #: Runs bench.py as ``python bench.py`` does, with an address-space limit (KiB, or
 #: none) and an import of the harness that fails as an allocation under ``ulimit -v``
 #: does (a MemoryError, or CPython's SystemError), at any machine's memory figures.
@@ -58,7 +57,9 @@ class Fail:
     def find_spec(self, name, path=None, target=None):
         if name == "ipc_bench.cli.execute":
             raise {"memory": MemoryError(), "system": SystemError(
-                "error return without exception set"), "value": ValueError("a bug")}[error]
+                "error return without exception set"), "value": ValueError("a bug"),
+                   "map": ImportError("libscipy_openblas64_.so: failed to map segment "
+                                      "from shared object")}[error]
 sys.meta_path.insert(0, Fail())
 sys.argv = ["bench.py", "--scenario", "decode-steady", "--output", "/nonexistent/x"]
 runpy.run_path("bench.py", run_name="__main__")
@@ -76,9 +77,9 @@ def _failing_start(kib: int, error: str):
 
 
 @pytest.mark.parametrize("kib, error, exc", [(64 * 2**20, "memory", "MemoryError"),
-                                             (64 * 2**20, "system", "SystemError")])
+                                             (64 * 2**20, "system", "SystemError"),
+                                             (64 * 2**20, "map", "ImportError")])
 def test_an_import_out_of_memory_under_ulimit_v_says_so_in_one_line(kib, error, exc):
-    # found by lowering ulimit -v until the imports failed: a traceback, now one line
     proc = _failing_start(kib, error)
     assert (proc.returncode, proc.stderr) == (1, (
         f"bench.py: error: out of memory ({exc}): the address-space limit of 65,536 MiB "
@@ -88,7 +89,9 @@ def test_an_import_out_of_memory_under_ulimit_v_says_so_in_one_line(kib, error, 
 def test_other_startup_errors_keep_their_traceback():
     # a SystemError with no memory limit, or any other error, is a bug
     for error, last in (("system", "SystemError: error return without exception set"),
-                        ("value", "ValueError: a bug")):
+                        ("value", "ValueError: a bug"),
+                        ("map", "ImportError: libscipy_openblas64_.so: failed to map "
+                                "segment from shared object")):
         proc = _failing_start(0, error)
         assert proc.returncode == 1
         assert proc.stderr.startswith("Traceback (most recent call last):")
