@@ -309,6 +309,8 @@ def _send_cost_caption(d: dict) -> str:
     if d.get("s2r"):
         text += (", dashed: the SchedulerOutput's build + encode + decode alone ("
                  + ("per-step medians" if d.get("s2r_median") else "means per step") + ")")
+        if any(c == SINGLE_PROCESS_CODEC for _, c in d.get("series") or ()):
+            text += " (the single process's: its build alone, as it has no encode or decode)"
     text += ". The dotted line marks 1 %."
     text += _cut_sentence(d.get("cut") or 0, "The y axis is bounded to the points",
                           "beyond it")

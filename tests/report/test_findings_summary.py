@@ -70,7 +70,7 @@ def test_the_summary_row_holds_the_findings_figures():
     header, rows = items.summary
     assert header == findings.SUMMARY_HEADER == [
         "workload", "codec", "s2r B/step saved by cached (% of send's payload)",
-        "output tok/s, cached/send [95 %]", "verdict",
+        "output tok/s change, cached/send [95 %]", "verdict",
         "send - cached, SchedulerOutput path (% of cached's step) [95 %]",
         "send - cached, whole step (% of cached's step) [95 %]"]
     send_steps = [r[2] - 1000 for r in REPS]  # the medians the share lines read

@@ -83,7 +83,14 @@ def test_a_time_difference_significant_after_holm_stays_a_saving_or_cost():
     (key,) = tables["tput"]
     assert findings._saving_clauses(tables, key, (), {"encode_ns_per_step": m})[1] == (
         "spends 0.83 µs more per step than send encoding the SchedulerOutput and the "
+        "ModelRunnerOutput (+10.3 % [+4.0, +17.0] %; significant after Holm (p 0.019, "
+        "adjusted 0.040))")
+    # without the run's verdict (a report of several runs) the clause claims no Holm
+    assert findings._saving_clauses(tables, key)[1] == (
+        "spends 0.83 µs more per step than send encoding the SchedulerOutput and the "
         "ModelRunnerOutput (+10.3 % [+4.0, +17.0] %)")
+    assert findings._short_holm(dict(p_value=0.0004, p_adjusted=0.004), "significant") == (
+        "significant after Holm (p <0.001, adjusted 0.004)")
 
 
 def test_too_few_pairs_for_the_methods_interval_say_so():
