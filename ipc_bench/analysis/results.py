@@ -470,8 +470,8 @@ def _lone_summary_hint(p: Path) -> str:
     if not p.name.endswith("summary.json"):
         return ""
     return (" (a run's summary.json alone, as published beside a report, holds its "
-            "per-case figures only: read them with pandas.json_normalize(json.load(open("
-            f"{str(p)!r}))['cases']); load reads whole run folders)")
+            "per-case figures only: give its run folder, or read them with "
+            f"pandas.json_normalize(json.load(open({str(p)!r}))['cases']))")
 
 
 def check_run_dir(path: str | os.PathLike) -> Path:

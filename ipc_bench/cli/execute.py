@@ -361,26 +361,34 @@ def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optio
             f"{one_line(str(run_dir / 'summary.json'))} (not shown: --quiet)")
 
 
-def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optional[str]:
+def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
+                        floor_notes: int = 0) -> Optional[str]:
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
     warnings in python bench.py report DIR``; ``None`` when they recorded none. A core
     warning (``summary.core_warnings``) is printed under the first case that has it
     only (``_Run.case``): its repeats are said to be, ``(printed under their case lines
-    above, 5 repeats of a core warning once)``. Raises nothing."""
+    above, 5 repeats of a core warning once)``. ``floor_notes``: how many ``note:``
+    lines said a send / cached pair's floors are not comparable
+    (``summary.floor_pair_notes``), counted after the warnings, ``; 7 pairs of floors
+    not comparable (the note: lines above)``. Raises nothing."""
     counts = [len(s.get("warnings") or ()) for s in cases]
     count, noted = sum(counts), sum(1 for n in counts if n)
-    if not count:
+    if not count and not floor_notes:
         return None
     cores = [w for s in cases for w in core_warnings(s) if w in (s.get("warnings") or ())]
     repeats = len(cores) - len(set(cores))
     once = (f", {repeats:,} repeat{'' if repeats == 1 else 's'} of a core warning once"
             if repeats else "")
     folder = one_line(str(run_dir))
-    return (f"{count:,} measurement warning{'' if count == 1 else 's'} in {noted:,} of "
-            f"{len(cases):,} case{'' if len(cases) == 1 else 's'} (printed under their case "
-            f"lines above{once}): see {one_line(str(run_dir / 'summary.json'))}, or "
+    parts = [f"{count:,} measurement warning{'' if count == 1 else 's'} in {noted:,} of "
+             f"{len(cases):,} case{'' if len(cases) == 1 else 's'} (printed under their "
+             f"case lines above{once})"] if count else []
+    if floor_notes:
+        parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
+                     "comparable (the note: lines above)")
+    return ("; ".join(parts) + f": see {one_line(str(run_dir / 'summary.json'))}, or "
             f"Measurement warnings in python bench.py report {folder}")
 
 
@@ -813,8 +821,8 @@ class _Run:
         with that reason in ``problems``)."""
         writer = self.writer
         problems, notes = check_digests(writer.cases)
-        if not self.quiet:  # --quiet prints no note: lines
-            notes += floor_pair_notes(writer.cases)
+        pair_notes = [] if self.quiet else floor_pair_notes(writer.cases)
+        notes += pair_notes  # --quiet prints no note: lines
         pair_send_savings(writer.cases)
         problems += no_request_served(writer.cases)
         problems += no_step_counted(writer.cases, {
@@ -844,7 +852,7 @@ class _Run:
         print("\n".join(t for t in text if t))
         print(f"\nresults: {one_line(str(self.run_dir))}")  # a line break in DIR escaped
         sys.stdout.flush()
-        count = warnings_count_line(writer.cases, self.run_dir)
+        count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes))
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
         for p in problems:

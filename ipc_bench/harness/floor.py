@@ -57,7 +57,8 @@ def set_floor_progress(progress: Optional[FloorProgress]) -> Optional[FloorProgr
     """Have ``replay_floor`` call ``progress(done, total)`` from now on (``None``: call
     nothing, the default): ``done`` of the floor's ``total`` steps replayed, 0 as it
     begins (before its messages are decoded) and ``total`` as it ends; it returns the
-    count of steps done at which it wants its next call. Returns the one it replaces."""
+    count of steps done at which it wants its next call. Returns the one it replaces;
+    raises nothing (what ``progress`` raises comes out of ``replay_floor``)."""
     global _progress
     previous, _progress = _progress, progress
     return previous

@@ -268,7 +268,7 @@ def case_plan(spec) -> Optional[CasePlan]:
     """The ``CasePlan`` of ``spec`` (a ``CaseSpec``); ``None`` when its steps are not
     known before it runs (no ``counted_steps``: a trace replay, a step limit its
     workload may not reach) or its time is not theirs (a timed replay:
-    ``trace_speedup``)."""
+    ``trace_speedup``). Raises nothing."""
     counted = getattr(spec, "counted_steps", None)
     if counted is None or getattr(spec, "trace_speedup", None) is not None:
         return None
@@ -341,7 +341,8 @@ class RunPace:
 
     def finished(self, beat: CaseHeartbeat, now: float) -> None:
         """``beat``'s case ended at ``now``: keep its paces (when it had a plan and a
-        pace) for the cases after it."""
+        pace) for the cases after it. ``now``: ``time.monotonic`` seconds. Raises
+        nothing."""
         wall, self.t_mark = now - self.t_mark, now
         plan = self.plans[beat.index] if beat.index < len(self.plans) else None
         step_s, floor_s = beat.step_pace(), beat.floor_pace()

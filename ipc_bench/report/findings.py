@@ -1559,7 +1559,7 @@ def findings_blocks(items: list[str]) -> list[tuple]:
     """The Findings section's blocks (``render.Block``) of ``items``, the list
     ``findings`` returns: the summary table with its note (``SUMMARY_NOTE``) where the
     list carries one (``Findings.summary``), the sentences, then the legend
-    (``Findings.legend``) where it carries one."""
+    (``Findings.legend``) where it carries one. Raises nothing."""
     summary, legend = getattr(items, "summary", None), getattr(items, "legend", "")
     out: list[tuple] = []
     if summary:
@@ -1639,7 +1639,7 @@ def findings_legend(lines: list[str], method: str,
     """The paragraph under the findings (``lines``) that names their statistics once,
     by ``method`` (the run's ``--ci-method``: ``stats.ratio_phrase``), and defines each
     short verdict they use (``VERDICT_WORDS``), the Holm verdicts with the families
-    their corrections are over (``_holm_families``)."""
+    their corrections are over (``_holm_families``). Raises nothing."""
     from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
 
     point = "mean" if method == "t" else "median"

@@ -160,8 +160,8 @@ def test_a_published_summary_json_alone_is_refused_with_how_to_read_it():
         load(published)
     assert str(err.value) == (
         f"{published}: not a folder (a run's summary.json alone, as published beside a "
-        "report, holds its per-case figures only: read them with pandas.json_normalize("
-        f"json.load(open({str(published)!r}))['cases']); load reads whole run folders)")
+        "report, holds its per-case figures only: give its run folder, or read them with "
+        f"pandas.json_normalize(json.load(open({str(published)!r}))['cases']))")
     # the way it gives works: one row per case of the published run
     cases = pd.json_normalize(json.load(open(published))["cases"])
     assert len(cases) == 120 and "output_tokens_per_s" in cases

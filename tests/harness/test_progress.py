@@ -457,3 +457,34 @@ def test_warnings_count_line_counts_the_cases_warnings(tmp_path):
     assert warnings_count_line(cases, tmp_path).startswith(
         "4 measurement warnings in 3 of 3 cases (printed under their case lines above, 2 "
         "repeats of a core warning once): see ")
+    # the notes on floors not comparable are counted too, with or without warnings
+    assert warnings_count_line(cases, tmp_path, 7).startswith(
+        "4 measurement warnings in 3 of 3 cases (printed under their case lines above, 2 "
+        "repeats of a core warning once); 7 pairs of floors not comparable (the note: "
+        "lines above): see ")
+    assert warnings_count_line([{}], tmp_path, 1) == (
+        f"1 pair of floors not comparable (the note: lines above): see "
+        f"{tmp_path}/summary.json, or Measurement warnings in python bench.py report "
+        f"{tmp_path}")
+
+
+def test_the_floor_progress_hook_is_unset_after_a_case_that_fails(tmp_path, monkeypatch):
+    # the hook a case's bar gives the floor must not outlive the case, failed or not
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+    from ipc_bench.harness import floor
+    from ipc_bench.harness.spec import CaseError
+
+    seen = []
+
+    def failing(*args, **kwargs):
+        seen.append(floor._progress)
+        raise CaseError("runner process 1 exited with code 1 at step 3")
+
+    monkeypatch.setattr(execute, "run_case", failing)
+    run = tmp_path / "r"
+    assert cli.main(["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
+                     "--codecs", "msgpack", "--policies", "send", "--no-single-process",
+                     "--output", str(run)]) == 1
+    assert seen and seen[0] is not None  # the case's progress was set while it ran
+    assert floor._progress is None
