@@ -1523,10 +1523,27 @@ def findings(results) -> list[str]:
     else:
         out.extend(_floor_findings(ok))
     others = [_comparison_finding(c, where) for c in other_comparisons(results)]
-    lines = pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
+    lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
+             + _noise_findings(cases))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
     return Findings(lines, summary, findings_legend(lines, method, recorded)
                     if summary else "")
+
+
+def _noise_findings(cases) -> list[str]:
+    """The sentence on how many of ``cases`` carry measurement warnings (their
+    ``warnings``, which the report lists under Measurement warnings), so that the
+    findings say how far their times can be leaned on; ``[]`` when none does. Raises
+    nothing."""
+    if cases.empty or "warnings" not in cases.columns:
+        return []
+    noisy = sum(1 for w in cases["warnings"] if isinstance(w, (list, tuple)) and w)
+    if not noisy:
+        return []
+    return [f"{noisy:,} of {len(cases):,} case{'' if len(cases) == 1 else 's'} carry "
+            "measurement warnings (listed under Measurement warnings): their times, and "
+            "the intervals and verdicts drawn from them, are less certain than the figures "
+            "alone say; their bytes are exact whatever the load."]
 
 
 class Findings(list):

@@ -169,3 +169,14 @@ def test_a_runs_report_reads_send_minus_cached_and_opens_with_the_summary(tmp_pa
             assert re.search(rf"(saves|spends) {abs(diff):.2f} µs", section)
     assert "Reading the findings: a % change is cached/send" in section
     assert "<th>s2r B/step saved by cached (% of send&#x27;s payload)</th>" in html
+
+
+def test_the_findings_say_how_many_cases_carry_measurement_warnings():
+    cases = pd.DataFrame({"case_id": ["a#0", "b#0", "c#0"],
+                          "warnings": [["noisy"], [], ["noisy", "shortfall"]]})
+    assert findings._noise_findings(cases) == [
+        "2 of 3 cases carry measurement warnings (listed under Measurement warnings): "
+        "their times, and the intervals and verdicts drawn from them, are less certain "
+        "than the figures alone say; their bytes are exact whatever the load."]
+    assert findings._noise_findings(cases.assign(warnings=[[], [], []])) == []
+    assert findings._noise_findings(cases.drop(columns="warnings")) == []
