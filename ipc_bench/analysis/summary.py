@@ -1111,6 +1111,11 @@ def floor_below_one_warning(summary: dict[str, Any]) -> str | None:
 NOISY_FLOOR_BLOCK_CV = 0.10
 
 
+#: How ``floor_noise_warning`` ends: what a noisy floor makes less certain (the report
+#: tells a case whose only warnings end so from one whose steps are noisy).
+FLOOR_NOISE_WORDS = "the floor tok/s and x floor with it"
+
+
 def floor_noise_warning(summary: dict[str, Any]) -> str | None:
     """The warning of a case whose floor is noisy: the standard deviation of its
     ``STEP_BLOCK``-step mean floor step times (``floor_step_ns_block_cv``) is over
@@ -1123,7 +1128,7 @@ def floor_noise_warning(summary: dict[str, Any]) -> str | None:
     limit = f"{NOISY_FLOOR_BLOCK_CV * 100:g}"
     return (f"the standard deviation of {STEP_BLOCK}-step mean floor step times is "
             f"{above_percent(cv, NOISY_FLOOR_BLOCK_CV * 100)} % of their mean (> {limit} %): "
-            "the machine may be noisy, and the floor tok/s and x floor with it")
+            f"the machine may be noisy, and {FLOOR_NOISE_WORDS}")
 
 
 #: ``floor_pair_notes`` notes a send / cached pair whose mean floor steps differ by

@@ -369,25 +369,25 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     warnings in python bench.py report DIR``; ``None`` when they recorded none. A core
     warning (``summary.core_warnings``) is printed under the first case that has it
     only (``_Run.case``): its repeats are said to be, ``(printed under their case lines
-    above, 5 repeats of a core warning once)``. ``floor_notes``: how many ``note:``
+    above; 5 of them core warnings repeated from an earlier case, printed there only)``. ``floor_notes``: how many ``note:``
     lines said a send / cached pair's floors are not comparable
     (``summary.floor_pair_notes``), counted after the warnings, ``; 7 pairs of floors
-    not comparable (the note: lines above)``. Raises nothing."""
+    not comparable (the run's note: lines, on stdout)``. Raises nothing."""
     counts = [len(s.get("warnings") or ()) for s in cases]
     count, noted = sum(counts), sum(1 for n in counts if n)
     if not count and not floor_notes:
         return None
     cores = [w for s in cases for w in core_warnings(s) if w in (s.get("warnings") or ())]
     repeats = len(cores) - len(set(cores))
-    once = (f", {repeats:,} repeat{'' if repeats == 1 else 's'} of a core warning once"
-            if repeats else "")
+    once = (f"; {repeats:,} of them core warnings repeated from an earlier case, printed "
+            "there only" if repeats else "")
     folder = one_line(str(run_dir))
     parts = [f"{count:,} measurement warning{'' if count == 1 else 's'} in {noted:,} of "
              f"{len(cases):,} case{'' if len(cases) == 1 else 's'} (printed under their "
              f"case lines above{once})"] if count else []
     if floor_notes:
         parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
-                     "comparable (the note: lines above)")
+                     "comparable (the run's note: lines, on stdout)")
     return ("; ".join(parts) + f": see {one_line(str(run_dir / 'summary.json'))}, or "
             f"Measurement warnings in python bench.py report {folder}")
 

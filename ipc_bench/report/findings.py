@@ -1533,17 +1533,36 @@ def findings(results) -> list[str]:
 def _noise_findings(cases) -> list[str]:
     """The sentence on how many of ``cases`` carry measurement warnings (their
     ``warnings``, which the report lists under Measurement warnings), so that the
-    findings say how far their times can be leaned on; ``[]`` when none does. Raises
-    nothing."""
+    findings say how far their figures can be leaned on: those with a warning on their
+    steps (their times, intervals and verdicts less certain) and those whose only
+    warnings are of a noisy floor (``summary.floor_noise_warning``, ending
+    ``FLOOR_NOISE_WORDS``: their ``x floor`` and floor tok/s less certain, their times
+    not); ``[]`` when none has one. Raises nothing."""
+    from ipc_bench.analysis.summary import FLOOR_NOISE_WORDS
+
     if cases.empty or "warnings" not in cases.columns:
         return []
-    noisy = sum(1 for w in cases["warnings"] if isinstance(w, (list, tuple)) and w)
-    if not noisy:
+    marks = [w for w in cases["warnings"] if isinstance(w, (list, tuple)) and w]
+    floor_only = sum(1 for w in marks if all(str(x).endswith(FLOOR_NOISE_WORDS) for x in w))
+    timed = len(marks) - floor_only
+    if not marks:
         return []
-    return [f"{noisy:,} of {len(cases):,} case{'' if len(cases) == 1 else 's'} carry "
-            "measurement warnings (listed under Measurement warnings): their times, and "
-            "the intervals and verdicts drawn from them, are less certain than the figures "
-            "alone say; their bytes are exact whatever the load."]
+    n = len(cases)
+    parts = []
+    if timed:
+        its = "its" if timed == 1 else "their"
+        parts.append(f"{timed:,} of {n:,} case{'' if n == 1 else 's'} "
+                     f"carr{'ies' if timed == 1 else 'y'} measurement warnings on {its} "
+                     f"steps: {its} times, and the intervals and verdicts drawn from them, "
+                     "are less certain than the figures alone say")
+    if floor_only:
+        parts.append(f"{floor_only:,} {'more ' if timed else f'of {n:,} '}"
+                     f"case{'' if floor_only == 1 else 's'} "
+                     f"{'has' if floor_only == 1 else 'have'} a noisy floor alone: "
+                     f"{'its' if floor_only == 1 else 'their'} x floor and floor tok/s are "
+                     f"less certain, {'its' if floor_only == 1 else 'their'} times not")
+    return ["; ".join(parts) + " (all listed under Measurement warnings); bytes are "
+            "exact whatever the load."]
 
 
 class Findings(list):
@@ -1565,7 +1584,7 @@ SUMMARY_NOTE = (
     f"{OF_SEND_PAYLOAD}; output tokens/s as cached/send, a % change with its interval "
     "and verdict (defined under the findings); send - cached as a share of cached's "
     "step, of the SchedulerOutput path (build + encode + decode) and of the whole step, "
-    "with their intervals. —: the run has no such figure (the single process sends no "
+    "with their intervals (unadjusted: the bullets give their verdicts). —: the run has no such figure (the single process sends no "
     "bytes, nor arms that ran different schedules a saving; no tokens/s change where "
     "timings are withheld or in a timed replay; no share where the findings give no "
     "share line: the single process's shares are drawn in the send-cost figure "
@@ -1589,7 +1608,8 @@ def findings_blocks(items: list[str]) -> list[tuple]:
 
 #: The summary table's header (``_summary_table``).
 SUMMARY_HEADER = ["workload", "codec", "s2r B/step saved by cached (% of send's payload)",
-                  f"output tok/s change, cached/send [{CONFIDENCE * 100:.0f} %]", "verdict",
+                  f"output tok/s change, cached/send [{CONFIDENCE * 100:.0f} %]",
+                  "tok/s verdict",
                   f"send - cached, SchedulerOutput path (% of cached's step) "
                   f"[{CONFIDENCE * 100:.0f} %]",
                   f"send - cached, whole step (% of cached's step) [{CONFIDENCE * 100:.0f} %]"]

@@ -411,6 +411,7 @@ def test_each_cases_warnings_follow_its_line(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(execute, "noise_warnings",
                         lambda summary, usage=None: [f"noisy {summary['case_id']}"])
+    monkeypatch.setattr(execute, "floor_pair_notes", lambda cases: [])  # the machine's
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # no load note
     run = tmp_path / "r"
     assert cli.main(ARGS[1:] + ["--output", str(run)]) == 0
@@ -455,15 +456,15 @@ def test_warnings_count_line_counts_the_cases_warnings(tmp_path):
     cases = [dict(tp, warnings=[core, "noisy"]), dict(tp, warnings=[core]),
              dict(tp, warnings=[core])]
     assert warnings_count_line(cases, tmp_path).startswith(
-        "4 measurement warnings in 3 of 3 cases (printed under their case lines above, 2 "
-        "repeats of a core warning once): see ")
+        "4 measurement warnings in 3 of 3 cases (printed under their case lines above; 2 "
+        "of them core warnings repeated from an earlier case, printed there only): see ")
     # the notes on floors not comparable are counted too, with or without warnings
     assert warnings_count_line(cases, tmp_path, 7).startswith(
-        "4 measurement warnings in 3 of 3 cases (printed under their case lines above, 2 "
-        "repeats of a core warning once); 7 pairs of floors not comparable (the note: "
-        "lines above): see ")
+        "4 measurement warnings in 3 of 3 cases (printed under their case lines above; 2 "
+        "of them core warnings repeated from an earlier case, printed there only); 7 "
+        "pairs of floors not comparable (the run's note: lines, on stdout): see ")
     assert warnings_count_line([{}], tmp_path, 1) == (
-        f"1 pair of floors not comparable (the note: lines above): see "
+        f"1 pair of floors not comparable (the run's note: lines, on stdout): see "
         f"{tmp_path}/summary.json, or Measurement warnings in python bench.py report "
         f"{tmp_path}")
 

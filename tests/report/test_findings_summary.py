@@ -70,7 +70,7 @@ def test_the_summary_row_holds_the_findings_figures():
     header, rows = items.summary
     assert header == findings.SUMMARY_HEADER == [
         "workload", "codec", "s2r B/step saved by cached (% of send's payload)",
-        "output tok/s change, cached/send [95 %]", "verdict",
+        "output tok/s change, cached/send [95 %]", "tok/s verdict",
         "send - cached, SchedulerOutput path (% of cached's step) [95 %]",
         "send - cached, whole step (% of cached's step) [95 %]"]
     send_steps = [r[2] - 1000 for r in REPS]  # the medians the share lines read
@@ -172,11 +172,24 @@ def test_a_runs_report_reads_send_minus_cached_and_opens_with_the_summary(tmp_pa
 
 
 def test_the_findings_say_how_many_cases_carry_measurement_warnings():
-    cases = pd.DataFrame({"case_id": ["a#0", "b#0", "c#0"],
-                          "warnings": [["noisy"], [], ["noisy", "shortfall"]]})
+    floor = ("the standard deviation of 50-step mean floor step times is 12.7 % of their "
+             "mean (> 10 %): the machine may be noisy, and the floor tok/s and x floor with "
+             "it")
+    cases = pd.DataFrame({"case_id": ["a#0", "b#0", "c#0", "d#0"],
+                          "warnings": [["noisy"], [], ["noisy", floor], [floor]]})
     assert findings._noise_findings(cases) == [
-        "2 of 3 cases carry measurement warnings (listed under Measurement warnings): "
-        "their times, and the intervals and verdicts drawn from them, are less certain "
-        "than the figures alone say; their bytes are exact whatever the load."]
-    assert findings._noise_findings(cases.assign(warnings=[[], [], []])) == []
+        "2 of 4 cases carry measurement warnings on their steps: their times, and the "
+        "intervals and verdicts drawn from them, are less certain than the figures alone "
+        "say; 1 more case has a noisy floor alone: its x floor and floor tok/s are less "
+        "certain, its times not (all listed under Measurement warnings); bytes are "
+        "exact whatever the load."]
+    assert findings._noise_findings(cases.iloc[:1]) == [
+        "1 of 1 case carries measurement warnings on its steps: its times, and the "
+        "intervals and verdicts drawn from them, are less certain than the figures alone "
+        "say (all listed under Measurement warnings); bytes are exact whatever the load."]
+    assert findings._noise_findings(cases.iloc[3:]) == [
+        "1 of 1 case has a noisy floor alone: its x floor and floor tok/s are less "
+        "certain, its times not (all listed under Measurement warnings); bytes are "
+        "exact whatever the load."]
+    assert findings._noise_findings(cases.assign(warnings=[[], [], [], []])) == []
     assert findings._noise_findings(cases.drop(columns="warnings")) == []
