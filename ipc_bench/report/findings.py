@@ -1537,11 +1537,14 @@ def _noise_findings(cases) -> list[str]:
     steps (their times, intervals and verdicts less certain) and those whose only
     warnings are of a noisy floor (``summary.floor_noise_warning``, ending
     ``FLOOR_NOISE_WORDS``: their ``x floor`` and floor tok/s less certain, their times
-    not); ``[]`` when none has one. Raises nothing."""
+    not); ``[]`` when none has one. Cases that counted no step (``num_steps`` 0) are
+    left out: their warnings say why. Raises nothing."""
     from ipc_bench.analysis.summary import FLOOR_NOISE_WORDS
 
     if cases.empty or "warnings" not in cases.columns:
         return []
+    if "num_steps" in cases.columns:  # no step counted: the warnings say why, not noise
+        cases = cases[cases["num_steps"].fillna(0) > 0]
     marks = [w for w in cases["warnings"] if isinstance(w, (list, tuple)) and w]
     floor_only = sum(1 for w in marks if all(str(x).endswith(FLOOR_NOISE_WORDS) for x in w))
     timed = len(marks) - floor_only

@@ -192,4 +192,8 @@ def test_the_findings_say_how_many_cases_carry_measurement_warnings():
         "certain, its times not (all listed under Measurement warnings); bytes are "
         "exact whatever the load."]
     assert findings._noise_findings(cases.assign(warnings=[[], [], [], []])) == []
+    # cases that counted no step are left out: their warnings say why
+    assert findings._noise_findings(cases.assign(num_steps=[0, 0, 0, 0])) == []
+    assert findings._noise_findings(cases.assign(num_steps=[0, 5, 5, 0]))[0].startswith(
+        "1 of 2 cases carries measurement warnings on its steps")
     assert findings._noise_findings(cases.drop(columns="warnings")) == []
