@@ -266,7 +266,8 @@ def test_a_child_started_terminated_with_parent_gets_sigterm_when_it_is_sigkille
         proc.kill()
         proc.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while not mark.exists() and time.monotonic() < deadline:
+        # write_text creates the file before it writes: wait for its text, not the file
+        while not (mark.exists() and mark.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert mark.read_text() == "15"
     finally:
