@@ -53,7 +53,6 @@ from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            trace_record)
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
-from ipc_bench.harness.floor import set_floor_progress
 from ipc_bench.harness.progress import RunPace, case_progress, progress_enabled
 from ipc_bench.harness.run_folder import (DIR_MODE, RunFolderError, RunWriter, default_run_dir,
                                          run_in_progress)
@@ -450,12 +449,7 @@ class _Run:
             if not self.quiet:
                 bar = case_progress(case, f"{tag} {case.case_id}", bar=self.progress_bar,
                                     run=self.pace, index=i - 1)
-            previous = set_floor_progress(None if bar is None else bar.floor)
-            try:
-                run_case(case, on_step=bar, result=result, sink=self.writer,
-                         remote=self.remote)
-            finally:
-                set_floor_progress(previous)
+            run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
             if (result.floor_interrupted or result.report_interrupted) and result.sched_rows:
                 self._interrupted_after_steps(result, exc, cpu_before)

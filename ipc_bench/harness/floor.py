@@ -27,8 +27,9 @@ markers with ``KeepAlive``, which the runner's loop reads before the floor's mar
 the runner ``KeepAlive`` on the control socket, which the scheduler's wait for
 ``FloorReady`` skips).
 
-Progress: ``set_floor_progress`` names a callable that ``replay_floor`` tells how far
-it is (the case's bar or heartbeat, ``progress``): as it begins, every so many steps
+Progress: ``replay_floor`` tells its ``progress`` callable (the case's bar or
+heartbeat, ``progress.CaseHeartbeat.floor``, passed by the supervisor) how far it is:
+as it begins, every so many steps
 (as the callable asks), as it ends; no floor step's time holds a call's, though the
 step after one may run with colder caches (one step in each stride the callable asks
 for: about 0.1 s of steps for the bar, a second or more for the heartbeat).
@@ -48,20 +49,10 @@ from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, schedu
 from ipc_bench.wire.control import (BeginFloor, ErrorReport, FloorReady, Heartbeat,
                                     KeepAlive, beating, no_beat)
 
-#: ``progress(done, total)`` -> the count of steps done at which to call it next.
+#: ``progress(done, total)`` -> the count of steps done at which to call it next:
+#: ``done`` of the floor's ``total`` steps replayed, 0 as it begins (before its
+#: messages are decoded) and ``total`` as it ends.
 FloorProgress = Callable[[int, int], int]
-_progress: Optional[FloorProgress] = None
-
-
-def set_floor_progress(progress: Optional[FloorProgress]) -> Optional[FloorProgress]:
-    """Have ``replay_floor`` call ``progress(done, total)`` from now on (``None``: call
-    nothing, the default): ``done`` of the floor's ``total`` steps replayed, 0 as it
-    begins (before its messages are decoded) and ``total`` as it ends; it returns the
-    count of steps done at which it wants its next call. Returns the one it replaces;
-    raises nothing (what ``progress`` raises comes out of ``replay_floor``)."""
-    global _progress
-    previous, _progress = _progress, progress
-    return previous
 
 
 def decode_all(decode, frames, beat: Callable[[], None] = no_beat) -> list:
@@ -84,16 +75,18 @@ def decode_all(decode, frames, beat: Callable[[], None] = no_beat) -> list:
     return out
 
 
-def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int]) -> list[int]:
+def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int],
+                 progress: Optional[FloorProgress] = None) -> list[int]:
     """Scheduler side: replay ``frames`` (the counted steps ``seqs``) through
-    ``exchange`` (a ``scheduler_loop.ChannelExchange``). Returns ns per floor step.
-    Raises ``CaseError`` if the runner fails or answers with garbage."""
+    ``exchange`` (a ``scheduler_loop.ChannelExchange``), telling ``progress``
+    (``FloorProgress``, none by default) how far it is, outside the steps' times.
+    Returns ns per floor step. Raises ``CaseError`` if the runner fails or answers with
+    garbage, and what ``progress`` raises."""
     s_codec = scheduler_output_codec(codec)  # stateless (slots: its wire part)
     channel = exchange.channel
     encode, decode = s_codec.encode, model_runner_output_codec(codec).decode
     perf = time.perf_counter_ns
     out = []
-    progress = _progress
     next_i = len(frames) if progress is None else progress(0, len(frames)) - 1
     beat = exchange.heartbeat(fresh=False).beat  # after the end of the case's records
     with beating(beat):  # one call over the whole heap

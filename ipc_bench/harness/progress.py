@@ -12,8 +12,8 @@ each estimated, and of the whole run where the cases' step counts are known
 (``RunPace``); nothing at all with ``--quiet``.
 
 The bar is ``run_case``'s ``on_step`` callback, called after every step outside the
-timed region, and its ``floor`` method the floor's (``floor.set_floor_progress``),
-called outside the floor's step times. To keep its cost per step to one comparison, it
+timed region, and its ``floor`` method the floor's (``floor.FloorProgress``, which the
+supervisor passes on), called outside the floor's step times. To keep its cost per step to one comparison, it
 touches the bar only every ``stride`` steps, a stride it re-sizes so that updates come
 about every ``interval_s`` (0.1 s) whatever the step rate. In the floor the bar starts
 again, named ``... floor``, counting the floor's steps.
@@ -81,7 +81,7 @@ class _Strided:
         self.next_seq = seq + self.stride
 
     def floor(self, n: int, total: int) -> int:
-        """The floor's progress (``floor.set_floor_progress``): ``n`` of its ``total``
+        """The floor's progress (``floor.FloorProgress``): ``n`` of its ``total``
         steps replayed (0 as it begins, ``total`` as it ends); returns the count of
         steps replayed at which to be called next, ``stride`` steps on."""
         now = time.monotonic()

@@ -443,7 +443,7 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     if spec.floor and counted_seqs:
         try:
             result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,
-                                                counted_seqs)
+                                                counted_seqs, getattr(on_step, "floor", None))
         except Interrupted:  # every counted step is measured: kept, without the floor
             result.floor_interrupted = True
             raise

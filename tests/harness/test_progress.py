@@ -319,8 +319,6 @@ def test_a_run_off_a_terminal_reports_each_floor(tmp_path, monkeypatch):
     floors = [line.split(": ", 1)[1].split(" after")[0] for line in out.getvalue().splitlines()
               if ": floor " in line]
     assert floors[0] == "floor 0 of 300 steps" and floors[-1] == "floor 300 of 300 steps"
-    from ipc_bench.harness.floor import _progress
-    assert _progress is None  # the run's hook is gone once the case ends
 
 
 def test_the_terminal_gets_a_bar_and_a_log_a_line_a_minute(tmp_path, monkeypatch, capsys):
@@ -469,23 +467,24 @@ def test_warnings_count_line_counts_the_cases_warnings(tmp_path):
         f"{tmp_path}")
 
 
-def test_the_floor_progress_hook_is_unset_after_a_case_that_fails(tmp_path, monkeypatch):
-    # the hook a case's bar gives the floor must not outlive the case, failed or not
-    from ipc_bench import cli
-    from ipc_bench.cli import execute
-    from ipc_bench.harness import floor
-    from ipc_bench.harness.spec import CaseError
+def test_the_floor_is_told_the_progress_of_its_own_case_only(monkeypatch):
+    # the supervisor hands replay_floor the case's own bar (its on_step's floor), and
+    # nothing where on_step has none: no state outlives the case
+    from ipc_bench.harness import supervisor
 
     seen = []
 
-    def failing(*args, **kwargs):
-        seen.append(floor._progress)
-        raise CaseError("runner process 1 exited with code 1 at step 3")
+    def replay(exchange, codec, frames, seqs, progress=None):
+        seen.append(progress)
+        return [1] * len(seqs)
 
-    monkeypatch.setattr(execute, "run_case", failing)
-    run = tmp_path / "r"
-    assert cli.main(["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-                     "--codecs", "msgpack", "--policies", "send", "--no-single-process",
-                     "--output", str(run)]) == 1
-    assert seen and seen[0] is not None  # the case's progress was set while it ran
-    assert floor._progress is None
+    monkeypatch.setattr(supervisor, "replay_floor", replay)
+    import dataclasses
+
+    from fault_helpers import steady_case
+
+    spec = dataclasses.replace(steady_case(4, max_steps=20), floor=True)
+    beat = case_progress(spec, "[1/1] c", stream=io.StringIO(), bar=False)
+    supervisor.run_case(spec, on_step=beat)
+    supervisor.run_case(spec, on_step=lambda *a: None)
+    assert seen == [beat.floor, None]
