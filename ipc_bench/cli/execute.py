@@ -59,6 +59,7 @@ from ipc_bench.harness.run_folder import (DIR_MODE, RunFolderError, RunWriter, d
 from ipc_bench.harness.scenario import ARM_ORDER, SCENARIO_OPTIONS
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
+from ipc_bench.report.microbench import format_duration
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
 from ipc_bench.wire.remote import RemoteRunners
 from ipc_bench.wire.transport import EndpointError, set_sweep_sink
@@ -427,6 +428,8 @@ class _Run:
     cores_logged: set = field(default_factory=set)
     #: The run's pace, for the heartbeat's estimate of the run left (off a terminal).
     pace: Optional[RunPace] = None
+    #: ``time.monotonic()`` as the run began, for ``finish``'s line of the run's time.
+    t_start: float = field(default_factory=time.monotonic)
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -809,7 +812,8 @@ class _Run:
         scenario's report, the final status in ``summary.json``, then the tables, the
         ``note:`` lines (the digests'; ``floor_pair_notes``, not with ``--quiet``) (and,
         with ``--quiet``, ``quiet_warnings_line`` after them), the ``results:`` line, then
-        (not with ``--quiet``) ``warnings_count_line`` on stderr; 1
+        (not with ``--quiet``) on stderr the run's time from its first line to here
+        (``ipc-bench: 8 cases run in 3 min 12 s``) and ``warnings_count_line``; 1
         when a check found a problem, or when the tables could not be written to
         stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
         with that reason in ``problems``)."""
@@ -846,6 +850,9 @@ class _Run:
         print("\n".join(t for t in text if t))
         print(f"\nresults: {one_line(str(self.run_dir))}")  # a line break in DIR escaped
         sys.stdout.flush()
+        n = len(writer.cases)
+        self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
+                 f"{format_duration(time.monotonic() - self.t_start)}")
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes))
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)

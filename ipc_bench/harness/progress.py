@@ -5,8 +5,8 @@ the uncounted mixed steps take it a little past them), or out of its step limit,
 requests finished out of the workload's requests (trace replays), shows output
 tokens/s since the case's first step and tqdm's ETA. Bars are drawn only when standard
 error is a terminal and not in CI (the ``CI`` environment variable set, as GitHub
-Actions, GitLab CI and most others do). Elsewhere (a log file, a pipe, a CI job) a case
-writes instead one plain line a minute (``CaseHeartbeat``), its wall-clock time first, so
+Actions, GitLab CI and most others do). Elsewhere (a log file, a pipe, a CI job) the run
+writes instead one plain line a minute about its current case (``CaseHeartbeat``), its wall-clock time first, so
 a long case is seen to advance, through its steps and then its floor, and the end of
 each estimated, and of the whole run where the cases' step counts are known
 (``RunPace``); nothing at all with ``--quiet``.
@@ -150,33 +150,39 @@ def _stamp() -> str:
 
 class CaseHeartbeat(_Strided):
     """One case's progress where no bar can be drawn: a line to ``stream`` (default
-    standard error) every ``every_s`` seconds (60) of the case, none before, so a short
-    case writes nothing; its steps, then its floor::
+    standard error) every ``every_s`` seconds (60) of the run (since ``run``'s latest
+    line, so that a run of 20-s cases writes one every third case or so; without
+    ``run``, of the case, none before), once the case has a step pace over a sixth of
+    that (10 s) of steps or is ``every_s`` old; its steps, then its floor::
 
-        15:42:07 [2/8] num_running=256/send/msgpack#0: 41,200 of 60,200 steps after 1 min 0 s, 3,310 tok/s; about 28 s of steps left at this pace, then the floor; about 9 min 40 s of the run left
+        15:42:07 [2/8] num_running=256/send/msgpack#0: 41,200 of 60,200 steps (200 of them warm-up) after 1 min 0 s, 3,310 tok/s; about 28 s of steps left at this pace, then the floor; about 9 min 40 s of the run left
         15:43:07 [2/8] num_running=256/send/msgpack#0: floor 31,000 of 60,000 steps after 2 min 0 s; about 19 s of the floor left at this pace; about 8 min 50 s of the run left
 
-    ``stamp()``: the line's first word (default ``_stamp``: the local time of day).
+    ``warmup``: the case's warm-up steps, which ``total`` counts (the case line gives
+    the counted ones), said so. ``stamp()``: the line's first word (default
+    ``_stamp``: the local time of day).
     ``after``: since the case began (its runner's start-up included). The time left is
     the pace since the case's first step (the floor's start) carried to ``total`` (the
     floor's); none without a total. ``floor``: the case replays its floor after its
     steps, which the steps' estimate leaves out. Tokens/s count from the first step, as
     the bar's do. ``run``: the run's ``RunPace``, this case its ``index``-th (from 0):
-    the run left, where it can say (``RunPace.left_s``)."""
+    the run left, where it can say (``RunPace.left_s``), and before any floor has been
+    replayed, ``..., besides the floors (none replayed yet)``."""
 
     def __init__(self, desc: str, total: Optional[int], by_requests: bool,
                  stream: Optional[IO] = None, every_s: float = 60.0,
                  interval_s: float = 1.0, floor: bool = False,
                  run: Optional["RunPace"] = None, index: int = 0,
-                 stamp: Optional[Callable[[], str]] = None):
+                 stamp: Optional[Callable[[], str]] = None, warmup: int = 0):
         super().__init__(total, by_requests, interval_s)
         self.desc = desc
         self.stream = stream
         self.every_s = every_s
         self.floor_after = floor
+        self.warmup = warmup
         self.run, self.index, self.stamp = run, index, stamp or _stamp
         self.t_start = self.t_last
-        self.t_shown = self.t_last
+        self._t_shown = self.t_last
         self.n_first: Optional[int] = None
         self.n_step, self.t_step = 0, self.t_last  # the latest look at the steps
         self.floor_n, self.floor_total = 0, 0  # the latest look at the floor
@@ -186,16 +192,19 @@ class CaseHeartbeat(_Strided):
         if self.n_first is None:  # the first step: the pace counts from here
             self.n_first = n
         self.n_step, self.t_step = n, now
-        if now - self.t_shown < self.every_s:
+        pace = self.step_pace()
+        # A pace over a sixth of ``every_s`` of steps at least (10 s), or none a minute in.
+        if not self._due(now, (pace is not None and now - self.t_first >= self.every_s / 6)
+                         or now - self.t_start >= self.every_s):
             return
-        self.t_shown = now
         unit = "request" if self.by_requests else "step"
         unit += "" if (self.total or n) == 1 else "s"  # 1 step; 1 of 7 steps
         done = f"{n:,} of {self.total:,} {unit}" if self.total else f"{n:,} {unit}"
+        if self.warmup and not self.by_requests:
+            done += f" ({self.warmup:,} of them warm-up)"
         line = f"{self.desc}: {done} after {_duration(now - self.t_start)}"
         if rate is not None:
             line += f", {rate:,.0f} tok/s"
-        pace = self.step_pace()
         if self.total and n < self.total and pace is not None:
             unit = "requests" if self.by_requests else "steps"
             line += (f"; about {_duration((self.total - n) * pace)} of {unit} left at this "
@@ -204,15 +213,27 @@ class CaseHeartbeat(_Strided):
 
     def _show_floor(self, n: int, total: int, now: float) -> None:
         self.floor_n, self.floor_total, self.t_floor_look = n, total, now
-        if now - self.t_shown < self.every_s:
+        if not self._due(now, True):
             return
-        self.t_shown = now
         line = (f"{self.desc}: floor {n:,} of {total:,} step{'' if total == 1 else 's'} "
                 f"after {_duration(now - self.t_start)}")
         pace = self.floor_pace()
         if n < total and pace is not None:
             line += f"; about {_duration((total - n) * pace)} of the floor left at this pace"
         self._print(line)
+
+    def _due(self, now: float, ready: bool) -> bool:
+        """Whether to write a line at ``now`` (and mark it written): ``every_s`` since
+        the run's latest line (``RunPace.t_shown``, so that a run of short cases writes
+        a line a minute too), else since this case's, and ``ready`` (a pace to give,
+        or the case a minute old)."""
+        shown = self._t_shown if self.run is None else self.run.t_shown
+        if now - shown < self.every_s or not ready:
+            return False
+        self._t_shown = now
+        if self.run is not None:
+            self.run.t_shown = now
+        return True
 
     def step_pace(self) -> Optional[float]:
         """Seconds per step (request) since the first step, to the latest look at the
@@ -233,10 +254,12 @@ class CaseHeartbeat(_Strided):
         if self.run is not None:
             left = self.run.left_s(self)
             if left is not None:
-                n = left[1]
-                line += f"; about {_duration(left[0])} of the run left" + (
+                n = left.untimed
+                line += f"; about {_duration(left.seconds)} of the run left" + (
                     f", besides {n} case{'' if n == 1 else 's'} of a size or transport not "
-                    "run yet" if n else "")
+                    "run yet" if n else "") + (
+                    f"{' and' if n else ', besides'} the floors (none replayed yet)"
+                    if left.unpriced else "")
         print(f"{self.stamp()} {line}", file=sys.stderr if self.stream is None else self.stream,
               flush=True)
 
@@ -276,6 +299,17 @@ def case_plan(spec) -> Optional[CasePlan]:
                     str(spec.case_id).rsplit("#", 1)[0], str(getattr(spec, "transport", "")))
 
 
+class RunLeft(NamedTuple):
+    """``RunPace.left_s``: ``seconds`` of the run left, how many cases left are
+    ``untimed`` (their group not run yet, left out of ``seconds``) and whether the
+    floors are ``unpriced`` (left out of ``seconds``: no floor has been replayed yet
+    whose pace could time them; a floor's pace is not its case's step pace)."""
+
+    seconds: float
+    untimed: int
+    unpriced: bool
+
+
 class _Paces(NamedTuple):
     step_s: float  # seconds per step
     floor_s: Optional[float]  # per floor step (None: no floor replayed)
@@ -288,8 +322,9 @@ class RunPace:
     those finished (``finished``). The run left, from a case's heartbeat
     (``left_s``): the rest of that case at its pace (its floor at the floor's pace;
     before its floor at the floor pace of a finished case of its ``CasePlan.group``,
-    else the last floor's pace over its case's step pace times this case's, else this
-    case's step pace), then each case after it at the pace of the latest finished case
+    else the last floor's pace over its case's step pace times this case's; before any
+    floor has been replayed, the floors are left out and said to be), then each case
+    after it at the pace of the latest finished case
     of the same ``key`` (an earlier repetition), else the current case's if of that
     key, else of the latest finished case of its group (the same workload and
     transport), else the current case's if of its group, with the time the case that
@@ -305,11 +340,12 @@ class RunPace:
         self.other_s: list[float] = []
         self.floor_ratio: Optional[float] = None  # floor step over step, the latest
         self.t_mark = time.monotonic()  # the run's start, then the latest case's end
+        self.t_shown = self.t_mark  # the run's latest heartbeat line (``CaseHeartbeat``)
 
-    def left_s(self, beat: CaseHeartbeat) -> Optional[tuple[float, int]]:
-        """Seconds of the run left from ``beat``'s case on, as of its latest look, and
-        how many cases left are untimed (their group not run yet); ``None`` when some
-        case left has no plan or the case has no pace yet. Raises nothing."""
+    def left_s(self, beat: CaseHeartbeat) -> Optional["RunLeft"]:
+        """The run left from ``beat``'s case on, as of its latest look (``RunLeft``);
+        ``None`` when some case left has no plan or the case has no pace yet. Raises
+        nothing."""
         plans = self.plans[beat.index:]
         step_s = beat.step_pace()
         if not plans or None in plans or step_s is None:
@@ -319,8 +355,10 @@ class RunPace:
         known = self.paces.get(this.key) or self.paces.get(this.group)
         if floor_s is None and known is not None and known.floor_s is not None:
             floor_s = known.floor_s
-        if floor_s is None:
-            floor_s = step_s * (1.0 if self.floor_ratio is None else self.floor_ratio)
+        if floor_s is None and self.floor_ratio is not None:
+            floor_s = step_s * self.floor_ratio
+        unpriced = floor_s is None and any(plan.floor for plan in plans)
+        floor_s = floor_s or 0.0  # no floor replayed yet: the floors are left out
         if beat.t_floor is not None:
             left = max(0, this.floor - beat.floor_n) * floor_s
         else:
@@ -337,7 +375,7 @@ class RunPace:
                 continue
             left += (pace.other_s + plan.steps * pace.step_s
                      + plan.floor * (floor_s if pace.floor_s is None else pace.floor_s))
-        return left, untimed
+        return RunLeft(left, untimed, unpriced)
 
     def finished(self, beat: CaseHeartbeat, now: float) -> None:
         """``beat``'s case ended at ``now``: keep its paces (when it had a plan and a
@@ -387,4 +425,5 @@ def case_progress(spec, desc: str, stream: Optional[IO] = None, bar: bool = True
     if bar:
         return CaseProgress(desc, total, by_requests, stream=stream)
     return CaseHeartbeat(desc, total, by_requests, stream=stream,
-                         floor=bool(getattr(spec, "floor", False)), run=run, index=index)
+                         floor=bool(getattr(spec, "floor", False)), run=run, index=index,
+                         warmup=getattr(spec, "warmup_steps", 0) if counted is not None else 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import pty
 import select
 import struct
@@ -200,11 +201,13 @@ def test_heartbeat_says_how_much_of_the_run_is_left(monkeypatch):
     beat.interval_s = 0.0
     clock.now += 6  # start-up: the next case's too, before any case finished
     _steps(beat, clock, 1, 3001, per_s=50)  # the line at step 2,700, 60 s into the case
-    # Left: 3,300 steps at 50/s (66 s), a floor of 5,000 at the same pace before any
-    # floor (100 s), then the next case: 6 s + 6,000 steps (120 s) + its floor (100 s).
+    # Left: 3,300 steps at 50/s (66 s), then the next case: 6 s + 6,000 steps (120 s);
+    # the floors are left out: no floor has been replayed whose pace could time them
+    # (a floor of 5,000 at the steps' pace would add 200 s, where they take 100 s).
     assert out.getvalue().splitlines() == [
-        "00:17:40 [1/2] a: 2,700 of 6,000 steps after 1 min 0 s, 200 tok/s; about 1 min 6 s "
-        "of steps left at this pace, then the floor; about 6 min 32 s of the run left"]
+        "00:17:40 [1/2] a: 2,700 of 6,000 steps (1,000 of them warm-up) after 1 min 0 s, "
+        "200 tok/s; about 1 min 6 s of steps left at this pace, then the floor; about "
+        "3 min 12 s of the run left, besides the floors (none replayed yet)"]
     _steps(beat, clock, 3002, 6000, per_s=50)
     clock.now += 1
     _floor(beat, clock, 5000, per_s=100)  # twice as fast as the steps: 50 s
@@ -216,14 +219,16 @@ def test_heartbeat_says_how_much_of_the_run_is_left(monkeypatch):
     beat = case_progress(specs[1], "[2/2] b", stream=out, bar=False, run=pace, index=1)
     beat.interval_s = 0.0
     clock.now += 2
-    _steps(beat, clock, 1, 3001, per_s=100)  # the line at step 5,800: 60 s into the case
-    # Left: 200 steps (2 s), then its floor at the floor pace of the finished case of its
-    # workload and transport (5,000 x 0.01 s = 50 s), not at that floor's ratio to its
-    # steps times this case's steps (25 s). The run: the same.
-    _steps(beat, clock, 3002, 6000, per_s=100)
+    _steps(beat, clock, 1, 1500, per_s=100)
+    # The run's latest line was over a minute ago: this case's first comes once it has
+    # 10 s of steps, at step 1,001. Left: 4,999 steps (50 s), then its floor at the
+    # floor pace of the finished case of its workload and transport (5,000 x 0.01 s =
+    # 50 s), not at that floor's ratio to its steps times this case's steps (25 s). The
+    # run: the same.
     assert out.getvalue().splitlines() == [
-        "00:20:41 [2/2] b: 5,800 of 6,000 steps after 1 min 0 s, 400 tok/s; about 2 s of "
-        "steps left at this pace, then the floor; about 52 s of the run left"]
+        "00:19:53 [2/2] b: 1,001 of 6,000 steps (1,000 of them warm-up) after 12 s, "
+        "400 tok/s; about 50 s of steps left at this pace, then the floor; about 1 min 40 s "
+        "of the run left"]
 
 
 def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
@@ -244,9 +249,14 @@ def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
     beat.close()
     beat = case_progress(inproc[0], "[2/3] b", stream=out, bar=False, run=pace, index=1)
     beat.interval_s = 0.0
-    _steps(beat, clock, 1, 100, per_s=1)  # 40 s, then the last case at this pace: 100 s
-    assert out.getvalue().splitlines()[-1].endswith(
-        "about 40 s of steps left at this pace; about 2 min 20 s of the run left")
+    _steps(beat, clock, 1, 100, per_s=1)
+    # A line a minute of the run: at 120 s (this case's step 20) and 180 s (step 80):
+    # 20 s left, then the last case at this pace: 100 s.
+    assert out.getvalue().splitlines()[1:] == [
+        "00:18:40 [2/3] b: 20 of 100 steps after 20 s, 4 tok/s; about 1 min 20 s of steps "
+        "left at this pace; about 3 min 0 s of the run left",
+        "00:19:40 [2/3] b: 80 of 100 steps after 1 min 20 s, 4 tok/s; about 20 s of steps "
+        "left at this pace; about 2 min 0 s of the run left"]
 
 
 def test_cases_of_a_size_not_run_yet_are_counted_apart(monkeypatch):
@@ -415,12 +425,13 @@ def test_each_cases_warnings_follow_its_line(tmp_path, monkeypatch, capsys):
     assert cli.main(ARGS[1:] + ["--output", str(run)]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == f"ipc-bench: decode-steady, 2 cases -> {run}"
-    assert len(lines) == 6, lines
+    assert len(lines) == 7, lines
     for n, i in enumerate((1, 3), 1):  # each case's line, then its warning
         tag, case = lines[i].split(": ")[0].split()
         assert tag == f"[{n}/2]"
         assert lines[i + 1] == f"  warning: noisy {case}"
-    assert lines[5] == (f"2 measurement warnings in 2 of 2 cases (printed under their case "
+    assert re.fullmatch(r"ipc-bench: 2 cases run in \d+ s", lines[5]), lines
+    assert lines[6] == (f"2 measurement warnings in 2 of 2 cases (printed under their case "
                         f"lines above): see {run}/summary.json, or Measurement warnings in "
                         f"python bench.py report {run}")  # the run's last line
 
@@ -488,3 +499,35 @@ def test_the_floor_is_told_the_progress_of_its_own_case_only(monkeypatch):
     supervisor.run_case(spec, on_step=beat)
     supervisor.run_case(spec, on_step=lambda *a: None)
     assert seen == [beat.floor, None]
+
+
+def test_a_run_of_short_cases_writes_a_line_a_minute(monkeypatch):
+    # 20-s cases: a line a minute of the run, each once its case has 10 s of steps;
+    # the floors, none replayed yet, are left out of the run left and said to be
+    clock, out = _Clock(monkeypatch), io.StringIO()
+    specs = [types.SimpleNamespace(case_id=f"n={n}/send/msgpack#0", warmup_steps=0,
+                                   counted_steps=20, floor=n == 4, transport="ipc",
+                                   max_steps=None) for n in (2, 2, 2, 2, 2, 4)]
+    specs[1].case_id = "n=2/cached/msgpack#0"
+    pace = progress.RunPace(specs)
+    for i, spec in enumerate(specs[:5]):
+        beat = case_progress(spec, f"[{i + 1}/6] c{i}", stream=out, bar=False, run=pace,
+                             index=i)
+        beat.interval_s = 0.0
+        _steps(beat, clock, 1, 20, per_s=1)
+        beat.close()
+    # One line in 100 s: at 60 s (the 3rd case's 20th step, 20 s in); it times the 4th
+    # and 5th cases at this pace (2 x 20 s) and counts the 6th, another size, apart.
+    assert out.getvalue().splitlines() == [
+        "00:17:40 [3/6] c2: 20 of 20 steps after 20 s, 4 tok/s; about 40 s of the run "
+        "left, besides 1 case of a size or transport not run yet and the floors (none "
+        "replayed yet)"]
+    beat = case_progress(specs[5], "[6/6] c5", stream=out, bar=False, run=pace, index=5)
+    beat.interval_s = 0.0
+    _steps(beat, clock, 1, 9, per_s=1)  # 9 s of steps, 109 s into the run: no line
+    clock.now += 12
+    beat(10, 40, 0)  # 121 s into the run, 20 s of steps past the first: 10 left, 22 s
+    assert out.getvalue().splitlines()[-1] == (
+        "00:18:41 [6/6] c5: 10 of 20 steps after 21 s, 2 tok/s; about 22 s of steps left "
+        "at this pace, then the floor; about 22 s of the run left, besides the floors "
+        "(none replayed yet)")
