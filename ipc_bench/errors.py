@@ -6,6 +6,7 @@ import errno
 import os
 import resource  # here, not where a failed allocation is being reported
 import sys
+from pathlib import Path
 from typing import Optional
 
 
@@ -149,12 +150,121 @@ def resource_shortage_text(exc: BaseException) -> Optional[str]:
     thread``: ``ulimit -u``, a container's pids limit, or ``ulimit -v`` leaving no room
     for its stack) or a ``MemoryError``; ``None`` for any other error."""
     if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
-        return ("cannot start a thread: the process is at a resource limit (ulimit -u, "
-                "a container's pids limit, or ulimit -v leaving no room for its stack)")
+        return thread_limit_text()
     if isinstance(exc, MemoryError):
         return ("out of memory (MemoryError): a memory limit (ulimit -v, a container's) "
                 "or the machine's memory is too small for this case")
     return None
+
+
+def _cgroup_pids() -> Optional[tuple[int, Optional[int]]]:
+    """The pids limit of this process's control group and how many tasks it holds
+    (``pids.max``, ``pids.current``; cgroup v2, else v1's ``pids`` hierarchy, read
+    from ``/proc/self/cgroup``); ``None`` where none is set or none can be read."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":
+            folder = Path("/sys/fs/cgroup") / path.lstrip("/")
+        elif "pids" in controllers.split(","):
+            folder = Path("/sys/fs/cgroup/pids") / path.lstrip("/")
+        else:
+            continue
+        try:
+            limit = (folder / "pids.max").read_text().strip()
+        except OSError:
+            continue
+        if not limit.isdigit():  # "max": none set here
+            continue
+        try:
+            current: Optional[int] = int((folder / "pids.current").read_text())
+        except (OSError, ValueError):
+            current = None
+        return int(limit), current
+    return None
+
+
+def _user_threads() -> Optional[int]:
+    """How many threads (processes included) this user runs, from ``/proc``; ``None``
+    where ``/proc`` cannot be listed."""
+    uid, count = str(os.getuid()), 0
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        try:
+            fields = dict(line.split(":", 1) for line in
+                          Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+        except (OSError, ValueError):
+            continue  # gone since it was listed
+        if fields.get("Uid", "").split()[:1] == [uid]:
+            count += int(fields.get("Threads", "1").strip() or 1)
+    return count
+
+
+def _vm_size() -> Optional[int]:
+    """This process's address space in bytes (``VmSize``); ``None`` if unreadable."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _thread_limits() -> list[tuple[str, bool]]:
+    """The limits set on this process that cap its threads, each as its words with
+    the figures in use, and whether it is at (within 10 % of) its value."""
+    limits = []
+    nproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+    if nproc != resource.RLIM_INFINITY:
+        used = _user_threads()
+        limits.append((f"ulimit -u {nproc:,}" + ("" if used is None else
+                       f" ({used:,} processes and threads of this user)"),
+                       used is not None and used >= 0.9 * nproc))
+    pids = _cgroup_pids()
+    if pids is not None:
+        limits.append((f"a pids limit of {pids[0]:,} on its control group"
+                       + ("" if pids[1] is None else f" ({pids[1]:,} in use)"),
+                       pids[1] is not None and pids[1] >= 0.9 * pids[0]))
+    space = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if space != resource.RLIM_INFINITY:
+        stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        stack = 8 * 2**20 if stack == resource.RLIM_INFINITY else stack
+        size = _vm_size()
+        limits.append((f"ulimit -v {space / 2**20:,.0f} MiB" + ("" if size is None else
+                       f" ({size / 2**20:,.0f} MiB in use; a thread's stack reserves "
+                       f"{stack / 2**20:,.0f} MiB more: ulimit -s)"),
+                       size is not None and space - size < 2 * stack))
+    return limits
+
+
+def thread_limit_text() -> str:
+    """The line for a thread that could not start (``RuntimeError: can't start new
+    thread``), naming the limit it reached with the figures in use: of ``ulimit -u``
+    (its user's processes and threads), a control group's pids limit
+    (``_cgroup_pids``) and ``ulimit -v`` (every thread's stack reserves ``ulimit -s``
+    of it), those within 10 % of their value (two stacks, for ``ulimit -v``); where none
+    is, the ones set, said not to look reached, and the system's own limits
+    (``kernel.threads-max``, its memory) named. Raises nothing."""
+    limits = _thread_limits()
+    reached = [words for words, at in limits if at]
+    if not limits:
+        return ("cannot start a thread: no ulimit -u, ulimit -v or pids limit is set on "
+                "this process: the system's threads (kernel.threads-max) or memory ran out")
+    if not reached:
+        return ("cannot start a thread: no limit set on this process looks reached ("
+                + "; ".join(words for words, _ in limits) + "): the system's threads "
+                "(kernel.threads-max) or memory may have run out")
+    if len(reached) == 1:
+        return f"cannot start a thread: the process is at a resource limit: {reached[0]}; raise it"
+    return ("cannot start a thread: the process is at one of its resource limits: "
+            + "; ".join(reached) + "; raise the one it reached")
 
 
 def _raised_in_an_import(exc: BaseException) -> bool:

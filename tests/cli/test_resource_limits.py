@@ -19,8 +19,8 @@ ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
 
 @pytest.mark.parametrize("exc, words", [
     (RuntimeError("can't start new thread"),
-     "cannot start a thread: the process is at a resource limit (ulimit -u, a "
-     "container's pids limit, or ulimit -v leaving no room for its stack)"),
+     "cannot start a thread: the process is at a resource limit: ulimit -v 186 MiB "
+     "(182 MiB in use; a thread's stack reserves 8 MiB more: ulimit -s); raise it"),
     (MemoryError(),
      "out of memory (MemoryError): a memory limit (ulimit -v, a container's) or the "
      "machine's memory is too small for this case")])
@@ -30,6 +30,7 @@ def test_a_case_stopped_by_a_resource_limit_says_so_in_one_line(exc, words, tmp_
         raise exc
 
     monkeypatch.setattr(execute, "run_case", limited)
+    _limits(monkeypatch, space=186 * 2**20, vm_size=182 * 2**20)
     run = tmp_path / "r"
     assert cli.main(ARGS + ["--output", str(run)]) == 1
     err = capsys.readouterr().err
@@ -38,6 +39,73 @@ def test_a_case_stopped_by_a_resource_limit_says_so_in_one_line(exc, words, tmp_
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["status"], summary["problems"]) == (
         "failed", [f"num_running=4/send/msgpack#0: {words}"])
+
+
+def _limits(monkeypatch, nproc=None, user_threads=None, pids=None, space=None,
+            vm_size=None, stack=8 * 2**20):
+    """The process's limits (``None``: not set) and the figures in use, as
+    ``errors.thread_limit_text`` reads them."""
+    import resource
+
+    from ipc_bench import errors
+
+    inf, real = resource.RLIM_INFINITY, resource.getrlimit
+    values = {resource.RLIMIT_NPROC: nproc, resource.RLIMIT_AS: space,
+              resource.RLIMIT_STACK: stack}
+
+    def getrlimit(which):
+        if which not in values:  # the descriptors' limit, read by the run itself
+            return real(which)
+        return (inf if values[which] is None else values[which], inf)
+
+    monkeypatch.setattr(errors.resource, "getrlimit", getrlimit)
+    monkeypatch.setattr(errors, "_user_threads", lambda: user_threads)
+    monkeypatch.setattr(errors, "_cgroup_pids", lambda: pids)
+    monkeypatch.setattr(errors, "_vm_size", lambda: vm_size)
+
+
+@pytest.mark.parametrize("limits, words", [
+    (dict(nproc=4096, user_threads=4090, space=2**34, vm_size=2**30),
+     "the process is at a resource limit: ulimit -u 4,096 (4,090 processes and threads "
+     "of this user); raise it"),
+    (dict(nproc=96_362, user_threads=120, pids=(512, 510)),
+     "the process is at a resource limit: a pids limit of 512 on its control group "
+     "(510 in use); raise it"),
+    (dict(pids=(512, 500), space=200 * 2**20, vm_size=190 * 2**20),
+     "the process is at one of its resource limits: a pids limit of 512 on its control "
+     "group (500 in use); ulimit -v 200 MiB (190 MiB in use; a thread's stack reserves "
+     "8 MiB more: ulimit -s); raise the one it reached"),
+    (dict(nproc=96_362, user_threads=120),
+     "no limit set on this process looks reached (ulimit -u 96,362 (120 processes and "
+     "threads of this user)): the system's threads (kernel.threads-max) or memory may "
+     "have run out"),
+    (dict(),
+     "no ulimit -u, ulimit -v or pids limit is set on this process: the system's threads "
+     "(kernel.threads-max) or memory ran out")])
+def test_a_thread_that_cannot_start_names_the_limit_it_reached(limits, words, monkeypatch):
+    from ipc_bench.errors import thread_limit_text
+
+    _limits(monkeypatch, **limits)
+    assert thread_limit_text() == f"cannot start a thread: {words}"
+
+
+def test_the_limits_in_use_are_read_from_proc():
+    from ipc_bench import errors
+
+    import threading
+
+    before = errors._user_threads()
+    stop = threading.Event()
+    extra = [threading.Thread(target=stop.wait) for _ in range(3)]
+    for t in extra:
+        t.start()
+    try:
+        assert errors._user_threads() >= before + 3 - 1  # another process may end
+    finally:
+        stop.set()
+        for t in extra:
+            t.join()
+    assert 2**20 < errors._vm_size() < 2**40  # this interpreter's address space
 
 
 def test_other_errors_are_not_called_a_limit():
