@@ -267,6 +267,31 @@ def thread_limit_text() -> str:
             + "; ".join(reached) + "; raise the one it reached")
 
 
+#: Import name prefix of the scenario modules (``harness.scenario.PACKAGE``).
+_SCENARIO_MODULES = "ipc_bench.scenarios."
+
+
+def scenario_frames(exc: BaseException) -> tuple[Optional[str], bool]:
+    """Where ``exc`` passed through a scenario module's code (``ipc_bench.scenarios.*``,
+    the repository's ``scenarios/``): the innermost such frame as ``scenarios/x.py line
+    12, in arrivals`` (the file's path from its ``scenarios`` folder on), and whether it
+    is where ``exc`` was raised (the innermost frame of all); ``(None, False)`` when
+    none is. Raises nothing."""
+    tb, where, last = exc.__traceback__, None, False
+    while tb is not None:
+        frame = tb.tb_frame
+        ours = str(frame.f_globals.get("__name__", "")).startswith(_SCENARIO_MODULES)
+        if ours:
+            path = Path(frame.f_code.co_filename)
+            parts = path.parts
+            shown = (Path(*parts[len(parts) - 1 - parts[::-1].index("scenarios"):])
+                     if "scenarios" in parts else path)
+            where = f"{shown} line {tb.tb_lineno}, in {frame.f_code.co_name}"
+        last = ours
+        tb = tb.tb_next
+    return where, last
+
+
 def _raised_in_an_import(exc: BaseException) -> bool:
     """Whether ``exc``'s traceback passes through the import machinery (a frame of
     ``importlib``'s bootstrap): it was raised while a module was being imported."""

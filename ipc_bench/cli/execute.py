@@ -46,7 +46,7 @@ from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import (fd_shortage_text, names_fd_limit, one_line, out_of_fds,
-                              resource_shortage_text)
+                              resource_shortage_text, scenario_frames)
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            loaded_note, nice_note, read_cpu_times,
@@ -600,9 +600,13 @@ class _Run:
         ``ENFILE`` here, a runner's report naming the limit, or the case's files that
         could not be written for want of one). A thread that could not start or a
         ``MemoryError`` is a resource limit, not a bug: its one line is
-        ``errors.resource_shortage_text``'s, exit 1. A bug (any other exception) prints
-        its traceback, then ``bench.py: internal error in CASE: TYPE: MESSAGE`` with the
-        same folder pointer."""
+        ``errors.resource_shortage_text``'s, exit 1; so is an exception a scenario
+        module's own code raised (``errors.scenario_frames``: ``the scenario's code
+        raised TYPE: MESSAGE (scenarios/x.py line 12, in arrivals)``). A bug (any other
+        exception) prints its traceback, then ``bench.py: internal error in CASE: TYPE:
+        MESSAGE`` with the same folder pointer (``error under the scenario's code
+        (WHERE)`` in place of ``internal error`` when a scenario's code called what
+        raised it)."""
         case_id = result.spec.case_id
         if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
             message = str(exc)
@@ -612,12 +616,17 @@ class _Run:
             message = resource_shortage_text(exc)
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
+        elif scenario_frames(exc)[1]:  # raised by a scenario's own code: where, not a bug
+            message = (f"the scenario's code raised {type(exc).__name__}: {exc} "
+                       f"({scenario_frames(exc)[0]})")
         else:  # a bug: keep what was measured, show where it broke
             traceback.print_exc(file=sys.stderr)
-            written = self._stop(result, f"internal error: {type(exc).__name__}: {exc}",
-                                 "failed")
+            under = scenario_frames(exc)[0]
+            what = ("internal error" if under is None
+                    else f"error under the scenario's code ({under})")
+            written = self._stop(result, f"{what}: {type(exc).__name__}: {exc}", "failed")
             kept = self.pointer(bool(self.num_done or result.failed_step))
-            print(one_line(f"bench.py: internal error in {case_id}: "
+            print(one_line(f"bench.py: {what} in {case_id}: "
                            f"{type(exc).__name__}: {exc}{kept}"), file=sys.stderr)
             self.quiet_count()
             return max(1, written)
@@ -831,10 +840,7 @@ class _Run:
                      f"{r['mismatches']} of {r['messages_checked']} captured messages differ "
                      "from the formula" for r in writer.byte_model if r["mismatches"]]
         # The scenario's report may add fields to the summaries: before they are written.
-        extra = "" if scenario_report is None else (
-            scenario_report(writer.cases, method=ci_method)
-            if "method" in inspect.signature(scenario_report).parameters
-            else scenario_report(writer.cases))
+        extra = scenario_text(scenario_report, writer.cases, ci_method, problems)
         self.stopped = True
         with signals.deferred():
             self.final_status = "failed" if problems else "complete"
@@ -867,6 +873,26 @@ class _Run:
                 return self.write_failed(exc)
             return 1
         return 1 if problems else 0
+
+
+def scenario_text(scenario_report: Optional[Callable], cases: list[dict[str, Any]],
+                  ci_method: str, problems: list[str]) -> str:
+    """The text of the scenario's ``report(cases[, method=ci_method])`` (``""`` without
+    one). One that raises costs the run nothing else: its exception is added to
+    ``problems`` (``the scenario's report() raised TYPE: MESSAGE (scenarios/x.py line
+    12, in report)``: the run is then ``failed``, exit 1) and ``""`` returned, so the
+    tables still print and ``summary.json`` is finished."""
+    if scenario_report is None:
+        return ""
+    try:
+        if "method" in inspect.signature(scenario_report).parameters:
+            return scenario_report(cases, method=ci_method)
+        return scenario_report(cases)
+    except Exception as exc:
+        where = scenario_frames(exc)[0] or getattr(scenario_report, "__module__", "?")
+        problems.append(one_line(f"the scenario's report() raised {type(exc).__name__}: "
+                                 f"{exc} ({where}); the cases' results are complete"))
+        return ""
 
 
 def _seconds(value: float) -> str:
