@@ -9,7 +9,9 @@ PATH: REASON``, a summary.json that is not a file or not a JSON object, an unsup
 result format, a run folder given twice or a copy of another one given, a summary
 with no case left: ``results.load``) or
 an output that cannot be made (read-only, under a file or a link loop, a name over
-255 bytes: ``cannot write PATH: REASON``) is one line on stderr and exit code 2; a
+255 bytes: ``cannot write PATH: REASON``, and, where the default ``RUN_DIR/report`` was
+refused for its permissions or a read-only file system, ``; write it elsewhere with
+--output DIR``) is one line on stderr and exit code 2; a
 report file that cannot be written once its folder is made (disk full: ``cannot write
 PATH: REASON``, the file that failed) is one line and exit code 1, as a run whose
 results cannot be written; either way nothing is written or changed. Every line is
@@ -24,6 +26,7 @@ line break in it escaped as in the error lines."""
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 import warnings
 from typing import Sequence
@@ -81,7 +84,10 @@ def main(argv: Sequence[str]) -> int:
         return 2
     except OSError as exc:  # nothing was written (``document.write_folder``)
         where = exc.filename if exc.filename else "the report"
-        print(one_line(f"{PROG}: error: cannot write {where}: {exc.strerror or exc}"),
+        # The default place (RUN_DIR/report) refused: another one is a flag away.
+        hint = ("; write it elsewhere with --output DIR" if args.output is None
+                and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "")
+        print(one_line(f"{PROG}: error: cannot write {where}: {exc.strerror or exc}{hint}"),
               file=sys.stderr)
         return 1 if isinstance(exc, WriteFailed) else 2
     print(f"report: {one_line(str(out / 'report.html'))}")

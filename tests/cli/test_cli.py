@@ -664,6 +664,29 @@ def test_report_that_cannot_be_moved_into_place_keeps_the_earlier_one(
     assert _tree(tmp_path) == before
 
 
+def test_a_read_only_run_folder_points_at_output(tiny_run, tmp_path, monkeypatch, capsys):
+    """The default place, RUN_DIR/report, refused for a read-only file system (or its
+    permissions): the line says --output writes it elsewhere; a refused --output DIR
+    gets no such hint."""
+    import errno
+
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    def mkdtemp(prefix, dir):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(dir))
+
+    monkeypatch.setattr(document.tempfile, "mkdtemp", mkdtemp)
+    assert cli.main(["report", str(tiny_run), "--no-figures"]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write "
+                                       f"{tiny_run / 'report'}: Read-only file system; write "
+                                       "it elsewhere with --output DIR\n")
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out}: "
+                                       "Read-only file system\n")
+
+
 def test_report_names_its_folder_as_the_runs_were_given(tiny_run, tmp_path, monkeypatch,
                                                           capsys):
     """One run and several runs name their report the same way: relative to the
