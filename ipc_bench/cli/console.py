@@ -12,7 +12,8 @@ the exit code: stdout on a broken pipe turns a 0 into 141 (128 + SIGPIPE, what a
 reports for a writer killed by SIGPIPE) and says nothing; any other stdout error is one
 line on stderr and turns a 0 into 1 (a run also records it in ``summary.json``:
 ``stdout_failure``); so does stdout closed at start, at its first write (``Bad file
-descriptor (closed at start)``: the tables went nowhere). A failing stderr changes nothing: there is nowhere left to
+descriptor (closed at start)``: the output went nowhere; a run is refused before it
+starts instead, ``cli.run``). A failing stderr changes nothing: there is nowhere left to
 report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
 it as its escape (``\\xb1``), as Python's stderr writes it.
 """

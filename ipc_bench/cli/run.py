@@ -140,6 +140,9 @@ def _main(argv: list[str], swept: list[str]) -> int:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
               "token ids the runner feeds are not checked (the summary and tables say so)",
               file=sys.stderr)
+    if getattr(sys.stdout, "closed_at_start", False):  # ``console.GuardedStream``
+        raise UsageError("stdout is closed (>&-): the run's tables would go nowhere; send "
+                         "it to a file, or to /dev/null to keep the run folder alone")
     from ipc_bench.cli.execute import run_cases
 
     remote = _remote_runners(args, cases)

@@ -374,20 +374,22 @@ def test_run_with_stderr_closed_keeps_every_result(tmp_path):
     _assert_complete(tmp_path / "run")
 
 
-def test_run_with_stdout_closed_keeps_every_result_and_says_its_tables_were_lost(tmp_path):
-    """``>&-``: the tables had nowhere to go, which a 0 would hide; the results are
-    whole and summary.json says why the run failed."""
+def test_a_run_with_stdout_closed_is_refused_before_it_starts(tmp_path):
+    """``>&-``: the tables would have nowhere to go, which the run would only find
+    after its last case: refused once the options and cases are checked, no folder
+    made."""
     run = tmp_path / "run"
     proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output", str(run)],
                           cwd=REPO, capture_output=True, text=True, timeout=120,
                           preexec_fn=lambda: os.close(1))
-    line = "cannot write to stdout: Bad file descriptor (closed at start)"
-    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"bench.py: error: {line}\n")
-    summary = json.loads((run / "summary.json").read_text())
-    assert (summary["status"], summary["problems"]) == ("failed", [line])
-    assert [c["complete"] for c in summary["cases"]] == [True, True]
-    steps = pd.read_csv(run / "steps.csv")
-    assert sorted(steps["case_id"].unique()) == sorted(c["case_id"] for c in summary["cases"])
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2, "", "bench.py: error: stdout is closed (>&-): the run's tables would go nowhere; "
+               "send it to a file, or to /dev/null to keep the run folder alone\n")
+    assert not run.exists()
+    bad = subprocess.run([sys.executable, "bench.py", *TINY, "--steps", "0"], cwd=REPO,
+                         capture_output=True, text=True, timeout=120,
+                         preexec_fn=lambda: os.close(1))
+    assert bad.returncode == 2 and "--steps" in bad.stderr  # bad input is named first
 
 
 def test_an_ascii_stdout_gets_every_line_with_escapes(tmp_path):
