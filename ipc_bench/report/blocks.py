@@ -28,7 +28,7 @@ PAIR_TABLE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
               "sched_to_runner_wire_bytes_per_step", "build_ns_per_step",
               "encode_ns_per_step", "decode_ns_per_step", "step_ns_mean")
 #: ``PAIR_TABLE`` rows that sum both directions: the scheduler's SchedulerOutput and the
-#: runner's ModelRunnerOutput (the findings' encode and build clauses quote them,
+#: runner's ModelRunnerOutput (the findings' encode, decode and build clauses quote them,
 #: ``findings.BOTH_MESSAGES``); ``PAIR_TIMES_NOTE`` says so under the table.
 SUMMED_PAIR_ROWS = ("build_ns_per_step", "encode_ns_per_step", "decode_ns_per_step")
 #: What the pair table's caption says of ``SUMMED_PAIR_ROWS`` where it shows one.

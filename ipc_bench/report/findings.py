@@ -1,7 +1,7 @@
 """Findings of one run: sentences with numbers, the report's first section.
 
-Per workload and codec: bytes per step, encode and build µs per step (both messages of
-a step summed, the SchedulerOutput and the ModelRunnerOutput) and output
+Per workload and codec: bytes per step, encode, decode and build µs per step (both
+messages of a step summed, the SchedulerOutput and the ModelRunnerOutput) and output
 tokens/s (% change) of ``cached`` against ``send``, with intervals over repetitions
 when there are 2+ (``stats.summarize_pairs`` with the run's ``--ci-method``, so they
 are the CLI comparison block's; unadjusted, and a time or tokens/s clause whose
@@ -232,7 +232,8 @@ LATENCY_CLAUSE_FIGURES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"),
 
 #: The pair tables a finding reads, by role.
 PAIR_METRICS = dict(tput="output_tokens_per_s", s2r="sched_to_runner_payload_bytes_per_step",
-                     enc="encode_ns_per_step", build="build_ns_per_step")
+                     enc="encode_ns_per_step", dec="decode_ns_per_step",
+                     build="build_ns_per_step")
 
 
 def _repetitions_note(cases, keys) -> str:
@@ -318,24 +319,43 @@ def _schedules_differ_clause(b: dict[str, Any], pairs: list[tuple[dict, dict]]) 
             f"arms' {totals}")
 
 
-#: What the encode and build figures of a finding time: both messages of a step, the
-#: scheduler's SchedulerOutput and the runner's ModelRunnerOutput, summed
-#: (``encode_ns_per_step``, ``build_ns_per_step``: the pair table's ``encode µs/step``
-#: and ``build µs/step`` rows, whose intervals the clauses carry). Neither is the
-#: SchedulerOutput's alone (``sched_*_ns_per_step``), so no clause names it alone.
+#: What the encode, decode and build figures of a finding time: both messages of a
+#: step, the scheduler's SchedulerOutput and the runner's ModelRunnerOutput, summed
+#: (``encode_ns_per_step``, ``decode_ns_per_step``: the runner's decode of the
+#: SchedulerOutput and the scheduler's of the ModelRunnerOutput, ``build_ns_per_step``:
+#: the pair table's ``encode µs/step``, ``decode µs/step`` and ``build µs/step`` rows,
+#: whose intervals the clauses carry). None is the SchedulerOutput's alone
+#: (``sched_*_ns_per_step``), so no clause names it alone.
 BOTH_MESSAGES = "the SchedulerOutput and the ModelRunnerOutput"
-#: ``_time_clause``'s ``saves``, ``spends``, ``noise``, ``noun`` and ``same`` words per
-#: pair table role (``PAIR_METRICS``): each names both messages (``BOTH_MESSAGES``).
+
+
+def _clause_words(doing: str, does: str, noun: str,
+                  messages: str = BOTH_MESSAGES) -> tuple[str, str, str, str, str]:
+    """``_time_clause``'s ``saves``, ``spends``, ``noise``, ``noun`` and ``same`` words
+    for a time of ``messages`` (``BOTH_MESSAGES``, or ``them`` after a clause that named
+    them: ``their decode time per step``)."""
+    what = f"their {noun} time per step" if messages == "them" else \
+        f"{noun} time per step of {messages}"
+    return (f"saves {{}} per step {doing} {messages}",
+            f"spends {{}} more per step than send {doing} {messages}",
+            f"{does} {messages} within noise of send's time per step",
+            what, f"{does} {messages} in the same time per step as send")
+
+
+#: ``_time_clause``'s words per pair table role (``PAIR_METRICS``): each names both
+#: messages (``BOTH_MESSAGES``).
 TIME_CLAUSE_WORDS: dict[str, tuple[str, str, str, str, str]] = {
-    role: (f"saves {{}} per step {doing} {BOTH_MESSAGES}",
-           f"spends {{}} more per step than send {doing} {BOTH_MESSAGES}",
-           f"{does} {BOTH_MESSAGES} within noise of send's time per step",
-           f"{noun} time per step of {BOTH_MESSAGES}",
-           f"{does} {BOTH_MESSAGES} in the same time per step as send")
+    role: _clause_words(doing, does, noun)
     for role, doing, does, noun in (("enc", "encoding", "encodes", "encode"),
+                                    ("dec", "decoding", "decodes", "decode"),
                                     ("build", "building", "builds", "build"))}
+#: The decode clause's words where it follows the encode clause, which named both
+#: messages: ``decodes them within noise of send's time per step``, ``changes their
+#: decode time per step by ...``, so that the finding does not name them twice running.
+DECODE_AFTER_ENCODE = _clause_words("decoding", "decodes", "decode", "them")
 #: The clause that stands for the per-step times of arms that ran different schedules.
-TIMES_NOT_COMPARED = "per-step times not compared (encode, build, step: other batches)"
+TIMES_NOT_COMPARED = ("per-step times not compared (encode, decode, build, step: other "
+                      "batches)")
 #: The short verdict of a difference with no significant difference whose interval
 #: reaches beyond ±10 % (``stats.inconclusive``), defined once in the legend under the
 #: findings (``findings_legend``, in ``stats.INCONCLUSIVE_CLAUSE``'s words).
@@ -349,8 +369,9 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
                     recorded: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """What cached saves (or spends) against send for ``key``: bytes (as a share of
     send's scheduler → runner payload, ``OF_SEND_PAYLOAD``, the base of the bytes
-    figure's box too), encode, build (both of the step's messages summed,
-    ``BOTH_MESSAGES``), each a difference with the pair table's interval
+    figure's box too), encode, decode, build (both of the step's messages summed,
+    ``BOTH_MESSAGES``; the decode clause, after the encode one, calls them ``them``:
+    ``DECODE_AFTER_ENCODE``), each a difference with the pair table's interval
     (``_time_clause``: ``saves 3.24 µs per step encoding the SchedulerOutput and the
     ModelRunnerOutput (-28.4 % [-40.0, -15.0] %)``, or within noise where that
     interval holds 0 %, or not significant after Holm's correction where ``recorded``,
@@ -376,10 +397,13 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
             clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer > 0 else 'more'} "
                            f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} "
                            f"% {OF_SEND_PAYLOAD})")
-    e = tables["enc"].get(key)
+    e, d = tables["enc"].get(key), tables["dec"].get(key)
     if e and codec != SINGLE_PROCESS:
         clauses.append(_time_clause(e, *TIME_CLAUSE_WORDS["enc"],
                                     (recorded or {}).get(PAIR_METRICS["enc"])))
+    if d and codec != SINGLE_PROCESS:
+        words = DECODE_AFTER_ENCODE if e else TIME_CLAUSE_WORDS["dec"]
+        clauses.append(_time_clause(d, *words, (recorded or {}).get(PAIR_METRICS["dec"])))
     bl = tables["build"].get(key)
     if bl:
         clauses.append(_time_clause(bl, *TIME_CLAUSE_WORDS["build"],

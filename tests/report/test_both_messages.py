@@ -1,7 +1,8 @@
-"""The findings' encode and build clauses quote both messages of a step summed (the
-scheduler's SchedulerOutput and the runner's ModelRunnerOutput: ``encode_ns_per_step``,
-``build_ns_per_step``), so they name both, with the interval of the pair table's row
-of that same figure; the pair table's caption says that those rows sum both
+"""The findings' encode, decode and build clauses quote both messages of a step summed
+(the scheduler's SchedulerOutput and the runner's ModelRunnerOutput:
+``encode_ns_per_step``, ``decode_ns_per_step``, ``build_ns_per_step``), so they name
+both (the decode clause, after the encode one, as ``them``), with the interval of the
+pair table's row of that same figure; the pair table's caption says that those rows sum both
 directions. Checked on a small real run, the figures recomputed here from its
 ``summary.json``."""
 
@@ -23,12 +24,17 @@ from ipc_bench.report import blocks, findings
 ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--codecs", "msgpack",
         "--steps", "50", "--warmup-steps", "10", "--repeat", "2", "--no-single-process"]
 BOTH = "the SchedulerOutput and the ModelRunnerOutput"
-#: key -> (saves, spends, within noise, changes): the clause words, ``{}`` the µs.
+#: key -> (saves, spends, within noise, changes): the clause words, ``{}`` the µs; the
+#: decode clause follows the encode one, which named both messages, so it says ``them``.
 WORDS = {
     "encode_ns_per_step": (f"saves {{}} per step encoding {BOTH}",
                            f"spends {{}} more per step than send encoding {BOTH}",
                            f"encodes {BOTH} within noise of send's time per step",
                            f"changes encode time per step of {BOTH} by"),
+    "decode_ns_per_step": ("saves {} per step decoding them",
+                           "spends {} more per step than send decoding them",
+                           "decodes them within noise of send's time per step",
+                           "changes their decode time per step by"),
     "build_ns_per_step": (f"saves {{}} per step building {BOTH}",
                           f"spends {{}} more per step than send building {BOTH}",
                           f"builds {BOTH} within noise of send's time per step",
@@ -95,7 +101,7 @@ def _expected(pairs: list[tuple[float, float]], key: str,
         f" ({change})"
 
 
-def test_the_encode_and_build_clauses_name_both_messages(run_dir, res):
+def test_the_encode_decode_and_build_clauses_name_both_messages(run_dir, res):
     (finding,) = [f for f in findings.findings(res) if "cached sends" in f]
     for key in WORDS:
         clause = _expected(_pairs(run_dir, key), key, _recorded(run_dir, key))

@@ -34,8 +34,10 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
         "At 4 running requests (msgpack), cached sends 81 fewer bytes per step to the runner "
         "(5.3 % of send's scheduler → runner payload), encodes the SchedulerOutput and the "
         "ModelRunnerOutput within noise of send's time per step (+0.0 % [+0.0, +0.0] %; "
-        "send - cached: +0.00 µs) and saves 4.90 µs per step building the SchedulerOutput "
-        "and the ModelRunnerOutput (-60.5 % [-60.5, -60.5] %); output tokens/s changes by "
+        "send - cached: +0.00 µs), decodes them within noise of send's time per step "
+        "(+0.0 % [+0.0, +0.0] %; send - cached: +0.00 µs) and saves 4.90 µs per step "
+        "building the SchedulerOutput and the ModelRunnerOutput (-60.5 % [-60.5, -60.5] "
+        "%); output tokens/s changes by "
         "-12.3 % [-95.0, +1450.0] % (over 2 repetitions, inconclusive (interval beyond "
         "±10 %); geometric means 66,030 → 57,941 tok/s).")
 
@@ -322,7 +324,9 @@ def test_equal_bytes_are_said_as_such_not_as_0_fewer():
     assert text.startswith("At 4 running requests (msgpack), cached sends as many bytes "
                            "per step to the runner as send, encodes the SchedulerOutput and "
                            "the ModelRunnerOutput in the same time per step as send (0.00 µs "
-                           "difference; one repetition, no interval) and saves 4.90 µs ")
+                           "difference; one repetition, no interval), decodes them in the "
+                           "same time per step as send (0.00 µs difference; one repetition, "
+                           "no interval) and saves 4.90 µs ")
 
 
 def _timed_finding(figures: list[tuple[str, int, float, float]]) -> str:

@@ -3,7 +3,7 @@ do the same work, so their per-step byte difference is not the policy's saving: 
 findings give send's own new_token_ids (the policy's share) and say the totals differ
 by schedule too; the terminal's ratio line, the comparison block, the report's pair
 table and the bytes figure's caption give no bytes ratio or verdict as the policy's,
-nor any per-step time's (encode, build, step: other batches), which the Holm family
+nor any per-step time's (encode, decode, build, step: other batches), which the Holm family
 leaves out; tokens/s, over the whole run, stays compared."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_the_bytes_finding_gives_the_policys_share_where_schedules_differ():
         "runner (1,862 against 1,577 bytes) differ also because the schedules differ "
         "(606 and 546 steps per case, other batches: schedule digests differ), so the "
         "difference of the totals is not the policy's saving; per-step times not "
-        "compared (encode, build, step: other batches)")
+        "compared (encode, decode, build, step: other batches)")
 
 
 def test_the_bytes_finding_is_the_difference_where_schedules_match():
@@ -77,8 +77,10 @@ def test_the_bytes_finding_is_the_difference_where_schedules_match():
         "On `trace=azure-conv-timed:60` (msgpack), cached sends 285 fewer bytes per step "
         "to the runner (15.3 % of send's scheduler → runner payload), encodes the "
         "SchedulerOutput and the ModelRunnerOutput within noise of send's time per step "
-        "(+0.0 % [+0.0, +0.0] %; send - cached: +0.00 µs) and saves 4.90 µs per step "
-        "building the SchedulerOutput and the ModelRunnerOutput (-60.5 % [-60.5, -60.5] %)")
+        "(+0.0 % [+0.0, +0.0] %; send - cached: +0.00 µs), decodes them within noise of "
+        "send's time per step (+0.0 % [+0.0, +0.0] %; send - cached: +0.00 µs) and saves "
+        "4.90 µs per step building the SchedulerOutput and the ModelRunnerOutput (-60.5 % "
+        "[-60.5, -60.5] %)")
 
 
 def test_the_ratio_line_gives_no_per_step_ratio_where_schedules_differ():

@@ -59,10 +59,11 @@ def test_a_send_step_warning_with_a_shorter_path_says_shorter():
         "descheduled; its whole-step difference is not send's cost")
 
 
-def test_cached_spending_more_encode_and_build_reads_as_a_difference():
+def test_cached_spending_more_encode_decode_and_build_reads_as_a_difference():
     send, cached = _summary("send", 0, 50_000.0, 250_000.0), _summary("cached", 0,
                                                                         50_000.0, 250_000.0)
     send["encode_ns_per_step"], cached["encode_ns_per_step"] = 15_740.0, 18_250.0
+    send["decode_ns_per_step"], cached["decode_ns_per_step"] = 16_500.0, 17_000.0
     send["build_ns_per_step"], cached["build_ns_per_step"] = 3_000.0, 4_500.0
     res = type("R", (), {})()
     res.cases, res.labels, res.metadata = _cases([send, cached]), ["num_running"], {"run": {}}
@@ -71,6 +72,8 @@ def test_cached_spending_more_encode_and_build_reads_as_a_difference():
     assert findings._saving_clauses(tables, key)[1:] == [
         "spends 2.51 µs more per step than send encoding the SchedulerOutput and the "
         "ModelRunnerOutput (one repetition, no interval)",
+        "spends 0.50 µs more per step than send decoding them (one repetition, no "
+        "interval)",
         "spends 1.50 µs more per step than send building the SchedulerOutput and the "
         "ModelRunnerOutput (one repetition, no interval)"]
 
@@ -101,6 +104,8 @@ def test_a_time_difference_whose_interval_holds_zero_reads_as_noise():
     assert findings._saving_clauses(tables, key)[1:] == [
         "spends 1.07 µs more per step than send encoding the SchedulerOutput and the "
         "ModelRunnerOutput (+13.3 % [+10.2, +16.6] %)",
+        "decodes them within noise of send's time per step (+0.0 % [+0.0, +0.0] %; send - "
+        "cached: +0.00 µs)",
         "builds the SchedulerOutput and the ModelRunnerOutput within noise of send's time "
         "per step (+0.2 % [-4.5, +5.2] %; send - cached: -0.03 µs)"]
 
@@ -156,3 +161,20 @@ def test_a_change_against_its_mean_difference_names_both_messages():
     assert findings._saving_clauses(tables, key)[-1] == (
         "changes build time per step of the SchedulerOutput and the ModelRunnerOutput by "
         "-8.7 % [-11.5, -5.8] % (send - cached: -0.36 µs)")
+
+
+def test_a_decode_clause_without_an_encode_clause_names_both_messages():
+    """The decode clause says ``them`` only after the encode clause that named both
+    messages; without an encode figure it names them itself."""
+    send, cached = _summary("send", 0, 50_000.0, 250_000.0), _summary("cached", 0,
+                                                                        50_000.0, 250_000.0)
+    for s in (send, cached):
+        s["encode_ns_per_step"] = float("nan")
+    send["decode_ns_per_step"], cached["decode_ns_per_step"] = 17_000.0, 16_500.0
+    res = type("R", (), {})()
+    res.cases, res.labels, res.metadata = _cases([send, cached]), ["num_running"], {"run": {}}
+    tables = findings._pair_tables(res)
+    key = next(iter(tables["tput"]))
+    assert findings._saving_clauses(tables, key)[1] == (
+        "saves 0.50 µs per step decoding the SchedulerOutput and the ModelRunnerOutput "
+        "(one repetition, no interval)")

@@ -1,4 +1,4 @@
-"""A finding's encode and build clauses say what their figures are: where the run's
+"""A finding's encode, decode and build clauses say what their figures are: where the run's
 recorded comparison finds no significant difference after Holm's correction while the
 pair table's (unadjusted) interval excludes 0 %, the clause claims no saving or cost
 and says so, in the tokens/s clause's words; a difference with no interval (one
@@ -27,7 +27,7 @@ def _results(rows: list[dict], ci_method: str = "t"):
 def _three_pairs() -> list[dict]:
     """Three repetitions: cached's encode 4 % to 17 % above send's in each (p 0.019
     before Holm's adjustment over the 7 timed metrics, 0.132 after), build, tokens/s
-    and steps alike in both arms up to noise."""
+    and steps alike in both arms up to noise, decode (``_summary``'s) the same."""
     encode = {"send": [8000.0, 8400.0, 7600.0], "cached": [8800.0, 9500.0, 8200.0]}
     rows = []
     for rep, tps in enumerate(((100_000.0, 101_000.0), (90_000.0, 89_000.0),
@@ -66,7 +66,7 @@ def test_a_time_difference_not_significant_after_holm_claims_no_saving_or_cost()
     # the whole finding: the tokens/s verdict from the same record
     text = findings._pair_finding(res.cases, tables, key, _where, False,
                                   recorded={key: recorded})
-    assert "; not significant after Holm (p 0.019, adjusted 0.132)) and builds" in text
+    assert "; not significant after Holm (p 0.019, adjusted 0.132)), decodes them" in text
     # the family the correction is over, and that the interval is unadjusted: once, in
     # the legend under the findings
     assert ("by Holm's correction over the 7 timed metrics its comparison tests together"
@@ -102,6 +102,8 @@ def test_too_few_pairs_for_the_methods_interval_say_so():
         "spends 0.80 µs more per step than send encoding the SchedulerOutput and the "
         "ModelRunnerOutput (3 repetitions, no interval: a sign-test interval needs >= 6 "
         "pairs)",
+        "decodes them in the same time per step as send (0.00 µs difference; 3 "
+        "repetitions, no interval: a sign-test interval needs >= 6 pairs)",
         "spends 0.05 µs more per step than send building the SchedulerOutput and the "
         "ModelRunnerOutput (3 repetitions, no interval: a sign-test interval needs >= 6 "
         "pairs)"]
@@ -119,6 +121,8 @@ def test_one_repetitions_time_clause_says_it_has_no_interval():
     assert findings._saving_clauses(tables, key)[1:] == [
         "spends 0.80 µs more per step than send encoding the SchedulerOutput and the "
         "ModelRunnerOutput (one repetition, no interval)",
+        "decodes them in the same time per step as send (0.00 µs difference; one "
+        "repetition, no interval)",
         "spends 0.05 µs more per step than send building the SchedulerOutput and the "
         "ModelRunnerOutput (one repetition, no interval)"]
 

@@ -23,7 +23,7 @@ def _tables(cases):
         send = 100.0 if "tp=2" in workload else 200.0
         tput[(workload, codec, "ipc", "null")] = dict(ratio=1.833, n=1, significant=None,
                                                       send=send, cached=send * 1.833)
-    return dict(tput=tput, s2r={}, enc={}, build={})
+    return dict(tput=tput, s2r={}, enc={}, dec={}, build={})
 
 
 def test_a_finding_on_an_oversubscribed_tp_case_says_so():
