@@ -327,6 +327,18 @@ def share_of_means(diff: Optional[float], base: Optional[float]) -> Optional[flo
 SHARE_STATISTICS = {"t": "mean", "bootstrap": "median", "sign": "median"}
 
 
+def share_formula(method: str = "t", step: str = "median") -> str:
+    """What ``mean_share`` gives by ``method`` (the run's ``--ci-method``) over a
+    workload's send/cached pairs, one a repetition, in the words of
+    ``report.plots.send_cost_share``'s title and caption: ``mean(send - cached) /
+    mean(cached's median step) over repetitions``, each difference send's figure (its
+    ``step`` step, ``median`` or ``mean``: ``step_ns_median``, else ``step_ns_mean``; or
+    its SchedulerOutput path) less cached's of the same repetition, the base cached's
+    ``step`` step; ``median(...)`` for ``sign`` and ``bootstrap``."""
+    stat = SHARE_STATISTICS[method]
+    return f"{stat}(send - cached) / {stat}(cached's {step} step) over repetitions"
+
+
 @dataclass(frozen=True)
 class MeanShare:
     """Send's cost over a group of send/cached pairs (``mean_share``), in the units of

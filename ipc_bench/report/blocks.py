@@ -301,11 +301,21 @@ def _cut_sentence(n: int, axis: str, where: str) -> str:
 
 
 def _send_cost_caption(d: dict) -> str:
-    step = d.get("step", "median")
+    """``send_cost_share``'s caption from what it drew (``plots.drawn``): the share in
+    the title's words (``send_cost.share_formula`` of the run's ``method`` and cached's
+    ``step``, and the title's ``bars``)."""
+    from ipc_bench.analysis.send_cost import share_formula
+    from ipc_bench.analysis.stats import INTERVAL_NAMES
+
+    step, method = d.get("step", "median"), d.get("method", "t")
+    bars = d.get("bars") or f"bars: 95 % {INTERVAL_NAMES[method]} interval"
+    if bars.startswith("bars:"):  # of the share: cached's step is noisy too
+        bars += ", which carries the noise of cached's step as well as the difference's"
     text = (f"What `send` costs as a share of the step, against the step time (cached's "
-            f"{step} step) and the running requests: the findings' share, the mean "
-            f"difference send - cached over the mean of cached's {step} step (bars: the "
-            f"difference's 95 % interval over it); solid: the whole {step} step")
+            f"{step} step, its mean over repetitions) and the running requests: the "
+            f"findings' share, {share_formula(method, step)}, each difference send's "
+            f"figure less cached's in the same repetition ({bars}); solid: the whole "
+            f"{step} step")
     if d.get("s2r"):
         text += (", dashed: the SchedulerOutput's build + encode + decode alone ("
                  + ("per-step medians" if d.get("s2r_median") else "means per step") + ")")

@@ -1229,8 +1229,10 @@ def _send_cost_series(table, other: list, axes, withheld: dict,
     and other label, whole step and s2r, on each panel, ``(ax, xs, ys, lo, hi, color,
     errorbar keywords)``: each point the findings' share by ``method`` (the run's
     ``--ci-method``), the mean difference over the mean of cached's step (medians for
-    ``sign`` and ``bootstrap``: ``send_cost.mean_share``), in %, with that difference's
-    95 % interval over that step (NaN with one pair, or fewer than the method needs).
+    ``sign`` and ``bootstrap``: ``send_cost.mean_share``), in %, with the share's 95 %
+    interval (``send_cost.share_bounds``: it carries the step's noise as well as the
+    difference's; NaN with one pair, or fewer than the method needs); each x the mean
+    over repetitions of cached's step (``step_ms``) or running requests.
     A share the step-time table withholds (``send_cost.WITHHELD``) is NaN, point and
     interval, so it is not drawn and its line breaks there: ``withheld`` maps each
     (workload, codec) to the columns withheld (``diff`` and ``_s2r_diff`` where the
@@ -1358,13 +1360,14 @@ def send_cost_share(results):
     ax.set_title("against step time (dotted: 1 %)")
     _set_running_axis(axes[0][1], table["running"], xlabel)
     axes[0][1].set_title("against running requests")
-    _send_cost_legend(fig, axes[0][0], note, method, table)
+    step = "median" if "step_ns_median" in cases.columns else "mean"
+    bars = _send_cost_legend(fig, axes[0][0], note, method, table, step)
     _readable_ticks(fig, axes[0])
     models = (sorted({str(m) for m in cases["model"].dropna()}) if "model" in cases.columns
               else [])
     _record(fig, series=[(SEND, c) for c in dict.fromkeys(table["codec"])],
             panels=["against step time", "against running requests"],
-            step="median" if "step_ns_median" in cases.columns else "mean",
+            step=step, method=method, bars=bars,
             s2r=bool(table["share_s2r"].notna().any()),
             s2r_median=S2R_MEDIAN_COLUMN in cases.columns
             and bool(cases[S2R_MEDIAN_COLUMN].notna().any()),
@@ -1372,13 +1375,15 @@ def send_cost_share(results):
     return fig
 
 
-def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None) -> None:
+def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None,
+                      step: str = "median") -> str:
     """``send_cost_share``'s legend (the series of ``ax``, in as many columns as fit)
-    and title (with ``note``): the statistic of ``method`` (``send_cost.SHARE_STATISTICS``)
-    and its interval's name, or, where no workload of ``table`` has as many pairs as
-    the method needs, that it draws no interval (one repetition, or too few pairs: the
-    findings' words)."""
-    from ipc_bench.analysis.send_cost import SHARE_STATISTICS
+    and title (with ``note``): what is drawn, ``send_cost.share_formula`` of ``method``
+    and ``step`` (cached's ``median`` or ``mean`` step, the share's base: the words the
+    caption uses too), and its interval's name, or, where no workload of ``table`` has
+    as many pairs as the method needs, that it draws no interval (one repetition, or too
+    few pairs: the findings' words). Returns those bars' words, for the caption."""
+    from ipc_bench.analysis.send_cost import share_formula
     from ipc_bench.analysis.stats import INTERVAL_NAMES, min_pairs
 
     handles, labels = ax.get_legend_handles_labels()
@@ -1387,15 +1392,16 @@ def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None) -> None
     fig.legend(handles, labels, loc="outside lower center",
                ncols=max(1, min(len(labels), fits, 4)),
                fontsize="small" if len(labels) <= 8 else "x-small")
-    stat, name, need = SHARE_STATISTICS[method], INTERVAL_NAMES[method], min_pairs(method)
+    name, need = INTERVAL_NAMES[method], min_pairs(method)
     pairs = [] if table is None else list(table.groupby(["workload", "codec"]).size())
     bars = ("one repetition: no interval" if pairs and max(pairs) < 2 else
             f"no interval: a {name} interval needs >= {need} pairs"
             if pairs and max(pairs) < need else f"bars: 95 % {name} interval")
-    fig.suptitle(_with_note(f"What send costs as a share of the step, {stat}(send - cached) / "
-                            f"{stat}(cached step) ({bars}): whole step (solid), "
-                            "SchedulerOutput build + encode + decode (dashed)", note),
+    fig.suptitle(_with_note(f"What send costs as a share of the step, "
+                            f"{share_formula(method, step)} ({bars}): whole {step} step "
+                            "(solid), SchedulerOutput build + encode + decode (dashed)", note),
                  fontsize="medium")
+    return bars
 
 
 #: Panels of ``tp_saving_figure``: (``analysis.tp.tp_saving`` key, scale, y label, title).

@@ -103,16 +103,20 @@ def test_captions_of_figures_drawn_without_some_parts():
     send_cost = dict(series=[("send", "msgpack")], step="median", s2r=False, models=["null"])
     assert blocks.caption("send_cost_share", send_cost) == (
         "What `send` costs as a share of the step, against the step time (cached's "
-        "median step) and the running requests: the findings' share, the mean difference "
-        "send - cached over the mean of cached's median step (bars: the difference's 95 % "
-        "interval over it); solid: the whole median step. The dotted line marks 1 %. The null "
+        "median step, its mean over repetitions) and the running requests: the findings' "
+        "share, mean(send - cached) / mean(cached's median step) over repetitions, each "
+        "difference send's figure less cached's in the same repetition (bars: 95 % "
+        "Student-t interval, which carries the noise of cached's step as well as the "
+        "difference's); solid: the whole median step. The dotted line marks 1 %. The null "
         "model's steps are the bare control plane's, the worst case for send's share.")
     assert blocks.caption("send_cost_share", dict(send_cost, s2r=True, s2r_median=True,
                                                   models=["fixed-step"])) == (
         "What `send` costs as a share of the step, against the step time (cached's "
-        "median step) and the running requests: the findings' share, the mean difference "
-        "send - cached over the mean of cached's median step (bars: the difference's 95 % "
-        "interval over it); solid: the whole median step, dashed: the SchedulerOutput's build + "
+        "median step, its mean over repetitions) and the running requests: the findings' "
+        "share, mean(send - cached) / mean(cached's median step) over repetitions, each "
+        "difference send's figure less cached's in the same repetition (bars: 95 % "
+        "Student-t interval, which carries the noise of cached's step as well as the "
+        "difference's); solid: the whole median step, dashed: the SchedulerOutput's build + "
         "encode + decode alone (per-step medians). The dotted line marks 1 %. The "
         "fixed-step cases spread the step-time axis.")
     assert blocks.caption("latency_cdfs", dict(series=[("send", "msgpack")],

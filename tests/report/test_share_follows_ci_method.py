@@ -178,19 +178,26 @@ def _decode_steady_rows() -> list[dict]:
 
 
 @pytest.mark.parametrize("method,drawn,title", [
-    ("t", (75_000 / 5_250_000, 35_000 / 6 / 5_250_000), "mean(send - cached) / mean(cached "
-     "step) (bars: 95 % Student-t interval)"),
+    ("t", (75_000 / 5_250_000, 35_000 / 6 / 5_250_000), "mean(send - cached) / mean(cached's "
+     "median step) over repetitions (bars: 95 % Student-t interval)"),
     ("sign", (35_000 / 5_200_000, 3_500 / 5_200_000), "median(send - cached) / median("
-     "cached step) (bars: 95 % sign-test interval)"),
+     "cached's median step) over repetitions (bars: 95 % sign-test interval)"),
     ("bootstrap", (35_000 / 5_200_000, 3_500 / 5_200_000), "median(send - cached) / "
-     "median(cached step) (no interval: a percentile-bootstrap interval needs >= 34 "
-     "pairs)")])
+     "median(cached's median step) over repetitions (no interval: a percentile-bootstrap "
+     "interval needs >= 34 pairs)")])
 def test_the_figure_draws_the_methods_share_and_interval(method, drawn, title):
+    from ipc_bench.report import blocks
+
     res = _results(_decode_steady_rows())
     res.metadata["run"]["ci_method"] = method
     fig = plots.send_cost_share(res)
     text = fig._suptitle.get_text()
     assert title in text.replace("\n", " ")
+    # the caption states what the title does, in the same words: the share and its bars
+    formula, bars = title.split(" (", 1)
+    caption = blocks.caption("send_cost_share", plots.drawn(fig))
+    assert f"the findings' share, {formula}, each difference" in caption
+    assert f"({bars.removesuffix(')')}" in caption
     assert max(len(line) for line in text.split("\n")) <= plots.NOTE_LINE_CHARS
     table = plots.send_cost_table(res.cases, labels=res.labels)
     _, axes = plots._figure(1, 2)
