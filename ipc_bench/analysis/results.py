@@ -149,6 +149,8 @@ class Results:
     warmup_token_share                            ratio    warm-up's share of the scheduled tokens
     counted_steps_asked, max_steps                steps    ``--steps`` (steady scenarios; None:
                                                            no such limit) / the cap on all steps
+    output_len_mean                               tokens   a steady case's mean output (its
+                                                           workload's; None: not steady)
     wall_s                                        s        wall time of the scheduler loop,
                                                            warm-up included: its start to just
                                                            after its last step; timed replays:
@@ -2339,7 +2341,8 @@ def _problems_detail(summary: dict[str, Any], problems: list[Any], run_dir: Path
 #: of ``analysis.metrics.METRICS``: counts, times and the replay's speed.
 _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "warmup_token_share",
                         "num_total_steps",
-                        "counted_steps_asked", "max_steps", "wall_s", "num_requests",
+                        "counted_steps_asked", "max_steps", "output_len_mean", "wall_s",
+                        "num_requests",
                         "num_rejected", "num_finished", "num_preemptions", "output_tokens",
                         "trace_speedup", "busy_output_tokens_per_s",
                         "input_oracle_interval", "num_spec_tokens", "case_elapsed_s",

@@ -57,6 +57,7 @@ from ipc_bench.analysis.tp import tp_core_warning, tp_figures
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
 from ipc_bench.harness.recording import cut_at_max_model_len
+from ipc_bench.harness.scenario import OUTPUT_LEN_MEAN, output_len_text
 from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
@@ -219,7 +220,7 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         workload=spec.workload_key,
         complete=result.error is None, error=result.error,
         num_steps=int(counted.sum()), counted_steps_asked=spec.counted_steps,
-        max_steps=spec.max_steps,
+        max_steps=spec.max_steps, output_len_mean=spec.output_len_mean,
         num_warmup_steps=int(a[:, _COL["warmup"]].sum()) if len(a) else 0,
         warmup_token_share=_warmup_token_share(a),
         num_total_steps=len(a), wall_s=result.wall_s,
@@ -967,7 +968,7 @@ def no_step_counted(summaries: list[dict[str, Any]],
             why = (f"{total:,} steps, {warm:,} in the warm-up, none of the rest of the kind "
                    "this scenario counts; its per-step figures are absent")
             if s.get("max_steps") and total >= s["max_steps"]:
-                why += ": " + stopped_at_limit(s["max_steps"])
+                why += ": " + stopped_at_limit(s["max_steps"], s.get("output_len_mean"))
         problems.append(f"{s['case_id']} counted no step: {why}")
     return problems
 
@@ -994,20 +995,23 @@ def _not_compared_notes(where: str, groups: dict[Any, list[dict[str, Any]]]) -> 
     return notes
 
 
-def stopped_at_limit(max_steps: int) -> str:
+def stopped_at_limit(max_steps: int, output_len_mean: Optional[float] = None) -> str:
     """Why a steady case counted fewer steps than ``--steps`` asked, and what to change:
     it reached its cap of ``max_steps`` steps in all (``scenario.steady_max_steps``:
     the warm-up, the first prompts' prefill, the counted steps and twice the mixed
     steps a simulation of its schedule finds, ``harness.steady_steps``). Outputs
-    average 1,280 tokens (``STEADY_OUTPUT_LEN_RANGE``): a batch of thousands finishes
+    average ``output_len_mean`` tokens (the case's workload's; ``None``, a summary
+    that does not record it: the default workload's 1,280, ``STEADY_OUTPUT_LEN_RANGE``):
+    a batch of thousands finishes
     requests at nearly every step, so nearly every step is mixed (``bench.py`` refuses
     such a case up front: ``scenario.check_steady_steps``); a run with drafts, whose
     accepted tokens the simulation takes at their mean, may still reach it."""
+    mean = output_len_text(OUTPUT_LEN_MEAN if output_len_mean is None else output_len_mean)
     return (f"the case stopped at its limit of {max_steps:,} steps in all, the others "
             f"mixed steps (the first prompts prefilling, replacements prefilling, "
             f"preemptions); raise --max-num-batched-tokens (the prompts prefill in fewer "
             f"steps) or --warmup-steps (each warm-up step raises the limit by one), or "
-            f"lower --num-running (B requests see about B / 1,280 finishes a step, and "
+            f"lower --num-running (B requests see about B / {mean} finishes a step, and "
             f"the step after one prefills its replacement)")
 
 
@@ -1294,7 +1298,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     if (asked and n < asked and summary.get("complete") and summary.get("max_steps")
             and summary.get("instrumentation") != "totals"):  # (it counts no step)
         warnings.append(f"{n} of the {asked} counted steps asked for (--steps): "
-                        + stopped_at_limit(summary['max_steps']))
+                        + stopped_at_limit(summary['max_steps'],
+                                           summary.get('output_len_mean')))
     floor = floor_below_one_warning(summary)
     if floor:
         warnings.append(floor)

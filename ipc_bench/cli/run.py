@@ -269,7 +269,8 @@ def _build_cases(name: str, module: ModuleType, opts) -> list:
     is not a list (or tuple) of ``CaseSpec``: ``scenario NAME cannot be used: FILE
     cases() returned [1, 'x'] (item 0 is an int, not a CaseSpec)``, the value
     shortened as ``reprlib.repr`` shortens it (6 items of a list, 60 characters of a
-    string or other value)."""
+    string or other value). Each steady case's cap is then set from its workload
+    (``_with_steady_caps``)."""
     import reprlib
 
     from ipc_bench.harness.spec import CaseSpec
@@ -285,7 +286,7 @@ def _build_cases(name: str, module: ModuleType, opts) -> list:
     if isinstance(cases, (list, tuple)):
         bad = next((i for i, c in enumerate(cases) if not isinstance(c, CaseSpec)), None)
         if bad is None:
-            return list(cases)
+            return _with_steady_caps(name, module, list(cases))
         why = f"item {bad} is {_a_type(cases[bad])}, not a CaseSpec"
     else:
         why = f"{_a_type(cases)}, not a list of CaseSpec"
@@ -293,6 +294,33 @@ def _build_cases(name: str, module: ModuleType, opts) -> list:
     shown.maxstring = shown.maxother = 60
     raise UsageError(f"scenario {name} cannot be used: {module.__file__} cases() "
                      f"returned {shown.repr(cases)} ({why})")
+
+
+def _with_steady_caps(name: str, module: ModuleType, cases: list) -> list:
+    """``cases`` with each steady case's ``max_steps`` and ``output_len_mean`` set again
+    from the workload its ``make_workload`` returns (``scenario.set_steady_cap``), so
+    that one a scenario swapped in after ``steady_case`` sizes the cap and the advice.
+    An exception ``make_workload`` raises (``ConfigError`` and the other refusals pass
+    through), or the simulation of its workload, is refused in one line:
+    ``scenario NAME cannot be used: FILE case ID: make_workload() raised TYPE: MESSAGE``
+    (``... the simulation of its workload raised ...``)."""
+    from ipc_bench.harness.scenario import is_steady, set_steady_cap
+
+    for case in cases:
+        if not is_steady(case):
+            continue
+        what = "make_workload()"
+        try:
+            case.make_workload()
+            what = "the simulation of its workload"
+            set_steady_cap(case)
+        except (UsageError, ConfigError, TraceError, EndpointError):
+            raise
+        except Exception as exc:
+            raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise UsageError(f"scenario {name} cannot be used: {module.__file__} case "
+                             f"{case.case_id}: {what} raised {raised}") from None
+    return cases
 
 
 def _a_type(value) -> str:

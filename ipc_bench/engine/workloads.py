@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -140,10 +140,26 @@ STEADY_PROMPT_LEN_RANGE = (32, 256)
 STEADY_OUTPUT_LEN_RANGE = (512, 2048)
 
 
+def _len_range(name: str, value: Any) -> tuple[int, int]:
+    """``value`` as a (low, high) range of token counts, 1 <= low <= high; ``ValueError``
+    naming ``name`` otherwise."""
+    try:
+        low, high = value
+    except (TypeError, ValueError):
+        low = high = None
+    whole = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                for v in (low, high))
+    if not (whole and 1 <= low <= high):
+        raise ValueError(f"{name} {value!r}: give (low, high) token counts, "
+                         f"1 <= low <= high")
+    return int(low), int(high)
+
+
 class SteadyDecodeWorkload(Workload):
     """``num_running`` requests at all times. Prompt lengths uniform in
     ``[prompt_len_min, prompt_len_max]``, output lengths in
-    ``[output_len_min, output_len_max]`` tokens, per request from the seed;
+    ``[output_len_min, output_len_max]`` tokens, per request from the seed (``ValueError``
+    unless each range is two whole numbers, 1 <= low <= high);
     ``req_id_format``: see ``make_req_id``; ``token_ids``: see ``make_prompt``."""
 
     def __init__(self, num_running: int, *, seed: int, vocab_size: int,
@@ -153,8 +169,8 @@ class SteadyDecodeWorkload(Workload):
         super().__init__(f"steady-B{num_running}", seed=seed, vocab_size=vocab_size,
                          req_id_format=req_id_format, token_ids=token_ids)
         self.num_running = num_running
-        self.prompt_len_range = prompt_len_range
-        self.output_len_range = output_len_range
+        self.prompt_len_range = _len_range("prompt_len_range", prompt_len_range)
+        self.output_len_range = _len_range("output_len_range", output_len_range)
         self._next_index = 0
         self._pending: list[int] = [0] * num_running  # arrival steps of queued requests
 

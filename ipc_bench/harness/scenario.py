@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 import msgspec
 
@@ -295,35 +295,66 @@ def scenarios_package() -> ModuleType:
 
 def discover(problems: Optional[dict[str, str]] = None) -> dict[str, ModuleType]:
     """``NAME`` -> module for every module in the scenarios package (``_``-prefixed
-    modules and modules without ``NAME`` and ``cases`` are skipped). A module that
-    cannot be imported (any ``Exception``: a syntax error, a missing import), and
-    every module of a ``NAME`` that two modules declare, are left out; with
-    ``problems``, each is added there: its ``NAME`` (for a module that did not load,
-    its file name with ``-`` for ``_``) -> one line saying why, naming the file(s)."""
+    modules are skipped: helpers, not scenarios). A module that cannot be imported (any
+    ``Exception``: a syntax error, a missing import), one that lacks what a scenario
+    must declare (``missing_parts``: ``NAME``, a docstring, ``cases``), and every
+    module of a ``NAME`` that two modules declare, are left out; with ``problems``,
+    each is added there: its ``NAME`` (for a module that did not load or declares no
+    usable ``NAME``, or whose ``NAME`` a usable module has, its file name with ``-``
+    for ``_``) -> one line saying why, naming the file(s)."""
     package = scenarios_package()
     found: dict[str, ModuleType] = {}
     files: dict[str, list[str]] = {}  # NAME -> the files that declare it
+    lacking: list[tuple[str, Optional[str], str]] = []  # (file's name, NAME, why)
     problems = {} if problems is None else problems
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
+        stem = info.name.replace("_", "-")
         try:
             module = importlib.import_module(f"{PACKAGE}.{info.name}")
         except Exception as exc:
             path = Path(info.module_finder.path) / f"{info.name}.py"
-            problems[info.name.replace("_", "-")] = one_line(
+            problems[stem] = one_line(
                 f"{path} cannot be imported: {type(exc).__name__}: {exc}")
             continue
         name = getattr(module, "NAME", None)
-        if name and isinstance(name, str) and callable(getattr(module, "cases", None)):
-            found.setdefault(name, module)
-            files.setdefault(name, []).append(str(module.__file__))
+        name = name if isinstance(name, str) and name else None
+        missing = missing_parts(module)
+        if missing:
+            lacking.append((stem, name, f"{module.__file__} {missing}"))
+            continue
+        found.setdefault(name, module)
+        files.setdefault(name, []).append(str(module.__file__))
     for name, paths in files.items():
         if len(paths) > 1:
             del found[name]
             problems[name] = f"{' and '.join(paths)} all declare NAME {name!r}" \
                 if len(paths) > 2 else f"{paths[0]} and {paths[1]} both declare NAME {name!r}"
+    for stem, name, why in lacking:
+        key = name if name and name not in found and name not in problems else stem
+        problems[key] = f"{problems[key]}; {why}" if key in problems else why
     return found
+
+
+def missing_parts(module: ModuleType) -> Optional[str]:
+    """What a scenario module lacks of what it must declare, as the reason ``discover``
+    gives (``declares no NAME (the --scenario value, a non-empty str)``, ``has no
+    docstring (its first line is the --list summary)``, ``declares no cases(opts)
+    function``, joined with ``, `` and ``and``), or ``None`` when it has all three."""
+    name = getattr(module, "NAME", None)
+    parts = []
+    if not (isinstance(name, str) and name):
+        parts.append("declares no NAME (the --scenario value, a non-empty str)"
+                     if name is None else
+                     f"declares NAME {name!r}, not a non-empty str (the --scenario value)")
+    if not (module.__doc__ or "").strip():
+        parts.append("has no docstring (its first line is the --list summary)")
+    if not callable(getattr(module, "cases", None)):
+        parts.append("declares no cases(opts) function")
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def options_taken(module: ModuleType) -> frozenset[str]:
@@ -546,8 +577,11 @@ def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     return cfg
 
 
-def steady_context_max(cfg: SchedulerConfig, max_steps: int) -> int:
-    """The most KV-cache slots one request of the steady workload holds in a case of
+def steady_context_max(cfg: SchedulerConfig, max_steps: int, prompt_len_max: int = PROMPT_LEN_MAX,
+                       output_len_max: int = OUTPUT_LEN_MAX) -> int:
+    """The most KV-cache slots one request of a steady workload whose prompts and
+    outputs are at most ``prompt_len_max`` and ``output_len_max`` tokens (the default
+    workload's by default) holds in a case of
     ``max_steps`` scheduler steps under ``cfg``, from ``Scheduler.schedule``'s rule
     (``AsyncScheduler`` and ``PipelineScheduler`` schedule no further).
 
@@ -559,11 +593,11 @@ def steady_context_max(cfg: SchedulerConfig, max_steps: int) -> int:
     step, so at step t at most ``P + t * (K + 1)`` are scheduled; the last step is
     ``max_steps - 1``. The scheduler allocates ``num_lookahead_tokens`` slots past the
     scheduled tokens, capped at ``max_model_len``. Every bound grows with P and M, so
-    the workload's longest prompt and output (``PROMPT_LEN_MAX``, ``OUTPUT_LEN_MAX``)
-    give the worst case; a request arriving later reaches less."""
+    the workload's longest prompt and output give the worst case; a request arriving
+    later reaches less."""
     k = cfg.num_spec_tokens
-    stop = min(PROMPT_LEN_MAX + OUTPUT_LEN_MAX, cfg.max_model_len)
-    scheduled = min(PROMPT_LEN_MAX + (max_steps - 1) * (k + 1), stop - 1 + k,
+    stop = min(prompt_len_max + output_len_max, cfg.max_model_len)
+    scheduled = min(prompt_len_max + (max_steps - 1) * (k + 1), stop - 1 + k,
                     cfg.max_model_len - 1)
     if cfg.num_lookahead_tokens:
         return min(scheduled + cfg.num_lookahead_tokens, cfg.max_model_len)
@@ -573,12 +607,22 @@ def steady_context_max(cfg: SchedulerConfig, max_steps: int) -> int:
 def steady_blocks_needed(case: CaseSpec) -> Optional[int]:
     """KV blocks a steady case (a ``num_running`` label and ``max_steps``) holds at
     most: ``num_running * ceil(slots / block_size)``, ``slots`` the most each request
-    reaches in the case (``steady_context_max``); ``None`` for other cases."""
+    reaches in the case (``steady_case_context_max``); ``None`` for other cases."""
     b = case.labels.get("num_running")
     if not isinstance(b, int) or case.max_steps is None:
         return None
-    slots = steady_context_max(case.scheduler, case.max_steps)
-    return b * -(-slots // case.scheduler.block_size)
+    return b * -(-steady_case_context_max(case) // case.scheduler.block_size)
+
+
+def steady_case_context_max(case: CaseSpec) -> int:
+    """``steady_context_max`` of ``case``: its limits and ``max_steps``, the longest
+    prompt and output of its workload (``steady_lens``) when it is a steady case
+    (``is_steady``), else of the default steady workload."""
+    if not is_steady(case):
+        return steady_context_max(case.scheduler, case.max_steps)
+    lens = steady_lens(case)
+    return steady_context_max(case.scheduler, case.max_steps, lens.prompt_len_range[1],
+                              lens.output_len_range[1])
 
 
 def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
@@ -595,7 +639,7 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
     if need is None or case.scheduler.num_blocks >= need:
         return
     b, cfg = case.labels["num_running"], case.scheduler
-    slots = steady_context_max(cfg, case.max_steps)
+    slots = steady_case_context_max(case)
     per_request = need // b
     what = "tokens"
     if cfg.num_spec_tokens:
@@ -642,9 +686,12 @@ MAX_SIMULATED_REQUESTS = 20_000
 
 @functools.lru_cache(maxsize=64)
 def steady_steps(b: int, seed: int, cfg: SchedulerConfig, acceptance: float, warmup: int,
-                 steps: int, pp: int = 1, async_scheduling: bool = False) -> SteadySteps:
+                 steps: int, pp: int = 1, async_scheduling: bool = False,
+                 prompt_len_range: tuple[int, int] = STEADY_PROMPT_LEN_RANGE,
+                 output_len_range: tuple[int, int] = STEADY_OUTPUT_LEN_RANGE) -> SteadySteps:
     """The simulated schedule (``harness.steady_steps``) of a steady case of ``b``
-    requests of the workload of ``seed`` under ``cfg`` (its budget, ``max_model_len``,
+    requests of the workload of ``seed``, ``prompt_len_range`` and ``output_len_range``
+    under ``cfg`` (its budget, ``max_model_len``,
     ``max_num_seqs`` and drafts, accepted with probability ``acceptance``), ``warmup``
     warm-up steps and ``steps`` counted, ``pp`` micro-batches in flight or
     ``async_scheduling``, for up to ``MAX_STEPS_PER_COUNTED`` steps per counted step
@@ -655,7 +702,8 @@ def steady_steps(b: int, seed: int, cfg: SchedulerConfig, acceptance: float, war
         max_model_len=cfg.max_model_len, warmup_steps=warmup, counted_steps=steps,
         patience=MAX_STEPS_PER_COUNTED * steps, num_spec_tokens=cfg.num_spec_tokens,
         acceptance=acceptance, max_requests=MAX_SIMULATED_REQUESTS, pp=pp,
-        async_scheduling=async_scheduling, max_num_seqs=cfg.max_num_seqs)
+        async_scheduling=async_scheduling, max_num_seqs=cfg.max_num_seqs,
+        prompt_len_range=prompt_len_range, output_len_range=output_len_range)
 
 
 def steady_steps_needed(sim: SteadySteps, steps: int) -> Optional[int]:
@@ -681,14 +729,40 @@ def steady_max_steps(steps: int, warmup: int, prefill_steps: int, mixed_steps: i
     return max(warmup, prefill_steps) + steps + 2 * (mixed_steps + 10)
 
 
+class SteadyLens(NamedTuple):
+    """What a steady case's cap and checks read of its workload (``steady_lens``): its
+    seed and the ranges its prompt and output lengths are drawn from (tokens)."""
+
+    seed: int
+    prompt_len_range: tuple[int, int]
+    output_len_range: tuple[int, int]
+
+    @property
+    def output_len_mean(self) -> float:
+        """The mean output (tokens): the range is uniform."""
+        return sum(self.output_len_range) / 2
+
+
+def steady_lens(case: CaseSpec) -> SteadyLens:
+    """The ``SteadyLens`` of what ``case.make_workload()`` returns: a
+    ``SteadyDecodeWorkload``'s seed, ``prompt_len_range`` and ``output_len_range``
+    (another workload's seed, with the default ranges where it has none)."""
+    workload = case.make_workload()
+    return SteadyLens(workload.seed,
+                      tuple(getattr(workload, "prompt_len_range", STEADY_PROMPT_LEN_RANGE)),
+                      tuple(getattr(workload, "output_len_range", STEADY_OUTPUT_LEN_RANGE)))
+
+
 def steady_case_sim(case: CaseSpec) -> SteadySteps:
     """``steady_steps`` of the steady case ``case`` (its ``num_running`` label, its
-    workload's seed, its scheduler limits with their drafts, its model's acceptance,
-    its warm-up and counted steps, its ``pp`` label and async scheduling)."""
-    seed = case.make_workload().seed
-    return steady_steps(case.labels["num_running"], seed, case.scheduler,
+    workload's seed and lengths: ``steady_lens``, its scheduler limits with their
+    drafts, its model's acceptance, its warm-up and counted steps, its ``pp`` label and
+    async scheduling)."""
+    lens = steady_lens(case)
+    return steady_steps(case.labels["num_running"], lens.seed, case.scheduler,
                         case.model.spec_acceptance, case.warmup_steps, case.counted_steps,
-                        case.labels.get("pp") or 1, bool(case.async_scheduling))
+                        case.labels.get("pp") or 1, bool(case.async_scheduling),
+                        lens.prompt_len_range, lens.output_len_range)
 
 
 def steady_case_max_steps(case: CaseSpec) -> int:
@@ -705,23 +779,49 @@ def steady_case_max_steps(case: CaseSpec) -> int:
     return steady_max_steps(steps, warmup, prefill, mixed)
 
 
-#: The steady workload's mean output (tokens): ``STEADY_OUTPUT_LEN_RANGE`` is uniform.
+def is_steady(case: CaseSpec) -> bool:
+    """Whether ``case`` is a steady case: a ``num_running`` label (an int), ``count``
+    ``decode_only`` and a number of counted steps."""
+    return (isinstance(case.labels.get("num_running"), int) and case.count == "decode_only"
+            and bool(case.counted_steps))
+
+
+def set_steady_cap(case: CaseSpec) -> CaseSpec:
+    """Set the steady case ``case``'s ``max_steps`` (``steady_case_max_steps``) and
+    ``output_len_mean`` from what its ``make_workload`` returns now (``steady_lens``);
+    returns it. The CLI sets them again for every steady case a scenario's ``cases``
+    returns, so a ``make_workload`` swapped in after ``steady_case`` counts."""
+    case.max_steps = steady_case_max_steps(case)
+    case.output_len_mean = steady_lens(case).output_len_mean
+    return case
+
+
+def output_len_text(mean: float) -> str:
+    """A mean output as the advice words it: ``1,280``, ``40``, ``40.5``."""
+    return f"{mean:,.0f}" if mean == int(mean) else f"{mean:,.1f}"
+
+
+#: The default steady workload's mean output (tokens): ``STEADY_OUTPUT_LEN_RANGE`` is
+#: uniform.
 OUTPUT_LEN_MEAN = sum(STEADY_OUTPUT_LEN_RANGE) / 2
 
 
 #: The budgets ``check_steady_steps`` tries are multiples of this many tokens.
 BUDGET_STEP_TOKENS = 50
 #: The most tokens a step past the decodes ``check_steady_steps`` tries before it finds
-#: that no budget lets a case count its steps (16 of the longest prompts a step).
-BUDGET_ROOM_TOKENS = 16 * PROMPT_LEN_MAX
+#: that no budget lets a case count its steps: this many of the workload's longest
+#: prompts a step (``BUDGET_ROOM_TOKENS`` with the default workload).
+BUDGET_ROOM_PROMPTS = 16
+BUDGET_ROOM_TOKENS = BUDGET_ROOM_PROMPTS * PROMPT_LEN_MAX
 
 
 def check_steady_steps(case: CaseSpec) -> None:
     """Refuse (``ConfigError``, one line with the arithmetic) a steady case (a
     ``num_running`` label, ``count`` ``decode_only``) whose simulation
     (``steady_case_sim``) needs more than ``MAX_STEPS_PER_COUNTED`` steps per counted
-    step past its warm-up and its first prompts' prefill: B requests see about B /
-    1,280 finishes a step (B x tokens a decode gains / 1,280 with drafts), and the
+    step past its warm-up and its first prompts' prefill: B requests see about B / M
+    finishes a step (B x tokens a decode gains / M with drafts; M the mean output of
+    its workload, ``steady_lens``: 1,280 by default), and the
     step after each prefills its replacement from the budget the decodes leave. The
     advice names the smallest budget (a multiple of ``BUDGET_STEP_TOKENS``) that lets
     the case pass when one does (the budget is the cause: it leaves too few tokens
@@ -769,11 +869,13 @@ def _decode_tokens(case: CaseSpec) -> int:
 def _budget_that_fits(case: CaseSpec) -> Optional[int]:
     """The smallest budget, a multiple of ``BUDGET_STEP_TOKENS`` above ``case``'s,
     whose case passes (bisection, taking a larger budget to pass whenever a smaller
-    one does), up to ``BUDGET_ROOM_TOKENS`` past the decodes (``None``: none does)."""
+    one does), up to 16 of its workload's longest prompts past the decodes
+    (``BUDGET_ROOM_TOKENS`` with the default workload; ``None``: none does)."""
     unit = BUDGET_STEP_TOKENS
+    room = BUDGET_ROOM_PROMPTS * steady_lens(case).prompt_len_range[1]
     lo = case.scheduler.max_num_batched_tokens // unit  # fails
     hi = -(-(max(case.scheduler.max_num_batched_tokens, _decode_tokens(case))
-             + BUDGET_ROOM_TOKENS) // unit)
+             + room) // unit)
     if _steady_steps_problem(_with_budget(case, hi * unit)) is not None:
         return None
     while hi - lo > 1:
@@ -813,7 +915,7 @@ def _fewer_steps(case: CaseSpec) -> Optional[int]:
 def _finish_cause(case: CaseSpec) -> str:
     """``--num-running B: about F requests finish a step (...) and the step after each
     prefills its replacement`` (``--pp N``: ``--num-running B in N micro-batches``,
-    each step decoding one of them)."""
+    each step decoding one of them), from the mean output of its workload."""
     b, cfg = case.labels["num_running"], case.scheduler
     pp = case.labels.get("pp") or 1
     gain = expected_tokens_per_decode(cfg.num_spec_tokens, case.model.spec_acceptance)
@@ -821,20 +923,22 @@ def _finish_cause(case: CaseSpec) -> str:
         f", {gain:.2f} a decode with {_count(cfg.num_spec_tokens, 'draft')} accepted at "
         f"{case.model.spec_acceptance:g}")
     where = f" in {pp} micro-batches" if pp > 1 else ""
-    return (f"--num-running {b}{where}: about {b / pp * gain / OUTPUT_LEN_MEAN:.1f} "
+    mean = steady_lens(case).output_len_mean
+    return (f"--num-running {b}{where}: about {b / pp * gain / mean:.1f} "
             f"requests finish a "
-            f"step (outputs average {OUTPUT_LEN_MEAN:,.0f} tokens{drafts}) and the step "
+            f"step (outputs average {output_len_text(mean)} tokens{drafts}) and the step "
             f"after each prefills its replacement")
 
 
 def _budget_cause(case: CaseSpec) -> str:
     """``--max-num-batched-tokens T leaves L tokens a step past the decodes of
-    --num-running B for the replacements' prompts (32 to 256 tokens each)`` (``--pp
-    N``: ``... the decodes of a micro-batch of --num-running B in N ...``)."""
+    --num-running B for the replacements' prompts (32 to 256 tokens each)`` (its
+    workload's prompt lengths; ``--pp N``: ``... the decodes of a micro-batch of
+    --num-running B in N ...``)."""
     b, budget = case.labels["num_running"], case.scheduler.max_num_batched_tokens
     pp = case.labels.get("pp") or 1
     left = budget - _decode_tokens(case)
-    lo, hi = STEADY_PROMPT_LEN_RANGE
+    lo, hi = steady_lens(case).prompt_len_range
     whose = f"a micro-batch of --num-running {b} in {pp}" if pp > 1 else f"--num-running {b}"
     if left < 0:  # the decodes alone overrun the budget (many drafts a request)
         k = case.scheduler.num_spec_tokens
@@ -885,16 +989,20 @@ def _round2(n: int) -> int:
 
 
 def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], policy: str,
-                codec: str, rep: int, *, model: ModelConfig, steps: int,
-                warmup: int) -> CaseSpec:
+                codec: str, rep: int, *, model: ModelConfig, steps: int, warmup: int,
+                prompt_len_range: tuple[int, int] = STEADY_PROMPT_LEN_RANGE,
+                output_len_range: tuple[int, int] = STEADY_OUTPUT_LEN_RANGE) -> CaseSpec:
     """One steady-decode case (decode-steady, step-time, overhead):
-    ``labels["num_running"]`` = B requests decoding at all times, ``warmup`` warm-up
+    ``labels["num_running"]`` = B requests decoding at all times
+    (``SteadyDecodeWorkload``, prompts and outputs drawn uniformly from
+    ``prompt_len_range`` and ``output_len_range`` tokens), ``warmup`` warm-up
     steps then exactly ``steps`` counted pure-decode steps (``counted_steps``), the
     mixed steps between them (a replacement prefilling, a preempted request resuming)
     uncounted;
-    ``max_steps`` caps the steps in all at ``steady_case_max_steps`` (a case that
-    reaches it counted fewer, and its summary warns; ``cli.run.with_spec_decoding``
-    sets it again with the drafts); 8,192-token budget, ``max_model_len`` 4,096,
+    ``max_steps`` caps the steps in all at ``steady_case_max_steps`` (``set_steady_cap``:
+    a case that reaches it counted fewer, and its summary warns; the CLI sets it again
+    from the workload ``make_workload`` returns then, with the drafts of
+    ``--num-spec-tokens``); 8,192-token budget, ``max_model_len`` 4,096,
     ``steady_num_blocks(B, block_size)`` KV blocks (``steady_scheduler_config``:
     overrides apply,
     ``ConfigError`` on limits B requests cannot run under; the CLI checks the cache
@@ -909,28 +1017,33 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
         model=model,
         make_workload=lambda: SteadyDecodeWorkload(b, seed=opts.seed,
                                                    vocab_size=model.vocab_size,
+                                                   prompt_len_range=prompt_len_range,
+                                                   output_len_range=output_len_range,
                                                    req_id_format=opts.req_id_format,
                                                    token_ids=model.token_ids),
         warmup_steps=warmup, counted_steps=steps, count="decode_only", floor=opts.floor,
         no_floor=not opts.floor, repetition=rep,
         **opts.process_settings())
-    case.max_steps = steady_case_max_steps(case)
-    return case
+    return set_steady_cap(case)
 
 
 def steady_cases(opts: ScenarioOptions, scenario: str, num_running: list[int],
-                 single_process: bool = False) -> list[CaseSpec]:
+                 single_process: bool = False, *,
+                 prompt_len_range: tuple[int, int] = STEADY_PROMPT_LEN_RANGE,
+                 output_len_range: tuple[int, int] = STEADY_OUTPUT_LEN_RANGE
+                 ) -> list[CaseSpec]:
     """The steady-decode grid (decode-steady, overhead): one workload per B in
     ``num_running``, ``--steps`` (default 1000) counted steps after ``--warmup-steps``
     (default 100), the model of ``--model`` (default null); ``single_process`` as in
-    ``grid``."""
+    ``grid``; ``prompt_len_range`` and ``output_len_range`` as in ``steady_case``."""
     steps = opts.steps or 1000
     warmup = 100 if opts.warmup_steps is None else opts.warmup_steps
     model = opts.model_config()
 
     def make(labels, policy, codec, rep):
         return steady_case(opts, scenario, labels, policy, codec, rep, model=model,
-                           steps=steps, warmup=warmup)
+                           steps=steps, warmup=warmup, prompt_len_range=prompt_len_range,
+                           output_len_range=output_len_range)
 
     return grid(opts, [{"num_running": b} for b in num_running], make,
                 single_process=single_process)

@@ -136,6 +136,9 @@ class CaseSpec:
     ``harness.affinity``, ``--cpu-affinity``); the runners pin themselves to theirs.
     ``frontend_cpus``: ``None`` (a frontend inherits the scheduler's set), or the CPU
     set the ``frontend`` process pins itself to (``--cpu-affinity``'s extra last set).
+    ``output_len_mean``: a steady case's mean output in tokens, read from its workload
+    with its ``max_steps`` (``scenario.set_steady_cap``): the summary records it for the
+    advice when the case stops at that cap (``None``: not a steady case).
     """
 
     scenario: str
@@ -170,6 +173,7 @@ class CaseSpec:
     pp_direct: bool = False
     cpu_affinity: Optional[tuple[frozenset[int], ...]] = None
     frontend_cpus: Optional[frozenset[int]] = None
+    output_len_mean: Optional[float] = None
 
     @property
     def arm_label(self) -> str:

@@ -3,8 +3,9 @@
 A steady case (``scenario.steady_case``) keeps B requests running: a request that
 finishes at step t is replaced at step t + 1 (``SteadyDecodeWorkload.on_finished``),
 and the step that prefills the replacement is mixed, not counted (``count``
-``decode_only``). Outputs average 1,280 tokens (``STEADY_OUTPUT_LEN_RANGE``), so B
-requests see about B / 1,280 finishes a step; when the budget left after the decodes
+``decode_only``). Outputs of M tokens on average (1,280 with the workload's default
+``STEADY_OUTPUT_LEN_RANGE``) mean that B requests see about B / M finishes a step; when
+the budget left after the decodes
 (``max_num_batched_tokens`` less one token a decode, K + 1 with K drafts) is smaller
 than the replacements' prompts, their prefill spans several steps, and none of those
 is pure decode either. ``simulate_steady_steps`` replays ``Scheduler.schedule``'s token
@@ -39,11 +40,13 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Optional
 
-from ipc_bench.engine.workloads import STEADY_OUTPUT_LEN_RANGE, SteadyDecodeWorkload
+from ipc_bench.engine.workloads import (STEADY_OUTPUT_LEN_RANGE, STEADY_PROMPT_LEN_RANGE,
+                                         SteadyDecodeWorkload)
 
 
-#: Steps past the first prefill after which every first request has finished (the
-#: longest output, ``STEADY_OUTPUT_LEN_RANGE``; N times as many with N micro-batches).
+#: Steps past the first prefill after which every first request of the default workload
+#: has finished (its longest output, ``STEADY_OUTPUT_LEN_RANGE``; N times as many with N
+#: micro-batches). A simulation of other lengths settles after its own longest output.
 SETTLE_STEPS = STEADY_OUTPUT_LEN_RANGE[1]
 
 
@@ -56,7 +59,8 @@ class SteadySteps:
     steps until the B first prompts were all computed (``None``: not within
     ``simulated_steps``); ``window_steps`` and ``window_pure_steps``: the steps after
     those and the pure-decode steps among them (warm-up or not); ``settled_steps`` and
-    ``settled_pure_steps``: the same from ``SETTLE_STEPS`` past the first prefill on,
+    ``settled_pure_steps``: the same from the longest output (``SETTLE_STEPS`` by
+    default) past the first prefill on,
     once every first request has finished (before, none finishes for 511 steps and
     the steps are pure decode more often than later); ``complete``: the
     simulation ran to ``steps_in_all`` or to its ``patience``, not stopped by
@@ -243,30 +247,42 @@ def _check_simulation(num_running: int, max_num_batched_tokens: int,
                          f"{num_running} requests a step")
 
 
+def _new_batch(num_running: int, seed: int, lens: tuple[tuple[int, int], tuple[int, int]],
+               max_model_len: int, num_spec_tokens: int, acceptance: float, lanes: int,
+               max_num_seqs: Optional[int], async_scheduling: bool) -> _Batch:
+    """The simulation's ``_Batch`` (``simulate_steady_steps``' arguments; ``lens``: the
+    workload's prompt and output length ranges)."""
+    workload = SteadyDecodeWorkload(num_running, seed=seed, vocab_size=2,
+                                    prompt_len_range=lens[0], output_len_range=lens[1])
+    return _Batch(workload, max_model_len,
+                  expected_tokens_per_decode(num_spec_tokens, acceptance), lanes=lanes,
+                  max_reqs=-(-(max_num_seqs or num_running) // lanes),
+                  delay=lanes if lanes > 1 else 1 + bool(async_scheduling))
+
+
 def simulate_steady_steps(num_running: int, *, seed: int, max_num_batched_tokens: int,
                           max_model_len: int, warmup_steps: int, counted_steps: int,
                           patience: int, num_spec_tokens: int = 0, acceptance: float = 0.7,
                           max_requests: Optional[int] = None, pp: int = 1,
-                          async_scheduling: bool = False,
-                          max_num_seqs: Optional[int] = None) -> SteadySteps:
-    """Simulate the steady case of ``num_running`` requests of the workload of ``seed``
-    (module docstring) under a budget of ``max_num_batched_tokens`` tokens a step and
-    ``max_model_len``, ``warmup_steps`` warm-up steps then ``counted_steps`` counted
-    pure-decode steps, for at most ``patience`` steps past the warm-up and the first
-    prompts' prefill (whichever ends later) and (``max_requests``) about that many
-    requests drawn; ``num_spec_tokens`` drafts accepted with probability
-    ``acceptance`` each; ``pp`` micro-batches in flight (``--pp N``, at most
-    ``ceil(max_num_seqs / pp)`` requests a step, ``max_num_seqs`` default
-    ``num_running``) or ``async_scheduling`` (a step in flight: a replacement is
+                          async_scheduling: bool = False, max_num_seqs: Optional[int] = None,
+                          prompt_len_range: tuple[int, int] = STEADY_PROMPT_LEN_RANGE,
+                          output_len_range: tuple[int, int] = STEADY_OUTPUT_LEN_RANGE
+                          ) -> SteadySteps:
+    """Simulate the steady case of ``num_running`` requests of the ``SteadyDecodeWorkload``
+    of ``seed``, ``prompt_len_range`` and ``output_len_range`` (module docstring) under
+    ``max_num_batched_tokens`` tokens a step and ``max_model_len``, ``warmup_steps``
+    warm-up steps then ``counted_steps`` counted pure-decode steps, for at most
+    ``patience`` steps past the warm-up and the first prompts' prefill (whichever ends
+    later) and (``max_requests``) about that many requests drawn; ``num_spec_tokens``
+    drafts accepted with probability ``acceptance`` each; ``pp`` micro-batches in flight
+    (``--pp N``, at most ``ceil(max_num_seqs / pp)`` requests a step, ``max_num_seqs``
+    default ``num_running``) or ``async_scheduling`` (a step in flight: a replacement is
     admitted a step later). Raises ``ValueError`` when ``counted_steps`` is below 1 or
     the budget cannot decode every request once a step."""
     _check_simulation(num_running, max_num_batched_tokens, counted_steps)
-    workload = SteadyDecodeWorkload(num_running, seed=seed, vocab_size=2)
     lanes = max(1, pp)
-    batch = _Batch(workload, max_model_len,
-                   expected_tokens_per_decode(num_spec_tokens, acceptance), lanes=lanes,
-                   max_reqs=-(-(max_num_seqs or num_running) // lanes),
-                   delay=lanes if lanes > 1 else 1 + bool(async_scheduling))
+    batch = _new_batch(num_running, seed, (prompt_len_range, output_len_range), max_model_len,
+                       num_spec_tokens, acceptance, lanes, max_num_seqs, async_scheduling)
     width, limit = num_spec_tokens + 1, max_model_len - 1
     step = counted = 0
     tally = [0, 0, 0, 0]  # window steps, pure ones; settled steps, pure ones
@@ -276,8 +292,9 @@ def simulate_steady_steps(num_running: int, *, seed: int, max_num_batched_tokens
     def note(first: int, last: int, pure: bool) -> None:
         """Steps ``first`` to ``last`` (included) after the first prefill, all pure or
         all mixed."""
-        n = last - first + 1
-        settled = max(0, last - max(first, first_prefill + SETTLE_STEPS * batch.lanes) + 1)
+        n = last - first + 1  # settled: once every first request has finished
+        settle = first_prefill + output_len_range[1] * batch.lanes
+        settled = max(0, last - max(first, settle) + 1)
         tally[0] += n
         tally[1] += n * pure
         tally[2] += settled

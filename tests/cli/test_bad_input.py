@@ -895,7 +895,17 @@ BROKEN = {
     "needs_missing.py": '"""Imports what is not there."""\nimport no_such_module_xyz\n',
     "twin_a.py": '"""Twin A."""\nNAME = "twin"\ndef cases(opts):\n    return []\n',
     "twin_b.py": '"""Twin B."""\nNAME = "twin"\ndef cases(opts):\n    return []\n',
+    # a required part missing: named by NAME, else by the file (as is one whose NAME a
+    # usable module has)
+    "bad_nocases.py": '"""No cases."""\nNAME = "bad-nocases"\n',
+    "bare.py": "x = 1\n",
+    "no_doc.py": 'NAME = "no-doc"\ndef cases(opts):\n    return []\n',
+    "no_name.py": '"""No NAME."""\nNAME = ""\ndef cases(opts):\n    return []\n',
+    "shadow.py": '"""Shadows decode-steady."""\nNAME = "decode-steady"\ncases = None\n',
 }
+#: The names the broken modules are left out under, in --list's order.
+BROKEN_NAMES = ("bad-syntax", "needs-missing", "twin", "bad-nocases", "bare", "no-doc",
+                "no-name", "shadow")
 
 
 @pytest.fixture
@@ -922,6 +932,17 @@ def _broken_lines(user) -> list[str]:
         "cannot be imported: ModuleNotFoundError: No module named 'no_such_module_xyz'",
         f"bench.py: warning: scenario twin is left out: {user}/twin_a.py and "
         f"{user}/twin_b.py both declare NAME 'twin'",
+        f"bench.py: warning: scenario bad-nocases is left out: {user}/bad_nocases.py "
+        "declares no cases(opts) function",
+        f"bench.py: warning: scenario bare is left out: {user}/bare.py declares no NAME "
+        "(the --scenario value, a non-empty str), has no docstring (its first line is the "
+        "--list summary) and declares no cases(opts) function",
+        f"bench.py: warning: scenario no-doc is left out: {user}/no_doc.py has no "
+        "docstring (its first line is the --list summary)",
+        f"bench.py: warning: scenario no-name is left out: {user}/no_name.py declares "
+        "NAME '', not a non-empty str (the --scenario value)",
+        f"bench.py: warning: scenario shadow is left out: {user}/shadow.py declares no "
+        "cases(opts) function",
     ]
 
 
@@ -930,18 +951,19 @@ def test_list_names_the_broken_scenario_modules_and_lists_the_others(broken_scen
     assert (code, lines) == (0, _broken_lines(broken_scenarios))
     assert [line.split()[0] for line in out.splitlines()] == sorted(discover())
     assert "decode-steady" in discover() and "twin" not in discover()
+    assert not {"bad-nocases", "no-doc", ""} & set(discover())
+    assert discover()["decode-steady"].__file__.endswith("scenarios/decode_steady.py")
 
 
 def test_a_broken_scenario_is_refused_in_one_line(broken_scenarios, capsys):
-    for name, line in zip(("bad-syntax", "needs-missing", "twin"),
-                          _broken_lines(broken_scenarios)):
+    for name, line in zip(BROKEN_NAMES, _broken_lines(broken_scenarios), strict=True):
         code, lines, out = _run_main(["--scenario", name], capsys)
         reason = line.split(" is left out: ", 1)[1]
         assert (code, lines, out) == (
             2, [f"bench.py: error: scenario {name} cannot be used: {reason}"], "")
     code, lines, _ = _run_main(["--scenario", "nope"], capsys)
     assert lines == ["bench.py: error: unknown scenario 'nope'; choose from "
-                     f"{', '.join(discover())} (bad-syntax, needs-missing, twin left out: "
+                     f"{', '.join(discover())} ({', '.join(BROKEN_NAMES)} left out: "
                      "see --list)"]
     # the other scenarios still work: this error comes after the scenario was found
     code, lines, _ = _run_main(DS + ["--trace", "x.csv"], capsys)
@@ -954,7 +976,8 @@ def test_a_scenario_whose_cases_raise_is_refused_in_one_line(tmp_path, monkeypat
     module that cannot be imported is: one line naming the file and the exception,
     exit 2, no traceback; the scenario's own refusals (ConfigError) pass through. So
     is a result that is not a list of CaseSpec: one line naming the file and what it
-    returned."""
+    returned, and an exception a steady case's make_workload raises when it is called
+    before the run: one line naming the file, the case and the exception."""
     from ipc_bench.harness.scenario import PACKAGE, scenarios_package
 
     user = tmp_path / "scenarios"
@@ -966,6 +989,12 @@ def test_a_scenario_whose_cases_raise_is_refused_in_one_line(tmp_path, monkeypat
         "returns_items": ("returns-items", "return [1, 'x']"),
         "returns_none": ("returns-none", "return None"),
         "returns_text": ("returns-text", "return 'x' * 100"),
+        # a steady case's make_workload is called before the run, to size its cap
+        "workload_raises": ("workload-raises", "from dataclasses import replace\n"
+                            "    from ipc_bench.harness.scenario import steady_cases\n"
+                            "    def boom():\n        raise RuntimeError('no workload')\n"
+                            "    return [replace(c, make_workload=boom)\n"
+                            "            for c in steady_cases(opts, NAME, [2])]"),
     }
     for module, (name, body) in modules.items():
         (user / f"{module}.py").write_text(
@@ -988,7 +1017,10 @@ def test_a_scenario_whose_cases_raise_is_refused_in_one_line(tmp_path, monkeypat
                  "of CaseSpec)"),
                 ("returns-text", f"scenario returns-text cannot be used: "
                  f"{user}/returns_text.py cases() returned '{'x' * 27}...{'x' * 28}' (a "
-                 "str, not a list of CaseSpec)")]:
+                 "str, not a list of CaseSpec)"),
+                ("workload-raises", f"scenario workload-raises cannot be used: "
+                 f"{user}/workload_raises.py case num_running=2/send/msgpack#0: "
+                 "make_workload() raised RuntimeError: no workload")]:
             code, lines, out = _run_main(["--scenario", name], capsys)
             assert (code, lines, out) == (2, [f"bench.py: error: {message}"], "")
     finally:

@@ -100,3 +100,50 @@ def test_a_case_stopped_at_its_cap_before_counting_says_what_to_raise():
         "prompts prefill in fewer steps) or --warmup-steps (each warm-up step raises the "
         "limit by one), or lower --num-running (B requests see about B / 1,280 finishes a "
         "step, and the step after one prefills its replacement)"]
+
+
+def test_a_short_output_workload_sizes_its_own_cap_and_advice():
+    """A steady case whose workload has outputs of 16 to 64 tokens (mean 40) gets its cap
+    from a simulation of those lengths, not of the default 512 to 2,048 (mean 1,280):
+    built with ``output_len_range`` or with its ``make_workload`` swapped in afterwards
+    (the CLI sets the cap again from what ``make_workload`` returns), and its advice
+    names B / 40."""
+    import dataclasses
+
+    from ipc_bench.cli.run import _with_steady_caps
+    from ipc_bench.engine.config import ConfigError
+    from ipc_bench.engine.workloads import SteadyDecodeWorkload
+    from ipc_bench.harness.scenario import check_steady_steps
+
+    opts = ScenarioOptions(steps=300, codecs=["msgpack"], policies=["cached"], floor=False,
+                           single_process=False)
+    (default,) = steady_cases(opts, "decode-mix", [8])
+    (short,) = steady_cases(opts, "decode-mix", [8], output_len_range=(16, 64))
+    assert (default.max_steps, default.output_len_mean) == (420, 1280.0)
+    assert (short.max_steps, short.output_len_mean) == (548, 40.0)
+    # 100 warm-up steps, 300 counted, 64 mixed: 100 + 300 + 2 * (64 + 10)
+    assert short.max_steps == steady_max_steps(300, 100, 1, 64)
+    swapped = dataclasses.replace(default, make_workload=lambda: SteadyDecodeWorkload(
+        8, seed=0, vocab_size=128256, output_len_range=(16, 64)))
+    assert swapped.max_steps == 420  # still the default workload's until set again
+    (swapped,) = _with_steady_caps("decode-mix", None, [swapped])
+    assert (swapped.max_steps, swapped.output_len_mean) == (548, 40.0)
+    summary = dict(num_steps=214, counted_steps_asked=300, max_steps=548, complete=True,
+                   output_len_mean=40.0)
+    assert noise_warnings(summary)[-1] == (
+        "214 of the 300 counted steps asked for (--steps): the case stopped at its limit "
+        "of 548 steps in all, the others mixed steps (the first prompts prefilling, "
+        "replacements prefilling, preemptions); raise --max-num-batched-tokens (the "
+        "prompts prefill in fewer steps) or --warmup-steps (each warm-up step raises the "
+        "limit by one), or lower --num-running (B requests see about B / 40 finishes a "
+        "step, and the step after one prefills its replacement)")
+    (large,) = steady_cases(opts, "decode-mix", [128], output_len_range=(16, 64))
+    with pytest.raises(ConfigError) as info:
+        check_steady_steps(large)
+    assert str(info.value) == (
+        "--num-running 128: about 3.2 requests finish a step (outputs average 40 tokens) "
+        "and the step after each prefills its replacement, so about 3.9 % of steps are "
+        "pure decode: 300 counted steps would need about 7,800 steps in all, more than the "
+        "cap of 3,100 (the warm-up or the first prompts' prefill, whichever ends later: "
+        "100 steps, then 10 steps per counted step); lower --num-running to 64 or less "
+        "(about 1,500 steps in all at 64), or give --steps 1 or fewer")
