@@ -14,7 +14,7 @@ import os
 import sys
 import tempfile
 from types import ModuleType
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
@@ -275,14 +275,7 @@ def _build_cases(name: str, module: ModuleType, opts) -> list:
 
     from ipc_bench.harness.spec import CaseSpec
 
-    try:
-        cases = module.cases(opts)
-    except (UsageError, ConfigError, TraceError, EndpointError):
-        raise
-    except Exception as exc:
-        raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        raise UsageError(f"scenario {name} cannot be used: {module.__file__} cases() "
-                         f"raised {raised}") from None
+    cases = _call_scenario(name, module, "cases()", lambda: module.cases(opts))
     if isinstance(cases, (list, tuple)):
         bad = next((i for i, c in enumerate(cases) if not isinstance(c, CaseSpec)), None)
         if bad is None:
@@ -307,20 +300,27 @@ def _with_steady_caps(name: str, module: ModuleType, cases: list) -> list:
     from ipc_bench.harness.scenario import is_steady, set_steady_cap
 
     for case in cases:
-        if not is_steady(case):
-            continue
-        what = "make_workload()"
-        try:
-            case.make_workload()
-            what = "the simulation of its workload"
-            set_steady_cap(case)
-        except (UsageError, ConfigError, TraceError, EndpointError):
-            raise
-        except Exception as exc:
-            raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            raise UsageError(f"scenario {name} cannot be used: {module.__file__} case "
-                             f"{case.case_id}: {what} raised {raised}") from None
+        if is_steady(case):
+            _call_scenario(name, module, f"case {case.case_id}: make_workload()",
+                           case.make_workload)
+            _call_scenario(name, module, f"case {case.case_id}: the simulation of its "
+                           "workload", lambda: set_steady_cap(case))
     return cases
+
+
+def _call_scenario(name: str, module: ModuleType, what: str, call: Callable[[], Any]) -> Any:
+    """``call()``, a call into scenario ``name``'s code (``module``); the refusals
+    (``UsageError``, ``ConfigError``, ``TraceError``, ``EndpointError``) pass through,
+    any other exception is ``UsageError``: ``scenario NAME cannot be used: FILE WHAT
+    raised TYPE: MESSAGE``."""
+    try:
+        return call()
+    except (UsageError, ConfigError, TraceError, EndpointError):
+        raise
+    except Exception as exc:
+        raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise UsageError(f"scenario {name} cannot be used: {module.__file__} {what} "
+                         f"raised {raised}") from None
 
 
 def _a_type(value) -> str:

@@ -20,29 +20,27 @@ from ipc_bench.harness.scenario import steady_cases
 NAME = "{name}"
 '''
 
+#: The cases of a scenario with a ``Failing`` workload: decode-steady's at 2 running.
+CASES = '''
+def cases(opts):
+    return [dataclasses.replace(c, make_workload=lambda c=c: Failing(
+                2, seed=opts.seed, vocab_size=c.make_workload().vocab_size))
+            for c in steady_cases(opts, NAME, [2])]
+'''
+
 MIDRUN = HEAD + '''
 class Failing(SteadyDecodeWorkload):
     def arrivals(self, step):
         if step >= 30:
             raise RuntimeError(f"boom at step {step}")
         return super().arrivals(step)
-
-def cases(opts):
-    return [dataclasses.replace(c, make_workload=lambda c=c: Failing(
-                2, seed=opts.seed, vocab_size=c.make_workload().vocab_size))
-            for c in steady_cases(opts, NAME, [2])]
-'''
+''' + CASES
 
 UNDER = HEAD + '''
 class Failing(SteadyDecodeWorkload):
     def arrivals(self, step):
         return super().arrivals(step) + ([self._make("x")] if step >= 30 else [])
-
-def cases(opts):
-    return [dataclasses.replace(c, make_workload=lambda c=c: Failing(
-                2, seed=opts.seed, vocab_size=c.make_workload().vocab_size))
-            for c in steady_cases(opts, NAME, [2])]
-'''
+''' + CASES
 
 REPORT = HEAD + '''
 def cases(opts):
