@@ -115,12 +115,19 @@ NO_DIFFERENCE = "no significant difference"
 #: unadjusted ratio interval excludes 1 (``unadjusted_excludes_one``) and stays within
 #: ``DETECTABLE``: the interval printed beside it is not the adjusted test's, which the
 #: verdict says (the tables' line under them, ``report.tables.HOLM_NOTE``, says why).
-NO_DIFFERENCE_HOLM = f"{NO_DIFFERENCE} after Holm adjustment"
+#: The words of the report's findings and of their legend
+#: (``report.findings.findings_legend``), which defines them; the terminal's comparison
+#: block and ``summary.json``'s ``comparisons`` give the same. (Summaries written
+#: before recorded ``no significant difference after Holm adjustment``, and before that
+#: ``no significant difference``; ``verdict_of`` reads either as this.)
+NO_DIFFERENCE_HOLM = "not significant after Holm"
 
 #: How the verdict of a Holm-adjusted comparison with no significant difference whose
 #: unadjusted ratio interval excludes 1 and reaches beyond ``DETECTABLE`` starts
-#: (``holm_inconclusive_verdict``); the comparison block's cell for it.
-INCONCLUSIVE_HOLM = "inconclusive: not significant after Holm adjustment"
+#: (``holm_inconclusive_verdict``); the comparison block's cell for it, in the words of
+#: the findings' legend as ``NO_DIFFERENCE_HOLM`` (summaries written before recorded
+#: ``inconclusive: not significant after Holm adjustment; ...``).
+INCONCLUSIVE_HOLM = f"inconclusive: {NO_DIFFERENCE_HOLM}"
 
 #: The smallest difference a verdict of no difference must be able to see: a
 #: comparison with no significant difference whose ratio interval reaches below ``1 -
@@ -206,8 +213,8 @@ def holm_inconclusive_verdict(low: float, high: float,
     unadjusted ratio interval ``[low, high]`` excludes 1 (``unadjusted_excludes_one``)
     and reaches beyond ``DETECTABLE`` (``inconclusive``): its reason is the adjustment,
     not the interval, which may lie wholly beyond ±10 %, e.g. "inconclusive: not
-    significant after Holm adjustment; the 95 % interval [-89.2, -30.4] % does not
-    include 0 % but is unadjusted"."""
+    significant after Holm; the 95 % interval [-89.2, -30.4] % does not include 0 % but
+    is unadjusted"."""
     return (f"{INCONCLUSIVE_HOLM}; the {100 * confidence:.0f} % interval "
             f"{ratio_interval(low, high, percent=True)} does not include 0 % but is "
             "unadjusted")
@@ -297,7 +304,9 @@ def verdict_of(m: dict[str, Any]) -> str:
     unadjusted ratio interval excludes 1 and stays within ``DETECTABLE``, and
     ``holm_inconclusive_verdict`` where that interval reaches beyond it (``holm_verdict``;
     summaries written before these verdicts say "no significant difference" or
-    "inconclusive: the 95 % interval ... reaches beyond ±10 %" there); else its
+    "inconclusive: the 95 % interval ... reaches beyond ±10 %" there, and those written
+    before their present words "no significant difference after Holm adjustment" or
+    "inconclusive: not significant after Holm adjustment; ..."); else its
     ``verdict``."""
     holm = holm_verdict(m)
     if holm is not None:

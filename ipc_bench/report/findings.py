@@ -433,9 +433,11 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     (``_short_holm``), no saving or cost either: ``changes build time per step of ...
     by -5.0 % [-8.0, -2.0] % (send - cached: -0.10 µs)``, with ``; not significant
     after Holm (p 0.022, adjusted 0.131)`` before its closing parenthesis in the second
-    case. A row with no interval (one repetition, or too few pairs for the method)
-    gives the difference as ``saves``/``spends`` and says it has none: ``saves 3.15 µs
-    per step ... (one repetition, no interval)`` (``_no_interval``), or, where that
+    case (``inconclusive: not significant after Holm (...)`` where the interval reaches
+    beyond ±10 %, as the legend and the comparison block say). A row with no interval
+    (one repetition, or too few pairs for the method) gives the difference as
+    ``saves``/``spends`` and says it has none: ``saves 3.15 µs per step ... (one
+    repetition, no interval)`` (``_no_interval``), or, where that
     difference prints as 0.00 µs, no saving or cost: ``encodes the SchedulerOutput and
     the ModelRunnerOutput in the same time per step as send (0.00 µs difference; one
     repetition, no interval)`` (``same``), as equal bytes read ``sends as many bytes
@@ -456,7 +458,9 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
         return f"changes {noun} by {change} ({costs}; {SHORT_INCONCLUSIVE})"
     if lo <= 1.0 <= hi:
         return f"{noise} ({change}; {costs})"
-    holm = _short_holm(m, "not significant") if m and _holm_unadjusted_note(m) else None
+    holm = (_short_holm(m, "inconclusive: not significant" if inconclusive(lo, hi)
+                        else "not significant")
+            if m and _holm_unadjusted_note(m) else None)
     if holm or (hi < 1.0) != (saved_us > 0):
         return f"changes {noun} by {change} ({costs}" + (f"; {holm}" if holm else "") + ")"
     verdict = (f"; {_short_holm(m, 'significant')}" if m and m.get("significant")
@@ -1704,7 +1708,8 @@ def findings_legend(lines: list[str], method: str,
     by ``method`` (the run's ``--ci-method``: ``stats.ratio_phrase``), and defines each
     short verdict they use (``VERDICT_WORDS``), the Holm verdicts with the families
     their corrections are over (``_holm_families``). Raises nothing."""
-    from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
+    from ipc_bench.analysis.stats import (INCONCLUSIVE_CLAUSE, INCONCLUSIVE_HOLM,
+                                          NO_DIFFERENCE_HOLM)
 
     point = "mean" if method == "t" else "median"
     text = [f"Reading the findings: a % change is cached/send, {ratio_phrase(method)}, "
@@ -1719,9 +1724,9 @@ def findings_legend(lines: list[str], method: str,
              "after Holm (p ": (
                  "the verdict of the run's comparison (the one `bench.py` printed), by "
                  f"Holm's correction over {_holm_families(recorded)}: p unadjusted, then "
-                 "Holm-adjusted; `not significant after Holm` where the unadjusted "
+                 f"Holm-adjusted; `{NO_DIFFERENCE_HOLM}` where the unadjusted "
                  "interval shown does not include 0 % but the adjusted test finds no "
-                 "significant difference (`inconclusive: not significant after Holm` "
+                 f"significant difference (`{INCONCLUSIVE_HOLM}` "
                  f"where that interval also reaches beyond ±{100 * DETECTABLE:.0f} %), "
                  "`no significant difference after Holm` where it includes 0 %")}
     names = {"after Holm (p ": "significant, not significant or no significant "

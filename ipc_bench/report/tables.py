@@ -1031,9 +1031,9 @@ INCONCLUSIVE_WIDE = f"{INCONCLUSIVE}: interval reaches beyond ±{100 * DETECTABL
 #: Under a table with a ``stats.NO_DIFFERENCE_HOLM`` row (its unadjusted interval
 #: excludes 1, within ±10 %): why its verdict and its interval seem to disagree.
 HOLM_NOTE = (
-    "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as "
-    "are the diff CI and the first p); the verdict comes from the p adjusted over the "
-    "comparison's timed metrics [in brackets], above 0.05: no significant difference")
+    f"{NO_DIFFERENCE_HOLM}: the ratio CI excludes 1 but is unadjusted (as are the diff CI "
+    "and the first p); the verdict comes from the p adjusted over the comparison's timed "
+    "metrics [in brackets], above 0.05: no significant difference")
 #: Under a table with an ``INCONCLUSIVE_HOLM`` row.
 INCONCLUSIVE_HOLM_NOTE = (
     f"{HOLM_NOTE}; yet the interval reaches beyond ±{100 * DETECTABLE:.0f} %, so a "
@@ -1053,7 +1053,7 @@ def diff_note(labels: list[str]) -> str:
 
 def holm_note(cells: list[str]) -> str:
     """The line under a comparison table whose verdict ``cells`` include one not
-    significant after Holm adjustment though its unadjusted interval excludes 1:
+    significant after Holm's adjustment though its unadjusted interval excludes 1:
     ``HOLM_NOTE`` for ``NO_DIFFERENCE_HOLM`` rows, ``INCONCLUSIVE_HOLM_NOTE`` for
     ``INCONCLUSIVE_HOLM`` ones, both said once where there are both; ``""`` without."""
     plain, wide = NO_DIFFERENCE_HOLM in cells, INCONCLUSIVE_HOLM in cells

@@ -36,16 +36,19 @@ def test_the_recorded_verdict_names_holm_not_the_interval_width():
     assert (c.ratio_ci_low, c.ratio_ci_high, c.p_value) == (
         pytest.approx(low), pytest.approx(high), pytest.approx(p))
     adj = c.adjusted(min(1.0, 7 * c.p_value), "holm").to_dict()
-    text = (f"inconclusive: not significant after Holm adjustment; the 95 % interval "
+    text = (f"inconclusive: not significant after Holm; the 95 % interval "
             f"[{100 * (low - 1):+.1f}, {100 * (high - 1):+.1f}] % does not include 0 % "
             "but is unadjusted")
-    assert text == ("inconclusive: not significant after Holm adjustment; the 95 % "
-                    "interval [-79.3, -26.0] % does not include 0 % but is unadjusted")
+    assert text == ("inconclusive: not significant after Holm; the 95 % interval "
+                    "[-79.3, -26.0] % does not include 0 % but is unadjusted")
     assert adj["verdict"] == text and adj["significant"] is False
     assert "too few repetitions" not in adj["verdict"]
     # a summary written before: the interval-width reason is read as the true one
     old = dict(adj, verdict=stats.inconclusive_verdict(low, high))
     assert stats.verdict_of(old) == text
+    # ... and so is the Holm reason in its words before the findings' legend's
+    older = dict(adj, verdict=text.replace("after Holm;", "after Holm adjustment;"))
+    assert stats.verdict_of(older) == text
     # the comparison block's cell starts the same way, with no width note under it
     assert tables.inconclusive_cell(adj) == tables.INCONCLUSIVE_HOLM
     assert text.startswith(tables.INCONCLUSIVE_HOLM)
@@ -58,6 +61,7 @@ def test_within_ten_percent_it_stays_no_significant_difference_after_holm():
     assert 0.9 < c.ratio_ci_low < c.ratio_ci_high < 1.0 and c.p_value < 0.05
     adj = c.adjusted(min(1.0, 7 * c.p_value), "holm")
     assert adj.significant is False and adj.verdict == stats.NO_DIFFERENCE_HOLM
+    assert stats.NO_DIFFERENCE_HOLM == "not significant after Holm"
 
 
 def test_an_interval_holding_one_keeps_its_width_reason():

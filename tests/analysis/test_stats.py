@@ -395,7 +395,7 @@ def test_compare_cases_adjusts_the_timed_metrics_by_holm():
     assert enc["p_adjusted"] == pytest.approx(2 * enc["p_value"])
     assert enc["significant"] is False and dec["significant"] is False
     # its unadjusted interval excludes 1: the verdict says the adjustment decided it
-    assert enc["verdict"] == "no significant difference after Holm adjustment"
+    assert enc["verdict"] == "not significant after Holm"
     assert stats.verdict_of(enc) == enc["verdict"]
     # a summary.json written before that verdict reads the same
     assert stats.verdict_of(dict(enc, verdict="no significant difference")) == enc["verdict"]

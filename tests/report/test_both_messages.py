@@ -76,7 +76,8 @@ def _expected(pairs: list[tuple[float, float]], key: str,
     as % change; where that interval holds 0 % but reaches beyond ±10 %, an
     inconclusive change; where it excludes 0 % but the ``recorded`` comparison (metric,
     family size) finds no significant difference after Holm's correction, a change that
-    says so in the short words the legend defines."""
+    says so in the short words the legend defines (``inconclusive: not significant after
+    Holm`` where the interval reaches beyond ±10 %)."""
     saves, spends, noise, changes = WORDS[key]
     diff_us = sum(s - c for s, c in pairs) / len(pairs) / 1e3
     logs = [math.log(c / s) for s, c in pairs]
@@ -93,7 +94,8 @@ def _expected(pairs: list[tuple[float, float]], key: str,
     if lo <= 1.0 <= hi:
         return f"{noise} ({change}; send - cached: {diff_us + 0.0:+.2f} µs)"
     m, family = recorded or ({}, 0)
-    holm = (f"; not significant after Holm (p {m['p_value']:.3f}, adjusted "
+    wide = "inconclusive: " if lo < 0.9 or hi > 1.1 else ""  # beyond ±10 %
+    holm = (f"; {wide}not significant after Holm (p {m['p_value']:.3f}, adjusted "
             f"{m['p_adjusted']:.3f})" if m.get("significant") is False else "")
     if holm or (hi < 1.0) != (diff_us > 0):
         return f"{changes} {change} (send - cached: {diff_us + 0.0:+.2f} µs{holm})"

@@ -240,6 +240,13 @@ def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted()
             "significant difference (`inconclusive: not significant after Holm` where that "
             "interval also reaches beyond ±10 %), `no significant difference after Holm` "
             "where it includes 0 %.") in legend
+    # the terminal's comparison block gives the same verdicts in the same words
+    from ipc_bench.analysis import stats
+    from ipc_bench.report import tables
+
+    assert f"`{stats.NO_DIFFERENCE_HOLM}` where" in legend
+    assert f"(`{tables.INCONCLUSIVE_HOLM}` where" in legend
+    assert "not significant after Holm (p 0.022" in text
     text = _tight_pair_finding(dict(significant=True, adjustment="holm", p_value=0.002,
                                     p_adjusted=0.012, family_size=6))
     assert ("(over 3 repetitions, significant after Holm (p 0.002, adjusted 0.012); "

@@ -55,18 +55,18 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 # each shows (not the ratio or difference of the medians beside them).
 GOLDEN_COMPARISONS = """
 cached vs send  [num_running=4]  msgpack: cached/send paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs; verdicts Holm-adjusted over 7 timed metrics
-metric       unit   send median over reps [IQR]  cached median over reps [IQR]  cached/send (per-pair geomean)        ratio CI  send-cached (per-pair mean)          diff CI         p [Holm]                                              verdict
------------  -----  ---------------------------  -----------------------------  ------------------------------  --------------  ---------------------------  ---------------  ---------------  ---------------------------------------------------
-step mean    us     283.9 [1.15]                                  230.7 [0.70]                           0.813  [0.743, 0.889]                         53.1     [29.6, 76.7]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
-step median  us     282.9 [1.15]                                  229.7 [0.70]                           0.812  [0.742, 0.889]                         53.1     [29.6, 76.7]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
-out tok/s    tok/s  56,301 [301.0]                              69,577 [423.0]                           1.236  [1.069, 1.429]                      -13,276  [-22475, -4077]    0.034 [0.130]  inconclusive: not significant after Holm adjustment
-build        us     8.10 [0]                                          3.20 [0]                           0.395  [0.395, 0.395]                         4.90     [4.90, 4.90]  <0.001 [<0.001]           significant: cached 60.5 % lower than send
-encode       us     5.40 [0]                                          5.40 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]    1.000 [1.000]                            no significant difference
-decode       us     16.5 [0]                                          16.5 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]    1.000 [1.000]                            no significant difference
-sched cpu    us     141.9 [0.58]                                  115.4 [0.35]                           0.813  [0.743, 0.889]                         26.6     [14.8, 38.3]    0.022 [0.130]  inconclusive: not significant after Holm adjustment
-s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0     [81.0, 81.0]            exact                  exact: cached 5.3 % lower than send
-r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]            exact                                 exact: no difference
-not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference; yet the interval reaches beyond ±10 %, so a difference of 10 % or more is not ruled out either: inconclusive"""
+metric       unit   send median over reps [IQR]  cached median over reps [IQR]  cached/send (per-pair geomean)        ratio CI  send-cached (per-pair mean)          diff CI         p [Holm]                                     verdict
+-----------  -----  ---------------------------  -----------------------------  ------------------------------  --------------  ---------------------------  ---------------  ---------------  ------------------------------------------
+step mean    us     283.9 [1.15]                                  230.7 [0.70]                           0.813  [0.743, 0.889]                         53.1     [29.6, 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
+step median  us     282.9 [1.15]                                  229.7 [0.70]                           0.812  [0.742, 0.889]                         53.1     [29.6, 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
+out tok/s    tok/s  56,301 [301.0]                              69,577 [423.0]                           1.236  [1.069, 1.429]                      -13,276  [-22475, -4077]    0.034 [0.130]    inconclusive: not significant after Holm
+build        us     8.10 [0]                                          3.20 [0]                           0.395  [0.395, 0.395]                         4.90     [4.90, 4.90]  <0.001 [<0.001]  significant: cached 60.5 % lower than send
+encode       us     5.40 [0]                                          5.40 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]    1.000 [1.000]                   no significant difference
+decode       us     16.5 [0]                                          16.5 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]    1.000 [1.000]                   no significant difference
+sched cpu    us     141.9 [0.58]                                  115.4 [0.35]                           0.813  [0.743, 0.889]                         26.6     [14.8, 38.3]    0.022 [0.130]    inconclusive: not significant after Holm
+s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0     [81.0, 81.0]            exact         exact: cached 5.3 % lower than send
+r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]            exact                        exact: no difference
+not significant after Holm: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference; yet the interval reaches beyond ±10 %, so a difference of 10 % or more is not ruled out either: inconclusive"""
 
 GOLDEN_LATENCY = """
 Latency (timed replay at 2x real time; TTFT from intended arrival)
@@ -402,16 +402,16 @@ def test_an_inconclusive_row_says_why_it_is_inconclusive():
         cells[name] = ({r[0]: r[-1] for r in rows}["out tok/s"], held)
     # [1.069, 1.429] excludes 1; p 0.034, Holm-adjusted 0.130: not significant
     # no line blaming the interval's width: [1.069, 1.429] lies wholly beyond +10 %
-    assert cells["holm"] == ("inconclusive: not significant after Holm adjustment",
+    assert cells["holm"] == ("inconclusive: not significant after Holm",
                              tables.INCONCLUSIVE_HOLM_NOTE)
     # summary.json records the same reason, with the unadjusted interval
     assert holm["metrics"]["output_tokens_per_s"]["verdict"] == (
-        "inconclusive: not significant after Holm adjustment; the 95 % interval [+6.9, "
-        "+42.9] % does not include 0 % but is unadjusted")
+        "inconclusive: not significant after Holm; the 95 % interval [+6.9, +42.9] % does "
+        "not include 0 % but is unadjusted")
     # [0.050, 15.500] holds 1 and reaches far beyond ±10 %
     assert cells["noisy"][0] == "inconclusive: interval reaches beyond ±10 %"
     assert tables.INCONCLUSIVE_HOLM_NOTE == (
-        "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted "
+        "not significant after Holm: the ratio CI excludes 1 but is unadjusted "
         "(as are the diff CI and the first p); the verdict comes from the p adjusted over "
         "the comparison's timed metrics [in brackets], above 0.05: no significant "
         "difference; yet the interval reaches beyond ±10 %, so a difference of 10 % or "
@@ -485,28 +485,32 @@ def test_a_row_whose_interval_excludes_1_says_holm_decided_its_verdict():
     c = stats.compare_cases(HOLM_SUMMARIES)[0]
     m = c["metrics"]["step_ns_mean"]
     assert (m["verdict"], round(m["p_value"], 3), round(m["p_adjusted"], 3)) == (
-        "no significant difference after Holm adjustment", 0.014, 0.082)
+        "not significant after Holm", 0.014, 0.082)
     assert f"[{m['ratio_ci_low']:.3f}, {m['ratio_ci_high']:.3f}]" == "[0.925, 0.975]"
     assert c["metrics"]["output_tokens_per_s"]["verdict"] == "no significant difference"
     _, _, rows, held = tables.comparison_parts(c)
     assert [r[-1] for r in rows] == [
-        "no significant difference after Holm adjustment",
-        "no significant difference after Holm adjustment",
+        "not significant after Holm",
+        "not significant after Holm",
         "no significant difference", "significant: cached 60.5 % lower than send",
         "no significant difference", "no significant difference",
-        "no significant difference after Holm adjustment",
+        "not significant after Holm",
         "exact: cached 5.3 % lower than send", "exact: no difference"]
     assert held == (
-        "not significant after Holm adjustment: the ratio CI excludes 1 but is unadjusted "
+        "not significant after Holm: the ratio CI excludes 1 but is unadjusted "
         "(as are the diff CI and the first p); the verdict comes from the p adjusted over "
         "the comparison's timed metrics [in brackets], above 0.05: no significant "
         "difference")
-    # a summary.json written before this verdict recorded the plain one: read the same
-    old = dict(c, metrics={k: dict(v, verdict="no significant difference")
-                           if v["verdict"].endswith("after Holm adjustment") else v
-                           for k, v in c["metrics"].items()})
-    assert tables.comparison_parts(old) == tables.comparison_parts(c)
-    assert stats.verdict_of(old["metrics"]["step_ns_mean"]) == m["verdict"]
+    # a summary.json written before this verdict recorded the plain one, and one written
+    # before its present words "no significant difference after Holm adjustment": both
+    # read the same
+    for before in ("no significant difference",
+                   "no significant difference after Holm adjustment"):
+        old = dict(c, metrics={k: dict(v, verdict=before)
+                               if v["verdict"] == "not significant after Holm" else v
+                               for k, v in c["metrics"].items()})
+        assert tables.comparison_parts(old) == tables.comparison_parts(c)
+        assert stats.verdict_of(old["metrics"]["step_ns_mean"]) == m["verdict"]
     # with an inconclusive row of the same kind, the line says both once
     assert tables.holm_note([tables.INCONCLUSIVE_HOLM, stats.NO_DIFFERENCE_HOLM]) == (
         tables.HOLM_NOTE + "; in the inconclusive rows the interval also reaches beyond "

@@ -56,8 +56,8 @@ def test_a_time_difference_not_significant_after_holm_claims_no_saving_or_cost()
     recorded = {k: dict(v, family_size=len(c["family"])) for k, v in c["metrics"].items()}
     assert findings._saving_clauses(tables, key, (), recorded)[1] == (
         "changes encode time per step of the SchedulerOutput and the ModelRunnerOutput by "
-        "+10.3 % [+4.0, +17.0] % (send - cached: -0.83 µs; not significant after Holm (p "
-        "0.019, adjusted 0.132))")
+        "+10.3 % [+4.0, +17.0] % (send - cached: -0.83 µs; inconclusive: not significant "
+        "after Holm (p 0.019, adjusted 0.132))")
     # without the run's recorded comparison (a report of several runs): the pair
     # table's interval alone, which the clause uses and docs/models-and-gpu.md names
     assert findings._saving_clauses(tables, key)[1] == (
@@ -66,7 +66,8 @@ def test_a_time_difference_not_significant_after_holm_claims_no_saving_or_cost()
     # the whole finding: the tokens/s verdict from the same record
     text = findings._pair_finding(res.cases, tables, key, _where, False,
                                   recorded={key: recorded})
-    assert "; not significant after Holm (p 0.019, adjusted 0.132)), decodes them" in text
+    assert ("; inconclusive: not significant after Holm (p 0.019, adjusted 0.132)), "
+            "decodes them") in text
     # the family the correction is over, and that the interval is unadjusted: once, in
     # the legend under the findings
     assert ("by Holm's correction over the 7 timed metrics its comparison tests together"
