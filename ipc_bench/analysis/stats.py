@@ -120,14 +120,14 @@ NO_DIFFERENCE = "no significant difference"
 #: block and ``summary.json``'s ``comparisons`` give the same. (Summaries written
 #: before recorded ``no significant difference after Holm adjustment``, and before that
 #: ``no significant difference``; ``verdict_of`` reads either as this.)
-NO_DIFFERENCE_HOLM = "not significant after Holm"
+NOT_SIGNIFICANT_HOLM = "not significant after Holm"
 
 #: How the verdict of a Holm-adjusted comparison with no significant difference whose
 #: unadjusted ratio interval excludes 1 and reaches beyond ``DETECTABLE`` starts
 #: (``holm_inconclusive_verdict``); the comparison block's cell for it, in the words of
-#: the findings' legend as ``NO_DIFFERENCE_HOLM`` (summaries written before recorded
+#: the findings' legend as ``NOT_SIGNIFICANT_HOLM`` (summaries written before recorded
 #: ``inconclusive: not significant after Holm adjustment; ...``).
-INCONCLUSIVE_HOLM = f"inconclusive: {NO_DIFFERENCE_HOLM}"
+INCONCLUSIVE_HOLM = f"inconclusive: {NOT_SIGNIFICANT_HOLM}"
 
 #: The smallest difference a verdict of no difference must be able to see: a
 #: comparison with no significant difference whose ratio interval reaches below ``1 -
@@ -223,14 +223,14 @@ def holm_inconclusive_verdict(low: float, high: float,
 def holm_verdict(m: dict[str, Any]) -> Optional[str]:
     """The verdict of a recorded comparison metric ``m`` (``PairedComparison.to_dict``)
     that Holm's adjustment found not significant while its unadjusted ratio interval
-    excludes 1 (``unadjusted_excludes_one``): ``NO_DIFFERENCE_HOLM`` where that interval
+    excludes 1 (``unadjusted_excludes_one``): ``NOT_SIGNIFICANT_HOLM`` where that interval
     stays within ``DETECTABLE``, else ``holm_inconclusive_verdict``; ``None`` for any
     other metric."""
     if not unadjusted_excludes_one(m):
         return None
     low, high = m["ratio_ci_low"], m["ratio_ci_high"]
     if not inconclusive(low, high):
-        return NO_DIFFERENCE_HOLM
+        return NOT_SIGNIFICANT_HOLM
     return holm_inconclusive_verdict(low, high, m.get("confidence") or CONFIDENCE)
 
 
@@ -300,7 +300,7 @@ def verdict_of(m: dict[str, Any]) -> str:
     ``summary.json`` ``comparisons`` metric): "inconclusive: ..." where it found no
     significant difference with a ratio interval reaching beyond ``DETECTABLE``
     (summaries written before that verdict existed say "no significant difference"
-    there); ``NO_DIFFERENCE_HOLM`` where it found none after Holm's adjustment while its
+    there); ``NOT_SIGNIFICANT_HOLM`` where it found none after Holm's adjustment while its
     unadjusted ratio interval excludes 1 and stays within ``DETECTABLE``, and
     ``holm_inconclusive_verdict`` where that interval reaches beyond it (``holm_verdict``;
     summaries written before these verdicts say "no significant difference" or
@@ -631,7 +631,7 @@ class PairedComparison:
         """This comparison with its verdict taken from ``p_adjusted`` (significant when
         it is at most ``1 - confidence``), recorded as ``adjustment`` (e.g. ``holm``);
         where Holm's finds no significant difference while the unadjusted ratio interval
-        excludes 1, ``NO_DIFFERENCE_HOLM`` or, where that interval reaches beyond
+        excludes 1, ``NOT_SIGNIFICANT_HOLM`` or, where that interval reaches beyond
         ``DETECTABLE``, ``holm_inconclusive_verdict`` (``holm_verdict``): the reason is
         the adjustment, not the interval.
         Raises ``ValueError`` on a comparison without a p-value."""

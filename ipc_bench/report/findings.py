@@ -1709,7 +1709,7 @@ def findings_legend(lines: list[str], method: str,
     short verdict they use (``VERDICT_WORDS``), the Holm verdicts with the families
     their corrections are over (``_holm_families``). Raises nothing."""
     from ipc_bench.analysis.stats import (INCONCLUSIVE_CLAUSE, INCONCLUSIVE_HOLM,
-                                          NO_DIFFERENCE_HOLM)
+                                          NOT_SIGNIFICANT_HOLM)
 
     point = "mean" if method == "t" else "median"
     text = [f"Reading the findings: a % change is cached/send, {ratio_phrase(method)}, "
@@ -1724,7 +1724,7 @@ def findings_legend(lines: list[str], method: str,
              "after Holm (p ": (
                  "the verdict of the run's comparison (the one `bench.py` printed), by "
                  f"Holm's correction over {_holm_families(recorded)}: p unadjusted, then "
-                 f"Holm-adjusted; `{NO_DIFFERENCE_HOLM}` where the unadjusted "
+                 f"Holm-adjusted; `{NOT_SIGNIFICANT_HOLM}` where the unadjusted "
                  "interval shown does not include 0 % but the adjusted test finds no "
                  f"significant difference (`{INCONCLUSIVE_HOLM}` "
                  f"where that interval also reaches beyond ±{100 * DETECTABLE:.0f} %), "

@@ -20,7 +20,7 @@ from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARED_KEYS,
                                       DETECTABLE, EXACT, INCONCLUSIVE_HOLM,
-                                      INTERVAL_NAMES, min_pairs, NO_DIFFERENCE_HOLM,
+                                      INTERVAL_NAMES, min_pairs, NOT_SIGNIFICANT_HOLM,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
                                       arms_by_repetition, diff_disagrees, paired_ratio,
                                       performed,
@@ -1028,10 +1028,10 @@ INCONCLUSIVE_NOTE = (f"inconclusive: no significant difference, but the ratio in
 #: (``stats.unadjusted_excludes_one``: ``stats.INCONCLUSIVE_HOLM``, how its verdict,
 #: ``stats.holm_inconclusive_verdict``, starts), and where it does not.
 INCONCLUSIVE_WIDE = f"{INCONCLUSIVE}: interval reaches beyond ±{100 * DETECTABLE:.0f} %"
-#: Under a table with a ``stats.NO_DIFFERENCE_HOLM`` row (its unadjusted interval
+#: Under a table with a ``stats.NOT_SIGNIFICANT_HOLM`` row (its unadjusted interval
 #: excludes 1, within ±10 %): why its verdict and its interval seem to disagree.
 HOLM_NOTE = (
-    f"{NO_DIFFERENCE_HOLM}: the ratio CI excludes 1 but is unadjusted (as are the diff CI "
+    f"{NOT_SIGNIFICANT_HOLM}: the ratio CI excludes 1 but is unadjusted (as are the diff CI "
     "and the first p); the verdict comes from the p adjusted over the comparison's timed "
     "metrics [in brackets], above 0.05: no significant difference")
 #: Under a table with an ``INCONCLUSIVE_HOLM`` row.
@@ -1054,9 +1054,9 @@ def diff_note(labels: list[str]) -> str:
 def holm_note(cells: list[str]) -> str:
     """The line under a comparison table whose verdict ``cells`` include one not
     significant after Holm's adjustment though its unadjusted interval excludes 1:
-    ``HOLM_NOTE`` for ``NO_DIFFERENCE_HOLM`` rows, ``INCONCLUSIVE_HOLM_NOTE`` for
+    ``HOLM_NOTE`` for ``NOT_SIGNIFICANT_HOLM`` rows, ``INCONCLUSIVE_HOLM_NOTE`` for
     ``INCONCLUSIVE_HOLM`` ones, both said once where there are both; ``""`` without."""
-    plain, wide = NO_DIFFERENCE_HOLM in cells, INCONCLUSIVE_HOLM in cells
+    plain, wide = NOT_SIGNIFICANT_HOLM in cells, INCONCLUSIVE_HOLM in cells
     if plain and wide:
         return (f"{HOLM_NOTE}; in the {INCONCLUSIVE} rows the interval also reaches "
                 f"beyond ±{100 * DETECTABLE:.0f} %, so a difference of "

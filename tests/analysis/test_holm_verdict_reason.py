@@ -60,8 +60,8 @@ def test_within_ten_percent_it_stays_no_significant_difference_after_holm():
     c = stats.compare_paired(base, treat)
     assert 0.9 < c.ratio_ci_low < c.ratio_ci_high < 1.0 and c.p_value < 0.05
     adj = c.adjusted(min(1.0, 7 * c.p_value), "holm")
-    assert adj.significant is False and adj.verdict == stats.NO_DIFFERENCE_HOLM
-    assert stats.NO_DIFFERENCE_HOLM == "not significant after Holm"
+    assert adj.significant is False and adj.verdict == stats.NOT_SIGNIFICANT_HOLM
+    assert stats.NOT_SIGNIFICANT_HOLM == "not significant after Holm"
 
 
 def test_an_interval_holding_one_keeps_its_width_reason():

@@ -244,7 +244,7 @@ def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted()
     from ipc_bench.analysis import stats
     from ipc_bench.report import tables
 
-    assert f"`{stats.NO_DIFFERENCE_HOLM}` where" in legend
+    assert f"`{stats.NOT_SIGNIFICANT_HOLM}` where" in legend
     assert f"(`{tables.INCONCLUSIVE_HOLM}` where" in legend
     assert "not significant after Holm (p 0.022" in text
     text = _tight_pair_finding(dict(significant=True, adjustment="holm", p_value=0.002,

@@ -512,7 +512,7 @@ def test_a_row_whose_interval_excludes_1_says_holm_decided_its_verdict():
         assert tables.comparison_parts(old) == tables.comparison_parts(c)
         assert stats.verdict_of(old["metrics"]["step_ns_mean"]) == m["verdict"]
     # with an inconclusive row of the same kind, the line says both once
-    assert tables.holm_note([tables.INCONCLUSIVE_HOLM, stats.NO_DIFFERENCE_HOLM]) == (
+    assert tables.holm_note([tables.INCONCLUSIVE_HOLM, stats.NOT_SIGNIFICANT_HOLM]) == (
         tables.HOLM_NOTE + "; in the inconclusive rows the interval also reaches beyond "
         "±10 %, so a difference of 10 % or more is not ruled out either")
     assert tables.holm_note(["no significant difference"]) == ""

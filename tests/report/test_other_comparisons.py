@@ -11,7 +11,7 @@ from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import load, read_summary
 from ipc_bench.report.findings import _comparison_finding, findings
-from ipc_bench.analysis.stats import NO_DIFFERENCE_HOLM
+from ipc_bench.analysis.stats import NOT_SIGNIFICANT_HOLM
 from ipc_bench.report.tables import (INCONCLUSIVE_HOLM, INCONCLUSIVE_HOLM_NOTE,
                                      INCONCLUSIVE_NOTE, comparison_parts, holm_note)
 
@@ -134,8 +134,8 @@ def test_the_report_gives_the_comparison(tmp_path, runs, name):
     # two repetitions on a loaded machine: an interval may reach beyond ±10 %, or a
     # pair lie far enough from the other for the diff and ratio intervals to part
     assert title in printed and held in printed
-    notes = {INCONCLUSIVE_NOTE, INCONCLUSIVE_HOLM_NOTE, holm_note([NO_DIFFERENCE_HOLM]),
-             holm_note([NO_DIFFERENCE_HOLM, INCONCLUSIVE_HOLM])}
+    notes = {INCONCLUSIVE_NOTE, INCONCLUSIVE_HOLM_NOTE, holm_note([NOT_SIGNIFICANT_HOLM]),
+             holm_note([NOT_SIGNIFICANT_HOLM, INCONCLUSIVE_HOLM])}
     for line in held.splitlines():
         assert line in notes or line.startswith("diff CI and ratio CI disagree on "), line
     # no figures: the comparison is a table and a finding
