@@ -12,7 +12,7 @@ widths; each is written once, here):
   (``output tokens/s``, ``step µs (mean)``);
 - ``header``: the column header of the plain-text case tables (``out tok/s``);
 - ``name``: the row name of the paired-comparison block (``step mean``);
-- ``ratio_name``: the name in the one-line cached / send ratios (``step``; default
+- ``ratio_name``: the name in the one-line cached / send ratios (``mean step``; default
   ``name``).
 
 Consumers choose *which* metrics and in what order as tuples of keys
@@ -172,7 +172,7 @@ _ALL = (
     _ns("build_ns_per_step", "build µs/step", "build us", name="build"),
     _ns("encode_ns_per_step", "encode µs/step", "encode us", name="encode"),
     _ns("decode_ns_per_step", "decode µs/step", "decode us", name="decode"),
-    _ns("step_ns_mean", "step µs (mean)", "mean step us", name="step mean", ratio_name="step"),
+    _ns("step_ns_mean", "step µs (mean)", "mean step us", name="step mean", ratio_name="mean step"),
     _ns("step_ns_median", "step µs (median)", "median step us", name="step median"),
     _ns("sched_cpu_ns_per_step", "scheduler CPU µs/step", "sched cpu us", name="sched cpu"),
     _ns("sched_build_ns_per_step", "scheduler build µs/step", "sched build us"),

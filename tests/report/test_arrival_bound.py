@@ -37,7 +37,7 @@ def test_the_ratio_line_withholds_an_arrival_bound_replays_tokens():
     assert line == (
         "  cached+async/cached (msgpack; paired by repetition: geometric mean of the "
         "per-repetition ratios [95 % Student-t interval]; 3 pairs): tok/s (wall) - "
-        "(arrival-bound), s2r B, build, encode, decode, step - (schedules differ)")
+        "(arrival-bound), s2r B, build, encode, decode, mean step - (schedules differ)")
     # load-bound: the engine set the pace, so the ratio stays
     (line,) = tables._ratio_lines("msgpack", _run(waiting=0.6))
     assert line.split("): ", 1)[1].startswith("tok/s (wall) 1.170 [")

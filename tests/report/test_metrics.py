@@ -44,7 +44,7 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 0    cached  msgpack  ipc          200     69,154      138,308     2.00       1,449       1,424           0              0       3.2        5.4       16.5         231.4
 1    send    msgpack  ipc          200     56,000      112,000     2.00       1,530       1,424          64              0       8.1        5.4       16.5         285.0
 1    cached  msgpack  ipc          200     70,000      140,000     2.00       1,449       1,424           0              0       3.2        5.4       16.5         230.0
-  cached/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs): tok/s 1.236 [1.069, 1.429], s2r B 0.947 [0.947, 0.947], build 0.395 [0.395, 0.395], encode 1.000 [1.000, 1.000], decode 1.000 [1.000, 1.000], step 0.813 [0.743, 0.889]"""
+  cached/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs): tok/s 1.236 [1.069, 1.429], s2r B 0.947 [0.947, 0.947], build 0.395 [0.395, 0.395], encode 1.000 [1.000, 1.000], decode 1.000 [1.000, 1.000], mean step 0.813 [0.743, 0.889]"""
 
 # With the p-value column and Holm's adjustment over the timed metrics: two pairs
 # support no timed verdict but the build time's (the same in both pairs); those whose
@@ -196,7 +196,7 @@ def test_registry_entries():
     assert (step.cell(282700.0), step.cell(None)) == ("282.7", "-")
     # counts shown as recorded, with thousands separators
     assert (metric("num_steps").cell(213), metric("num_steps").cell(4387)) == ("213", "4,387")
-    assert (step.short, step.ratio_short) == ("step mean", "step")
+    assert (step.short, step.ratio_short) == ("step mean", "mean step")
     with pytest.raises(KeyError, match="not in the metrics registry"):
         metric("no_such_metric")
     assert metrics.metric is metric
@@ -250,7 +250,7 @@ send'   msgpack  ipc          200     56,000      112,000     2.00       1,530  
   ------  -------  ---------  ----------  ----------  ----------  ---------  ---------  ------------------
   send    msgpack  ipc        sync              80.0       160.0       50.0       90.0               160.0
   send'   msgpack  ipc        sync              90.0       180.0       50.0       90.0               180.0
-  send'/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios; 1 pair, no interval): tok/s 0.989, s2r B 1.000, build 1.000, encode 1.000, decode 1.000, step 1.008"""
+  send'/send (msgpack; paired by repetition: geometric mean of the per-repetition ratios; 1 pair, no interval): tok/s 0.989, s2r B 1.000, build 1.000, encode 1.000, decode 1.000, mean step 1.008"""
     assert tables.cells(dict(policy="send"), ("policy",)) == ["send"]  # a summary without an arm
 
 
@@ -266,14 +266,14 @@ def test_ratio_lines_compare_arms_not_policies():
     ratio = [ln for ln in tables.format_tables([send, copy, cached, asyn]).splitlines()
              if "/send (" in ln or "/cached (" in ln]
     assert ratio == ["  cached/send " + head + "tok/s 1.200, s2r B 0.947, "
-                     "build 0.395, encode 1.000, decode 1.000, step 0.819",
+                     "build 0.395, encode 1.000, decode 1.000, mean step 0.819",
                      "  send'/send " + head + "tok/s 0.200, s2r B 1.000, "
-                     "build 1.000, encode 1.000, decode 1.000, step 1.000",
+                     "build 1.000, encode 1.000, decode 1.000, mean step 1.000",
                      "  cached+async/cached " + head + "tok/s 1.500, s2r B 1.000, "
-                     "build 1.000, encode 1.000, decode 1.000, step 1.000"]
+                     "build 1.000, encode 1.000, decode 1.000, mean step 1.000"]
     ratio = [ln for ln in tables.format_tables([send, direct]).splitlines() if "/send (" in ln]
     assert ratio == ["  direct/send " + head + "tok/s 1.100, s2r B 0.947, "
-                     "build 0.395, encode 1.000, decode 1.000, step 0.819"]
+                     "build 0.395, encode 1.000, decode 1.000, mean step 0.819"]
     assert not [ln for ln in tables.format_tables([copy, asyn]).splitlines() if "/send (" in ln]
 
 
@@ -320,7 +320,7 @@ def test_no_ratio_of_what_the_single_process_case_does_not_do():
     assert line.startswith("  cached/send (none; ")
     assert line.split("): ", 1)[1] == (
         "tok/s 1.000 [1.000, 1.000], build 0.395 [0.395, 0.395], "
-        "step 1.000 [1.000, 1.000]")
+        "mean step 1.000 [1.000, 1.000]")
     (cmp,) = stats.compare_cases(cases)
     assert not {"encode_ns_per_step", "decode_ns_per_step",
                 "sched_to_runner_payload_bytes_per_step",

@@ -88,7 +88,7 @@ def test_the_ratio_line_gives_no_per_step_ratio_where_schedules_differ():
     line, note = tables._ratio_lines("msgpack", DIFFERENT)
     # a timed replay: its tok/s are over wall time
     assert line.split("): ", 1)[1] == ("tok/s (wall) 0.794 [0.736, 0.857], s2r B, build, "
-                                       "encode, decode, step - (schedules differ)")
+                                       "encode, decode, mean step - (schedules differ)")
     assert note == (
         "    per-step ratios (bytes and times): none, the arms ran different schedules "
         "(schedule digests differ: a timed replay follows wall-clock arrivals), so their "
@@ -215,7 +215,7 @@ def test_async_against_sync_names_async_scheduling_not_a_timed_replay_nor_send()
     # the ratio line marks the per-step metrics and adds no send line under it
     lines = tables._ratio_lines("msgpack", ASYNC)
     assert len(lines) == 1 and lines[0].endswith(
-        "s2r B, build, encode, decode, step - (schedules differ)")
+        "s2r B, build, encode, decode, mean step - (schedules differ)")
 
 
 def test_the_cause_names_each_reason_the_arms_have_and_no_other():
