@@ -213,6 +213,10 @@ class Results:
     floor_step_ns_block_cv                        ratio    spread of 50-step mean floor step
                                                            times (None: under 150 floor steps)
     step_ns_mean, step_ns_median                  ns       one scheduler iteration
+    step_ns_max, step_ns_max_seq                  ns, -    the longest counted step, its seq
+    output_tokens_per_s_without_longest           tok/s    out tok/s without that step
+    between_steps_ns_max, ..._seq                 ns, -    the loop's longest time between two
+                                                           steps, the seq of the step after it
     *_payload_bytes_per_step, *_wire_bytes_*      bytes    per counted step, per direction
     decode_token_bytes_per_step,                  bytes    ``send`` only: what new_token_ids add over
     prompt_chunk_bytes_per_step                            cached's ``[]``, split into decode tokens
@@ -2349,7 +2353,9 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "warmup_t
                         "machine_busy_pct", "cpu_steal_pct", "num_cut_at_max_model_len",
                         "runner_gap_ns_median", "runner_gap_ns_p99",
                         "runner_gap_share_median", "runner_gap_share_p99",
-                        "runner_step_ns_median",
+                        "runner_step_ns_median", "step_ns_max", "step_ns_max_seq",
+                        "output_tokens_per_s_without_longest", "between_steps_ns_max",
+                        "between_steps_ns_max_seq",
                         # a timed replay's pace figures (``analysis.pace``)
                         "num_waiting_mean", "waiting_step_share", "last_arrival_s",
                         "arrival_span_share", "idle_s", "idle_share")

@@ -309,6 +309,7 @@ def _step_figures(c: np.ndarray) -> dict[str, Any]:
         num_running_mean=mean("num_reqs"),
         step_ns_median=float(np.median(step_ns)), step_ns_mean=float(step_ns.mean()),
         step_ns_block_cv=_block_cv(step_ns),
+        **_longest_step(c, step_ns, tokens),
         sched_to_runner_payload_bytes_per_step=mean("s2r_payload_bytes"),
         runner_to_sched_payload_bytes_per_step=mean("r2s_payload_bytes"),
         sched_ns_per_step=mean("sched_ns"),
@@ -611,6 +612,84 @@ def _between_steps_ns(result: CaseResult, a: np.ndarray) -> Optional[float]:
 BETWEEN_STEPS_SHARE_MAX = 0.3
 
 
+#: A counted step longer than this many median steps that also holds more than
+#: ``STALL_SHARE_MIN`` of the counted steps' time is a stall (``stall_warnings``): the
+#: process stopped (SIGSTOP, a debugger) or the machine paused it (a VM's pause, swap).
+STALL_MEDIANS = 100
+STALL_SHARE_MIN = 0.05
+
+
+def _longest_step(c: np.ndarray, step_ns: np.ndarray, tokens: int) -> dict[str, Any]:
+    """``step_ns_max``, the longest counted step (ns), its ``seq``
+    (``step_ns_max_seq``), and ``output_tokens_per_s_without_longest``: out tok/s over
+    the other counted steps (``None`` for a single counted step)."""
+    i = int(np.argmax(step_ns))
+    rest_ns = float(step_ns.sum() - step_ns[i])
+    rest_tokens = tokens - int(c[i, _COL["num_output_tokens"]])
+    return dict(step_ns_max=float(step_ns[i]), step_ns_max_seq=int(c[i, _COL["seq"]]),
+                output_tokens_per_s_without_longest=(
+                    rest_tokens / (rest_ns / 1e9) if len(c) > 1 and rest_ns > 0 else None))
+
+
+def _longest_gap(rows: np.ndarray) -> dict[str, Any]:
+    """``between_steps_ns_max``, the longest time the loop spent between two of its
+    timed steps ``rows`` (from ``--warmup-steps`` on: a row's start, ``t_end_ns`` less
+    its ``step_ns``, less the previous row's ``t_end_ns``), and the ``seq`` of the step
+    after it (``between_steps_ns_max_seq``); nothing under two rows."""
+    if len(rows) < 2:
+        return {}
+    ends = rows[:, _COL["t_end_ns"]]
+    gaps = (ends[1:] - rows[1:, _COL["step_ns"]]) - ends[:-1]
+    i = int(np.argmax(gaps))
+    return dict(between_steps_ns_max=float(max(0, gaps[i])),
+                between_steps_ns_max_seq=int(rows[i + 1, _COL["seq"]]))
+
+
+def stall_warnings(summary: dict[str, Any]) -> list[str]:
+    """A line for each stall: the longest counted step (``step_ns_max``) or the longest
+    time between two steps (``between_steps_ns_max``) over ``STALL_MEDIANS`` median
+    steps and over ``STALL_SHARE_MIN`` of the counted steps' (the loop's) time. A stalled
+    step is held by the mean step, out tok/s and the comparisons, whatever the block
+    spread says, and its line gives out tok/s without it; a stall between steps is left
+    out of out tok/s, and its line gives the loop's. ``[]`` otherwise (and in
+    summaries written before these figures)."""
+    median, mean = summary.get("step_ns_median"), summary.get("step_ns_mean")
+    n, out = summary.get("num_steps") or 0, []
+    if not median or not mean or n < 2:
+        return out
+    longest = summary.get("step_ns_max")
+    if longest and longest > STALL_MEDIANS * median and longest > STALL_SHARE_MIN * mean * n:
+        without = summary.get("output_tokens_per_s_without_longest")
+        out.append(
+            f"counted step {summary.get('step_ns_max_seq')} (steps.csv seq) took "
+            f"{_time_words(longest)}, {longest / median:,.0f}x the median step, "
+            f"{100 * longest / (mean * n):.0f} % of the counted steps' time: a stall (the "
+            "process was stopped, or the machine paused it), which the mean step, out "
+            "tok/s and the comparisons hold"
+            + (f"; out tok/s without it: {without:,.0f}" if without else ""))
+    gap, loop = summary.get("between_steps_ns_max"), summary.get("loop_step_ns_mean")
+    steps = summary.get("loop_steps") or 0
+    if gap and loop and gap > STALL_MEDIANS * median and gap > STALL_SHARE_MIN * loop * steps:
+        rate = summary.get("loop_output_tokens_per_s")
+        out.append(
+            f"the scheduler loop stood still for {_time_words(gap)} before step "
+            f"{summary.get('between_steps_ns_max_seq')} (steps.csv seq), "
+            f"{100 * gap / (loop * steps):.0f} % of its time: a stall (the process was "
+            "stopped, or the machine paused it) between two steps, which out tok/s, over "
+            "the steps' time, leaves out"
+            + (f"; over the loop's wall time it was {rate:,.0f} tok/s" if rate else ""))
+    return out
+
+
+def _time_words(ns: float) -> str:
+    """``6.02 s``, ``41.3 ms``, ``812.0 µs``."""
+    if ns >= 1e9:
+        return f"{ns / 1e9:,.2f} s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:,.1f} ms"
+    return f"{ns / 1e3:,.1f} µs"
+
+
 def between_steps_warning(summary: dict[str, Any]) -> Optional[str]:
     """One line when the scheduler loop spent more than ``BETWEEN_STEPS_SHARE_MAX`` of
     its wall time between its timed steps (``between_steps_ns_per_step``): the output
@@ -666,6 +745,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         between = _between_steps_ns(result, a)
         if between is not None:
             out["between_steps_ns_per_step"] = between
+            out.update(_longest_gap(a[a[:, _COL["seq"]] >= spec.warmup_steps]))
     if len(c) == 0:  # per-step figures absent (not 0); noise_warnings says why
         if spec.trace_speedup is not None:
             out.update(_timed_replay_figures(result, out, a))
@@ -1275,7 +1355,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     nominal step by more than 10 % (``send_cost.off_nominal_warning``); a fixed-step
     cached case whose median whole step exceeds its nominal step by more than 10 % plus
     the control plane's allowance (``send_cost.whole_step_warning``); a loop that
-    spent much of its time between its timed steps (``between_steps_warning``). Returns
+    spent much of its time between its timed steps (``between_steps_warning``); a
+    counted step or a time between steps that stalled (``stall_warnings``). Returns
     one line per problem; an empty list means none was seen.
     """
     warnings = []
@@ -1306,6 +1387,7 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     between = between_steps_warning(summary)
     if between:
         warnings.append(between)
+    warnings.extend(stall_warnings(summary))
     warnings.extend(case_off_nominal(summary))  # the runner's wait; cached's whole step
     cv = summary.get("step_ns_block_cv")
     if cv is not None and cv > 0.10:
