@@ -19,7 +19,8 @@ one line (a line break in a path escaped, ``errors.one_line``);
 a file cut short or a hand edit no run writes is one warning line on stderr (and a
 note in the report), and the report covers what is valid; SIGINT / SIGTERM / SIGHUP
 end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``). On success it
-prints ``report: PATH/report.html``, PATH spelt as ``document.write_report`` returns it
+prints ``report: PATH/report.html`` (after a warning line for each run folder still
+running: ``run_folder.run_in_progress``), PATH spelt as ``document.write_report`` returns it
 (relative when the first run folder was given relative, for one run and several), a
 line break in it escaped as in the error lines."""
 
@@ -35,6 +36,7 @@ from ipc_bench.analysis.results import ResultsError, ResultsWarning
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import one_line, shell_line
+from ipc_bench.harness.run_folder import run_in_progress
 from ipc_bench.report.document import WriteFailed, write_report
 
 #: The command as its lines name it (``PROG: error: ...``, as the run's ``bench.py:``).
@@ -90,5 +92,10 @@ def main(argv: Sequence[str]) -> int:
         print(one_line(f"{PROG}: error: cannot write {where}: {exc.strerror or exc}{hint}"),
               file=sys.stderr)
         return 1 if isinstance(exc, WriteFailed) else 2
+    for run_dir in args.run_dirs:  # the report says so too: a log reader sees it here
+        if run_in_progress(run_dir):
+            print(one_line(f"{PROG}: warning: {run_dir} is still running: the report "
+                           "covers the cases it had recorded; run it again once the run "
+                           "ends"), file=sys.stderr)
     print(f"report: {one_line(str(out / 'report.html'))}")
     return 0

@@ -27,7 +27,10 @@ def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmp
         wait_for(lambda: (run / "steps.partial.csv").exists(), what="first flush", proc=proc)
         assert run_in_progress(run)
         assert cli.main(["report", str(run), "--no-figures"]) == 0
-        line = capsys.readouterr().out.strip()
+        out, err = capsys.readouterr()
+        assert err == (f"bench.py report: warning: {run} is still running: the report covers "
+                       "the cases it had recorded; run it again once the run ends\n")
+        line = out.strip()
         match = re.fullmatch(rf"report: {re.escape(str(tmp_path))}/(report-\d{{8}}-\d{{6}})"
                              r"/report\.html", line)
         assert match, line
@@ -46,7 +49,7 @@ def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmp
     assert proc.returncode == 130
     assert not run_in_progress(run)  # ended (interrupted): its report goes into it
     assert cli.main(["report", str(run), "--no-figures"]) == 0
-    assert capsys.readouterr().out == f"report: {run}/report/report.html\n"
+    assert capsys.readouterr() == (f"report: {run}/report/report.html\n", "")
     assert "still running" not in (run / "report" / "report.md").read_text()
 
 
