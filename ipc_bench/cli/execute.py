@@ -362,7 +362,7 @@ def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optio
 
 
 def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
-                        floor_notes: int = 0) -> Optional[str]:
+                        floor_notes: int = 0, on_stdout: bool = False) -> Optional[str]:
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
@@ -372,7 +372,10 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     above; 5 of them core warnings repeated from an earlier case, printed there only)``. ``floor_notes``: how many ``note:``
     lines said a send / cached pair's floors are not comparable
     (``summary.floor_pair_notes``), counted after the warnings, ``; 7 pairs of floors
-    not comparable (the run's note: lines, on stdout)``. Raises nothing."""
+    not comparable (the run's note: lines, on stdout)``. ``on_stdout``: the line for
+    stdout where it goes elsewhere than stderr (``_apart``), whose log would hold no
+    warning: ``... (printed on stderr under their case lines) ...; 7 pairs of floors
+    not comparable (the note: lines above): ...``. Raises nothing."""
     counts = [len(s.get("warnings") or ()) for s in cases]
     count, noted = sum(counts), sum(1 for n in counts if n)
     if not count and not floor_notes:
@@ -382,12 +385,14 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     once = (f"; {repeats:,} of them core warnings repeated from an earlier case, printed "
             "there only" if repeats else "")
     folder = one_line(str(run_dir))
+    where = "on stderr under their case lines" if on_stdout else "under their case lines above"
     parts = [f"{count:,} measurement warning{'' if count == 1 else 's'} in {noted:,} of "
-             f"{len(cases):,} case{'' if len(cases) == 1 else 's'} (printed under their "
-             f"case lines above{once})"] if count else []
+             f"{len(cases):,} case{'' if len(cases) == 1 else 's'} (printed {where}"
+             f"{once})"] if count else []
     if floor_notes:
         parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
-                     "comparable (the run's note: lines, on stdout)")
+                     "comparable (" + ("the note: lines above" if on_stdout
+                                       else "the run's note: lines, on stdout") + ")")
     return ("; ".join(parts) + f": see {one_line(str(run_dir / 'summary.json'))}, or "
             f"Measurement warnings in python bench.py report {folder}")
 
@@ -819,8 +824,9 @@ class _Run:
     def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
         """After the last case: digests, paired comparisons, byte model and the
         scenario's report, the final status in ``summary.json``, then the tables, the
-        ``note:`` lines (the digests'; ``floor_pair_notes``, not with ``--quiet``) (and,
-        with ``--quiet``, ``quiet_warnings_line`` after them), the ``results:`` line, then
+        ``note:`` lines (the digests'; ``floor_pair_notes``, not with ``--quiet``) (and
+        after them, with ``--quiet``, ``quiet_warnings_line``, else, where stdout goes
+        elsewhere than stderr, ``warnings_count_line``'s for stdout), the ``results:`` line, then
         (not with ``--quiet``) on stderr the run's time from its first line to here
         (``ipc-bench: 8 cases run in 3 min 12 s``) and ``warnings_count_line``; 1
         when a check found a problem, or when the tables could not be written to
@@ -852,7 +858,9 @@ class _Run:
             text.append(format_byte_model(writer.byte_model))
         text.append(extra)
         text += [f"note: {note}" for note in notes]
-        text.append(quiet_warnings_line(writer.cases, self.run_dir) if self.quiet else None)
+        text.append(quiet_warnings_line(writer.cases, self.run_dir) if self.quiet else
+                    warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
+                                        on_stdout=True) if _apart() else None)
         print("\n".join(t for t in text if t))
         print(f"\nresults: {one_line(str(self.run_dir))}")  # a line break in DIR escaped
         sys.stdout.flush()
@@ -873,6 +881,20 @@ class _Run:
                 return self.write_failed(exc)
             return 1
         return 1 if problems else 0
+
+
+def _apart() -> bool:
+    """Whether stdout and stderr go to different places (``> out.log 2> err.log``, a
+    pipe for each), so that stdout's log would hold none of the warnings stderr has;
+    not for one file or terminal both write to (``2>&1``, a terminal: they would be
+    read twice). A stream that cannot be told (no descriptor) counts as apart."""
+    try:
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (OSError, ValueError, AttributeError):
+        return True
+    if os.isatty(sys.stdout.fileno()) and os.isatty(sys.stderr.fileno()):
+        return False
+    return (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino)
 
 
 def scenario_text(scenario_report: Optional[Callable], cases: list[dict[str, Any]],

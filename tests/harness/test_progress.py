@@ -4,6 +4,7 @@ nothing with --quiet."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import pty
@@ -476,6 +477,37 @@ def test_warnings_count_line_counts_the_cases_warnings(tmp_path):
         f"1 pair of floors not comparable (the run's note: lines, on stdout): see "
         f"{tmp_path}/summary.json, or Measurement warnings in python bench.py report "
         f"{tmp_path}")
+    # stdout's line, where stdout goes elsewhere than stderr
+    assert warnings_count_line(cases, tmp_path, 7, on_stdout=True).startswith(
+        "4 measurement warnings in 3 of 3 cases (printed on stderr under their case lines; "
+        "2 of them core warnings repeated from an earlier case, printed there only); 7 "
+        "pairs of floors not comparable (the note: lines above): see ")
+
+
+@pytest.mark.parametrize("apart", [True, False])
+def test_stdouts_log_counts_the_warnings_where_stderr_goes_elsewhere(apart, tmp_path):
+    """``> out.log 2> err.log``: the tables' log ends with the count of the warnings
+    that only stderr's holds; ``> log 2>&1``: the count once, stderr's."""
+    run = tmp_path / "r"
+    out_path, err_path = tmp_path / "out.log", tmp_path / "err.log"
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        args = [("20" if a == "300" else a) for a in ARGS]  # --steps 20
+        proc = subprocess.run([sys.executable, *args, "--output", str(run)],
+                              cwd=REPO, stdout=out, stderr=err if apart else out, env=env,
+                              timeout=120)
+    assert proc.returncode == 0
+    summary = json.loads((run / "summary.json").read_text())
+    count = sum(len(c["warnings"]) for c in summary["cases"])
+    assert count >= 2  # 20 counted steps: "figures are rough" in each case
+    out = out_path.read_text()
+    words = f"{count} measurement warnings in 2 of 2 cases (printed "
+    if apart:
+        assert f"\n{words}on stderr under their case lines" in out
+        assert out.index(words) < out.index("\nresults: ")
+        assert err_path.read_text().count(words) == 1
+    else:
+        assert out.count(words) == 1 and f"{words}under their case lines above" in out
 
 
 def test_the_floor_is_told_the_progress_of_its_own_case_only(monkeypatch):
