@@ -213,7 +213,7 @@ class CaseHeartbeat(_Strided):
 
     def _show_floor(self, n: int, total: int, now: float) -> None:
         self.floor_n, self.floor_total, self.t_floor_look = n, total, now
-        if not self._due(now, True):
+        if not self._due(now, n > 0):  # a line with a floor step done and its pace
             return
         line = (f"{self.desc}: floor {n:,} of {total:,} step{'' if total == 1 else 's'} "
                 f"after {_duration(now - self.t_start)}")

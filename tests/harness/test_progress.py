@@ -329,7 +329,8 @@ def test_a_run_off_a_terminal_reports_each_floor(tmp_path, monkeypatch):
     assert cli.main(ARGS[1:] + ["--policies", "send", "--output", str(tmp_path / "r")]) == 0
     floors = [line.split(": ", 1)[1].split(" after")[0] for line in out.getvalue().splitlines()
               if ": floor " in line]
-    assert floors[0] == "floor 0 of 300 steps" and floors[-1] == "floor 300 of 300 steps"
+    # a line once a floor step is done (its pace known), up to the floor's end
+    assert 0 < int(floors[0].split()[1]) <= 300 and floors[-1] == "floor 300 of 300 steps"
 
 
 def test_the_terminal_gets_a_bar_and_a_log_a_line_a_minute(tmp_path, monkeypatch, capsys):
