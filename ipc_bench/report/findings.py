@@ -43,8 +43,11 @@ from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INT
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.report.tables import model_steps
 
-ONE_REPETITION = ("One repetition per case, so no intervals: differences of a few % "
-                  "may be noise (run with `--repeat N` for 95 % intervals).")
+#: Why a run of one repetition gives no interval, and what that leaves a difference.
+NO_INTERVAL_TAIL = ("so no intervals: a difference of any size may be the machine's "
+                    "noise, which can reach tens of % between two runs of one case on a "
+                    "loaded machine (run with `--repeat N` for 95 % intervals).")
+ONE_REPETITION = f"One repetition per case, {NO_INTERVAL_TAIL}"
 TIMED_REPLAY = ("This is a timed replay: arrivals follow the trace's clock, so its "
                 "tokens/s (wall), every output token over the wall time from the first "
                 "arrival to the last completion, measures the arrivals, not throughput; "
@@ -254,8 +257,7 @@ def _repetitions_note(cases, keys) -> str:
         return ONE_REPETITION
     many = f"{lo} to {hi}" if lo != hi else f"{lo}"
     return (f"{many} repetitions per case, but fewer than two pairs of send and cached "
-            "in each workload, so no intervals: differences of a few % may be noise "
-            "(run with `--repeat N` for 95 % intervals).")
+            f"in each workload, {NO_INTERVAL_TAIL}")
 
 
 def _arm_rates(t: dict[str, Any]) -> str:

@@ -12,8 +12,9 @@ from ipc_bench.report.findings import ONE_REPETITION
 RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
        "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process", "--no-floor"]
 CUT = ("1 to 2 repetitions per case, but fewer than two pairs of send and cached in each "
-       "workload, so no intervals: differences of a few % may be noise (run with "
-       "`--repeat N` for 95 % intervals).")
+       "workload, so no intervals: a difference of any size may be the machine's noise, "
+       "which can reach tens of % between two runs of one case on a loaded machine (run "
+       "with `--repeat N` for 95 % intervals).")
 
 
 def test_a_repeat_run_cut_short_counts_its_repetitions(tmp_path):

@@ -89,8 +89,10 @@ def test_findings_and_the_pair_table_give_bytes_only_where_timings_are_withheld(
     kept = [tp_summary(p, 1, 16, case_id=f"{p}-1", workload="broadcast=ipc,num_running=8,tp=1")
             for p in ("send", "cached")]
     lines = findings(results_of(withheld + kept))
-    assert lines[0] == "One repetition per case, so no intervals: differences of a few % " \
-                       "may be noise (run with `--repeat N` for 95 % intervals)."
+    assert lines[0] == "One repetition per case, so no intervals: a difference of any " \
+                       "size may be the machine's noise, which can reach tens of % between " \
+                       "two runs of one case on a loaded machine (run with `--repeat N` " \
+                       "for 95 % intervals)."
     assert "At 8 running requests, tp=2 (msgpack), cached sends 20 fewer " \
            "bytes per step to the runner (5.0 % of send's scheduler → runner payload); " \
            "times and tokens/s left out (fewer " \
