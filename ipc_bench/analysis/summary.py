@@ -617,6 +617,9 @@ BETWEEN_STEPS_SHARE_MAX = 0.3
 #: process stopped (SIGSTOP, a debugger) or the machine paused it (a VM's pause, swap).
 STALL_MEDIANS = 100
 STALL_SHARE_MIN = 0.05
+#: What a stall may be, in its warning's words.
+STALL_CAUSES = ("the process did not run: stopped, preempted on a busy machine or paused "
+                "with its VM")
 
 
 def _longest_step(c: np.ndarray, step_ns: np.ndarray, tokens: int) -> dict[str, Any]:
@@ -650,22 +653,27 @@ def stall_warnings(summary: dict[str, Any]) -> list[str]:
     time between two steps (``between_steps_ns_max``) over ``STALL_MEDIANS`` median
     steps and over ``STALL_SHARE_MIN`` of the counted steps' (the loop's) time. A stalled
     step is held by the mean step, out tok/s and the comparisons, whatever the block
-    spread says, and its line gives out tok/s without it; a stall between steps is left
-    out of out tok/s, and its line gives the loop's. ``[]`` otherwise (and in
-    summaries written before these figures)."""
+    spread says, and its line gives out tok/s without it (a timed replay's: the mean
+    step and the latencies, its tokens/s being over wall time); a stall between steps is
+    left out of out tok/s, and its line gives the loop's. ``[]`` otherwise (in summaries
+    written before these figures, and in a streamed case, ``soak``, which keeps no
+    per-step figures)."""
     median, mean = summary.get("step_ns_median"), summary.get("step_ns_mean")
     n, out = summary.get("num_steps") or 0, []
     if not median or not mean or n < 2:
         return out
     longest = summary.get("step_ns_max")
     if longest and longest > STALL_MEDIANS * median and longest > STALL_SHARE_MIN * mean * n:
-        without = summary.get("output_tokens_per_s_without_longest")
+        # a timed replay's tokens/s is over its wall time, which the stall barely moves
+        timed = summary.get("trace_speedup") is not None
+        without = None if timed else summary.get("output_tokens_per_s_without_longest")
         out.append(
             f"counted step {summary.get('step_ns_max_seq')} (steps.csv seq) took "
             f"{_time_words(longest)}, {longest / median:,.0f}x the median step, "
-            f"{100 * longest / (mean * n):.0f} % of the counted steps' time: a stall (the "
-            "process was stopped, or the machine paused it), which the mean step, out "
-            "tok/s and the comparisons hold"
+            f"{100 * longest / (mean * n):.0f} % of the counted steps' time: a stall ("
+            f"{STALL_CAUSES}), which the mean step"
+            + (" and the requests' latencies hold" if timed
+               else ", out tok/s and the comparisons hold")
             + (f"; out tok/s without it: {without:,.0f}" if without else ""))
     gap, loop = summary.get("between_steps_ns_max"), summary.get("loop_step_ns_mean")
     steps = summary.get("loop_steps") or 0
@@ -674,9 +682,8 @@ def stall_warnings(summary: dict[str, Any]) -> list[str]:
         out.append(
             f"the scheduler loop stood still for {_time_words(gap)} before step "
             f"{summary.get('between_steps_ns_max_seq')} (steps.csv seq), "
-            f"{100 * gap / (loop * steps):.0f} % of its time: a stall (the process was "
-            "stopped, or the machine paused it) between two steps, which out tok/s, over "
-            "the steps' time, leaves out"
+            f"{100 * gap / (loop * steps):.0f} % of its time: a stall ({STALL_CAUSES}) "
+            "between two steps, which out tok/s, over the steps' time, leaves out"
             + (f"; over the loop's wall time it was {rate:,.0f} tok/s" if rate else ""))
     return out
 

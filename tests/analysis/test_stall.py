@@ -24,9 +24,9 @@ def test_a_stalled_step_is_named_with_the_figures_without_it():
                 step_ns_max=6_020_000_000.0, step_ns_max_seq=9448,
                 output_tokens_per_s_without_longest=41_210.4)
     line = ("counted step 9448 (steps.csv seq) took 6.02 s, 15,050x the median step, 43 % "
-            "of the counted steps' time: a stall (the process was stopped, or the machine "
-            "paused it), which the mean step, out tok/s and the comparisons hold; out "
-            "tok/s without it: 41,210")
+            "of the counted steps' time: a stall (the process did not run: stopped, "
+            "preempted on a busy machine or paused with its VM), which the mean step, out "
+            "tok/s and the comparisons hold; out tok/s without it: 41,210")
     assert stall_warnings(case) == [line]
     assert line in noise_warnings(case)
     # over 100 median steps and over 5 % of the counted steps' time, both: 200 steps of
@@ -38,6 +38,10 @@ def test_a_stalled_step_is_named_with_the_figures_without_it():
                                step_ns_max=10_100_000.0)) == []  # 99x
     # a GC pause (25 median steps, 0.07 % of the time); summaries written before
     assert stall_warnings(dict(case, step_ns_max=10_000_000.0)) == []
+    # a timed replay: its tokens/s is over wall time, which the stall barely moves
+    (timed,) = stall_warnings(dict(case, trace_speedup=10.0))
+    assert timed.endswith("paused with its VM), which the mean step and the requests' "
+                          "latencies hold")
     assert stall_warnings({k: v for k, v in case.items() if k != "step_ns_max"}) == []
 
 
@@ -46,9 +50,9 @@ def test_a_stall_between_two_steps_is_named_with_the_loops_rate():
                 loop_steps=20_010, loop_step_ns_mean=520_000.0, loop_output_tokens_per_s=7_690.6,
                 between_steps_ns_max=2_004_000_000.0, between_steps_ns_max_seq=5120)
     line = ("the scheduler loop stood still for 2.00 s before step 5120 (steps.csv seq), "
-            "19 % of its time: a stall (the process was stopped, or the machine paused it) "
-            "between two steps, which out tok/s, over the steps' time, leaves out; over "
-            "the loop's wall time it was 7,691 tok/s")
+            "19 % of its time: a stall (the process did not run: stopped, preempted on a "
+            "busy machine or paused with its VM) between two steps, which out tok/s, over "
+            "the steps' time, leaves out; over the loop's wall time it was 7,691 tok/s")
     assert stall_warnings(case) == [line]
     assert line in noise_warnings(case)
     assert stall_warnings(dict(case, between_steps_ns_max=150_000_000.0)) == []  # 1.4 %
