@@ -158,33 +158,50 @@ def resource_shortage_text(exc: BaseException) -> Optional[str]:
 
 
 def _cgroup_pids() -> Optional[tuple[int, Optional[int]]]:
-    """The pids limit of this process's control group and how many tasks it holds
-    (``pids.max``, ``pids.current``; cgroup v2, else v1's ``pids`` hierarchy, read
-    from ``/proc/self/cgroup``); ``None`` where none is set or none can be read."""
+    """The tightest pids limit over this process's control group and its parents (a
+    systemd user slice's ``TasksMax`` sits above the session's scope) and how many tasks
+    that group holds (``pids.max``, ``pids.current``; cgroup v2, else v1's ``pids``
+    hierarchy, read from ``/proc/self/cgroup``): the one with the fewest tasks left;
+    ``None`` where none is set or none can be read."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
         return None
+    found: list[tuple[int, Optional[int]]] = []
     for line in lines:
         _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
         if controllers == "":
-            folder = Path("/sys/fs/cgroup") / path.lstrip("/")
+            root = Path("/sys/fs/cgroup")
         elif "pids" in controllers.split(","):
-            folder = Path("/sys/fs/cgroup/pids") / path.lstrip("/")
+            root = Path("/sys/fs/cgroup/pids")
         else:
             continue
-        try:
-            limit = (folder / "pids.max").read_text().strip()
-        except OSError:
-            continue
-        if not limit.isdigit():  # "max": none set here
-            continue
-        try:
-            current: Optional[int] = int((folder / "pids.current").read_text())
-        except (OSError, ValueError):
-            current = None
-        return int(limit), current
-    return None
+        folder = root / path.lstrip("/")
+        while True:
+            found += _pids_limit(folder)
+            if folder == root or root not in folder.parents:
+                break
+            folder = folder.parent
+    if not found:
+        return None
+    return min(found, key=lambda f: f[0] - (f[1] or 0))
+
+
+def _pids_limit(folder: Path) -> list[tuple[int, Optional[int]]]:
+    """``[(pids.max, pids.current)]`` of the control group ``folder`` (current
+    ``None`` if unreadable); ``[]`` where no limit is set there (``max``) or none can
+    be read."""
+    try:
+        limit = (folder / "pids.max").read_text().strip()
+    except OSError:
+        return []
+    if not limit.isdigit():  # "max": none set here
+        return []
+    try:
+        current: Optional[int] = int((folder / "pids.current").read_text())
+    except (OSError, ValueError):
+        current = None
+    return [(int(limit), current)]
 
 
 def _user_threads() -> Optional[int]:
@@ -222,24 +239,25 @@ def _thread_limits() -> list[tuple[str, bool]]:
     the figures in use, and whether it is at (within 10 % of) its value."""
     limits = []
     nproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]
-    if nproc != resource.RLIM_INFINITY:
+    if nproc != resource.RLIM_INFINITY and os.getuid() != 0:  # root's is not enforced
         used = _user_threads()
         limits.append((f"ulimit -u {nproc:,}" + ("" if used is None else
-                       f" ({used:,} processes and threads of this user)"),
+                       f", with {used:,} processes and threads of this user seen"),
                        used is not None and used >= 0.9 * nproc))
     pids = _cgroup_pids()
     if pids is not None:
-        limits.append((f"a pids limit of {pids[0]:,} on its control group"
-                       + ("" if pids[1] is None else f" ({pids[1]:,} in use)"),
+        limits.append((f"a control-group pids limit of {pids[0]:,}"
+                       + ("" if pids[1] is None else f", with {pids[1]:,} in use"),
                        pids[1] is not None and pids[1] >= 0.9 * pids[0]))
     space = resource.getrlimit(resource.RLIMIT_AS)[0]
     if space != resource.RLIM_INFINITY:
         stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
-        stack = 8 * 2**20 if stack == resource.RLIM_INFINITY else stack
+        # glibc's thread stack: ulimit -s, or 2 MiB where it is unlimited (x86-64)
+        stack = 2 * 2**20 if stack == resource.RLIM_INFINITY else stack
         size = _vm_size()
         limits.append((f"ulimit -v {space / 2**20:,.0f} MiB" + ("" if size is None else
-                       f" ({size / 2**20:,.0f} MiB in use; a thread's stack reserves "
-                       f"{stack / 2**20:,.0f} MiB more: ulimit -s)"),
+                       f", with {size / 2**20:,.0f} MiB in use and a thread's stack "
+                       f"reserving {stack / 2**20:,.0f} MiB more (ulimit -s)"),
                        size is not None and space - size < 2 * stack))
     return limits
 
@@ -255,7 +273,7 @@ def thread_limit_text() -> str:
     limits = _thread_limits()
     reached = [words for words, at in limits if at]
     if not limits:
-        return ("cannot start a thread: no ulimit -u, ulimit -v or pids limit is set on "
+        return ("cannot start a thread: no ulimit -u, ulimit -v or pids limit applies to "
                 "this process: the system's threads (kernel.threads-max) or memory ran out")
     if not reached:
         return ("cannot start a thread: no limit set on this process looks reached ("

@@ -19,8 +19,9 @@ ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
 
 @pytest.mark.parametrize("exc, words", [
     (RuntimeError("can't start new thread"),
-     "cannot start a thread: the process is at a resource limit: ulimit -v 186 MiB "
-     "(182 MiB in use; a thread's stack reserves 8 MiB more: ulimit -s); raise it"),
+     "cannot start a thread: the process is at a resource limit: ulimit -v 186 MiB, "
+     "with 182 MiB in use and a thread's stack reserving 8 MiB more (ulimit -s); raise "
+     "it"),
     (MemoryError(),
      "out of memory (MemoryError): a memory limit (ulimit -v, a container's) or the "
      "machine's memory is too small for this case")])
@@ -42,7 +43,7 @@ def test_a_case_stopped_by_a_resource_limit_says_so_in_one_line(exc, words, tmp_
 
 
 def _limits(monkeypatch, nproc=None, user_threads=None, pids=None, space=None,
-            vm_size=None, stack=8 * 2**20):
+            vm_size=None, stack=8 * 2**20, uid=1000):
     """The process's limits (``None``: not set) and the figures in use, as
     ``errors.thread_limit_text`` reads them."""
     import resource
@@ -62,31 +63,67 @@ def _limits(monkeypatch, nproc=None, user_threads=None, pids=None, space=None,
     monkeypatch.setattr(errors, "_user_threads", lambda: user_threads)
     monkeypatch.setattr(errors, "_cgroup_pids", lambda: pids)
     monkeypatch.setattr(errors, "_vm_size", lambda: vm_size)
+    monkeypatch.setattr(errors.os, "getuid", lambda: uid)
 
 
 @pytest.mark.parametrize("limits, words", [
     (dict(nproc=4096, user_threads=4090, space=2**34, vm_size=2**30),
-     "the process is at a resource limit: ulimit -u 4,096 (4,090 processes and threads "
-     "of this user); raise it"),
+     "the process is at a resource limit: ulimit -u 4,096, with 4,090 processes and "
+     "threads of this user seen; raise it"),
     (dict(nproc=96_362, user_threads=120, pids=(512, 510)),
-     "the process is at a resource limit: a pids limit of 512 on its control group "
-     "(510 in use); raise it"),
+     "the process is at a resource limit: a control-group pids limit of 512, with 510 in "
+     "use; raise it"),
     (dict(pids=(512, 500), space=200 * 2**20, vm_size=190 * 2**20),
-     "the process is at one of its resource limits: a pids limit of 512 on its control "
-     "group (500 in use); ulimit -v 200 MiB (190 MiB in use; a thread's stack reserves "
-     "8 MiB more: ulimit -s); raise the one it reached"),
+     "the process is at one of its resource limits: a control-group pids limit of 512, "
+     "with 500 in use; ulimit -v 200 MiB, with 190 MiB in use and a thread's stack "
+     "reserving 8 MiB more (ulimit -s); raise the one it reached"),
     (dict(nproc=96_362, user_threads=120),
-     "no limit set on this process looks reached (ulimit -u 96,362 (120 processes and "
-     "threads of this user)): the system's threads (kernel.threads-max) or memory may "
-     "have run out"),
+     "no limit set on this process looks reached (ulimit -u 96,362, with 120 processes "
+     "and threads of this user seen): the system's threads (kernel.threads-max) or "
+     "memory may have run out"),
+    (dict(nproc=200, user_threads=199, uid=0),  # root's ulimit -u is not enforced
+     "no ulimit -u, ulimit -v or pids limit applies to this process: the system's threads "
+     "(kernel.threads-max) or memory ran out"),
+    (dict(space=64 * 2**20, vm_size=62 * 2**20, stack=None),  # glibc's 2 MiB stack
+     "the process is at a resource limit: ulimit -v 64 MiB, with 62 MiB in use and a "
+     "thread's stack reserving 2 MiB more (ulimit -s); raise it"),
     (dict(),
-     "no ulimit -u, ulimit -v or pids limit is set on this process: the system's threads "
+     "no ulimit -u, ulimit -v or pids limit applies to this process: the system's threads "
      "(kernel.threads-max) or memory ran out")])
 def test_a_thread_that_cannot_start_names_the_limit_it_reached(limits, words, monkeypatch):
     from ipc_bench.errors import thread_limit_text
 
     _limits(monkeypatch, **limits)
     assert thread_limit_text() == f"cannot start a thread: {words}"
+
+
+@pytest.mark.parametrize("v2", [True, False])
+def test_the_tightest_pids_limit_of_the_group_and_its_parents_is_read(v2, tmp_path,
+                                                                      monkeypatch):
+    """A systemd user slice's TasksMax sits above the session's scope, whose own
+    pids.max is max: the slice's limit is the one read (cgroup v2, and v1's pids
+    hierarchy)."""
+    from pathlib import Path
+
+    from ipc_bench import errors
+
+    root = tmp_path / ("sys/fs/cgroup" if v2 else "sys/fs/cgroup/pids")
+    scope = root / "user.slice/user-1000.slice/session-3.scope"
+    scope.mkdir(parents=True)
+    for folder, limit, current in ((scope, "max", 40), (scope.parent, "300", 290),
+                                   (scope.parent.parent, "5000", 400)):
+        (folder / "pids.max").write_text(f"{limit}\n")
+        (folder / "pids.current").write_text(f"{current}\n")
+    (tmp_path / "proc/self").mkdir(parents=True)
+    (tmp_path / "proc/self/cgroup").write_text(
+        ("0::" if v2 else "5:pids:") + "/user.slice/user-1000.slice/session-3.scope\n"
+        "2:cpu,cpuacct:/\n")
+    monkeypatch.setattr(errors, "Path", lambda p: Path(f"{tmp_path}{p}"))
+    assert errors._cgroup_pids() == (300, 290)
+    (scope.parent / "pids.max").write_text("max\n")
+    assert errors._cgroup_pids() == (5000, 400)
+    (scope.parent.parent / "pids.max").write_text("max\n")
+    assert errors._cgroup_pids() is None
 
 
 def test_the_limits_in_use_are_read_from_proc():
