@@ -53,13 +53,13 @@ from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            trace_record)
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
-from ipc_bench.harness.progress import RunPace, case_progress, progress_enabled
+from ipc_bench.harness.progress import (RunPace, case_progress, duration_words,
+                                        progress_enabled)
 from ipc_bench.harness.run_folder import (DIR_MODE, RunFolderError, RunWriter, default_run_dir,
                                          run_in_progress)
 from ipc_bench.harness.scenario import ARM_ORDER, SCENARIO_OPTIONS
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
-from ipc_bench.report.microbench import format_duration
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
 from ipc_bench.wire.remote import RemoteRunners
 from ipc_bench.wire.transport import EndpointError, set_sweep_sink
@@ -613,6 +613,7 @@ class _Run:
         (WHERE)`` in place of ``internal error`` when a scenario's code called what
         raised it)."""
         case_id = result.spec.case_id
+        under, raised_there = scenario_frames(exc)
         if isinstance(exc, (CaseError, SchedulerError, ConfigError, EndpointError)):
             message = str(exc)
         elif out_of_fds(exc):  # OSError or zmq.ZMQError: the limit, not a bug
@@ -621,12 +622,11 @@ class _Run:
             message = resource_shortage_text(exc)
         elif isinstance(exc, OSError):  # the system refused (no space in TMPDIR, no fds)
             message = one_line(f"{type(exc).__name__}: {exc}")
-        elif scenario_frames(exc)[1]:  # raised by a scenario's own code: where, not a bug
-            message = (f"the scenario's code raised {type(exc).__name__}: {exc} "
-                       f"({scenario_frames(exc)[0]})")
+        elif raised_there:  # raised by a scenario's own code: where, not a bug
+            message = one_line(f"the scenario's code raised {type(exc).__name__}: {exc} "
+                               f"({under})")
         else:  # a bug: keep what was measured, show where it broke
             traceback.print_exc(file=sys.stderr)
-            under = scenario_frames(exc)[0]
             what = ("internal error" if under is None
                     else f"error under the scenario's code ({under})")
             written = self._stop(result, f"{what}: {type(exc).__name__}: {exc}", "failed")
@@ -866,7 +866,7 @@ class _Run:
         sys.stdout.flush()
         n = len(writer.cases)
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
-                 f"{format_duration(time.monotonic() - self.t_start)}")
+                 f"{duration_words(time.monotonic() - self.t_start)}")
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes))
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)

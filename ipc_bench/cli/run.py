@@ -290,9 +290,11 @@ def _build_cases(name: str, module: ModuleType, opts) -> list:
 
 
 def _with_steady_caps(name: str, module: ModuleType, cases: list) -> list:
-    """``cases`` with each steady case's ``max_steps`` and ``output_len_mean`` set again
-    from the workload its ``make_workload`` returns (``scenario.set_steady_cap``), so
-    that one a scenario swapped in after ``steady_case`` sizes the cap and the advice.
+    """``cases`` with each steady case's (``scenario.is_steady``) ``max_steps`` and
+    ``output_len_mean`` set again from the workload its ``make_workload`` returns
+    (``scenario.set_steady_cap``), so that one a scenario swapped in after
+    ``steady_case`` sizes the cap and the advice; a ``max_steps`` the scenario set on a
+    steady case is replaced (the cap is the harness's, from the simulated schedule).
     An exception ``make_workload`` raises (``ConfigError`` and the other refusals pass
     through), or the simulation of its workload, is refused in one line:
     ``scenario NAME cannot be used: FILE case ID: make_workload() raised TYPE: MESSAGE``
@@ -453,7 +455,7 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
 
     import msgspec
 
-    from ipc_bench.harness.scenario import steady_case_max_steps
+    from ipc_bench.harness.scenario import is_steady, steady_case_max_steps
 
     out = []
     for k in num_spec_tokens:
@@ -466,7 +468,7 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
                 case, labels={**case.labels, "num_spec_tokens": k}, model=model,
                 scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=k,
                                                   num_lookahead_tokens=lookahead))
-            if copy.count == "decode_only" and "num_running" in copy.labels:
+            if is_steady(copy):
                 copy.max_steps = steady_case_max_steps(copy)  # K + 1 tokens a decode
             out.append(copy)
     return out

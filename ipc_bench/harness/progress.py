@@ -202,12 +202,12 @@ class CaseHeartbeat(_Strided):
         done = f"{n:,} of {self.total:,} {unit}" if self.total else f"{n:,} {unit}"
         if self.warmup and not self.by_requests:
             done += f" ({self.warmup:,} of them warm-up)"
-        line = f"{self.desc}: {done} after {_duration(now - self.t_start)}"
+        line = f"{self.desc}: {done} after {duration_words(now - self.t_start)}"
         if rate is not None:
             line += f", {rate:,.0f} tok/s"
         if self.total and n < self.total and pace is not None:
             unit = "requests" if self.by_requests else "steps"
-            line += (f"; about {_duration((self.total - n) * pace)} of {unit} left at this "
+            line += (f"; about {duration_words((self.total - n) * pace)} of {unit} left at this "
                      "pace" + (", then the floor" if self.floor_after else ""))
         self._print(line)
 
@@ -216,10 +216,10 @@ class CaseHeartbeat(_Strided):
         if not self._due(now, n > 0):  # a line with a floor step done and its pace
             return
         line = (f"{self.desc}: floor {n:,} of {total:,} step{'' if total == 1 else 's'} "
-                f"after {_duration(now - self.t_start)}")
+                f"after {duration_words(now - self.t_start)}")
         pace = self.floor_pace()
         if n < total and pace is not None:
-            line += f"; about {_duration((total - n) * pace)} of the floor left at this pace"
+            line += f"; about {duration_words((total - n) * pace)} of the floor left at this pace"
         self._print(line)
 
     def _due(self, now: float, ready: bool) -> bool:
@@ -255,7 +255,7 @@ class CaseHeartbeat(_Strided):
             left = self.run.left_s(self)
             if left is not None:
                 n = left.untimed
-                line += f"; about {_duration(left.seconds)} of the run left" + (
+                line += f"; about {duration_words(left.seconds)} of the run left" + (
                     f", besides {n} case{'' if n == 1 else 's'} of a size or transport not "
                     "run yet" if n else "") + (
                     f"{' and' if n else ', besides'} the floors (none replayed yet)"
@@ -357,7 +357,7 @@ class RunPace:
             floor_s = known.floor_s
         if floor_s is None and self.floor_ratio is not None:
             floor_s = step_s * self.floor_ratio
-        unpriced = floor_s is None and any(plan.floor for plan in plans)
+        unpriced = floor_s is None and this.floor > 0  # and of the cases timed, below
         floor_s = floor_s or 0.0  # no floor replayed yet: the floors are left out
         if beat.t_floor is not None:
             left = max(0, this.floor - beat.floor_n) * floor_s
@@ -373,6 +373,7 @@ class RunPace:
             if pace is None:
                 untimed += 1
                 continue
+            unpriced = unpriced or (plan.floor > 0 and pace.floor_s is None and not floor_s)
             left += (pace.other_s + plan.steps * pace.step_s
                      + plan.floor * (floor_s if pace.floor_s is None else pace.floor_s))
         return RunLeft(left, untimed, unpriced)
@@ -394,7 +395,7 @@ class RunPace:
         self.paces[plan.key] = self.paces[plan.group] = _Paces(step_s, floor_s, other)
 
 
-def _duration(seconds: float) -> str:
+def duration_words(seconds: float) -> str:
     """``45 s``, ``1 min 0 s``, ``2 h 5 min``: whole seconds, the heartbeat's words."""
     s = int(round(seconds))
     if s < 60:

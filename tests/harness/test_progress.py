@@ -236,8 +236,9 @@ def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
     clock, out = _Clock(monkeypatch), io.StringIO()
     ipc = types.SimpleNamespace(case_id="w/a#0", warmup_steps=0, counted_steps=100,
                                 floor=False, transport="ipc", max_steps=None)
+    # (their floors, in cases counted apart, are not said again as floors left out)
     inproc = [types.SimpleNamespace(case_id=f"w/{p}#0", warmup_steps=0, counted_steps=100,
-                                    floor=False, transport="inproc", max_steps=None)
+                                    floor=True, transport="inproc", max_steps=None)
               for p in ("b", "c")]
     pace = progress.RunPace([ipc] + inproc)
     beat = case_progress(ipc, "[1/3] a", stream=out, bar=False, run=pace, index=0)
@@ -255,9 +256,11 @@ def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
     # 20 s left, then the last case at this pace: 100 s.
     assert out.getvalue().splitlines()[1:] == [
         "00:18:40 [2/3] b: 20 of 100 steps after 20 s, 4 tok/s; about 1 min 20 s of steps "
-        "left at this pace; about 3 min 0 s of the run left",
+        "left at this pace, then the floor; about 3 min 0 s of the run left, besides the "
+        "floors (none replayed yet)",
         "00:19:40 [2/3] b: 80 of 100 steps after 1 min 20 s, 4 tok/s; about 20 s of steps "
-        "left at this pace; about 2 min 0 s of the run left"]
+        "left at this pace, then the floor; about 2 min 0 s of the run left, besides the "
+        "floors (none replayed yet)"]
 
 
 def test_cases_of_a_size_not_run_yet_are_counted_apart(monkeypatch):
@@ -542,6 +545,7 @@ def test_a_run_of_short_cases_writes_a_line_a_minute(monkeypatch):
                                    counted_steps=20, floor=n == 4, transport="ipc",
                                    max_steps=None) for n in (2, 2, 2, 2, 2, 4)]
     specs[1].case_id = "n=2/cached/msgpack#0"
+    specs[3].floor = True  # a floor in a case timed at this pace, none replayed yet
     pace = progress.RunPace(specs)
     for i, spec in enumerate(specs[:5]):
         beat = case_progress(spec, f"[{i + 1}/6] c{i}", stream=out, bar=False, run=pace,
@@ -550,7 +554,8 @@ def test_a_run_of_short_cases_writes_a_line_a_minute(monkeypatch):
         _steps(beat, clock, 1, 20, per_s=1)
         beat.close()
     # One line in 100 s: at 60 s (the 3rd case's 20th step, 20 s in); it times the 4th
-    # and 5th cases at this pace (2 x 20 s) and counts the 6th, another size, apart.
+    # and 5th cases at this pace (2 x 20 s) but not the 4th's floor, and counts the 6th,
+    # another size, apart (its floor with it).
     assert out.getvalue().splitlines() == [
         "00:17:40 [3/6] c2: 20 of 20 steps after 20 s, 4 tok/s; about 40 s of the run "
         "left, besides 1 case of a size or transport not run yet and the floors (none "
