@@ -13,7 +13,8 @@ import pytest
 
 from analysis_run import run_bench
 from ipc_bench import cli
-from ipc_bench.analysis.summary import floor_below_one_warning, noise_warnings
+from ipc_bench.analysis.summary import (floor_below_one_warning, floor_pair_notes,
+                                        noise_warnings)
 from ipc_bench.report.tables import (FLOOR_BELOW_ONE_NOTE, floor_below_one_note,
                                      format_tables)
 
@@ -86,7 +87,7 @@ def test_the_terminal_table_marks_it(slow_floor_run):
 
 
 def test_the_report_marks_it_and_leaves_it_out_of_the_floor_range(slow_floor_run, tmp_path):
-    run, _ = slow_floor_run
+    run, summary = slow_floor_run
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     row = next(ln for ln in md.splitlines() if ln.startswith("| 0 | cached | msgpack |"))
@@ -96,14 +97,21 @@ def test_the_report_marks_it_and_leaves_it_out_of_the_floor_range(slow_floor_run
             "its warning says so") in md
     assert "async" not in md  # a synchronous run: the note speaks of its own cases
     # send's x floor, 3.25 against cached's 0.89, makes their floors differ by far more
-    # than their frames explain: the run's note calls them not comparable, so send's is
-    # left out of the range too, and counted apart
-    assert "so their floor tok/s and x floor are not comparable" in md
-    assert ("- No overhead over the floor can be read from this run: the floor ran slower "
-            "than the case in 1 case (`x floor` below 1, marked `!`): that overhead is "
-            "noise; 1 case whose floor is not comparable with its send / cached twin's, as "
-            "the notes under Measurement warnings say (the two floors differ by more than "
-            "their frames explain: the machine's noise).") in md
+    # than their frames explain (unless a noisy send step ran about 3.65x cached's in
+    # this 40-step run, as once under a loaded CI): the run's note then calls them not
+    # comparable, so send's is left out of the range too, and counted apart
+    lead = ("- No overhead over the floor can be read from this run: the floor ran slower "
+            "than the case in 1 case (`x floor` below 1, marked `!`): that overhead is noise")
+    if floor_pair_notes(summary["cases"]):
+        assert "so their floor tok/s and x floor are not comparable" in md
+        assert (f"{lead}; 1 case whose floor is not comparable with its send / cached "
+                "twin's, as the notes under Measurement warnings say (the two floors differ "
+                "by more than their frames explain: the machine's noise).") in md
+    else:  # send's floor is comparable: its 3.25x is the range, cached's left out
+        assert "not comparable" not in md
+        assert ("take 3.25x the floor (the same recorded messages exchanged bare) in " in md
+                and f"{lead[len('- No overhead over the floor can be read from this run: '):]}"
+                ", left out." in md), md
     assert f"- `num_running=4/cached/msgpack#0`: {SLOW}" in md
 
 
