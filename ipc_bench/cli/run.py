@@ -73,14 +73,14 @@ def replay_note(opts, cases: list) -> Optional[str]:
     timed replays will take about 12 h 37 min (4 cases of 3 requests at 0.0001x)``;
     else ``None``. Their steps' own time beyond the last arrival is not counted."""
     from ipc_bench.harness.scenario import check_timed_replays, timed_cases
-    from ipc_bench.report.microbench import format_duration
+    from ipc_bench.harness.progress import duration_words
 
     check_timed_replays(opts, cases)
     replay, n = opts.timed_replay, timed_cases(cases)
     if replay is None or replay.duration_s * n <= REPLAY_NOTE_FROM_S:
         return None
     return (f"the timed replay{'' if n == 1 else 's'} will take about "
-            f"{format_duration(replay.duration_s * n)} ({n:,} case{'' if n == 1 else 's'} "
+            f"{duration_words(replay.duration_s * n)} ({n:,} case{'' if n == 1 else 's'} "
             f"of {replay.num_requests:,} requests at {replay.speedup:g}x)")
 
 

@@ -9,18 +9,8 @@ import time
 from typing import IO, Any, Optional
 
 from ipc_bench.analysis import cores
-from ipc_bench.harness.progress import progress_enabled
+from ipc_bench.harness.progress import duration_words, progress_enabled
 from ipc_bench.report.tables import render
-
-
-def format_duration(seconds: float) -> str:
-    """``75.2`` -> ``1 min 15 s``; ``42`` -> ``42 s``; ``3725`` -> ``1 h 2 min``."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 def format_time_per_op(seconds: float) -> str:
@@ -75,7 +65,7 @@ class MicrobenchProgress:
             self.bar.update(1)
             return
         left = self.left_s()
-        tail = f"about {format_duration(left)} left" if self.n < self.total else "all done"
+        tail = f"about {duration_words(left)} left" if self.n < self.total else "all done"
         print(f"microbench: benchmark {self.n}/{self.total} done ({result}), {tail}",
               file=self.stream, flush=True)
 

@@ -27,7 +27,8 @@ from ipc_bench.analysis.microbench import (DEFAULT_SETTINGS, Selection, arm_benc
                                            select_captures, workload_labels)
 from ipc_bench.cli import main
 from ipc_bench.harness.affinity import format_cpus
-from ipc_bench.report.microbench import MicrobenchProgress, format_duration
+from ipc_bench.harness.progress import duration_words
+from ipc_bench.report.microbench import MicrobenchProgress
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "30",
@@ -177,8 +178,8 @@ def test_progress_lines_estimate_the_time_left(monkeypatch):
         "microbench: benchmark 2/4 done (send num_running=4/s2r/msgpack/decode: 4 us +- "
         "0 ns), about 30 s left"]
     progress.close()
-    assert [format_duration(s) for s in (0.4, 59.6, 75, 3725)] == [
-        "0 s", "1 min 00 s", "1 min 15 s", "1 h 2 min"]
+    assert [duration_words(s) for s in (0.4, 59.6, 75, 3725)] == [
+        "0 s", "1 min 0 s", "1 min 15 s", "1 h 2 min"]
 
 
 def _interrupt(args: list, after_line: str, timeout: float = 120):

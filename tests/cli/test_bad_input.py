@@ -837,7 +837,7 @@ def test_the_replay_cap_is_the_whole_runs_not_each_replays(extra, message, tmp_p
 @pytest.mark.parametrize("speedup,note", [
     ("0.0004", "note: the timed replays will take about 12 h 30 min (4 cases of 3 requests "
                "at 0.0004x)"),
-    ("0.1", "note: the timed replays will take about 3 min 00 s (4 cases of 3 requests at "
+    ("0.1", "note: the timed replays will take about 3 min 0 s (4 cases of 3 requests at "
             "0.1x)"),
     ("0.3", None),  # 60 s in all: no note
 ])
