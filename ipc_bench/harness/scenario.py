@@ -551,10 +551,24 @@ def name_defaults(message: str, config: SchedulerConfig, given: set) -> str:
     return "; ".join([message] + notes)
 
 
-def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
+def steady_prompt_problem(max_model_len: int, prompt_len_max: int) -> Optional[str]:
+    """Why a steady workload whose prompts reach ``prompt_len_max`` tokens cannot run
+    under ``max_model_len`` (the scheduler rejects a prompt of ``max_model_len`` tokens
+    or more on arrival, and a steady batch would then run fewer requests than asked),
+    one line; ``None`` when it can."""
+    if max_model_len > prompt_len_max:
+        return None
+    return (f"max_model_len {max_model_len} must exceed the workload's longest prompt "
+            f"({prompt_len_max:,} tokens)")
+
+
+def steady_scheduler_config(opts: ScenarioOptions, b: int,
+                            prompt_len_max: int = PROMPT_LEN_MAX) -> SchedulerConfig:
     """Limits for B running requests, with the command line's overrides (without
     ``--num-blocks`` the cache is ``steady_num_blocks`` at the block size in force);
-    refuses limits under which B requests cannot all decode each step (``ConfigError``).
+    refuses limits under which B requests cannot all decode each step, or under which a
+    prompt of ``prompt_len_max`` tokens is rejected (``steady_prompt_problem``;
+    ``ConfigError``).
     Whether the KV cache holds them is checked per case (``check_steady_cache``: drafts,
     set later, need more)."""
     block_size = opts.scheduler_overrides.get("block_size", SchedulerConfig().block_size)
@@ -565,9 +579,8 @@ def steady_scheduler_config(opts: ScenarioOptions, b: int) -> SchedulerConfig:
     if b > cfg.max_num_seqs:
         problem = (f"--num-running {b} is larger than max_num_seqs {cfg.max_num_seqs}: a "
                    f"steady batch of {b} cannot run")
-    elif cfg.max_model_len <= PROMPT_LEN_MAX:
-        problem = (f"max_model_len {cfg.max_model_len} must exceed decode-steady's longest "
-                   f"prompt ({PROMPT_LEN_MAX} tokens)")
+    elif steady_prompt_problem(cfg.max_model_len, prompt_len_max):
+        problem = steady_prompt_problem(cfg.max_model_len, prompt_len_max)
     elif cfg.max_num_batched_tokens < b:
         problem = (f"max_num_batched_tokens {cfg.max_num_batched_tokens} is smaller than "
                    f"--num-running {b}: not every request can decode each step")
@@ -790,9 +803,15 @@ def set_steady_cap(case: CaseSpec) -> CaseSpec:
     """Set the steady case ``case``'s ``max_steps`` (``steady_case_max_steps``) and
     ``output_len_mean`` from what its ``make_workload`` returns now (``steady_lens``);
     returns it. The CLI sets them again for every steady case a scenario's ``cases``
-    returns, so a ``make_workload`` swapped in after ``steady_case`` counts."""
+    returns, so a ``make_workload`` swapped in after ``steady_case`` counts. Refuses
+    (``ConfigError``) a workload whose longest prompt ``max_model_len`` does not exceed
+    (``steady_prompt_problem``)."""
+    lens = steady_lens(case)
+    problem = steady_prompt_problem(case.scheduler.max_model_len, lens.prompt_len_range[1])
+    if problem:
+        raise ConfigError(f"case {case.case_id}: {problem}")
     case.max_steps = steady_case_max_steps(case)
-    case.output_len_mean = steady_lens(case).output_len_mean
+    case.output_len_mean = lens.output_len_mean
     return case
 
 
@@ -1010,7 +1029,7 @@ def steady_case(opts: ScenarioOptions, scenario: str, labels: dict[str, Any], po
     gives the seed, request-id format, floor and process settings (transport,
     timeouts, host)."""
     b = labels["num_running"]
-    scheduler = steady_scheduler_config(opts, b)
+    scheduler = steady_scheduler_config(opts, b, prompt_len_range[1])
     case = CaseSpec(
         scenario=scenario, labels=labels, policy=policy, codec=codec,
         scheduler=scheduler,

@@ -116,7 +116,7 @@ OPTION_CASES = [
     (DS + ["--num-running", "64", "--max-num-seqs", "16"],
      "--num-running 64 is larger than max_num_seqs 16: a steady batch of 64 cannot run"),
     (DS + ["--max-model-len", "100"],
-     "max_model_len 100 must exceed decode-steady's longest prompt (256 tokens)"),
+     "max_model_len 100 must exceed the workload's longest prompt (256 tokens)"),
     # a steady batch's KV cache holds all of its requests at the most each reaches in
     # the case (up to max_steps = max(warm-up, prefill) + steps + 2 * (mixed steps +
     # 10), the mixed steps simulated: scenario.steady_max_steps), or it is refused; 256

@@ -147,3 +147,35 @@ def test_a_short_output_workload_sizes_its_own_cap_and_advice():
         "cap of 3,100 (the warm-up or the first prompts' prefill, whichever ends later: "
         "100 steps, then 10 steps per counted step); lower --num-running to 64 or less "
         "(about 1,500 steps in all at 64), or give --steps 1 or fewer")
+
+
+def test_a_long_prompt_workload_is_checked_against_max_model_len():
+    """A steady workload whose prompts reach ``max_model_len`` is refused by its own
+    longest prompt, not the default workload's 256: built with ``prompt_len_range``
+    (the scenario's default ``max_model_len`` named) or with its ``make_workload``
+    swapped in afterwards (the CLI checks again); prompts shorter than the default's
+    pass under a ``max_model_len`` the default's would fail."""
+    import dataclasses
+
+    from ipc_bench.cli.run import _with_steady_caps
+    from ipc_bench.engine.config import ConfigError
+    from ipc_bench.engine.workloads import SteadyDecodeWorkload
+
+    opts = ScenarioOptions(steps=100, codecs=["msgpack"], policies=["cached"], floor=False,
+                           single_process=False)
+    with pytest.raises(ConfigError) as info:
+        steady_cases(opts, "decode-long", [8], prompt_len_range=(32, 5000))
+    assert str(info.value) == (
+        "max_model_len 4096 must exceed the workload's longest prompt (5,000 tokens); "
+        "max_model_len 4096 is the scenario's default (--max-model-len sets it)")
+    (default,) = steady_cases(opts, "decode-long", [8])
+    swapped = dataclasses.replace(default, make_workload=lambda: SteadyDecodeWorkload(
+        8, seed=0, vocab_size=128256, prompt_len_range=(32, 4096)))
+    with pytest.raises(ConfigError) as info:
+        _with_steady_caps("decode-long", None, [swapped])
+    assert str(info.value) == (f"case {default.case_id}: max_model_len 4096 must exceed "
+                               "the workload's longest prompt (4,096 tokens)")
+    short_opts = dataclasses.replace(opts, scheduler_overrides={"max_model_len": 200})
+    (short,) = steady_cases(short_opts, "decode-long", [8], prompt_len_range=(16, 64),
+                            output_len_range=(16, 64))
+    assert short.scheduler.max_model_len == 200
