@@ -31,6 +31,7 @@ import io
 import json
 import numbers
 import os
+import re
 import stat
 import warnings
 from dataclasses import dataclass, field
@@ -135,7 +136,14 @@ class Results:
     column                                        unit     meaning
     ============================================  =======  ==========================================
     run_id, case_id, scenario, policy, codec      -        identity (``codec`` ``none``: single-process)
-    transport, model, repetition, workload        -        ``workload`` = the labels as ``k=v,...``
+    transport, model, repetition, workload        -        ``workload`` = the labels as ``k=v,...``,
+                                                           an ordered Categorical that sorts
+                                                           by size (``workload_order``:
+                                                           num_running=4 < num_running=16),
+                                                           in every table that has it
+    arm                                           -        the side of the comparisons
+                                                           (``send'``, ``cached+async``...;
+                                                           NaN: a run before it)
     <labels> (e.g. num_running, trace)            -        the case's workload labels, one column each
     complete, error                               -        the case ran to its end / why not
     steps_kept_in                                 -        ``steps.partial.csv``: a case whose
@@ -265,6 +273,9 @@ class Results:
     run_id, case_id, scenario, policy,        -      identity, as in ``cases``
     codec, transport, model, repetition,
     workload, <labels>
+    arm                                       -      the case's ``arm``, as ``cases`` has it,
+                                                     else its ``policy`` (a run before it):
+                                                     what ``by_arm`` relabels ``policy`` to
     seq                                       -      exchange number within the case, from 0
     step                                      -      logical scheduler step
     warmup, counted                           bool   warm-up step / counted in the case's figures
@@ -389,7 +400,7 @@ class Results:
             if df is None or len(df) == 0 or "case_id" not in df.columns:
                 return df
             mask = [(run, case) not in gone for run, case in zip(df["run_id"], df["case_id"])]
-            return df[mask].reset_index(drop=True)
+            return _used_workloads(df[mask].reset_index(drop=True))
 
         return Results(cases=pick(self.cases), steps=pick(self.steps),
                        requests=pick(self.requests), floor=pick(self.floor),
@@ -430,7 +441,7 @@ class Results:
             raise KeyError(f"no run {run_id!r}; loaded: {', '.join(self.metadata)}")
 
         def pick(df):
-            return df[df["run_id"] == run_id].reset_index(drop=True)
+            return _used_workloads(df[df["run_id"] == run_id].reset_index(drop=True))
 
         return Results(cases=pick(self.cases), steps=pick(self.steps),
                        requests=pick(self.requests), floor=pick(self.floor),
@@ -3368,14 +3379,20 @@ def _in_step_order(pd, steps, case_ids: list):
 
 def _add_case_columns(cases, tables, case_info: dict[str, dict[str, Any]],
                       label_cols: dict[str, dict[str, Any]]) -> None:
-    """Add, in place, each case's ``transport`` and ``model`` (``case_info``) to the
-    per-step / per-request ``tables``, and its workload labels (``label_cols``, case id
-    -> labels) to those and to ``cases``, where a table lacks the column."""
+    """Add, in place, each case's ``transport`` and ``model`` (``case_info``) and its
+    ``arm`` (``cases``' where it names one, else the row's ``policy``, as
+    ``Results.by_arm`` labels a case) to the per-step / per-request
+    ``tables``, and its workload labels (``label_cols``, case id -> labels) to those
+    and to ``cases``, where a table lacks the column."""
     labels = list(dict.fromkeys(k for lab in label_cols.values() for k in lab))
+    arms = ({} if "arm" not in cases or "case_id" not in cases else
+            {c: a for c, a in zip(cases["case_id"], cases["arm"]) if isinstance(a, str) and a})
     for df in tables:
         if "case_id" not in df:
             continue
         ids = df["case_id"]
+        if "arm" not in df and "policy" in df:
+            df["arm"] = [arms.get(c) or p for c, p in zip(ids, df["policy"])]
         for key in ("transport", "model"):
             if key not in df:
                 df[key] = ids.map(lambda i, k=key: case_info.get(i, {}).get(k))
@@ -3416,6 +3433,39 @@ def _tidy_types(pd, df):
     for col in _STR_COLUMNS:
         if col in df:
             df[col] = df[col].astype(str)
+    return df
+
+
+def workload_order(workload: str) -> tuple:
+    """Sort key of a ``workload`` (``k=v,...``) in its natural order: each number in it
+    by value (``num_running=4`` before ``num_running=16``, ``step_time_ms=2.5`` before
+    ``step_time_ms=20.0``), the text between the numbers as text."""
+    return tuple(float(t) if i % 2 else t
+                 for i, t in enumerate(re.split(r"(\d+(?:\.\d+)?)", str(workload))))
+
+
+def ordered_workloads(pd, tables: dict[str, Any]) -> dict[str, Any]:
+    """``tables`` (name -> DataFrame) with each ``workload`` column an ordered pandas
+    ``Categorical`` of every workload the tables hold, in ``workload_order`` (by
+    size: ``num_running=4`` < ``num_running=16`` < ``num_running=256``), so that
+    ``sort_values("workload")``, ``groupby("workload")`` and ``min()`` follow the
+    sizes, not the text; the values stay the same strings (``== "num_running=4"``,
+    ``.astype(str)``)."""
+    names = {w for df in tables.values() if "workload" in df.columns for w in df["workload"]}
+    kind = pd.CategoricalDtype(sorted(names, key=workload_order), ordered=True)
+    for df in tables.values():
+        if "workload" in df.columns:
+            df["workload"] = df["workload"].astype(object).astype(kind)
+    return tables
+
+
+def _used_workloads(df):
+    """``df`` with its ``workload`` categories cut to those its rows hold (order kept):
+    a table of some runs or cases (``Results.select``, ``Results.finished``) lists no
+    workload it lacks (a ``value_counts`` or ``observed=False`` group of 0 rows)."""
+    if df is not None and "workload" in getattr(df, "columns", ()) \
+            and hasattr(df["workload"], "cat"):
+        df = df.assign(workload=df["workload"].cat.remove_unused_categories())
     return df
 
 
@@ -3536,8 +3586,9 @@ def load(path_or_paths) -> Results:
     def cat(key: str):
         return _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
 
-    return Results(cases=cat("cases"), steps=cat("steps"), requests=cat("requests"),
-                   floor=cat("floor"), itl=cat("itl"),
+    tables = ordered_workloads(pd, {k: cat(k) for k in ("cases", "steps", "requests",
+                                                         "floor", "itl")})
+    return Results(**tables,
                    metadata={r: p["metadata"] for r, p in parts.items()},
                    status={r: p["status"] for r, p in parts.items()},
                    problems={r: p["problems"] for r, p in parts.items()},

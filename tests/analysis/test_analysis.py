@@ -79,6 +79,47 @@ def test_load_columns_and_types(res, run_dir, summary):
             assert "runner_t0_ns_per_step" not in c
 
 
+def test_workload_sorts_by_size_in_every_table(res):
+    # as text "num_running=16" sorts before "num_running=4"
+    assert sorted(["num_running=4", "num_running=16"]) == ["num_running=16", "num_running=4"]
+    order = ["num_running=4", "num_running=16"]
+    for name in ("cases", "steps", "requests"):
+        df = getattr(res, name)
+        assert df["workload"].cat.ordered, name
+        assert list(df["workload"].cat.categories) == order, name
+        shown = df.sort_values("workload", kind="stable")["workload"].astype(str)
+        assert list(dict.fromkeys(shown)) == order, name
+        assert list(df.groupby("workload", observed=True).size().index) == order, name
+    assert res.cases["workload"].min() == "num_running=4"
+    assert (res.cases["workload"] == "num_running=16").sum() == 6  # the strings as they were
+    # one run, or the finished cases, lists only the workloads it holds
+    just4 = res.select("small-run").cases
+    assert list(just4[just4["workload"] == "num_running=4"]["workload"]
+                .cat.remove_unused_categories().cat.categories) == ["num_running=4"]
+
+
+def test_workload_order_reads_numbers_by_value():
+    from ipc_bench.analysis.results import workload_order
+
+    assert sorted(["num_running=256", "num_running=16", "num_running=64", "num_running=1"],
+                  key=workload_order) == ["num_running=1", "num_running=16",
+                                          "num_running=64", "num_running=256"]
+    assert sorted(["num_running=16,step_time_ms=20.0", "num_running=16,step_time_ms=2.5",
+                   "num_running=4,step_time_ms=5.0"], key=workload_order) == [
+        "num_running=4,step_time_ms=5.0", "num_running=16,step_time_ms=2.5",
+        "num_running=16,step_time_ms=20.0"]
+
+
+def test_steps_and_requests_carry_the_cases_arm(res):
+    arm = dict(zip(res.cases["case_id"], res.cases["arm"]))
+    assert set(arm.values()) == {"send", "cached"}
+    for name in ("steps", "requests"):
+        df = getattr(res, name)
+        assert [arm[c] for c in df["case_id"]] == list(df["arm"]), name
+    assert res.steps.groupby("arm").size().to_dict() == (
+        res.steps.groupby("policy").size().to_dict())
+
+
 def test_results_docstring_names_every_column():
     doc = Results.__doc__
     for name in SCHED_COLUMNS + RUNNER_COLUMNS + REQUEST_COLUMNS:

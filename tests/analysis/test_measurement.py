@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ipc_bench.analysis import capture
+from ipc_bench.analysis.results import load
 from ipc_bench.cli import main
 from ipc_bench.engine.workloads import make_req_id
 from ipc_bench.harness.scenario import ARM_ORDER
@@ -100,6 +101,13 @@ def test_aa_run_labels_the_copy(tmp_path):
         "exact: no difference")
     names = sorted(p.name for p in (out / "messages").iterdir())
     assert "num_running=4.send-prime.msgpack.r0.s2r.msgpack" in names
+    # the steps of each arm apart without a join: the policy is send in all four
+    res = load(out)
+    assert set(res.steps["policy"]) == {"send"}
+    counts = res.steps.groupby("arm").size().to_dict()
+    assert counts == {arm: sum(c["num_total_steps"] for c in summary["cases"]
+                               if c["arm"] == arm) for arm in ("send", "send'")}
+    assert list(res.by_arm().steps["policy"]) == list(res.steps["arm"])
 
 
 def test_aa_takes_one_policy(capsys):
