@@ -402,6 +402,130 @@ def mean_share(diffs_ns: Iterable[Any], bases_ns: Iterable[Any],
     return MeanShare(diff, base, share, low, high, len(pairs), method)
 
 
+@dataclass(frozen=True)
+class StepShares:
+    """Send's two shares of cached's step over one workload and codec's send/cached
+    pairs (``step_shares``): its SchedulerOutput path's (``s2r``) and its whole step's
+    (``whole``), each a ``MeanShare``; ``send_step_ns``, send's own step (cached's
+    plus the mean difference, or the median of send's steps under ``sign`` and
+    ``bootstrap``); ``step``, which step (``median`` or ``mean``); ``pairs``, the pairs
+    given (one a repetition)."""
+    s2r: MeanShare
+    whole: MeanShare
+    send_step_ns: float
+    step: str
+    pairs: int
+
+
+def step_shares(s2r_diffs_ns: Iterable[Any], step_diffs_ns: Iterable[Any],
+                cached_steps_ns: Iterable[Any], method: str = "t",
+                step: str = "median") -> Optional[StepShares]:
+    """Send's shares of cached's step over one workload and codec's pairs, paired by
+    position (one repetition each): the SchedulerOutput path's differences
+    ``s2r_diffs_ns`` and the whole steps' ``step_diffs_ns`` (send - cached, ns) over
+    cached's ``step`` step ``cached_steps_ns`` (``mean_share`` by ``method``: the
+    share ``share_formula`` names); ``None`` where either share is missing. The one
+    computation of the report's share findings and summary table and of the terminal's
+    ``send's share`` line (``steady_share_words`` words it)."""
+    s2r_diffs, diffs, cached = list(s2r_diffs_ns), list(step_diffs_ns), list(cached_steps_ns)
+    s2r, whole = mean_share(s2r_diffs, cached, method), mean_share(diffs, cached, method)
+    if s2r.share is None or whole.share is None:
+        return None
+    # send's own figure: the mean of its steps is cached's mean plus the mean difference;
+    # a median is not, so send's median is taken from send's steps
+    send_ns = (whole.base_ns + whole.diff_ns if whole.statistic == "mean" else
+               _median(c + d for c, d in zip((float_or_none(x) for x in cached),
+                                            (float_or_none(x) for x in diffs))
+                       if c is not None and d is not None))
+    return StepShares(s2r, whole, send_ns, step, len(diffs))
+
+
+def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: str = "",
+                       verdict: str = "") -> str:
+    """``step_shares`` in words, the same in the report's findings and the terminal's
+    ``send's share`` line: ``send's SchedulerOutput path (build + encode + decode,
+    medians) costs 6.10 µs per step more than cached's, 0.80 % of cached's 765.3 µs
+    median step (EMULATED); send's whole median step, 785.3 µs, is 2.61 % longer than
+    cached's (noisier; one repetition, no interval).`` ``s2r_median``: the path's
+    differences are of per-step medians; ``emulated``: what the step holds
+    (``emulated_words``); ``verdict``: a clause after the whole step's difference (the
+    report's recorded comparison). With 2+ repetitions a median step is named by the
+    statistic over them (``as the mean of its 3 repetitions' median steps``)."""
+    from ipc_bench.analysis.stats import ONE_PAIR
+
+    s2r, whole, n, step = shares.s2r, shares.whole, shares.pairs, shares.step
+    over = (f"{whole.statistic}s over {n} repetitions of each case's figures" if n > 1
+            else ONE_PAIR)
+    base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
+    send_whole = f"send's whole {step} step, {shares.send_step_ns / 1e3:,.1f} µs,"
+    if n > 1 and step == "median":  # named by the statistic over repetitions
+        stat = whole.statistic
+        base = (f"cached's step, {s2r.base_ns / 1e3:,.1f} µs as the {stat} of its {n} "
+                "repetitions' median steps")
+        send_whole = (f"send's whole step, {shares.send_step_ns / 1e3:,.1f} µs as the same "
+                      f"{stat},")
+        over += (", not the medians over repetitions that `bench.py`'s comparison block "
+                 "prints as `step median`" if stat == "mean" else
+                 ", the comparison block's `step median`; each % is the paired "
+                 "differences' median over cached's median step, not the two medians' gap")
+    path = (f"send's SchedulerOutput path (build + encode + decode"
+            f"{', medians' if s2r_median else ''}) "
+            + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base + emulated,
+                              s2r.method, s2r.pairs))
+    longer = step_difference(whole.share, bounds(whole), whole.method, whole.pairs)
+    return f"{path}; {send_whole} {longer}{verdict} (noisier; {over})."
+
+
+def emulated_words(records: Iterable[dict[str, Any]]) -> str:
+    """What the step a share is of holds where the case ``records`` (one workload and
+    codec's) ran the emulated model: the emulated model time (uncalibrated: a lower
+    bound on a GPU's) and this machine's control plane, both measured here; ``''``
+    where none did."""
+    marked = [r for r in records if r.get("emulated") is True]
+    if not marked:
+        return ""
+    if any(r.get("gpu_figures") != "calibrated" for r in marked):
+        return (" (measured here: an emulated model time, uncalibrated, a lower bound on "
+                "a GPU's, and this machine's control plane)")
+    return " (measured here: an emulated model time and this machine's control plane)"
+
+
+#: The field of a case's SchedulerOutput path, per-step medians (build + encode + decode).
+S2R_MEDIAN = "s2r_build_encode_decode_ns_median"
+#: The fields two cases of one pair share besides their arm and repetition
+#: (``stats.PAIR_KEYS`` of one run).
+_PAIRED_BY = ("scenario", "workload", "codec", "transport", "model")
+
+
+def record_step_shares(records: Iterable[dict[str, Any]], method: str = "t"
+                       ) -> dict[tuple, StepShares]:
+    """``step_shares`` of the send/cached pairs of summary ``records`` (one run's
+    cases, no pandas: the terminal's), by (workload, codec), from the complete cases
+    that have a median step (``step_ns_median``) and a SchedulerOutput path
+    (``S2R_MEDIAN``), paired by repetition within their scenario, workload, codec,
+    transport and model (``stats.arms_by_repetition``, as ``stats.paired`` pairs the
+    report's): the pairs the report's findings and summary table give the shares of."""
+    from ipc_bench.analysis.stats import arms_by_repetition
+
+    ok = [r for r in records if r.get("complete") and
+          float_or_none(r.get("step_ns_median")) is not None and
+          float_or_none(r.get(S2R_MEDIAN)) is not None]
+    pairs: dict[tuple, list[tuple[float, float, float]]] = defaultdict(list)
+    for key, arms in arms_by_repetition(ok, _PAIRED_BY).items():
+        sends, cacheds = arms.get(SEND, {}), arms.get(CACHED, {})
+        for rep in sorted(set(sends) & set(cacheds)):
+            s, c = sends[rep], cacheds[rep]
+            pairs[(key[1], key[2])].append((s[S2R_MEDIAN] - c[S2R_MEDIAN],
+                                             s["step_ns_median"] - c["step_ns_median"],
+                                             c["step_ns_median"]))
+    out = {}
+    for key, rows in pairs.items():
+        shares = step_shares(*zip(*rows), method=method)
+        if shares is not None:
+            out[key] = shares
+    return out
+
+
 def share_bounds(diffs: list[float], bases: list[float], share: float,
                  method: str) -> tuple[float, float]:
     """The 95 % interval (fractions) of ``share`` (``mean_share``'s point) over the

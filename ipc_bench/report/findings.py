@@ -1036,62 +1036,32 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
     ``plots.send_cost_table``), intervals by ``method``; '' when they have no
     SchedulerOutput path's difference. Its two shares go into ``shares`` (where
     given) by (workload, codec)."""
-    from ipc_bench.analysis.send_cost import (bounds, holds_zero, mean_share,
-                                              path_difference, step_difference)
+    from ipc_bench.analysis.send_cost import (bounds, holds_zero, steady_share_words,
+                                              step_shares)
 
-    s2r = mean_share(at["_s2r_diff"], at[CACHED], method)
-    whole = mean_share(at["diff"], at[CACHED], method)
-    if s2r.share is None or whole.share is None:
+    step = "median" if "step_ns_median" in cases.columns else "mean"
+    shared = step_shares(at["_s2r_diff"], at["diff"], at[CACHED], method, step)
+    if shared is None:
         return ""
-    n = len(at)
     codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
     if shares is not None:
-        shares[(workload, codec)] = (s2r, whole)
-    step = "median" if "step_ns_median" in cases.columns else "mean"
-    over = (f"{whole.statistic}s over {n} repetitions of each case's figures" if n > 1
-            else ONE_PAIR)
-    median = ", medians" if s2r_median else ""
-    base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
-    # send's own figure: the mean of its steps is cached's mean plus the mean difference;
-    # a median is not, so send's median is taken from send's steps
-    send_ns = (whole.base_ns + whole.diff_ns if whole.statistic == "mean" else
-               float((at[CACHED] + at["diff"]).median()))
-    send_whole = f"send's whole {step} step, {send_ns / 1e3:,.1f} µs,"
-    if n > 1 and step == "median":  # named by the statistic over repetitions
-        stat = whole.statistic
-        base = (f"cached's step, {s2r.base_ns / 1e3:,.1f} µs as the {stat} of its {n} "
-                "repetitions' median steps")
-        send_whole = f"send's whole step, {send_ns / 1e3:,.1f} µs as the same {stat},"
-        over += (", not the medians over repetitions that `bench.py`'s comparison block "
-                 "prints as `step median`" if stat == "mean" else
-                 ", the comparison block's `step median`; each % is the paired "
-                 "differences' median over cached's median step, not the two medians' gap")
-    base += _emulated_words(cases, workload, codec)
-    path = (f"send's SchedulerOutput path (build + encode + decode{median}) "
-            + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base, method,
-                              s2r.pairs))
-    longer = step_difference(whole.share, bounds(whole), method, whole.pairs)
-    if bounds(whole) is not None and not holds_zero(bounds(whole)):
-        longer += _step_verdict(recorded, workload, codec, f"step_ns_{step}")
-    send_step = f"{send_whole} {longer}"
-    return (f"{where(workload)} ({codec}), {path}; {send_step} (noisier; {over})."
-            + _oversubscribed(cases, workload, codec))
+        shares[(workload, codec)] = (shared.s2r, shared.whole)
+    whole = bounds(shared.whole)
+    verdict = ("" if whole is None or holds_zero(whole) else
+               _step_verdict(recorded, workload, codec, f"step_ns_{step}"))
+    words = steady_share_words(shared, s2r_median, _emulated_words(cases, workload, codec),
+                               verdict)
+    return f"{where(workload)} ({codec}), {words}" + _oversubscribed(cases, workload, codec)
 
 
 def _emulated_words(cases, workload: Any, codec: Any) -> str:
-    """What the step a share is of holds where the cases of ``workload`` and ``codec``
-    ran the emulated model: the emulated model time (uncalibrated: a lower bound on a
-    GPU's) and this machine's control plane, both measured here; ``''`` otherwise."""
+    """``send_cost.emulated_words`` of the cases of ``workload`` and ``codec``."""
+    from ipc_bench.analysis.send_cost import emulated_words
+
     if "emulated" not in cases.columns:
         return ""
     mine = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
-    marked = [r for r in mine.to_dict("records") if r.get("emulated") is True]
-    if not marked:
-        return ""
-    if any(r.get("gpu_figures") != "calibrated" for r in marked):
-        return (" (measured here: an emulated model time, uncalibrated, a lower bound on "
-                "a GPU's, and this machine's control plane)")
-    return " (measured here: an emulated model time and this machine's control plane)"
+    return emulated_words(mine.to_dict("records"))
 
 
 def _step_verdict(recorded: dict[tuple, dict[str, dict[str, Any]]] | None, workload: Any,

@@ -347,7 +347,31 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
         for codec in dict.fromkeys(s["codec"] for s in cases):
             out.extend(_ratio_lines(codec, [s for s in cases if s["codec"] == codec],
                                     method))
+            out.extend(emulated_share_lines([s for s in cases if s["codec"] == codec],
+                                            method))
     return "\n".join(out)
+
+
+def emulated_share_lines(cases: list[dict[str, Any]], method: str = "t") -> list[str]:
+    """Under a table of emulated cases (``--model emulated``), per workload and codec
+    of ``cases`` with send/cached pairs, ``send's share [WORKLOAD] CODEC, emulated
+    model: ...``: send - cached as a share of cached's step, the figures of the
+    report's summary table and the words of its finding (``send_cost.step_shares``,
+    ``steady_share_words``; by ``method``, the run's ``--ci-method``), the step marked
+    as the emulated model's (``send_cost.emulated_words``); none where no case of the
+    pairs ran the emulated model, or their timings are withheld (``cores``)."""
+    from ipc_bench.analysis.send_cost import (emulated_words, record_step_shares,
+                                              steady_share_words)
+
+    timed = [s for s in cases if not cores.is_withheld(s) and s.get("transport") != INPROC]
+    out = []
+    for (workload, codec), shares in record_step_shares(timed, method).items():
+        mine = [s for s in timed if (s.get("workload"), s.get("codec")) == (workload, codec)]
+        emulated = emulated_words(mine)
+        if emulated:
+            out.append(f"  send's share [{workload}] {codec}, emulated model: "
+                       + steady_share_words(shares, True, emulated))
+    return out
 
 
 def ratio_text(point: Optional[float], low: Optional[float] = None,

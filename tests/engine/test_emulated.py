@@ -180,6 +180,18 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
     assert ("median step (measured here: an emulated model time, uncalibrated, a lower "
             "bound on a GPU's, and this machine's control plane)") in findings
+    # the terminal gives send's share with the report's figures and words, marked emulated
+    [term] = [x for x in text.splitlines() if x.startswith("  send's share [")]
+    head, said = term.split(": ", 1)
+    assert head == "  send's share [num_running=3] msgpack, emulated model"
+    [finding] = [x for x in findings.splitlines()
+                 if x.startswith("- At 3 running requests (msgpack), send's SchedulerOutput")]
+    assert said == finding.removeprefix("- At 3 running requests (msgpack), ")
+    [row] = [x for x in md.splitlines() if x.startswith("| num_running=3 | msgpack, emulated")]
+    path_cell, whole_cell = row.strip("| ").split(" | ")[-2:]
+    assert f", {path_cell.lstrip('+-')} of cached's " in said
+    assert f" {whole_cell.lstrip('+-')} longer than cached's" in said or \
+        f" {whole_cell.lstrip('+-')} shorter than cached's" in said
     # and every figure says so under its title
     from ipc_bench.analysis.results import load
     from ipc_bench.report import plots
@@ -220,6 +232,45 @@ def test_the_terminal_names_the_repetition_of_each_emulated_step():
         "; mean emulated step ms: send/msgpack#0 0.604, send/msgpack#1 0.605")
     assert tables.model_time_lines([case(0)])[0].endswith(
         "; mean emulated step ms: send/msgpack 0.604")
+
+
+def _emulated_pair(policy, rep, step_ns, s2r_ns, emulated=True):
+    return dict(emulated=emulated, gpu_figures="uncalibrated", complete=True,
+                scenario="decode-steady", workload="num_running=64", codec="msgpack",
+                transport="ipc", model="emulated", policy=policy, arm=policy, repetition=rep,
+                step_ns_median=step_ns, s2r_build_encode_decode_ns_median=s2r_ns)
+
+
+def test_the_terminal_gives_send_share_of_an_emulated_step():
+    """send's share under an emulated table: the mean differences (10 µs, 50 µs) over
+    cached's mean median step (960 µs), with the ratio estimator's t-interval."""
+    from ipc_bench.report import tables
+
+    cases = [_emulated_pair("send", 0, 1_000_000, 30_000),
+             _emulated_pair("cached", 0, 950_000, 20_000),
+             _emulated_pair("send", 1, 1_020_000, 32_000),
+             _emulated_pair("cached", 1, 970_000, 22_000)]
+    assert tables.emulated_share_lines(cases) == [
+        "  send's share [num_running=64] msgpack, emulated model: send's SchedulerOutput "
+        "path (build + encode + decode, medians) costs 10.00 µs per step more than "
+        "cached's, 1.04 % of cached's step, 960.0 µs as the mean of its 2 repetitions' "
+        "median steps (measured here: an emulated model time, uncalibrated, a lower bound "
+        "on a GPU's, and this machine's control plane) (send - cached: [+0.90, +1.18] %, "
+        "95 % Student-t interval); send's whole step, 1,010.0 µs as the same mean, is "
+        "5.21 % longer than cached's (send - cached: [+4.52, +5.90] %, 95 % Student-t "
+        "interval) (noisier; means over 2 repetitions of each case's figures, not the "
+        "medians over repetitions that `bench.py`'s comparison block prints as `step "
+        "median`)."]
+    assert tables.emulated_share_lines(cases[:2]) == [
+        "  send's share [num_running=64] msgpack, emulated model: send's SchedulerOutput "
+        "path (build + encode + decode, medians) costs 10.00 µs per step more than "
+        "cached's, 1.05 % of cached's 950.0 µs median step (measured here: an emulated "
+        "model time, uncalibrated, a lower bound on a GPU's, and this machine's control "
+        "plane); send's whole median step, 1,000.0 µs, is 5.26 % longer than cached's "
+        "(noisier; one repetition, no interval)."]
+    # not the null model's bare control plane, nor a case without its pair
+    assert tables.emulated_share_lines([dict(c, emulated=False) for c in cases]) == []
+    assert tables.emulated_share_lines(cases[:1]) == []
 
 
 def test_without_a_preset_the_emulated_model_takes_a_public_shape():
