@@ -167,7 +167,8 @@ class CaseHeartbeat(_Strided):
     steps, which the steps' estimate leaves out. Tokens/s count from the first step, as
     the bar's do. ``run``: the run's ``RunPace``, this case its ``index``-th (from 0):
     the run left, where it can say (``RunPace.left_s``), and before any floor has been
-    replayed, ``..., besides the floors (none replayed yet)``."""
+    replayed, ``...; the estimate leaves out the floors (none replayed yet)``, and
+    the cases it cannot time (``left_out_words``)."""
 
     def __init__(self, desc: str, total: Optional[int], by_requests: bool,
                  stream: Optional[IO] = None, every_s: float = 60.0,
@@ -254,12 +255,8 @@ class CaseHeartbeat(_Strided):
         if self.run is not None:
             left = self.run.left_s(self)
             if left is not None:
-                n = left.untimed
-                line += f"; about {duration_words(left.seconds)} of the run left" + (
-                    f", besides {n} case{'' if n == 1 else 's'} of a size or transport not "
-                    "run yet" if n else "") + (
-                    f"{' and' if n else ', besides'} the floors (none replayed yet)"
-                    if left.unpriced else "")
+                line += f"; about {duration_words(left.seconds)} of the run left" + \
+                    left_out_words(left)
         print(f"{self.stamp()} {line}", file=sys.stderr if self.stream is None else self.stream,
               flush=True)
 
@@ -393,6 +390,18 @@ class RunPace:
         if floor_s is not None:
             self.floor_ratio = floor_s / step_s
         self.paces[plan.key] = self.paces[plan.group] = _Paces(step_s, floor_s, other)
+
+
+def left_out_words(left: "RunLeft") -> str:
+    """What the run left (``RunPace.left_s``) does not count, said plainly after it:
+    ``; the estimate leaves out 2 cases of a size or transport not run yet (no pace
+    to time them by)`` and/or ``the floors (none replayed yet)``; ``''`` when it
+    counts everything."""
+    n = left.untimed
+    out = ([f"{n} case{'' if n == 1 else 's'} of a size or transport not run yet (no pace "
+            "to time them by)"] if n else []) + (
+        ["the floors (none replayed yet)"] if left.unpriced else [])
+    return f"; the estimate leaves out {' and '.join(out)}" if out else ""
 
 
 def duration_words(seconds: float) -> str:

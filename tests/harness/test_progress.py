@@ -208,7 +208,7 @@ def test_heartbeat_says_how_much_of_the_run_is_left(monkeypatch):
     assert out.getvalue().splitlines() == [
         "00:17:40 [1/2] a: 2,700 of 6,000 steps (1,000 of them warm-up) after 1 min 0 s, "
         "200 tok/s; about 1 min 6 s of steps left at this pace, then the floor; about "
-        "3 min 12 s of the run left, besides the floors (none replayed yet)"]
+        "3 min 12 s of the run left; the estimate leaves out the floors (none replayed yet)"]
     _steps(beat, clock, 3002, 6000, per_s=50)
     clock.now += 1
     _floor(beat, clock, 5000, per_s=100)  # twice as fast as the steps: 50 s
@@ -246,8 +246,8 @@ def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
     _steps(beat, clock, 1, 100, per_s=1)  # the line at step 60, 60 s in: 40 s left
     assert out.getvalue().splitlines() == [
         "00:17:40 [1/3] a: 60 of 100 steps after 1 min 0 s, 4 tok/s; about 40 s of steps "
-        "left at this pace; about 40 s of the run left, besides 2 cases of a size or "
-        "transport not run yet"]
+        "left at this pace; about 40 s of the run left; the estimate leaves out 2 cases of "
+        "a size or transport not run yet (no pace to time them by)"]
     beat.close()
     beat = case_progress(inproc[0], "[2/3] b", stream=out, bar=False, run=pace, index=1)
     beat.interval_s = 0.0
@@ -256,11 +256,11 @@ def test_cases_of_a_transport_not_run_yet_are_counted_apart(monkeypatch):
     # 20 s left, then the last case at this pace: 100 s.
     assert out.getvalue().splitlines()[1:] == [
         "00:18:40 [2/3] b: 20 of 100 steps after 20 s, 4 tok/s; about 1 min 20 s of steps "
-        "left at this pace, then the floor; about 3 min 0 s of the run left, besides the "
-        "floors (none replayed yet)",
+        "left at this pace, then the floor; about 3 min 0 s of the run left; the estimate "
+        "leaves out the floors (none replayed yet)",
         "00:19:40 [2/3] b: 80 of 100 steps after 1 min 20 s, 4 tok/s; about 20 s of steps "
-        "left at this pace, then the floor; about 2 min 0 s of the run left, besides the "
-        "floors (none replayed yet)"]
+        "left at this pace, then the floor; about 2 min 0 s of the run left; the estimate "
+        "leaves out the floors (none replayed yet)"]
 
 
 def test_cases_of_a_size_not_run_yet_are_counted_apart(monkeypatch):
@@ -276,8 +276,9 @@ def test_cases_of_a_size_not_run_yet_are_counted_apart(monkeypatch):
     beat.interval_s = 0.0
     _steps(beat, clock, 1, 100, per_s=1)  # 40 s left, then cached at 2 ms: 1 s + 100 s
     assert out.getvalue().splitlines()[-1].endswith(
-        "about 40 s of steps left at this pace; about 2 min 21 s of the run left, besides "
-        "2 cases of a size or transport not run yet")
+        "about 40 s of steps left at this pace; about 2 min 21 s of the run left; the "
+        "estimate leaves out 2 cases of a size or transport not run yet (no pace to time "
+        "them by)")
     assert [p.group for p in pace.plans] == ["step_time_ms=2 ipc"] * 2 + [
         "step_time_ms=20 ipc"] * 2
 
@@ -558,8 +559,8 @@ def test_a_run_of_short_cases_writes_a_line_a_minute(monkeypatch):
     # another size, apart (its floor with it).
     assert out.getvalue().splitlines() == [
         "00:17:40 [3/6] c2: 20 of 20 steps after 20 s, 4 tok/s; about 40 s of the run "
-        "left, besides 1 case of a size or transport not run yet and the floors (none "
-        "replayed yet)"]
+        "left; the estimate leaves out 1 case of a size or transport not run yet (no pace "
+        "to time them by) and the floors (none replayed yet)"]
     beat = case_progress(specs[5], "[6/6] c5", stream=out, bar=False, run=pace, index=5)
     beat.interval_s = 0.0
     _steps(beat, clock, 1, 9, per_s=1)  # 9 s of steps, 109 s into the run: no line
@@ -567,5 +568,5 @@ def test_a_run_of_short_cases_writes_a_line_a_minute(monkeypatch):
     beat(10, 40, 0)  # 121 s into the run, 20 s of steps past the first: 10 left, 22 s
     assert out.getvalue().splitlines()[-1] == (
         "00:18:41 [6/6] c5: 10 of 20 steps after 21 s, 2 tok/s; about 22 s of steps left "
-        "at this pace, then the floor; about 22 s of the run left, besides the floors "
-        "(none replayed yet)")
+        "at this pace, then the floor; about 22 s of the run left; the estimate leaves out "
+        "the floors (none replayed yet)")
