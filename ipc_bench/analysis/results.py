@@ -43,9 +43,10 @@ from ipc_bench.analysis.stats import METHODS
 from ipc_bench.engine.config import SEND
 from ipc_bench.harness.environment import iso_time
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
-                                          PARTIAL_STEPS, REQUEST_COLUMNS, run_in_progress)
-from ipc_bench.harness.spec import (NO_CODEC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
-                                    SCHED_COLUMNS)
+                                          PARTIAL_STEPS, REQUEST_COLUMNS, STEPS_HEADER,
+                                          run_in_progress)
+from ipc_bench.harness.spec import (NO_CODEC, OPTIONAL_RUNNER_COLUMNS, RUNNER_COLUMNS,
+                                    RUNNER_TIMESTAMP_COLUMNS, SCHED_COLUMNS)
 
 
 #: The codec of single-process cases (no IPC, no serialization; 0 bytes per step).
@@ -307,8 +308,23 @@ class Results:
     runner_t0_ns                              ns     start of the runner's wait, since its loop began
     runner_forward_start_ns                   ns     start of the step's forward, since the
                                                      runner's timing began (runner gap)
+    gpu_busy_ns, gpu_idle_ns                  ns     torch on CUDA: the step's first to last
+                                                     GPU op; GPU idle since the previous
+                                                     step's last op (-1: none before it)
+    roofline_ns                               ns     torch with the roofline: the step's
+                                                     roofline time
+    emulated_step_ns                          ns     emulated: the roofline time waited
+    draft_ns                                  ns     torch with drafts: the drafter's time
+                                                     (in runner_writeback_ns)
+    replica_schedule_ns, replica_update_ns    ns     replicated codec: the runner's replica
+                                                     scheduler (in runner_decode_ns,
+                                                     runner_encode_ns)
+    runner_lookahead                          0/1    device-input path: the next step was
+                                                     launched before this one finished
     ========================================  =====  ==============================================
 
+    The last eight (``spec.OPTIONAL_RUNNER_COLUMNS``) are NaN where a case has no such
+    column (other models, codecs, a CPU run's ``gpu_*``, a run written before them).
     Integer columns are ``int64``; a runner column is ``float64`` with NaN where a
     failed case has no runner report. Single-process cases (codec ``none``) have 0
     bytes and 0 runner idle/decode/encode/send.
@@ -707,7 +723,7 @@ def header_problem(path: Path, columns: tuple[str, ...]) -> str | None:
 #: note: ``num_waiting`` labels a timed replay's pace, and the report already says
 #: which measure labelled each (``tables.pace_measures_sentence``: the older
 #: ``arrival_span_share`` for such a run); no other figure reads it.
-QUIET_ABSENT_COLUMNS = ("num_waiting",)
+QUIET_ABSENT_COLUMNS = ("num_waiting",) + OPTIONAL_RUNNER_COLUMNS
 
 
 def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None = None):
@@ -1266,7 +1282,8 @@ SHORT_CASES_SHOWN = 3
 
 #: ``steps.csv`` columns (summed, when several) whose mean over a case's counted rows
 #: ``summary.json`` reports as a per-step figure (``analysis.summary._step_figures``,
-#: ``_runner_figures``): the two must agree (``_disagreeing_cases``).
+#: ``_runner_figures``, ``_model_column_figures``): the two must agree
+#: (``_disagreeing_cases``).
 STEP_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("s2r_payload_bytes",), "sched_to_runner_payload_bytes_per_step"),
     (("r2s_payload_bytes",), "runner_to_sched_payload_bytes_per_step"),
@@ -1288,6 +1305,12 @@ STEP_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("build_ns", "runner_build_ns"), "build_ns_per_step"),
     (("encode_ns", "runner_encode_ns"), "encode_ns_per_step"),
     (("decode_ns", "runner_decode_ns"), "decode_ns_per_step"),
+    (("emulated_step_ns",), "emulated_step_ns_per_step"),
+    (("gpu_busy_ns",), "gpu_busy_ns_per_step"),
+    (("roofline_ns",), "roofline_ns_per_step"),
+    (("draft_ns",), "draft_ns_per_step"),
+    (("replica_schedule_ns", "replica_update_ns"), "replica_scheduler_ns_per_step"),
+    (("runner_lookahead",), "runner_lookahead_share"),
 )
 #: ``steps.csv`` columns whose sum over a case's counted rows ``summary.json`` reports
 #: as a total (``analysis.summary._step_figures``: ``output_tokens``, the tokens sampled
@@ -1577,8 +1600,10 @@ def _step_problem(case, rows, path: Path) -> str | None:
     is said by ``_short_steps``) disagree with its figures: a ``STEP_SUMS`` total, a
     ``STEP_MEANS`` mean or a ``STEP_MEDIANS`` median recomputed from its counted rows, a
     wire figure (``_wire_problem``), its ``r2s_wire_bytes_total`` from all its rows
-    (``_wire_total_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``) or a
-    runner gap figure (``_gap_problem``), the first found; ``None`` when none does."""
+    (``_wire_total_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``), its
+    compute-to-roofline ratio (``_roofline_problem``), a CUDA-event figure
+    (``_gpu_time_problem``) or a runner gap figure (``_gap_problem``), the first found;
+    ``None`` when none does."""
     import numpy as np
 
     counted = rows["counted"].astype(bool).to_numpy()
@@ -1621,7 +1646,75 @@ def _step_problem(case, rows, path: Path) -> str | None:
     return (_wire_problem(case, rows, counted, path)
             or (_wire_total_problem(case, rows, counted, path) if whole else None)
             or _hop_problem(case, rows, counted, path)
+            or _roofline_problem(case, rows, counted, path)
+            or _gpu_time_problem(case, rows, counted, path)
             or (_gap_problem(case, rows, counted, path) if whole else None))
+
+
+def _gpu_time_problem(case, rows, counted, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose CUDA-event figures other than
+    ``gpu_busy_ns_per_step`` (a ``STEP_MEANS`` mean) are not those its counted
+    ``steps.csv`` rows give, as ``analysis.summary._model_column_figures`` computes
+    them (relative ``STEP_MEAN_TOLERANCE``): ``host_ns_per_step``, the mean of
+    ``step_ns - gpu_busy_ns``; ``gpu_busy_share``, ``gpu_busy_ns`` summed over
+    ``step_ns`` summed; ``gpu_idle_ns_per_step``, the mean ``gpu_idle_ns`` of the rows
+    with one (not -1): ``RUN/steps.csv: case 'ID' has a gpu_busy_share of 0.42 over its
+    20 counted rows' gpu_busy_ns and step_ns, but summary.json has gpu_busy_share 0.9
+    (left out)``. ``None`` when they agree or a column is absent or NaN."""
+    import numpy as np
+
+    busy = _counted_values(rows, counted, ("gpu_busy_ns",))
+    step = _counted_values(rows, counted, ("step_ns",))
+    if busy is None or step is None or not len(busy):
+        return None
+    idle = _counted_values(rows, counted, ("gpu_idle_ns",))
+    got = {"host_ns_per_step": (float(np.mean(step - busy)), "gpu_busy_ns and step_ns"),
+           "gpu_busy_share": (float(busy.sum() / step.sum()) if step.sum() else None,
+                              "gpu_busy_ns and step_ns")}
+    if idle is not None and (idle >= 0).any():
+        got["gpu_idle_ns_per_step"] = (float(idle[idle >= 0].mean()),
+                                       "gpu_idle_ns (those not -1)")
+    for figure, (value, source) in got.items():
+        want = _figure(case, figure)
+        if want is not None and value is not None and _differ(value, want):
+            return (f"{path}: case {str(case['case_id'])!r} has a {figure} of {value:,.6g} "
+                    f"over its {len(busy):,} counted rows' {source}, but summary.json has "
+                    f"{figure} {want:,.6g} (left out)")
+    return None
+
+
+#: The columns the summary's ``compute_to_roofline_ratio`` may be over
+#: (``compute_to_roofline_basis``: ``analysis.summary._roofline_figures``).
+ROOFLINE_BASES = ("gpu_busy_ns", "runner_forward_ns")
+
+
+def _roofline_problem(case, rows, counted, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) whose ``compute_to_roofline_ratio`` is not
+    the median, over its counted ``steps.csv`` rows with a ``roofline_ns`` above 0, of
+    its ``compute_to_roofline_basis`` column over ``roofline_ns`` (as
+    ``analysis.summary._roofline_figures`` computes it; relative
+    ``STEP_MEAN_TOLERANCE``): ``RUN/steps.csv: case 'ID' has a median
+    runner_forward_ns / roofline_ns of 41.2 over its 20 counted rows with a roofline,
+    but summary.json has compute_to_roofline_ratio 4.12 (left out)``. ``None`` when
+    they agree, when the case has no such figure or basis, or a column is absent or
+    NaN (a run written before ``steps.csv`` had ``roofline_ns``)."""
+    import numpy as np
+
+    want, basis = _figure(case, "compute_to_roofline_ratio"), case.get(
+        "compute_to_roofline_basis")
+    if want is None or basis not in ROOFLINE_BASES:
+        return None
+    roofline = _counted_values(rows, counted, ("roofline_ns",))
+    compute = _counted_values(rows, counted, (basis,))
+    if roofline is None or compute is None or not (roofline > 0).any():
+        return None
+    steps = roofline > 0
+    got = float(np.median(compute[steps] / roofline[steps]))
+    if not _differ(got, want):
+        return None
+    return (f"{path}: case {str(case['case_id'])!r} has a median {basis} / roofline_ns of "
+            f"{got:,.6g} over its {int(steps.sum()):,} counted rows with a roofline, but "
+            f"summary.json has compute_to_roofline_ratio {want:,.6g} (left out)")
 
 
 #: The wire figures of a two-process case recomputed from its counted ``steps.csv``
@@ -3353,7 +3446,7 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
 def _read_steps(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
     """``steps.csv`` (``path``) as ``_read_rows`` reads it, in the run's order
     (``_in_step_order``, by ``valid``'s cases)."""
-    steps = _read_rows(pd, path, CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS, valid, notes)
+    steps = _read_rows(pd, path, STEPS_HEADER, valid, notes)
     return _in_step_order(pd, steps, [c.get("case_id") for c in valid])
 
 

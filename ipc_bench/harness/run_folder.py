@@ -8,8 +8,10 @@ Layout of a run folder::
                         "running_case", "failed_case"}
     messages/          captured frames of repetition 0 (``ipc_bench.analysis.capture``)
     steps.csv          one row per step per case: case identity + SCHED_COLUMNS +
-                       RUNNER_COLUMNS (runner columns empty for a failed, interrupted
-                       or streamed case: the runner's report never came or was not kept)
+                       RUNNER_COLUMNS + OPTIONAL_RUNNER_COLUMNS (runner columns empty
+                       for a failed, interrupted or streamed case: the runner's report
+                       never came or was not kept; an optional column empty where the
+                       case has none)
     requests.csv       one row per request per case
     floor.csv          one row per floor step per case: case_id, i, floor_step_ns
     itl.csv            timed replays and soak: one row per inter-token gap: case_id, index, itl_s
@@ -90,11 +92,14 @@ from typing import Any, Iterable, Optional
 
 from ipc_bench.errors import FD_ERRNOS, fd_shortage_text
 from ipc_bench.harness.signals import deferred
-from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult, CaseSpec
+from ipc_bench.harness.spec import (OPTIONAL_RUNNER_COLUMNS, RUNNER_COLUMNS, SCHED_COLUMNS,
+                                    CaseResult, CaseSpec)
 
 FORMAT_VERSION = 1
 
 CASE_KEYS = ("case_id", "scenario", "policy", "codec", "repetition", "workload")
+#: ``steps.csv``'s columns.
+STEPS_HEADER = CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS + OPTIONAL_RUNNER_COLUMNS
 RSS_COLUMNS = ("case_id", "t_s", "sched_rss_bytes", "sched_anon_bytes", "runner_rss_bytes",
                "runner_anon_bytes", "sched_py_blocks")
 PARTIAL_STEPS = "steps.partial.csv"
@@ -329,6 +334,23 @@ def _csv(value: Any) -> Any:
     return "" if value is None else value
 
 
+def runner_step_columns(runner: dict[str, list], num_steps: int) -> list[Any]:
+    """The ``RUNNER_COLUMNS`` then ``OPTIONAL_RUNNER_COLUMNS`` of a case's ``steps.csv``
+    rows from ``runner`` (``CaseResult.runner_columns``: name -> one value per step),
+    each a list of ``num_steps`` values or of empty strings: the runner columns all
+    empty unless every one has ``num_steps`` values (a failed or interrupted case's
+    runner report never came), an optional column empty unless it has ``num_steps``
+    values (the case has no such column)."""
+    empty = [""] * num_steps
+    have_runner = bool(runner) and all(
+        len(runner.get(k, ())) == num_steps for k in RUNNER_COLUMNS)
+    columns = [runner[k] if have_runner else empty for k in RUNNER_COLUMNS]
+    for k in OPTIONAL_RUNNER_COLUMNS:
+        values = runner.get(k, ()) if have_runner else ()
+        columns.append(values if len(values) == num_steps else empty)
+    return columns
+
+
 def _ident(spec: CaseSpec) -> tuple:
     return (spec.case_id, spec.scenario, spec.policy, spec.codec, spec.repetition,
             spec.workload_key)
@@ -363,7 +385,7 @@ class RunWriter:
         self._tried: dict[str, set[str]] = {}  # case id -> files add_case wrote or tried
         self.comparisons: list[dict[str, Any]] = []  # ipc_bench.analysis.stats.compare_cases
         self.byte_model: list[dict[str, Any]] = []   # ipc_bench.analysis.bytemodel.byte_model_report
-        self._new_file("steps.csv", CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)
+        self._new_file("steps.csv", STEPS_HEADER)
         self._new_file("requests.csv", CASE_KEYS + REQUEST_COLUMNS)
         self._new_file("floor.csv", ("case_id", "i", "floor_step_ns"))
         self._new_file("itl.csv", ("case_id", "index", "itl_s"))
@@ -432,7 +454,7 @@ class RunWriter:
         """Append a streamed case's scheduler rows (an iterable of int sequences, read
         once) to ``steps.csv`` (no runner columns)."""
         ident = _ident(spec)
-        empty = ("",) * len(RUNNER_COLUMNS)
+        empty = ("",) * len(RUNNER_COLUMNS + OPTIONAL_RUNNER_COLUMNS)
         self._append("steps.csv", (ident + tuple(row) + empty for row in rows),
                      case_id=spec.case_id)
 
@@ -499,15 +521,12 @@ class RunWriter:
         spec = result.spec
         ident = _ident(spec)
         runner = result.runner_columns
-        have_runner = bool(runner) and all(
-            len(runner.get(k, ())) == len(result.sched_rows) for k in RUNNER_COLUMNS)
-        empty = ("",) * len(RUNNER_COLUMNS)
+        columns = runner_step_columns(runner, len(result.sched_rows))
 
         def steps() -> None:
             try:
                 self._append("steps.csv", (
-                    ident + tuple(row) + (tuple(runner[k][i] for k in RUNNER_COLUMNS)
-                                          if have_runner else empty)
+                    ident + tuple(row) + tuple(column[i] for column in columns)
                     for i, row in enumerate(result.sched_rows)), case_id=spec.case_id)
             except OSError:
                 self._keep_in_partial(spec, result.sched_rows)

@@ -72,6 +72,22 @@ RUNNER_COLUMNS = (
     "runner_forward_start_ns",  # start of the step's forward (model execution), since the
                                 # runner's TimedModelRunner was built
 )
+#: The runner's per-step columns that only some cases have, in its report where it has
+#: them (the model's own, ``engine.models.model_step_columns``; the replicated codec's
+#: replica; the device-input path's), written to ``steps.csv`` after
+#: ``RUNNER_COLUMNS``, empty where the case has none.
+OPTIONAL_RUNNER_COLUMNS = (
+    "gpu_busy_ns",          # torch on CUDA: the step's first to last GPU op (CUDA events)
+    "gpu_idle_ns",          # torch on CUDA: GPU idle since the previous step's last op
+                            # (-1: no previous step, or a step without GPU work)
+    "roofline_ns",          # torch: the step's roofline time on the measured figures
+    "emulated_step_ns",     # emulated: the roofline time the runner waited
+    "draft_ns",             # torch with drafts: the drafter's time, in runner_writeback_ns
+    "replica_schedule_ns",  # replicated codec: the replica's schedule(), in runner_decode_ns
+    "replica_update_ns",    # replicated codec: its update_from_output(), in runner_encode_ns
+    "runner_lookahead",     # device-input path (torch, --async-scheduling): 1 where the
+                            # runner launched the next step before it finished this one
+)
 #: The runner's columns that are moments, not durations or counts: a mean of them per
 #: step means nothing, so the summary has no ``*_per_step`` figure of them.
 RUNNER_TIMESTAMP_COLUMNS = ("runner_t0_ns", "runner_forward_start_ns")

@@ -16,8 +16,8 @@ import pytest
 from analysis_run import sigkill_in_first_case
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsError, ResultsWarning, load, read_summary
-from ipc_bench.harness.run_folder import CASE_KEYS, REQUEST_COLUMNS
-from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
+from ipc_bench.harness.run_folder import CASE_KEYS, REQUEST_COLUMNS, STEPS_HEADER
+from ipc_bench.harness.spec import RUNNER_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "40",
@@ -118,7 +118,7 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpd
 
 
 #: The columns each CSV file of a run folder holds, as the loader expects them.
-EXPECTED_COLUMNS = {"steps": CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS,
+EXPECTED_COLUMNS = {"steps": STEPS_HEADER,
                     "requests": CASE_KEYS + REQUEST_COLUMNS,
                     "floor": ("case_id", "i", "floor_step_ns"),
                     "itl": ("case_id", "index", "itl_s")}
@@ -246,7 +246,7 @@ def test_nul_bytes_in_a_row_leave_it_out(small_run, tmp_path, capsys):
     case = bytes(data[data.rindex(b"\n", 0, start) + 1:]).split(b",")[0].decode()
     total, of_case = _case_total(run, case)
     message = (f"{steps}: 1 row does not have the header's "
-               f"{len(CASE_KEYS + SCHED_COLUMNS + RUNNER_COLUMNS)} fields (left out), and "
+               f"{len(STEPS_HEADER)} fields (left out), and "
                f"{total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
                f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid")
     with pytest.warns(ResultsWarning) as caught:
