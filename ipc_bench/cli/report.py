@@ -17,7 +17,10 @@ PATH: REASON``, the file that failed) is one line and exit code 1, as a run whos
 results cannot be written; either way nothing is written or changed. Every line is
 one line (a line break in a path escaped, ``errors.one_line``);
 a file cut short or a hand edit no run writes is one warning line on stderr (and a
-note in the report), and the report covers what is valid; SIGINT / SIGTERM / SIGHUP
+note in the report), and the report covers what is valid; so is a run that shares no
+case (workload, arm and codec) with the reference run, whose side-by-side rows then
+have no ratio (``blocks.NothingShared``: what differs and how to compare them, as the
+report says over its side-by-side tables); SIGINT / SIGTERM / SIGHUP
 end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``). On success it
 prints ``report: PATH/report.html`` (after a warning line for each run folder still
 running: ``run_folder.run_in_progress``), PATH spelt as ``document.write_report`` returns it
@@ -78,7 +81,8 @@ def main(argv: Sequence[str]) -> int:
             out = write_report(args.run_dirs, args.output,
                                command=shell_line(["python", "bench.py", "report", *argv]),
                                baseline=args.baseline, figures=args.figures)
-        for w in caught:  # files cut short: one line each (the report says so too)
+        # files cut short, runs that share no case: one line each (the report says so too)
+        for w in caught:
             if issubclass(w.category, ResultsWarning):
                 print(f"{PROG}: warning: {one_line(str(w.message))}", file=sys.stderr)
     except ResultsError as exc:

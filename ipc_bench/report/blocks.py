@@ -11,12 +11,13 @@ from __future__ import annotations
 import datetime
 import math
 import re
+import warnings
 from typing import Any, Optional
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record
-from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
+from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start, nice_note
@@ -1749,7 +1750,18 @@ def reference_line(run_ids: list[str], base: str) -> str:
 UNLIKE_MARK = " ≠"
 #: Under a side-by-side table with such rows (``UNLIKE_MARK``).
 UNLIKE_NOTE = ("`≠`: the runs ran this workload with other settings (listed under Runs): "
-               "its rows are not one workload, and their ratios are not comparable.")
+               "its rows are not one workload, so a ratio of two runs that ran it with "
+               "other settings is not given (`- (not comparable)`); each run's value "
+               "stands on its own.")
+#: A side-by-side ratio cell of two runs that ran the row's workload with other
+#: settings (``UNLIKE_MARK``): no ratio, which would be quoted as a comparison.
+UNLIKE_CELL = "- (not comparable)"
+
+
+def _pair_key(ids: list[str], r: str, s: str) -> tuple[str, str]:
+    """The key of runs ``r`` and ``s`` in ``unlike_workloads``: (later, earlier) in the
+    order loaded (``ids``), as ``_run_pairs`` gives them."""
+    return (r, s) if ids.index(r) > ids.index(s) else (s, r)
 
 
 def _run_pairs(ids: list[str]) -> list[tuple[str, str]]:
@@ -2007,7 +2019,8 @@ def _side_by_side(results, key: str,
     timings are withheld (``analysis.cores``) shows ``-*`` and a ratio drawn from it
     ``-``, under the case tables' footnote (``withheld_side_note``); a workload
     two runs that both ran the row's arm ran with other settings (``unlike``:
-    ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a note; the
+    ``unlike_workloads``) is marked ``UNLIKE_MARK``, with a note, and a ratio of two
+    such runs reads ``UNLIKE_CELL``, not a number; the
     ``output_tokens_per_s`` of a timed replay's row (``tables.is_timed``: over wall
     time) reads ``1,234 (wall)`` (``tables.tokens_name``), with ``SIDE_WALL_NOTE``."""
     from ipc_bench.analysis import cores
@@ -2039,6 +2052,7 @@ def _side_by_side(results, key: str,
             else:
                 missing = True
         ratios = [("-" if not (den and den == den and vals[r] == vals[r]) else
+                   UNLIKE_CELL if group[0] in unlike.get(_pair_key(ids, r, base), ()) else
                    ARRIVAL_BOUND_CELL if {group + (r,), group + (base,)} & paced else
                    f"{vals[r] / den:.3f}") for r in others]
         marked = any(group[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
@@ -2165,10 +2179,104 @@ def _side_notes(results, base: str, missing: tuple[bool, dict[str, list[tuple]],
     return out
 
 
+class NothingShared(ResultsWarning):
+    """A run of a multi-run report that shares no finished case (workload, arm and
+    codec) with the reference run, so that no side-by-side row pairs them
+    (``unshared_lines``): ``bench.py report`` prints it as one warning line on stderr,
+    as the report says it over its side-by-side tables."""
+
+
+def _ordered(values, order=()) -> list[str]:
+    """``values`` as text, once each: those in ``order`` in its order, then the rest in
+    the order given."""
+    seen = list(dict.fromkeys(str(v) for v in values))
+    return [v for v in order if v in seen] + [v for v in seen if v not in order]
+
+
+_NUM_RUNNING = re.compile(r"num_running=(\d+)")
+
+
+def _shared_hint(what: str, theirs: list[str], ours: list[str]) -> str:
+    """How to compare runs that differ in ``what`` (``workload``, ``arm``, ``codec``),
+    with values ``theirs`` and ``ours``: run them in one run, with the option that
+    chooses them where there is one."""
+    from ipc_bench.wire.codecs import CODECS
+
+    both = _ordered(theirs + ours, CODECS)
+    these = "both" if len(both) == 2 else "those"
+    if what == "codec":
+        given = [c for c in both if c in CODECS]
+        return (f"run {these} codecs in one run"
+                + (f" (`--codecs {','.join(given)}`)" if given else "")
+                + ": codecs are compared within a run, not across runs")
+    if what == "arm" and set(both) <= {SEND, CACHED}:
+        return f"run both policies in one run (`--policies {SEND},{CACHED}`)"
+    if what == "arm":
+        return f"run arms {', '.join(both)} in one run"
+    counts = [_NUM_RUNNING.fullmatch(w) for w in both]
+    if all(counts):
+        grid = sorted({int(m.group(1)) for m in counts})
+        return ("run those workloads in one run, or each run with the other's "
+                f"(`--num-running {','.join(map(str, grid))}`)")
+    return "run both with the same workloads (the same scenario and workload options)"
+
+
+def unshared_line(run: str, base: str, theirs: set[tuple], ours: set[tuple],
+                  scenarios: tuple[Any, Any] = (None, None)) -> str:
+    """The line of a multi-run report (over its side-by-side tables, and on stderr:
+    ``NothingShared``) on run ``run``, whose finished cases ``theirs`` ((workload, arm,
+    codec) each) share none with those of reference run ``base`` (``ours``), so that
+    no row pairs them: what differs (the scenarios, ``scenarios``: ``run``'s and
+    ``base``'s, where they differ; else each of workload, arm and codec whose values the
+    runs share none of, or, where they share some of each, each that differs) and how
+    to compare them: ``No side-by-side ratio for run `b`: it shares no case (workload,
+    arm and codec) with run `a`, the reference: codec pickle in `b` vs msgpack in `a`.
+    To compare them, run both codecs in one run (`--codecs msgpack,pickle`): codecs are
+    compared within a run, not across runs.``"""
+    head = (f"No side-by-side ratio for run `{run}`: it shares no case (workload, arm "
+            f"and codec) with run `{base}`, the reference: ")
+    if scenarios[0] != scenarios[1]:
+        return (head + f"scenario {scenarios[0]} in `{run}` vs {scenarios[1]} in `{base}`."
+                " To compare them, run the same scenario in both.")
+    parts = [(what, _ordered(c[i] for c in theirs), _ordered(c[i] for c in ours))
+             for i, what in enumerate(("workload", "arm", "codec"))]
+    apart = [p for p in parts if set(p[1]).isdisjoint(p[2])] or [
+        p for p in parts if set(p[1]) != set(p[2])]
+    if not apart:
+        return (head + "each runs the others' workloads, arms and codecs, but never the "
+                "same three together. To compare them, run the same grid in both.")
+    differ = "; ".join(f"{what} {', '.join(a)} in `{run}` vs {', '.join(b)} in `{base}`"
+                       for what, a, b in apart)
+    how = "; ".join(_shared_hint(what, a, b) for what, a, b in apart)
+    return f"{head}{differ}. To compare them, {how}."
+
+
+def unshared_lines(results, base: str = "") -> list[str]:
+    """``unshared_line`` of each run of ``results`` (finished cases, grouped by arm)
+    that shares no (workload, arm, codec) with reference run ``base`` (default the
+    first loaded), in load order; none for a run that finished no case, or where
+    ``base`` finished none (``base_unfinished_note`` says so)."""
+    cases = results.cases
+    if cases.empty:
+        return []
+    have = {r: set(zip(sel["workload"], sel["policy"], sel["codec"]))
+            for r, sel in cases.groupby("run_id", sort=False, observed=True)}
+    base = base or results.run_ids[0]
+    if not have.get(base):
+        return []
+    scenario = {r: (results.metadata.get(r) or {}).get("scenario")
+                for r in results.run_ids}
+    return [unshared_line(r, base, have[r], have[base], (scenario[r], scenario[base]))
+            for r in results.run_ids
+            if r != base and have.get(r) and not have[r] & have[base]]
+
+
 def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Block]:
     """The opening of a multi-run report: the runs (their differences against run
     ``base``, default the first), side-by-side tables of
-    ``SIDE_BY_SIDE`` (ratios to run ``base``, default the first) and every run's
+    ``SIDE_BY_SIDE`` (ratios to run ``base``, default the first), over them a note on
+    each run that shares no case with ``base`` (``unshared_lines``, warned of too:
+    ``NothingShared``), and every run's
     tokens/s in one figure (``NO_FIGURES_NOTE`` instead when ``figures`` is false)."""
     from ipc_bench.report import plots
 
@@ -2178,6 +2286,9 @@ def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Bl
     absent = absent_base_cases(results, base or results.run_ids[0])
     results = results.finished()
     blocks.append(("h", 2, "Side by side"))
+    for line in unshared_lines(results, base):
+        blocks.append(("note", line))
+        warnings.warn(NothingShared(line.replace("`", "")))
     for key in SIDE_BY_SIDE:
         if key in results.cases.columns:
             exact = metric(key).unit == "B"

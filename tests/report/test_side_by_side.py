@@ -169,3 +169,123 @@ def test_single_process_rows_show_a_dash_for_bytes_they_never_send():
     tokens = _side_by_side(results, "output_tokens_per_s")
     assert tokens[1][2][1] == ["num_running=4", "send", "none", "1,000", "2,000", "2.000"]
     assert len(tokens) == 2
+
+
+def _grid(run_ids: list[str], cases: dict[str, list[tuple]],
+          scenarios: dict[str, str] | None = None) -> SimpleNamespace:
+    """Runs ``run_ids`` with finished cases ``cases`` (run -> (workload, arm, codec)
+    each) and metadata naming their scenario (decode-steady unless ``scenarios``)."""
+    rows = [dict(workload=w, policy=p, codec=c, run_id=r, output_tokens_per_s=1000.0)
+            for r in run_ids for w, p, c in cases[r]]
+    metadata = {r: {"scenario": (scenarios or {}).get(r, "decode-steady")} for r in run_ids}
+    return SimpleNamespace(run_ids=run_ids, cases=pd.DataFrame(rows), metadata=metadata)
+
+
+MSGPACK = [("num_running=4", "send", "msgpack"), ("num_running=4", "cached", "msgpack")]
+PICKLE = [("num_running=4", "send", "pickle"), ("num_running=4", "cached", "pickle")]
+
+
+def test_runs_of_other_codecs_are_said_to_share_no_case_and_how_to_compare_them():
+    from ipc_bench.report.blocks import unshared_lines
+
+    assert unshared_lines(_grid(["a", "b"], {"a": MSGPACK, "b": PICKLE})) == [
+        "No side-by-side ratio for run `b`: it shares no case (workload, arm and codec) "
+        "with run `a`, the reference: codec pickle in `b` vs msgpack in `a`. To compare "
+        "them, run both codecs in one run (`--codecs msgpack,pickle`): codecs are "
+        "compared within a run, not across runs."]
+    # the reference chosen by --baseline is the one named second
+    assert unshared_lines(_grid(["a", "b"], {"a": MSGPACK, "b": PICKLE}), "b") == [
+        "No side-by-side ratio for run `a`: it shares no case (workload, arm and codec) "
+        "with run `b`, the reference: codec msgpack in `a` vs pickle in `b`. To compare "
+        "them, run both codecs in one run (`--codecs msgpack,pickle`): codecs are "
+        "compared within a run, not across runs."]
+
+
+def test_only_the_runs_that_share_nothing_with_the_reference_are_named():
+    from ipc_bench.report.blocks import unshared_lines
+
+    both = MSGPACK + PICKLE
+    sixteen = [("num_running=16", a, "msgpack") for a in ("send", "cached")]
+    results = _grid(["a", "b", "c", "d"], {"a": MSGPACK, "b": both, "c": PICKLE,
+                                          "d": sixteen})
+    assert unshared_lines(results) == [
+        "No side-by-side ratio for run `c`: it shares no case (workload, arm and codec) "
+        "with run `a`, the reference: codec pickle in `c` vs msgpack in `a`. To compare "
+        "them, run both codecs in one run (`--codecs msgpack,pickle`): codecs are "
+        "compared within a run, not across runs.",
+        "No side-by-side ratio for run `d`: it shares no case (workload, arm and codec) "
+        "with run `a`, the reference: workload num_running=16 in `d` vs num_running=4 in "
+        "`a`. To compare them, run those workloads in one run, or each run with the "
+        "other's (`--num-running 4,16`)."]
+    assert unshared_lines(_grid(["a", "b"], {"a": MSGPACK, "b": both})) == []
+
+
+def test_runs_of_other_arms_or_scenarios_say_which():
+    from ipc_bench.report.blocks import unshared_lines
+
+    send, cached = MSGPACK[:1], [("num_running=4", "cached+async", "pickle")]
+    assert unshared_lines(_grid(["a", "b"], {"a": send, "b": MSGPACK[1:]})) == [
+        "No side-by-side ratio for run `b`: it shares no case (workload, arm and codec) "
+        "with run `a`, the reference: arm cached in `b` vs send in `a`. To compare them, "
+        "run both policies in one run (`--policies send,cached`)."]
+    assert unshared_lines(_grid(["a", "b"], {"a": send, "b": cached})) == [
+        "No side-by-side ratio for run `b`: it shares no case (workload, arm and codec) "
+        "with run `a`, the reference: arm cached+async in `b` vs send in `a`; codec "
+        "pickle in `b` vs msgpack in `a`. To compare them, run arms cached+async, send "
+        "in one run; run both codecs in one run (`--codecs msgpack,pickle`): codecs are "
+        "compared within a run, not across runs."]
+    replay = [("trace=azure-conv:20", "send", "msgpack")]
+    assert unshared_lines(_grid(["a", "b"], {"a": send, "b": replay},
+                                {"b": "azure-conv"})) == [
+        "No side-by-side ratio for run `b`: it shares no case (workload, arm and codec) "
+        "with run `a`, the reference: scenario azure-conv in `b` vs decode-steady in "
+        "`a`. To compare them, run the same scenario in both."]
+
+
+def test_a_ratio_of_two_runs_that_ran_the_workload_otherwise_is_not_given():
+    """Run ``c`` ran num_running=4 with other settings than ``a`` and ``b``: the row is
+    marked, its ``c ÷ a`` cell reads ``- (not comparable)`` while ``b ÷ a`` stands,
+    every run's value stays, and the note says what the cell means."""
+    from ipc_bench.report.blocks import UNLIKE_NOTE
+
+    unlike = {("b", "a"): set(), ("c", "a"): {"num_running=4"},
+              ("c", "b"): {"num_running=4"}}
+    blocks = _side_by_side(_results(["a", "b", "c"]), "output_tokens_per_s", unlike)
+    assert blocks[1][2] == [["num_running=4 ≠", "send", "msgpack", "1,000", "2,000",
+                             "3,000", "2.000", "- (not comparable)"]]
+    assert blocks[2:] == [("p", UNLIKE_NOTE)]
+    assert UNLIKE_NOTE == (
+        "`≠`: the runs ran this workload with other settings (listed under Runs): its "
+        "rows are not one workload, so a ratio of two runs that ran it with other "
+        "settings is not given (`- (not comparable)`); each run's value stands on its "
+        "own.")
+
+
+def test_a_report_of_a_msgpack_run_and_a_pickle_run_says_they_share_no_case(
+        tmp_path, capsys):
+    """The report and stderr each say it in one line; nothing is paired across codecs."""
+    from analysis_run import run_bench
+    from ipc_bench import cli
+
+    common = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
+              "--warmup-steps", "3", "--no-floor", "--no-single-process"]
+    run_bench(tmp_path / "a", common + ["--codecs", "msgpack"])
+    run_bench(tmp_path / "b", common + ["--codecs", "pickle"])
+    assert cli.main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--output",
+                     str(tmp_path / "rep"), "--no-figures"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "bench.py report: warning: No side-by-side ratio for run b: it shares no case "
+        "(workload, arm and codec) with run a, the reference: codec pickle in b vs "
+        "msgpack in a. To compare them, run both codecs in one run (--codecs "
+        "msgpack,pickle): codecs are compared within a run, not across runs."]
+    md = (tmp_path / "rep" / "report.md").read_text().splitlines()
+    side = md[md.index("## Side by side") + 1:]
+    assert side[1] == (
+        "> **Note:** No side-by-side ratio for run `b`: it shares no case (workload, arm "
+        "and codec) with run `a`, the reference: codec pickle in `b` vs msgpack in `a`. "
+        "To compare them, run both codecs in one run (`--codecs msgpack,pickle`): codecs "
+        "are compared within a run, not across runs.")
+    rows = [ln for ln in side[:side.index("## Run a (decode-steady)")]
+            if ln.startswith("| num_running=4 |")]
+    assert len(rows) == 12 and all(ln.endswith(" | - |") for ln in rows)

@@ -21,7 +21,9 @@ from ipc_bench.harness.environment import compare_settings
 SAME = "Same machine, software and commit by their metadata."
 CARE = "> **Note:** The runs differ in ways that can change the numbers: compare with care."
 UNLIKE = ("`≠`: the runs ran this workload with other settings (listed under Runs): its "
-          "rows are not one workload, and their ratios are not comparable.")
+          "rows are not one workload, so a ratio of two runs that ran it with other "
+          "settings is not given (`- (not comparable)`); each run's value stands on its "
+          "own.")
 
 
 def write_trace(path, output_tokens: int) -> None:
@@ -148,6 +150,10 @@ def test_runs_of_other_traces_differ_and_their_rows_are_marked(runs, tmp_path):
             f"{sha['two']}) vs {runs / 'one' / 'trace.csv'} (sha256 {sha['one']})") in md
     rows = _side_by_side(md)
     assert len(rows) == 6 and all(ln.startswith("| trace=azure-conv:6 ≠ |") for ln in rows)
+    # each run's value stands; no ratio of the two is given, whatever the metric
+    assert [ln.split(" | ")[1:3] + [ln.split(" | ")[-1]] for ln in rows] == [
+        [arm, "msgpack", "- (not comparable) |"] for arm in ("send", "cached")] * 3
+    assert all(ln.split(" | ")[3] != "-" and ln.split(" | ")[4] != "-" for ln in rows)
     assert md.count(UNLIKE) == 3
 
 
