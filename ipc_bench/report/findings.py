@@ -39,7 +39,8 @@ from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INT
                                       compare_paired, min_pairs, paired,
                                       paired_ratio, ratio_interval, ratio_phrase,
                                       results_ci_method, schedules_differ,
-                                      summarize_pairs, token_ids_bytes, verdict_of)
+                                      summarize_pairs, token_ids_bytes,
+                                      unadjusted_excludes_one, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.report.tables import model_steps
 
@@ -462,7 +463,7 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
         return f"{noise} ({change}; {costs})"
     holm = (_short_holm(m, "inconclusive: not significant" if inconclusive(lo, hi)
                         else "not significant")
-            if m and _holm_unadjusted_note(m) else None)
+            if m and unadjusted_excludes_one(m) else None)
     if holm or (hi < 1.0) != (saved_us > 0):
         return f"changes {noun} by {change} ({costs}" + (f"; {holm}" if holm else "") + ")"
     verdict = (f"; {_short_holm(m, 'significant')}" if m and m.get("significant")
@@ -1349,26 +1350,47 @@ COMPARISON_FINDING_METRICS = (("output_tokens_per_s", "output tokens/s"),
                               ("step_ns_mean", "mean step"))
 
 
-def _holm_unadjusted_note(m: dict[str, Any], family_size: int = 0) -> str | None:
-    """'not significant after Holm's correction over 7 timed metrics (p 0.022, adjusted
-    0.131); the interval is unadjusted' for a recorded metric ``m`` whose unadjusted
-    ratio interval excludes 1 while its Holm-adjusted verdict finds no significant
-    difference; ``None`` otherwise."""
-    from ipc_bench.analysis.stats import unadjusted_excludes_one
-
-    if not unadjusted_excludes_one(m):
-        return None
-    return f"not significant{_after_holm(m, family_size)}; the interval is unadjusted"
+def _holm_p(m: dict[str, Any]) -> bool:
+    """Whether recorded metric ``m`` has a Holm-adjusted verdict with its p-values."""
+    return (m.get("adjustment") == "holm" and m.get("p_value") is not None
+            and m.get("p_adjusted") is not None and m.get("significant") is not None)
 
 
-def _after_holm(m: dict[str, Any], family_size: int = 0) -> str:
-    """' after Holm's correction over 7 timed metrics (p 0.022, adjusted 0.131)' of a
-    recorded metric ``m`` with its ``p_value`` and ``p_adjusted`` (``over ...`` only
-    with a ``family_size``)."""
-    over = (f" over {family_size} timed metric{'' if family_size == 1 else 's'}"
-            if family_size else "")
-    return (f" after Holm's correction{over} (p {m['p_value']:.3f}, adjusted "
-            f"{m['p_adjusted']:.3f})")
+def short_verdict(m: dict[str, Any]) -> str:
+    """The verdict of a recorded comparison metric ``m`` (``PairedComparison.to_dict``)
+    in the short words the legend under the findings defines (``findings_legend``), as
+    the pair findings' tokens/s clause gives it (``_verdict_clause``): Holm-adjusted,
+    with its p-values (``_short_holm``), ``significant after Holm (p 0.001, adjusted
+    0.006)``, ``not significant after Holm (...)`` where the unadjusted interval
+    excludes 1 (``stats.NOT_SIGNIFICANT_HOLM``; ``inconclusive: not significant after
+    Holm (...)`` where it also reaches beyond ±10 %, ``stats.INCONCLUSIVE_HOLM``),
+    ``inconclusive (interval beyond ±10 %); no significant difference after Holm
+    (...)`` where it holds 1 and reaches beyond ±10 % (``SHORT_INCONCLUSIVE``), else
+    ``no significant difference after Holm (...)``. A metric without Holm's p-values
+    (a summary written before them) gives its recorded verdict (``verdict_of``) in the
+    same words where they have them (``stats.INCONCLUSIVE_HOLM``,
+    ``stats.NOT_SIGNIFICANT_HOLM``, also for the older ``no significant difference after
+    Holm adjustment``; ``SHORT_INCONCLUSIVE``); any other (``no verdict: ...``) as
+    recorded."""
+    from ipc_bench.analysis.stats import INCONCLUSIVE_HOLM, NO_DIFFERENCE, NOT_SIGNIFICANT_HOLM
+
+    wide = inconclusive(m.get("ratio_ci_low"), m.get("ratio_ci_high"))
+    if _holm_p(m):
+        if m["significant"]:
+            return _short_holm(m, "significant")
+        if unadjusted_excludes_one(m):
+            return _short_holm(m, "inconclusive: not significant" if wide
+                               else "not significant")
+        if wide:
+            return f"{SHORT_INCONCLUSIVE}; " + _short_holm(m, "no significant difference")
+        return _short_holm(m, "no significant difference")
+    recorded = str(m.get("verdict", ""))
+    if recorded.startswith(INCONCLUSIVE_HOLM):
+        return INCONCLUSIVE_HOLM
+    if recorded.startswith((NOT_SIGNIFICANT_HOLM, f"{NO_DIFFERENCE} after Holm")):
+        return NOT_SIGNIFICANT_HOLM
+    said = verdict_of(m)
+    return SHORT_INCONCLUSIVE if said.startswith("inconclusive: ") else said
 
 
 def _short_holm(m: dict[str, Any], verdict: str) -> str:
@@ -1382,11 +1404,10 @@ def _short_holm(m: dict[str, Any], verdict: str) -> str:
     return f"{verdict} after Holm (p {p(m['p_value'])}, adjusted {p(m['p_adjusted'])})"
 
 
-def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True,
-                  family_size: int = 0) -> str:
-    """'output tokens/s -2.5 % [-6.8, +2.0] % (no significant difference)', the verdict
-    only with ``verdict`` (``_holm_unadjusted_note``'s where the interval excludes zero
-    but the adjusted verdict does not)."""
+def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True) -> str:
+    """'output tokens/s -2.5 % [-6.8, +2.0] % (no significant difference after Holm (p
+    0.354, adjusted 1.000))', the verdict (``short_verdict``: the legend's words) only
+    with ``verdict``."""
     ratio = m["ratio_geomean"] if m["method"] == "t" else m["ratio_median"]
     if ratio is None:
         return f"{name}: {m['verdict']}"
@@ -1394,8 +1415,7 @@ def _ratio_clause(m: dict[str, Any], name: str, verdict: bool = True,
     if m["ratio_ci_low"] is not None and m["ratio_ci_high"] is not None:
         interval = " " + ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"],
                                         percent=True)
-    said = _holm_unadjusted_note(m, family_size) or verdict_of(m)
-    return f"{name} {_pct(ratio)}{interval}" + (f" ({said})" if verdict else "")
+    return f"{name} {_pct(ratio)}{interval}" + (f" ({short_verdict(m)})" if verdict else "")
 
 
 def _comparison_finding(c: dict[str, Any], where: Where) -> str:
@@ -1421,8 +1441,7 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
             return (head + ": " + ", ".join(_ratio_clause(m, name, verdict=False)
                                            for m, name in shown)
                     + f" ({next(iter(verdicts))}).")
-        family = len(c.get("family") or [])
-        clauses = [_ratio_clause(m, name, family_size=family) for m, name in shown]
+        clauses = [_ratio_clause(m, name) for m, name in shown]
         return head + (": " + "; ".join(clauses) if clauses else
                        ": no metric compared") + "."
     judged = {k: m for k, m in metrics.items() if m.get("significant") is not None}
@@ -1434,9 +1453,13 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
                     if m["verdict"].startswith("no verdict")), None)
         return f"{head} gives no verdict ({why.removeprefix('no verdict: ')})." \
             if why else f"{head} compared no timed metric."
-    shown_clauses = ", ".join(_ratio_clause(metrics[k], name, verdict=False)
+    # a figure's own verdict where Holm's adjustment, not its interval, decided it
+    shown_clauses = ", ".join(_ratio_clause(metrics[k], name,
+                                            unadjusted_excludes_one(metrics[k]))
                               for k, name in names if k in metrics)
-    wide = [k for k, m in judged.items() if verdict_of(m).startswith("inconclusive")]
+    # too wide to see a 10 % difference: not one the Holm adjustment left unjudged
+    wide = [k for k, m in judged.items() if verdict_of(m).startswith("inconclusive")
+            and not unadjusted_excludes_one(m)]
     if not differ and wide:
         from ipc_bench.analysis.metrics import metric
 
@@ -1453,7 +1476,7 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
                 + shown_clauses + ".")
     from ipc_bench.analysis.metrics import metric
 
-    named = ", ".join(f"{metric(k).short} ({metrics[k]['verdict']})" for k in differ)
+    named = ", ".join(f"{metric(k).short} ({short_verdict(metrics[k])})" for k in differ)
     return (f"{head} shows a significant difference in {len(differ)} of its "
             f"{len(judged)} compared metrics: {named}. The machine's noise alone "
             "produces verdicts here: read this run's verdicts with care.")
@@ -1522,12 +1545,15 @@ def findings(results) -> list[str]:
             out.append(footnote(cases.to_dict("records")).replace("* ", "`*` ", 1))
     else:
         out.extend(_floor_findings(ok))
-    others = [_comparison_finding(c, where) for c in other_comparisons(results)]
+    compared = other_comparisons(results)
+    others = [_comparison_finding(c, where) for c in compared]
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
              + _noise_findings(cases))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
-    return Findings(lines, summary, findings_legend(lines, method, recorded)
-                    if summary else "")
+    # without a cached/send pair, a legend only of the words the comparisons use
+    return Findings(lines, summary, findings_legend(lines, method, recorded, compared)
+                    if summary else findings_legend(others, method, recorded, compared,
+                                                    pairs=False))
 
 
 def _noise_findings(cases) -> list[str]:
@@ -1675,11 +1701,15 @@ def _share_cell(share) -> str:
 
 
 def findings_legend(lines: list[str], method: str,
-                    recorded: dict[tuple, dict[str, dict[str, Any]]]) -> str:
+                    recorded: dict[tuple, dict[str, dict[str, Any]]],
+                    comparisons: list[dict[str, Any]] = (), pairs: bool = True) -> str:
     """The paragraph under the findings (``lines``) that names their statistics once,
     by ``method`` (the run's ``--ci-method``: ``stats.ratio_phrase``), and defines each
     short verdict they use (``VERDICT_WORDS``), the Holm verdicts with the families
-    their corrections are over (``_holm_families``). Raises nothing."""
+    their corrections are over (``_holm_families``: those of ``recorded`` and of the
+    run's other ``comparisons``, ``other_comparisons``). ``pairs`` false (a run with no
+    cached/send pair, whose findings give no cached/send % change): the verdicts alone,
+    ``''`` where the lines use none. Raises nothing."""
     from ipc_bench.analysis.stats import (INCONCLUSIVE_CLAUSE, INCONCLUSIVE_HOLM,
                                           NOT_SIGNIFICANT_HOLM)
 
@@ -1688,14 +1718,15 @@ def findings_legend(lines: list[str], method: str,
             "unadjusted (the pair table's cached/send column); `send - cached` is the "
             f"{point} of the per-repetition differences (its send - cached column): for "
             "times and bytes what send costs, for tokens/s what send gains; tok/s "
-            "`a → b`: send's, then cached's."]
+            "`a → b`: send's, then cached's." if pairs else "Reading the findings:"]
     said = INCONCLUSIVE_CLAUSE.removeprefix("inconclusive: ")
     words = {SHORT_INCONCLUSIVE: f"no significant difference, but {said}",
              "within noise": "the interval holds no change and stays within "
                              f"±{100 * DETECTABLE:.0f} %",
              "after Holm (p ": (
                  "the verdict of the run's comparison (the one `bench.py` printed), by "
-                 f"Holm's correction over {_holm_families(recorded)}: p unadjusted, then "
+                 f"Holm's correction over {_holm_families(recorded, comparisons)}: p "
+                 "unadjusted, then "
                  f"Holm-adjusted; `{NOT_SIGNIFICANT_HOLM}` where the unadjusted "
                  "interval shown does not include 0 % but the adjusted test finds no "
                  f"significant difference (`{INCONCLUSIVE_HOLM}` "
@@ -1706,18 +1737,26 @@ def findings_legend(lines: list[str], method: str,
     for marker, meaning in words.items():
         if any(marker in line for line in lines):
             text.append(f"**{names.get(marker, marker)}**: {meaning}.")
-    return " ".join(text)
+    return " ".join(text) if pairs or len(text) > 1 else ""
 
 
-def _holm_families(recorded: dict[tuple, dict[str, dict[str, Any]]]) -> str:
+def _holm_families(recorded: dict[tuple, dict[str, dict[str, Any]]],
+                   comparisons: list[dict[str, Any]] = ()) -> str:
     """The families of the run's recorded cached-against-send comparisons
-    (``recorded_metrics``' ``family_size``): ``the 7 timed metrics its comparison tests
-    together``, or where they differ, ``the timed metrics its comparison tests together
-    (7 for msgpack and pickle, 5 for the single process)``."""
+    (``recorded_metrics``' ``family_size``) and of its other ``comparisons``
+    (``other_comparisons``: their ``family``): ``the 7 timed metrics its comparison
+    tests together``, or where they differ, ``the timed metrics its comparison tests
+    together (7 for msgpack and pickle, 5 for the single process)`` (another
+    comparison named by its arms: ``6 for cached+async against cached``)."""
     sizes: dict[int, list[str]] = {}
     for key, ms in (recorded or {}).items():
         size = next((m.get("family_size") for m in ms.values() if m.get("family_size")), 0)
         name = "the single process" if key[1] == SINGLE_PROCESS else str(key[1])
+        if size and name not in sizes.setdefault(size, []):
+            sizes[size].append(name)
+    for c in comparisons:
+        name = f"{c.get('treatment')} against {c.get('baseline')}"
+        size = len(c.get("family") or [])
         if size and name not in sizes.setdefault(size, []):
             sizes[size].append(name)
     if len(sizes) == 1:

@@ -69,10 +69,8 @@ def test_another_pair_with_a_wide_interval_says_inconclusive():
                     _metric(1.025, 0.980, 1.073, False, "no significant difference"))
     assert _comparison_finding(c, _where) == (
         "At 16 running requests (msgpack), cached+async against cached over 3 paired "
-        "repetitions: output tokens/s +54.8 % [-81.2, +1175.0] % (inconclusive: the 95 % "
-        "interval [-81.2, +1175.0] % reaches beyond ±10 %: too few repetitions or too "
-        "noisy to tell a 10 % difference from none); mean step +2.5 % [-2.0, +7.3] % "
-        "(no significant difference).")
+        "repetitions: output tokens/s +54.8 % [-81.2, +1175.0] % (inconclusive (interval "
+        "beyond ±10 %)); mean step +2.5 % [-2.0, +7.3] % (no significant difference).")
 
 
 def test_an_aa_pair_with_a_significant_difference():
@@ -206,10 +204,9 @@ def test_a_comparison_whose_interval_excludes_zero_says_its_verdict_is_holm_adju
                      "build_ns_per_step", "encode_ns_per_step", "decode_ns_per_step"])
     assert _comparison_finding(c, _where) == (
         "At 16 running requests (msgpack), cached+async against cached over 3 paired "
-        "repetitions: output tokens/s +6.7 % [+3.7, +9.7] % (not significant after Holm's "
-        "correction over 6 timed metrics (p 0.022, adjusted 0.131); the interval is "
-        "unadjusted); mean step -6.0 % [-9.0, -3.0] % (significant: cached+async 6.0 % "
-        "lower than cached).")
+        "repetitions: output tokens/s +6.7 % [+3.7, +9.7] % (not significant after Holm "
+        "(p 0.022, adjusted 0.131)); mean step -6.0 % [-9.0, -3.0] % (significant: "
+        "cached+async 6.0 % lower than cached).")
 
 
 def test_a_comparison_of_a_case_the_loader_left_out_is_recomputed_without_it(
@@ -254,3 +251,126 @@ def test_a_pp_aa_run_gives_its_comparison_not_a_note_on_direct(tmp_path):
     assert "\n## send' against send\n\nsend' vs send  [num_running=2,pp=2]  msgpack: " in md
     assert ("- At 2 running requests, pp=2 (msgpack), the A/A pair send' against send (one "
             "policy run twice) over 2 paired repetitions") in md
+
+
+def _holm(ratio: float, low: float, high: float, significant: bool, p: float,
+          adjusted: float, verdict: str = "no significant difference") -> dict:
+    """A recorded metric with Holm's verdict and p-values, as summary.json holds it."""
+    return dict(_metric(ratio, low, high, significant, verdict), adjustment="holm",
+                p_value=p, p_adjusted=adjusted)
+
+
+SEVEN = ["step_ns_mean", "step_ns_median", "output_tokens_per_s", "build_ns_per_step",
+         "encode_ns_per_step", "decode_ns_per_step", "sched_cpu_ns_per_step"]
+
+
+def test_another_pairs_holm_verdicts_are_in_the_legends_short_words():
+    """cached+async against cached: each verdict as the pair findings word theirs
+    (``findings.short_verdict``), p unadjusted then adjusted, never "after Holm's
+    correction over N timed metrics"."""
+    from ipc_bench.report.findings import short_verdict
+
+    def line(tput: dict, step: dict) -> str:
+        c = dict(_comparison("cached", "cached+async", tput, step), family=SEVEN)
+        return _comparison_finding(c, _where)
+
+    head = ("At 16 running requests (msgpack), cached+async against cached over 3 paired "
+            "repetitions: ")
+    assert line(_holm(1.067, 1.037, 1.097, False, 0.022, 0.131),
+                _holm(0.940, 0.910, 0.970, True, 0.0004, 0.003,
+                      "significant: cached+async 6.0 % lower than cached")) == head + (
+        "output tokens/s +6.7 % [+3.7, +9.7] % (not significant after Holm (p 0.022, "
+        "adjusted 0.131)); mean step -6.0 % [-9.0, -3.0] % (significant after Holm (p "
+        "<0.001, adjusted 0.003)).")
+    assert line(_holm(1.300, 1.020, 1.650, False, 0.040, 0.280),
+                _holm(1.548, 0.188, 12.750, False, 0.500, 1.000)) == head + (
+        "output tokens/s +30.0 % [+2.0, +65.0] % (inconclusive: not significant after "
+        "Holm (p 0.040, adjusted 0.280)); mean step +54.8 % [-81.2, +1175.0] % "
+        "(inconclusive (interval beyond ±10 %); no significant difference after Holm (p "
+        "0.500, adjusted 1.000)).")
+    assert short_verdict(_holm(1.025, 0.980, 1.073, False, 0.300, 0.900)) == (
+        "no significant difference after Holm (p 0.300, adjusted 0.900)")
+    # a summary written before the short words: its Holm verdict without p-values
+    old = _metric(1.300, 1.020, 1.650, False, "inconclusive: not significant after Holm "
+                  "adjustment; the 95 % interval [+2.0, +65.0] % does not include 0 % but "
+                  "is unadjusted")
+    assert short_verdict(old) == "inconclusive: not significant after Holm"
+
+
+def test_an_aa_pair_gives_the_holm_verdicts_it_depends_on_with_p_values():
+    """A figure whose unadjusted interval excludes 0 % beside "no significant
+    difference" gets its Holm verdict in the legend's words; one whose interval holds
+    0 % needs none beyond the sentence's."""
+    tput = _holm(1.067, 1.037, 1.097, False, 0.022, 0.131)
+    step = _holm(1.025, 0.980, 1.073, False, 0.300, 0.900)
+    c = dict(_comparison("send", "send'", tput, step), family=SEVEN)
+    assert _comparison_finding(c, _where) == (
+        "At 16 running requests (msgpack), the A/A pair send' against send (one policy "
+        "run twice) over 3 paired repetitions shows no significant difference in any of "
+        "its 2 compared metrics, so the machine's noise alone gave no verdict: output "
+        "tokens/s +6.7 % [+3.7, +9.7] % (not significant after Holm (p 0.022, adjusted "
+        "0.131)), mean step +2.5 % [-2.0, +7.3] %.")
+    # an interval the adjustment left unjudged is no interval too wide to see 10 %
+    c["metrics"]["output_tokens_per_s"] = _holm(
+        1.300, 1.020, 1.650, False, 0.040, 0.280, "inconclusive: not significant after "
+        "Holm; the 95 % interval [+2.0, +65.0] % does not include 0 % but is unadjusted")
+    assert _comparison_finding(c, _where).endswith(
+        "shows no significant difference in any of its 2 compared metrics, so the "
+        "machine's noise alone gave no verdict: output tokens/s +30.0 % [+2.0, +65.0] % "
+        "(inconclusive: not significant after Holm (p 0.040, adjusted 0.280)), mean step "
+        "+2.5 % [-2.0, +7.3] %.")
+    c["metrics"]["step_ns_mean"] = _holm(1.060, 1.030, 1.090, True, 0.001, 0.006,
+                                         "significant: send' 6.0 % higher than send")
+    assert _comparison_finding(c, _where) == (
+        "At 16 running requests (msgpack), the A/A pair send' against send (one policy "
+        "run twice) over 3 paired repetitions shows a significant difference in 1 of its "
+        "2 compared metrics: step mean (significant after Holm (p 0.001, adjusted "
+        "0.006)). The machine's noise alone produces verdicts here: read this run's "
+        "verdicts with care.")
+
+
+def test_the_legend_defines_the_comparisons_words_without_a_send_cached_pair():
+    from ipc_bench.report.findings import findings_legend
+
+    c = dict(_comparison("cached", "cached+async",
+                         _holm(1.067, 1.037, 1.097, False, 0.022, 0.131),
+                         _holm(1.025, 0.980, 1.073, False, 0.300, 0.900)), family=SEVEN)
+    line = _comparison_finding(c, _where)
+    assert findings_legend([line], "t", {}, [c], pairs=False) == (
+        "Reading the findings: **significant, not significant or no significant "
+        "difference after Holm (p, adjusted)**: the verdict of the run's comparison (the "
+        "one `bench.py` printed), by Holm's correction over the 7 timed metrics its "
+        "comparison tests together: p unadjusted, then Holm-adjusted; `not significant "
+        "after Holm` where the unadjusted interval shown does not include 0 % but the "
+        "adjusted test finds no significant difference (`inconclusive: not significant "
+        "after Holm` where that interval also reaches beyond ±10 %), `no significant "
+        "difference after Holm` where it includes 0 %.")
+    assert findings_legend(["no verdict here"], "t", {}, [c], pairs=False) == ""
+    recorded = {("num_running=16", "msgpack", "ipc", "null"): {
+        "output_tokens_per_s": dict(c["metrics"]["output_tokens_per_s"], family_size=6)}}
+    assert ("by Holm's correction over the timed metrics its comparison tests together "
+            "(6 for msgpack, 7 for cached+async against cached): ") in findings_legend(
+        [line], "t", recorded, [c])
+
+
+def test_a_reports_comparison_finding_gives_holm_p_values_and_a_legend(tmp_path, runs):
+    """The --aa and --async-scheduling runs (no send/cached pair): the comparison's
+    Holm verdicts carry their p-values, defined in a legend under them (an A/A
+    finding gives a figure's own verdict only where Holm decided it, so it may have
+    none)."""
+    for name, (extra, base, treat) in EXTRAS.items():
+        out = tmp_path / name
+        assert cli.main(["report", str(runs[name][0]), "--output", str(out),
+                         "--no-figures"]) == 0
+        md = (out / "report.md").read_text().splitlines()
+        (line,) = [ln for ln in md if ln.startswith("- ") and f"{treat} against {base}" in ln]
+        assert "Holm's correction" not in line and "after Holm adjustment" not in line
+        if name == "aa" and " after Holm (p " not in line:  # no verdict to define
+            continue
+        assert line.count(" after Holm (p ") == (2 if name == "async" else 1), line
+        legend = md[md.index(line) + 3]
+        assert legend.startswith("Reading the findings: ") and (
+            "**significant, not significant or no significant difference after Holm (p, "
+            "adjusted)**: the verdict of the run's comparison (the one `bench.py` "
+            "printed), by Holm's correction over the 7 timed metrics its comparison "
+            "tests together") in legend

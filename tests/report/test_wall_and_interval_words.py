@@ -86,8 +86,9 @@ def test_a_timed_replays_comparison_finding_says_wall():
         (c,) = stats.compare_cases(_pairs(2, timed=timed))
         assert findings._comparison_finding(c, lambda w: f"On `{w}`") == (
             "On `num_running=4` (msgpack), cached against send over 2 paired repetitions: "
-            f"{name} +20.1 % [+19.0, +21.2] % (significant: cached 20.1 % higher than "
-            "send); mean step +0.0 % [+0.0, +0.0] % (no significant difference).")
+            f"{name} +20.1 % [+19.0, +21.2] % (significant after Holm (p 0.003, adjusted "
+            "0.016)); mean step +0.0 % [+0.0, +0.0] % (no significant difference after "
+            "Holm (p 1.000, adjusted 1.000)).")
 
 
 # --------------------------------------------------------------------------------------
