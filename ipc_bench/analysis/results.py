@@ -611,7 +611,7 @@ def _step_ns_digests(steps) -> dict[str, tuple[str, int]]:
     if len(steps) == 0 or not {"case_id", "step_ns"} <= set(steps.columns):
         return {}
     out = {}
-    for case_id, rows in steps.groupby(steps["case_id"].astype(str), sort=False):
+    for case_id, rows in steps.groupby(steps["case_id"].astype(str), sort=False, observed=True):
         values = rows["step_ns"].to_numpy(dtype="float64")
         if len(values) >= 2 and not (values != values).any():
             out[case_id] = (hashlib.sha256(values.tobytes()).hexdigest(), len(values))
@@ -2277,7 +2277,7 @@ def _itl_wanted(requests, cases) -> dict[str, int]:
         return {}
     tokens = requests["num_output_tokens"].astype(float)
     gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
-    per_case = gaps.groupby(requests["case_id"].astype(str)).sum()
+    per_case = gaps.groupby(requests["case_id"].astype(str), observed=True).sum()
     return {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
             for c in cases.to_dict("records") if _has_itl([c])}
 

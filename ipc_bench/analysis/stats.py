@@ -1128,7 +1128,7 @@ def summarize_pairs(pairs, group: Sequence[str] | None = None, method: str = "t"
         return math.nan if v is None else float(v)
 
     out = []
-    for key, g in pairs.groupby(list(group), sort=False, dropna=False):
+    for key, g in pairs.groupby(list(group), sort=False, dropna=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
         cmp = compare_paired(g[SEND].tolist(), g[CACHED].tolist(), baseline_name=SEND,
                              treatment_name=CACHED, method=method, confidence=confidence)

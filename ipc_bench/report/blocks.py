@@ -2031,12 +2031,13 @@ def _side_by_side(results, key: str,
     base = base or ids[0]
     unlike = unlike or {}
     entry = metric(key)
-    means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False)[
+    means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False,
+                                  observed=True)[
         key].mean()
     held = _held_cells(results, key)
     groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
     timed = {g for g, sel in results.cases.groupby(["workload", "policy", "codec"],
-                                                   sort=False)
+                                                   sort=False, observed=True)
              if is_timed(sel.to_dict("records"))}
     paced = _arrival_paced(results) if key == "output_tokens_per_s" else set()
     others = [r for r in ids if r != base]
@@ -2127,7 +2128,8 @@ def _arrival_paced(results) -> set[tuple]:
     if cases.empty or "trace_speedup" not in cases.columns:
         return set()
     out = set()
-    for g, sel in cases.groupby(["workload", "policy", "codec", "run_id"], sort=False):
+    for g, sel in cases.groupby(["workload", "policy", "codec", "run_id"], sort=False,
+                                observed=True):
         timed = [r for r in case_records(sel) if r.get("trace_speedup") is not None]
         if timed and not all_load_bound(timed):
             out.add(g)

@@ -841,7 +841,7 @@ def _token_bytes_findings(ok) -> list[str]:
     if "prompt_chunk_bytes_per_step" not in send.columns:
         return []
     out = []
-    for (workload, codec), g in send.groupby(["workload", "codec"], sort=False):
+    for (workload, codec), g in send.groupby(["workload", "codec"], sort=False, observed=True):
         tok = float(g["decode_token_bytes_per_step"].mean())
         prompt = float(g["prompt_chunk_bytes_per_step"].mean())
         total = float(g["sched_to_runner_payload_bytes_per_step"].mean())
@@ -874,7 +874,7 @@ def _single_process_findings(ok, where: Where, method: str = "t") -> list[str]:
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
     out = []
-    for workload, g in ok.groupby("workload", sort=False):
+    for workload, g in ok.groupby("workload", sort=False, observed=True):
         g = g.assign(_arm=_arms(g))
         compared, unpaired = {}, False
         # each policy's own arm first, then its A/A copy or async arm
@@ -955,7 +955,8 @@ def _tokens_by_repetition(cases) -> "pd.Series":
     reps = cases["repetition"] if "repetition" in cases.columns else pd.Series(
         0, index=cases.index)
     return pd.Series(cases["output_tokens_per_s"].to_numpy(),
-                     index=reps.fillna(0).astype(int).to_numpy()).groupby(level=0).mean()
+                     index=reps.fillna(0).astype(int).to_numpy()).groupby(
+                         level=0, observed=True).mean()
 
 
 def _ipc_cost_clause(ratios: dict[str, str]) -> str:
@@ -1011,8 +1012,9 @@ def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
     table = table[table["codec"] != SINGLE_PROCESS]
     other = [c for c in labels if c != "num_running" and c in table.columns]
     out = []
-    for _, g in table.groupby(["codec"] + other, sort=False):
-        counts = sorted(g.groupby("workload", sort=False), key=lambda w: w[1]["running"].mean())
+    for _, g in table.groupby(["codec"] + other, sort=False, observed=True):
+        counts = sorted(g.groupby("workload", sort=False, observed=True),
+                        key=lambda w: w[1]["running"].mean())
         for _, at in counts:  # each workload: one running count
             line = _share_line(at, where, cases, S2R_MEDIAN_COLUMN in cases.columns,
                                method, recorded, shares)

@@ -529,7 +529,7 @@ def _readable_ticks(fig, axes) -> None:
 def _series(df, keys=("policy", "codec")):
     """Groups of ``df`` by ``keys`` (policy, codec) in a stable order: codecs by
     ``codec_rank``, then policies by ``policy_rank`` (send before cached)."""
-    groups = list(df.groupby(list(keys), sort=False))
+    groups = list(df.groupby(list(keys), sort=False, observed=True))
     groups.sort(key=lambda kv: (codec_rank(kv[0][1]), str(kv[0][1]),
                                 policy_rank(kv[0][0]), str(kv[0][0])))
     return groups
@@ -576,7 +576,7 @@ def _pp_bytes(st, panels) -> object:
         for (policy, codec), g in _series(st):
             for b in counts:
                 sel = g[g["num_running"] == b] if several_b else g
-                m = sel.groupby("pp")[col].mean()
+                m = sel.groupby("pp", observed=True)[col].mean()
                 if m.empty:
                     continue
                 series.append((policy, codec))
@@ -628,7 +628,7 @@ def bytes_per_step(results):
     for ax, (col, title) in zip(axes[0], panels):
         means = {}
         for (policy, codec), g in _series(st):
-            m = g.groupby("_x")[col].mean()
+            m = g.groupby("_x", observed=True)[col].mean()
             means[(policy, codec)] = m
             ax.plot(m.index, m.values, color=policy_color(policy),
                     linestyle=codec_linestyle(codec), marker=POLICY_MARKERS.get(policy, "^"),
@@ -719,8 +719,8 @@ def codec_time_per_step(results):
         for i, (col, what) in enumerate((("_enc", "encode"), ("_dec", "decode"))):
             ax = axes[i][j]
             for (policy, _), g in _series(sub):
-                for b, gb in (g.groupby("num_running") if several_b else [(None, g)]):
-                    m = gb.groupby("_x")[col].mean()
+                for b, gb in (g.groupby("num_running", observed=True) if several_b else [(None, g)]):
+                    m = gb.groupby("_x", observed=True)[col].mean()
                     ax.plot(m.index, m.values, color=policy_color(policy),
                             linestyle=codec_linestyle(codec),
                             marker=(_B_MARKERS[sorted(st["num_running"].unique()).index(b)
@@ -815,7 +815,7 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_ylabel(metric(THROUGHPUT).label)
     ax.set_xlabel("workload")
-    reps = cases.groupby(["run_id", "workload", "policy", "codec"]).size()
+    reps = cases.groupby(["run_id", "workload", "policy", "codec"], observed=True).size()
     ax.set_title("Output tokens/s per case" + (
         " (mean, 95 % interval)" if (reps > 1).all() else " (one repetition: no interval)"
         if (reps <= 1).all() else " (mean; 95 % interval where a case repeated)"))
@@ -1029,12 +1029,12 @@ def throughput(results):
     if note:
         fig.suptitle(_note_lines(note), fontsize="small")
     method = results_ci_method(results.metadata)
-    reps = cases.groupby(["run_id", "workload", "policy", "codec"]).size()
+    reps = cases.groupby(["run_id", "workload", "policy", "codec"], observed=True).size()
     _record(fig, series=[key for key, _ in _series(cases)],
             panels=["tokens/s"] + ([f"{CACHED}/{SEND}"] if rows else []),
             repeated=bool((reps > 1).any()), method=method, withheld=note,
             partly_repeated=bool((reps > 1).any() and (reps <= 1).any()),
-            single_runs=[str(r) for r, n in reps.groupby(level="run_id").max().items()
+            single_runs=[str(r) for r, n in reps.groupby(level="run_id", observed=True).max().items()
                          if n <= 1] if len(results.run_ids) > 1 else [],
             ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
             cut=panel["cut"], log=panel["log"], timed=panel["timed"], groups=len(groups),
@@ -1189,7 +1189,8 @@ def _no_pair_reason(cases) -> str:
     no send and cached cases of one workload and codec, or such cases with no counted
     step (every step warm-up)."""
     arms = cases[cases["policy"].isin([SEND, CACHED])] if "policy" in cases else cases[:0]
-    paired = arms.groupby(["workload", "codec"])["policy"].nunique() if len(arms) else []
+    paired = (arms.groupby(["workload", "codec"], observed=True)["policy"].nunique()
+              if len(arms) else [])
     if len(paired) and (paired == 2).any():
         return f"its send and cached cases have no counted step ({ALL_WARMUP})"
     return "needs send and cached cases of the same workload and codec"
@@ -1246,7 +1247,7 @@ def _send_cost_series(table, other: list, axes, withheld: dict,
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
     codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
     bars, left_out = [], 0
-    for key, g in table.groupby(["codec"] + other, sort=False):
+    for key, g in table.groupby(["codec"] + other, sort=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
         codec = key[0]
         name = ("single process" if codec == SINGLE_PROCESS_CODEC else codec) + "".join(
@@ -1258,7 +1259,7 @@ def _send_cost_series(table, other: list, axes, withheld: dict,
             if col not in g.columns or g[col].isna().all():
                 continue
             agg = []
-            for _, gw in g.groupby("workload", sort=False):
+            for _, gw in g.groupby("workload", sort=False, observed=True):
                 m = mean_share(gw[col], gw[CACHED], method)  # the findings' share, in %
                 shown = col not in withheld.get((gw["workload"].iloc[0], codec), ())
                 left_out += not shown
@@ -1393,7 +1394,7 @@ def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None,
                ncols=max(1, min(len(labels), fits, 4)),
                fontsize="small" if len(labels) <= 8 else "x-small")
     name, need = INTERVAL_NAMES[method], min_pairs(method)
-    pairs = [] if table is None else list(table.groupby(["workload", "codec"]).size())
+    pairs = [] if table is None else list(table.groupby(["workload", "codec"], observed=True).size())
     bars = ("one repetition: no interval" if pairs and max(pairs) < 2 else
             f"no interval: a {name} interval needs >= {need} pairs"
             if pairs and max(pairs) < need else f"bars: 95 % {name} interval")
@@ -1523,7 +1524,7 @@ def tp_per_step_figure(results):
     for transport, codec, policy, k in keys:
         sel = done[(done["transport"] == transport) & (done["codec"] == codec)
                    & (done["policy"] == policy) & (spec == k)]
-        by_n = sel.groupby("tp")
+        by_n = sel.groupby("tp", observed=True)
         label = f"{transport} / {codec} / {policy}" + (f" / K={k}" if several_k else "")
         left.plot([int(n) for n in by_n.groups],
                   list(by_n["tp_s2r_bytes_written_per_step"].mean()), label=label,
