@@ -75,7 +75,7 @@ STEP_COMPONENTS = (
     ("sched", "schedule()", "#999999"),
     ("build", "build SchedulerOutput", "#F0E442"),
     ("encode", "encode (both directions)", "#E69F00"),
-    ("transport", "send + transport (wait - runner busy)", "#CC79A7"),
+    ("transport", "sends + transport, both ways (wait - runner busy)", "#CC79A7"),
     ("decode", "decode (both directions)", "#56B4E9"),
     ("update", "update_from_output()", "#009E73"),
     ("runner_bookkeeping", "runner bookkeeping (update_states + write_back + build)",
