@@ -108,7 +108,7 @@ def case_records(run_dir: Path) -> list[dict[str, Any]]:
              if c.get("complete") and c.get("num_steps")]
     steps = load(run_dir).steps
     counted = steps[steps["counted"]]
-    by_case = dict(tuple(counted.groupby("case_id")))
+    by_case = dict(tuple(counted.groupby("case_id", observed=True)))
     for c in cases:
         rows = by_case.get(c["case_id"])
         for name, column in TRIMMED.items():

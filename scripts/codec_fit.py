@@ -83,8 +83,8 @@ def step_medians(run_dir: Path) -> dict[str, dict[str, float]]:
     steps = pd.read_csv(run_dir / "steps.csv")
     steps = steps[steps["counted"] == 1]
     cols = list(STEP_COLUMNS.values())
-    med = steps.groupby("case_id")[cols].median()
-    codec = steps[cols].sum(axis=1).groupby(steps["case_id"]).median()
+    med = steps.groupby("case_id", observed=True)[cols].median()
+    codec = steps[cols].sum(axis=1).groupby(steps["case_id"], observed=True).median()
     out = {}
     for case_id, row in med.iterrows():
         entry = {field: float(row[col]) for field, col in STEP_COLUMNS.items()}

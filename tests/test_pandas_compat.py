@@ -1,0 +1,53 @@
+"""Every pandas ``groupby`` of the package, its scripts and the notebook says ``observed=``.
+
+``workload`` is an ordered Categorical in every table ``results.load`` returns. pandas 2
+(which ``pyproject.toml`` allows) groups a Categorical with ``observed=False`` by default:
+it warns, and adds a group for every category a selection no longer holds (a
+``size()`` of 0, an empty frame to iterate); pandas 3 defaults to ``observed=True``.
+Passing it keeps both alike."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _groupby_calls(tree: ast.AST) -> list[ast.Call]:
+    """The ``X.groupby(...)`` calls of ``tree`` but ``itertools.groupby``."""
+    return [node for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "groupby"
+            and not (isinstance(node.func.value, ast.Name)
+                     and node.func.value.id == "itertools")]
+
+
+def _without_observed(source: str, name: str) -> list[str]:
+    return [f"{name} line {call.lineno}" for call in _groupby_calls(ast.parse(source))
+            if not any(k.arg == "observed" for k in call.keywords)]
+
+
+def test_every_groupby_of_the_package_and_scripts_says_observed():
+    found = []
+    for path in sorted([*(ROOT / "ipc_bench").rglob("*.py"), *(ROOT / "scripts").glob("*.py")]):
+        found += _without_observed(path.read_text(), str(path.relative_to(ROOT)))
+    assert found == []
+
+
+def test_every_groupby_of_the_notebook_says_observed():
+    notebook = json.loads((ROOT / "notebooks" / "analysis.ipynb").read_text())
+    found = []
+    for i, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] == "code":
+            source = "".join(line for line in cell["source"]
+                             if not line.lstrip().startswith(("%", "!")))
+            found += _without_observed(source, f"notebooks/analysis.ipynb cell {i}")
+    assert found == []
+
+
+def test_the_check_finds_a_groupby_without_it():
+    assert _without_observed("df.groupby('workload').size()\n"
+                             "itertools.groupby(x)\n"
+                             "df.groupby(['a', 'b'], observed=True)\n", "x.py") == ["x.py line 1"]
