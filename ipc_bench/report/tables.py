@@ -1273,7 +1273,10 @@ def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
     steps, evenly spaced (at most 200 per case))``: ``captured_steps`` says which steps
     and why that many, so cases checked on other numbers say why; a row of an older
     run, without the split: ``(both directions)``, without ``counted_steps``: the split
-    alone), and the per-request bytes ``send`` adds over ``cached`` that it implies."""
+    alone), and the per-request bytes ``send`` adds over ``cached`` that it implies: on
+    the captured steps, the expectation for the run's ids (an id with its own framing:
+    the id list's own bytes, spread over the running requests, are in the other two)
+    and as measured over the run."""
     out = ["\nbyte model (ipc_bench.analysis.bytemodel) on the captured pure-decode messages:"]
     for r in rows:
         s2r, r2s = r.get("scheduler_outputs_checked"), r.get("model_runner_outputs_checked")
@@ -1291,9 +1294,10 @@ def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
                      "vocabulary" if r["codec"] != "packed"
                      else "one array('i') per request from 256 running on")
             name = r.get("difference") or f"{r['arm']} - {r.get('cached_arm') or 'cached'}"
+            own = "" if r["codec"] == "packed" else " per id with its own framing, not the list's"
             line += (f"; {name} = "
                      f"{r['model_send_minus_cached_bytes_per_request']:.3f} B per running "
-                     f"request on these steps ({basis}: {expected:.3f}")
+                     f"request on these steps ({basis}: {expected:.3f}{own}")
             measured = r.get("measured_send_minus_cached_bytes_per_request")
             line += f"; measured over the run: {measured:.3f})" if measured is not None else ")"
         out.append(line)
