@@ -51,3 +51,26 @@ def test_the_check_finds_a_groupby_without_it():
     assert _without_observed("df.groupby('workload').size()\n"
                              "itertools.groupby(x)\n"
                              "df.groupby(['a', 'b'], observed=True)\n", "x.py") == ["x.py line 1"]
+
+
+def test_runs_joined_keep_every_column_and_warn_of_nothing():
+    """``results._concat`` of runs where a column has no value in one run (pandas 2
+    warns of all-NaN entries in a concatenation): every column comes back, in order, a
+    value where a run has one, the integer columns integers."""
+    import warnings
+
+    import numpy as np
+    import pandas as pd
+
+    from ipc_bench.analysis.results import _concat
+
+    a = pd.DataFrame({"repetition": [0, 1], "gpu_busy_ns": [np.nan, np.nan],
+                      "label": [None, None]})
+    b = pd.DataFrame({"repetition": [0], "gpu_busy_ns": [5.0], "label": [None]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df = _concat(pd, [a, b])
+    assert list(df.columns) == ["repetition", "gpu_busy_ns", "label"]
+    assert df["repetition"].tolist() == [0, 1, 0] and df["repetition"].dtype == np.int64
+    assert df["gpu_busy_ns"].tolist()[2] == 5.0 and df["gpu_busy_ns"].isna().sum() == 2
+    assert df["label"].isna().all()

@@ -3589,8 +3589,13 @@ def _concat(pd, frames: list):
     """The runs' ``frames`` of one table as one, in order, with every column any of
     them has. A run with no row in it (one that finished no case) adds none and leaves
     the others' integer columns (``repetition``, ``num_steps``) integers: its empty
-    frame is not concatenated, which would turn them into floats (``0.0``)."""
+    frame is not concatenated, which would turn them into floats (``0.0``). Nor is a
+    column with no value in a run (all NaN: a figure that run has not, an optional
+    per-step column): pandas 2 warns that such columns will stop setting the joined
+    column's type, and the column comes back where no run has a value."""
     full = [f for f in frames if len(f)] or frames[:1]
+    if len(full) > 1:
+        full = [f.loc[:, f.notna().any()] for f in full]
     df = full[0] if len(full) == 1 else pd.concat(full, ignore_index=True)
     df = df.reindex(columns=list(dict.fromkeys(c for f in frames for c in f.columns)))
     return df.reset_index(drop=True)
