@@ -74,3 +74,34 @@ def test_runs_joined_keep_every_column_and_warn_of_nothing():
     assert df["repetition"].tolist() == [0, 1, 0] and df["repetition"].dtype == np.int64
     assert df["gpu_busy_ns"].tolist()[2] == 5.0 and df["gpu_busy_ns"].isna().sum() == 2
     assert df["label"].isna().all()
+
+
+def test_a_field_written_only_where_true_loads_as_a_bool_column():
+    """``emulated`` is in an emulated case's summary alone: joined with other cases it
+    is ``True`` or ``False``, never NaN, so that it selects rows."""
+    import numpy as np
+    import pandas as pd
+
+    from ipc_bench.analysis.results import _tidy_types
+
+    cases = _tidy_types(pd, pd.DataFrame({"case_id": ["a", "b"],
+                                          "emulated": [True, np.nan]}))
+    assert cases["emulated"].dtype == bool
+    assert cases[cases["emulated"]]["case_id"].tolist() == ["a"]
+
+
+def test_a_missing_workload_stays_missing_in_the_ordered_column():
+    """A blanked ``workload`` cell (NaN after pandas 3's ``astype(str)``, ``"nan"`` after
+    pandas 2's) is no category of its own and raises nothing; workloads alike in
+    ``workload_order`` go by their text."""
+    import numpy as np
+    import pandas as pd
+
+    from ipc_bench.analysis.results import ordered_workloads
+
+    tables = {"steps": pd.DataFrame({"workload": ["num_running=16", np.nan, "x=2.0",
+                                                  "num_running=4", "x=2"]})}
+    column = ordered_workloads(pd, tables)["steps"]["workload"]
+    assert list(column.cat.categories) == ["num_running=4", "num_running=16", "x=2",
+                                           "x=2.0"]
+    assert column.isna().tolist() == [False, True, False, False, False]

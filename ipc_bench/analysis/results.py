@@ -121,6 +121,9 @@ def _shown(value: Any) -> str:
 
 #: Columns of ``steps.csv`` that hold 0/1 flags (loaded as ``bool``).
 _BOOL_COLUMNS = ("warmup", "counted")
+#: Case fields a summary writes only where they hold (``true``), loaded as ``bool``
+#: columns, ``False`` for the other cases (their NaN would not select rows).
+_PRESENT_IF_TRUE = ("emulated", "floor_interrupted", "report_interrupted")
 #: Columns loaded as strings whatever their content.
 _STR_COLUMNS = ("run_id", "case_id", "scenario", "policy", "codec", "workload", "req_id",
                 "finish_reason", "transport", "model")
@@ -1581,6 +1584,24 @@ def _waiting_problem(case, rows, path: Path) -> str | None:
     return None
 
 
+def _blank_counted(rows, counted, columns: tuple[str, ...]) -> int:
+    """How many counted rows (``counted``) of ``rows`` lack a value (NaN: an empty
+    field, ``nan``) in one of ``columns`` that the other counted rows have: a value
+    blanked by hand, which ``_counted_values`` would take for a column the run does
+    not have. 0 where a column is absent or empty in every counted row."""
+    import numpy as np
+
+    missing = np.zeros(int(counted.sum()), dtype=bool)
+    for c in columns:
+        if c not in rows:
+            return 0
+        gone = np.isnan(rows[c].to_numpy(dtype=float)[counted])
+        if gone.all():
+            return 0
+        missing |= gone
+    return int(missing.sum())
+
+
 def _counted_values(rows, counted, columns: tuple[str, ...]):
     """The values of ``columns`` (summed) at the counted rows (``counted``: bool per row
     of ``rows``, a case's ``steps.csv`` rows) as a float array (a row's runner columns
@@ -1634,6 +1655,11 @@ def _step_problem(case, rows, path: Path) -> str | None:
               + [(cols, figure, "median", np.median) for cols, figure in STEP_MEDIANS])
     for columns, figure, kind, reduce in checks:
         want = _figure(case, figure)
+        blank = 0 if want is None else _blank_counted(rows, counted, columns)
+        if blank:
+            return (f"{path}: case {case_id!r} has {blank:,} of its {n:,} counted rows "
+                    f"without a {' + '.join(columns)} value (blank or not a number), but "
+                    f"summary.json has {figure} {want:,.6g} (left out)")
         values = None if want is None else _counted_values(rows, counted, columns)
         if values is None:
             continue
@@ -1652,35 +1678,75 @@ def _step_problem(case, rows, path: Path) -> str | None:
 
 
 def _gpu_time_problem(case, rows, counted, path: Path) -> str | None:
-    """The line of a case (a ``cases`` row) whose CUDA-event figures other than
-    ``gpu_busy_ns_per_step`` (a ``STEP_MEANS`` mean) are not those its counted
-    ``steps.csv`` rows give, as ``analysis.summary._model_column_figures`` computes
-    them (relative ``STEP_MEAN_TOLERANCE``): ``host_ns_per_step``, the mean of
-    ``step_ns - gpu_busy_ns``; ``gpu_busy_share``, ``gpu_busy_ns`` summed over
-    ``step_ns`` summed; ``gpu_idle_ns_per_step``, the mean ``gpu_idle_ns`` of the rows
-    with one (not -1): ``RUN/steps.csv: case 'ID' has a gpu_busy_share of 0.42 over its
-    20 counted rows' gpu_busy_ns and step_ns, but summary.json has gpu_busy_share 0.9
-    (left out)``. ``None`` when they agree or a column is absent or NaN."""
+    """The line of a case (a ``cases`` row) whose model-time figures other than
+    ``STEP_MEANS``' means are not those its counted ``steps.csv`` rows give, as
+    ``analysis.summary._model_column_figures`` computes them (relative
+    ``STEP_MEAN_TOLERANCE``): on CUDA ``host_ns_per_step``, the mean of ``step_ns -
+    gpu_busy_ns``; ``host_ns_per_decode_step``, the same over the rows where every
+    scheduled request decodes one token (``num_scheduled_tokens == num_reqs > 0``);
+    ``gpu_busy_share``, ``gpu_busy_ns`` summed over ``step_ns`` summed;
+    ``gpu_idle_ns_per_step``, the mean ``gpu_idle_ns`` of the rows with one (not -1);
+    emulated, ``emulated_forward_excess_ns_per_step``, the mean of
+    ``runner_forward_ns - emulated_step_ns``: ``RUN/steps.csv: case 'ID' has a
+    gpu_busy_share of 0.42 over its 20 counted rows' gpu_busy_ns and step_ns, but
+    summary.json has gpu_busy_share 0.9 (left out)``; and on CUDA, with every row there,
+    ``run_output_tokens_per_s``: all its rows' ``num_output_tokens`` over its
+    ``wall_s``. ``None`` when they agree or a column is absent or NaN."""
     import numpy as np
 
-    busy = _counted_values(rows, counted, ("gpu_busy_ns",))
-    step = _counted_values(rows, counted, ("step_ns",))
-    if busy is None or step is None or not len(busy):
-        return None
-    idle = _counted_values(rows, counted, ("gpu_idle_ns",))
-    got = {"host_ns_per_step": (float(np.mean(step - busy)), "gpu_busy_ns and step_ns"),
-           "gpu_busy_share": (float(busy.sum() / step.sum()) if step.sum() else None,
-                              "gpu_busy_ns and step_ns")}
-    if idle is not None and (idle >= 0).any():
-        got["gpu_idle_ns_per_step"] = (float(idle[idle >= 0].mean()),
-                                       "gpu_idle_ns (those not -1)")
+    n, got = int(counted.sum()), _model_time_figures(rows, counted)
+    wall_s = _figure(case, "wall_s")
+    tokens = _counted_values(rows, np.ones(len(rows), dtype=bool), ("num_output_tokens",))
+    if "host_ns_per_step" in got and wall_s and tokens is not None \
+            and len(rows) == _figure(case, "num_total_steps"):
+        value = float(tokens.sum()) / wall_s
+        want = _figure(case, "run_output_tokens_per_s")
+        if want is not None and _differ(value, want):
+            return (f"{path}: case {str(case['case_id'])!r} has a run_output_tokens_per_s "
+                    f"of {value:,.6g} from all its {len(rows):,} rows' num_output_tokens "
+                    f"over its wall_s {wall_s:,.6g}, but summary.json has "
+                    f"run_output_tokens_per_s {want:,.6g} (left out)")
     for figure, (value, source) in got.items():
         want = _figure(case, figure)
         if want is not None and value is not None and _differ(value, want):
-            return (f"{path}: case {str(case['case_id'])!r} has a {figure} of {value:,.6g} "
-                    f"over its {len(busy):,} counted rows' {source}, but summary.json has "
+            return (f"{path}: case {str(case['case_id'])!r} has "
+                    f"{'an' if figure[0] in 'aeiou' else 'a'} {figure} of {value:,.6g} "
+                    f"over its {n:,} counted rows' {source}, but summary.json has "
                     f"{figure} {want:,.6g} (left out)")
     return None
+
+
+def _model_time_figures(rows, counted) -> dict[str, tuple[float | None, str]]:
+    """``_gpu_time_problem``'s figures recomputed from the counted rows (figure ->
+    (value, the columns it comes from)); none whose columns are absent or NaN."""
+    import numpy as np
+
+    got: dict[str, tuple[float | None, str]] = {}
+    emulated = _counted_values(rows, counted, ("emulated_step_ns",))
+    forward = _counted_values(rows, counted, ("runner_forward_ns",))
+    if emulated is not None and forward is not None and len(emulated):
+        got["emulated_forward_excess_ns_per_step"] = (
+            float(np.mean(forward - emulated)), "runner_forward_ns and emulated_step_ns")
+    busy = _counted_values(rows, counted, ("gpu_busy_ns",))
+    step = _counted_values(rows, counted, ("step_ns",))
+    if busy is None or step is None or not len(busy):
+        return got
+    both = "gpu_busy_ns and step_ns"
+    got["host_ns_per_step"] = (float(np.mean(step - busy)), both)
+    got["gpu_busy_share"] = (float(busy.sum() / step.sum()) if step.sum() else None, both)
+    reqs = _counted_values(rows, counted, ("num_reqs",))
+    tokens = _counted_values(rows, counted, ("num_scheduled_tokens",))
+    if reqs is not None and tokens is not None:
+        decode = (reqs > 0) & (tokens == reqs)
+        if decode.any():
+            got["host_ns_per_decode_step"] = (
+                float(np.mean((step - busy)[decode])),
+                f"{both} at its decode steps (num_scheduled_tokens = num_reqs)")
+    idle = _counted_values(rows, counted, ("gpu_idle_ns",))
+    if idle is not None and (idle >= 0).any():
+        got["gpu_idle_ns_per_step"] = (float(idle[idle >= 0].mean()),
+                                       "gpu_idle_ns (those not -1)")
+    return got
 
 
 #: The columns the summary's ``compute_to_roofline_ratio`` may be over
@@ -1802,7 +1868,7 @@ def _wire_total_problem(case, rows, counted, path: Path) -> str | None:
 #: rows, with the columns each comes from (``_hop_figures``): figure -> columns (none:
 #: ``pp_direct_bytes_per_step`` is 0 where ``pp_direct`` is false). Of
 #: ``tp_rank_decode_ns_per_step``, rank 0's entry alone: ``steps.csv``'s runner columns
-#: are rank 0's. The other per-rank and per-stage figures and the roofline's are not
+#: are rank 0's. The other per-rank and per-stage figures are not
 #: recomputed: no file records their inputs (docs/faults.md, "Faults, interrupts and security":
 #: which, and why).
 HOP_FIGURES: dict[str, tuple[str, ...]] = {
@@ -3518,11 +3584,14 @@ def _run_status(summary: dict[str, Any], path: Path) -> tuple[str, list[str]]:
 
 def _tidy_types(pd, df):
     """``df`` with the flag columns as ``bool`` (an empty table's too, so that
-    ``steps[steps["counted"]]`` selects rows, not columns) and the identity columns
-    as strings."""
+    ``steps[steps["counted"]]`` selects rows, not columns; ``_PRESENT_IF_TRUE``'s so
+    that ``cases[cases["emulated"]]`` does) and the identity columns as strings."""
     for col in _BOOL_COLUMNS:
         if col in df:
             df[col] = df[col].astype(bool)
+    for col in _PRESENT_IF_TRUE:
+        if col in df:
+            df[col] = df[col].eq(True)
     for col in _STR_COLUMNS:
         if col in df:
             df[col] = df[col].astype(str)
@@ -3543,9 +3612,12 @@ def ordered_workloads(pd, tables: dict[str, Any]) -> dict[str, Any]:
     size: ``num_running=4`` < ``num_running=16`` < ``num_running=256``), so that
     ``sort_values("workload")``, ``groupby("workload")`` and ``min()`` follow the
     sizes, not the text; the values stay the same strings (``== "num_running=4"``,
-    ``.astype(str)``)."""
-    names = {w for df in tables.values() if "workload" in df.columns for w in df["workload"]}
-    kind = pd.CategoricalDtype(sorted(names, key=workload_order), ordered=True)
+    ``.astype(str)``). A missing value (a blanked cell) stays missing; workloads alike
+    in ``workload_order`` (``x=2``, ``x=2.0``) go by their text."""
+    names = {w for df in tables.values() if "workload" in df.columns
+             for w in df["workload"] if isinstance(w, str)}
+    kind = pd.CategoricalDtype(sorted(names, key=lambda w: (workload_order(w), w)),
+                               ordered=True)
     for df in tables.values():
         if "workload" in df.columns:
             df["workload"] = df["workload"].astype(object).astype(kind)

@@ -159,14 +159,29 @@ def test_the_cuda_event_figures_are_checked_against_their_columns(tmp_path):
 
     from ipc_bench.analysis.results import _gpu_time_problem
 
-    rows = pd.DataFrame({"counted": [1, 1, 1, 1], "step_ns": [1000, 2000, 1000, 4000],
-                         "gpu_busy_ns": [500, 1500, 500, 3500],
-                         "gpu_idle_ns": [-1, 300, 100, 200]})
+    rows = pd.DataFrame({"counted": [0, 1, 1, 1, 1],
+                         "step_ns": [9000, 1000, 2000, 1000, 4000],
+                         "gpu_busy_ns": [9000, 500, 1500, 500, 3500],
+                         "gpu_idle_ns": [-1, -1, 300, 100, 200],
+                         "num_reqs": [4, 4, 4, 4, 4],  # the second counted row prefills
+                         "num_scheduled_tokens": [40, 4, 30, 4, 4],
+                         "num_output_tokens": [4, 4, 4, 4, 4]})
     counted = rows["counted"].astype(bool).to_numpy()
     path = tmp_path / "steps.csv"
     case = {"case_id": "c", "host_ns_per_step": 500.0, "gpu_busy_share": 0.75,
-            "gpu_idle_ns_per_step": 200.0}
+            "gpu_idle_ns_per_step": 200.0, "host_ns_per_decode_step": 500.0,
+            "wall_s": 1e-3, "num_total_steps": 5, "run_output_tokens_per_s": 20_000.0}
     assert _gpu_time_problem(case, rows, counted, path) is None
+    assert _gpu_time_problem(dict(case, host_ns_per_decode_step=400.0), rows, counted,
+                             path) == (
+        f"{path}: case 'c' has a host_ns_per_decode_step of 500 over its 4 counted rows' "
+        "gpu_busy_ns and step_ns at its decode steps (num_scheduled_tokens = num_reqs), "
+        "but summary.json has host_ns_per_decode_step 400 (left out)")
+    assert _gpu_time_problem(dict(case, run_output_tokens_per_s=2e5), rows, counted,
+                             path) == (
+        f"{path}: case 'c' has a run_output_tokens_per_s of 20,000 from all its 5 rows' "
+        "num_output_tokens over its wall_s 0.001, but summary.json has "
+        "run_output_tokens_per_s 200,000 (left out)")
     assert _gpu_time_problem(dict(case, gpu_busy_share=0.9), rows, counted, path) == (
         f"{path}: case 'c' has a gpu_busy_share of 0.75 over its 4 counted rows' "
         "gpu_busy_ns and step_ns, but summary.json has gpu_busy_share 0.9 (left out)")
@@ -178,3 +193,26 @@ def test_the_cuda_event_figures_are_checked_against_their_columns(tmp_path):
     # a CPU run (its gpu_busy_ns empty) or one before the column: not checked
     empty = rows.assign(gpu_busy_ns=float("nan"))
     assert _gpu_time_problem(dict(case, gpu_busy_share=0.9), empty, counted, path) is None
+
+
+def test_the_emulated_forward_excess_is_checked_against_its_columns(emulated_run, tmp_path):
+    """``emulated_forward_excess_ns_per_step``, the mean of ``runner_forward_ns`` less
+    ``emulated_step_ns``: a run's agrees (above); one typed over in summary.json does
+    not, and that case is left out."""
+    import json
+
+    run = tmp_path / "run"
+    shutil.copytree(emulated_run, run)
+    summary = json.loads((run / "summary.json").read_text())
+    entry = next(c for c in summary["cases"] if c["case_id"] == PLAIN)
+    entry["emulated_forward_excess_ns_per_step"] = 12_345.0
+    (run / "summary.json").write_text(json.dumps(summary))
+    rows = [r for r in _rows(run) if r["case_id"] == PLAIN and r["counted"] == "1"]
+    excess = sum(int(r["runner_forward_ns"]) - int(r["emulated_step_ns"])
+                 for r in rows) / len(rows)
+    results, lines = _load_warnings(run)
+    assert lines == [
+        f"{run / 'steps.csv'}: case '{PLAIN}' has an emulated_forward_excess_ns_per_step of "
+        f"{excess:,.6g} over its 20 counted rows' runner_forward_ns and emulated_step_ns, "
+        "but summary.json has emulated_forward_excess_ns_per_step 12,345 (left out)"]
+    assert list(results.cases["case_id"]) == [REPLICATED]

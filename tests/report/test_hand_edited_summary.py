@@ -1147,3 +1147,22 @@ def test_figures_of_steps_left_out_on_loading_say_so(good_run, tmp_path, capsys)
     assert code == 0
     assert ("no per-step records of a finished case in this run (steps.csv's rows were "
             "left out on loading: the loading notes say why)") in md
+
+
+@pytest.mark.parametrize("blank", ["", "nan"])
+def test_a_value_blanked_in_a_counted_row_leaves_the_case_out(good_run, tmp_path, capsys,
+                                                              blank):
+    """An empty field (or ``nan``) reads as NaN, which a column the run does not have
+    also is: a counted row without the ``step_ns`` the case's other rows have is an
+    edit, so the case is left out, not its figures taken over the other rows."""
+    def change(rows):
+        row = [r for r in rows if r["case_id"] == SEND and r["counted"] == "1"][3]
+        row["step_ns"] = blank
+        return rows
+    run = _edit_steps(good_run, tmp_path, change)
+    entry = next(c for c in json.loads((run / "summary.json").read_text())["cases"]
+                 if c["case_id"] == SEND)
+    line = (f"{run / 'steps.csv'}: case '{SEND}' has 1 of its 20 counted rows without a "
+            f"step_ns value (blank or not a number), but summary.json has step_ns_mean "
+            f"{entry['step_ns_mean']:,.6g} (left out)")
+    _assert_left_out(run, tmp_path, capsys, line, SEND, CACHED)
