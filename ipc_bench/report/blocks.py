@@ -12,7 +12,7 @@ import datetime
 import math
 import re
 import warnings
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
@@ -439,9 +439,9 @@ def _case_warnings(results) -> list[str]:
     if "warnings" not in cases.columns:
         return []
     out = []
-    for case_id, warnings in zip(cases["case_id"], cases["warnings"]):
-        if isinstance(warnings, (list, tuple)):
-            out.extend(f"`{case_id}`: {w}" for w in warnings)
+    for case_id, lines in zip(cases["case_id"], cases["warnings"]):
+        if isinstance(lines, (list, tuple)):
+            out.extend(f"`{case_id}`: {w}" for w in lines)
     return out
 
 
@@ -2223,7 +2223,7 @@ def _shared_hint(what: str, theirs: list[str], ours: list[str]) -> str:
     return "run both with the same workloads (the same scenario and workload options)"
 
 
-def unshared_line(run: str, base: str, theirs: set[tuple], ours: set[tuple],
+def unshared_line(run: str, base: str, theirs: Collection[tuple], ours: Collection[tuple],
                   scenarios: tuple[Any, Any] = (None, None)) -> str:
     """The line of a multi-run report (over its side-by-side tables, and on stderr:
     ``NothingShared``) on run ``run``, whose finished cases ``theirs`` ((workload, arm,
@@ -2261,7 +2261,8 @@ def unshared_lines(results, base: str = "") -> list[str]:
     cases = results.cases
     if cases.empty:
         return []
-    have = {r: set(zip(sel["workload"], sel["policy"], sel["codec"]))
+    # in the run's case order (a set's would change from one process to the next)
+    have = {r: dict.fromkeys(zip(sel["workload"].astype(str), sel["policy"], sel["codec"]))
             for r, sel in cases.groupby("run_id", sort=False, observed=True)}
     base = base or results.run_ids[0]
     if not have.get(base):
@@ -2270,7 +2271,7 @@ def unshared_lines(results, base: str = "") -> list[str]:
                 for r in results.run_ids}
     return [unshared_line(r, base, have[r], have[base], (scenario[r], scenario[base]))
             for r in results.run_ids
-            if r != base and have.get(r) and not have[r] & have[base]]
+            if r != base and have.get(r) and not have[r].keys() & have[base].keys()]
 
 
 def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Block]:

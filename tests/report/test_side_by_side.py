@@ -289,3 +289,33 @@ def test_a_report_of_a_msgpack_run_and_a_pickle_run_says_they_share_no_case(
     rows = [ln for ln in side[:side.index("## Run a (decode-steady)")]
             if ln.startswith("| num_running=4 |")]
     assert len(rows) == 12 and all(ln.endswith(" | - |") for ln in rows)
+
+
+def test_several_values_are_named_in_the_runs_case_order_in_every_process():
+    """Each field's values in the order the run's cases list them, the same from one
+    process to the next (a set's order follows ``PYTHONHASHSEED``)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ipc_bench.report.blocks import unshared_lines
+
+    a = [(f"num_running={b}", "send", "msgpack") for b in (2, 4)]
+    d = [(f"num_running={b}", "send", c) for b in (16, 64) for c in ("pickle", "slots")]
+    line = ("No side-by-side ratio for run `d`: it shares no case (workload, arm and codec) "
+            "with run `a`, the reference: workload num_running=16, num_running=64 in `d` vs "
+            "num_running=2, num_running=4 in `a`; codec pickle, slots in `d` vs msgpack in "
+            "`a`. To compare them, run those workloads in one run, or each run with the "
+            "other's (`--num-running 2,4,16,64`); run those codecs in one run (`--codecs "
+            "msgpack,pickle,slots`): codecs are compared within a run, not across runs.")
+    assert unshared_lines(_grid(["a", "d"], {"a": a, "d": d})) == [line]
+    code = ("import sys; sys.path[:0] = ['tests/report', 'tests']\n"
+            "from test_side_by_side import _grid\n"
+            "from ipc_bench.report.blocks import unshared_lines\n"
+            f"print(unshared_lines(_grid(['a', 'd'], {{'a': {a!r}, 'd': {d!r}}}))[0])\n")
+    for seed in ("1", "5", "9"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
+                             timeout=120, cwd=Path(__file__).resolve().parents[2]).stdout
+        assert out == line + "\n", seed
