@@ -1,15 +1,23 @@
-"""Options given once: the parser that every ``bench.py`` command builds on.
+"""Options given once, and by their whole names: the parser that every ``bench.py``
+command builds on.
 
 argparse keeps the last of an option given twice (``--num-running 1 --num-running 4``
 runs 4 alone). ``OnceParser`` refuses the second one instead, through its ``error``
 (one line, exit 2 in every command): ``--num-running given twice (1, then 4): give it
 once``, each value as typed; a flag reads ``--quiet given twice: give it once``. No
 ``bench.py`` option is meant to be repeated (a list is one comma-separated value).
+
+argparse also takes a prefix of an option for the option (``--codec`` for
+``--codecs``), so a script's typo, or an option a later version adds, can silently
+mean another one; ``OnceParser`` takes whole names only, and an unknown option's line
+names the closest one: ``unrecognized arguments: --num-runing 4 (did you mean
+--num-running?)``.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import functools
 from typing import Any, Optional
 
@@ -69,9 +77,19 @@ class OnceParser(argparse.ArgumentParser):
     Positional arguments and ``--help`` are argparse's own."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         for name in _STORING_ACTIONS:
             self.register("action", name, _once(self._registry_get("action", name)))
+
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, with the closest option named after an unknown one
+        (``unknown_message``)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(unknown_message(extras, [o for a in self._actions
+                                                for o in a.option_strings]))
+        return parsed
 
     def parse_known_args(self, args=None, namespace=None):
         """argparse's, with each option's first value kept in ``namespace`` while the
@@ -83,3 +101,18 @@ class OnceParser(argparse.ArgumentParser):
         finally:
             if hasattr(namespace, _GIVEN):
                 delattr(namespace, _GIVEN)
+
+
+def unknown_message(extras: list[str], options: list[str]) -> str:
+    """argparse's line for the arguments ``extras`` it did not take, with the option of
+    ``options`` closest to the first unknown ``--name`` (``difflib``, a ratio of 0.75 or
+    more; ``--name=value`` by its name): ``unrecognized arguments: --num-runing 4 (did
+    you mean --num-running?)``."""
+    line = f"unrecognized arguments: {' '.join(extras)}"
+    for word in extras:
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1,
+                                              cutoff=0.75)
+            if close:
+                return f"{line} (did you mean {close[0]}?)"
+    return line

@@ -36,6 +36,11 @@ OPTION_CASES = [
     (DS + ["--steps", "5", "--list"],
      "--list takes no other option (it runs nothing): got --scenario, --steps"),
     (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    # whole names only (argparse would take --codec for --codecs), the closest named
+    (DS + ["--num-runing", "4"],
+     "unrecognized arguments: --num-runing 4 (did you mean --num-running?)"),
+    (DS + ["--codec=msgpack"], "unrecognized arguments: --codec=msgpack (did you mean "
+                               "--codecs?)"),
     (DS + ["--transport", "udp"],
      "argument --transport: invalid choice: 'udp' (choose from 'ipc', 'tcp', 'shm', 'shm-block')"),
     (DS + ["--policies", "foo"], "argument --policies: 'foo': choose from send, cached"),
@@ -58,6 +63,9 @@ OPTION_CASES = [
     (DS + ["--seed", str(2**63)], "argument --seed: must be at most "
      "9,223,372,036,854,775,807, got 9,223,372,036,854,775,808"),
     (DS + ["--peer-timeout", "0"], "argument --peer-timeout: must be a positive number, got 0"),
+    (DS + ["--startup-timeout", "0.001"],
+     "argument --startup-timeout: must be at least 0.1 (the waits check for the runner in "
+     "0.1 s slices, so a shorter timeout cannot be honoured), got 0.001"),
     (DS + ["--peer-timeout", "nan"],
      "argument --peer-timeout: must be a positive number, got nan"),
     (DS + ["--peer-timeout", "inf"],
@@ -382,7 +390,7 @@ OPTION_CASES = [
      "--num-running given twice (1, then 4): give it once"),
     (DS + ["--codecs", "msgpack", "--transport", "tcp", "--codecs", "pickle"],
      "--codecs given twice (msgpack, then pickle): give it once"),
-    (DS + ["--num-run", "4", "--num-running=4"],  # an abbreviation, the same value
+    (DS + ["--num-running", "4", "--num-running=4"],  # the same value
      "--num-running given twice (4, then 4): give it once"),
     (DS + ["--quiet", "--quiet"], "--quiet given twice: give it once"),
     (DS + ["--roofline", "--roofline", "off"],
