@@ -34,7 +34,7 @@ import os
 import re
 import stat
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,12 @@ class ResultsError(ValueError):
 
 class ResultsWarning(UserWarning):
     """A run folder loaded, but part of it is cut short (one line)."""
+
+
+class RunStatusWarning(ResultsWarning):
+    """A run folder loaded is not complete: still running, stopped (killed) or failed
+    (one line, ``status_line``: its ``Results.status_detail`` and the cases loaded).
+    ``warnings.simplefilter("ignore", RunStatusWarning)`` silences it alone."""
 
 
 def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
@@ -365,7 +371,14 @@ class Results:
     (``unfinished_detail``: killed, or still running); ``""`` for a complete run.
     ``warnings``: ``run_id`` -> lines about what was found cut short or impossible
     while loading, each naming the file, the case and the field (also issued as
-    ``ResultsWarning``; what is valid is loaded: ``load``).
+    ``ResultsWarning``; what is valid is loaded: ``load``), the first of a run that is
+    not complete its ``status_warning``. ``status_warning``: ``run_id`` -> that line
+    (``status_line``: the run's state, its ``status_detail`` and the cases loaded,
+    issued as ``RunStatusWarning``); ``""`` for a complete run. ``stopped_case``:
+    ``run_id`` -> the case a run that is not complete was running (or failed in) and
+    does not list (``summary.json``'s ``running_case``: killed, or still running; its
+    rows in ``steps.partial.csv``, not loaded), ``case_id`` and ``error`` (why, in
+    words), which ``unfinished`` names; absent where there is none.
     """
 
     cases: Any
@@ -379,6 +392,8 @@ class Results:
     paths: dict[str, Path]
     status_detail: dict[str, str] = field(default_factory=dict)
     warnings: dict[str, list[str]] = field(default_factory=dict)
+    status_warning: dict[str, str] = field(default_factory=dict)
+    stopped_case: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def run_ids(self) -> list[str]:
@@ -392,19 +407,31 @@ class Results:
         return [k for k in label_names(self.metadata) if k in self.cases.columns]
 
     def unfinished(self) -> list[dict[str, Any]]:
-        """The cases recorded as not complete (``complete`` false: interrupted, failed,
-        or the running case of a killed run that ``summary.json`` lists), one dict
-        each with ``run_id``, ``case_id`` and ``error`` (``""`` when none was
-        recorded), in load order."""
+        """The cases that did not finish, one dict each with ``run_id``, ``case_id``
+        and ``error`` (``""`` when none was recorded), in load order, each run's after
+        its own: those recorded as not complete (``complete`` false: interrupted,
+        failed, or the running case of a killed run that ``summary.json`` lists), then
+        the run's ``stopped_case``, the case a run that is not complete was running
+        and does not list (killed, or still running as it was read: ``summary.json``'s
+        ``running_case``; it has no row in the tables, its rows being in
+        ``steps.partial.csv``), its ``error`` saying so (``the run stopped during
+        it, killed or unable to write summary.json; its rows in steps.partial.csv are
+        not loaded``)."""
         cases = self.cases
-        if cases.empty or "complete" not in cases.columns:
-            return []
-        errors = cases["error"] if "error" in cases.columns else [None] * len(cases)
-        return [dict(run_id=run, case_id=case,
-                     error=error if isinstance(error, str) else "")
-                for run, case, done, error in zip(cases["run_id"], cases["case_id"],
-                                                  cases["complete"], errors)
-                if _not_complete(done)]
+        listed = []
+        if not cases.empty and "complete" in cases.columns:
+            errors = cases["error"] if "error" in cases.columns else [None] * len(cases)
+            listed = [dict(run_id=run, case_id=case,
+                           error=error if isinstance(error, str) else "")
+                      for run, case, done, error in zip(cases["run_id"], cases["case_id"],
+                                                        cases["complete"], errors)
+                      if _not_complete(done)]
+        out = []
+        for run in dict.fromkeys([*self.metadata, *(c["run_id"] for c in listed)]):
+            out += [c for c in listed if c["run_id"] == run]
+            if (self.stopped_case or {}).get(run):
+                out.append(dict(run_id=run, **self.stopped_case[run]))
+        return out
 
     def finished(self) -> "Results":
         """These tables without the ``unfinished`` cases (their rows of ``cases``,
@@ -421,11 +448,9 @@ class Results:
             mask = [(run, case) not in gone for run, case in zip(df["run_id"], df["case_id"])]
             return _used_workloads(df[mask].reset_index(drop=True))
 
-        return Results(cases=pick(self.cases), steps=pick(self.steps),
+        return replace(self, cases=pick(self.cases), steps=pick(self.steps),
                        requests=pick(self.requests), floor=pick(self.floor),
-                       itl=pick(self.itl), metadata=self.metadata, status=self.status,
-                       problems=self.problems, paths=self.paths,
-                       status_detail=self.status_detail, warnings=self.warnings)
+                       itl=pick(self.itl))
 
     def by_arm(self) -> "Results":
         """These tables with each case's ``policy`` replaced by its arm label (``arm``:
@@ -448,11 +473,9 @@ class Results:
             return df.assign(policy=[label.get((r, c), p) for r, c, p in zip(
                 df["run_id"], df["case_id"], df["policy"])])
 
-        return Results(cases=relabel(cases), steps=relabel(self.steps),
+        return replace(self, cases=relabel(cases), steps=relabel(self.steps),
                        requests=relabel(self.requests), floor=relabel(self.floor),
-                       itl=relabel(self.itl), metadata=self.metadata, status=self.status,
-                       problems=self.problems, paths=self.paths,
-                       status_detail=self.status_detail, warnings=self.warnings)
+                       itl=relabel(self.itl))
 
     def select(self, run_id: str) -> "Results":
         """The tables of one run; ``KeyError`` if ``run_id`` is not loaded."""
@@ -469,7 +492,10 @@ class Results:
                        problems={run_id: self.problems[run_id]},
                        paths={run_id: self.paths[run_id]},
                        status_detail={run_id: self.status_detail.get(run_id, "")},
-                       warnings={run_id: self.warnings.get(run_id, [])})
+                       warnings={run_id: self.warnings.get(run_id, [])},
+                       status_warning={run_id: self.status_warning.get(run_id, "")},
+                       stopped_case={r: c for r, c in self.stopped_case.items()
+                                     if r == run_id})
 
 
 def records(frame) -> list[dict[str, Any]]:
@@ -959,12 +985,39 @@ _NONNEGATIVE_STEP_COLUMNS = tuple(c for c in SCHED_COLUMNS + RUNNER_COLUMNS
                                   if c not in _BOOL_COLUMNS)
 
 
-def _unlisted_rows(run_dir: Path, tables: dict[str, Any], listed: set[str]):
+def _listed_ids(summary: dict[str, Any]) -> set[str]:
+    """The case ids ``summary.json`` lists (its ``cases``' ``case_id`` texts)."""
+    return {c["case_id"] for c in summary.get("cases") or []
+            if isinstance(c, dict) and isinstance(c.get("case_id"), str)}
+
+
+def _finishing_cases(summary: dict[str, Any], run_dir: Path,
+                     tables: dict[str, Any]) -> set[str]:
+    """The case ids whose rows may have come in as the run was read, before
+    ``summary.json`` listed them (a case's rows are appended to the CSV files, then
+    the summary rewritten): those of a run still going (``run_in_progress``) that its
+    summary names as the ``running_case``, or that are the last case of a table's
+    rows. Empty for a run that is not running (rows unlisted there are an edit)."""
+    if summary.get("status") == "complete" or not run_in_progress(run_dir):
+        return set()
+    out = {summary["running_case"]} if isinstance(summary.get("running_case"), str) else set()
+    return out | {str(df["case_id"].iloc[-1]) for df in tables.values()
+                  if len(df) and "case_id" in df}
+
+
+def _unlisted_rows(run_dir: Path, tables: dict[str, Any], summary: dict[str, Any]):
     """``tables`` (CSV file stem -> its rows) without the rows of a case that
-    ``summary.json`` does not list (``listed``: its case ids), and one line per such
-    case naming the files and their rows: the figures would show a case the tables
-    do not. Rows with no ``case_id`` (an empty field) are left out with one line per
-    file (``RUN/steps.csv: 1 row has no case_id (left out)``)."""
+    ``summary.json`` (``summary``) does not list, and one line per such case naming
+    the files and their rows: the figures would show a case the tables do not. A case
+    that was finishing as a run still going was read (``_finishing_cases``) is said
+    as such (``RUN: case 'ID' was finishing as the run was read: its 1,122 rows in
+    steps.csv came in before summary.json listed it (left out; read the run again to
+    have it)``); any other, ``RUN: case 'ID' has 1,122 rows in steps.csv, but
+    summary.json does not list it (left out)``. Rows with no ``case_id`` (an empty
+    field) are left out with one line per file (``RUN/steps.csv: 1 row has no case_id
+    (left out)``)."""
+    listed = _listed_ids(summary)
+    finishing = _finishing_cases(summary, run_dir, tables)
     counts: dict[str, list[str]] = {}
     out = {}
     lines = []
@@ -982,7 +1035,10 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], listed: set[str]):
             lines.append(f"{run_dir / (stem + '.csv')}: {_rows(missing)} "
                          f"{'has' if missing == 1 else 'have'} no case_id (left out)")
         out[stem] = df[~unlisted].reset_index(drop=True) if unlisted.any() else df
-    lines += [f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
+    lines += [f"{run_dir}: case {case!r} was finishing as the run was read: its "
+              f"{' and '.join(where)} came in before summary.json listed it (left out; "
+              "read the run again to have it)" if case in finishing else
+              f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
               "not list it (left out)" for case, where in counts.items()]
     return out, lines
 
@@ -3454,10 +3510,8 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     gone = _left_out_ids(summary, valid)
     # the rows of a case left out would pass for another's in the figures
     steps, requests, floor, itl = _without_cases([steps, requests, floor, itl], gone)
-    listed = {c["case_id"] for c in summary.get("cases") or []
-              if isinstance(c, dict) and isinstance(c.get("case_id"), str)}
     tables, row_lines = _unlisted_rows(run_dir, dict(
-        steps=steps, requests=requests, floor=floor, itl=itl), listed)
+        steps=steps, requests=requests, floor=floor, itl=itl), summary)
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
@@ -3499,14 +3553,11 @@ def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     _add_case_columns(cases, (steps, requests, itl), case_info, label_cols)
     for df in (cases, steps, requests, floor, itl):
         df.insert(0, "run_id", run_id)
-    status, lines = _run_status(summary, run_dir / "summary.json")
-    load_warnings[len(bad_cases):len(bad_cases)] = lines
-    problems = list(summary.get("problems") or [])
-    detail = "" if status == "complete" else (
-        _problems_detail(summary, problems, run_dir) or unfinished_detail(summary, run_dir))
+    state = _run_state(summary, run_dir, cases)
+    load_warnings[len(bad_cases):len(bad_cases)] = state.pop("lines")
+    load_warnings[:0] = [state["status_warning"]] if state["status_warning"] else []
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
-                metadata=metadata, status=status, problems=problems, status_detail=detail,
-                warnings=load_warnings)
+                metadata=metadata, warnings=load_warnings, **state)
 
 
 def _read_steps(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
@@ -3580,6 +3631,77 @@ def _run_status(summary: dict[str, Any], path: Path) -> tuple[str, list[str]]:
             lines.append(f"{path}: status is complete, but it has {' and '.join(set_cases)} "
                          "(a complete run has neither; read as complete)")
     return status, lines
+
+
+#: How a run that is not complete is said, by its status (``run_state``): the
+#: report's note (``This run is incomplete: ...``) and ``load``'s ``status_line``.
+RUN_STATE_WORDS = {"failed": "failed", "incomplete": "is incomplete"}
+
+
+def run_state(status: str) -> str:
+    """A run's ``status`` (not ``complete``) in words: ``is incomplete``, ``failed``,
+    else ``has no known status`` (``RUN_STATE_WORDS``)."""
+    return RUN_STATE_WORDS.get(status, "has no known status")
+
+
+def status_line(run_dir: Path, status: str, detail: str, loaded: int,
+                unfinished: int) -> str:
+    """The one line ``load`` warns with for a run (``run_dir``) whose ``status`` is
+    not ``complete`` (``RunStatusWarning``, first of its ``Results.warnings``): its
+    state in the report note's words (``run_state``), its ``status_detail`` (still
+    running, killed, or its problems; ``no reason recorded`` when empty) and the
+    cases loaded of it (``loaded``) and those that did not finish (``unfinished``:
+    ``Results.unfinished``'s, its ``stopped_case`` included): ``RUN: this run is
+    incomplete: stopped without finishing its summary (...), 2 of 12 cases recorded,
+    ...; 2 cases loaded; 1 did not finish (Results.unfinished, which Results.finished
+    leaves out)``."""
+    held = ("no case loaded" if not loaded else
+            f"{loaded} case{'s' if loaded != 1 else ''} loaded")
+    if unfinished:
+        held += (f"; {unfinished} did not finish (Results.unfinished, which "
+                 "Results.finished leaves out)")
+    return f"{run_dir}: this run {run_state(status)}: {detail or 'no reason recorded'}; {held}"
+
+
+def _stopped_case(summary: dict[str, Any], problems: list[Any],
+                  run_dir: Path) -> dict[str, str] | None:
+    """The case a run that is not complete was running (or failed in: ``failed_case``,
+    else ``running_case``) and does not list, ``case_id`` and ``error`` (why, in
+    words: still running as it was read, or the run stopped during it: killed or
+    unable to write ``summary.json``, or as its problems say); ``None`` where there
+    is none (``Results.stopped_case``)."""
+    case = summary.get("failed_case") or summary.get("running_case")
+    if not isinstance(case, str) or not case or case in _listed_ids(summary):
+        return None
+    if problems:
+        why = "the run stopped during it, as its status says"
+    else:
+        why = {STILL_RUNNING: "still running as the run was read",
+               KILLED: "the run stopped during it, killed or unable to write summary.json",
+               }.get(unfinished_state(run_dir), "the run stopped during it, killed or "
+                     "unable to write summary.json, or is still running")
+    if (run_dir / PARTIAL_STEPS).is_file():
+        why += f"; its rows in {PARTIAL_STEPS} are not loaded"
+    return dict(case_id=case, error=why)
+
+
+def _run_state(summary: dict[str, Any], run_dir: Path, cases) -> dict[str, Any]:
+    """A run's ``status``, ``problems``, ``status_detail``, ``stopped_case`` and
+    ``status_warning`` (``status_line``; ``""`` for a complete run) as ``Results``
+    holds them, and the ``lines`` of ``_run_status``. ``cases``: its cases loaded."""
+    status, lines = _run_status(summary, run_dir / "summary.json")
+    problems = list(summary.get("problems") or [])
+    if status == "complete":
+        return dict(status=status, problems=problems, status_detail="", stopped_case=None,
+                    status_warning="", lines=lines)
+    detail = (_problems_detail(summary, problems, run_dir)
+              or unfinished_detail(summary, run_dir))
+    stopped = _stopped_case(summary, problems, run_dir)
+    cut = (sum(_not_complete(v) for v in cases["complete"])
+           if "complete" in cases.columns else 0) + (stopped is not None)
+    return dict(status=status, problems=problems, status_detail=detail,
+                stopped_case=stopped, status_warning=status_line(
+                    run_dir, status, detail, len(cases), cut), lines=lines)
 
 
 def _tidy_types(pd, df):
@@ -3740,7 +3862,8 @@ def load(path_or_paths) -> Results:
     line) when ``cases`` is not a list, is missing or empty in a complete run, or no case is
     left; when a folder is given twice (``check_distinct_runs``) or is a copy of another one
     given (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that
-    did not finish included: ``Results.finished`` leaves them out."""
+    did not finish included: ``Results.finished`` leaves them out. A run not ``complete``
+    (running, killed, failed) is the first warning, a ``RunStatusWarning`` (``status_line``)."""
     import pandas as pd
 
     run_dirs = [check_run_dir(path) for path in _given_paths(path_or_paths)]
@@ -3751,7 +3874,8 @@ def load(path_or_paths) -> Results:
     check_copied_steps({r: p["steps"] for r, p in parts.items()}, run_paths)
     for part in parts.values():
         for line in part["warnings"]:
-            warnings.warn(line, ResultsWarning, stacklevel=2)
+            warnings.warn(line, RunStatusWarning if line == part["status_warning"]
+                          else ResultsWarning, stacklevel=2)
 
     def cat(key: str):
         return _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
@@ -3764,4 +3888,6 @@ def load(path_or_paths) -> Results:
                    problems={r: p["problems"] for r, p in parts.items()},
                    paths=run_paths,
                    status_detail={r: p["status_detail"] for r, p in parts.items()},
-                   warnings={r: p["warnings"] for r, p in parts.items()})
+                   warnings={r: p["warnings"] for r, p in parts.items()},
+                   status_warning={r: p["status_warning"] for r, p in parts.items()},
+                   stopped_case={r: p["stopped_case"] for r, p in parts.items() if p["stopped_case"]})

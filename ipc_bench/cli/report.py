@@ -35,7 +35,7 @@ import sys
 import warnings
 from typing import Sequence
 
-from ipc_bench.analysis.results import ResultsError, ResultsWarning
+from ipc_bench.analysis.results import ResultsError, ResultsWarning, RunStatusWarning
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import one_line, shell_line
@@ -81,9 +81,11 @@ def main(argv: Sequence[str]) -> int:
             out = write_report(args.run_dirs, args.output,
                                command=shell_line(["python", "bench.py", "report", *argv]),
                                baseline=args.baseline, figures=args.figures)
-        # files cut short, runs that share no case: one line each (the report says so too)
+        # files cut short, runs that share no case: one line each (the report says so
+        # too); a run not complete is the report's note (and a line below if running)
         for w in caught:
-            if issubclass(w.category, ResultsWarning):
+            if issubclass(w.category, ResultsWarning) \
+                    and not issubclass(w.category, RunStatusWarning):
                 print(f"{PROG}: warning: {one_line(str(w.message))}", file=sys.stderr)
     except ResultsError as exc:
         print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)

@@ -17,7 +17,7 @@ from typing import Any, Collection, Optional
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record
-from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning
+from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning, run_state
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start, nice_note
@@ -1382,15 +1382,15 @@ def _state_notes(one, run_id: str) -> list[Block]:
     if status != "complete":
         detail = (one.status_detail.get(run_id) or "; ".join(one.problems[run_id])
                   or "no reason recorded")
-        state = {"failed": "failed", "incomplete": "is incomplete"}.get(
-            status, "has no known status")
+        state = run_state(status)
         covers = _finished_cover(one, run_id)
         blocks.append(("note", f"This run {state}: {detail}. {covers}"))
     left_out = unfinished_note(one.unfinished())
     if left_out:
         blocks.append(("note", left_out))
-    for line in one.warnings.get(run_id, []):
-        blocks.append(("note", f"Loading this run: {line}."))
+    for line in one.warnings.get(run_id, []):  # its status line: the note above says it
+        if line != one.status_warning.get(run_id):
+            blocks.append(("note", f"Loading this run: {line}."))
     shown = one.finished()
     emulated = _emulated_block(shown)
     if emulated:
@@ -1645,7 +1645,7 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     for r in ids:
         md = results.metadata[r]
         git = commit_shown(md.get("git"), 12)
-        n = int((results.cases["run_id"] == r).sum())
+        n = int((results.cases["run_id"] == r).sum()) + (r in results.stopped_case)
         unfinished = sum(c["run_id"] == r for c in results.unfinished())
         end = run_interval(md)[1]
         rows.append([r, str(md.get("scenario", "?")), results.status[r],

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import sigkill_in_first_case
+from analysis_run import copy_as_another_run, sigkill_in_first_case
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsError, ResultsWarning, load, read_summary
+from ipc_bench.analysis.results import (ResultsError, ResultsWarning, RunStatusWarning, load,
+                                        read_summary)
 from ipc_bench.harness.run_folder import CASE_KEYS, REQUEST_COLUMNS, STEPS_HEADER
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 
@@ -105,6 +106,14 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpd
         r"incomplete, 0 of 1 cases recorded, last case num_running=4/send/msgpack#0 running "
         r"since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, steps\.partial\.csv holds "
         rf"{rows:,} rows of it \(last written \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)", detail)
+    # said on loading, and the case it was running named as unfinished
+    assert res.warnings["killed"] == [
+        f"{run}: this run is incomplete: {detail}; no case loaded; 1 did not finish "
+        "(Results.unfinished, which Results.finished leaves out)"]
+    assert res.unfinished() == [dict(
+        run_id="killed", case_id="num_running=4/send/msgpack#0",
+        error="the run stopped during it, killed or unable to write summary.json; its "
+              "rows in steps.partial.csv are not loaded")]
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"This run is incomplete: {detail}." in md
@@ -466,3 +475,114 @@ def test_a_steps_csv_saved_from_a_spreadsheet_loads_as_written(small_run, tmp_pa
     got = res.steps
     assert list(got.columns) == list(want.columns)
     assert got.drop(columns="run_id").equals(want.drop(columns="run_id"))
+
+
+def _stopped_copy(run: Path, where: Path, keep_rows: bool = False) -> tuple[Path, list[str]]:
+    """A copy of ``run`` (4 cases) as ``bench.py`` leaves it stopped (or still going)
+    in its third case: two cases listed, the third named as ``running_case``, no end,
+    a ``.claimed`` file; the rows of the last two cases removed, the third's kept in
+    the CSV files where ``keep_rows`` (it was finishing: its rows appended, the summary
+    not yet rewritten). Returns the copy and the case ids."""
+    _copy(run, where)
+    summary = json.loads((where / "summary.json").read_text())
+    ids = [c["case_id"] for c in summary["cases"]]
+    assert len(ids) == 4
+    gone = ids[3:] if keep_rows else ids[2:]
+    summary.update(cases=summary["cases"][:2], status="incomplete", running_case=ids[2])
+    summary["metadata"].pop("end_time_utc", None)
+    (where / "summary.json").write_text(json.dumps(summary))
+    for name in ("steps.csv", "requests.csv", "floor.csv", "itl.csv"):
+        lines = (where / name).read_text().splitlines(keepends=True)
+        (where / name).write_text("".join(
+            ln for ln in lines if not ln.startswith(tuple(c + "," for c in gone))))
+    (where / ".claimed").touch()
+    return where, ids
+
+
+def _held(run: Path):
+    """The run's claim locked, as a ``bench.py`` still going holds it."""
+    import fcntl
+
+    claim = open(run / ".claimed", "rb")
+    fcntl.flock(claim, fcntl.LOCK_EX)
+    return claim
+
+
+def test_a_stopped_run_warns_on_loading_and_names_the_case_it_was_running(
+        small_run, tmp_path, capsys):
+    run, ids = _stopped_copy(small_run, tmp_path / "stopped")
+    with pytest.warns(ResultsWarning) as caught:
+        res = load(run)
+    detail = res.status_detail["stopped"]
+    assert detail.startswith(
+        "stopped without finishing its summary (killed, or summary.json could not be "
+        "written: a full disk, say): no process holds its lock, no end was recorded, "
+        f"summary status incomplete, 2 of 4 cases recorded, last case {ids[2]} running "
+        "since ")
+    line = (f"{run}: this run is incomplete: {detail}; 2 cases loaded; 1 did not finish "
+            "(Results.unfinished, which Results.finished leaves out)")
+    assert [(w.category, str(w.message)) for w in caught] == [(RunStatusWarning, line)]
+    assert res.warnings == {"stopped": [line]} and res.status_warning == {"stopped": line}
+    assert res.unfinished() == [dict(
+        run_id="stopped", case_id=ids[2],
+        error="the run stopped during it, killed or unable to write summary.json")]
+    assert list(res.finished().cases["case_id"]) == ids[:2]
+    assert res.select("stopped").unfinished() == res.unfinished()
+    # the report says it once: its note, not again as a loading note or on stderr
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
+    assert capsys.readouterr().err == ""
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"This run is incomplete: {detail}. Its figures cover the cases that finished." in md
+    assert (f"> **Note:** Left out of every finding, table and figure, as it did not "
+            f"finish: `{ids[2]}` (the run stopped during it, killed or unable to write "
+            "summary.json).") in md
+    assert "Loading this run" not in md
+    # two runs: the Runs table counts the stopped case with the run's
+    other = copy_as_another_run(small_run, tmp_path / "whole")
+    assert cli.main(["report", str(other), str(run), "--output", str(tmp_path / "two"),
+                     "--no-figures"]) == 0
+    assert "| 3 (1 unfinished, left out) |" in (tmp_path / "two" / "report.md").read_text()
+
+
+def test_a_run_still_going_warns_on_loading(small_run, tmp_path):
+    run, ids = _stopped_copy(small_run, tmp_path / "going")
+    with _held(run):
+        with pytest.warns(RunStatusWarning) as caught:
+            res = load(run)
+    detail = res.status_detail["going"]
+    assert detail.startswith("still running (it holds its lock): no end was recorded, ")
+    assert [str(w.message) for w in caught] == [
+        f"{run}: this run is incomplete: {detail}; 2 cases loaded; 1 did not finish "
+        "(Results.unfinished, which Results.finished leaves out)"]
+    assert res.unfinished() == [dict(run_id="going", case_id=ids[2],
+                                     error="still running as the run was read")]
+    with warnings.catch_warnings():  # a complete run: none, and nothing unfinished
+        warnings.simplefilter("error", ResultsWarning)
+        whole = load(small_run)
+    assert whole.unfinished() == [] and whole.status_warning == {"small": ""}
+    assert whole.finished() is whole
+
+
+def test_a_case_finishing_as_a_running_run_is_read_is_said_plainly(small_run, tmp_path):
+    """A case's rows are appended before summary.json lists it: a run read between the
+    two has rows of a case its summary names as running."""
+    run, ids = _stopped_copy(small_run, tmp_path / "racing", keep_rows=True)
+    counts = {name: sum(ln.startswith(ids[2] + ",") for ln in
+                        (run / name).read_text().splitlines())
+              for name in ("steps.csv", "requests.csv")}
+    assert all(counts.values())
+    rows = (f"{counts['steps.csv']:,} rows in steps.csv and {counts['requests.csv']:,} "
+            "rows in requests.csv")
+    with _held(run):
+        with pytest.warns(ResultsWarning):
+            res = load(run)
+    assert res.warnings["racing"][1:] == [
+        f"{run}: case '{ids[2]}' was finishing as the run was read: its {rows} came in "
+        "before summary.json listed it (left out; read the run again to have it)"]
+    assert ids[2] not in set(res.steps["case_id"])
+    # no process holds the lock: rows of a case the summary does not list are an edit
+    with pytest.warns(ResultsWarning):
+        res = load(run)
+    assert res.warnings["racing"][1:] == [
+        f"{run}: case '{ids[2]}' has {rows}, but summary.json does not list it (left out)"]
