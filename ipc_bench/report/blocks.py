@@ -1392,7 +1392,7 @@ def _state_notes(one, run_id: str) -> list[Block]:
         if line != one.status_warning.get(run_id):
             blocks.append(("note", f"Loading this run: {line}."))
     shown = one.finished()
-    emulated = _emulated_block(shown)
+    emulated = _emulated_block(shown.cases)
     if emulated:
         blocks.append(emulated)
     unchecked = _unchecked_block(shown)
@@ -1450,13 +1450,13 @@ def _unchecked_block(one) -> Optional[Block]:
                     "in them.")
 
 
-def _emulated_block(one) -> Optional[Block]:
-    """A note when cases ran the emulated model (their step times are a roofline
-    sleep, not a GPU's), naming the GPU figures, whether they are calibrated and the
-    arms that ran it."""
+def _emulated_block(cases) -> Optional[Block]:
+    """A note when ``cases`` (one run's ``Results.cases``, which its ``N of M cases``
+    counts) ran the emulated model (their step times are a roofline sleep, not a
+    GPU's), naming the GPU figures, whether they are calibrated and the arms that ran
+    it."""
     from ipc_bench.report.tables import emulated_note
 
-    cases = one.cases
     if cases.empty or "emulated" not in cases.columns:
         return None
     records = case_records(cases)
@@ -2335,13 +2335,11 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
         return blocks
     blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
               ("p", f"Rendered {now} by `{command}`.")]
-    emulated = _emulated_block(results.finished())  # before any figure of theirs
-    if emulated:
-        cases = results.finished().cases
-        runs = list(dict.fromkeys(r for r, e in zip(cases["run_id"], cases["emulated"])
-                                  if e is True))
-        blocks.append(("note", f"In run{'s' if len(runs) > 1 else ''} {_listed(runs)}: "
-                               + emulated[1]))
+    cases = results.finished().cases
+    for r in ids:  # before any figure of theirs; each run's count of its own cases
+        emulated = _emulated_block(cases[cases["run_id"] == r])
+        if emulated:
+            blocks.append(("note", f"In run `{r}`: {emulated[1]}"))
     blocks.extend(_comparison_blocks(results, base, figures))
     slugs = file_slugs(ids)
     for r in ids:

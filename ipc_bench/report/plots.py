@@ -186,7 +186,7 @@ def _mark_emulated(fig, cases) -> None:
 
     if cases.empty or "emulated" not in cases.columns:
         return
-    mark = emulated_mark([r if r.get("emulated") is True else {}
+    mark = emulated_mark([r if r.get("emulated") is True else {"run_id": r.get("run_id")}
                           for r in cases.to_dict("records")])
     if not mark:
         return

@@ -602,7 +602,9 @@ def _uncalibrated(case: dict[str, Any]) -> bool:
 def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
     """The short form of ``emulated_note`` a figure carries under its title (``EMULATED
     steps: NVIDIA H200 roofline, UNCALIBRATED (a lower bound); no GPU computed
-    them``); ``None`` when no case ran the emulated model."""
+    them``); ``None`` when no case ran the emulated model. A figure of several runs
+    (``run_id``) names the runs that did, each counted against its own cases
+    (``_emulated_share``)."""
     emulated = [s for s in cases if s.get("emulated")]
     if not emulated:
         return None
@@ -611,8 +613,25 @@ def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
         f"{s.get('gpu_figures', '?').upper()}"
         + (" (a lower bound)" if _uncalibrated(s) else "")
         for s in emulated))
-    some = "" if len(emulated) == len(cases) else f" of {len(emulated)} of {len(cases)} cases"
-    return f"EMULATED steps{some}: {figures}; no GPU computed them"
+    return f"EMULATED steps{_emulated_share(cases, emulated)}: {figures}; no GPU computed them"
+
+
+def _emulated_share(cases: list[dict[str, Any]], emulated: list[dict[str, Any]]) -> str:
+    """Which of ``cases`` are the ``emulated`` ones, for ``emulated_mark``: ``''`` for
+    all of one run's, `` of 2 of 4 cases`` for some; with several runs (``run_id``),
+    each run that ran them, counted against its own cases, not all runs': `` of run
+    emu`` (all of its cases), `` of run a (2 of 4 cases) and run emu``."""
+    runs = list(dict.fromkeys(s.get("run_id") for s in cases))
+    if len(runs) < 2:
+        return "" if len(emulated) == len(cases) else (f" of {len(emulated)} of "
+                                                       f"{len(cases)} cases")
+    parts = []
+    for run in dict.fromkeys(s.get("run_id") for s in emulated):
+        k = sum(s.get("run_id") == run for s in emulated)
+        n = sum(s.get("run_id") == run for s in cases)
+        parts.append(f"run {run}" + ("" if k == n else f" ({k} of {n} cases)"))
+    return " of " + (parts[0] if len(parts) == 1 else
+                     ", ".join(parts[:-1]) + " and " + parts[-1])
 
 
 GPU_TIME_COLUMNS = (("gpu_busy_ns_per_step", "GPU busy ms", 1e-6),

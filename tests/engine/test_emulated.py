@@ -206,19 +206,49 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
 
 def test_a_multi_run_report_says_which_run_is_emulated_before_its_figures(tmp_path):
     """Beside a run of the null model, an emulated run is named as such at the top of
-    the comparison, before the side-by-side tables and figures that show its times."""
-    common = ["--scenario", "decode-steady", "--num-running", "3", "--steps", "12",
-              "--warmup-steps", "3", "--codecs", "msgpack", "--no-floor",
-              "--no-single-process"]
-    assert cli_main(common + ["--output", str(tmp_path / "plain")]) == 0
-    assert cli_main(common + ["--model", "emulated", "--model-preset", "llama-3.2-1b",
-                              "--output", str(tmp_path / "emu")]) == 0
+    the comparison, before the side-by-side tables and figures that show its times,
+    its cases counted against its own (2 of 2), not every run's (2 of 6), as its own
+    section counts them; the figure of all runs names it the same way."""
+    common = ["--scenario", "decode-steady", "--steps", "12", "--warmup-steps", "3",
+              "--codecs", "msgpack", "--no-floor", "--no-single-process"]
+    assert cli_main(common + ["--num-running", "3,5", "--output", str(tmp_path / "plain")]) == 0
+    assert cli_main(common + ["--num-running", "3", "--model", "emulated", "--model-preset",
+                              "llama-3.2-1b", "--output", str(tmp_path / "emu")]) == 0
     assert cli_main(["report", str(tmp_path / "plain"), str(tmp_path / "emu"),
                      "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     top = md.split("\n## ", 1)[0]
-    assert ("> **Note:** In run `emu`: EMULATED: 2 of 4 cases slept a roofline step time "
-            "(llama-3.2-1b on NVIDIA H200 figures UNCALIBRATED)") in top
+    notes = [x for x in top.splitlines() if x.startswith("> **Note:**")]
+    assert len(notes) == 1
+    assert notes[0].startswith(
+        "> **Note:** In run `emu`: EMULATED: 2 of 2 cases slept a roofline step time "
+        "(llama-3.2-1b on NVIDIA H200 figures UNCALIBRATED); no GPU computed their steps")
+    section = md.split("\n## Run emu ", 1)[1]
+    assert ("> **Note:** EMULATED: 2 of 2 cases slept a roofline step time (llama-3.2-1b on "
+            "NVIDIA H200 figures UNCALIBRATED)") in section
+    assert notes[0].removeprefix("> **Note:** In run `emu`: ") in section
+    from ipc_bench.analysis.results import load
+    from ipc_bench.report import plots
+
+    fig = plots.throughput(load([tmp_path / "plain", tmp_path / "emu"]))
+    assert fig.get_suptitle().replace("\n", " ").startswith(
+        "EMULATED steps of run emu: llama-3.2-1b on NVIDIA H200 roofline, UNCALIBRATED (a "
+        "lower bound); no GPU computed them")
+
+
+def test_a_figure_of_several_runs_counts_each_runs_emulated_cases_against_its_own():
+    from ipc_bench.report.tables import emulated_mark
+
+    emu = dict(emulated=True, emulated_gpu="NVIDIA H200", gpu_figures="calibrated")
+    cases = ([dict(run_id="plain")] * 6 + [dict(emu, run_id="half")] * 2
+             + [dict(run_id="half")] * 2 + [dict(emu, run_id="emu")] * 3)
+    assert emulated_mark(cases) == ("EMULATED steps of run half (2 of 4 cases) and run emu: "
+                                    "NVIDIA H200 roofline, CALIBRATED; no GPU computed them")
+    # one run: its own count, as before
+    assert emulated_mark(cases[6:10]) == ("EMULATED steps of 2 of 4 cases: NVIDIA H200 "
+                                          "roofline, CALIBRATED; no GPU computed them")
+    assert emulated_mark(cases[10:]) == ("EMULATED steps: NVIDIA H200 roofline, CALIBRATED; "
+                                         "no GPU computed them")
 
 
 def test_the_terminal_names_the_repetition_of_each_emulated_step():

@@ -106,11 +106,11 @@ def test_the_emulated_note_names_the_arms_that_ran():
     rows = [dict(policy="send", arm=arm, emulated=True, emulated_gpu="H200",
                  gpu_figures="uncalibrated") for arm in ("send", "send'")]
     one = types.SimpleNamespace(cases=pd.DataFrame(rows))
-    assert blocks._emulated_block(one)[1].endswith(
+    assert blocks._emulated_block(one.cases)[1].endswith(
         "so step times and tokens/s are what `send` and `send'` cost next to that step, "
         "not a measured GPU run.")
     one.cases = pd.DataFrame(rows[:1])
-    assert blocks._emulated_block(one)[1].endswith(
+    assert blocks._emulated_block(one.cases)[1].endswith(
         "so step times and tokens/s are what `send` costs next to that step, not a "
         "measured GPU run.")
 
