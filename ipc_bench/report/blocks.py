@@ -2035,7 +2035,8 @@ def _side_by_side(results, key: str,
                                   observed=True)[
         key].mean()
     held = _held_cells(results, key)
-    groups = list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index))
+    groups = side_by_side_order(list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index)),
+                                results.cases["codec"])
     timed = {g for g, sel in results.cases.groupby(["workload", "policy", "codec"],
                                                    sort=False, observed=True)
              if is_timed(sel.to_dict("records"))}
@@ -2075,6 +2076,25 @@ def _side_by_side(results, key: str,
                                               or not performed(key, g[2]))]
     return blocks + wall + gaps + _side_notes(results, base, (missing, cut, absent[1]),
                                               list(held.values()), rows)
+
+
+def side_by_side_order(groups: list[tuple], codecs) -> list[tuple]:
+    """The rows of a side-by-side table, ``groups`` ((workload, arm, codec)), in order:
+    by workload in its natural size order (``results.workload_order``: ``num_running=4``
+    before ``num_running=16`` and ``256``, whichever run holds it), then arm as a run's
+    tables rank them (``stats.arm_rank``: send, send', cached, cached', then other arms
+    as first seen), then codec in the order ``codecs`` (the runs' ``codec`` column, in
+    the order loaded: each run's ``--codecs`` order) first holds it, the single-process
+    baseline last."""
+    from ipc_bench.analysis.results import workload_order
+    from ipc_bench.analysis.stats import arm_rank
+
+    seen = {a: i for i, a in enumerate(dict.fromkeys(g[1] for g in groups))}
+    order = [c for c in dict.fromkeys(codecs) if c != SINGLE_PROCESS_CODEC]
+    rank = {c: i for i, c in enumerate(order + [SINGLE_PROCESS_CODEC])}
+    return sorted(groups, key=lambda g: (workload_order(g[0]), str(g[0]),
+                                         arm_rank(str(g[1])), seen[g[1]],
+                                         rank.get(g[2], len(rank)), str(g[2])))
 
 
 def _run_gaps(means, groups: list[tuple], ids: list[str], base: str,

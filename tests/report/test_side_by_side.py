@@ -319,3 +319,61 @@ def test_several_values_are_named_in_the_runs_case_order_in_every_process():
                              env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
                              timeout=120, cwd=Path(__file__).resolve().parents[2]).stdout
         assert out == line + "\n", seed
+
+
+def _two_grids() -> SimpleNamespace:
+    """``A``: --num-running 16,256 (msgpack, pickle); ``B``: --num-running 4,16 (msgpack,
+    packed), 2 repetitions; each with the single-process baseline, its arms in the
+    random order a run runs them; ``workload`` the ordered Categorical a load gives."""
+    from ipc_bench.analysis.results import ordered_workloads
+
+    flip = iter([False, True, True, False, False, True, True, True, False, False] * 4)
+    rows = []
+    for run, sizes, codecs, reps in (("A", (16, 256), ("msgpack", "pickle"), 1),
+                                     ("B", (4, 16), ("msgpack", "packed"), 2)):
+        for rep in range(reps):
+            for b in sizes:
+                for c in codecs + ("none",):
+                    arms = ("cached", "send") if next(flip) else ("send", "cached")
+                    rows += [dict(workload=f"num_running={b}", policy=a, codec=c, run_id=run,
+                                  output_tokens_per_s=1000.0 * b + (1.0 if a == "cached"
+                                                                    else 0.0))
+                             for a in arms]
+    tables = ordered_workloads(pd, {"cases": pd.DataFrame(rows)})
+    return SimpleNamespace(run_ids=["A", "B"], cases=tables["cases"])
+
+
+def test_rows_go_by_workload_size_then_arm_then_the_runs_codec_order():
+    """A workload only the second run has (num_running=4) comes before the first run's
+    num_running=16 and 256, not after them; within a workload send comes before cached
+    (``stats.arm_rank``) in every row, whichever ran first; codecs go in the order the
+    runs list them (A's msgpack, pickle, then B's packed), the single-process baseline
+    last."""
+    results = _two_grids()
+    assert results.cases["workload"].cat.ordered
+    rows = _side_by_side(results, "output_tokens_per_s")[1][2]
+    assert [r[:3] for r in rows] == [
+        ["num_running=4", "send", "msgpack"], ["num_running=4", "send", "packed"],
+        ["num_running=4", "send", "none"], ["num_running=4", "cached", "msgpack"],
+        ["num_running=4", "cached", "packed"], ["num_running=4", "cached", "none"],
+        ["num_running=16", "send", "msgpack"], ["num_running=16", "send", "pickle"],
+        ["num_running=16", "send", "packed"], ["num_running=16", "send", "none"],
+        ["num_running=16", "cached", "msgpack"], ["num_running=16", "cached", "pickle"],
+        ["num_running=16", "cached", "packed"], ["num_running=16", "cached", "none"],
+        ["num_running=256", "send", "msgpack"], ["num_running=256", "send", "pickle"],
+        ["num_running=256", "send", "none"], ["num_running=256", "cached", "msgpack"],
+        ["num_running=256", "cached", "pickle"], ["num_running=256", "cached", "none"]]
+    # the values follow their rows
+    assert rows[0] == ["num_running=4", "send", "msgpack", "-", "4,000", "-"]
+    assert rows[10] == ["num_running=16", "cached", "msgpack", "16,001", "16,001", "1.000"]
+
+
+def test_copies_and_the_async_arm_follow_their_policy():
+    """``send'`` (--aa) after send, ``cached+async`` after cached and ``cached'``, as a
+    run's own tables rank them, whatever order the cases ran in."""
+    from ipc_bench.report.blocks import side_by_side_order
+
+    groups = [("num_running=4", a, "msgpack")
+              for a in ("cached+async", "cached'", "send'", "cached", "send")]
+    assert [g[1] for g in side_by_side_order(groups, ["msgpack"])] == [
+        "send", "send'", "cached", "cached'", "cached+async"]
