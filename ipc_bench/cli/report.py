@@ -8,8 +8,9 @@ folder, not a run folder, one the system will not look up: ``cannot read run fol
 PATH: REASON``, a summary.json that is not a file or not a JSON object, an unsupported
 result format, a run folder given twice or a copy of another one given, a summary
 with no case left: ``results.load``) or
-an output that cannot be made (read-only, under a file or a link loop, a name over
-255 bytes: ``cannot write PATH: REASON``, and, where the default ``RUN_DIR/report`` was
+an output that cannot be made or replaced (read-only, under a file or a link loop, a
+name over 255 bytes, an earlier folder that cannot be renamed aside, immutable say:
+``cannot write PATH: REASON``, and, where the default ``RUN_DIR/report`` was
 refused for its permissions or a read-only file system, ``; write it elsewhere with
 --output DIR``) is one line on stderr and exit code 2; a
 report file that cannot be written once its folder is made (disk full: ``cannot write

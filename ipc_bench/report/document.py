@@ -24,7 +24,8 @@ left in its folder, stale, once it ends; either is spelt relative to the current
 when the first run folder was given relative, absolute when it was given absolute. Bad input (a missing folder, not a run folder, an
 unsupported result format, a run folder given twice or a copy of another one given
 (``results.check_copies``), an output folder that is neither empty nor an earlier
-report: ``check_output``) is one line on stderr
+report: ``check_output``, or that cannot be made or replaced: an earlier one that
+cannot be renamed aside, immutable say) is one line on stderr
 and exit code 2; a file that cannot be written once the report's temporary folder is
 made (disk full) is one line and exit code 1 (``WriteFailed``). Everything is rendered before the
 first file is written; the files go into a temporary folder beside the output,
@@ -264,7 +265,13 @@ class WriteFailed(OSError):
     """A report file that could not be written, or the written folder that could not be
     renamed into place, once the temporary folder was made (a full disk): the report
     failed, as a run whose results cannot be written does (exit 1), where an output
-    folder that cannot be made is bad input (exit 2)."""
+    folder that cannot be made or replaced is bad input (exit 2)."""
+
+
+class _NotReplaced(OSError):
+    """The earlier output folder could not be renamed aside (``_move_into_place``): it
+    cannot be replaced (immutable, ``chattr +i``, say), which ``write_folder`` raises as
+    a folder that cannot be made (``OSError``, exit 2), not as ``WriteFailed``."""
 
 
 def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
@@ -275,8 +282,9 @@ def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
     changes (an earlier ``out`` stays as it was, the temporary folder and any parent
     folder created for it are removed) and ``OSError`` is raised with ``filename`` the
     path under ``out`` that could not be written (``out`` itself for the folder):
-    ``WriteFailed`` once the temporary folder was made. ``ResultsError`` (one line)
-    from ``check_output``."""
+    ``WriteFailed`` once the temporary folder was made, unless it is the earlier ``out``
+    that could not be renamed aside (it cannot be replaced, as a folder that cannot be
+    made). ``ResultsError`` (one line) from ``check_output``."""
     target = check_output(out)
     parent = target.parent
     created = _topmost_missing(parent)
@@ -299,7 +307,7 @@ def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
         _move_into_place(tmp, target)
         tmp = None
     except OSError as exc:
-        kind = OSError if tmp is None else WriteFailed
+        kind = OSError if tmp is None or isinstance(exc, _NotReplaced) else WriteFailed
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         if created is not None:
@@ -309,16 +317,17 @@ def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
 
 def _move_into_place(tmp: Path, target: Path) -> None:
     """Rename the written folder ``tmp`` to ``target``; an earlier ``target`` is renamed
-    aside first (and back if the second rename fails), then removed."""
+    aside first (and back if the second rename fails), then removed. ``_NotReplaced``
+    when the earlier ``target`` cannot be renamed aside."""
     if not target.exists():
         os.replace(tmp, target)
         return
     old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
     try:
         os.replace(target, old)  # a folder onto an empty folder
-    except OSError:
+    except OSError as exc:
         old.rmdir()
-        raise
+        raise _NotReplaced(exc.errno, exc.strerror or str(exc), str(target)) from None
     try:
         os.replace(tmp, target)
     except OSError:

@@ -689,6 +689,75 @@ def test_a_read_only_run_folder_points_at_output(tiny_run, tmp_path, monkeypatch
                                        "Read-only file system\n")
 
 
+def test_an_output_that_cannot_be_replaced_exits_2_as_one_that_cannot_be_made(
+        tiny_run, tmp_path, monkeypatch, capsys):
+    """An existing, empty folder that cannot be renamed aside to be replaced (immutable:
+    ``chattr +i``) is bad input, exit 2, as ``--output OUT/x`` under it, which cannot
+    be made, is; the report written beside it is removed; and the default place,
+    RUN_DIR/report, refused so gets the --output hint. (The refusals are mocked: root
+    may rename a folder its mode forbids; the real one is the test below.)"""
+    import errno
+
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    run = tmp_path / "run"  # a copy whose RUN_DIR/report is an empty folder
+    shutil.copytree(tiny_run, run, ignore=shutil.ignore_patterns("report"))
+    (run / "report").mkdir()
+    real_replace, real_mkdtemp = os.replace, document.tempfile.mkdtemp
+    locked = {out, run / "report"}
+
+    def replace(src, dst):
+        if Path(src) in locked:
+            raise OSError(errno.EPERM, os.strerror(errno.EPERM), str(src))
+        real_replace(src, dst)
+
+    def mkdtemp(prefix, dir):
+        if Path(dir) in locked:
+            raise OSError(errno.EPERM, os.strerror(errno.EPERM), str(dir))
+        return real_mkdtemp(prefix=prefix, dir=dir)
+
+    monkeypatch.setattr(document.os, "replace", replace)
+    monkeypatch.setattr(document.tempfile, "mkdtemp", mkdtemp)
+    before = _tree(tmp_path)
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out}: "
+                                       "Operation not permitted\n")
+    assert cli.main(["report", str(tiny_run), "--output", str(out / "x"),
+                     "--no-figures"]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write {out / 'x'}: "
+                                       "Operation not permitted\n")
+    assert cli.main(["report", str(run), "--no-figures"]) == 2
+    assert capsys.readouterr() == ("", f"bench.py report: error: cannot write "
+                                       f"{run / 'report'}: Operation not permitted; "
+                                       "write it elsewhere with --output DIR\n")
+    assert _tree(tmp_path) == before
+
+
+def test_an_immutable_output_folder_exits_2_in_either_form(tiny_run, tmp_path, capsys):
+    """The refusal of a real immutable folder (``chattr +i``, which stops root too),
+    where this machine can set it: both forms exit 2 and leave nothing beside it."""
+    from ipc_bench import cli
+
+    out = tmp_path / "locked"
+    out.mkdir()
+    if shutil.which("chattr") is None or subprocess.run(
+            ["chattr", "+i", str(out)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here (not root, or the file system)")
+    try:
+        before = _tree(tmp_path)
+        for given in (out, out / "x"):
+            assert cli.main(["report", str(tiny_run), "--output", str(given),
+                             "--no-figures"]) == 2
+            assert capsys.readouterr() == ("", f"bench.py report: error: cannot write "
+                                               f"{given}: Operation not permitted\n")
+        assert _tree(tmp_path) == before
+    finally:
+        subprocess.run(["chattr", "-i", str(out)], check=True)
+
+
 def test_report_names_its_folder_as_the_runs_were_given(tiny_run, tmp_path, monkeypatch,
                                                           capsys):
     """One run and several runs name their report the same way: relative to the
