@@ -2081,11 +2081,11 @@ def _side_by_side(results, key: str,
 def side_by_side_order(groups: list[tuple], codecs) -> list[tuple]:
     """The rows of a side-by-side table, ``groups`` ((workload, arm, codec)), in order:
     by workload in its natural size order (``results.workload_order``: ``num_running=4``
-    before ``num_running=16`` and ``256``, whichever run holds it), then arm as a run's
-    tables rank them (``stats.arm_rank``: send, send', cached, cached', then other arms
-    as first seen), then codec in the order ``codecs`` (the runs' ``codec`` column, in
-    the order loaded: each run's ``--codecs`` order) first holds it, the single-process
-    baseline last."""
+    before ``num_running=16`` and ``256``, whichever run holds it), then codec in the
+    order ``codecs`` (the runs' ``codec`` column, in the order loaded: each run's
+    ``--codecs`` order) first holds it, the single-process baseline last, then arm as a
+    run's tables rank them (``stats.arm_rank``: send, send', cached, cached', then other
+    arms as first seen): a codec's arms side by side, as in a run's case tables."""
     from ipc_bench.analysis.results import workload_order
     from ipc_bench.analysis.stats import arm_rank
 
@@ -2093,8 +2093,8 @@ def side_by_side_order(groups: list[tuple], codecs) -> list[tuple]:
     order = [c for c in dict.fromkeys(codecs) if c != SINGLE_PROCESS_CODEC]
     rank = {c: i for i, c in enumerate(order + [SINGLE_PROCESS_CODEC])}
     return sorted(groups, key=lambda g: (workload_order(g[0]), str(g[0]),
-                                         arm_rank(str(g[1])), seen[g[1]],
-                                         rank.get(g[2], len(rank)), str(g[2])))
+                                         rank.get(g[2], len(rank)), str(g[2]),
+                                         arm_rank(str(g[1])), seen[g[1]]))
 
 
 def _run_gaps(means, groups: list[tuple], ids: list[str], base: str,

@@ -343,29 +343,24 @@ def _two_grids() -> SimpleNamespace:
     return SimpleNamespace(run_ids=["A", "B"], cases=tables["cases"])
 
 
-def test_rows_go_by_workload_size_then_arm_then_the_runs_codec_order():
+def test_rows_go_by_workload_size_then_the_runs_codec_order_then_arm():
     """A workload only the second run has (num_running=4) comes before the first run's
-    num_running=16 and 256, not after them; within a workload send comes before cached
-    (``stats.arm_rank``) in every row, whichever ran first; codecs go in the order the
-    runs list them (A's msgpack, pickle, then B's packed), the single-process baseline
-    last."""
+    num_running=16 and 256, not after them; within a workload codecs go in the order
+    the runs list them (A's msgpack, pickle, then B's packed), the single-process
+    baseline last, and each codec's arms side by side, send before cached
+    (``stats.arm_rank``) whichever ran first, as in a run's case tables."""
     results = _two_grids()
     assert results.cases["workload"].cat.ordered
     rows = _side_by_side(results, "output_tokens_per_s")[1][2]
     assert [r[:3] for r in rows] == [
-        ["num_running=4", "send", "msgpack"], ["num_running=4", "send", "packed"],
-        ["num_running=4", "send", "none"], ["num_running=4", "cached", "msgpack"],
-        ["num_running=4", "cached", "packed"], ["num_running=4", "cached", "none"],
-        ["num_running=16", "send", "msgpack"], ["num_running=16", "send", "pickle"],
-        ["num_running=16", "send", "packed"], ["num_running=16", "send", "none"],
-        ["num_running=16", "cached", "msgpack"], ["num_running=16", "cached", "pickle"],
-        ["num_running=16", "cached", "packed"], ["num_running=16", "cached", "none"],
-        ["num_running=256", "send", "msgpack"], ["num_running=256", "send", "pickle"],
-        ["num_running=256", "send", "none"], ["num_running=256", "cached", "msgpack"],
-        ["num_running=256", "cached", "pickle"], ["num_running=256", "cached", "none"]]
+        [w, a, c] for w, codecs in (("num_running=4", ("msgpack", "packed", "none")),
+                                    ("num_running=16", ("msgpack", "pickle", "packed",
+                                                        "none")),
+                                    ("num_running=256", ("msgpack", "pickle", "none")))
+        for c in codecs for a in ("send", "cached")]
     # the values follow their rows
     assert rows[0] == ["num_running=4", "send", "msgpack", "-", "4,000", "-"]
-    assert rows[10] == ["num_running=16", "cached", "msgpack", "16,001", "16,001", "1.000"]
+    assert rows[7] == ["num_running=16", "cached", "msgpack", "16,001", "16,001", "1.000"]
 
 
 def test_copies_and_the_async_arm_follow_their_policy():
