@@ -97,11 +97,11 @@ def test_a_missing_workload_stays_missing_in_the_ordered_column():
     import numpy as np
     import pandas as pd
 
-    from ipc_bench.analysis.results import ordered_workloads
+    from ipc_bench.analysis.results import _tidy_types, ordered_workloads
 
-    tables = {"steps": pd.DataFrame({"workload": ["num_running=16", np.nan, "x=2.0",
-                                                  "num_running=4", "x=2"]})}
-    column = ordered_workloads(pd, tables)["steps"]["workload"]
+    steps = _tidy_types(pd, pd.DataFrame({"workload": ["num_running=16", np.nan, "x=2.0",
+                                                       "num_running=4", "x=2"]}))
+    column = ordered_workloads(pd, {"steps": steps})["steps"]["workload"]
     assert list(column.cat.categories) == ["num_running=4", "num_running=16", "x=2",
                                            "x=2.0"]
     assert column.isna().tolist() == [False, True, False, False, False]

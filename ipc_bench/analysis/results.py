@@ -206,14 +206,14 @@ class Results:
                                                            written before it was recorded)
     floor_interrupted                             -        true: a signal cut the floor short
                                                            after every counted step (the case
-                                                           is kept, without its floor; absent
+                                                           is kept, without its floor; False
                                                            otherwise)
     report_interrupted                            -        true: a signal came after the floor
                                                            (after the last step without one),
                                                            while the runner's report was
                                                            awaited (the case is kept, floor
                                                            and all, without the runner's
-                                                           per-step columns; absent otherwise)
+                                                           per-step columns; False otherwise)
     floor_failed                                  -        the line of the runner's failure
                                                            (it died, stopped answering)
                                                            that cut the floor short after
@@ -1012,7 +1012,10 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], summary: dict[str, Any
     that was finishing as a run still going was read (``_finishing_cases``) is said
     as such (``RUN: case 'ID' was finishing as the run was read: its 1,122 rows in
     steps.csv came in before summary.json listed it (left out; read the run again to
-    have it)``); any other, ``RUN: case 'ID' has 1,122 rows in steps.csv, but
+    have it)``), or, where it streams its rows as it runs (soak: ``_streamed_cases``),
+    as running (``... was running as the run was read: it streams its rows, and its
+    1,122 rows in steps.csv so far are left out until it ends (read the run again
+    then)``); any other, ``RUN: case 'ID' has 1,122 rows in steps.csv, but
     summary.json does not list it (left out)``. Rows with no ``case_id`` (an empty
     field) are left out with one line per file (``RUN/steps.csv: 1 row has no case_id
     (left out)``)."""
@@ -1035,12 +1038,25 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], summary: dict[str, Any
             lines.append(f"{run_dir / (stem + '.csv')}: {_rows(missing)} "
                          f"{'has' if missing == 1 else 'have'} no case_id (left out)")
         out[stem] = df[~unlisted].reset_index(drop=True) if unlisted.any() else df
-    lines += [f"{run_dir}: case {case!r} was finishing as the run was read: its "
+    streamed = _streamed_cases(summary)
+    lines += [f"{run_dir}: case {case!r} was running as the run was read: it streams its "
+              f"rows, and its {' and '.join(where)} so far are left out until it ends "
+              "(read the run again then)" if case in finishing and case in streamed else
+              f"{run_dir}: case {case!r} was finishing as the run was read: its "
               f"{' and '.join(where)} came in before summary.json listed it (left out; "
               "read the run again to have it)" if case in finishing else
               f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
               "not list it (left out)" for case, where in counts.items()]
     return out, lines
+
+
+def _streamed_cases(summary: dict[str, Any]) -> set[str]:
+    """The ids of the cases ``summary``'s metadata records as streamed (soak: their
+    rows are appended while they run, not once they end)."""
+    cases = (summary.get("metadata") or {}).get("cases") if isinstance(
+        summary.get("metadata"), dict) else None
+    return {str(c.get("case_id")) for c in cases or () if isinstance(c, dict)
+            and c.get("stream") is True}
 
 
 def _rows(n: int) -> str:
@@ -1750,7 +1766,18 @@ def _gpu_time_problem(case, rows, counted, path: Path) -> str | None:
     ``wall_s``. ``None`` when they agree or a column is absent or NaN."""
     import numpy as np
 
-    n, got = int(counted.sum()), _model_time_figures(rows, counted)
+    n = int(counted.sum())
+    for figure, columns in MODEL_TIME_COLUMNS.items():
+        want = _figure(case, figure)
+        every = figure == "run_output_tokens_per_s"  # over every row, warm-up included
+        blank = 0 if want is None else _blank_counted(
+            rows, np.ones(len(rows), dtype=bool) if every else counted, columns)
+        if blank:
+            return (f"{path}: case {str(case['case_id'])!r} has {blank:,} of its "
+                    f"{len(rows) if every else n:,} {'' if every else 'counted '}rows "
+                    f"without a {' or '.join(columns)} value (blank or not a number), but "
+                    f"summary.json has {figure} {want:,.6g} (left out)")
+    got = _model_time_figures(rows, counted)
     wall_s = _figure(case, "wall_s")
     tokens = _counted_values(rows, np.ones(len(rows), dtype=bool), ("num_output_tokens",))
     if "host_ns_per_step" in got and wall_s and tokens is not None \
@@ -1770,6 +1797,20 @@ def _gpu_time_problem(case, rows, counted, path: Path) -> str | None:
                     f"over its {n:,} counted rows' {source}, but summary.json has "
                     f"{figure} {want:,.6g} (left out)")
     return None
+
+
+#: The columns each of ``_gpu_time_problem``'s figures is recomputed from: a counted
+#: row without a value in one of them (blanked by hand) leaves its case out
+#: (``_blank_counted``), ``run_output_tokens_per_s``'s over every row.
+MODEL_TIME_COLUMNS: dict[str, tuple[str, ...]] = {
+    "emulated_forward_excess_ns_per_step": ("runner_forward_ns", "emulated_step_ns"),
+    "host_ns_per_step": ("step_ns", "gpu_busy_ns"),
+    "gpu_busy_share": ("step_ns", "gpu_busy_ns"),
+    "host_ns_per_decode_step": ("step_ns", "gpu_busy_ns", "num_reqs",
+                                "num_scheduled_tokens"),
+    "gpu_idle_ns_per_step": ("gpu_idle_ns",),
+    "run_output_tokens_per_s": ("num_output_tokens",),
+}
 
 
 def _model_time_figures(rows, counted) -> dict[str, tuple[float | None, str]]:
@@ -3645,21 +3686,31 @@ def run_state(status: str) -> str:
 
 
 def status_line(run_dir: Path, status: str, detail: str, loaded: int,
-                unfinished: int) -> str:
+                unfinished: int, stopped: bool = False) -> str:
     """The one line ``load`` warns with for a run (``run_dir``) whose ``status`` is
     not ``complete`` (``RunStatusWarning``, first of its ``Results.warnings``): its
     state in the report note's words (``run_state``), its ``status_detail`` (still
-    running, killed, or its problems; ``no reason recorded`` when empty) and the
-    cases loaded of it (``loaded``) and those that did not finish (``unfinished``:
-    ``Results.unfinished``'s, its ``stopped_case`` included): ``RUN: this run is
-    incomplete: stopped without finishing its summary (...), 2 of 12 cases recorded,
-    ...; 2 cases loaded; 1 did not finish (Results.unfinished, which Results.finished
-    leaves out)``."""
-    held = ("no case loaded" if not loaded else
-            f"{loaded} case{'s' if loaded != 1 else ''} loaded")
-    if unfinished:
-        held += (f"; {unfinished} did not finish (Results.unfinished, which "
-                 "Results.finished leaves out)")
+    running, killed, or its problems; ``no reason recorded`` when empty), the cases
+    loaded of it (``loaded``), how many of those did not finish (``unfinished``), and
+    whether the case it was running is not loaded at all (``stopped``:
+    ``Results.stopped_case``): ``RUN: this run is incomplete: stopped without finishing
+    its summary (...), 2 of 12 cases recorded, ...; 2 cases loaded, both finished; the
+    case it was running is not loaded (Results.unfinished names it; Results.finished
+    leaves it out)``."""
+    if not loaded:
+        held = "no case loaded"
+    elif loaded == 1:
+        held = "1 case loaded, " + ("not finished" if unfinished else "finished")
+    elif not unfinished:
+        held = f"{loaded} cases loaded, {'both' if loaded == 2 else 'all'} finished"
+    else:
+        held = f"{loaded} cases loaded, {loaded - unfinished} of them finished"
+    if stopped:
+        held += "; the case it was running is not loaded"
+    n = unfinished + stopped
+    if n:
+        it = "it" if n == 1 else "them"
+        held += f" (Results.unfinished names {it}; Results.finished leaves {it} out)"
     return f"{run_dir}: this run {run_state(status)}: {detail or 'no reason recorded'}; {held}"
 
 
@@ -3698,10 +3749,11 @@ def _run_state(summary: dict[str, Any], run_dir: Path, cases) -> dict[str, Any]:
               or unfinished_detail(summary, run_dir))
     stopped = _stopped_case(summary, problems, run_dir)
     cut = (sum(_not_complete(v) for v in cases["complete"])
-           if "complete" in cases.columns else 0) + (stopped is not None)
+           if "complete" in cases.columns else 0)
     return dict(status=status, problems=problems, status_detail=detail,
                 stopped_case=stopped, status_warning=status_line(
-                    run_dir, status, detail, len(cases), cut), lines=lines)
+                    run_dir, status, detail, len(cases), cut, stopped is not None),
+                lines=lines)
 
 
 def _tidy_types(pd, df):
@@ -3716,7 +3768,9 @@ def _tidy_types(pd, df):
             df[col] = df[col].eq(True)
     for col in _STR_COLUMNS:
         if col in df:
-            df[col] = df[col].astype(str)
+            text, missing = df[col].astype(str), df[col].isna()
+            # a missing value stays missing (pandas 2's astype(str) writes "nan")
+            df[col] = text.mask(missing) if missing.any() else text
     return df
 
 

@@ -97,7 +97,8 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpd
     partial = run / "steps.partial.csv"
     rows = partial.read_bytes().count(b"\n") - 1
     assert rows >= 2
-    res = load(run)
+    with pytest.warns(RunStatusWarning):
+        res = load(run)
     detail = res.status_detail["killed"]
     assert re.fullmatch(
         r"stopped without finishing its summary \(killed, or summary\.json could not be "
@@ -108,8 +109,8 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpd
         rf"{rows:,} rows of it \(last written \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)", detail)
     # said on loading, and the case it was running named as unfinished
     assert res.warnings["killed"] == [
-        f"{run}: this run is incomplete: {detail}; no case loaded; 1 did not finish "
-        "(Results.unfinished, which Results.finished leaves out)"]
+        f"{run}: this run is incomplete: {detail}; no case loaded; the case it was running "
+        "is not loaded (Results.unfinished names it; Results.finished leaves it out)"]
     assert res.unfinished() == [dict(
         run_id="killed", case_id="num_running=4/send/msgpack#0",
         error="the run stopped during it, killed or unable to write summary.json; its "
@@ -120,7 +121,9 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpd
     assert "no reason recorded" not in md
     # a folder without the claim file (an older run's) cannot tell killed from running
     (run / ".claimed").unlink()
-    assert load(run).status_detail["killed"].startswith(
+    with pytest.warns(RunStatusWarning):
+        older = load(run)
+    assert older.status_detail["killed"].startswith(
         "stopped without finishing its summary (killed, or summary.json could not be "
         "written) or still running: no end was recorded, summary status "
         "incomplete, 0 of 1 cases recorded, last case ")
@@ -519,8 +522,9 @@ def test_a_stopped_run_warns_on_loading_and_names_the_case_it_was_running(
         "written: a full disk, say): no process holds its lock, no end was recorded, "
         f"summary status incomplete, 2 of 4 cases recorded, last case {ids[2]} running "
         "since ")
-    line = (f"{run}: this run is incomplete: {detail}; 2 cases loaded; 1 did not finish "
-            "(Results.unfinished, which Results.finished leaves out)")
+    line = (f"{run}: this run is incomplete: {detail}; 2 cases loaded, both finished; the "
+            "case it was running is not loaded (Results.unfinished names it; "
+            "Results.finished leaves it out)")
     assert [(w.category, str(w.message)) for w in caught] == [(RunStatusWarning, line)]
     assert res.warnings == {"stopped": [line]} and res.status_warning == {"stopped": line}
     assert res.unfinished() == [dict(
@@ -553,8 +557,9 @@ def test_a_run_still_going_warns_on_loading(small_run, tmp_path):
     detail = res.status_detail["going"]
     assert detail.startswith("still running (it holds its lock): no end was recorded, ")
     assert [str(w.message) for w in caught] == [
-        f"{run}: this run is incomplete: {detail}; 2 cases loaded; 1 did not finish "
-        "(Results.unfinished, which Results.finished leaves out)"]
+        f"{run}: this run is incomplete: {detail}; 2 cases loaded, both finished; the case "
+        "it was running is not loaded (Results.unfinished names it; Results.finished "
+        "leaves it out)"]
     assert res.unfinished() == [dict(run_id="going", case_id=ids[2],
                                      error="still running as the run was read")]
     with warnings.catch_warnings():  # a complete run: none, and nothing unfinished
@@ -586,3 +591,23 @@ def test_a_case_finishing_as_a_running_run_is_read_is_said_plainly(small_run, tm
         res = load(run)
     assert res.warnings["racing"][1:] == [
         f"{run}: case '{ids[2]}' has {rows}, but summary.json does not list it (left out)"]
+
+
+def test_a_streamed_case_read_as_its_run_goes_is_said_running(small_run, tmp_path):
+    """A streamed case (soak) appends its rows while it runs, for hours maybe: read
+    then, it is running, not finishing."""
+    run, ids = _stopped_copy(small_run, tmp_path / "streaming", keep_rows=True)
+    summary = json.loads((run / "summary.json").read_text())
+    for case in summary["metadata"]["cases"]:
+        if case["case_id"] == ids[2]:
+            case["stream"] = True
+    (run / "summary.json").write_text(json.dumps(summary))
+    n = {name: sum(ln.startswith(ids[2] + ",") for ln in (run / name).read_text().splitlines())
+         for name in ("steps.csv", "requests.csv")}
+    with _held(run):
+        with pytest.warns(ResultsWarning):
+            res = load(run)
+    assert [ln for ln in res.warnings["streaming"] if ids[2] in ln and "streams" in ln] == [
+        f"{run}: case '{ids[2]}' was running as the run was read: it streams its rows, and "
+        f"its {n['steps.csv']:,} rows in steps.csv and {n['requests.csv']:,} rows in "
+        "requests.csv so far are left out until it ends (read the run again then)"]

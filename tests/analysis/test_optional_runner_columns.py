@@ -216,3 +216,28 @@ def test_the_emulated_forward_excess_is_checked_against_its_columns(emulated_run
         f"{excess:,.6g} over its 20 counted rows' runner_forward_ns and emulated_step_ns, "
         "but summary.json has emulated_forward_excess_ns_per_step 12,345 (left out)"]
     assert list(results.cases["case_id"]) == [REPLICATED]
+
+
+def test_a_blanked_cuda_event_value_leaves_its_case_out(tmp_path):
+    """A counted row without the ``gpu_idle_ns`` the other rows have (or a row, warm-up
+    included, without its ``num_output_tokens``) is an edit, not a column the run lacks."""
+    import numpy as np
+    import pandas as pd
+
+    from ipc_bench.analysis.results import _gpu_time_problem
+
+    rows = pd.DataFrame({"counted": [0, 1, 1, 1], "step_ns": [900, 1000, 2000, 1000],
+                         "gpu_busy_ns": [500, 500, 1500, 500],
+                         "gpu_idle_ns": [-1, -1, np.nan, 100],
+                         "num_reqs": [4] * 4, "num_scheduled_tokens": [4] * 4,
+                         "num_output_tokens": [np.nan, 4, 4, 4]})
+    counted = rows["counted"].astype(bool).to_numpy()
+    path = tmp_path / "steps.csv"
+    assert _gpu_time_problem({"case_id": "c", "gpu_idle_ns_per_step": 999.0}, rows,
+                             counted, path) == (
+        f"{path}: case 'c' has 1 of its 3 counted rows without a gpu_idle_ns value (blank "
+        "or not a number), but summary.json has gpu_idle_ns_per_step 999 (left out)")
+    assert _gpu_time_problem({"case_id": "c", "run_output_tokens_per_s": 1.0}, rows,
+                             counted, path) == (
+        f"{path}: case 'c' has 1 of its 4 rows without a num_output_tokens value (blank "
+        "or not a number), but summary.json has run_output_tokens_per_s 1 (left out)")

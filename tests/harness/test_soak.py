@@ -340,7 +340,13 @@ def test_a_full_disk_mid_soak_counts_the_streamed_rows_it_could_not_write(
                f"written: {lost:,} of steps.csv")
     assert capsys.readouterr().err == f"bench.py: error: {message}\n"
     assert (summary["status"], summary["problems"]) == ("failed", [message])
+    from ipc_bench.analysis.results import RunStatusWarning
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        load(run)
-    assert [str(w.message) for w in caught] == []
+        loaded = load(run)
+    # the run's status alone (it failed), no steps.csv cut short
+    assert [(w.category, str(w.message)) for w in caught] == [(
+        RunStatusWarning, f"{run}: this run failed: {loaded.status_detail[run.name]}; "
+                          "1 case loaded, not finished (Results.unfinished names it; "
+                          "Results.finished leaves it out)")]
