@@ -268,6 +268,12 @@ class WriteFailed(OSError):
     folder that cannot be made or replaced is bad input (exit 2)."""
 
 
+#: The errors of renaming an earlier output folder aside that mean it may not be
+#: replaced (bad input, exit 2), not that the disk failed.
+NOT_REPLACED_ERRNOS = (errno.EPERM, errno.EACCES, errno.EROFS, errno.EBUSY, errno.EXDEV,
+                       errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR)
+
+
 class _NotReplaced(OSError):
     """The earlier output folder could not be renamed aside (``_move_into_place``): it
     cannot be replaced (immutable, ``chattr +i``, say), which ``write_folder`` raises as
@@ -318,7 +324,9 @@ def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
 def _move_into_place(tmp: Path, target: Path) -> None:
     """Rename the written folder ``tmp`` to ``target``; an earlier ``target`` is renamed
     aside first (and back if the second rename fails), then removed. ``_NotReplaced``
-    when the earlier ``target`` cannot be renamed aside."""
+    when the earlier ``target`` may not be renamed aside (``NOT_REPLACED_ERRNOS``:
+    permission, a read-only file system, a folder in use); the disk's own failures
+    (full, I/O) stay ``OSError``s."""
     if not target.exists():
         os.replace(tmp, target)
         return
@@ -327,6 +335,8 @@ def _move_into_place(tmp: Path, target: Path) -> None:
         os.replace(target, old)  # a folder onto an empty folder
     except OSError as exc:
         old.rmdir()
+        if exc.errno not in NOT_REPLACED_ERRNOS:
+            raise
         raise _NotReplaced(exc.errno, exc.strerror or str(exc), str(target)) from None
     try:
         os.replace(tmp, target)

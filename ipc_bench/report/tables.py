@@ -1313,7 +1313,8 @@ def format_byte_model(rows: Iterable[dict[str, Any]]) -> str:
                      "vocabulary" if r["codec"] != "packed"
                      else "one array('i') per request from 256 running on")
             name = r.get("difference") or f"{r['arm']} - {r.get('cached_arm') or 'cached'}"
-            own = "" if r["codec"] == "packed" else " per id with its own framing, not the list's"
+            own = ("" if r["codec"] == "packed"
+                   else " per id with its own framing, not the outer list's")
             line += (f"; {name} = "
                      f"{r['model_send_minus_cached_bytes_per_request']:.3f} B per running "
                      f"request on these steps ({basis}: {expected:.3f}{own}")

@@ -293,7 +293,7 @@ def test_the_byte_model_line_names_the_arms():
     assert format_byte_model([row]).splitlines()[-1] == (
         "  [num_running=16,pp=2] msgpack send: 200 of 200 messages exact (both directions); "
         "send - direct = 4.956 B per running request on these steps (uniform ids in a "
-        "128,256 vocabulary: 4.975 per id with its own framing, not the list's; measured "
+        "128,256 vocabulary: 4.975 per id with its own framing, not the outer list's; measured "
         "over the run: 4.950)")
 
 
@@ -320,4 +320,4 @@ def test_the_byte_model_line_of_a_run_without_cached():
     assert format_byte_model([row]).splitlines()[-1] == (
         "  [num_running=4,pp=1] msgpack send: 60 of 60 messages exact (both directions); "
         "token ids in send = 4.956 B per running request on these steps (uniform ids in a "
-        "128,256 vocabulary: 4.975 per id with its own framing, not the list's)")
+        "128,256 vocabulary: 4.975 per id with its own framing, not the outer list's)")

@@ -736,6 +736,31 @@ def test_an_output_that_cannot_be_replaced_exits_2_as_one_that_cannot_be_made(
     assert _tree(tmp_path) == before
 
 
+def test_a_disk_failure_renaming_the_earlier_output_aside_exits_1(tiny_run, tmp_path,
+                                                                  capsys, monkeypatch):
+    """A full disk or an I/O error while the earlier --output folder is renamed aside is
+    the disk's failure (exit 1), not an output that may not be replaced (exit 2)."""
+    import errno
+
+    from ipc_bench import cli
+    from ipc_bench.report import document
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if Path(src) == out:
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(src))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(document.os, "replace", replace)
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("bench.py report: error: ") and os.strerror(errno.EIO) in err, err
+    assert list(out.iterdir()) == []
+
+
 def test_an_immutable_output_folder_exits_2_in_either_form(tiny_run, tmp_path, capsys):
     """The refusal of a real immutable folder (``chattr +i``, which stops root too),
     where this machine can set it: both forms exit 2 and leave nothing beside it."""

@@ -69,7 +69,8 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
         r"directions: 50 SchedulerOutput, 50 ModelRunnerOutput; every one of its 50 "
         r"counted steps\); send - cached = "
         r"\d+\.\d{3} B per running request on these steps \(uniform ids in a 128,256 "
-        r"vocabulary: 4\.975\)", exact[0]), exact[0]
+        r"vocabulary: 4\.975 per id with its own framing, not the outer list's\)",
+        exact[0]), exact[0]
     assert exact[1] == ("  [num_running=4,of=cached] msgpack steps: 100 of 100 messages "
                         "exact (both directions: 50 SchedulerOutput, 50 ModelRunnerOutput; "
                         "every one of its 50 counted steps)")

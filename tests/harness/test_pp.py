@@ -681,7 +681,7 @@ def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
                             r"SchedulerOutput, \d+ ModelRunnerOutput; every one of its \d+ "
                             r"counted steps\); send - direct = "
                             r"\d+\.\d{3} B per running request on these steps \(uniform ids in a 128,256 vocabulary: "
-                            r"4\.975 per id with its own framing, not the list's; measured "
+                            r"4\.975 per id with its own framing, not the outer list's; measured "
                             r"over the run: \d+\.\d{3}\)", ln), ln
     assert "cached" not in "".join(byte_lines)
     assert "No send/cached pair in this run: a `--pp` run compares send with `direct`" in md

@@ -21,7 +21,7 @@ def test_lines_name_the_distribution_and_the_packed_basis():
         "  [num_running=64] msgpack send: 10 of 10 messages exact (both directions); "
         "send - cached = 3.250 B per running "
         "request on these steps (zipf ids in a 128,256 vocabulary: 3.172 per id with its own "
-        "framing, not the list's; measured over the run: 3.300)",
+        "framing, not the outer list's; measured over the run: 3.300)",
         "  [num_running=64] packed send: 10 of 10 messages exact (both directions); "
         "send - cached = 3.250 B per running "
         "request on these steps (one array('i') per request from 256 running on: 29.000; "
@@ -32,7 +32,7 @@ def test_rows_of_older_runs_read_as_uniform():
     row = _row("pickle", "uniform", None)
     del row["token_ids"], row["expected_send_minus_cached_bytes_per_request"]
     assert ("(uniform ids in a 128,256 vocabulary: 4.975 per id with its own framing, not "
-            "the list's;") in format_byte_model([row])
+            "the outer list's;") in format_byte_model([row])
 
 
 def test_a_line_counts_both_directions_and_says_so():
