@@ -918,6 +918,12 @@ def _repetitions(md: dict, keys: set) -> dict[str, int]:
     return {w: len(r) for w, r in reps.items()}
 
 
+def _values_text(values: list[str]) -> str:
+    """A setting's values over a workload's cases, joined by ``, `` or, where a value
+    holds a comma itself (a CPU list: ``0,1``), by ``; ``: ``0; 0,1``."""
+    return ("; " if any("," in v for v in values) else ", ").join(values)
+
+
 def _setting_text(name: str, value: Any) -> str:
     """A recorded case setting ``name``'s ``value`` as text (``_text``), but
     ``cpu_affinity`` as ``--cpu-affinity`` reads it (``0,1``; ``not pinned`` for None)."""
@@ -1411,8 +1417,8 @@ def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], 
         for name in sorted(set(wa[w]) | set(wb[w])):
             if wa[w].get(name) == [] or wb[w].get(name) == []:
                 continue  # a model setting a run's model does not use
-            va = ", ".join(wa[w].get(name, [_setting_text(name, None)]))
-            vb = ", ".join(wb[w].get(name, [_setting_text(name, None)]))
+            va = _values_text(wa[w].get(name, [_setting_text(name, None)]))
+            vb = _values_text(wb[w].get(name, [_setting_text(name, None)]))
             if va != vb:
                 differing.setdefault((name, va, vb), []).append(w)
                 if w not in unlike and not (exact and name in TIMING_ONLY_SETTINGS):

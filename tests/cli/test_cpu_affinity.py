@@ -333,3 +333,20 @@ def test_tp_ranks_started_by_hand_record_their_own_sets(tmp_path):
                            ["1", "0"])
     assert cases == [("num_running=8,tp=2,broadcast=tcp/cached/msgpack#0",
                       "scheduler: 0; rank 0: 1; rank 1: 0")]
+
+
+def test_sets_of_one_workloads_cases_are_told_apart():
+    """A workload whose cases were pinned to other sets (the single process to one CPU,
+    the two processes to two) lists them with ``; ``, not the comma inside a set."""
+    case = {"case_id": "num_running=2/send/msgpack#0", "labels": {"num_running": 2},
+            "policy": "send", "arm": "send", "codec": "msgpack", "repetition": 0,
+            "transport": "ipc", "cpu_affinity": ["0", "1"]}
+    alone = dict(case, case_id="num_running=2/send/none#0", codec="none",
+                 transport="inproc", cpu_affinity=["0"])
+    pinned = {"scenario": "decode-steady", "seed": 0, "cases": [alone, case]}
+    free = copy.deepcopy(pinned)
+    for c in free["cases"]:
+        c["cpu_affinity"] = None
+    lines, _ = compare_settings(pinned, free)
+    assert lines == ["case setting cpu_affinity differs: 0; 0,1 vs not pinned (workload "
+                     "num_running=2)"]
