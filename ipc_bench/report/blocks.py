@@ -1176,18 +1176,26 @@ _CASE_DEFAULTS = {"async_scheduling": False, "frontend": False, "tp": None, "pp"
 #: (``case_states``); finished cases carry no mark.
 DID_NOT_FINISH, NOT_RUN, LEFT_OUT_ON_LOADING = ("did not finish", "not run",
                                                 "left out on loading")
+#: The marks of a run still going as it was read: its running case, and those of its
+#: grid not started yet.
+RUNNING, NOT_RUN_YET = "still running", "not run yet"
 #: Under a Configuration table with such groups, one sentence per mark shown.
 CASE_STATE_NOTES = {
     DID_NOT_FINISH: f"`{DID_NOT_FINISH}`: started but did not finish (the run's status "
                     "says why); left out of every finding, table and figure.",
+    RUNNING: f"`{RUNNING}`: running as the run was read; left out of every finding, table "
+             "and figure (report the run again once it ends).",
     NOT_RUN: f"`{NOT_RUN}`: in the run's grid, never started: the run stopped before it.",
+    NOT_RUN_YET: f"`{NOT_RUN_YET}`: in the run's grid, not started as the run was read.",
     LEFT_OUT_ON_LOADING: f"`{LEFT_OUT_ON_LOADING}`: recorded, but left out when the run "
                          "was loaded (its warnings say why)."}
 
 
 def case_states(results, run_id: str) -> dict[str, str]:
     """Each case id of run ``run_id``'s grid (``metadata["cases"]``) that did not run
-    to the end -> why, as ``absent_base_cases`` tells it: ``DID_NOT_FINISH`` (recorded
+    to the end -> why, as ``absent_base_cases`` tells it (of a run still going as it
+    was read, ``RUNNING`` and ``NOT_RUN_YET`` in place of the first and the last):
+    ``DID_NOT_FINISH`` (recorded
     not complete, ``Results.unfinished``; or not recorded but named by the run's
     problems or ``status_detail``: one stopped as it started), ``LEFT_OUT_ON_LOADING``
     (named by a warning of its loading), ``NOT_RUN`` (never recorded: the run stopped
@@ -1198,9 +1206,12 @@ def case_states(results, run_id: str) -> dict[str, str]:
         return {}
     recorded = ({str(c) for r, c in zip(cases["run_id"], cases["case_id"]) if r == run_id}
                 if not cases.empty else set())
-    out = {u["case_id"]: DID_NOT_FINISH for u in results.unfinished()
-           if u["run_id"] == run_id}
-    why = unrecorded_case(results, run_id, (DID_NOT_FINISH, LEFT_OUT_ON_LOADING, NOT_RUN))
+    going = ((results.status_detail or {}).get(run_id) or "").startswith("still running")
+    out = {u["case_id"]: RUNNING if going and u["error"].startswith("still running")
+           else DID_NOT_FINISH for u in results.unfinished() if u["run_id"] == run_id}
+    why = unrecorded_case(results, run_id, (RUNNING if going else DID_NOT_FINISH,
+                                            LEFT_OUT_ON_LOADING,
+                                            NOT_RUN_YET if going else NOT_RUN))
     for c in results.metadata[run_id].get("cases") or []:
         case_id = str(c.get("case_id")) if isinstance(c, dict) else None
         if case_id is None or case_id in recorded:

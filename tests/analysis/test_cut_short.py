@@ -611,3 +611,28 @@ def test_a_streamed_case_read_as_its_run_goes_is_said_running(small_run, tmp_pat
         f"{run}: case '{ids[2]}' was running as the run was read: it streams its rows, and "
         f"its {n['steps.csv']:,} rows in steps.csv and {n['requests.csv']:,} rows in "
         "requests.csv so far are left out until it ends (read the run again then)"]
+
+
+def test_the_configuration_table_of_a_run_still_going_marks_its_cases_so(
+        small_run, tmp_path, capsys):
+    """A report of a run still going marks its running case `still running` and those
+    not started `not run yet`, not as a stopped run's (`did not finish`, `not run`: the
+    run stopped before it)."""
+    from ipc_bench.report.blocks import CASE_STATE_NOTES, NOT_RUN_YET, RUNNING
+
+    run, ids = _stopped_copy(small_run, tmp_path / "going")
+    with _held(run):
+        assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                         "--no-figures"]) == 0
+    capsys.readouterr()
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"| 1 case: {ids[2]} (still running)" in md
+    assert f"| 1 case: {ids[3]} (not run yet)" in md
+    assert CASE_STATE_NOTES[RUNNING] in md and CASE_STATE_NOTES[NOT_RUN_YET] in md
+    assert "(did not finish)" not in md and "(not run)" not in md
+    # stopped (no process holds the lock): the stopped run's marks
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep2"),
+                     "--no-figures"]) == 0
+    md = (tmp_path / "rep2" / "report.md").read_text()
+    assert f"| 1 case: {ids[2]} (did not finish)" in md
+    assert f"| 1 case: {ids[3]} (not run)" in md
