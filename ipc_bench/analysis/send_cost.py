@@ -492,9 +492,6 @@ def emulated_words(records: Iterable[dict[str, Any]]) -> str:
 
 #: The field of a case's SchedulerOutput path, per-step medians (build + encode + decode).
 S2R_MEDIAN = "s2r_build_encode_decode_ns_median"
-#: The fields two cases of one pair share besides their arm and repetition
-#: (``stats.PAIR_KEYS`` of one run).
-_PAIRED_BY = ("scenario", "workload", "codec", "transport", "model")
 
 
 def record_step_shares(records: Iterable[dict[str, Any]], method: str = "t"
@@ -505,13 +502,13 @@ def record_step_shares(records: Iterable[dict[str, Any]], method: str = "t"
     (``S2R_MEDIAN``), paired by repetition within their scenario, workload, codec,
     transport and model (``stats.arms_by_repetition``, as ``stats.paired`` pairs the
     report's): the pairs the report's findings and summary table give the shares of."""
-    from ipc_bench.analysis.stats import arms_by_repetition
+    from ipc_bench.analysis.stats import COMPARED_GROUP, arms_by_repetition
 
     ok = [r for r in records if r.get("complete") and
           float_or_none(r.get("step_ns_median")) is not None and
           float_or_none(r.get(S2R_MEDIAN)) is not None]
     pairs: dict[tuple, list[tuple[float, float, float]]] = defaultdict(list)
-    for key, arms in arms_by_repetition(ok, _PAIRED_BY).items():
+    for key, arms in arms_by_repetition(ok, COMPARED_GROUP).items():
         sends, cacheds = arms.get(SEND, {}), arms.get(CACHED, {})
         for rep in sorted(set(sends) & set(cacheds)):
             s, c = sends[rep], cacheds[rep]
