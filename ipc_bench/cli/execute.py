@@ -705,19 +705,27 @@ class _Run:
             try:
                 self.writer.finish("failed", [message], failed_case=self.current)
             except RunFolderError as again:
-                message += f" ({self._left_behind(again.reason)})"
+                measured = len(result.sched_rows) if result is not None else 0
+                message += f" ({self._left_behind(again.reason, case_id, measured)})"
         print(f"bench.py: error: {message}", file=sys.stderr)
         self.quiet_count()
         return exc.exit_code
 
-    def _left_behind(self, reason: str) -> str:
+    def _left_behind(self, reason: str, case_id: Optional[str] = None,
+                     measured_steps: int = 0) -> str:
         """What the folder holds once ``summary.json`` could not be rewritten (for
         ``reason``), said only as far as it is true: the last complete version, which
-        still says the run is incomplete; no summary at all; or no folder at its path
-        (moved, with what was written, or removed: which, ``bench.py`` cannot tell)."""
+        still says the run is incomplete, with the cases it lists and what is on disk
+        of each other case run (the cases written, then ``case_id``, the one running or
+        being written, ``measured_steps`` its steps in memory: ``RunWriter.held_note``);
+        no summary at all; or no folder at its path (moved, with what was written, or
+        removed: which, ``bench.py`` cannot tell)."""
         if (self.run_dir / "summary.json").is_file():
+            run = list(dict.fromkeys(  # a case listed twice in memory: once
+                [c["case_id"] for c in self.writer.cases if isinstance(c.get("case_id"), str)]
+                + ([case_id] if case_id is not None else [])))
             return (f"summary.json could not be updated either: {reason}; it still says "
-                    "the run is incomplete")
+                    f"the run is incomplete{self.writer.held_note(run, measured_steps)}")
         if self.run_dir.is_dir():
             return (f"summary.json could not be written either: {reason}; the folder has "
                     "no summary.json")

@@ -330,6 +330,11 @@ class _Counted:
         return row
 
 
+def _and(parts: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+
+
 def _csv(value: Any) -> Any:
     return "" if value is None else value
 
@@ -382,7 +387,12 @@ class RunWriter:
         #: append that failed, cut back whole): ``rows_not_written`` in its summary.
         self.rows_not_written: dict[str, dict[str, int]] = {}
         self._partial_rows: dict[str, int] = {}  # case id -> rows in steps.partial.csv
+        #: Case id -> CSV file -> rows of the case that file took (``held_note``).
+        self.rows_written: dict[str, dict[str, int]] = {}
+        #: The case ids the last ``summary.json`` written lists, in order.
+        self.listed_on_disk: list[str] = []
         self._tried: dict[str, set[str]] = {}  # case id -> files add_case wrote or tried
+        self._partial_case: Optional[str] = None
         self.comparisons: list[dict[str, Any]] = []  # ipc_bench.analysis.stats.compare_cases
         self.byte_model: list[dict[str, Any]] = []   # ipc_bench.analysis.bytemodel.byte_model_report
         self._new_file("steps.csv", STEPS_HEADER)
@@ -403,6 +413,9 @@ class RunWriter:
         with deferred():
             try:
                 append_csv(self.run_dir / name, counted, header)
+                if case_id is not None and counted.n:
+                    took = self.rows_written.setdefault(case_id, {})
+                    took[name] = took.get(name, 0) + counted.n
             except OSError:
                 if case_id is not None:
                     for _ in counted:  # the rows never reached: not written either
@@ -429,8 +442,44 @@ class RunWriter:
                 part += (f" (kept in {PARTIAL_STEPS})" if kept >= n
                          else f" ({kept:,} of them kept in {PARTIAL_STEPS})")
             parts.append(part)
-        said = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
-        return f"; rows not written: {said}"
+        return f"; rows not written: {_and(parts)}"
+
+    def held_note(self, case_ids: list[str], measured_steps: int = 0) -> str:
+        """What the folder holds of the cases run, ``case_ids`` in the order run, once
+        ``summary.json`` could not be rewritten and its last version stays: the cases
+        it lists, whose results a report loads (`` and lists 2 cases, whose results
+        are kept: A and B``; ``the first 5 run, A to E`` for more than 3; `` and lists
+        no case``), then, for each case it does not list, the rows of it on disk, which
+        a report leaves out as unlisted (``; case C is not listed, so a report leaves
+        out its rows on disk: 402 in steps.csv, 2 in requests.csv and 400 in
+        floor.csv``), or that none reached the folder (``; case C is not listed, and
+        none of its rows reached the folder``, ``: the 402 steps it measured are
+        lost`` for the last case, ``measured_steps`` > 0)."""
+        listed = [c for c in self.listed_on_disk if c in case_ids]
+        n = len(listed)
+        if not n:
+            said = " and lists no case"
+        else:
+            which = (_and(listed) if n <= 3 else f"the first {n} run, {listed[0]} to "
+                     f"{listed[-1]}")
+            said = f" and lists {n} case{'' if n == 1 else 's'}, whose results are kept: {which}"
+        unlisted = [c for c in case_ids if c not in self.listed_on_disk]
+        for case_id in unlisted:
+            held = dict(self.rows_written.get(case_id, {}))
+            kept = self._partial_rows.get(case_id, 0)
+            if (kept and case_id == self._partial_case
+                    and (self.run_dir / PARTIAL_STEPS).is_file()):
+                held[PARTIAL_STEPS] = kept
+            if held:
+                rows = [f"{k:,} in {name}" for name, k in held.items()]
+                said += (f"; case {case_id} is not listed, so a report leaves out its rows on "
+                         f"disk: {_and(rows)}")
+                continue
+            said += f"; case {case_id} is not listed, and none of its rows reached the folder"
+            if case_id == unlisted[-1] and measured_steps > 0:
+                said += (": the step it measured is lost" if measured_steps == 1 else
+                         f": the {measured_steps:,} steps it measured are lost")
+        return said
 
     # ------------------------------------------------------------------ while a case runs
     @_writes
@@ -439,6 +488,7 @@ class RunWriter:
         self.running_case = spec.case_id
         self._remove_partial()
         self._partial_rows[spec.case_id] = 0
+        self._partial_case = spec.case_id  # whose rows steps.partial.csv holds
         self._write_summary()
 
     @_writes
@@ -642,3 +692,4 @@ class RunWriter:
                 "byte_model": self.byte_model,
                 "problems": self.problems,
             })
+            self.listed_on_disk = [c.get("case_id") for c in self.cases]

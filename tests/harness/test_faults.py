@@ -863,7 +863,9 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
     out, err = capsys.readouterr()
     message = ENOSPC_LINE.format(run=where) + (f"; rows not written: {lost}" if lost else "")
     stale = ("" if status == "failed" else " (summary.json could not be updated either: No "
-             "space left on device; it still says the run is incomplete)")
+             "space left on device; it still says the run is incomplete and lists no case; "
+             "case num_running=2/send/msgpack#0 is not listed, so a report leaves out its "
+             "rows on disk: 402 in steps.csv, 2 in requests.csv and 400 in floor.csv)")
     assert (out, err) == (_quiet_count(run), f"bench.py: error: {message}{stale}\n")
     summary, frames = load_run(run)
     assert summary["status"] == status
@@ -974,6 +976,89 @@ def test_a_full_disk_before_the_first_case_leaves_no_folder(tmp_path, monkeypatc
 # --------------------------------------------------------------- out of file descriptors
 
 
+
+_TWO_CASES = [*_ONE_CASE[:_ONE_CASE.index("send")], "send,cached",
+              *_ONE_CASE[_ONE_CASE.index("send") + 1:]]
+_STALE = "; it still says the run is incomplete and lists 1 case, whose results are kept: "
+
+
+@pytest.mark.parametrize("steps_after,summary_after,rest", [
+    # the second case's files are written, its summary is not: its rows are on disk
+    (None, 4, f"{_STALE}num_running=2/send/msgpack#0; case num_running=2/cached/msgpack#0 "
+              "is not listed, so a report leaves out its rows on disk: 402 in steps.csv, 2 "
+              "in requests.csv and 400 in floor.csv)"),
+    # steps.csv cannot take the second case's rows either: they stay in steps.partial.csv
+    (2, 4, "; rows not written: 402 of steps.csv (kept in steps.partial.csv) (summary.json "
+           f"could not be updated either: No space left on device{_STALE}"
+           "num_running=2/send/msgpack#0; case num_running=2/cached/msgpack#0 is not listed, "
+           "so a report leaves out its rows on disk: 2 in requests.csv, 400 in floor.csv "
+           "and 402 in steps.partial.csv)"),
+    # the summary cannot name the second case as running: nothing of it was measured
+    (None, 3, f"{_STALE}num_running=2/send/msgpack#0; case num_running=2/cached/msgpack#0 is "
+              "not listed, and none of its rows reached the folder)"),
+])
+def test_a_summary_that_cannot_be_updated_names_the_cases_it_lists_and_what_is_lost(
+        steps_after, summary_after, rest, tmp_path, monkeypatch, capsys):
+    """A full disk as the second of two cases is written: the line says which case the
+    summary left on disk lists (its results kept) and, for the other, which of its rows
+    reached the folder (a report leaves them out: the summary does not list it) or that
+    none did; the folder loads with the first case alone."""
+    from ipc_bench import cli
+    from ipc_bench.harness import recording
+
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.0)  # flush after every step
+    if steps_after is not None:
+        _no_space(monkeypatch, "steps.csv", steps_after)
+    _no_space(monkeypatch, "summary.json.*.tmp", summary_after)
+    run = tmp_path / "run"
+    assert cli.main(_TWO_CASES + ["--output", str(run)]) == 1
+    line = ENOSPC_LINE.format(run=run)
+    if steps_after is None:
+        line += " (summary.json could not be updated either: No space left on device"
+    assert capsys.readouterr() == (_quiet_count(run), f"bench.py: error: {line}{rest}\n")
+    summary, _ = load_run(run)
+    assert [c["case_id"] for c in summary["cases"]] == ["num_running=2/send/msgpack#0"]
+    assert (summary["status"], summary["running_case"]) == (
+        "incomplete", None if summary_after == 3 else "num_running=2/cached/msgpack#0")
+
+
+
+def test_a_disk_full_from_the_second_case_on_says_its_measured_steps_are_lost(
+        tmp_path, monkeypatch, capsys):
+    """Every write fails once the second case has begun (its first flush of
+    steps.partial.csv included): the line names the first case as kept and says
+    that the step the second measured before the flush failed is lost."""
+    from ipc_bench import cli
+    from ipc_bench.harness import recording, run_folder
+
+    monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.0)  # flush after every step
+    real_begin, real_write, full = run_folder.RunWriter.begin_case, run_folder.write_fd, [False]
+
+    def begin_case(self, spec):
+        real_begin(self, spec)
+        full[0] = full[0] or spec.policy == "cached"
+
+    def write_fd(fd, data, path):
+        if full[0]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real_write(fd, data, path)
+
+    monkeypatch.setattr(run_folder.RunWriter, "begin_case", begin_case)
+    monkeypatch.setattr(run_folder, "write_fd", write_fd)
+    run = tmp_path / "run"
+    assert cli.main(_TWO_CASES + ["--output", str(run)]) == 1
+    assert capsys.readouterr() == (_quiet_count(run), (
+        f"bench.py: error: {ENOSPC_LINE.format(run=run)}; rows not written: 1 of steps.csv "
+        "and 2 of requests.csv (summary.json could not be updated either: No space left on "
+        f"device{_STALE}num_running=2/send/msgpack#0; case num_running=2/cached/msgpack#0 is "
+        "not listed, and none of its rows reached the folder: the step it measured is "
+        "lost)\n"))
+    summary, frames = load_run(run)
+    assert ([c["case_id"] for c in summary["cases"]], summary["running_case"]) == (
+        ["num_running=2/send/msgpack#0"], "num_running=2/cached/msgpack#0")
+    assert set(frames["steps.csv"]["case_id"]) == {"num_running=2/send/msgpack#0"}
+
+
 def _no_descriptor(monkeypatch, pattern: str, after: int = 0,
                    code: int = errno.EMFILE) -> None:
     """Every open of a run-folder file named like ``pattern`` after the first ``after``
@@ -1046,7 +1131,9 @@ def test_a_summary_that_cannot_be_opened_either_names_the_limit_once(
     line = fd_line(errno.EMFILE)
     assert capsys.readouterr() == (_quiet_count(run), (
         f"bench.py: error: cannot write results to {run}: {line} (summary.json could not "
-        f"be updated either: {line}; it still says the run is incomplete)\n"))
+        f"be updated either: {line}; it still says the run is incomplete and lists no case; "
+        "case num_running=2/send/msgpack#0 is not listed, so a report leaves out its rows "
+        "on disk: 402 in steps.csv, 2 in requests.csv and 400 in floor.csv)\n"))
     summary, frames = load_run(run)
     assert (summary["status"], summary["running_case"]) == (
         "incomplete", "num_running=2/send/msgpack#0")
@@ -1190,7 +1277,8 @@ def test_a_summary_that_cannot_be_updated_either_is_said_in_the_one_line(
     assert (out, err) == (_quiet_count(run), (
         f"bench.py: error: {ENOSPC_LINE.format(run=run / 'messages')} (summary.json could "
         "not be updated either: No space left on device; it still says the run is "
-        "incomplete)\n"))
+        "incomplete and lists 1 case, whose results are kept: num_running=2/send/msgpack#0)"
+        "\n"))
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["status"], summary["problems"]) == ("incomplete", [])
     # the last summary written lists the case, complete: the count line counts its warnings
