@@ -819,15 +819,6 @@ _ONE_CASE = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "40
              "--no-single-process", "--quiet"]
 
 
-def _status_line(loaded, run) -> str:
-    """The one warning loading a failed run gives (``results.status_line``): its status,
-    no file cut short."""
-    from ipc_bench.analysis.results import status_line
-
-    return status_line(run, loaded.status[run.name], loaded.status_detail[run.name],
-                       len(loaded.cases), len(loaded.unfinished()))
-
-
 @pytest.mark.parametrize("pattern,after,status,lost", [
     ("steps.partial.csv", 1, "failed", ""),   # while the case runs: its rows in memory
     # when the case is written (after the header): the rows of the file that failed
@@ -886,7 +877,11 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
         warnings.simplefilter("always")
         loaded = load(run)
     if status == "failed":  # the rows not written are the problem's: no file cut short
-        assert [str(w.message) for w in caught] == [_status_line(loaded, run)]
+        # (the case is listed, finished where only its captured messages failed)
+        held = ("finished" if pattern == "*.msgpack" else "not finished (Results.unfinished "
+                "names it; Results.finished leaves it out)")
+        assert [str(w.message) for w in caught] == [
+            f"{run}: this run failed: {loaded.status_detail[run.name]}; 1 case loaded, {held}"]
         assert loaded.status_detail[run.name].startswith(message)
         if pattern == "*.msgpack":  # the case is listed whole: it was not running
             assert loaded.status_detail[run.name] == (
@@ -930,10 +925,13 @@ def test_a_full_disk_keeps_the_rows_since_the_last_flush_in_steps_partial_csv(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         loaded = load(run)
-    assert [str(w.message) for w in caught] == [_status_line(loaded, run)]
-    assert loaded.status_detail[run.name].startswith(
+    detail = loaded.status_detail[run.name]
+    assert detail.startswith(
         f"{message}; case num_running=2/send/msgpack#0 was running, steps.partial.csv "
         "holds 402 rows of it (last written ")
+    assert [str(w.message) for w in caught] == [
+        f"{run}: this run failed: {detail}; 1 case loaded, not finished (Results.unfinished "
+        "names it; Results.finished leaves it out)"]
 
 
 def test_a_case_written_again_after_a_failed_file_writes_each_other_file_once(
@@ -1210,7 +1208,9 @@ def test_a_file_size_limit_mid_run_records_the_case_as_other_failures_do(tmp_pat
               f"rows of it (last written {written:%Y-%m-%d %H:%M:%S} UTC)")
     loaded = load(run)
     assert (loaded.status_detail, loaded.warnings) == (
-        {run.name: detail}, {run.name: [_status_line(loaded, run)]})
+        {run.name: detail}, {run.name: [
+            f"{run}: this run failed: {detail}; 1 case loaded, not finished "
+            "(Results.unfinished names it; Results.finished leaves it out)"]})
     rep = tmp_path / "rep"
     assert subprocess.run([sys.executable, "bench.py", "report", str(run), "--output",
                            str(rep)], cwd=REPO, capture_output=True).returncode == 0
