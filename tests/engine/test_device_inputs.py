@@ -21,8 +21,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
-from ipc_bench.engine.cuda_step import (DeviceSampledIds, SampledCopy,  # noqa: E402
-                                        strict_capture)
+from ipc_bench.engine.cuda_step import (DeviceSampledIds, PinnedStaging,  # noqa: E402
+                                        SampledCopy, strict_capture)
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import AsyncScheduler, RequestStatus  # noqa: E402
 from ipc_bench.engine.traces import Trace  # noqa: E402
@@ -199,6 +199,82 @@ def test_a_wrong_gather_index_feeds_wrong_ids(monkeypatch):
     bad = [i for i, (f, e) in enumerate(zip(run.fed, run.expected))
            if f.tolist() != e.tolist()]
     assert bad and bad[0] <= 3
+
+
+class QueuedCopyStaging(PinnedStaging):
+    """``PinnedStaging`` (unpinned, on CPU) that records where a CUDA copy would race:
+    each ``put`` of a host buffer last written in a step not yet known complete (on
+    CUDA its ``non_blocking`` copy may still be queued and would read the new values).
+    A step is complete once its ids reached the host: ``sample_step`` returned (the
+    host path) or its ``SampledCopy`` was waited for (the device-input path)."""
+
+    def __init__(self):
+        super().__init__(torch, torch.device("cpu"), pin=False)
+        self.step = 0
+        self.complete = 0  # every step up to this one has completed
+        self.written: dict[tuple[str, int], int] = {}  # (name, set) -> step
+        self.races: list[tuple[str, int, int]] = []  # (name, written in, rewritten in)
+
+    def next_step(self) -> None:
+        super().next_step()
+        self.step += 1
+
+    def put(self, name: str, array: np.ndarray):
+        key = (name, self._set)
+        if self.written.get(key, 0) > self.complete:
+            self.races.append((name, self.written[key], self.step))
+        self.written[key] = self.step
+        return super().put(name, array)
+
+
+@pytest.mark.parametrize("device", [False, True])
+def test_staging_rewrites_a_host_buffer_only_after_its_step_completed(monkeypatch, device):
+    """The torch model's pinned staging on CUDA: a host buffer is copied to the device
+    with ``non_blocking=True``, so it may be rewritten only once the step that last
+    used it has completed. With the device-input path step n + 1 is staged while step
+    n runs (two sets of buffers, ``next_step``); a step that staged into the set still
+    in flight would feed the GPU another step's ids. Checked on CPU (where copies are
+    synchronous) by tracking when each buffer's step completes."""
+    from ipc_bench.engine.models import TorchModel
+
+    staged: list[QueuedCopyStaging] = []
+    build, sample_step = TorchModel.__init__, TorchModel.sample_step
+    start_copy, wait = DeviceSampledIds.start_copy, SampledCopy.wait
+    copy_steps: dict[int, tuple[QueuedCopyStaging, int]] = {}
+
+    def init(self, *args, **kwargs):
+        build(self, *args, **kwargs)
+        self.staging = QueuedCopyStaging()
+        staged.append(self.staging)
+
+    def sample_and_sync(self, *args, **kwargs):
+        out = sample_step(self, *args, **kwargs)  # its ids are on the host: complete
+        self.staging.complete = self.staging.step
+        return out
+
+    def start_and_note(self, sampled_t, fed_t):
+        copy = start_copy(self, sampled_t, fed_t)
+        copy_steps[id(copy)] = (staged[-1], staged[-1].step)
+        return copy
+
+    def wait_and_note(self):
+        staging, step = copy_steps.pop(id(self))
+        staging.complete = max(staging.complete, step)
+        return wait(self)
+
+    monkeypatch.setattr(TorchModel, "__init__", init)
+    monkeypatch.setattr(TorchModel, "sample_step", sample_and_sync)
+    monkeypatch.setattr(DeviceSampledIds, "start_copy", start_and_note)
+    monkeypatch.setattr(SampledCopy, "wait", wait_and_note)
+    run = DeviceDrive(device)
+    (staging,) = staged
+    assert staging.step > 20 and staging.races == []
+    assert not device or run.launched_before_finish > 10
+    # the same check fails where both steps in flight share one set of buffers
+    monkeypatch.setattr(QueuedCopyStaging, "next_step",
+                        lambda self: setattr(self, "step", self.step + 1))
+    DeviceDrive(device)
+    assert bool(staged[-1].races) == device
 
 
 class FakeEvent:
