@@ -12,11 +12,16 @@
 # (PYTHON, default python3) are installed from the git-ignored wheels/ folder into a
 # temporary folder put on PYTHONPATH (fetching them: scripts/gpu_check.py's docstring).
 # The CUDA tests get at most TESTS_LIMIT_S seconds (default 120); gpu_check.py its own
-# --budget-s (default 420 s). Exit status: gpu_check.py's (0, 1 for a failed or
+# --budget-s where given, else what is left of DEADLINE_S (default 560 s, the whole
+# script, below a lent machine's 600 s per command) once the tests are done, less the
+# time to cut a stage and pack (PACK_MARGIN_S, 30 s), at most its default 420 s. Exit status: gpu_check.py's (0, 1 for a failed or
 # cut stage), else 1 when only the tests failed; 130 / 143 / 129 on SIGINT / SIGTERM /
 # SIGHUP (what the check wrote by then is packed); 2 for bad use, gpu_check.py options
 # it refuses (checked before the tests), pytest missing or missing packages.
 set -uo pipefail
+#: Seconds kept, out of DEADLINE_S, for cutting a stage (gpu_check.py's 15 s grace) and
+#: packing its folders.
+PACK_MARGIN_S=30
 
 usage="usage: bash scripts/device_check.sh OUT_DIR [gpu_check.py options]"
 [ $# -ge 1 ] || { echo "device_check.sh: $usage" >&2; exit 2; }
@@ -30,6 +35,11 @@ for arg in "$@"; do
         exit 2 ;;
     esac
 done
+case ${DEADLINE_S:-560} in ''|*[!0-9]*)
+    echo "device_check.sh: DEADLINE_S must be a whole number of seconds, not" \
+         "'${DEADLINE_S}'" >&2
+    exit 2 ;;
+esac
 # OUT_DIR is taken from where the command is run, then the repository root is the
 # working folder.
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || {
@@ -140,10 +150,23 @@ if [ "$signalled" -ne 0 ]; then
     exit "$signalled"
 fi
 
+# Without a --budget-s of the user's, the check gets what is left of DEADLINE_S, so that
+# a cut stage is written and packed before the machine's limit ends the command.
+budget=()
+case " $* " in *" --budget-s "*|*" --budget-s="*) ;; *)
+    left=$(( ${DEADLINE_S:-560} - SECONDS - PACK_MARGIN_S ))
+    if [ "$left" -lt 30 ]; then
+        say "device_check.sh: $(( left > 0 ? left : 0 )) s of DEADLINE_S=${DEADLINE_S:-560}" \
+            "left after the tests and packing's ${PACK_MARGIN_S} s: too little for" \
+            "scripts/gpu_check.py (at least 30 s), not run"
+        exit 1
+    fi
+    [ "$left" -lt 420 ] && budget=(--budget-s "$left") ;;
+esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/device-check-XXXXXX") || exit 2
 temps+=("$work")
-say "== scripts/gpu_check.py $*"
-run "$python" scripts/gpu_check.py --output "$work/gpu-check" "$@"
+say "== scripts/gpu_check.py ${budget[*]}${budget[*]:+ }$*"
+run "$python" scripts/gpu_check.py --output "$work/gpu-check" "${budget[@]}" "$@"
 check_rc=$?
 say "== scripts/gpu_check.py: exit $check_rc"
 if [ -d "$work/gpu-check" ] && tar -czf "$out/gpu-check.tar.gz" -C "$work" gpu-check \

@@ -22,8 +22,11 @@ USAGE = ("device_check.sh: usage: bash scripts/device_check.sh OUT_DIR [gpu_chec
          "options]\n")
 
 
-def _run(script: Path, *args: str, python: str = sys.executable, cwd=None, tmp=None):
+def _run(script: Path, *args: str, python: str = sys.executable, cwd=None, tmp=None,
+         **env_vars: str):
     env = dict(os.environ, PYTHON=python, TESTS_LIMIT_S="60")
+    env.pop("DEADLINE_S", None)
+    env.update(env_vars)
     if tmp is not None:
         env["TMPDIR"] = str(tmp)
     return subprocess.run(["bash", str(script), *args], capture_output=True, text=True,
@@ -62,6 +65,7 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="gpu_check")
     parser.add_argument("--stages", choices=["1", "1,6"])
     parser.add_argument("--output")
+    parser.add_argument("--budget-s")
     return parser
 
 
@@ -140,6 +144,46 @@ def test_options_gpu_check_refuses_are_refused_before_the_tests(tmp_path):
     assert done.stderr.endswith("gpu_check: error: argument --stages: invalid choice: "
                                 "'9' (choose from '1', '1,6')\n")
     assert (out / "device-check.log").read_text() == ""  # no test ran
+
+
+def test_the_check_gets_what_is_left_of_the_deadline(tmp_path):
+    """With a DEADLINE_S the tests leave less than 420 s of, gpu_check.py gets the rest
+    less PACK_MARGIN_S (30 s) as its --budget-s, so a cut stage is packed in time."""
+    repo = _fake_repo(tmp_path, 0, True)
+    done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), "--stages",
+                "1", cwd=tmp_path, DEADLINE_S="100")
+    assert done.returncode == 0, done.stderr
+    heading = re.search(r"^== scripts/gpu_check.py --budget-s (\d+) --stages 1$",
+                        done.stdout, re.M)
+    assert heading, done.stdout
+    assert 40 <= int(heading.group(1)) <= 70  # 100 - 30 less the tests' few seconds
+    assert f"gpu_check args: --budget-s {heading.group(1)} --stages 1" in done.stdout
+
+
+def test_a_budget_of_the_users_is_kept(tmp_path):
+    repo = _fake_repo(tmp_path, 0, True)
+    done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), "--budget-s",
+                "500", cwd=tmp_path, DEADLINE_S="100")
+    assert done.returncode == 0, done.stderr
+    assert "gpu_check args: --budget-s 500\n" in done.stdout
+
+
+def test_a_deadline_the_tests_use_up_skips_the_check(tmp_path):
+    repo = _fake_repo(tmp_path, 0, True)
+    done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), cwd=tmp_path,
+                DEADLINE_S="20")
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == (
+        "device_check.sh: 0 s of DEADLINE_S=20 left after the tests and packing's 30 s: "
+        "too little for scripts/gpu_check.py (at least 30 s), not run")
+    assert "gpu_check args" not in done.stdout
+    assert not (tmp_path / "out" / "gpu-check.tar.gz").exists()
+
+
+def test_a_deadline_that_is_not_whole_seconds_is_refused(tmp_path):
+    done = _run(SCRIPT, str(tmp_path / "out"), DEADLINE_S="9m")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", "device_check.sh: DEADLINE_S must be a whole number of seconds, not '9m'\n")
 
 
 def _python(tmp_path: Path, body: str) -> Path:
