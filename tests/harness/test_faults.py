@@ -1021,6 +1021,26 @@ def test_a_summary_that_cannot_be_updated_names_the_cases_it_lists_and_what_is_l
 
 
 
+def test_a_stale_summary_of_many_cases_names_the_first_and_last_it_lists(tmp_path):
+    """Over 3 cases listed, the note names the first and the last (they run in order);
+    1 to 3 are each named."""
+    from ipc_bench.harness.run_folder import RunWriter
+
+    writer = RunWriter(tmp_path / "run", {"scenario": "t"})
+    ids = [f"num_running={n}/send/msgpack#0" for n in (1, 2, 4, 8, 16)]
+    for i, case_id in enumerate(ids):
+        writer.list_case({"case_id": case_id})
+        if i == 2:
+            assert writer.held_note(ids[:4], 57) == (
+                " and lists 3 cases, whose results are kept: num_running=1/send/msgpack#0, "
+                "num_running=2/send/msgpack#0 and num_running=4/send/msgpack#0; case "
+                "num_running=8/send/msgpack#0 is not listed, and none of its rows reached "
+                "the folder: the 57 steps it measured are lost")
+    assert writer.held_note(ids) == (
+        " and lists 5 cases, whose results are kept: the first 5 run, "
+        "num_running=1/send/msgpack#0 to num_running=16/send/msgpack#0")
+
+
 def test_a_disk_full_from_the_second_case_on_says_its_measured_steps_are_lost(
         tmp_path, monkeypatch, capsys):
     """Every write fails once the second case has begun (its first flush of
