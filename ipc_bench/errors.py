@@ -144,6 +144,23 @@ def fd_shortage_text(exc: BaseException) -> Optional[str]:
     return None
 
 
+def file_size_text(exc: OSError) -> Optional[str]:
+    """The reason for a write refused at the process's file-size limit (``EFBIG`` with
+    ``RLIMIT_FSIZE`` set), naming it: ``File too large (the file-size limit, ulimit -f
+    40: 40 KiB a file)``, so that a small file beside the error does not read as the one
+    that failed (the append that would pass the limit is refused whole). ``None`` for
+    any other error, or ``EFBIG`` without such a limit (the file system's own)."""
+    import resource
+
+    if getattr(exc, "errno", None) != errno.EFBIG:
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return (f"{exc.strerror or 'File too large'} (the file-size limit, ulimit -f "
+            f"{soft // 1024}: {soft // 1024:,} KiB a file)")
+
+
 def resource_shortage_text(exc: BaseException) -> Optional[str]:
     """The line for ``exc`` raised because the process is at a resource limit, not
     for a bug: a thread that could not start (``RuntimeError: can't start new

@@ -90,7 +90,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from ipc_bench.errors import FD_ERRNOS, fd_shortage_text
+from ipc_bench.errors import FD_ERRNOS, fd_shortage_text, file_size_text
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import (OPTIONAL_RUNNER_COLUMNS, RUNNER_COLUMNS, SCHED_COLUMNS,
                                     CaseResult, CaseSpec)
@@ -183,14 +183,15 @@ def _json_safe(obj: Any) -> Any:
 class RunFolderError(Exception):
     """A file of the run folder could not be written (disk full, file size limit,
     folder removed or read-only, no file descriptor left): ``cannot write results to
-    DIR: REASON``, one line. ``reason``: the system's words (``strerror``), or, for a
+    DIR: REASON``, one line. ``reason``: the system's words (``strerror``), with the
+    file-size limit where one refused the write (``errors.file_size_text``), or, for a
     process out of file descriptors, ``errors.fd_shortage_text``'s line (``too many
     open files (ulimit -n 20): raise it (e.g. ulimit -n 1024) and run again``);
     ``errno``: the ``OSError``'s; ``exit_code``: 2 for those (``errors.FD_ERRNOS``),
     as wherever else the harness runs out of descriptors, else 1."""
 
     def __init__(self, run_dir: str | os.PathLike, exc: OSError):
-        self.reason = fd_shortage_text(exc) or exc.strerror or str(exc)
+        self.reason = fd_shortage_text(exc) or file_size_text(exc) or exc.strerror or str(exc)
         super().__init__(f"cannot write results to {run_dir}: {self.reason}")
         self.errno = exc.errno
 

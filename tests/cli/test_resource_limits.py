@@ -4,13 +4,15 @@ a bug (a thread limit or ``ulimit -v`` once printed a traceback and "internal er
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 
 import pytest
 
 from ipc_bench import cli
 from ipc_bench.cli import execute
-from ipc_bench.errors import resource_shortage_text
+from ipc_bench.errors import file_size_text, resource_shortage_text
 
 ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
         "--warmup-steps", "2", "--codecs", "msgpack", "--policies", "send",
@@ -205,3 +207,18 @@ def test_other_startup_errors_keep_their_traceback():
     assert (proc.returncode, proc.stderr) == (1, (
         "bench.py: error: out of memory (MemoryError): a memory limit (a container's) or "
         "the machine's memory is too small for bench.py; raise it\n"))
+
+
+@pytest.mark.parametrize("limit,code,words", [
+    (40 * 1024, errno.EFBIG, "File too large (the file-size limit, ulimit -f 40: 40 KiB a file)"),
+    (2 ** 40, errno.EFBIG, "File too large (the file-size limit, ulimit -f 1073741824: "
+                           "1,073,741,824 KiB a file)"),
+    (None, errno.EFBIG, None),  # no limit: the file system's own EFBIG, its words alone
+    (40 * 1024, errno.ENOSPC, None),
+])
+def test_a_write_past_the_file_size_limit_names_it(limit, code, words, monkeypatch):
+    import resource
+
+    soft = resource.RLIM_INFINITY if limit is None else limit
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (soft, resource.RLIM_INFINITY))
+    assert file_size_text(OSError(code, os.strerror(code))) == words

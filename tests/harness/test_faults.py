@@ -1201,7 +1201,8 @@ def test_a_file_size_limit_mid_run_records_the_case_as_other_failures_do(tmp_pat
          "--steps", "100000", "--model", "fixed-step", "--step-time-ms", "1", "--policies",
          "send", "--codecs", "msgpack", "--no-single-process", "--quiet", "--output",
          str(run)], cwd=REPO, capture_output=True, text=True, timeout=300, preexec_fn=limit)
-    error = f"cannot write results to {run}: File too large"
+    error = (f"cannot write results to {run}: File too large (the file-size limit, "
+             "ulimit -f 512: 512 KiB a file)")
     summary, frames = load_run(run)
     assert all(p.stat().st_size <= 512 * 1024 for p in run.iterdir())
     case = "num_running=16/send/msgpack#0"
