@@ -6,11 +6,18 @@ argument, so its logic runs on CPU in the tests.
 Timing, per step, from two CUDA events on the model's stream (``torch.cuda.Event(
 enable_timing=True)``), one recorded before the step's first operation (its
 host-to-device input copies) and one after its last (the argmax), read once the step
-has synchronised (the sampled ids' copy to the host):
+has synchronised (the sampled ids' copy to the host). The step's host-only work comes
+before the first event: its input arrays are computed with numpy (positions, KV
+slots, the decode / prefill split, bucket padding, the attention backend's block
+tables and masks, the device-input path's index arrays) and copied into the pinned
+staging buffers (``PinnedStaging.stage``); after it only device work is enqueued (the
+copies from those buffers, the kernels or the graph replay). An event recorded on an
+idle stream completes at once, so host work after it would count as GPU busy.
 
 - ``gpu_busy_ns``: from the step's first to its last operation on the GPU. Gaps
-  inside the step where the GPU waited for the host to launch the next kernel count
-  as busy: events bound the step, they do not sum kernel times.
+  inside the step where the GPU waited for the host to launch the next kernel (Python
+  dispatch of the eager forward) count as busy: events bound the step, they do not
+  sum kernel times.
 - ``gpu_idle_ns``: from the previous step's last operation to this step's first: the
   GPU waiting on the scheduler, the IPC and the runner's input preparation
   (``-1`` for the first step, which has no previous one, and for a step without GPU
@@ -104,10 +111,12 @@ class PinnedStaging:
     ``put(name, array)``: copies the numpy ``array`` into the host buffer ``name``
     (page-locked when ``pin``), then into the device buffer ``name`` with
     ``non_blocking=True``, and returns the device buffer's first ``array.size``
-    elements viewed as ``array.shape``. Buffers grow (doubling) and are reused; a
-    name may be put once per step: the returned tensor stays valid until the next
-    ``put`` of that name. Two sets of host buffers alternate step by step
-    (``next_step()``, called by the model before each step's first ``put``): with the
+    elements viewed as ``array.shape``. The two halves apart: ``stage(name, array)``
+    (the host copy: host work only), then ``put(name)`` (the device copy). Buffers
+    grow (doubling) and are reused; a name may be put once per step: the returned
+    tensor stays valid until the next ``put`` of that name. Two sets of host buffers
+    alternate step by step (``next_step()``, called by the model before each step's
+    first ``stage``): with the
     device-input path step n + 1's inputs are staged while step n's non-blocking
     copies may still be queued, and a set is reused only two steps later, after the
     step that used it was waited for (``DeviceSampledIds``: the runner waits for
@@ -120,12 +129,20 @@ class PinnedStaging:
         self.pin = pin
         self._buffers: dict[tuple[str, int], tuple[Any, Any]] = {}
         self._set = 0
+        self._staged: dict[str, tuple[Any, Any, tuple]] = {}  # name -> (host, device, shape)
 
     def next_step(self) -> None:
-        """Switch to the other set of host buffers (once per step)."""
+        """Switch to the other set of host buffers (once per step); forgets what was
+        staged and not put."""
         self._set ^= 1
+        self._staged.clear()
 
-    def put(self, name: str, array: np.ndarray):
+    def stage(self, name: str, array: np.ndarray) -> None:
+        """Host work only: copy the numpy ``array`` into the host buffer ``name`` of
+        this step's set (growing it and its device buffer first if too small: an
+        allocation, no copy); ``put(name)`` then issues the device copy. The torch
+        model stages a step's inputs before the step's first timing event, so that
+        this copy counts as host time, not GPU busy."""
         torch = self.torch
         src = torch.from_numpy(np.ascontiguousarray(array).reshape(-1))
         n = src.numel()
@@ -138,8 +155,18 @@ class PinnedStaging:
             self._buffers[key] = bufs
         host, dev = bufs
         host[:n].copy_(src)
-        dev[:n].copy_(host[:n], non_blocking=True)
-        return dev[:n].view(array.shape)
+        self._staged[name] = (host[:n], dev[:n], tuple(array.shape))
+
+    def put(self, name: str, array: Optional[np.ndarray] = None):
+        """The device copy of the host buffer ``name`` (``non_blocking=True``), as a
+        view of the device buffer shaped as the array. With ``array``: ``stage`` it
+        first; without, the array staged under ``name`` this step (``KeyError`` if
+        none was, or it was put already)."""
+        if array is not None:
+            self.stage(name, array)
+        host, dev, shape = self._staged.pop(name)
+        dev.copy_(host, non_blocking=True)
+        return dev.view(shape)
 
 
 def cuda_graph_capture(torch) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
@@ -364,11 +391,12 @@ class DecodeGraphs:
         self.captured: list[int] = []
         self.replays: dict[int, int] = {}
 
-    def _fill(self, input_ids: np.ndarray, positions: np.ndarray, seq_lens: np.ndarray,
-              block_table: np.ndarray, bucket: int, fill=None):
-        """Pad the step to ``bucket`` rows, copy it into the buffers; the plan.
-        ``fill(ids_t)``, if given, then overwrites input ids on the device
-        (``DeviceSampledIds.fill``: step n - 1's sampled ids)."""
+    def _inputs(self, input_ids: np.ndarray, positions: np.ndarray, seq_lens: np.ndarray,
+                block_table: np.ndarray, bucket: int) -> tuple[dict, DecodeRows, dict]:
+        """Host half of a step (numpy only): the step padded to ``bucket`` rows.
+        Returns ``(arrays, rows, attention_arrays)``: the ``[bucket]`` int64 ids,
+        positions and slots by staging name, the padded ``DecodeRows`` and the
+        attention backend's host arrays (``host_inputs``)."""
         model = self.model
         n, bs, pad = len(seq_lens), model.block_size, model.pad_block
         ids = np.zeros(bucket, np.int64)
@@ -377,15 +405,28 @@ class DecodeGraphs:
         pos[:n] = positions
         slots = np.full(bucket, pad * bs, np.int64)
         slots[:n] = block_table[np.arange(n), pos[:n] // bs].astype(np.int64) * bs + pos[:n] % bs
+        rows = DecodeRows(block_table, np.asarray(seq_lens, np.int64), bs, pad, bucket)
+        arrays = {"graph/input_ids": ids, "graph/positions": pos, "graph/slots": slots}
+        return arrays, rows, model.attention.host_inputs(rows)
+
+    def _fill(self, arrays: dict, rows: DecodeRows, attention_arrays: dict, fill=None):
+        """Device half of a step: copy ``_inputs``' arrays into the buffers (through
+        the model's staging); the attention plan. ``fill(ids_t)``, if given, then
+        overwrites input ids on the device (``DeviceSampledIds.fill``: step n - 1's
+        sampled ids)."""
+        model = self.model
+        bucket, n = rows.bucket, rows.num_rows
         put = model._to_device
-        self.input_ids[:bucket].copy_(put("graph/input_ids", ids), non_blocking=True)
-        self.positions[:bucket].copy_(put("graph/positions", pos), non_blocking=True)
-        self.slots[:bucket].copy_(put("graph/slots", slots), non_blocking=True)
+        self.input_ids[:bucket].copy_(put("graph/input_ids", arrays["graph/input_ids"]),
+                                      non_blocking=True)
+        self.positions[:bucket].copy_(put("graph/positions", arrays["graph/positions"]),
+                                      non_blocking=True)
+        self.slots[:bucket].copy_(put("graph/slots", arrays["graph/slots"]),
+                                  non_blocking=True)
         if fill is not None:
             fill(self.input_ids)
         model.last_fed = self.input_ids[:n]
-        rows = DecodeRows(block_table, np.asarray(seq_lens, np.int64), bs, pad, bucket)
-        return model.attention.plan(rows, put)
+        return model.attention.plan(rows, put, attention_arrays)
 
     def _replay_for(self, bucket: int, plan) -> Callable[[], Any]:
         replay = self._replay.get(bucket)
@@ -405,7 +446,8 @@ class DecodeGraphs:
         empty = np.zeros((0, 1), np.int32)
         with self.model.torch.inference_mode():
             for bucket in self.buckets:
-                plan = self._fill(empty[:, 0], empty[:, 0], empty[:, 0], empty, bucket)
+                plan = self._fill(*self._inputs(empty[:, 0], empty[:, 0], empty[:, 0], empty,
+                                                bucket))
                 self._replay_for(bucket, plan)
 
     def run(self, input_ids: np.ndarray, positions: np.ndarray, seq_lens: np.ndarray,
@@ -413,14 +455,19 @@ class DecodeGraphs:
         """Greedy ids ``[n]`` (a device tensor) of a pure-decode step of ``n`` rows:
         ``input_ids``, ``positions``, ``seq_lens`` ``[n]``; ``block_table`` ``[n, >=
         max blocks]``. ``timer``: a ``StepEventTimer`` whose ``begin`` is recorded
-        before the input copies; ``fill``: as ``_fill``'s. The device ids fed are left
-        in ``model.last_fed``."""
+        after the host half (``_inputs``, the staging of its arrays and of ``fill``'s)
+        and before the input copies; ``fill``: as ``_fill``'s. The device ids fed are
+        left in ``model.last_fed``."""
         n = len(seq_lens)
-        bucket = self.model.attention.bucket(n)
-        with self.model.torch.inference_mode():
-            if timer is not None:
+        model = self.model
+        bucket = model.attention.bucket(n)
+        with model.torch.inference_mode():
+            arrays, rows, attention_arrays = self._inputs(input_ids, positions, seq_lens,
+                                                          block_table, bucket)
+            model._stage(arrays, attention_arrays, getattr(fill, "inputs", None) or {})
+            if timer is not None:  # only device work follows
                 timer.begin()
-            plan = self._fill(input_ids, positions, seq_lens, block_table, bucket, fill)
+            plan = self._fill(arrays, rows, attention_arrays, fill)
             out = self._replay_for(bucket, plan)()
             self.replays[bucket] = self.replays.get(bucket, 0) + 1
             return out[:n]
@@ -451,6 +498,24 @@ class SampledCopy:
         return self.sampled_host.numpy().copy(), self.fed_host.numpy().copy()
 
 
+class PlaceholderFill:
+    """The device-input path's ``fill(ids_t)`` of one step: ``device_ids.fill(ids_t,
+    flat_idx, prev_idx, put)``. ``inputs``: its host arrays by staging name
+    (``DeviceSampledIds.fill_inputs``, computed here, before the step), which the
+    model stages with the step's other inputs before its first timing event."""
+
+    def __init__(self, device_ids: "DeviceSampledIds", flat_idx: np.ndarray,
+                 prev_idx: np.ndarray, put):
+        self.device_ids = device_ids
+        self.flat_idx = flat_idx
+        self.prev_idx = prev_idx
+        self.put = put
+        self.inputs = device_ids.fill_inputs(flat_idx, prev_idx)
+
+    def __call__(self, ids_t) -> None:
+        self.device_ids.fill(ids_t, self.flat_idx, self.prev_idx, self.put)
+
+
 class DeviceSampledIds:
     """Step n's sampled ids kept on the device, fed into step n + 1 there, and copied
     to the host without blocking: the runner side of vLLM V1's async scheduling
@@ -472,6 +537,8 @@ class DeviceSampledIds:
     position ``flat_idx[i]`` of ``ids_t`` takes ``prev[prev_idx[i]]`` (a plain copy
     when both are ``0..k-1``, as vLLM's fast path, else ``scatter_`` of an
     ``index_select``); the index arrays go through ``put`` (the model's staging).
+    ``fill_inputs(flat_idx, prev_idx)`` is its host half, which the model stages
+    before the step's first timing event (``PlaceholderFill``).
 
     On CPU (``torch_device.type != "cuda"``) the same calls run with no side stream
     and no event: the copies are synchronous, so nothing overlaps, but the ids fed and
@@ -488,6 +555,7 @@ class DeviceSampledIds:
         self._host: list[dict[str, Any]] = [{}, {}]
         self._set = 0
         self.num_filled = 0  # input positions filled on the device so far (tests)
+        self._planned: Optional[tuple] = None  # (flat_idx, prev_idx, arrays): fill_inputs
 
     def _host_buffer(self, name: str, n: int):
         bufs = self._host[self._set]
@@ -498,18 +566,40 @@ class DeviceSampledIds:
             bufs[name] = buf
         return buf[:n]
 
+    def fill_inputs(self, flat_idx: np.ndarray, prev_idx: np.ndarray) -> dict:
+        """Host half of ``fill`` (numpy only): the index arrays it will ``put``, by
+        staging name, ``{}`` where it copies the first rows in order (or has nothing to
+        fill). ``fill`` with these same array objects reuses the decision."""
+        k = len(flat_idx)
+        seq = np.arange(k, dtype=np.int64)
+        arrays = ({} if not k or (np.array_equal(flat_idx, seq)
+                                  and np.array_equal(prev_idx, seq))
+                  else {"prev_sampled/src": prev_idx, "prev_sampled/dst": flat_idx})
+        self._planned = (flat_idx, prev_idx, arrays)
+        return arrays
+
+    def filler(self, flat_idx: np.ndarray, prev_idx: np.ndarray, put) -> PlaceholderFill:
+        """The ``fill(ids_t)`` of the next step, its host half done
+        (``PlaceholderFill``)."""
+        return PlaceholderFill(self, flat_idx, prev_idx, put)
+
     def fill(self, ids_t, flat_idx: np.ndarray, prev_idx: np.ndarray, put) -> None:
         k = len(flat_idx)
         if not k:
             return
         if self.prev is None:
             raise RuntimeError("device input ids requested with no previous step's ids")
-        seq = np.arange(k, dtype=np.int64)
-        if np.array_equal(flat_idx, seq) and np.array_equal(prev_idx, seq):
+        planned, self._planned = self._planned, None
+        if planned is not None and planned[0] is flat_idx and planned[1] is prev_idx:
+            arrays = planned[2]
+        else:  # not planned with these arrays (a direct call)
+            arrays = self.fill_inputs(flat_idx, prev_idx)
+            self._planned = None
+        if not arrays:
             ids_t[:k].copy_(self.prev[:k])  # the first k rows, in the same order
         else:
-            src = self.prev.index_select(0, put("prev_sampled/src", prev_idx))
-            ids_t.scatter_(0, put("prev_sampled/dst", flat_idx), src)
+            src = self.prev.index_select(0, put("prev_sampled/src", arrays["prev_sampled/src"]))
+            ids_t.scatter_(0, put("prev_sampled/dst", arrays["prev_sampled/dst"]), src)
         self.num_filled += k
 
     def start_copy(self, sampled_t, fed_t) -> SampledCopy:

@@ -674,9 +674,8 @@ class ModelRunner:
         flat_idx, prev_idx = self.placeholder_map(inputs)
         device_ids = self.device_ids
         fill = None
-        if len(flat_idx):
-            put = self.model._to_device
-            fill = lambda ids_t: device_ids.fill(ids_t, flat_idx, prev_idx, put)  # noqa: E731
+        if len(flat_idx):  # its host half now, staged with the step's inputs
+            fill = device_ids.filler(flat_idx, prev_idx, self.model._to_device)
         sampled_t, fed_t = self.model.launch(self.input_batch, inputs, fill)
         step = LaunchedStep(so, inputs, rows, device_ids.start_copy(sampled_t, fed_t))
         self._prev_step = step

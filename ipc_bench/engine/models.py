@@ -29,7 +29,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
@@ -437,6 +437,9 @@ class TorchModel:
         self.timer: Optional[StepEventTimer] = None
         self.staging: Optional[PinnedStaging] = None
         self.last_fed = None  # the device input ids of the last step (``forward_logits``)
+        #: the step's inputs staged before its first timing event (``_stage``):
+        #: name -> (array, its tensor on CPU / None where ``staging`` holds it)
+        self._staged: dict[str, tuple[np.ndarray, Any]] = {}
         if device == "cuda":
             attention = configure_cuda_attention(torch)
             self.device = f"cuda ({torch.cuda.get_device_name(self.torch_device)}; {attention})"
@@ -595,9 +598,28 @@ class TorchModel:
                               "start-up: use --attention gather")
         return err
 
+    def _stage(self, *arrays: dict) -> None:
+        """The host half of ``_to_device`` for each ``{name: array}`` of ``arrays``:
+        on CUDA the copy into the pinned buffer ``name`` (``PinnedStaging.stage``), on
+        CPU the tensor over the array. A step stages its inputs before its first
+        timing event, so that only device copies follow it."""
+        for named in arrays:
+            for name, array in named.items():
+                if self.staging is not None:
+                    self.staging.stage(name, array)
+                    self._staged[name] = (array, None)
+                else:
+                    self._staged[name] = (array, self.torch.from_numpy(
+                        np.ascontiguousarray(array)))
+
     def _to_device(self, name: str, array: np.ndarray):
         """``array`` on the model's device: on CUDA through the pinned buffer ``name``
-        (once per step per name), on CPU the array itself as a tensor (no copy)."""
+        (once per step per name), on CPU the array itself as a tensor (no copy). If
+        this very ``array`` was staged under ``name`` (``_stage``), only the device
+        copy is left to issue; otherwise it is staged here first."""
+        staged = self._staged.pop(name, None)
+        if staged is not None and staged[0] is array:
+            return staged[1] if self.staging is None else self.staging.put(name)
         if self.staging is not None:
             return self.staging.put(name, array)
         return self.torch.from_numpy(np.ascontiguousarray(array))
@@ -656,14 +678,17 @@ class TorchModel:
             self.last_fed = torch.empty(0, dtype=torch.int64, device=self.torch_device)
             return torch.empty(0, self.vocab_size, device=self.torch_device)
         with torch.inference_mode():
-            if self.timer is not None:  # CUDA: the step's first GPU operation follows
+            ids = {"input_ids": np.asarray(input_ids, dtype=np.int64)}
+            arrays, layout = self._plan_host(positions, query_start_loc, seq_lens,
+                                             block_table, logits_indices)
+            self._stage(ids, arrays, layout[1], getattr(fill, "inputs", None) or {})
+            if self.timer is not None:  # CUDA: only device work follows
                 self.timer.begin()
-            ids_t = self._to_device("input_ids", np.asarray(input_ids, dtype=np.int64))
+            ids_t = self._to_device("input_ids", ids["input_ids"])
             if fill is not None:
                 fill(ids_t)
             self.last_fed = ids_t
-            return self._forward(ids_t, *self._step_plan(positions, query_start_loc, seq_lens,
-                                                         block_table, logits_indices))
+            return self._forward(ids_t, *self._plan_device(arrays, layout))
 
     def _step_plan(self, positions: np.ndarray, query_start_loc: np.ndarray,
                    seq_lens: np.ndarray, block_table: np.ndarray,
@@ -674,7 +699,19 @@ class TorchModel:
         draft tokens to verify) go through one batched call of ``self.attention`` per
         layer (``Q = decode_threshold`` queries per row when any has more than one,
         ``DecodeRows``); longer rows (prefill chunks) through the gathered causal path
-        one by one. K/V are written at every scheduled position first."""
+        one by one. K/V are written at every scheduled position first. The host half
+        (``_plan_host``) then the device half (``_plan_device``)."""
+        return self._plan_device(*self._plan_host(positions, query_start_loc, seq_lens,
+                                                  block_table, logits_indices))
+
+    def _plan_host(self, positions: np.ndarray, query_start_loc: np.ndarray,
+                   seq_lens: np.ndarray, block_table: np.ndarray,
+                   logits_indices: Optional[np.ndarray] = None) -> tuple[dict, tuple]:
+        """The host half of ``_step_plan`` (numpy only): ``(arrays, layout)``, the
+        step's input arrays by staging name and ``layout = (rows, attention_arrays,
+        prefills)``: the batched rows' ``DecodeRows`` (``None`` without), the
+        attention backend's arrays for them (``host_inputs``) and ``(start, end,
+        ctx)`` per prefill chunk."""
         n = len(seq_lens)
         qsl = np.asarray(query_start_loc, dtype=np.int64)
         num_sched = np.diff(qsl)
@@ -684,35 +721,52 @@ class TorchModel:
         bs = self.block_size
         slots = (block_table[req_idx, positions // bs].astype(np.int64) * bs
                  + positions % bs)  # [num_tokens] flat slot of each token's K/V
-        put = self._to_device
-        pos_t = put("positions", positions)
-        slots_t = put("slots", slots)
+        arrays = {"positions": positions, "slots": slots}
         batched = (num_sched >= 1) & (num_sched <= self.decode_threshold)
         dec = np.flatnonzero(batched)
         nq = 1 if len(dec) == 0 or int(num_sched[dec].max()) == 1 else self.decode_threshold
-        decode = None
+        rows, attention_arrays = None, {}
         if len(dec):
-            attention = self.attention
             rows = DecodeRows(block_table[dec], seq_lens[dec], bs, self.pad_block,
-                              attention.bucket(len(dec)), num_sched[dec], nq)
-            rows_t = None
+                              self.attention.bucket(len(dec)), num_sched[dec], nq)
             if len(dec) != n:  # the batched rows' tokens in the flat scheduled tokens
-                rows_t = put("decode_rows", np.repeat(qsl[dec] - rows.query_start[:len(dec)],
-                                                      num_sched[dec])
-                             + np.arange(int(rows.query_start[len(dec)])))
-            decode = (rows_t, rows.bucket - len(dec), attention.plan(rows, put))
+                arrays["decode_rows"] = (np.repeat(qsl[dec] - rows.query_start[:len(dec)],
+                                                   num_sched[dec])
+                                         + np.arange(int(rows.query_start[len(dec)])))
+            attention_arrays = self.attention.host_inputs(rows)
         prefills = []
         for j, r in enumerate(np.flatnonzero(num_sched > self.decode_threshold)):
             start, end, ctx = int(qsl[r]), int(qsl[r + 1]), int(seq_lens[r])
-            bt = put(f"prefill_block_table/{j}", block_table[r, :-(-ctx // bs)]
-                     .astype(np.int64))
-            mask = put(f"prefill_mask/{j}", np.arange(ctx)[None, :]
-                       <= np.arange(ctx - (end - start), ctx)[:, None])
-            prefills.append((start, end, ctx, bt, mask))
+            arrays[f"prefill_block_table/{j}"] = block_table[r, :-(-ctx // bs)].astype(np.int64)
+            arrays[f"prefill_mask/{j}"] = (np.arange(ctx)[None, :]
+                                           <= np.arange(ctx - (end - start), ctx)[:, None])
+            prefills.append((start, end, ctx))
         if logits_indices is not None:
-            last = put("logits_indices", np.asarray(logits_indices, dtype=np.int64))
-        else:
-            last = None if len(dec) == n and nq == 1 else put("last_tokens", qsl[1:] - 1)
+            arrays["logits_indices"] = np.asarray(logits_indices, dtype=np.int64)
+        elif not (len(dec) == n and nq == 1):
+            arrays["last_tokens"] = qsl[1:] - 1
+        return arrays, (rows, attention_arrays, prefills)
+
+    def _plan_device(self, arrays: dict, layout: tuple) -> tuple:
+        """The device half of ``_step_plan`` over ``_plan_host``'s result: each array
+        to the device (only the copy where it was staged, ``_stage``) and the
+        attention backend's plan; ``(pos_t, slots_t, decode, prefills, last)``."""
+        put = self._to_device
+        rows, attention_arrays, spans = layout
+        pos_t = put("positions", arrays["positions"])
+        slots_t = put("slots", arrays["slots"])
+        decode = None
+        if rows is not None:
+            rows_t = put("decode_rows", arrays["decode_rows"]) if "decode_rows" in arrays else None
+            decode = (rows_t, rows.bucket - rows.num_rows,
+                      self.attention.plan(rows, put, attention_arrays))
+        prefills = []
+        for j, (start, end, ctx) in enumerate(spans):
+            name_bt, name_mask = f"prefill_block_table/{j}", f"prefill_mask/{j}"
+            prefills.append((start, end, ctx, put(name_bt, arrays[name_bt]),
+                             put(name_mask, arrays[name_mask])))
+        name = next((k for k in ("logits_indices", "last_tokens") if k in arrays), None)
+        last = None if name is None else put(name, arrays[name])
         return pos_t, slots_t, decode, prefills, last
 
     def _forward(self, ids_t, pos_t, slots_t, decode, prefills, last):
@@ -866,6 +920,7 @@ class TorchModel:
         """Greedy ids ``[num_reqs]`` (``[num_samples]`` with ``logits_indices``) as a
         device tensor (not waited for)."""
         n = len(seq_lens)
+        self._staged.clear()
         if self.staging is not None:
             self.staging.next_step()
         if (self.graphs is not None and n and int(query_start_loc[-1]) == n

@@ -184,22 +184,34 @@ class GatherAttention:
         """Rows the decode attention runs over: ``num_rows`` (no padding)."""
         return num_rows
 
-    def plan(self, rows: DecodeRows, to_device: Callable[[str, np.ndarray], Any]):
+    def host_inputs(self, rows: DecodeRows) -> dict[str, np.ndarray]:
+        """The host half of ``plan`` (numpy only): its arrays by staging name."""
+        nd, nb, nq = rows.num_rows, rows.max_blocks, rows.max_query_len
+        out = {"decode_block_table": rows.block_ids[:nd, :nb].astype(np.int64)}
+        keys = np.arange(nb * self.block_size)[None, None, :]
+        lens = rows.seq_lens[:nd, None, None]
+        if nq == 1:
+            out["decode_mask"] = keys < lens
+            return out
+        last = lens - rows.query_lens[:nd, None, None] + np.arange(nq)[None, :, None]
+        out["decode_mask"] = (keys < lens) & (keys <= last)
+        out["decode_padded_index"] = rows.padded_index
+        return out
+
+    def plan(self, rows: DecodeRows, to_device: Callable[[str, np.ndarray], Any],
+             inputs: Optional[dict] = None):
         """Per-step tensors ``(block ids, mask, index)``: the block ids ``[nd, nb]``
         (int64) and the mask ``[nd, 1, Q, nb * block_size]`` (bool) over the gathered
         copy: key ``p`` is seen by query ``j`` of row ``i`` when ``p < seq_len[i]`` and
         ``p <= seq_len[i] - query_len[i] + j`` (for ``Q == 1`` the length mask alone);
-        ``index``: ``None`` for ``Q == 1``, else ``padded_index`` (int64 ``[T]``)."""
-        nd, nb, nq = rows.num_rows, rows.max_blocks, rows.max_query_len
-        bt = to_device("decode_block_table", rows.block_ids[:nd, :nb].astype(np.int64))
-        keys = np.arange(nb * self.block_size)[None, None, :]
-        lens = rows.seq_lens[:nd, None, None]
-        if nq == 1:
-            mask = to_device("decode_mask", keys < lens)[:, None]
+        ``index``: ``None`` for ``Q == 1``, else ``padded_index`` (int64 ``[T]``).
+        ``inputs``: ``host_inputs(rows)``, computed before (else here)."""
+        a = self.host_inputs(rows) if inputs is None else inputs
+        bt = to_device("decode_block_table", a["decode_block_table"])
+        mask = to_device("decode_mask", a["decode_mask"])[:, None]
+        if rows.max_query_len == 1:
             return bt, mask, None
-        last = lens - rows.query_lens[:nd, None, None] + np.arange(nq)[None, :, None]
-        mask = to_device("decode_mask", (keys < lens) & (keys <= last))[:, None]
-        return bt, mask, to_device("decode_padded_index", rows.padded_index)
+        return bt, mask, to_device("decode_padded_index", a["decode_padded_index"])
 
     def __call__(self, q, k_cache, v_cache, plan):
         """``q``: ``[nd, H, hd]`` (``[T, H, hd]``, each row's queries in turn, for
@@ -233,19 +245,26 @@ class _StaticRows:
         self.last_len = torch.ones(max_bucket, **i32)
         self.block_ids = torch.zeros(max_bucket, max_blocks, **i32)
 
-    def fill(self, rows: DecodeRows, to_device) -> None:
+    @staticmethod
+    def host_inputs(rows: DecodeRows) -> dict[str, np.ndarray]:
+        """The arrays ``fill`` copies, by staging name (views of ``rows``')."""
+        return {"rows/seq_lens": rows.seq_lens, "rows/num_blocks": rows.num_blocks,
+                "rows/last_block": rows.last_block, "rows/last_len": rows.last_len,
+                "rows/block_ids": rows.block_ids[:, :rows.max_blocks]}
+
+    def fill(self, rows: DecodeRows, to_device, inputs: Optional[dict] = None) -> None:
         """Copy ``rows`` into the first ``rows.bucket`` rows (columns past
         ``rows.max_blocks`` keep stale ids, never read: each row's block count bounds
-        what a kernel reads)."""
+        what a kernel reads). ``inputs``: ``host_inputs(rows)`` (or a superset),
+        computed before (else here)."""
+        a = self.host_inputs(rows) if inputs is None else inputs
         b, nb = rows.bucket, rows.max_blocks
-        self.seq_lens[:b].copy_(to_device("rows/seq_lens", rows.seq_lens), non_blocking=True)
-        self.num_blocks[:b].copy_(to_device("rows/num_blocks", rows.num_blocks),
-                                  non_blocking=True)
-        self.last_block[:b].copy_(to_device("rows/last_block", rows.last_block),
-                                  non_blocking=True)
-        self.last_len[:b].copy_(to_device("rows/last_len", rows.last_len), non_blocking=True)
-        self.block_ids[:b, :nb].copy_(to_device("rows/block_ids", rows.block_ids[:, :nb]),
-                                      non_blocking=True)
+        for name, buf in (("rows/seq_lens", self.seq_lens[:b]),
+                          ("rows/num_blocks", self.num_blocks[:b]),
+                          ("rows/last_block", self.last_block[:b]),
+                          ("rows/last_len", self.last_len[:b]),
+                          ("rows/block_ids", self.block_ids[:b, :nb])):
+            buf.copy_(to_device(name, a[name]), non_blocking=True)
 
 
 def flex_kernel_options(device_type: str, num_heads: int, num_kv_heads: int,
@@ -409,18 +428,11 @@ class FlexAttention:
         self._masks[(bucket, nq)] = mask
         return mask
 
-    def plan(self, rows: DecodeRows, to_device):
-        """Refill the persistent buffers from ``rows`` and return ``(BlockMask,
-        index)``: the mask of the bucket and query width (the same object every step of
-        both), ``index`` ``None`` for ``Q == 1``, else ``padded_index`` (int64 ``[Tp]``)."""
-        st = self.static
-        st.fill(rows, to_device)
-        b, nb, nq = rows.bucket, rows.max_blocks, rows.max_query_len
-        self._full_ids[:b, 0, 0, :nb].copy_(st.block_ids[:b, :nb])
-        if nq == 1:
-            self._full_num[:b, 0, 0].copy_(st.num_blocks[:b] - 1)
-            self._last_ids[:b, 0, 0, 0].copy_(st.last_block[:b])
-            return self._block_mask(b), None
+    def host_inputs(self, rows: DecodeRows) -> dict[str, np.ndarray]:
+        """The host half of ``plan`` (numpy only): its arrays by staging name."""
+        out = _StaticRows.host_inputs(rows)
+        if rows.max_query_len == 1:
+            return out
         bs = self.block_size
         nblocks = rows.num_blocks.astype(np.int64)
         first_q = (rows.seq_lens - rows.query_lens).astype(np.int64)
@@ -432,15 +444,38 @@ class FlexAttention:
         part_ids = np.where(listed, np.take_along_axis(rows.block_ids, np.minimum(
             col, rows.block_ids.shape[1] - 1), axis=1), rows.block_ids[:, :1])
         part_pos = np.where(listed, col, 0)  # unlisted slots repeat block 0 at index 0
-        self._full_num[:b, 0, 0].copy_(to_device("rows/num_full", num_full.astype(np.int32)))
-        self._part_num[:b, 0, 0].copy_(to_device(
-            "rows/num_partial", (nblocks - num_full).astype(np.int32)))
-        self._first_q[:b].copy_(to_device("rows/first_q", first_q.astype(np.int32)))
-        ids_t = to_device("rows/partial_ids", part_ids.astype(np.int32))
+        out.update({"rows/num_full": num_full.astype(np.int32),
+                    "rows/num_partial": (nblocks - num_full).astype(np.int32),
+                    "rows/first_q": first_q.astype(np.int32),
+                    "rows/partial_ids": part_ids.astype(np.int32),
+                    "rows/partial_pos": part_pos.astype(np.int32),
+                    "decode_padded_index": rows.padded_index})
+        return out
+
+    def plan(self, rows: DecodeRows, to_device, inputs: Optional[dict] = None):
+        """Refill the persistent buffers from ``rows`` and return ``(BlockMask,
+        index)``: the mask of the bucket and query width (the same object every step of
+        both), ``index`` ``None`` for ``Q == 1``, else ``padded_index`` (int64 ``[Tp]``).
+        ``inputs``: ``host_inputs(rows)``, computed before (else here)."""
+        a = self.host_inputs(rows) if inputs is None else inputs
+        st = self.static
+        st.fill(rows, to_device, a)
+        b, nb, nq = rows.bucket, rows.max_blocks, rows.max_query_len
+        self._full_ids[:b, 0, 0, :nb].copy_(st.block_ids[:b, :nb])
+        if nq == 1:
+            self._full_num[:b, 0, 0].copy_(st.num_blocks[:b] - 1)
+            self._last_ids[:b, 0, 0, 0].copy_(st.last_block[:b])
+            return self._block_mask(b), None
+        width = a["rows/partial_ids"].shape[1]
+        self._full_num[:b, 0, 0].copy_(to_device("rows/num_full", a["rows/num_full"]))
+        self._part_num[:b, 0, 0].copy_(to_device("rows/num_partial", a["rows/num_partial"]))
+        self._first_q[:b].copy_(to_device("rows/first_q", a["rows/first_q"]))
+        ids_t = to_device("rows/partial_ids", a["rows/partial_ids"])
         self._last_ids[:b, 0, 0, :width].copy_(ids_t)
         self._block_pos[ids_t.long().flatten()] = to_device(
-            "rows/partial_pos", part_pos.astype(np.int32)).flatten()
-        return self._block_mask(b, nq), to_device("decode_padded_index", rows.padded_index)
+            "rows/partial_pos", a["rows/partial_pos"]).flatten()
+        return self._block_mask(b, nq), to_device("decode_padded_index",
+                                                  a["decode_padded_index"])
 
     def __call__(self, q, k_cache, v_cache, plan):
         """``q``: ``[Bp, H, hd]`` (``[Tp, H, hd]`` for ``Q > 1``); ``k_cache``/``v_cache``:
@@ -560,14 +595,24 @@ class VarlenAttention:
     def bucket(self, num_rows: int) -> int:
         return bucket_for(num_rows, self.buckets)
 
-    def plan(self, rows: DecodeRows, to_device):
+    def host_inputs(self, rows: DecodeRows) -> dict[str, np.ndarray]:
+        """The host half of ``plan``: its arrays by staging name (views of ``rows``')."""
+        out = _StaticRows.host_inputs(rows)
+        if rows.max_query_len > 1:
+            out["rows/query_start"] = rows.query_start
+        return out
+
+    def plan(self, rows: DecodeRows, to_device, inputs: Optional[dict] = None):
         """Refill the buffers; returns ``(bucket, Q)`` (the plan is the buffers). For
-        ``Q > 1`` ``cu_seqlens_q`` holds the rows' own query lengths (pad rows 1)."""
-        self.static.fill(rows, to_device)
+        ``Q > 1`` ``cu_seqlens_q`` holds the rows' own query lengths (pad rows 1).
+        ``inputs``: ``host_inputs(rows)``, computed before (else here)."""
+        a = self.host_inputs(rows) if inputs is None else inputs
+        self.static.fill(rows, to_device, a)
         b, nq = rows.bucket, rows.max_query_len
         self._cu_seq_k[1:b + 1].copy_(self.torch.cumsum(self.static.seq_lens[:b], 0))
         if nq > 1:
-            self._cu_seq_q_multi[:b + 1].copy_(to_device("rows/query_start", rows.query_start))
+            self._cu_seq_q_multi[:b + 1].copy_(to_device("rows/query_start",
+                                                         a["rows/query_start"]))
         return b, nq
 
     def __call__(self, q, k_cache, v_cache, plan):

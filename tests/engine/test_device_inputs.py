@@ -203,8 +203,9 @@ def test_a_wrong_gather_index_feeds_wrong_ids(monkeypatch):
 
 class QueuedCopyStaging(PinnedStaging):
     """``PinnedStaging`` (unpinned, on CPU) that records where a CUDA copy would race:
-    each ``put`` of a host buffer last written in a step not yet known complete (on
-    CUDA its ``non_blocking`` copy may still be queued and would read the new values).
+    each write of a host buffer (``stage``) last written in a step not yet known
+    complete (on CUDA its ``non_blocking`` copy may still be queued and would read the
+    new values).
     A step is complete once its ids reached the host: ``sample_step`` returned (the
     host path) or its ``SampledCopy`` was waited for (the device-input path)."""
 
@@ -219,12 +220,12 @@ class QueuedCopyStaging(PinnedStaging):
         super().next_step()
         self.step += 1
 
-    def put(self, name: str, array: np.ndarray):
+    def stage(self, name: str, array: np.ndarray) -> None:
         key = (name, self._set)
         if self.written.get(key, 0) > self.complete:
             self.races.append((name, self.written[key], self.step))
         self.written[key] = self.step
-        return super().put(name, array)
+        super().stage(name, array)
 
 
 @pytest.mark.parametrize("device", [False, True])
