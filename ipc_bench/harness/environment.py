@@ -1230,6 +1230,42 @@ def _same_where_shared(a: dict, b: dict, wa: dict, wb: dict, shared: list[str]) 
     return out
 
 
+#: Options whose scenario default follows other options, -> those options: a steady
+#: case's ``max_num_seqs`` is its running requests and its ``num_blocks``
+#: ``steady_num_blocks(num_running, block_size)`` (``steady_scheduler_config``).
+FOLLOWING_DEFAULTS: dict[str, frozenset[str]] = {
+    "max_num_seqs": frozenset({"num_running"}),
+    "num_blocks": frozenset({"num_running", "block_size"})}
+
+
+def _follows_a_listed_option(a: dict, b: dict, listed: set[str | None],
+                             shared: list[str]) -> set[str]:
+    """The options of ``FOLLOWING_DEFAULTS`` both runs ``a`` and ``b`` left to their
+    defaults, where they share no workload (``shared`` empty) and an option such a
+    default follows is among ``listed`` (the options whose lines say they differ):
+    ``option --num-running differs: [8] vs [4]`` then says why their
+    ``--max-num-seqs`` and ``--num-blocks`` took other values, so theirs would say
+    the same difference again, of no workload compared. Empty where a workload is
+    shared (``_same_where_shared`` decides there)."""
+    oa, ob = a.get("options"), b.get("options")
+    if shared or not (isinstance(oa, dict) and isinstance(ob, dict)):
+        return set()
+    return {name for name, leaders in FOLLOWING_DEFAULTS.items()
+            if name in oa and name in ob and oa[name] is None and ob[name] is None
+            and leaders & listed}
+
+
+def _options_said(a: dict, b: dict, wa: dict, wb: dict,
+                  shared: list[str]) -> list[tuple[str, bool]]:
+    """``_option_lines(a, b)`` less those of a default that is no difference
+    (``_same_where_shared``, ``_follows_a_listed_option``)."""
+    derived = _same_where_shared(a, b, wa, wb, shared)
+    options = [(line, wide) for line, wide in _option_lines(a, b)
+               if _option_named(line) not in derived]
+    derived = _follows_a_listed_option(a, b, {_option_named(x) for x, _ in options}, shared)
+    return [(line, wide) for line, wide in options if _option_named(line) not in derived]
+
+
 def _settings_stated(lines) -> set[str]:
     """The case settings (``OPTION_SETTINGS``) of the options that ``lines``
     (``_option_lines``) say differ (``option --max-num-seqs differs: ...``), and those
@@ -1405,9 +1441,7 @@ def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], 
     both = _case_keys(a) & _case_keys(b)  # an arm one run alone ran is no difference
     wa, wb = _workload_settings(a, both), _workload_settings(b, both)
     shared = [w for w in wa if w in wb]
-    derived = _same_where_shared(a, b, wa, wb, shared)
-    options = [(line, wide) for line, wide in _option_lines(a, b)
-               if _option_named(line) not in derived]
+    options = _options_said(a, b, wa, wb, shared)
     lines += [line for line, _ in options]
     run_wide = run_wide or any(wide for _, wide in options)
     stated = _settings_stated(line for line, _ in options)

@@ -565,3 +565,34 @@ def test_a_default_that_follows_num_running_is_no_difference_where_the_grids_ove
     assert compare_settings(run([4, 16]), given) == ([
         "option --max-num-seqs differs: default (4, 16) vs 4",
         "option --num-running differs: [4, 16] vs [4]"], ["num_running=4"])
+
+
+def test_a_default_that_follows_num_running_is_no_difference_where_no_workload_is_shared():
+    """Runs of --num-running 8 and 4 share no workload: the --num-running line says why
+    their --max-num-seqs and --num-blocks defaults took other values, and no line of
+    theirs says it again; given by hand in one run, --max-num-seqs keeps its line, and
+    so does a default that differs where the options it follows do not."""
+    def run(n, **given):
+        options = dict(num_running=[n], max_num_seqs=None, num_blocks=None, block_size=None)
+        options.update(given)
+        return dict(seed=0, options=options, cases=[dict(
+            case_id=f"num_running={n}/send/msgpack#0", labels={"num_running": n},
+            policy="send", codec="msgpack", repetition=0,
+            scheduler=dict(max_num_seqs=given.get("max_num_seqs") or n,
+                           num_blocks=272 * n, block_size=given.get("block_size") or 16))])
+
+    assert compare_settings(run(8), run(4)) == (
+        ["option --num-running differs: [8] vs [4]"], [])
+    assert compare_settings(run(8, max_num_seqs=8), run(4)) == ([
+        "option --max-num-seqs differs: 8 vs default (4)",
+        "option --num-running differs: [8] vs [4]"], [])
+    assert compare_settings(run(8, num_running=None), run(4, num_running=None)) == (
+        ["option --num-running differs: default (8) vs default (4)"], [])
+    # the same --num-running, no workload shared (other codecs): a --num-blocks default
+    # that took other values is no consequence of a listed option, and keeps its line
+    a, b = run(4), run(4)
+    b["cases"][0].update(codec="pickle", case_id="num_running=4/send/pickle#0")
+    b["cases"][0]["scheduler"]["num_blocks"] = 2176
+    assert compare_settings(a, b) == ([
+        "option --codecs differs: not recorded (msgpack) vs not recorded (pickle)",
+        "option --num-blocks differs: default (1088) vs default (2176)"], [])
