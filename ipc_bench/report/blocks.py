@@ -1478,11 +1478,39 @@ def _emulated_block(cases) -> Optional[Block]:
 
     arms = [str(a) for a in dict.fromkeys(arm_label(r) for r in records if r.get("emulated"))
             if a is not None]
-    return ("note", note + ": the runner waited each step's roofline time on those "
-                    "figures (ipc_bench/engine/gpu_figures.json), so step times and "
-                    f"tokens/s are what {_listed(arms) if arms else 'each case'} "
-                    f"cost{'s' if len(arms) == 1 else ''} next to that step, not a "
-                    "measured GPU run.")
+    return ("note", note + _emulated_tail(arms))
+
+
+def _emulated_tail(arms: list[str]) -> str:
+    """What an emulated note (``_emulated_block``) says the step times are, of the
+    ``arms`` that ran the emulated model (``each case`` when none is named)."""
+    return (": the runner waited each step's roofline time on those figures "
+            "(ipc_bench/engine/gpu_figures.json), so step times and tokens/s are what "
+            f"{_listed(arms) if arms else 'each case'} cost{'s' if len(arms) == 1 else ''} "
+            "next to that step, not a measured GPU run.")
+
+
+def _emulated_runs_blocks(cases, ids: list[str]) -> list[Block]:
+    """The emulated note at the top of a report of several runs, before any figure:
+    none where no run ran the emulated model; ``In run `emu`: `` and its run's
+    ``_emulated_block`` where one did, its cases counted against its own; one note
+    for several (``tables.emulated_runs_note``), said once, each run named with what
+    is its own. ``cases``: every run's finished cases (``run_id``)."""
+    from ipc_bench.report.tables import arm_label, emulated_runs_note
+
+    if cases.empty or "emulated" not in cases.columns:
+        return []
+    runs = [(r, case_records(cases[cases["run_id"] == r])) for r in ids]
+    runs = [(r, records) for r, records in runs if any(x.get("emulated") for x in records)]
+    if not runs:
+        return []
+    if len(runs) == 1:
+        return [("note", f"In run `{runs[0][0]}`: "
+                         f"{_emulated_block(cases[cases['run_id'] == runs[0][0]])[1]}")]
+    arms = [str(a) for a in dict.fromkeys(arm_label(x) for _, records in runs
+                                          for x in records if x.get("emulated"))
+            if a is not None]
+    return [("note", emulated_runs_note(runs) + _emulated_tail(arms))]
 
 
 def _shell_line(argv: Any) -> str:
@@ -2366,11 +2394,7 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
         return blocks
     blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
               ("p", f"Rendered {now} by `{command}`.")]
-    cases = results.finished().cases
-    for r in ids:  # before any figure of theirs; each run's count of its own cases
-        emulated = _emulated_block(cases[cases["run_id"] == r])
-        if emulated:
-            blocks.append(("note", f"In run `{r}`: {emulated[1]}"))
+    blocks.extend(_emulated_runs_blocks(results.finished().cases, ids))
     blocks.extend(_comparison_blocks(results, base, figures))
     slugs = file_slugs(ids)
     for r in ids:

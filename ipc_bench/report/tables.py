@@ -574,16 +574,53 @@ def emulated_note(cases: list[dict[str, Any]]) -> Optional[str]:
     emulated = [s for s in cases if s.get("emulated")]
     if not emulated:
         return None
-    gpus = ", ".join(dict.fromkeys(f"{_emulated_shape(s)}{s.get('emulated_gpu', '?')} "
+    return (f"EMULATED: {len(emulated)} of {len(cases)} cases slept a roofline step time "
+            f"({_emulated_figures(emulated)}); no GPU computed their "
+            f"steps{_emulated_bound(emulated)}")
+
+
+def emulated_runs_note(runs: list[tuple[str, list[dict[str, Any]]]]) -> Optional[str]:
+    """``emulated_note`` said once for several runs: ``runs`` is (run id, that run's
+    case records) per run; each run that ran the emulated model is named with its
+    cases counted against its own and, where the runs' figures differ, its figures
+    (``EMULATED: runs `e1` (6 of 6 cases; llama-3.2-1b on NVIDIA H200 figures
+    UNCALIBRATED) and `e2` (6 of 6 cases; llama-3.1-8b on NVIDIA H200 figures
+    UNCALIBRATED) slept a roofline step time; no GPU computed their steps; ...``);
+    where they are the same, once after the runs (``runs `e1` (6 of 6 cases) and `e2`
+    (2 of 4 cases) slept a roofline step time (llama-3.2-1b on ...)``). ``None`` when
+    no run's case ran it."""
+    ran = [(run, cases, [s for s in cases if s.get("emulated")]) for run, cases in runs]
+    ran = [(run, cases, emulated) for run, cases, emulated in ran if emulated]
+    if not ran:
+        return None
+    figures = [_emulated_figures(emulated) for _, _, emulated in ran]
+    same = len(set(figures)) == 1
+    named = [f"`{run}` ({len(emulated)} of {len(cases)} cases"
+             + ("" if same else f"; {fig}") + ")"
+             for (run, cases, emulated), fig in zip(ran, figures)]
+    runs_text = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    every = [s for _, _, emulated in ran for s in emulated]
+    return (f"EMULATED: run{'s' if len(ran) > 1 else ''} {runs_text} slept a roofline step "
+            f"time{f' ({figures[0]})' if same else ''}; no GPU computed their "
+            f"steps{_emulated_bound(every)}")
+
+
+def _emulated_figures(emulated: list[dict[str, Any]]) -> str:
+    """The GPU figures ``emulated`` cases slept on, each once: ``llama-3.2-1b on
+    NVIDIA H200 figures UNCALIBRATED``."""
+    return ", ".join(dict.fromkeys(f"{_emulated_shape(s)}{s.get('emulated_gpu', '?')} "
                                    f"figures {s.get('gpu_figures', '?').upper()}"
                                    for s in emulated))
-    bound = ("; uncalibrated figures take every op at the full rates with no per-step "
-             "launch or host time, so each step's model time is a lower bound on that "
-             "GPU's, which makes send's share of a step larger than beside the GPU's real "
-             "model time; send's µs and the rest of each step are this machine's CPU's"
-             if any(map(_uncalibrated, emulated)) else "")
-    return (f"EMULATED: {len(emulated)} of {len(cases)} cases slept a roofline step time "
-            f"({gpus}); no GPU computed their steps{bound}")
+
+
+def _emulated_bound(emulated: list[dict[str, Any]]) -> str:
+    """``emulated_note``'s clause on uncalibrated figures (a lower bound), ``''`` where
+    every one of ``emulated`` slept on calibrated figures."""
+    return ("; uncalibrated figures take every op at the full rates with no per-step "
+            "launch or host time, so each step's model time is a lower bound on that "
+            "GPU's, which makes send's share of a step larger than beside the GPU's real "
+            "model time; send's µs and the rest of each step are this machine's CPU's"
+            if any(map(_uncalibrated, emulated)) else "")
 
 
 def _emulated_shape(case: dict[str, Any]) -> str:
