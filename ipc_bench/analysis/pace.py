@@ -239,10 +239,26 @@ def replay_pace(summary: dict[str, Any]) -> Optional[str]:
 
 
 def as_record(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` (one row of ``Results.cases`` as a dict) with each NaN (a column the row
-    lacks) read as ``None``, as the ``summary.json`` case it came from has it missing,
-    so that the functions here read it as they read that case."""
-    return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+    """``row`` (one row of ``Results.cases`` as a dict) with each NaN or ``pandas.NA``
+    (a column the row lacks, ``is_missing``) read as ``None``, as the ``summary.json``
+    case it came from has it missing, so that the functions here read it as they read
+    that case."""
+    return {k: (None if is_missing(v) else v) for k, v in row.items()}
+
+
+def is_missing(value: Any) -> bool:
+    """Whether ``value`` (a cell of a pandas record) is a gap: ``None``, NaN (a float
+    column's) or ``pandas.NA`` (a nullable ``Int64`` column's, ``results.load``'s
+    ``num_running`` where some case lacks it)."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value
+    if type(value).__name__ != "NAType":
+        return False
+    import pandas as pd
+
+    return value is pd.NA
 
 
 def all_load_bound(summaries: Any) -> bool:

@@ -43,6 +43,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ipc_bench.analysis.cores import MARK, is_withheld, withheld
+from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.stats import arm_rank
 from ipc_bench.analysis.tp import _rank_times
 from ipc_bench.engine.config import SEND
@@ -195,7 +196,7 @@ def hop_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str
     (``*`` after N: fewer than N + 2 cores, the times and
     tokens/s left out as ``-``, ``analysis.cores``)."""
     mine = [s for s in summaries if s.get("pp") is not None and s.get("pp") == s.get("pp")]
-    mine.sort(key=lambda s: (s.get("num_running") or 0, s["pp"], s["codec"],
+    mine.sort(key=lambda s: (_value(s, "num_running") or 0, s["pp"], s["codec"],
                              s.get("arm") or s["policy"], s.get("repetition", 0)))
     return list(HOP_TABLE_HEADER), [_hop_row(s) for s in mine]
 
@@ -203,7 +204,7 @@ def hop_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str
 def _value(s: dict[str, Any], key: str) -> Any:
     """``s[key]``, ``None`` for a missing or NaN value (a pandas record's gap)."""
     v = s.get(key)
-    return None if v is None or (isinstance(v, float) and v != v) else v
+    return None if is_missing(v) else v
 
 
 def _pp_cases(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -130,6 +130,12 @@ _BOOL_COLUMNS = ("warmup", "counted")
 #: Case fields a summary writes only where they hold (``true``), loaded as ``bool``
 #: columns, ``False`` for the other cases (their NaN would not select rows).
 _PRESENT_IF_TRUE = ("emulated", "floor_interrupted", "report_interrupted")
+#: Whole-number columns that some cases lack (a replay's cases beside a steady run's,
+#: loaded together): loaded as pandas' nullable ``Int64`` where a value is missing, so
+#: that they stay integers (``<NA>`` for the gap, not a float64 NaN); ``int64`` where
+#: none is. ``tp``, ``pp`` and the core counts (``_WHOLE_CASE_FIELDS``) stay float64
+#: where one is missing: the code that reads them from records takes NaN.
+_NULLABLE_INT_COLUMNS = ("num_running",)
 #: Columns loaded as strings whatever their content.
 _STR_COLUMNS = ("run_id", "case_id", "scenario", "policy", "codec", "workload", "req_id",
                 "finish_reason", "transport", "model")
@@ -155,6 +161,8 @@ class Results:
                                                            (``send'``, ``cached+async``...;
                                                            NaN: a run before it)
     <labels> (e.g. num_running, trace)            -        the case's workload labels, one column each
+                                                           (num_running ``Int64`` where some
+                                                           case lacks it: ``<NA>``)
     complete, error                               -        the case ran to its end / why not
     steps_kept_in                                 -        ``steps.partial.csv``: a case whose
                                                            rows steps.csv could not take (a
@@ -235,7 +243,9 @@ class Results:
     output_tokens_per_s_without_longest           tok/s    out tok/s without that step
     between_steps_ns_max, ..._seq                 ns, -    the loop's longest time between two
                                                            steps, the seq of the step after it
-    *_payload_bytes_per_step, *_wire_bytes_*      bytes    per counted step, per direction
+    *_payload_bytes_per_step, *_wire_bytes_*      bytes    per counted step, per direction;
+                                                           NaN in a single-process case, both
+                                                           (``SINGLE_PROCESS_NO_PAYLOAD``)
     decode_token_bytes_per_step,                  bytes    ``send`` only: what new_token_ids add over
     prompt_chunk_bytes_per_step                            cached's ``[]``, split into decode tokens
                                                            (list headers included) / re-sent prompt
@@ -3759,7 +3769,8 @@ def _run_state(summary: dict[str, Any], run_dir: Path, cases) -> dict[str, Any]:
 def _tidy_types(pd, df):
     """``df`` with the flag columns as ``bool`` (an empty table's too, so that
     ``steps[steps["counted"]]`` selects rows, not columns; ``_PRESENT_IF_TRUE``'s so
-    that ``cases[cases["emulated"]]`` does) and the identity columns as strings."""
+    that ``cases[cases["emulated"]]`` does), the identity columns as strings and
+    ``_NULLABLE_INT_COLUMNS`` with a gap as ``Int64``."""
     for col in _BOOL_COLUMNS:
         if col in df:
             df[col] = df[col].astype(bool)
@@ -3771,7 +3782,37 @@ def _tidy_types(pd, df):
             text, missing = df[col].astype(str), df[col].isna()
             # a missing value stays missing (pandas 2's astype(str) writes "nan")
             df[col] = text.mask(missing) if missing.any() else text
+    _no_payload_in_process(df)
+    for col in _NULLABLE_INT_COLUMNS:
+        if col in df and df[col].isna().any():
+            values = pd.to_numeric(df[col], errors="coerce")
+            present = values.dropna()
+            if values.isna().sum() == df[col].isna().sum() and (present % 1 == 0).all():
+                df[col] = values.astype("Int64")
     return df
+
+
+#: Per-step payload columns of ``Results.cases`` that a single-process case has as NaN,
+#: as it has its wire columns (``TWO_PROCESS_WIRE_FIELDS``): its scheduler hands the
+#: SchedulerOutput to its runner in memory, so no frame is serialized or sent between
+#: them, and its ``summary.json``'s 0 is no frame measured (the tables show ``-``).
+SINGLE_PROCESS_NO_PAYLOAD = ("sched_to_runner_payload_bytes_per_step",
+                             "runner_to_sched_payload_bytes_per_step",
+                             "decode_token_bytes_per_step", "prompt_chunk_bytes_per_step")
+
+
+def _no_payload_in_process(df) -> None:
+    """Blank, in place, the ``SINGLE_PROCESS_NO_PAYLOAD`` columns of the single-process
+    rows (``transport`` ``harness.spec.INPROC``) of ``df`` (``Results.cases``; a table
+    without a ``transport`` column is left as it is)."""
+    from ipc_bench.harness.spec import INPROC
+
+    if "transport" not in df.columns or df.empty:
+        return
+    inproc = df["transport"].eq(INPROC).fillna(False).to_numpy(dtype=bool)
+    for col in SINGLE_PROCESS_NO_PAYLOAD:
+        if col in df.columns and inproc.any():
+            df[col] = df[col].astype(float).mask(inproc)
 
 
 def workload_order(workload: str) -> tuple:

@@ -33,6 +33,7 @@ import math
 import pandas as pd
 from typing import Any, Callable
 
+from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, arrival_bound, inconclusive,
@@ -116,7 +117,7 @@ def _where(row: dict[str, Any]) -> str:
     `workload`'. ``row``: ``workload``, optional ``num_running`` and ``labels`` (the
     workload's other labels)."""
     n = row.get("num_running")
-    if n is not None and n == n:
+    if not is_missing(n):
         extra = "".join(f", {k}={v:g}" if isinstance(v, float) else f", {k}={v}"
                         for k, v in (row.get("labels") or {}).items())
         return f"At {int(n):,} running request{'' if int(n) == 1 else 's'}{extra}"

@@ -228,7 +228,12 @@ def test_load_takes_a_path_as_bytes(run_dir):
 def test_paired_send_cached(res):
     assert res.labels == ["num_running"]  # from the metadata's cases[].labels
     p = stats.paired(res.cases, "sched_to_runner_payload_bytes_per_step", labels=res.labels)
-    assert len(p) == 6  # 2 workloads x (msgpack, pickle, none)
+    # 2 workloads x (msgpack, pickle): the single-process cases (codec none) have no
+    # payload figure, as they have no wire figure (results.SINGLE_PROCESS_NO_PAYLOAD)
+    assert len(p) == 4 and set(p["codec"]) == {"msgpack", "pickle"}
+    wire = stats.paired(res.cases, "sched_to_runner_wire_bytes_per_step")
+    assert sorted(zip(wire["workload"], wire["codec"])) == sorted(zip(p["workload"],
+                                                                      p["codec"]))
     c = res.cases.set_index(["workload", "policy", "codec"])
     for row in p.itertuples():
         assert row.send == c.loc[(row.workload, "send", row.codec),
