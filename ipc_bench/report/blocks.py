@@ -2140,7 +2140,9 @@ def _run_gaps(means, groups: list[tuple], ids: list[str], base: str,
               explained) -> list[str]:
     """The notes under a side-by-side table on its ``-`` value cells that no other note
     explains: a run other than ``base`` (whose gaps ``_side_notes`` names) with no case
-    of a row (``groups``: (workload, arm, codec)), or any run whose case of a row has
+    of a row (``groups``: (workload, arm, codec)), said once for the whole column where
+    it finished no case at all (as ``base_unfinished_note`` says it of ``base``), or
+    any run whose case of a row has
     no value of the figure (``means``: the means by group and run; a case that counted
     no step has no per-step figure). ``explained(group, run)``: a cell said elsewhere
     (withheld, or a figure the codec does not have)."""
@@ -2155,8 +2157,11 @@ def _run_gaps(means, groups: list[tuple], ids: list[str], base: str,
                     absent[r] = absent.get(r, 0) + 1
             elif means[group + (r,)] != means[group + (r,)]:  # NaN
                 empty[r] = empty.get(r, 0) + 1
+    ran = {key[-1] for key in means.index}
     out = [f"`-` in run `{r}`'s column on {n} row{'' if n == 1 else 's'}: that run has no "
-           "finished case of the row's workload, arm and codec." for r, n in absent.items()]
+           "finished case of the row's workload, arm and codec." if r in ran else
+           f"`-` in run `{r}`'s column: that run finished no case (its section says why)."
+           for r, n in absent.items()]
     out += [f"`-` in run `{r}`'s column on {n} row{'' if n == 1 else 's'} where it has the "
             f"case: the case has no value of this figure (one that counted no step has no "
             "per-step figures)." for r, n in empty.items()]

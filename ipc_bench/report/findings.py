@@ -1511,7 +1511,7 @@ def findings(results) -> list[str]:
     results = results.finished()
     cases = results.cases
     if cases.empty:
-        return ["None: the run has no finished case."]
+        return ["None: no case finished."]
     pp = _pp_findings(cases)
     timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
     tables = _pair_tables(results)

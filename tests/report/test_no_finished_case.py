@@ -39,3 +39,37 @@ def test_an_unfinished_run_whose_finished_cases_counted_no_step_has_no_figures()
         "Its figures cover the cases that finished.")
     assert _finished_cover(_one_run([]), "r") == (
         "No case finished, so it has no figures, findings or case tables.")
+
+
+def test_a_run_that_finished_no_case_is_said_once_under_a_side_by_side_table():
+    """Beside the reference, a run with no finished case at all is said as the
+    reference itself would be (``base_unfinished_note``: finished no case, its section
+    says why), not row by row as if it lacked only those workloads; a run that finished
+    other cases keeps the row count."""
+    import pandas as pd
+
+    from ipc_bench.report.blocks import _run_gaps, base_unfinished_note
+
+    groups = [("num_running=4", "send", "msgpack"), ("num_running=4", "cached", "msgpack"),
+              ("num_running=16", "send", "msgpack")]
+    means = pd.Series({groups[0] + ("a",): 1.0, groups[1] + ("a",): 2.0,
+                       groups[2] + ("a",): 3.0, groups[2] + ("b",): 4.0})
+    assert _run_gaps(means, groups, ["a", "b", "k"], "a", lambda g, r: False) == [
+        "`-` in run `b`'s column on 2 rows: that run has no finished case of the row's "
+        "workload, arm and codec.",
+        "`-` in run `k`'s column: that run finished no case (its section says why)."]
+    assert base_unfinished_note("k", []) == (
+        "`-` in every ratio column: run `k`, the baseline, finished no case (its section "
+        "says why), so there is no mean to divide by.")
+
+
+def test_the_findings_of_a_run_with_no_finished_case_say_it_as_its_other_sections():
+    import types
+
+    import pandas as pd
+
+    from ipc_bench.report.findings import findings
+
+    empty = types.SimpleNamespace(cases=pd.DataFrame())
+    assert findings(types.SimpleNamespace(finished=lambda: empty)) == [
+        "None: no case finished."]

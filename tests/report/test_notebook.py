@@ -108,7 +108,7 @@ def test_notebook_runs_on_a_run_killed_in_its_first_case(small_run, tmp_path):
     assert "not shown: no counted steps of a finished case in this run" in text
     markdown = [o["data"]["text/markdown"] for o in outputs
                 if "text/markdown" in o.get("data", {})]
-    assert markdown == ["- None: the run has no finished case."]
+    assert markdown == ["- None: no case finished."]
 
 
 def test_notebook_runs_on_a_steps_file_with_a_value_that_is_not_a_number(small_run, tmp_path):
