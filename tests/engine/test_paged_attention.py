@@ -538,7 +538,8 @@ def test_batched_verification_rows_equal_one_by_one_and_the_reference(attention,
     calls = []
     real = batched.attention.plan
     monkeypatch.setattr(batched.attention, "plan",
-                        lambda rows, put: calls.append(rows.max_query_len) or real(rows, put))
+                        lambda rows, put, *a: calls.append(rows.max_query_len)
+                        or real(rows, put, *a))
     got = _run_spec_steps(batched, table, seqs, SPEC_STEPS)
     want = _run_spec_steps(serial, table, seqs, SPEC_STEPS)
     assert calls == [1, 3, 3, 3, 3, 3]  # step 0: 1-token rows only
