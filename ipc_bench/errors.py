@@ -157,8 +157,10 @@ def file_size_text(exc: OSError) -> Optional[str]:
     soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if soft == resource.RLIM_INFINITY:
         return None
-    return (f"{exc.strerror or 'File too large'} (the file-size limit, ulimit -f "
-            f"{soft // 1024}: {soft // 1024:,} KiB a file)")
+    words = exc.strerror or "File too large"
+    if soft % 1024:  # not whole KiB (set in bytes, not by the shell's ulimit -f)
+        return f"{words} (the file-size limit: {soft:,} bytes a file)"
+    return f"{words} (the file-size limit, ulimit -f {soft // 1024}: {soft // 1024:,} KiB a file)"
 
 
 def resource_shortage_text(exc: BaseException) -> Optional[str]:

@@ -154,7 +154,7 @@ fi
 # a cut stage is written and packed before the machine's limit ends the command.
 budget=()
 case " $* " in *" --budget-s "*|*" --budget-s="*) ;; *)
-    left=$(( ${DEADLINE_S:-560} - SECONDS - PACK_MARGIN_S ))
+    left=$(( 10#${DEADLINE_S:-560} - SECONDS - PACK_MARGIN_S ))  # 10#: 0600 is not octal
     if [ "$left" -lt 30 ]; then
         say "device_check.sh: $(( left > 0 ? left : 0 )) s of DEADLINE_S=${DEADLINE_S:-560}" \
             "left after the tests and packing's ${PACK_MARGIN_S} s: too little for" \

@@ -180,6 +180,15 @@ def test_a_deadline_the_tests_use_up_skips_the_check(tmp_path):
     assert not (tmp_path / "out" / "gpu-check.tar.gz").exists()
 
 
+def test_a_deadline_with_a_leading_zero_is_decimal(tmp_path):
+    repo = _fake_repo(tmp_path, 0, True)
+    done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), "--stages",
+                "1", cwd=tmp_path, DEADLINE_S="0090")  # octal would be an error
+    assert done.returncode == 0, done.stderr
+    budget = re.search(r"gpu_check args: --budget-s (\d+) --stages 1", done.stdout)
+    assert budget and 30 <= int(budget.group(1)) <= 60, done.stdout
+
+
 def test_a_deadline_that_is_not_whole_seconds_is_refused(tmp_path):
     done = _run(SCRIPT, str(tmp_path / "out"), DEADLINE_S="9m")
     assert (done.returncode, done.stdout, done.stderr) == (

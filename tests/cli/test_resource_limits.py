@@ -213,6 +213,7 @@ def test_other_startup_errors_keep_their_traceback():
     (40 * 1024, errno.EFBIG, "File too large (the file-size limit, ulimit -f 40: 40 KiB a file)"),
     (2 ** 40, errno.EFBIG, "File too large (the file-size limit, ulimit -f 1073741824: "
                            "1,073,741,824 KiB a file)"),
+    (1000, errno.EFBIG, "File too large (the file-size limit: 1,000 bytes a file)"),
     (None, errno.EFBIG, None),  # no limit: the file system's own EFBIG, its words alone
     (40 * 1024, errno.ENOSPC, None),
 ])
