@@ -416,6 +416,15 @@ class Results:
         are columns of ``cases``, e.g. ``["num_running"]``."""
         return [k for k in label_names(self.metadata) if k in self.cases.columns]
 
+    @property
+    def still_running(self) -> list[str]:
+        """Ids of the runs read as still going (not complete, a process holding their
+        lock as they were read: a ``status_detail`` of ``STILL_RUNNING``), in load
+        order, whatever the run did after: what their report says, and where it goes
+        (``report.document.write_report``)."""
+        return [r for r in self.metadata
+                if str((self.status_detail or {}).get(r) or "").startswith(STILL_RUNNING)]
+
     def unfinished(self) -> list[dict[str, Any]]:
         """The cases that did not finish, one dict each with ``run_id``, ``case_id``
         and ``error`` (``""`` when none was recorded), in load order, each run's after
@@ -3536,7 +3545,53 @@ def _refuse_none_left(cases, disagree: set[str], lines: list[str]) -> None:
                            f"{more}")
 
 
+#: How many times ``_load_one`` reads a run at most: again when the run ended as it
+#: was read (``_ended_while_read``), so that a run that finished then is loaded as
+#: finished, not as killed.
+_READS = 3
+
+
+def _summary_identity(run_dir: Path) -> tuple[int, int, int] | None:
+    """``run_dir/summary.json``'s inode, modification time (ns) and size, which change
+    each time the run rewrites it (``write_json_atomic`` replaces the file); ``None``
+    where it cannot be looked up."""
+    try:
+        st = os.stat(run_dir / "summary.json")
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _ended_while_read(part: dict[str, Any], run_dir: Path,
+                      before: tuple[int, int, int] | None) -> bool:
+    """Whether a run loaded as not complete (``part``, ``_load_once``'s) ended as it
+    was read: no process holds its lock now (``run_in_progress``), and its
+    ``summary.json`` was replaced since ``before`` (its identity, taken before it was
+    read: the run wrote its end, then dropped its lock), or the run was read as still
+    running (a lock check saw the lock held). A run killed before it was read (lock
+    free, summary unchanged) did not; nor did one still going."""
+    if part["status"] == "complete" or run_in_progress(run_dir):
+        return False
+    return (_summary_identity(run_dir) != before
+            or part["status_detail"].startswith(STILL_RUNNING))
+
+
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
+    """``run_dir`` loaded (``_load_once``), read again where the run ended as it was
+    read (``_ended_while_read``: its summary read before the run finished, its lock
+    checked after), ``_READS`` times at most, so that a run that finished while being
+    read is loaded as finished, and one killed keeps its words."""
+    for _ in range(_READS - 1):
+        before = _summary_identity(run_dir)
+        part = _load_once(pd, run_dir, run_id)
+        if not _ended_while_read(part, run_dir, before):
+            return part
+    return _load_once(pd, run_dir, run_id)
+
+
+def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
+    """One reading of ``run_dir`` (``summary.json``, then its CSV files and its lock):
+    ``load``'s tables, metadata, warnings and state of the run (``_run_state``)."""
     summary = read_summary(run_dir)
     shapes = check_shapes(summary, run_dir / "summary.json")
     metadata = summary.get("metadata") or {}
@@ -3956,9 +4011,9 @@ def load(path_or_paths) -> Results:
     its rows (one warning naming the first such figure and both values). ``ResultsError`` (one
     line) when ``cases`` is not a list, is missing or empty in a complete run, or no case is
     left; when a folder is given twice (``check_distinct_runs``) or is a copy of another one
-    given (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that
-    did not finish included: ``Results.finished`` leaves them out. A run not ``complete``
-    (running, killed, failed) is the first warning, a ``RunStatusWarning`` (``status_line``)."""
+    given (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that did not finish
+    included: ``Results.finished`` leaves them out. A run not ``complete`` (running, killed, failed) is the first
+    warning, a ``RunStatusWarning`` (``status_line``); one that ended as it was read is read again (``_load_one``)."""
     import pandas as pd
 
     run_dirs = [check_run_dir(path) for path in _given_paths(path_or_paths)]

@@ -24,7 +24,8 @@ have no ratio (``blocks.NothingShared``: what differs and how to compare them, a
 report says over its side-by-side tables); SIGINT / SIGTERM / SIGHUP
 end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``). On success it
 prints ``report: PATH/report.html`` (after a warning line for each run folder still
-running: ``run_folder.run_in_progress``), PATH spelt as ``document.write_report`` returns it
+read as still running: ``Results.still_running``, as the report says, whatever the run
+did after it was read), PATH spelt as ``document.write_report`` returns it
 (relative when the first run folder was given relative, for one run and several), a
 line break in it escaped as in the error lines."""
 
@@ -40,7 +41,6 @@ from ipc_bench.analysis.results import ResultsError, ResultsWarning, RunStatusWa
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import one_line, shell_line
-from ipc_bench.harness.run_folder import run_in_progress
 from ipc_bench.report.document import WriteFailed, write_report
 
 #: The command as its lines name it (``PROG: error: ...``, as the run's ``bench.py:``).
@@ -77,11 +77,13 @@ def main(argv: Sequence[str]) -> int:
     is one line (``errors.one_line``: a line break in a path is escaped)."""
     try:
         args = build_parser().parse_args(list(argv))
+        running: list = []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResultsWarning)
             out = write_report(args.run_dirs, args.output,
                                command=shell_line(["python", "bench.py", "report", *argv]),
-                               baseline=args.baseline, figures=args.figures)
+                               baseline=args.baseline, figures=args.figures,
+                               running=running)
         # files cut short, runs that share no case: one line each (the report says so
         # too); a run not complete is the report's note (and a line below if running)
         for w in caught:
@@ -99,10 +101,9 @@ def main(argv: Sequence[str]) -> int:
         print(one_line(f"{PROG}: error: cannot write {where}: {exc.strerror or exc}{hint}"),
               file=sys.stderr)
         return 1 if isinstance(exc, WriteFailed) else 2
-    for run_dir in args.run_dirs:  # the report says so too: a log reader sees it here
-        if run_in_progress(run_dir):
-            print(one_line(f"{PROG}: warning: {run_dir} is still running: the report "
-                           "covers the cases it had recorded; run it again once the run "
-                           "ends"), file=sys.stderr)
+    for run_dir in running:  # the report says so too: a log reader sees it here
+        print(one_line(f"{PROG}: warning: {run_dir} is still running: the report "
+                       "covers the cases it had recorded; run it again once the run "
+                       "ends"), file=sys.stderr)
     print(f"report: {one_line(str(out / 'report.html'))}")
     return 0

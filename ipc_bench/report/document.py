@@ -18,8 +18,9 @@ each run against the ``--baseline`` run, default the first).
 
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
 the first run for several (``beside``; ``-2``, ``-3``, ... after it where a report
-started in the same second has the name, ``claim_folder``), and for one run still going
-(``run_folder.run_in_progress``), so that a report made before the run's end is not
+started in the same second has the name, ``claim_folder``), and for one run read as still
+going (``Results.still_running``: a process held its lock as it was read, not as the folder
+is chosen, so that the report's place agrees with what it says of the run), so that a report made before the run's end is not
 left in its folder, stale, once it ends; either is spelt relative to the current folder
 when the first run folder was given relative, absolute when it was given absolute. Bad input (a missing folder, not a run folder, an
 unsupported result format, a run folder given twice or a copy of another one given
@@ -48,7 +49,6 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, check_distinct_runs, check_run_dir
 from ipc_bench.errors import shell_line
-from ipc_bench.harness.run_folder import run_in_progress
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slugs
 from ipc_bench.report.findings import Findings, findings_blocks
@@ -61,12 +61,15 @@ REPORT_FILES = ("report.md", "report.html")
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
                  command: Optional[str] = None, baseline: Optional[str] = None,
-                 figures: bool = True) -> Path:
+                 figures: bool = True, running: Optional[list] = None) -> Path:
     """Load ``run_dirs``, write the report into ``output`` (see the module docstring)
     and return the folder; ``baseline``: the run folder, one of ``run_dirs``, that the
     side-by-side ratio columns divide by and the other runs' environment differences are
     stated against (default the first); ``figures`` false (``--no-figures``): no figure
-    is drawn and no PNG written, the report saying so where they would be. Raises ``ResultsError``
+    is drawn and no PNG written, the report saying so where they would be; ``running``:
+    a list, where given, that the run folders (of ``run_dirs``) read as still going are
+    appended to (``Results.still_running``: their report says so, whatever the run did
+    after it was read). Raises ``ResultsError``
     (one line) on bad input (``baseline_run`` too; a run's file that cannot be read:
     ``cannot read PATH: REASON``) and ``OSError`` naming the file when the output folder
     cannot be written (nothing changed then: ``write_folder``)."""
@@ -83,12 +86,14 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     stamped = False
     if output:
         out = Path(output)
-    elif len(dirs) == 1 and not run_in_progress(dirs[0]):
+    elif len(dirs) == 1 and not results.still_running:
         out = dirs[0] / "report"
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         out, stamped = beside(dirs[0], f"report-{stamp}"), True
     check_output(out)
+    if running is not None:
+        running += [run_dirs[list(results.paths).index(r)] for r in results.still_running]
     command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
     blocks = expand_findings(build_blocks(results, command, base, figures))
     title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")

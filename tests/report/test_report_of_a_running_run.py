@@ -68,3 +68,57 @@ def test_two_reports_of_one_second_get_two_folders(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(NotADirectoryError):  # not taken: a reason of its own
         claim_folder(tmp_path / "file" / "report-20261203-225638")
+
+
+def _all_listed_not_ended(run, where):
+    """A copy of ``run`` as ``bench.py`` leaves it between its last case's summary and
+    its end: every case listed, status incomplete, no end, a ``.claimed`` file."""
+    import json
+    import shutil
+
+    shutil.copytree(run, where)
+    summary = json.loads((where / "summary.json").read_text())
+    summary["status"] = "incomplete"
+    summary["metadata"].pop("end_time_utc")
+    (where / "summary.json").write_text(json.dumps(summary))
+    (where / ".claimed").touch()
+    return where
+
+
+def test_a_complete_run_still_holding_its_lock_is_reported_in_its_folder(
+        shared_small_run, tmp_path, capsys):
+    """The run writes its complete summary, then drops its lock: a report made between
+    the two covers a complete run, so it goes into the run folder, with no warning."""
+    import fcntl
+    import shutil
+
+    run = shutil.copytree(shared_small_run, tmp_path / "run")
+    (run / ".claimed").touch()
+    with open(run / ".claimed", "rb") as claim:
+        fcntl.flock(claim, fcntl.LOCK_EX)
+        assert run_in_progress(run)
+        assert cli.main(["report", str(run), "--no-figures"]) == 0
+    assert capsys.readouterr() == (f"report: {run}/report/report.html\n", "")
+    assert "still running" not in (run / "report" / "report.md").read_text()
+
+
+def test_a_run_read_as_running_is_reported_beside_it_though_it_ends_after(
+        shared_small_run, tmp_path, monkeypatch, capsys):
+    """A run read as still going (its lock held as it was read) that ends before the
+    report's folder is chosen: the report says it is running, so it goes beside the
+    run folder, and the command says so, as for a run still going when it ends."""
+    from ipc_bench.analysis import results
+
+    run = _all_listed_not_ended(shared_small_run, tmp_path / "run")
+    monkeypatch.setattr(results, "run_in_progress", lambda run_dir: True)
+    assert not run_in_progress(run)  # ended by the time the folder is chosen
+    assert cli.main(["report", str(run), "--no-figures"]) == 0
+    out, err = capsys.readouterr()
+    assert err == (f"bench.py report: warning: {run} is still running: the report covers "
+                   "the cases it had recorded; run it again once the run ends\n")
+    match = re.fullmatch(rf"report: {re.escape(str(tmp_path))}/(report-\d{{8}}-\d{{6}})"
+                         r"/report\.html", out.strip())
+    assert match, out
+    assert "This run is incomplete: still running (it holds its lock)" in (
+        tmp_path / match.group(1) / "report.md").read_text()
+    assert not (run / "report").exists()
