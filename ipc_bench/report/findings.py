@@ -981,7 +981,7 @@ def _ipc_cost_clause(ratios: dict[str, str]) -> str:
 
 def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
                     recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None,
-                    shares: dict[tuple, tuple] | None = None) -> list[str]:
+                    shares: dict[tuple, Any] | None = None) -> list[str]:
     """Send's cost as a share of the step at every running count of each codec (and
     other workload label), one line each, in that order, from ``plots.send_cost_table``:
     the means over repetitions of the SchedulerOutput path's difference and of each
@@ -999,9 +999,9 @@ def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
     interval that excludes 0 but the run's recorded comparison of that step
     (``recorded``: ``recorded_metrics``) finds no significant difference after Holm's
     correction, the line says so (``_step_verdict``). ``shares``, where given, gets
-    each line's two shares (``send_cost.MeanShare``: the SchedulerOutput path's and
-    the whole step's) by (workload, codec), for the summary table
-    (``_summary_table``)."""
+    each line's shares (``send_cost.StepShares``: the SchedulerOutput path's and the
+    whole step's ``MeanShare``, the step they are of) by (workload, codec), for the
+    summary table (``_summary_table``, ``_summary_caption``)."""
     from ipc_bench.analysis.cores import is_withheld
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
@@ -1035,11 +1035,11 @@ def _short_words(line: str) -> str:
 
 def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
                 recorded: dict[tuple, dict[str, dict[str, Any]]] | None = None,
-                shares: dict[tuple, tuple] | None = None) -> str:
+                shares: dict[tuple, Any] | None = None) -> str:
     """``_share_findings``' line of one running count's pairs ``at`` (rows of
     ``plots.send_cost_table``), intervals by ``method``; '' when they have no
-    SchedulerOutput path's difference. Its two shares go into ``shares`` (where
-    given) by (workload, codec)."""
+    SchedulerOutput path's difference. Its shares (``send_cost.StepShares``) go into
+    ``shares`` (where given) by (workload, codec)."""
     from ipc_bench.analysis.send_cost import (bounds, holds_zero, steady_share_words,
                                               step_shares)
 
@@ -1049,7 +1049,7 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
         return ""
     codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
     if shares is not None:
-        shares[(workload, codec)] = (shared.s2r, shared.whole)
+        shares[(workload, codec)] = shared
     whole = bounds(shared.whole)
     verdict = ("" if whole is None or holds_zero(whole) else
                _step_verdict(recorded, workload, codec, f"step_ns_{step}"))
@@ -1534,7 +1534,7 @@ def findings(results) -> list[str]:
     out.extend(_token_bytes_findings(ok))
     method = results_ci_method(results.metadata)
     out.extend(_single_process_findings(ok, where, method))
-    shares: dict[tuple, tuple] = {}
+    shares: dict[tuple, Any] = {}
     if not timed:
         out.extend(_step_time_findings(cases, method) or _share_findings(
             cases, where, results.labels, method, recorded, shares))
@@ -1553,10 +1553,11 @@ def findings(results) -> list[str]:
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
              + _noise_findings(cases))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
+    caption = _summary_caption(cases, tables, withheld, shares, timed) if summary else ""
     # without a cached/send pair, a legend only of the words the comparisons use
     return Findings(lines, summary, findings_legend(lines, method, recorded, compared)
                     if summary else findings_legend(others, method, recorded, compared,
-                                                    pairs=False))
+                                                    pairs=False), caption)
 
 
 def _noise_findings(cases) -> list[str]:
@@ -1600,13 +1601,16 @@ def _noise_findings(cases) -> list[str]:
 class Findings(list):
     """The findings of one run (``findings``): its sentences, a list, with what the
     report shows around them: ``summary``, the table at the top of the section
-    (``_summary_table``: header and rows) or ``None``, and ``legend``, the paragraph
+    (``_summary_table``: header and rows) or ``None``, ``caption``, the line right
+    under it (``_summary_caption``: what each column's figures are of, and where the
+    mean-based and the median-based ones part), '' without one, and ``legend``, the paragraph
     under the sentences that names their statistics and defines their short verdicts
     (``findings_legend``), '' without one. ``findings_blocks`` gives the section."""
 
-    def __init__(self, lines=(), summary: tuple | None = None, legend: str = ""):
+    def __init__(self, lines=(), summary: tuple | None = None, legend: str = "",
+                 caption: str = ""):
         super().__init__(lines)
-        self.summary, self.legend = summary, legend
+        self.summary, self.legend, self.caption = summary, legend, caption
 
 
 #: The paragraph under the summary table (``_summary_table``).
@@ -1616,7 +1620,12 @@ SUMMARY_NOTE = (
     f"{OF_SEND_PAYLOAD}; output tokens/s as cached/send, a % change with its interval "
     "and verdict (defined under the findings); send - cached as a share of cached's "
     "step, of the SchedulerOutput path (build + encode + decode) and of the whole step, "
-    "with their intervals (unadjusted: the bullets give their verdicts). —: the run has no such figure (the single process sends no "
+    "with their intervals, unadjusted. The bullets give the tok/s change its verdict (its "
+    "column), and the whole step's share one where its interval excludes 0 but the run's "
+    "Holm-adjusted comparison of the step finds no significant difference; the "
+    "SchedulerOutput path is not a metric of that comparison, so its share has no "
+    "tested verdict, only its interval's reading (within noise, or inconclusive, where "
+    "it holds 0). —: the run has no such figure (the single process sends no "
     "bytes, nor arms that ran different schedules a saving; no tokens/s change where "
     "timings are withheld or in a timed replay; no share where the findings give no "
     "share line: the single process's shares are drawn in the send-cost figure "
@@ -1625,13 +1634,16 @@ SUMMARY_NOTE = (
 
 def findings_blocks(items: list[str]) -> list[tuple]:
     """The Findings section's blocks (``render.Block``) of ``items``, the list
-    ``findings`` returns: the summary table with its note (``SUMMARY_NOTE``) where the
-    list carries one (``Findings.summary``), the sentences, then the legend
-    (``Findings.legend``) where it carries one. Raises nothing."""
+    ``findings`` returns: the summary table, its caption (``Findings.caption``) where
+    the list carries one and its note (``SUMMARY_NOTE``) where the list carries a table
+    (``Findings.summary``), the sentences, then the legend (``Findings.legend``) where
+    it carries one. Raises nothing."""
     summary, legend = getattr(items, "summary", None), getattr(items, "legend", "")
+    caption = getattr(items, "caption", "")
     out: list[tuple] = []
     if summary:
-        out += [("table", summary[0], summary[1]), ("p", SUMMARY_NOTE)]
+        out += [("table", summary[0], summary[1])] + ([("p", caption)] if caption else [])
+        out.append(("p", SUMMARY_NOTE))
     out.append(("ul", list(items)))
     if legend:
         out.append(("p", legend))
@@ -1650,7 +1662,7 @@ ABSENT = "—"
 
 
 def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
-                   shares: dict[tuple, tuple], timed: bool) -> tuple | None:
+                   shares: dict[tuple, Any], timed: bool) -> tuple | None:
     """``(SUMMARY_HEADER, rows)``: one row per send/cached pair of ``tables``
     (``_pair_tables``; keys as the pair findings', in their order), each cell the
     figure its finding states, computed once: the bytes cached saves and their share of
@@ -1658,7 +1670,8 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
     schedules, whose totals are no saving), the tokens/s change with its interval and
     short verdict (``_pair_finding``, ``_verdict_clause``; none where timings are
     withheld or in a timed replay), and send's shares of cached's step (``shares``:
-    ``_share_findings``'). ``ABSENT`` where there is no figure; ``None`` without pairs."""
+    ``_share_findings``' ``send_cost.StepShares``). ``ABSENT`` where there is no figure;
+    ``None`` without pairs."""
     rows = []
     for key, t in tables["tput"].items():
         workload, codec, model = key[0], key[1], key[3]
@@ -1676,9 +1689,84 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
             if interval:
                 m = ((recorded or {}).get(key) or {}).get("output_tokens_per_s")
                 verdict = _verdict_label(_verdict_clause(t, m))
-        path, whole = (_share_cell(x) for x in shares.get((workload, codec), (None, None)))
+        shared = shares.get((workload, codec))
+        path, whole = (_share_cell(x) for x in ((shared.s2r, shared.whole) if shared
+                                                else (None, None)))
         rows.append([workload, name, saved, change, verdict, path, whole])
     return (SUMMARY_HEADER, rows) if rows else None
+
+
+#: Where the summary table's tok/s change (of mean steps) and whole step's share (of
+#: median steps) part (``_mean_median_note``): the change over this many times the
+#: share, or of the other sign, ...
+MEAN_MEDIAN_FACTOR = 10
+#: ... one of them at least this large (a fraction): below, neither size tells much.
+MEAN_MEDIAN_FLOOR = 0.02
+
+
+def _summary_caption(cases, tables, withheld: frozenset, shares: dict[tuple, Any],
+                     timed: bool) -> str:
+    """The line under the summary table: what its figures are of (``_summary_basis``),
+    then a ``_mean_median_note`` for each row whose tok/s change and whole step's share
+    part; '' where the table shows neither figure. Raises nothing."""
+    shown = [(key, t) for key, t in tables["tput"].items()
+             if not timed and key[:3] not in withheld]
+    basis = _summary_basis(cases, [t for _, t in shown], list(shares.values()))
+    notes = [_mean_median_note(cases, key, t, shares.get((key[0], key[1])))
+             for key, t in shown]
+    return " ".join([basis] + [n for n in notes if n]) if basis else ""
+
+
+def _summary_basis(cases, changes: list[dict], shared: list) -> str:
+    """``Bases: tok/s, counted output tokens over the counted steps' summed time (of mean
+    steps: a few slow steps move it); shares, of each case's median step and its
+    SchedulerOutput path's per-step median, then their mean over repetitions.``: what
+    the tok/s changes shown (``changes``, ``summarize_pairs`` rows) and the shares
+    (``shared``, ``send_cost.StepShares``) are of; '' where there are neither."""
+    from ipc_bench.report.plots import S2R_MEDIAN_COLUMN
+
+    parts = []
+    if changes:
+        parts.append("tok/s, counted output tokens over the counted steps' summed time "
+                     "(of mean steps: a few slow steps move it)")
+    if shared:
+        step = "median" if all(s.step == "median" for s in shared) else "mean"
+        path = "median" if S2R_MEDIAN_COLUMN in cases.columns else "mean"
+        reps = [s.whole.statistic for s in shared if s.pairs > 1]
+        parts.append(f"shares, of each case's {step} step and its SchedulerOutput path's "
+                     f"per-step {path}" + (f", then their {reps[0]} over repetitions"
+                                           if reps else ""))
+    return f"Bases: {'; '.join(parts)}." if parts else ""
+
+
+def _mean_median_note(cases, key: tuple, t: dict[str, Any], shared) -> str:
+    """Where a summary row's tok/s change (``t``'s cached/send ratio, of mean steps) and
+    its whole step's share (``shared.whole``, of median steps) part, by
+    ``MEAN_MEDIAN_FACTOR`` or in sign (one of them ``MEAN_MEDIAN_FLOOR`` or more), the
+    line saying so: ``num_running=4 (pickle): the tok/s change (+76.2 %, of mean steps)
+    and the whole step's share (+1.55 %, of median steps) part: a few slow steps move
+    the mean (ID's mean step is 458.2 µs, its median 262.1 µs); the median's share is
+    the typical step's.``, naming the case of ``key``'s pairs whose mean step is the
+    most over its median; '' where they agree or there is no median share."""
+    if shared is None or shared.step != "median" or shared.whole.share is None:
+        return ""
+    change, share = t["ratio"] - 1, shared.whole.share
+    if not (math.isfinite(change) and max(abs(change), abs(share)) >= MEAN_MEDIAN_FLOOR
+            and (change * share < 0 or abs(change) > MEAN_MEDIAN_FACTOR * abs(share))):
+        return ""
+    name = key[1] if key[1] != SINGLE_PROCESS else "single process"
+    text = (f"{key[0]} ({name}): the tok/s change ({_pct(t['ratio'])}, of mean steps) and "
+            f"the whole step's share ({100 * share:+.2f} %, of median steps) part: a few "
+            "slow steps move the mean")
+    steps = [(float(r["step_ns_mean"]) / float(r["step_ns_median"]), r)
+             for pair in pair_records(cases, key) for r in pair
+             if not is_missing(r.get("step_ns_mean")) and not is_missing(r.get("step_ns_median"))
+             and float(r["step_ns_median"]) > 0]
+    if steps:
+        _, r = max(steps, key=lambda x: x[0])
+        text += (f" ({r['case_id']}'s mean step is {float(r['step_ns_mean']) / 1e3:,.1f} µs, "
+                 f"its median {float(r['step_ns_median']) / 1e3:,.1f} µs)")
+    return text + "; the median's share is the typical step's."
 
 
 def _verdict_label(clause: str) -> str:

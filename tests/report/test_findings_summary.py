@@ -96,10 +96,12 @@ def test_the_summary_row_holds_the_findings_figures():
 def test_the_summary_table_renders_in_markdown_and_html():
     items = findings.findings(_results())
     blocks = findings.findings_blocks(items)
-    assert [b[0] for b in blocks] == ["table", "p", "ul", "p"]
-    assert blocks[1] == ("p", findings.SUMMARY_NOTE)
-    assert blocks[2] == ("ul", list(items))
-    assert blocks[3] == ("p", items.legend)
+    assert [b[0] for b in blocks] == ["table", "p", "p", "ul", "p"]
+    assert blocks[1] == ("p", items.caption) == ("p", BASES + ", then their mean over "
+                                                 "repetitions.")
+    assert blocks[2] == ("p", findings.SUMMARY_NOTE)
+    assert blocks[3] == ("ul", list(items))
+    assert blocks[4] == ("p", items.legend)
     row = ("| num_running=4 | msgpack | 81 (5.3 %) | +22.1 % [+15.3, +29.4] % | significant "
            "(unadjusted test) | +1.30 % [+1.28, +1.32] % | +22.17 % [+17.50, +26.85] % |")
     md = render_markdown(blocks)
@@ -110,6 +112,51 @@ def test_the_summary_table_renders_in_markdown_and_html():
             "<td>+22.1 % [+15.3, +29.4] %</td><td>significant (unadjusted test)</td>"
             "<td>+1.30 % [+1.28, +1.32] %</td><td>+22.17 % [+17.50, +26.85] %</td></tr>"
             ) in html
+
+
+#: The summary table's caption line of a run with per-step medians: what its columns'
+#: figures are of (``findings._summary_basis``), before the repetitions' statistic.
+BASES = ("Bases: tok/s, counted output tokens over the counted steps' summed time (of "
+         "mean steps: a few slow steps move it); shares, of each case's median step and "
+         "its SchedulerOutput path's per-step median")
+
+
+def _one_repetition(send_mean: float, send_median: float, send_tps: float) -> Results:
+    """``_results``' first repetition, cached's step 260.0 µs as the mean and 258.1 µs
+    as the median, 69,154 tok/s; send's as given."""
+    res = _results()
+    one = res.cases[res.cases["repetition"] == 0].reset_index(drop=True)
+    send, cached = one["policy"] == "send", one["policy"] == "cached"
+    for mask, mean, median, tps in ((send, send_mean, send_median, send_tps),
+                                    (cached, 260_000.0, 258_100.0, 69_154.0)):
+        one.loc[mask, ["step_ns_mean", "step_ns_median", "output_tokens_per_s"]] = (
+            mean, median, tps)
+    res.cases = one
+    return res
+
+
+def test_the_caption_names_each_columns_basis_and_where_they_part():
+    """A one-repetition run whose send case had a few slow steps: its tok/s change, of
+    mean steps (458.2 against 260.0 µs), is +76.2 %, its whole step's share, of median
+    steps, +1.55 %: the caption says what each is of, and that the mean is moved."""
+    items = findings.findings(_one_repetition(458_200.0, 262_100.0, 69_154.0 * 260 / 458.2))
+    (row,) = items.summary[1]
+    assert row[3] == "+76.2 % (one repetition, no interval)" and row[6] == "+1.55 %"
+    assert items.caption == (
+        f"{BASES}. num_running=4 (msgpack): the tok/s change (+76.2 %, of mean steps) and "
+        "the whole step's share (+1.55 %, of median steps) part: a few slow steps move "
+        "the mean (num_running=4/send/msgpack#0's mean step is 458.2 µs, its median "
+        "262.1 µs); the median's share is the typical step's.")
+    # of opposite signs: send slower by its mean, faster by its median
+    items = findings.findings(_one_repetition(275_000.0, 256_000.0, 69_154.0 * 260 / 275))
+    assert items.caption.startswith(
+        f"{BASES}. num_running=4 (msgpack): the tok/s change (+5.8 %, of mean steps) and "
+        "the whole step's share (-0.81 %, of median steps) part: a few slow steps move the "
+        "mean (num_running=4/send/msgpack#0's mean step is 275.0 µs, its median 256.0 µs)")
+    # within 10x of each other, or both under 2 %: no note
+    for mean, median in ((300_000.0, 285_000.0), (263_000.0, 258_200.0)):
+        items = findings.findings(_one_repetition(mean, median, 69_154.0 * 260_000 / mean))
+        assert items.caption == f"{BASES}."
 
 
 def test_a_figure_the_run_lacks_is_a_dash():
