@@ -281,3 +281,18 @@ def without_load_note(lines: list[str]) -> list[str]:
     """``lines`` of a run's stderr less its loaded-machine note (``LOADED_NOTE``), there
     or not as the machine's load was when the run started."""
     return [line for line in lines if not line.startswith(LOADED_NOTE)]
+
+
+def bench_started(pid: int) -> bool:
+    """True once ``pid`` has run ``bench.py``'s first statement, which blocks SIGINT,
+    SIGTERM and SIGHUP (they show as blocked in ``/proc/PID/status``); until then the
+    interpreter itself is starting (``site`` and the installed packages' ``.pth``
+    files), where a signal gets Python's or the system's default."""
+    mask = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigBlk:"):
+                return int(line.split()[1], 16) & mask == mask
+    except OSError:
+        pass
+    return False

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from fault_helpers import bench, load_run, processes_matching, socket_folders, wait_for
+from fault_helpers import (bench, bench_started, load_run, processes_matching, socket_folders,
+                           wait_for)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,20 +54,6 @@ def test_an_interrupt_in_bench_py_s_first_statements_is_one_line_and_exit_130(at
 EARLY_DELAYS_S = (0.0, 0.005, 0.02, 0.05, 0.2, 0.6, 1.5)
 
 
-def _first_statement_ran(pid: int) -> bool:
-    """True once ``pid`` has blocked SIGINT, SIGTERM and SIGHUP, ``bench.py``'s first
-    statement (until then the interpreter itself is starting: ``site`` and the ``.pth``
-    files of the installed packages, where a SIGINT is Python's own)."""
-    mask = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("SigBlk:"):
-                return int(line.split()[1], 16) & mask == mask
-    except OSError:
-        pass
-    return False
-
-
 @pytest.mark.parametrize("delay_s", EARLY_DELAYS_S)
 def test_ctrl_c_early_in_a_run_is_one_line_exit_130_and_leaves_no_process(delay_s, tmp_path):
     """A real SIGINT ``delay_s`` after bench.py's first statement: exit 130, one line
@@ -80,7 +67,7 @@ def test_ctrl_c_early_in_a_run_is_one_line_exit_130_and_leaves_no_process(delay_
                   "--codecs", "msgpack", "--no-single-process", "--quiet", "--output",
                   str(run_dir)], env=dict(os.environ, TMPDIR=str(tmpdir)))
     try:
-        wait_for(lambda: _first_statement_ran(proc.pid) or proc.poll() is not None,
+        wait_for(lambda: bench_started(proc.pid) or proc.poll() is not None,
                  what="bench.py's first statement")
         time.sleep(delay_s)
         proc.send_signal(signal.SIGINT)

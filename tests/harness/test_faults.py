@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, children, end_and_read, fd_line,
-                           load_run, steady_case, wait_dead, wait_for, without_load_note)
+from fault_helpers import (FAKE_RUNNER, REPO, alive, bench, bench_started, children,
+                           end_and_read, fd_line, load_run, steady_case, wait_dead, wait_for,
+                           without_load_note)
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS, CaseResult
 from ipc_bench.harness.spec import CaseError
@@ -428,25 +429,12 @@ def test_a_sighup_bench_inherited_as_ignored_stays_ignored(tmp_path):
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def _started(pid: int) -> bool:
-    """True once ``pid`` runs bench.py's first statement: SIGINT, SIGTERM and SIGHUP
-    show as blocked in /proc (until then the interpreter itself is starting)."""
-    mask = sum(1 << (s - 1) for s in _HANDLED)
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("SigBlk:"):
-                return int(line.split()[1], 16) & mask == mask
-    except OSError:
-        pass
-    return False
-
-
 def _signal_after_start(args: list[str], sig: int, delay_s: float) -> subprocess.Popen:
     """Start ``bench.py ARGS`` and send ``sig`` ``delay_s`` after its first statement.
     With ``PYTHONFAULTHANDLER`` set: a SIGABRT prints every thread's stack
     (``_abort_with_stacks``)."""
     proc = bench(args, env=dict(os.environ, PYTHONFAULTHANDLER="1"))
-    wait_for(lambda: _started(proc.pid) or proc.poll() is not None, timeout_s=120,
+    wait_for(lambda: bench_started(proc.pid) or proc.poll() is not None, timeout_s=120,
              what="bench.py's first statement")
     time.sleep(delay_s)
     proc.send_signal(sig)
