@@ -32,6 +32,22 @@ def make_small_run(path: Path) -> Path:
     return path
 
 
+#: A run of four cases (2 and 4 running, both policies, msgpack) with no floor, ITL or
+#: single-process rows: the loader's edge-case tests copy and edit it.
+FOUR_CASE_ARGS = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "40",
+                  "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
+                  "--no-single-process", "--quiet"]
+
+
+def make_four_case_run(path: Path) -> Path:
+    """Run ``FOUR_CASE_ARGS`` in this process into ``path`` (asserts exit 0); returns
+    ``path``."""
+    from ipc_bench import cli
+
+    assert cli.main(FOUR_CASE_ARGS + ["--output", str(path)]) == 0
+    return path
+
+
 def copy_as_another_run(run: Path, path: Path, seconds: float = 1.0) -> Path:
     """Copy the run folder ``run`` to ``path`` as another run: its metadata's
     ``start_time_utc`` moved ``seconds`` later (the loader refuses a copy that still

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import copy_as_another_run, sigkill_in_first_case
+from analysis_run import copy_as_another_run, make_four_case_run, sigkill_in_first_case
 from ipc_bench import cli
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, RunStatusWarning, load,
                                         read_summary)
@@ -21,16 +21,11 @@ from ipc_bench.harness.run_folder import CASE_KEYS, REQUEST_COLUMNS, STEPS_HEADE
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "40",
-       "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
-       "--quiet"]
 
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("runs") / "small"
-    assert cli.main(RUN + ["--output", str(out)]) == 0
-    return out
+    return make_four_case_run(tmp_path_factory.mktemp("runs") / "small")
 
 
 def _copy(run: Path, where: Path) -> Path:
@@ -434,7 +429,7 @@ def test_a_run_written_before_num_waiting_loads_without_a_warning(small_run, tmp
     assert len(res.steps) == len(table) and res.steps["num_waiting"].isna().all()
 
 
-@pytest.mark.parametrize("stem", ["steps", "requests"])  # RUN has no floor or ITL rows
+@pytest.mark.parametrize("stem", ["steps", "requests"])  # FOUR_CASE_ARGS have no floor or ITL rows
 def test_a_csv_saved_with_a_byte_order_mark_loads_as_it_was(small_run, tmp_path, stem):
     """A file saved again by an editor that writes a UTF-8 byte-order mark (and CRLF
     line ends) loads every row, as the file the run wrote does."""

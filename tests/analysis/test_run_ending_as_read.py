@@ -15,21 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from analysis_run import make_four_case_run
 from ipc_bench import cli
 from ipc_bench.analysis import results
 from ipc_bench.analysis.results import ResultsWarning, load
 from ipc_bench.harness.run_folder import run_in_progress
 
-RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "40",
-       "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
-       "--quiet"]
-
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("runs") / "small"
-    assert cli.main(RUN + ["--output", str(out)]) == 0
-    return out
+    return make_four_case_run(tmp_path_factory.mktemp("runs") / "small")
 
 
 def _last_case_running(run: Path, where: Path) -> tuple[Path, str, list[str]]:
