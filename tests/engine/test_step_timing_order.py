@@ -18,7 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ipc_bench.engine import cuda_step, paged_attention  # noqa: E402
+from ipc_bench.engine import paged_attention  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.cuda_step import (DecodeGraphs, DeviceSampledIds,  # noqa: E402
                                         PinnedStaging, eager_capture)
@@ -202,6 +202,14 @@ def _launch_with_fill(model: TorchModel, step, flat_idx, prev_idx, prev) -> list
     return out.tolist()
 
 
+def _filled_reference(ref, step, flat, src, prev):
+    """``(input ids, sampled ids)`` of ``step`` on the plain model ``ref`` with the ids
+    the device-input fill writes (``prev[src]`` at rows ``flat``) in place."""
+    want_ids = step[0].copy()
+    want_ids[flat] = np.array(prev)[src]
+    return want_ids, _sample(ref, (want_ids,) + step[1:])
+
+
 def test_the_device_input_fill_stages_its_indices_before_the_first_event(log):
     model, ref = _instrument(_model(), log), _model()
     for m in (model, ref):
@@ -209,9 +217,7 @@ def test_the_device_input_fill_stages_its_indices_before_the_first_event(log):
         _sample(m, MIXED)
     log.clear()
     flat, src, prev = np.array([2, 0]), np.array([0, 3]), [91, 92, 93, 94]
-    want_ids = DECODE[0].copy()
-    want_ids[flat] = np.array(prev)[src]
-    want = _sample(ref, (want_ids,) + DECODE[1:])
+    want_ids, want = _filled_reference(ref, DECODE, flat, src, prev)
     log.clear()
     assert _launch_with_fill(model, DECODE, flat, src, prev) == want
     _check_step(log, {"input_ids", "positions", "slots", "prev_sampled/src",
@@ -232,9 +238,7 @@ def test_decode_graphs_plan_and_stage_on_the_host_before_the_first_event(log):
     graph_plan = {"DecodeGraphs._inputs", "DecodeRows.__init__", "VarlenAttention.host_inputs"}
     _check_step(log, {"graph/input_ids", "graph/positions", "graph/slots"} | ROWS, graph_plan)
     flat, src, prev = np.array([1, 3]), np.array([2, 0]), [81, 82, 83, 84]
-    want_ids = DECODE2[0].copy()
-    want_ids[flat] = np.array(prev)[src]
-    want = _sample(ref, (want_ids,) + DECODE2[1:])
+    _, want = _filled_reference(ref, DECODE2, flat, src, prev)
     log.clear()
     assert _launch_with_fill(model, DECODE2, flat, src, prev) == want
     assert model.graphs.replays == {4: 2}
