@@ -105,7 +105,11 @@ no package index: download the wheels where there is one, for that machine's Pyt
 ``wheels/`` folder of the checkout::
 
     pip download --only-binary=:all: --python-version 3.12 \
-        --platform manylinux2014_x86_64 -d wheels/ msgspec pyzmq pyperf
+        --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
+        -d wheels/ msgspec pyzmq pyperf
+
+(with manylinux2014 alone, pyzmq resolves to its last such wheel, 26.4; newer ones are
+manylinux_2_26 / 2_28, which a glibc 2.28 or later machine takes)
 
 carry ``wheels/`` along with the checkout, and there install them into a folder of
 their own and put it on the path (``--quiet`` runs need nothing else: no pandas,
