@@ -870,8 +870,10 @@ def _single_process_findings(ok, where: Where, method: str = "t") -> list[str]:
     ratio is ``method``'s point (``t``: the geometric mean of the per-repetition
     ratios, each arm's tok/s its geometric mean, whose quotient it is) with its
     interval, the run's ``--ci-method``; with one repetition, one sample and no
-    interval. A ratio above 1 is the cost of having IPC, one at or below 1 is said to
-    measure none (``_ipc_cost_clause``)."""
+    interval. Only a ratio whose interval lies above 1 is called the cost of having
+    IPC; one whose interval holds 1 is said not to tell a cost from none, one above 1
+    with no interval not to establish one, one at or below 1 to measure none
+    (``_ipc_cost_clause``)."""
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
     out = []
@@ -891,13 +893,12 @@ def _single_process_findings(ok, where: Where, method: str = "t") -> list[str]:
             continue
         counts = {c.n_pairs for c in compared.values()}
         intervals = sum(c.ratio_ci_low is not None for c in compared.values())
-        ratios = {arm: f"{c.ratio:.2f}" for arm, c in compared.items()}
         parts = [f"{arm}: {_single_process_part(c, max(counts) > 1)}"
                  for arm, c in compared.items()]
         out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
                    f"serialization) runs, each arm against its own two-process case "
                    f"({_single_process_over(counts, unpaired, intervals, method)}): "
-                   + "; ".join(parts) + ": " + _ipc_cost_clause(ratios) + ".")
+                   + "; ".join(parts) + ": " + _ipc_cost_clause(compared) + ".")
     return out
 
 
@@ -960,23 +961,65 @@ def _tokens_by_repetition(cases) -> "pd.Series":
                          level=0, observed=True).mean()
 
 
-def _ipc_cost_clause(ratios: dict[str, str]) -> str:
-    """What the single-process finding's ratios show, ``ratios``: arm -> its printed
-    single-process / two-process tokens/s ratio (``"2.39"``). Above 1.00 the single
-    process was faster: the cost of having IPC. At or below, it was not, and the run
-    measures no such cost there (the single process's own overhead or the machine's
-    noise outweighed it): said so for those arms, never called a cost."""
-    faster = [a for a, r in ratios.items() if float(r) > 1.0]
-    rest = [a for a in ratios if a not in faster]
-    if not rest:
-        return "the cost of having IPC at all"
-    slower = all(float(ratios[a]) < 1.0 for a in rest)
-    what = (f"the single process was {'slower than' if slower else 'no faster than'} the "
-            "two-process case, so no cost of having IPC is measurable")
-    if not faster:
+#: The single-process finding's reading of an arm whose ratio's interval holds 1.00x
+#: (``_ipc_cost_clause``), after its verdict (``within noise`` or
+#: ``SHORT_INCONCLUSIVE``, defined in the legend under the findings).
+HOLDS_NO_COST = ("the interval holding 1.00x: the data cannot tell a cost of having IPC "
+                 "from none")
+#: The same for an arm whose ratio has no interval and is above 1.00x, after what it is
+#: over (``one repetition``, ``3 repetitions``).
+NO_INTERVAL_COST = ("no interval to tell it from noise: not established as the cost of "
+                    "having IPC")
+
+
+def _ipc_cost_reading(cmp) -> tuple[str, bool]:
+    """One arm's reading in the single-process finding, ``cmp`` its
+    ``_single_process_arm`` comparison, as ``(words, said_measurable)``, read on the
+    ratio and interval as printed (2 decimals): an interval above 1.00x, ``the cost of
+    having IPC at all``; one that holds 1.00x, ``within noise`` (within ±10 %) or
+    ``SHORT_INCONCLUSIVE`` (beyond it) with ``HOLDS_NO_COST``; no interval and a ratio
+    above 1.00x, ``one repetition, `` + ``NO_INTERVAL_COST``; otherwise (a ratio at or
+    below 1.00x with no interval, or an interval below 1.00x) ``slower`` or ``no faster``
+    (``said_measurable`` true: the clause words those)."""
+    ratio, lo, hi = cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
+    if lo is not None and hi is not None:
+        if round(lo, 2) > 1.0:
+            return "the cost of having IPC at all", False
+        if round(hi, 2) >= 1.0:
+            verdict = SHORT_INCONCLUSIVE if inconclusive(lo, hi) else "within noise"
+            return f"{verdict}, {HOLDS_NO_COST}", False
+    elif round(ratio, 2) > 1.0:
+        n = cmp.n_pairs
+        return f"{'one repetition' if n == 1 else f'{n} repetitions'}, {NO_INTERVAL_COST}", False
+    return ("slower" if round(ratio, 2) < 1.0 else "no faster"), True
+
+
+def _ipc_cost_clause(compared: dict[str, Any]) -> str:
+    """What the single-process finding's ratios show, ``compared``: arm -> its
+    ``_single_process_arm`` comparison, each arm read by ``_ipc_cost_reading``. Only an
+    interval above 1.00x is called the cost of having IPC; one that holds 1.00x says the
+    data cannot tell a cost from none, a ratio above 1.00x with no interval that it is
+    not established as one; where the single process was not faster, the run measures
+    no such cost there (the single process's own overhead or the machine's noise
+    outweighed it), never called a cost. Arms of the same reading are named together
+    (``for cached and send, ...``) where the arms' readings differ."""
+    readings = {arm: _ipc_cost_reading(c) for arm, c in compared.items()}
+    said = [r for r in dict.fromkeys(words for words, m in readings.values() if not m)]
+    notfaster = [a for a, (_, m) in readings.items() if m]
+    what = ""
+    if notfaster:
+        slower = all(readings[a][0] == "slower" for a in notfaster)
+        what = (f"the single process was {'slower than' if slower else 'no faster than'} "
+                "the two-process case, so no cost of having IPC is measurable")
+    if not said:
         return what + " here"
-    return (f"for {_and(faster)}, the cost of having IPC at all; for {_and(rest)}, "
-            + what + " there")
+    if len(said) == 1 and not notfaster:
+        return said[0]
+    parts = [f"for {_and([a for a, (w, m) in readings.items() if w == words and not m])}, "
+             f"{words}" for words in said]
+    if notfaster:
+        parts.append(f"for {_and(notfaster)}, {what} there")
+    return "; ".join(parts)
 
 
 def _share_findings(cases, where: Where, labels: list[str], method: str = "t",

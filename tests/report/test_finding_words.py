@@ -203,7 +203,9 @@ def test_the_single_process_finding_pairs_the_repetitions_both_cases_finished():
         "cached: 34,509 tok/s, 3.23x (one repetition, no interval) its two-process "
         f"msgpack case (10,696 tok/s); send: {send_one:,.0f} tok/s, {send_ratio:.2f}x "
         f"[{send_low:.2f}, {send_high:.2f}] its two-process msgpack case "
-        f"({send_two:,.0f} tok/s): the cost of having IPC at all."]
+        f"({send_two:,.0f} tok/s): for cached, one repetition, no interval to tell it "
+        "from noise: not established as the cost of having IPC; for send, the cost of "
+        "having IPC at all."]
 
 
 def _tight_pair_finding(recorded):
@@ -290,7 +292,8 @@ def _single_process_rows(pairs: dict[str, tuple[float, float]]) -> list[dict]:
 
 def test_a_slower_single_process_is_not_called_the_cost_of_ipc():
     # The single process ran 0.91x the two-process case: it was slower, so there is no
-    # cost of IPC to read, and the finding no longer claims one.
+    # cost of IPC to read, and the finding no longer claims one; where the interval
+    # holds 1.00x (1.00x [1.00, 1.00]) it cannot tell a cost from none.
     rows = _single_process_rows({"send": (91_000.0, 100_000.0),
                                  "cached": (95_000.0, 100_000.0)})
     assert findings._single_process_findings(_cases(rows), _where) == [
@@ -313,9 +316,79 @@ def test_a_slower_single_process_is_not_called_the_cost_of_ipc():
         "two-process case, so no cost of having IPC is measurable there.")
     even = _single_process_rows({"send": (100_001.0, 100_000.0)})
     assert findings._single_process_findings(_cases(even), _where)[0].endswith(
-        "1.00x [1.00, 1.00] its two-process msgpack case (100,000 tok/s): the single "
-        "process was no "
+        "1.00x [1.00, 1.00] its two-process msgpack case (100,000 tok/s): within noise, "
+        "the interval holding 1.00x: the data cannot tell a cost of having IPC from none.")
+    # one repetition at 1.00x: no interval, and no cost to read
+    one = [r for r in even if r["repetition"] == 0]
+    assert findings._single_process_findings(_cases(one), _where)[0].endswith(
+        "1.00x its two-process msgpack case (100,000 tok/s): the single process was no "
         "faster than the two-process case, so no cost of having IPC is measurable here.")
+
+
+def _noisy_single_process_rows(pairs: dict[str, tuple[list, list]]) -> list[dict]:
+    """Each arm's single-process and two-process msgpack cases by repetition:
+    ``pairs``: arm -> (single-process tok/s by repetition, two-process's)."""
+    rows = []
+    for arm, (single, two) in pairs.items():
+        for rep, (one_tok, two_tok) in enumerate(zip(single, two)):
+            for codec, tok in (("none", one_tok), ("msgpack", two_tok)):
+                rows.append(dict(_summary(arm, rep, tok, 100_000.0), codec=codec,
+                                 case_id=f"num_running=4/{arm}/{codec}#{rep}"))
+    return rows
+
+
+def test_a_single_process_ratio_whose_interval_holds_1_is_not_called_a_cost():
+    # An emulated 1B run printed send's 1.31x [0.91, 1.90] "the cost of having IPC at
+    # all": an interval that holds 1.00x cannot tell that cost from none, and says so.
+    rows = _noisy_single_process_rows({"send": ([52_000.0, 70_000.0, 40_000.0],
+                                                [40_000.0, 45_000.0, 38_000.0])})
+    text = findings._single_process_findings(_cases(rows), _where)[0]
+    assert text.endswith(
+        "send: 52,608 tok/s, 1.29x [0.79, 2.09] its two-process msgpack case (40,896 "
+        "tok/s): inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
+        "data cannot tell a cost of having IPC from none.")
+    # the legend under the findings defines the verdict it uses
+    assert ("**inconclusive (interval beyond ±10 %)**: no significant difference, but "
+            "the interval reaches beyond ±10 %, too few repetitions or too noisy to tell "
+            "a 10 % difference from none.") in findings.findings_legend([text], "t", {})
+    # an 8B run: cached's 1.04x [0.88, 1.21] beside send's interval above 1.00x (the
+    # figures: the Student-t interval of the log ratios, checked by hand)
+    rows = _noisy_single_process_rows({
+        "send": ([56_000.0, 58_000.0, 57_000.0], [40_000.0, 41_000.0, 40_500.0]),
+        "cached": ([52_000.0, 46_000.0, 50_000.0], [47_000.0, 48_000.0, 46_000.0])})
+    assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
+        "cached: 49,269 tok/s, 1.05x [0.86, 1.27] its two-process msgpack case (46,993 "
+        "tok/s); send: 56,994 tok/s, 1.41x [1.39, 1.43] its two-process msgpack case "
+        "(40,498 tok/s): for cached, inconclusive (interval beyond ±10 %), the interval "
+        "holding 1.00x: the data cannot tell a cost of having IPC from none; for send, "
+        "the cost of having IPC at all.")
+    # within ±10 %: within noise, the same reading
+    rows = _noisy_single_process_rows({"send": ([40_400.0, 41_000.0, 40_100.0],
+                                                [40_000.0, 41_300.0, 39_900.0])})
+    assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
+        "send: 40,498 tok/s, 1.00x [0.98, 1.02] its two-process msgpack case (40,395 "
+        "tok/s): within noise, "
+        "the interval holding 1.00x: the data cannot tell a cost of having IPC from none.")
+
+
+def test_a_single_process_ratio_with_no_interval_is_not_called_a_cost():
+    # one repetition of 1.30x: said to be one, and not established as a cost
+    rows = _noisy_single_process_rows({"send": ([52_000.0], [40_000.0]),
+                                       "cached": ([49_000.0], [50_000.0])})
+    assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
+        "(one repetition: one sample, no interval): cached: 49,000 tok/s, 0.98x its "
+        "two-process msgpack case (50,000 tok/s); send: 52,000 tok/s, 1.30x its "
+        "two-process msgpack case (40,000 tok/s): for send, one repetition, no interval "
+        "to tell it from noise: not established as the cost of having IPC; for cached, "
+        "the single process was slower than the two-process case, so no cost of having "
+        "IPC is measurable there.")
+    # three repetitions under the sign test, which needs 6 for an interval
+    rows = _noisy_single_process_rows({"send": ([52_000.0, 53_000.0, 51_000.0],
+                                                [40_000.0, 40_000.0, 40_000.0])})
+    assert findings._single_process_findings(_cases(rows), _where, method="sign")[
+        0].endswith("send: 51,994 tok/s, 1.30x (3 repetitions, no interval) its two-process msgpack case "
+                    "(40,000 tok/s): 3 repetitions, no interval to tell it from noise: "
+                    "not established as the cost of having IPC.")
 
 
 def test_equal_bytes_are_said_as_such_not_as_0_fewer():

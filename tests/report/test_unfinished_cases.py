@@ -59,7 +59,8 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
     assert (f"- At 4 running requests, the single-process baseline (no IPC, no "
             f"serialization) runs, each arm against its own two-process case (one "
             f"repetition: one sample, no interval): send: {single:,.0f} tok/s, {single / two:.2f}x its two-process "
-            f"msgpack case ({two:,.0f} tok/s): the cost of having IPC at all.") in md
+            f"msgpack case ({two:,.0f} tok/s): one repetition, no interval to tell it "
+            "from noise: not established as the cost of having IPC.") in md
     body = _section(md, "## Findings", "## Configuration")
     assert "| cached | none |" not in body
     assert f"{cases[LAST]['output_tokens_per_s']:,.0f}" not in body
