@@ -4011,9 +4011,10 @@ def load(path_or_paths) -> Results:
     its rows (one warning naming the first such figure and both values). ``ResultsError`` (one
     line) when ``cases`` is not a list, is missing or empty in a complete run, or no case is
     left; when a folder is given twice (``check_distinct_runs``) or is a copy of another one
-    given (``check_copies``, ``check_copied_steps``). Every other case is loaded, those that did not finish
-    included: ``Results.finished`` leaves them out. A run not ``complete`` (running, killed, failed) is the first
-    warning, a ``RunStatusWarning`` (``status_line``); one that ended as it was read is read again (``_load_one``)."""
+    given (``check_copies``, ``check_copied_steps``). Every other case is loaded, those
+    that did not finish included: ``Results.finished`` leaves them out. A run not
+    ``complete`` (running, killed, failed) is the first warning, a ``RunStatusWarning``
+    (``status_line``); one that ended as it was read is read again (``_load_one``)."""
     import pandas as pd
 
     run_dirs = [check_run_dir(path) for path in _given_paths(path_or_paths)]
