@@ -1825,13 +1825,15 @@ def _verdict_label(clause: str) -> str:
 def _share_cell(share) -> str:
     """``+2.70 % [-2.79, +8.20] %``: a ``send_cost.MeanShare`` of cached's step, send -
     cached, with its interval (``send_cost.share_interval``'s figures) where it has
-    one; ``ABSENT`` for none."""
+    one, else why not as the tok/s column says it (``_no_interval``): ``+0.45 % (one
+    repetition, no interval)``, ``+0.45 % (3 repetitions, no interval: a sign-test
+    interval needs >= 6 pairs)``; ``ABSENT`` for none."""
     if share is None or share.share is None:
         return ABSENT
     text = f"{100 * share.share:+.2f} %"
     if share.low is not None and share.high is not None:
-        text += f" [{100 * share.low:+.2f}, {100 * share.high:+.2f}] %"
-    return text
+        return text + f" [{100 * share.low:+.2f}, {100 * share.high:+.2f}] %"
+    return text + f" ({_no_interval({'n': share.pairs, 'method': share.method})})"
 
 
 def findings_legend(lines: list[str], method: str,

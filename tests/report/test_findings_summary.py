@@ -141,7 +141,11 @@ def test_the_caption_names_each_columns_basis_and_where_they_part():
     steps, +1.55 %: the caption says what each is of, and that the mean is moved."""
     items = findings.findings(_one_repetition(458_200.0, 262_100.0, 69_154.0 * 260 / 458.2))
     (row,) = items.summary[1]
-    assert row[3] == "+76.2 % (one repetition, no interval)" and row[6] == "+1.55 %"
+    # every figure without an interval says why, the shares as the tok/s change
+    assert row[3] == "+76.2 % (one repetition, no interval)"
+    # 3,000 and 4,000 ns over cached's 258,100 ns median step
+    assert row[5:] == ["+1.16 % (one repetition, no interval)",
+                       "+1.55 % (one repetition, no interval)"]
     assert items.caption == (
         f"{BASES}. num_running=4 (msgpack): the tok/s change (+76.2 %, of mean steps) and "
         "the whole step's share (+1.55 %, of median steps) part: a few slow steps move "
@@ -244,3 +248,16 @@ def test_the_findings_say_how_many_cases_carry_measurement_warnings():
     assert findings._noise_findings(cases.assign(num_steps=[0, 5, 5, 0]))[0].startswith(
         "1 of 2 cases carries measurement warnings on its steps")
     assert findings._noise_findings(cases.drop(columns="warnings")) == []
+
+
+def test_a_share_cell_without_an_interval_says_why():
+    from ipc_bench.analysis.send_cost import MeanShare
+
+    cell = findings._share_cell
+    assert cell(MeanShare(4_500.0, 1e6, 0.0045, pairs=1)) == \
+        "+0.45 % (one repetition, no interval)"
+    assert cell(MeanShare(4_500.0, 1e6, 0.0045, pairs=3, method="sign")) == \
+        "+0.45 % (3 repetitions, no interval: a sign-test interval needs >= 6 pairs)"
+    assert cell(MeanShare(4_500.0, 1e6, 0.0045, -0.001, 0.0101, pairs=3)) == \
+        "+0.45 % [-0.10, +1.01] %"
+    assert cell(None) == cell(MeanShare(None, None, None)) == "—"
