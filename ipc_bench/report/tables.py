@@ -615,12 +615,15 @@ def _emulated_figures(emulated: list[dict[str, Any]]) -> str:
 
 def _emulated_bound(emulated: list[dict[str, Any]]) -> str:
     """``emulated_note``'s clause on uncalibrated figures (a lower bound), ``''`` where
-    every one of ``emulated`` slept on calibrated figures."""
+    every one of ``emulated`` slept on calibrated figures. It claims no direction for
+    send's share on a GPU: the model time's bound alone would shrink it, but send's µs
+    and the control plane in the step are this machine's."""
     return ("; uncalibrated figures take every op at the full rates with no per-step "
             "launch or host time, so each step's model time is a lower bound on that "
-            "GPU's, which makes send's share of a step larger than beside the GPU's real "
-            "model time; send's µs and the rest of each step are this machine's CPU's"
-            if any(map(_uncalibrated, emulated)) else "")
+            "GPU's: a real GPU's longer model time alone would make send's share of a "
+            "step smaller; but send's µs and the rest of each step, the control plane, "
+            "are this machine's CPU's, so the share on a GPU host also depends on that "
+            "host's CPU" if any(map(_uncalibrated, emulated)) else "")
 
 
 def _emulated_shape(case: dict[str, Any]) -> str:

@@ -150,9 +150,10 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     assert ("EMULATED: 4 of 4 cases slept a roofline step time (llama-3.2-1b on NVIDIA "
             "H200 figures UNCALIBRATED); no GPU computed their steps; uncalibrated figures "
             "take every op at the full rates with no per-step launch or host time, so each "
-            "step's model time is a lower bound on that GPU's, which makes send's share of "
-            "a step larger than beside the GPU's real model time; send's µs and the rest of "
-            "each step are this machine's CPU's") in text
+            "step's model time is a lower bound on that GPU's: a real GPU's longer model "
+            "time alone would make send's share of a step smaller; but send's µs and the "
+            "rest of each step, the control plane, are this machine's CPU's, so the share "
+            "on a GPU host also depends on that host's CPU") in text
     cases = json.loads((out / "summary.json").read_text())["cases"]
     assert [(c["policy"], c["codec"]) for c in cases] == [
         ("send", "msgpack"), ("cached", "msgpack"), ("send", "none"), ("cached", "none")]

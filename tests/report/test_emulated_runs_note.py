@@ -5,10 +5,13 @@ import pandas as pd
 from ipc_bench.report.blocks import _emulated_runs_blocks
 from ipc_bench.report.tables import emulated_note, emulated_runs_note
 
+#: A one-sided claim on send's share ("larger than beside the GPU's real model time")
+#: is not made: the step's control plane and send's µs are this machine's too.
 BOUND = ("; uncalibrated figures take every op at the full rates with no per-step launch "
-         "or host time, so each step's model time is a lower bound on that GPU's, which "
-         "makes send's share of a step larger than beside the GPU's real model time; "
-         "send's µs and the rest of each step are this machine's CPU's")
+         "or host time, so each step's model time is a lower bound on that GPU's: a real "
+         "GPU's longer model time alone would make send's share of a step smaller; but "
+         "send's µs and the rest of each step, the control plane, are this machine's "
+         "CPU's, so the share on a GPU host also depends on that host's CPU")
 TAIL = (": the runner waited each step's roofline time on those figures "
         "(ipc_bench/engine/gpu_figures.json), so step times and tokens/s are what `send` "
         "and `cached` cost next to that step, not a measured GPU run.")
