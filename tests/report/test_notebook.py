@@ -168,3 +168,31 @@ def test_notebook_says_in_one_line_why_a_folder_does_not_load(tmp_path):
     assert [(e.ename, e.evalue) for e in errors] == [
         ("SystemExit", f"cannot load the run: {tmp_path / 'missing'}: no such folder")]
     assert not any("results.py" in line for line in errors[0].traceback)
+
+
+def test_the_share_section_says_what_it_draws():
+    """The send-cost section names both shares the figure draws (the SchedulerOutput
+    path's, the findings' headline, and the whole step's) and the interval as
+    docs/comparisons.md gives it, not the difference's interval over the step that
+    earlier versions drew."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    [text] = [c.source for c in nb.cells if c.cell_type == "markdown"
+              and c.source.startswith("## What send costs as a share of the step")]
+    text = " ".join(text.split())
+    assert ("dashed, send's SchedulerOutput path (build + encode + decode) − cached's, the "
+            "share the findings headline; solid, the whole step's, send's median step − "
+            "cached's, which holds the path and whatever else differs between the steps, "
+            "and is noisier.") in text
+    assert ("with the ratio estimator's 95 % interval for paired samples (under `sign`, "
+            "the sign-test interval of the per-pair shares; under `bootstrap`, the "
+            "percentile interval of the pairs resampled together; none with fewer pairs "
+            "than the method needs): it carries cached's step noise as well as the "
+            "difference's, not the difference's interval over the mean step that earlier "
+            "versions drew (`docs/comparisons.md`, share intervals).") in text
+    assert "with that difference's 95 % interval over the same step" not in text
+    # the figure the section shows draws them so
+    from ipc_bench.report import plots
+
+    doc = " ".join(plots.send_cost_share.__doc__.split())
+    assert ("solid, the whole step's difference; dashed, the SchedulerOutput's build + "
+            "encode + decode alone") in doc
