@@ -3965,8 +3965,7 @@ def load(path_or_paths) -> Results:
     """Load one run folder, or several, into pandas DataFrames (see ``Results``).
 
     ``path_or_paths``: a path (str, bytes or ``os.PathLike``) or an iterable of paths (else
-    ``ResultsError``). Each folder's
-    name becomes its ``run_id``, or the shortest end of its path that tells it apart where two
+    ``ResultsError``). Each folder's name becomes its ``run_id``, or the shortest end of its path that tells it apart where two
     folders share a name (``x/run`` and ``y/run``: ``run_labels``). Raises ``ResultsError``
     (one line) when a folder is missing, is not a run folder (``not a complete run folder (no
     floor.csv)``; ``no itl.csv``; ``itl.csv``, ``steps.csv`` or ``requests.csv is empty``, 0
