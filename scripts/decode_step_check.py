@@ -33,6 +33,10 @@ Per configuration and size it prints the medians over the counted steps of:
   same size (all configurations start from the same cache and batch; bitwise equality
   is promised only between equal settings, see docs/oracles.md).
 
+Under the table, ``goal_lines`` judges each configuration at 16 and 256 running against
+those goals (``met`` / ``NOT met``; also the ``--json`` file's ``goals``), or says in
+one line why the run is not judged (another preset or contexts, no CUDA events).
+
 On CPU (no CUDA) graphs are replayed by ``cuda_step.strict_capture`` (the same work over
 the same persistent buffers, with what a CUDA graph capture forbids refused: host syncs,
 random draws, buffers that move after the capture), ``varlen`` is skipped with a line
@@ -403,6 +407,50 @@ def memory_refusal(sched: SchedulerConfig, model: ModelConfig, device: str,
     return None
 
 
+#: The decode step's goals (docs/models-and-gpu.md, "Roofline goals"): on one H200, for
+#: the Llama-3.2-1B shape at contexts uniform in ``GOAL_CONTEXTS``, GPU busy time at most
+#: ``GOAL_X_ROOFLINE[B]`` times the step's roofline at ``B`` running, and host time per
+#: decode step at most ``GOAL_HOST_NS``.
+GOAL_PRESET = "llama-3.2-1b"
+GOAL_CONTEXTS = (300, 2000)
+GOAL_X_ROOFLINE = {16: 3.0, 256: 2.0}
+GOAL_HOST_NS = 1_000_000
+
+
+def goal_lines(rows: list[dict[str, Any]], preset: str, lo: int, hi: int,
+               device: str) -> list[str]:
+    """The rows judged against the goals (``GOAL_*``), printed under the table and kept
+    in the ``--json`` file's ``goals``: a heading naming them and ``device`` (the
+    goals are an H200's), then per configuration, at each goal size it ran, ``x
+    roofline`` and ``host ms`` with ``met`` or ``NOT met``. One line saying why
+    nothing is judged where the run is not the goals' (another preset or contexts), or
+    measured no GPU time at a goal size (the CPU, which has no CUDA events)."""
+    if preset != GOAL_PRESET or (lo, hi) != GOAL_CONTEXTS:
+        return [f"goals: not judged: they are stated for {GOAL_PRESET} at contexts uniform "
+                f"in [{GOAL_CONTEXTS[0]}, {GOAL_CONTEXTS[1]}]; this run is {preset} at "
+                f"[{lo}, {hi}]"]
+    judged = [r for r in rows if r["num_running"] in GOAL_X_ROOFLINE
+              and r.get("gpu_busy_ns") is not None]
+    if not judged:
+        return ["goals: not judged: no GPU busy time (CUDA events) was measured at "
+                + " or ".join(str(b) for b in GOAL_X_ROOFLINE) + " running"]
+    lines = [f"goals (stated for one H200; this device: {device}): GPU busy at most "
+             + ", ".join(f"{x:g}x its roofline at {b} running"
+                         for b, x in sorted(GOAL_X_ROOFLINE.items(), reverse=True))
+             + f"; host at most {GOAL_HOST_NS / 1e6:g} ms per decode step"]
+    for config in dict.fromkeys(r["config"] for r in judged):
+        parts = []
+        for r in sorted((r for r in judged if r["config"] == config),
+                        key=lambda r: r["num_running"]):
+            goal = GOAL_X_ROOFLINE[r["num_running"]]
+            parts.append(f"{r['num_running']} running: {r['x_roofline']:.2f}x roofline "
+                         f"({'met' if r['x_roofline'] <= goal else 'NOT met'}), host "
+                         f"{r['host_ns'] / 1e6:.3f} ms "
+                         f"({'met' if r['host_ns'] <= GOAL_HOST_NS else 'NOT met'})")
+        lines.append(f"  {config}: " + "; ".join(parts))
+    return lines
+
+
 def _check(args: argparse.Namespace) -> int:
     """``main``'s run, signals routed to ``signals.Interrupted``."""
     import torch
@@ -452,6 +500,8 @@ def _check(args: argparse.Namespace) -> int:
         raise
     if rows:
         print(format_rows(rows))
+        progress.goals = goal_lines(rows, preset, lo, hi, figures.name)
+        print("\n".join(progress.goals))
     elif not failed:
         print("decode_step_check: error: every configuration was skipped: nothing measured",
               file=sys.stderr)
@@ -477,6 +527,7 @@ class Progress:
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     interrupted_by: Optional[str] = None
+    goals: list[str] = field(default_factory=list)
 
     def not_run(self) -> list[str]:
         """The configurations neither measured, skipped nor failed, in run order."""
@@ -486,10 +537,12 @@ class Progress:
     def record(self) -> dict[str, Any]:
         """The ``--json`` file's fields beside ``figures`` and ``rows``: ``complete``
         (every configuration measured, skipped or failed), ``interrupted_by``,
-        ``not_run``, ``skipped``, ``failed``."""
+        ``not_run``, ``skipped``, ``failed`` and ``goals`` (``goal_lines``, once the
+        table is printed; ``[]`` before)."""
         not_run = self.not_run()
         return dict(complete=not not_run, interrupted_by=self.interrupted_by,
-                    not_run=not_run, skipped=self.skipped, failed=self.failed)
+                    not_run=not_run, skipped=self.skipped, failed=self.failed,
+                    goals=self.goals)
 
 
 def write_json(path: str, progress: Progress) -> Optional[str]:

@@ -678,7 +678,7 @@ def test_decode_step_check_json_says_how_far_the_run_got(tmp_path, monkeypatch, 
     assert (code, capsys.readouterr().err) == (143, "decode_step_check: interrupted by SIGTERM\n")
     left = json.loads(out.read_text())
     common = dict(skipped={"varlen": "varlen needs CUDA: no CPU kernel"},
-                  failed={"flex": "RuntimeError"})
+                  failed={"flex": "RuntimeError"}, goals=[])
     assert {k: v for k, v in seen[0].items() if k not in ("figures", "rows")} == dict(
         complete=False, interrupted_by=None, not_run=["flex+graphs"], **common)
     assert {k: v for k, v in left.items() if k not in ("figures", "rows")} == dict(

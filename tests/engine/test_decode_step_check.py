@@ -292,3 +292,35 @@ def test_run_config_frees_its_model_before_it_returns(monkeypatch):
         assert len(built) == 1 and built[0]() is None
     finally:
         gc.enable()
+
+
+def _row(config, b, x, host_ms, busy=1.0):
+    return dict(config=config, num_running=b, x_roofline=x, host_ns=host_ms * 1e6,
+                gpu_busy_ns=busy)
+
+
+def test_goals_are_judged_per_configuration_at_16_and_256_running():
+    rows = [_row("gather", 16, 5.2, 1.8), _row("gather", 17, 9.0, 2.0),
+            _row("gather", 256, 7.94, 0.9), _row("flex+graphs", 16, 2.999, 0.12),
+            _row("flex+graphs", 256, 2.01, 1.0)]
+    assert dsc.goal_lines(rows, "llama-3.2-1b", 300, 2000, "NVIDIA H200") == [
+        "goals (stated for one H200; this device: NVIDIA H200): GPU busy at most 2x its "
+        "roofline at 256 running, 3x its roofline at 16 running; host at most 1 ms per "
+        "decode step",
+        "  gather: 16 running: 5.20x roofline (NOT met), host 1.800 ms (NOT met); "
+        "256 running: 7.94x roofline (NOT met), host 0.900 ms (met)",
+        "  flex+graphs: 16 running: 3.00x roofline (met), host 0.120 ms (met); "
+        "256 running: 2.01x roofline (NOT met), host 1.000 ms (met)"]
+
+
+@pytest.mark.parametrize("preset,lo,hi,busy,line", [
+    ("tiny", 30, 100, None, "goals: not judged: they are stated for llama-3.2-1b at "
+     "contexts uniform in [300, 2000]; this run is tiny at [30, 100]"),
+    ("llama-3.2-1b", 300, 1000, 1.0, "goals: not judged: they are stated for llama-3.2-1b "
+     "at contexts uniform in [300, 2000]; this run is llama-3.2-1b at [300, 1000]"),
+    ("llama-3.2-1b", 300, 2000, None, "goals: not judged: no GPU busy time (CUDA events) "
+     "was measured at 16 or 256 running"),
+])
+def test_goals_say_why_a_run_is_not_judged(preset, lo, hi, busy, line):
+    rows = [_row("gather", 16, 2.0, 0.5, busy=busy)]
+    assert dsc.goal_lines(rows, preset, lo, hi, "cpu") == [line]
