@@ -407,7 +407,7 @@ def memory_refusal(sched: SchedulerConfig, model: ModelConfig, device: str,
     return None
 
 
-#: The decode step's goals (docs/models-and-gpu.md, "Roofline goals"): on one H200, for
+#: The decode step's goals (docs/models-and-gpu.md, "Decode attention"): on one H200, for
 #: the Llama-3.2-1B shape at contexts uniform in ``GOAL_CONTEXTS``, GPU busy time at most
 #: ``GOAL_X_ROOFLINE[B]`` times the step's roofline at ``B`` running, and host time per
 #: decode step at most ``GOAL_HOST_NS``.
@@ -422,7 +422,8 @@ def goal_lines(rows: list[dict[str, Any]], preset: str, lo: int, hi: int,
     """The rows judged against the goals (``GOAL_*``), printed under the table and kept
     in the ``--json`` file's ``goals``: a heading naming them and ``device`` (the
     goals are an H200's), then per configuration, at each goal size it ran, ``x
-    roofline`` and ``host ms`` with ``met`` or ``NOT met``. One line saying why
+    roofline`` and ``host ms`` with ``met`` or ``NOT met`` (judged as printed: 2.00x
+    at a goal of 2 is met, whatever the third decimal). One line saying why
     nothing is judged where the run is not the goals' (another preset or contexts), or
     measured no GPU time at a goal size (the CPU, which has no CUDA events)."""
     if preset != GOAL_PRESET or (lo, hi) != GOAL_CONTEXTS:
@@ -442,11 +443,11 @@ def goal_lines(rows: list[dict[str, Any]], preset: str, lo: int, hi: int,
         parts = []
         for r in sorted((r for r in judged if r["config"] == config),
                         key=lambda r: r["num_running"]):
-            goal = GOAL_X_ROOFLINE[r["num_running"]]
-            parts.append(f"{r['num_running']} running: {r['x_roofline']:.2f}x roofline "
-                         f"({'met' if r['x_roofline'] <= goal else 'NOT met'}), host "
-                         f"{r['host_ns'] / 1e6:.3f} ms "
-                         f"({'met' if r['host_ns'] <= GOAL_HOST_NS else 'NOT met'})")
+            x, host_ms = round(r["x_roofline"], 2), round(r["host_ns"] / 1e6, 3)
+            parts.append(f"{r['num_running']} running: {x:.2f}x roofline "
+                         f"({'met' if x <= GOAL_X_ROOFLINE[r['num_running']] else 'NOT met'})"
+                         f", host {host_ms:.3f} ms "
+                         f"({'met' if host_ms <= GOAL_HOST_NS / 1e6 else 'NOT met'})")
         lines.append(f"  {config}: " + "; ".join(parts))
     return lines
 

@@ -302,7 +302,8 @@ def _row(config, b, x, host_ms, busy=1.0):
 def test_goals_are_judged_per_configuration_at_16_and_256_running():
     rows = [_row("gather", 16, 5.2, 1.8), _row("gather", 17, 9.0, 2.0),
             _row("gather", 256, 7.94, 0.9), _row("flex+graphs", 16, 2.999, 0.12),
-            _row("flex+graphs", 256, 2.01, 1.0)]
+            _row("flex+graphs", 256, 2.01, 1.0), _row("varlen", 256, 2.004, 1.0004),
+            _row("varlen", 16, 3.006, 1.0006)]
     assert dsc.goal_lines(rows, "llama-3.2-1b", 300, 2000, "NVIDIA H200") == [
         "goals (stated for one H200; this device: NVIDIA H200): GPU busy at most 2x its "
         "roofline at 256 running, 3x its roofline at 16 running; host at most 1 ms per "
@@ -310,7 +311,10 @@ def test_goals_are_judged_per_configuration_at_16_and_256_running():
         "  gather: 16 running: 5.20x roofline (NOT met), host 1.800 ms (NOT met); "
         "256 running: 7.94x roofline (NOT met), host 0.900 ms (met)",
         "  flex+graphs: 16 running: 3.00x roofline (met), host 0.120 ms (met); "
-        "256 running: 2.01x roofline (NOT met), host 1.000 ms (met)"]
+        "256 running: 2.01x roofline (NOT met), host 1.000 ms (met)",
+        # judged as printed: 2.00x at a goal of 2 is met; 3.01x at 3 and 1.001 ms are not
+        "  varlen: 16 running: 3.01x roofline (NOT met), host 1.001 ms (NOT met); "
+        "256 running: 2.00x roofline (met), host 1.000 ms (met)"]
 
 
 @pytest.mark.parametrize("preset,lo,hi,busy,line", [
