@@ -19,9 +19,9 @@ each run against the ``--baseline`` run, default the first).
 Default output folder: ``RUN_DIR/report`` for one run; ``report-<UTC time>`` beside
 the first run for several (``beside``; ``-2``, ``-3``, ... after it where a report
 started in the same second has the name, ``claim_folder``), and for one run read as still
-going (``Results.still_running``: a process held its lock as it was read, not as the folder
-is chosen, so that the report's place agrees with what it says of the run), so that a report made before the run's end is not
-left in its folder, stale, once it ends; either is spelt relative to the current folder
+going, so that a report made before the run's end is not left in its folder, stale, once
+it ends (``Results.still_running``: a process held its lock as it was read, not as the
+folder is chosen, so the report's place agrees with what it says); either is spelt relative to the current folder
 when the first run folder was given relative, absolute when it was given absolute. Bad input (a missing folder, not a run folder, an
 unsupported result format, a run folder given twice or a copy of another one given
 (``results.check_copies``), an output folder that is neither empty nor an earlier
