@@ -975,7 +975,8 @@ NO_INTERVAL_COST = ("no interval to tell it from noise: not established as the c
 def _ipc_cost_reading(cmp) -> tuple[str, bool]:
     """One arm's reading in the single-process finding, ``cmp`` its
     ``_single_process_arm`` comparison, as ``(words, said_measurable)``, read on the
-    ratio and interval as printed (2 decimals): an interval above 1.00x, ``the cost of
+    ratio and interval as printed (2 decimals, so ``[0.90, 1.10]`` is within ±10 % even
+    where its bounds are 0.8999 and 1.1004): an interval above 1.00x, ``the cost of
     having IPC at all``; one that holds 1.00x, ``within noise`` (within ±10 %) or
     ``SHORT_INCONCLUSIVE`` (beyond it) with ``HOLDS_NO_COST``; no interval and a ratio
     above 1.00x, ``one repetition, `` + ``NO_INTERVAL_COST``; otherwise (a ratio at or
@@ -983,9 +984,10 @@ def _ipc_cost_reading(cmp) -> tuple[str, bool]:
     (``said_measurable`` true: the clause words those)."""
     ratio, lo, hi = cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
     if lo is not None and hi is not None:
-        if round(lo, 2) > 1.0:
+        lo, hi = round(lo, 2), round(hi, 2)
+        if lo > 1.0:
             return "the cost of having IPC at all", False
-        if round(hi, 2) >= 1.0:
+        if hi >= 1.0:
             verdict = SHORT_INCONCLUSIVE if inconclusive(lo, hi) else "within noise"
             return f"{verdict}, {HOLDS_NO_COST}", False
     elif round(ratio, 2) > 1.0:
@@ -1597,10 +1599,10 @@ def findings(results) -> list[str]:
              + _noise_findings(cases))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
     caption = _summary_caption(cases, tables, withheld, shares, timed) if summary else ""
-    # without a cached/send pair, a legend only of the words the comparisons use
-    return Findings(lines, summary, findings_legend(lines, method, recorded, compared)
-                    if summary else findings_legend(others, method, recorded, compared,
-                                                    pairs=False), caption)
+    # without a cached/send pair, a legend only of the verdict words the lines use (the
+    # comparisons', the single-process baseline's)
+    return Findings(lines, summary, findings_legend(lines, method, recorded, compared,
+                                                    pairs=bool(summary)), caption)
 
 
 def _noise_findings(cases) -> list[str]:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 import scipy.stats
 
+from analysis_run import run_bench
+from ipc_bench.analysis.results import load
 from ipc_bench.report import findings
 from test_metrics import _summary
 
@@ -83,3 +86,77 @@ def test_one_repetition_is_one_sample_with_no_interval():
         f"{one:,.0f} tok/s, {one / two:.2f}x its two-process msgpack case "
         f"({two:,.0f} tok/s): one repetition, no interval to tell it from noise: not "
         "established as the cost of having IPC."]
+
+
+@pytest.fixture(scope="module")
+def send_only_run(tmp_path_factory):
+    """A real run of one policy (send) with its single-process cases: no cached/send
+    pair, so no summary table, and a legend of the verdict words alone."""
+    path = tmp_path_factory.mktemp("single_process") / "run"
+    run_bench(path, ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
+                     "--warmup-steps", "5", "--codecs", "msgpack", "--policies", "send",
+                     "--no-floor", "--repeat", "3"])
+    return path
+
+
+def _with_ratios(run, ratios: list[float]):
+    """``run`` loaded, each repetition's single-process tok/s set to ``ratios[rep]``
+    times its msgpack case's; returns the results and the finding's expected tail
+    (``send: ... its two-process msgpack case (... tok/s)``) with the Student-t
+    interval computed here, and its raw bounds."""
+    res = load(run)
+    cases = res.cases
+    two = [float(cases.loc[(cases["codec"] == "msgpack") & (cases["repetition"] == rep),
+                           "output_tokens_per_s"].iloc[0]) for rep in range(len(ratios))]
+    for rep, (tok, k) in enumerate(zip(two, ratios)):
+        cases.loc[(cases["codec"] == "none") & (cases["repetition"] == rep),
+                  "output_tokens_per_s"] = tok * k
+    logs = np.log(np.array(ratios))
+    half = scipy.stats.t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / np.sqrt(len(logs))
+    lo, hi = np.exp(logs.mean() - half), np.exp(logs.mean() + half)
+    geo_two = np.exp(np.log(two).mean())
+    part = (f"send: {geo_two * np.exp(logs.mean()):,.0f} tok/s, {np.exp(logs.mean()):.2f}x "
+            f"[{lo:.2f}, {hi:.2f}] its two-process msgpack case ({geo_two:,.0f} tok/s)")
+    return res, part, (lo, hi)
+
+
+def _spread(lo: float, hi: float) -> list[float]:
+    """Three ratios whose Student-t interval of the logs is ``[lo, hi]``."""
+    mid = (np.log(lo) + np.log(hi)) / 2
+    sd = (np.log(hi) - mid) * np.sqrt(3) / scipy.stats.t.ppf(0.975, 2)
+    return [float(np.exp(mid + k * sd)) for k in (-1, 0, 1)]
+
+
+def _single_process_line(items) -> str:
+    (line,) = [x for x in items if x.startswith(HEAD)]
+    return line
+
+
+def test_a_run_without_a_pair_defines_the_single_process_verdict_in_its_legend(send_only_run):
+    # send alone: no summary table, yet the single-process line's verdict is defined
+    res, part, _ = _with_ratios(send_only_run, [1.3, 0.9, 1.6])
+    items = findings.findings(res)
+    assert items.summary is None
+    assert _single_process_line(items).endswith(
+        part + ": inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
+        "data cannot tell a cost of having IPC from none.")
+    assert "1.23x [0.60, 2.54]" in part
+    assert items.legend == (
+        "Reading the findings: **inconclusive (interval beyond ±10 %)**: no significant "
+        "difference, but the interval reaches beyond ±10 %, too few repetitions or too "
+        "noisy to tell a 10 % difference from none.")
+
+
+def test_the_single_process_verdict_reads_the_interval_as_printed(send_only_run):
+    # [0.90, 1.05] from a low bound of 0.8999, [0.95, 1.10] from a high of 1.1004: the
+    # printed interval is within ±10 %, and so is the verdict
+    for (lo, hi), printed in (((0.8999, 1.05), "0.97x [0.90, 1.05]"),
+                              ((0.95, 1.1004), "1.02x [0.95, 1.10]")):
+        res, part, raw = _with_ratios(send_only_run, _spread(lo, hi))
+        assert np.allclose(raw, (lo, hi)) and printed in part
+        items = findings.findings(res)
+        assert _single_process_line(items).endswith(
+            part + ": within noise, the interval holding 1.00x: the data cannot tell a "
+            "cost of having IPC from none.")
+        assert items.legend == ("Reading the findings: **within noise**: the interval "
+                                "holds no change and stays within ±10 %.")
