@@ -1747,6 +1747,12 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
 MEAN_MEDIAN_FACTOR = 10
 #: ... one of them at least this large (a fraction): below, neither size tells much.
 MEAN_MEDIAN_FLOOR = 0.02
+#: Where they part, the mean steps explain it (a few slow steps) only where send's mean
+#: step over cached's (``_mean_step_share``) is within this fraction of the gap between
+#: the tok/s change and the share of the change, nearer it than the share by 2 to 1
+#: (equal tokens per counted step make the two the same); further off, the arms' output
+#: tokens per counted step differ, and no step is blamed.
+MEAN_STEP_TOLERANCE = 1 / 3
 
 
 def _summary_caption(cases, tables, withheld: frozenset, shares: dict[tuple, Any],
@@ -1756,18 +1762,20 @@ def _summary_caption(cases, tables, withheld: frozenset, shares: dict[tuple, Any
     part; '' where the table shows neither figure. Raises nothing."""
     shown = [(key, t) for key, t in tables["tput"].items()
              if not timed and key[:3] not in withheld]
-    basis = _summary_basis(cases, [t for _, t in shown], list(shares.values()))
+    basis = _summary_basis(cases, [t for _, t in shown], shares)
     notes = [_mean_median_note(cases, key, t, shares.get((key[0], key[1])))
              for key, t in shown]
     return " ".join([basis] + [n for n in notes if n]) if basis else ""
 
 
-def _summary_basis(cases, changes: list[dict], shared: list) -> str:
+def _summary_basis(cases, changes: list[dict], shared: dict[tuple, Any]) -> str:
     """``Bases: tok/s, counted output tokens over the counted steps' summed time (of mean
     steps: a few slow steps move it); shares, of each case's median step and its
     SchedulerOutput path's per-step median, then their mean over repetitions.``: what
     the tok/s changes shown (``changes``, ``summarize_pairs`` rows) and the shares
-    (``shared``, ``send_cost.StepShares``) are of; '' where there are neither."""
+    (``shared``: (workload, codec) -> ``send_cost.StepShares``) are of, each row's step
+    where they differ (``of each case's median step (mean step: num_running=4
+    (pickle))``); '' where there are neither."""
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN
 
     parts = []
@@ -1775,10 +1783,13 @@ def _summary_basis(cases, changes: list[dict], shared: list) -> str:
         parts.append("tok/s, counted output tokens over the counted steps' summed time "
                      "(of mean steps: a few slow steps move it)")
     if shared:
-        step = "median" if all(s.step == "median" for s in shared) else "mean"
+        step = "median" if any(s.step == "median" for s in shared.values()) else "mean"
+        others = [f"{w} ({'single process' if c == SINGLE_PROCESS else c})"
+                  for (w, c), s in shared.items() if s.step != step]
+        step += " step" + (f" (mean step: {', '.join(others)})" if others else "")
         path = "median" if S2R_MEDIAN_COLUMN in cases.columns else "mean"
-        reps = [s.whole.statistic for s in shared if s.pairs > 1]
-        parts.append(f"shares, of each case's {step} step and its SchedulerOutput path's "
+        reps = [s.whole.statistic for s in shared.values() if s.pairs > 1]
+        parts.append(f"shares, of each case's {step} and its SchedulerOutput path's "
                      f"per-step {path}" + (f", then their {reps[0]} over repetitions"
                                            if reps else ""))
     return f"Bases: {'; '.join(parts)}." if parts else ""
@@ -1788,11 +1799,18 @@ def _mean_median_note(cases, key: tuple, t: dict[str, Any], shared) -> str:
     """Where a summary row's tok/s change (``t``'s cached/send ratio, of mean steps) and
     its whole step's share (``shared.whole``, of median steps) part, by
     ``MEAN_MEDIAN_FACTOR`` or in sign (one of them ``MEAN_MEDIAN_FLOOR`` or more), the
-    line saying so: ``num_running=4 (pickle): the tok/s change (+76.2 %, of mean steps)
-    and the whole step's share (+1.55 %, of median steps) part: a few slow steps move
-    the mean (ID's mean step is 458.2 µs, its median 262.1 µs); the median's share is
-    the typical step's.``, naming the case of ``key``'s pairs whose mean step is the
-    most over its median; '' where they agree or there is no median share."""
+    line saying why. Where the mean steps explain the change (``_mean_step_share``
+    within ``MEAN_STEP_TOLERANCE`` of the gap between the change and the share, of the
+    change):
+    ``num_running=4 (pickle): the tok/s change (+76.2 %, of mean steps) and the whole
+    step's share (+1.55 %, of median steps) part: a few slow steps move the mean (ID's
+    mean step is 458.2 µs, its median 262.1 µs); the median's share is the typical
+    step's.``, naming the case whose mean step is the most over its median of the arm
+    whose skew moves the change that way (send's where the change is above the share,
+    cached's where below); otherwise ``...part: not by the step times (send's mean step
+    +0.77 % over cached's): the arms' output tokens per counted step differ.``; ``...part:
+    no mean steps to tell why.`` without them. '' where they agree or there is no median
+    share."""
     if shared is None or shared.step != "median" or shared.whole.share is None:
         return ""
     change, share = t["ratio"] - 1, shared.whole.share
@@ -1801,17 +1819,46 @@ def _mean_median_note(cases, key: tuple, t: dict[str, Any], shared) -> str:
         return ""
     name = key[1] if key[1] != SINGLE_PROCESS else "single process"
     text = (f"{key[0]} ({name}): the tok/s change ({_pct(t['ratio'])}, of mean steps) and "
-            f"the whole step's share ({100 * share:+.2f} %, of median steps) part: a few "
-            "slow steps move the mean")
-    steps = [(float(r["step_ns_mean"]) / float(r["step_ns_median"]), r)
-             for pair in pair_records(cases, key) for r in pair
-             if not is_missing(r.get("step_ns_mean")) and not is_missing(r.get("step_ns_median"))
-             and float(r["step_ns_median"]) > 0]
-    if steps:
-        _, r = max(steps, key=lambda x: x[0])
+            f"the whole step's share ({100 * share:+.2f} %, of median steps) part: ")
+    pairs = pair_records(cases, key)
+    means = _mean_step_share(pairs, t.get("method", "t"))
+    if means is None:
+        return text + "no mean steps to tell why."
+    if abs(means - change) > MEAN_STEP_TOLERANCE * abs(change - share):
+        return text + (f"not by the step times (send's mean step {100 * means:+.2f} % over "
+                       "cached's): the arms' output tokens per counted step differ.")
+    arm = 0 if change > share else 1  # send's slow steps raise the change, cached's lower it
+    skews = [(float(p[arm]["step_ns_mean"]) / float(p[arm]["step_ns_median"]), p[arm])
+             for p in pairs if _positive(p[arm].get("step_ns_mean"))
+             and _positive(p[arm].get("step_ns_median"))]
+    text += "a few slow steps move the mean"
+    if skews:
+        _, r = max(skews, key=lambda x: x[0])
         text += (f" ({r['case_id']}'s mean step is {float(r['step_ns_mean']) / 1e3:,.1f} µs, "
                  f"its median {float(r['step_ns_median']) / 1e3:,.1f} µs)")
     return text + "; the median's share is the typical step's."
+
+
+def _positive(value) -> bool:
+    """Whether ``value`` is a number above 0 (not missing)."""
+    return not is_missing(value) and float(value) > 0
+
+
+def _mean_step_share(pairs: list[tuple[dict, dict]], method: str) -> float | None:
+    """Send's mean step over cached's, less 1, over the (send, cached) ``pairs``
+    (``pair_records``) by the tok/s change's statistic (``method``'s point: the
+    geometric mean of the per-pair ratios for ``t``, their median otherwise), so that
+    where the arms' output tokens per counted step are the same it is the tok/s change
+    itself (tok/s: those tokens over the mean step); ``None`` without a pair that has
+    both mean steps."""
+    import numpy as np
+
+    ratios = [float(s["step_ns_mean"]) / float(c["step_ns_mean"]) for s, c in pairs
+              if _positive(s.get("step_ns_mean")) and _positive(c.get("step_ns_mean"))]
+    if not ratios:
+        return None
+    point = np.exp(np.mean(np.log(ratios))) if method == "t" else np.median(ratios)
+    return float(point) - 1
 
 
 def _verdict_label(clause: str) -> str:
