@@ -319,8 +319,8 @@ HEADER = ["workload", "arm", "codec", "transport", "tok/s", "run tok/s", "step m
 #: (a first step's CUDA graph capture) moves it and the mean, not the median.
 LEGEND = ("  tok/s: output tokens of the counted steps over their summed step time (running "
           "requests / step ms (mean) when every counted step decodes one token each); run "
-          "tok/s: every token over the case's wall time, warm-up and start-up included; step "
-          "ms (mean), (median): of the counted steps")
+          "tok/s: every token over the case's wall time, warm-up and start-up included (CUDA "
+          "only: - on the CPU stages); step ms (mean), (median): of the counted steps")
 
 
 def send_shares(cases: list[dict[str, Any]]) -> list[str]:
