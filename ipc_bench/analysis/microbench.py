@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import json
 import os
@@ -170,7 +171,8 @@ class Selection:
 
 def _check_available(infos: list[CaptureInfo], selection: Selection, run_dir: str) -> None:
     """``MicrobenchError`` naming the first selected value no capture has, with what
-    the run did capture."""
+    the run did capture; ``--num-running`` on captures none of which has a
+    ``num_running`` label (a trace replay's ``trace=NAME:N``) says so instead."""
     def have(values) -> list[str]:
         return sorted({str(v) for v in values}, key=_natural)
 
@@ -180,8 +182,12 @@ def _check_available(infos: list[CaptureInfo], selection: Selection, run_dir: st
               ("--directions", selection.directions, have(i.direction for i in infos)))
     for opt, wanted, available in checks:
         missing = [str(v) for v in wanted or () if str(v) not in available]
+        if missing and opt == "--num-running" and infos and not available:
+            raise MicrobenchError(f"{opt} {','.join(missing)}: the messages captured in "
+                                  f"{run_dir} carry no num_running label (a trace "
+                                  f"replay): leave out {opt}")
         if missing:
-            what = ", ".join(available) if available else "none (no such label)"
+            what = ", ".join(available) if available else "none"
             raise MicrobenchError(f"{opt} {','.join(missing)}: not among the messages "
                                   f"captured in {run_dir} (available: {what})")
 
@@ -530,7 +536,9 @@ def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
     (pyperf files of these arms, ``in_loop_vs_pyperf.json``), which stay as they are
     until the new set is complete; new files a killed run left are removed.
     ``MicrobenchError``: ``output path PATH exists and is not a folder`` (as run and
-    report say), else ``cannot write to PATH: REASON``."""
+    report say), else ``cannot write to PATH: REASON``, ending ``; write it elsewhere
+    with --output DIR`` where the default ``RUN_DIR/microbench`` was refused for its
+    permissions or a read-only file system (as report says)."""
     out_dir = Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
     try:
         created = not out_dir.is_dir()
@@ -542,7 +550,10 @@ def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
     except OSError as exc:
         if out_dir.exists() and not out_dir.is_dir():  # a file, /dev/null
             raise MicrobenchError(f"output path {out_dir} exists and is not a folder") from None
-        raise MicrobenchError(f"cannot write to {out_dir}: {exc.strerror}") from None
+        # the default place (RUN_DIR/microbench) refused: another is a flag away
+        hint = ("; write it elsewhere with --output DIR" if ns.output is None
+                and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "")
+        raise MicrobenchError(f"cannot write to {out_dir}: {exc.strerror}{hint}") from None
     return out
 
 

@@ -7,8 +7,9 @@ with it (internal, set by the coordinator and by pyperf's worker re-invocations 
 ``bench.py microbench RUN_DIR --policy ARM --worker ...``) it times one arm. Options
 this parser does not know are pyperf's and are passed through (checked by pyperf's
 parser first); a list option refuses an item given more than once. Bad input: one
-line on stderr, exit code 2. A file that cannot be written: one line naming it, exit
-code 1. Interrupted: earlier results in the output folder are kept as they were (the
+line on stderr, exit code 2; so is an output folder that cannot be made (``cannot write
+to DIR: REASON``, before anything is timed). A file that cannot be written once the
+folder is made: one line naming it, exit code 1. Interrupted: earlier results in the output folder are kept as they were (the
 finished benchmarks only where there were none), exit code 130 (SIGINT) or 143
 (SIGTERM), with one line on stderr:
 ``coordinate``'s (how many benchmarks had finished) once the benchmarks are planned,
@@ -89,8 +90,9 @@ def _is_arm(argv: Sequence[str]) -> bool:
 
 
 def main(argv: Sequence[str]) -> int:
-    """``bench.py microbench ...``; returns the exit code (2: bad input; 1: results
-    that could not be written, as a run's; 130 / 143: interrupted)."""
+    """``bench.py microbench ...``; returns the exit code (2: bad input, an output
+    folder that cannot be made included; 1: results that could not be written once
+    it is made, as a run's; 130 / 143: interrupted)."""
     try:
         ns, rest = build_parser().parse_known_args(list(argv))
         selection = Selection(num_running=ns.num_running, codecs=ns.codecs,

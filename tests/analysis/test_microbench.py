@@ -596,3 +596,47 @@ def test_a_damaged_capture_the_selection_leaves_out_does_not_stop_the_others(run
     with pytest.raises(capture.CaptureError) as err:
         select_captures(str(copy), Selection(num_running=(2,)))
     assert str(err.value).startswith(f"{damaged}: cut short")
+
+
+def test_num_running_on_a_trace_replay_says_it_has_no_such_label(run_dir, capsys,
+                                                                 monkeypatch):
+    """A trace replay's messages are labelled ``trace=NAME:N``, with no num_running:
+    the line says so plainly and what to do (was ``available: none (no such label)``)."""
+    from ipc_bench.analysis import microbench
+
+    infos = microbench._capture_infos
+
+    def as_a_replay(run, selection):
+        return [(p, capture.CaptureInfo(**{**{f: getattr(i, f) for f in i.__struct_fields__},
+                                           "workload": "trace=azure-conv:20"}))
+                for p, i in infos(run, selection)]
+
+    monkeypatch.setattr(microbench, "_capture_infos", as_a_replay)
+    assert main(["microbench", str(run_dir), "--num-running", "9"]) == 2
+    assert capsys.readouterr().err == (
+        f"bench.py microbench: error: --num-running 9: the messages captured in {run_dir} "
+        "carry no num_running label (a trace replay): leave out --num-running\n")
+    assert not (run_dir / "microbench").exists()
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_an_output_folder_that_cannot_be_made_is_bad_input(run_dir, capsys, monkeypatch,
+                                                           tmp_path, given):
+    """RUN_DIR/microbench on a read-only file system: exit 2 before anything is timed,
+    and the default place's refusal points at --output (as report's does); an --output
+    given that is refused gets no such hint."""
+    out = tmp_path / "mb" if given else run_dir / "microbench"
+    mkdir = Path.mkdir
+
+    def read_only(self, *args, **kwargs):
+        if self == out:
+            raise OSError(30, "Read-only file system", str(self))
+        return mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    args = ["--output", str(out)] if given else []
+    assert main(["microbench", str(run_dir), *args, *QUICK]) == 2
+    hint = "" if given else "; write it elsewhere with --output DIR"
+    assert capsys.readouterr().err == (f"bench.py microbench: error: cannot write to {out}: "
+                                       f"Read-only file system{hint}\n")
+    assert not out.exists()
