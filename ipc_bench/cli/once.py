@@ -19,7 +19,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
-from typing import Any, Optional
+import sys
+from typing import Any, Optional, Sequence
+
+#: The command words after ``bench.py`` (``ipc_bench.cli.COMMANDS``' keys): the run
+#: command's parser names the closest to an unknown first argument (``reprot``).
+COMMAND_WORDS = ("microbench", "report", "runner")
 
 #: The namespace attribute that holds, during one parse, each option's first value as
 #: typed (``dest`` -> text, ``None`` for a flag); removed before the namespace returns.
@@ -82,13 +87,20 @@ class OnceParser(argparse.ArgumentParser):
         for name in _STORING_ACTIONS:
             self.register("action", name, _once(self._registry_get("action", name)))
 
+    #: Command words (``bench.py report``) that an unknown first argument may be a
+    #: typo of: its line names the closest (``unknown_message``).
+    commands: tuple[str, ...] = ()
+
     def parse_args(self, args=None, namespace=None):
-        """argparse's, with the closest option named after an unknown one
-        (``unknown_message``)."""
+        """argparse's, with the closest option named after an unknown one, or the
+        closest of ``commands`` after an unknown first argument (``unknown_message``)."""
+        args = sys.argv[1:] if args is None else list(args)
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
+            first = extras[0] == args[0] and not args[0].startswith("-")
             self.error(unknown_message(extras, [o for a in self._actions
-                                                for o in a.option_strings]))
+                                                for o in a.option_strings],
+                                       self.commands if first else ()))
         return parsed
 
     def parse_known_args(self, args=None, namespace=None):
@@ -103,12 +115,28 @@ class OnceParser(argparse.ArgumentParser):
                 delattr(namespace, _GIVEN)
 
 
-def unknown_message(extras: list[str], options: list[str]) -> str:
+def did_you_mean(word: str, names: Sequence[str]) -> str:
+    """`` (did you mean NAME?)`` for the one of ``names`` closest to ``word``, case
+    aside (``difflib``, a ratio of 0.75 or more), else ``''``: ``decode-stedy`` ->
+    `` (did you mean decode-steady?)``."""
+    lower = {name.lower(): name for name in names}
+    close = difflib.get_close_matches(word.lower(), list(lower), n=1, cutoff=0.75)
+    return f" (did you mean {lower[close[0]]}?)" if close else ""
+
+
+def unknown_message(extras: list[str], options: list[str],
+                    commands: Sequence[str] = ()) -> str:
     """argparse's line for the arguments ``extras`` it did not take, with the option of
     ``options`` closest to the first unknown ``--name`` (``difflib``, a ratio of 0.75 or
     more; ``--name=value`` by its name): ``unrecognized arguments: --num-runing 4 (did
-    you mean --num-running?)``."""
+    you mean --num-running?)``; or, given ``commands`` (the first argument of the
+    command line is ``extras[0]``), the command closest to it (``did_you_mean``):
+    ``unrecognized arguments: reprot RUN (did you mean report?)``."""
     line = f"unrecognized arguments: {' '.join(extras)}"
+    if commands and not extras[0].startswith("-"):
+        hint = did_you_mean(extras[0], commands)
+        if hint:
+            return line + hint
     for word in extras:
         if word.startswith("--"):
             close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1,

@@ -16,6 +16,7 @@ import tempfile
 from types import ModuleType
 from typing import Any, Callable, Optional
 
+from ipc_bench.cli.once import COMMAND_WORDS, did_you_mean
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
 from ipc_bench.engine.traces import TraceError
@@ -120,6 +121,7 @@ def _main(argv: list[str], swept: list[str]) -> int:
 
     forget_histograms()  # each run reads its --token-ids hist: file afresh, once
     parser = build_parser()
+    parser.commands = COMMAND_WORDS  # bench.py reprot RUN: (did you mean report?)
     args = parser.parse_args(argv)
     problems: dict[str, str] = {}
     scenarios = discover(problems)
@@ -339,7 +341,8 @@ def _scenario(args, scenarios: dict[str, ModuleType], problems: dict[str, str]) 
     if args.scenario in problems:
         raise UsageError(f"scenario {args.scenario} cannot be used: {problems[args.scenario]}")
     left_out = f" ({', '.join(problems)} left out: see --list)" if problems else ""
-    raise UsageError(f"unknown scenario {args.scenario!r}; choose from "
+    raise UsageError(f"unknown scenario {args.scenario!r}"
+                     f"{did_you_mean(args.scenario, list(scenarios))}; choose from "
                      f"{', '.join(scenarios)}{left_out}")
 
 

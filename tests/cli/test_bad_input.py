@@ -41,6 +41,17 @@ OPTION_CASES = [
      "unrecognized arguments: --num-runing 4 (did you mean --num-running?)"),
     (DS + ["--codec=msgpack"], "unrecognized arguments: --codec=msgpack (did you mean "
                                "--codecs?)"),
+    # a scenario or command word mistyped: the closest named, case aside
+    (["--scenario", "decode-stedy"], "unknown scenario 'decode-stedy' (did you mean "
+                                     "decode-steady?); choose from " + ", ".join(discover())),
+    (["reprot", "results/x"], "unrecognized arguments: reprot results/x (did you mean "
+                              "report?)"),
+    (["Report", "results/x"], "unrecognized arguments: Report results/x (did you mean "
+                              "report?)"),
+    (["microbnech", "results/x"], "unrecognized arguments: microbnech results/x (did you "
+                                  "mean microbench?)"),
+    (["xyz", "--num-runing", "4"], "unrecognized arguments: xyz --num-runing 4 (did you "
+                                   "mean --num-running?)"),
     (DS + ["--transport", "udp"],
      "argument --transport: invalid choice: 'udp' (choose from 'ipc', 'tcp', 'shm', 'shm-block')"),
     (DS + ["--policies", "foo"], "argument --policies: 'foo': choose from send, cached"),
@@ -472,6 +483,12 @@ def _run_main(argv, capsys) -> tuple[int, list[str], str]:
 def test_bad_option_is_one_line_and_exit_2(argv, message, capsys):
     code, lines, out = _run_main(argv, capsys)
     assert (code, lines, out) == (2, [f"bench.py: error: {message}"], "")
+
+
+def test_the_command_words_named_after_a_typo_are_the_commands():
+    from ipc_bench.cli.once import COMMAND_WORDS
+
+    assert sorted(COMMAND_WORDS) == sorted(cli.COMMANDS) == ["microbench", "report", "runner"]
 
 
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
