@@ -634,6 +634,24 @@ def test_an_output_folder_that_cannot_be_listed_is_refused_in_one_line(tmp_path,
     assert [p.name for p in tmp_path.iterdir()] == ["run"] and not any(listing(run))
 
 
+def test_an_output_folder_on_a_read_only_mount_is_bad_input(tmp_path, monkeypatch, capsys):
+    """A folder that cannot be made before any case runs is exit 2, as docs/usage.md
+    says (1 is for a write failing once cases ran); nothing is left."""
+    run = tmp_path / "ro" / "run"
+    mkdir = Path.mkdir
+
+    def read_only(self, *args, **kwargs):
+        if self == run:
+            raise OSError(30, "Read-only file system", str(self))
+        return mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    code, lines, out = _run_main(DS + ["--num-running", "1", "--output", str(run)], capsys)
+    assert (code, lines, out) == (
+        2, [f"bench.py: error: cannot write results to {run}: Read-only file system"], "")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_output_that_links_to_a_folder_is_written_through_the_link(tmp_path):
     from argparse import Namespace
 
