@@ -200,7 +200,8 @@ def check_output(out: Path) -> Path:
     anything but ``earlier_report_files`` (``output folder OUT holds files that are not
     a report's (holiday.png, notes.txt); give --output a new folder or an earlier
     report's``): replacing it would lose them; or a mount point (``output folder OUT is
-    a mount point, ...: give --output a folder inside it``), which cannot be renamed
+    a mount point, ...: give --output a folder inside it``, or ``a folder elsewhere``
+    where the mount cannot be written either), which cannot be renamed
     aside (``EBUSY``). ``OSError`` (``filename``
     ``out``) when the system will not look ``out`` up for a reason other than its
     absence: a file on the way (``Not a directory``), a link loop, a name over 255
@@ -217,9 +218,12 @@ def check_output(out: Path) -> Path:
         if not target.is_dir():
             raise ResultsError(f"output path {out} exists and is not a folder")
         if os.path.ismount(target):  # renaming it aside fails: EBUSY
+            inside = ("give --output a folder inside it" if os.access(target, os.W_OK)
+                      else "it cannot be written either (read-only, or no permission): "
+                      "give --output a folder elsewhere")
             raise ResultsError(f"output folder {out} is a mount point, which a report "
                                "cannot replace (it is written beside it and renamed into "
-                               "place): give --output a folder inside it")
+                               f"place): {inside}")
         ours = earlier_report_files(target)
         foreign = sorted(e.name for e in target.iterdir() if e.name not in ours)
         if foreign:

@@ -1064,8 +1064,12 @@ def test_report_says_what_a_steps_csv_that_is_no_file_is(make, shown, tiny_run, 
     assert names() == before
 
 
+@pytest.mark.parametrize("writable,advice", [
+    (True, "give --output a folder inside it"),
+    (False, "it cannot be written either (read-only, or no permission): give --output a "
+            "folder elsewhere")])
 def test_report_refuses_a_mount_point_as_its_output(tiny_run, tmp_path, monkeypatch,
-                                                    capsys):
+                                                    capsys, writable, advice):
     """An --output that is a mount point (empty, read-only) cannot be renamed aside to
     put the report in its place (EBUSY: was ``cannot write X: Device or resource busy``,
     exit 1): it is bad input, exit 2, the line says what to give instead, nothing is
@@ -1076,12 +1080,14 @@ def test_report_refuses_a_mount_point_as_its_output(tiny_run, tmp_path, monkeypa
     out = tmp_path / "mnt"
     out.mkdir()
     monkeypatch.setattr(document.os.path, "ismount", lambda p: Path(p) == out)
+    access = document.os.access
+    monkeypatch.setattr(document.os, "access",  # a read-only mount, where not writable
+                        lambda p, mode: writable if Path(p) == out else access(p, mode))
     before = _tree(tmp_path)
     assert cli.main(["report", str(tiny_run), "--no-figures", "--output", str(out)]) == 2
     assert capsys.readouterr() == ("", f"bench.py report: error: output folder {out} is a "
                                        "mount point, which a report cannot replace (it is "
-                                       "written beside it and renamed into place): give "
-                                       "--output a folder inside it\n")
+                                       f"written beside it and renamed into place): {advice}\n")
     assert _tree(tmp_path) == before
 
 
