@@ -20,7 +20,8 @@ or ``bench.py report`` ...);
 130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP: the runner is killed at
 once, the rows measured so far are written (the interrupted case marked
 ``complete: false``) and ``summary.json`` says ``incomplete``; 141 stdout's reader went
-away (``| head``: the results are complete, ``ipc_bench.cli.console``).
+away before a write (``| head``: the results are complete, ``ipc_bench.cli.console``; 0
+where every write reached the pipe before it left).
 
 Every number has a range and every setting is checked before a process starts, so
 bad input never surfaces as a traceback or a hang half-way through a run. Signals:
