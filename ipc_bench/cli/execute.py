@@ -291,6 +291,9 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
         num_spec_tokens=getattr(args, "num_spec_tokens", None),
         no_single_process=not getattr(args, "single_process", True),
         transport=args.transport)
+    # ... and --no-floor, which leaves out each case's floor (``environment.
+    # MEASUREMENT_FLAGS``): whether it was given.
+    metadata["options"]["no_floor"] = not getattr(args, "floor", True)
     # ... and the scheduler limits every scenario takes (``--max-num-seqs`` ...), None
     # where not given: compared even between runs that share no workload.
     metadata["options"].update({k: getattr(args, k, None) for k in SCHEDULER_OVERRIDES})

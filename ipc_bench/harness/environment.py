@@ -1032,21 +1032,38 @@ def effective_option(md: dict, name: str) -> Optional[set[str]]:
 CASE_SELECTION_OPTIONS = ("policies", "codecs", "aa", "async_scheduling",
                           "num_spec_tokens", "no_single_process", "transport")
 
+#: Flags that leave out a measurement a case takes after its counted steps, not a
+#: case, -> the case setting that records whether a case took it: ``--no-floor``
+#: (``no_floor`` in ``metadata["options"]``: whether it was given; a case's ``floor``).
+#: Compared as the flags of ``CASE_SELECTION_OPTIONS`` are, by what the run's cases did
+#: (``ran_selection``), and marking no workload: the floor replays a case's frames once
+#: its counted steps are measured, so the case's own rows (its tokens/s, step times
+#: and bytes per step) are the same with it or without (``AFTER_STEPS_SETTINGS``).
+MEASUREMENT_FLAGS = {"no_floor": "floor"}
+#: Case settings of what a case measures after its counted steps (``MEASUREMENT_FLAGS``):
+#: a difference in them is listed but marks no workload in ``compare_settings``.
+AFTER_STEPS_SETTINGS = frozenset(MEASUREMENT_FLAGS.values())
+
 
 def ran_selection(md: dict, name: str) -> Optional[set[str]]:
-    """What case-selection option ``name`` (``CASE_SELECTION_OPTIONS``) took in the run
+    """What case-selection option ``name`` (``CASE_SELECTION_OPTIONS``, or a flag of
+    ``MEASUREMENT_FLAGS``) took in the run
     of metadata ``md``, as text, read from its recorded cases: the policies, the codecs
     and transports (the single-process cases left out: codec ``none``, transport
     ``inproc``), whether an A/A copy (an arm ending
     ``'``), an async case or a single-process case ran (``{"True"}`` / ``{"False"}``:
     ``no_single_process`` is ``True`` where none ran), the draft counts (workload label
-    ``num_spec_tokens``; ``0`` where a case has none). ``None`` when the run recorded
-    no case."""
+    ``num_spec_tokens``; ``0`` where a case has none); ``no_floor``: ``{"True"}`` where
+    no case replayed a floor (its ``floor`` setting), ``None`` where no case recorded
+    whether it did. ``None`` when the run recorded no case."""
     from ipc_bench.harness.spec import NO_CODEC
 
     cases = [c for c in md.get("cases") or [] if isinstance(c, dict)]
     if not cases:
         return None
+    if name in MEASUREMENT_FLAGS:
+        took = [c[MEASUREMENT_FLAGS[name]] for c in cases if MEASUREMENT_FLAGS[name] in c]
+        return {str(not any(t is True for t in took))} if took else None
     if name == "policies":
         return {_text(c.get("policy")) for c in cases}
     if name in ("codecs", "transport"):
@@ -1079,9 +1096,10 @@ def _selection_text(options: dict, name: str, ran: set[str]) -> str:
 
 
 #: The cases each flag of ``CASE_SELECTION_OPTIONS`` adds (or, ``--no-single-process``,
-#: leaves out), as ``_selection_lines`` names them.
+#: leaves out), and the measurement each of ``MEASUREMENT_FLAGS`` leaves out, as
+#: ``_selection_lines`` names them.
 FLAG_CASES = {"aa": "A/A copies (--aa)", "async_scheduling": "cached+async cases",
-              "no_single_process": "single-process cases"}
+              "no_single_process": "single-process cases", "no_floor": "floors"}
 
 
 def _flag_text(options: dict, name: str, ran: set[str], md: dict) -> str:
@@ -1089,8 +1107,8 @@ def _flag_text(options: dict, name: str, ran: set[str], md: dict) -> str:
     its cases ran (``ran``, ``ran_selection``) and its options as given (``options``):
     ``run`` or ``not run``, then why: ``(--no-single-process given)``, ``(azure-conv's
     default)`` where the flag was left off, ``(not recorded)`` for a run written before
-    the flag was recorded."""
-    did = ("False" in ran) if name == "no_single_process" else ("True" in ran)
+    the flag was recorded. A ``no_`` flag's ``ran`` is ``{"True"}`` where none ran."""
+    did = ("False" in ran) if name.startswith("no_") else ("True" in ran)
     scenario = md.get("scenario")
     why = ("not recorded" if name not in options
            else f"--{name.replace('_', '-')} given" if options[name]
@@ -1105,10 +1123,12 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
     (msgpack, pickle)``; a flag by the cases it adds, ``_flag_text``: ``single-process
     cases differ: not run (azure-conv's default) vs run (decode-steady's default)``);
     none makes a workload incomparable. The transport only where
-    the runs share no arm (``_case_keys``)."""
+    the runs share no arm (``_case_keys``). Then the flags of ``MEASUREMENT_FLAGS`` as
+    the others: ``floors differ: not run (--no-floor given) vs run (decode-steady's
+    default)``."""
     out = []
     shared = bool(_case_keys(a) & _case_keys(b))
-    for name in CASE_SELECTION_OPTIONS:
+    for name in CASE_SELECTION_OPTIONS + tuple(MEASUREMENT_FLAGS):
         if name == "transport" and shared:
             continue  # a case setting of the arms both ran (``compare_settings``)
         ea, eb = ran_selection(a, name), ran_selection(b, name)
@@ -1270,9 +1290,14 @@ def _settings_stated(lines) -> set[str]:
     """The case settings (``OPTION_SETTINGS``) of the options that ``lines``
     (``_option_lines``) say differ (``option --max-num-seqs differs: ...``), and those
     derived from them (``DERIVED_SETTINGS``), so that the same difference is not said
-    again as a case setting."""
+    again as a case setting; so is a flag's of ``MEASUREMENT_FLAGS`` whose line
+    (``floors differ: ...``) is among them."""
+    lines = list(lines)
     names = {_option_named(line) for line in lines}
-    stated = {OPTION_SETTINGS[n] for n in names if n in OPTION_SETTINGS}
+    names |= {n for n in MEASUREMENT_FLAGS for line in lines
+              if line.startswith(f"{FLAG_CASES[n]} differ: ")}
+    stated = {OPTION_SETTINGS.get(n, MEASUREMENT_FLAGS.get(n)) for n in names
+              if n in OPTION_SETTINGS or n in MEASUREMENT_FLAGS}
     return stated | {s for s, options in DERIVED_SETTINGS.items() if names & options}
 
 
@@ -1301,7 +1326,7 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     out = _selection_lines(oa, ob, a, b)
     taken = [options_taken(md.get("scenario")) for md in (a, b)]
     for name in sorted(set(oa) | set(ob)):
-        if name in CASE_SELECTION_OPTIONS:
+        if name in CASE_SELECTION_OPTIONS or name in MEASUREMENT_FLAGS:
             continue
         if name in READER_OPTIONS and None not in taken and \
                 (name in taken[0]) != (name in taken[1]):
@@ -1426,7 +1451,8 @@ def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], 
     setting that a run's model does not use (``scenario.model_uses``: the null
     model's ``step_time_ms``). ``exact``: the workloads whose bytes per step are not
     comparable: a case setting that changes timings alone (``TIMING_ONLY_SETTINGS``)
-    still gives its line but marks no workload."""
+    still gives its line but marks no workload; one of what a case measures after its
+    counted steps (``AFTER_STEPS_SETTINGS``: the floor) never marks one."""
     lines: list[str] = []
     run_wide = False
     ta, tb = a.get("trace"), b.get("trace")
@@ -1455,7 +1481,8 @@ def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], 
             vb = _values_text(wb[w].get(name, [_setting_text(name, None)]))
             if va != vb:
                 differing.setdefault((name, va, vb), []).append(w)
-                if w not in unlike and not (exact and name in TIMING_ONLY_SETTINGS):
+                if w not in unlike and name not in AFTER_STEPS_SETTINGS and \
+                        not (exact and name in TIMING_ONLY_SETTINGS):
                     unlike.append(w)
     ra, rb = _repetitions(a, both), _repetitions(b, both)
     for w in shared:

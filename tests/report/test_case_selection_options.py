@@ -11,7 +11,8 @@ import pytest
 
 from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
-from ipc_bench.harness.environment import CASE_SELECTION_OPTIONS, compare_settings
+from ipc_bench.harness.environment import (CASE_SELECTION_OPTIONS, MEASUREMENT_FLAGS,
+                                           compare_settings)
 
 COMMON = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
           "--warmup-steps", "5", "--no-floor"]
@@ -21,14 +22,16 @@ RUNS = {"both": [], "msgpack": ["--codecs", "msgpack"], "cached": ["--policies",
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Run folders: ``RUNS``, and ``older``, a copy of ``both`` whose summary lacks the
-    recorded case-selection options, as a run written before them."""
+    """Run folders: ``RUNS``, ``floor``, as ``both`` but without ``--no-floor``, and
+    ``older``, a copy of ``both`` whose summary lacks the recorded case-selection
+    options and ``--no-floor``, as a run written before them."""
     base = tmp_path_factory.mktemp("selection")
     for name, args in RUNS.items():
         run_bench(base / name, COMMON + args)
+    run_bench(base / "floor", [a for a in COMMON if a != "--no-floor"])
     older = copy_as_another_run(base / "both", base / "older")
     summary = json.loads((older / "summary.json").read_text())
-    for name in CASE_SELECTION_OPTIONS:
+    for name in CASE_SELECTION_OPTIONS + tuple(MEASUREMENT_FLAGS):
         del summary["metadata"]["options"][name]
     (older / "summary.json").write_text(json.dumps(summary))
     return base
@@ -71,6 +74,35 @@ def test_no_single_process_is_a_difference(runs):
     assert _differences(runs, ["both", "nosp"]) == [
         "- nosp against both: single-process cases differ: not run (--no-single-process "
         "given) vs run (decode-steady's default)"]
+
+
+def _metadata(runs, name: str) -> dict:
+    return json.loads((runs / name / "summary.json").read_text())["metadata"]
+
+
+def test_no_floor_is_one_line_that_marks_no_workload(runs):
+    """``--no-floor`` against its default: one line, as ``--no-single-process`` gets,
+    not the case setting ``floor`` of the arms (``False vs False, True``: the
+    single-process arm never has a floor); the floor replays the frames after the
+    counted steps, so the rows of the cases stay comparable, by tokens/s and bytes."""
+    both, floor = _metadata(runs, "both"), _metadata(runs, "floor")
+    assert (both["options"]["no_floor"], floor["options"]["no_floor"]) == (True, False)
+    line = "floors differ: not run (--no-floor given) vs run (decode-steady's default)"
+    assert compare_settings(both, floor) == ([line], [])
+    assert compare_settings(both, floor, exact=True) == ([line], [])
+    assert compare_settings(floor, both) == (
+        ["floors differ: run (decode-steady's default) vs not run (--no-floor given)"], [])
+    assert _differences(runs, ["both", "floor"]) == [
+        "- floor against both: floors differ: run (decode-steady's default) vs not run "
+        "(--no-floor given)"]
+    md = (runs / "rep-both-floor" / "report.md").read_text().splitlines()
+    side = md[md.index("## Side by side"):]
+    side = side[:next(i for i in range(1, len(side)) if side[i].startswith("## "))]
+    rows = [ln for ln in side if ln.startswith("| num_running=")]
+    assert len(rows) == 18 and not any("≠" in ln for ln in rows)  # 6 arms x 3 tables
+    # a run written before --no-floor was recorded: what its cases did
+    assert compare_settings(_metadata(runs, "older"), floor)[0] == [
+        "floors differ: not run (not recorded) vs run (decode-steady's default)"]
 
 
 def test_a_run_written_before_compares_by_its_cases(runs):

@@ -475,6 +475,19 @@ def test_a_flag_left_to_two_scenarios_defaults_says_what_each_run_did():
             "(decode-steady's default)") in compare_settings(b, a)[0]
 
 
+def test_a_floor_taken_in_one_workload_alone_marks_none():
+    """Both runs replayed floors (no ``floors differ`` line), but of workload
+    num_running=4 only one did: the case setting says so, and the workload stays
+    comparable, the floor being replayed after the counted steps."""
+    a = _md(floor=True)
+    b = _md(floor=False)
+    b["cases"].append(dict(b["cases"][0], case_id="num_running=8/send/msgpack#0",
+                           labels={"num_running": 8}, floor=True))
+    expected = (["case setting floor differs: True vs False (workload num_running=4)"], [])
+    assert compare_settings(a, b) == expected
+    assert compare_settings(a, b, exact=True) == expected
+
+
 def test_warmup_steps_are_an_option_as_steps_are():
     """--warmup-steps 10 against the default 30: an option line, as --steps gets, beside
     the case setting, and every shared workload marked; a run written before the option
