@@ -613,6 +613,10 @@ class PairedComparison:
     #: printed beside the ``t`` ratio points the same way (medians need not).
     baseline_geomean: Optional[float] = None
     treatment_geomean: Optional[float] = None
+    #: Each arm's arithmetic mean over the pairs: what the comparison block and the
+    #: pair table show, marked, for an arm without a geometric mean (``arm_cell``).
+    baseline_mean: Optional[float] = None
+    treatment_mean: Optional[float] = None
 
     @property
     def diff_half_width(self) -> Optional[float]:
@@ -821,7 +825,8 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
         diff_ci_low=d_lo, diff_ci_high=d_hi, significant=significant, verdict=verdict,
         p_value=p,
         baseline_geomean=float(np.exp(np.mean(np.log(a)))) if positive else None,
-        treatment_geomean=float(np.exp(np.mean(np.log(b)))) if positive else None)
+        treatment_geomean=float(np.exp(np.mean(np.log(b)))) if positive else None,
+        baseline_mean=float(a.mean()), treatment_mean=float(b.mean()))
 
 
 #: Summary fields compared between arms, in the order the comparison block shows them
@@ -1156,6 +1161,39 @@ def mean_interval(values: Iterable[Optional[float]], confidence: float = CONFIDE
     if len(xs) < 2:
         return (xs[0] if xs else math.nan, math.nan, math.nan)
     return t_interval(xs, confidence)
+
+
+def geomean_interval(values: Iterable[Optional[float]], confidence: float = CONFIDENCE
+                     ) -> tuple[float, float, float]:
+    """(geometric mean, low, high) of the finite values among ``values`` (``None`` and
+    NaN left out; e.g. one case's tokens/s over its repetitions): exp(mean(log x)) with
+    the Student-t interval of the logs, exp(mean(log x) ± t(n-1) · sd(log x) / sqrt(n)),
+    the statistic whose quotient is the paired ``t`` ratio (``compare_paired``:
+    ``baseline_geomean``, ``treatment_geomean``), so an arm's point beside that ratio
+    points its way. One value: that value, ``low``/``high`` NaN; none: all three NaN.
+    Where a value is 0 or less (no logarithm) it is ``mean_interval``'s arithmetic mean
+    and interval instead. Never raises on short input."""
+    xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not xs or min(xs) <= 0:
+        return mean_interval(xs, confidence)
+    if len(xs) < 2:
+        return xs[0], math.nan, math.nan
+    centre, low, high = t_interval(np.log(xs), confidence)
+    return math.exp(centre), math.exp(low), math.exp(high)
+
+
+def arm_cell(m: dict[str, Any], arm: str) -> tuple[Optional[float], bool]:
+    """``(value, arithmetic)``: the figure a recorded comparison metric ``m``
+    (``PairedComparison.to_dict``) shows for its ``arm`` (``baseline`` or
+    ``treatment``) beside its ratio: the arm's geometric mean over the pairs, whose
+    quotient is the ``t`` ratio; where it has none (a value of 0 or less), its
+    arithmetic mean with ``arithmetic`` true (``(None, True)`` in a comparison recorded
+    before the means were)."""
+    g = m.get(f"{arm}_geomean")
+    if g is not None:
+        return float(g), False
+    mean = m.get(f"{arm}_mean")
+    return (None if mean is None else float(mean)), True
 
 
 def results_ci_method(metadata: dict[str, dict[str, Any]]) -> str:

@@ -210,23 +210,26 @@ def ratio_withheld_sentence(d: dict) -> str:
 
 def _error_bar_words(d: dict) -> str:
     """What the throughput figure's points are and which have error bars (``d``: what it
-    drew): with repetitions, each point the arithmetic mean over a case's repetitions
-    (where a cached/send panel is drawn, the pair table's arms are said to be geometric
-    means), with 95 % Student-t bars on all points (``error bars are 95 % Student-t
-    intervals.``) or some (``partly_repeated``: ``error bars, where a case repeated, are
-    95 % Student-t intervals; run r1 has one repetition per case, so no error bars.``,
+    drew): with repetitions, each point the geometric mean over a case's repetitions
+    (``stats.geomean_interval``; where a cached/send panel is drawn, said to be the pair
+    table's arms, whose quotient is its ratio), with 95 % Student-t bars of the log
+    tokens/s on all points (``error bars are 95 % Student-t intervals of the log
+    tokens/s.``) or some (``partly_repeated``: ``error bars, where a case repeated,
+    are 95 % Student-t intervals of the log tokens/s; run r1 has one repetition per
+    case, so no error bars.``,
     naming each run of one repetition, ``single_runs``); none (``one repetition per
     case, so no error bars.``)."""
     if not d.get("repeated"):
         return "one repetition per case, so no error bars."
-    text = "each point is the arithmetic mean over a case's repetitions"
+    text = "each point is the geometric mean over a case's repetitions"
     if f"{CACHED}/{SEND}" in (d.get("panels") or ()):
-        text += (" (the pair table's arms are geometric means, a little lower where "
-                 "repetitions vary)")
+        text += (" (the pair table's and the comparison block's arms, whose quotient is "
+                 "the cached/send panel's ratio)")
+    bars = "95 % Student-t intervals of the log tokens/s"
     if not d.get("partly_repeated"):
-        return text + "; error bars are 95 % Student-t intervals."
+        return text + f"; error bars are {bars}."
     runs = list(d.get("single_runs") or ())
-    text += "; error bars, where a case repeated, are 95 % Student-t intervals"
+    text += f"; error bars, where a case repeated, are {bars}"
     if runs:
         text += (f"; run{'s' if len(runs) > 1 else ''} {_listed(runs)} "
                  f"{'have' if len(runs) > 1 else 'has'} one repetition per case, so no "
@@ -1913,17 +1916,17 @@ def ratio_column(run: str, base: str) -> str:
 def side_by_side_caption(label: str, run_ids: list[str], base: str = "") -> str:
     """The line over a side-by-side table of metric ``label`` of runs ``run_ids`` (in
     load order): what its values are and which run its ratio columns divide by,
-    ``base`` (default: the first): ``**output tokens/s** (mean over repetitions; the
-    ratio columns, `b ÷ a`, divide each run's mean by that of run `a`, the first
-    loaded)``; another run chosen by ``--baseline`` reads ``... by that of run `b`,
-    the baseline given)``. The columns are named as the table heads them
+    ``base`` (default: the first): ``**output tokens/s** (geometric mean over
+    repetitions; the ratio columns, `b ÷ a`, divide each run's geometric mean by that
+    of run `a`, the first loaded)``; another run chosen by ``--baseline`` reads ``...
+    by that of run `b`, the baseline given)``. The columns are named as the table heads them
     (``ratio_column``)."""
     base = base or run_ids[0]
     cols = ", ".join(f"`{ratio_column(r, base)}`" for r in run_ids if r != base)
     why = "the first loaded" if base == run_ids[0] else "the baseline given"
-    return (f"**{label}** (mean over repetitions; the ratio column"
+    return (f"**{label}** (geometric mean over repetitions; the ratio column"
             f"{'' if len(run_ids) == 2 else 's'}, {cols}, divide"
-            f"{'s' if len(run_ids) == 2 else ''} each run's mean by that of run "
+            f"{'s' if len(run_ids) == 2 else ''} each run's geometric mean by that of run "
             f"`{base}`, {why})")
 
 
@@ -2048,7 +2051,9 @@ def _side_by_side(results, key: str,
                   unlike: Optional[dict[tuple[str, str], set[str]]] = None,
                   base: str = "", absent: tuple[dict[tuple, str], bool] = ({}, False)
                   ) -> list[Block]:
-    """Per (workload, policy, codec), the mean of metric ``key`` in each run and its
+    """Per (workload, policy, codec), the geometric mean over repetitions of metric
+    ``key`` in each run (``stats.geomean_interval``, the throughput figure's points and
+    the comparison block's arms; the arithmetic mean where a value is 0) and its
     ratio to run ``base``'s (default: the first run), under a caption naming that run
     as the denominator (``side_by_side_caption``); a row ``base`` has no case for shows
     ``-`` there, with a note (``no_base_note``), or, where ``base``'s case of it is in
@@ -2063,7 +2068,7 @@ def _side_by_side(results, key: str,
     ``output_tokens_per_s`` of a timed replay's row (``tables.is_timed``: over wall
     time) reads ``1,234 (wall)`` (``tables.tokens_name``), with ``SIDE_WALL_NOTE``."""
     from ipc_bench.analysis import cores
-    from ipc_bench.analysis.stats import performed
+    from ipc_bench.analysis.stats import geomean_interval, performed
     from ipc_bench.report.tables import is_timed, tokens_name
 
     ids = results.run_ids
@@ -2071,8 +2076,8 @@ def _side_by_side(results, key: str,
     unlike = unlike or {}
     entry = metric(key)
     means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False,
-                                  observed=True)[
-        key].mean()
+                                  observed=True)[key].agg(
+        lambda v: geomean_interval(v)[0])  # the figure's and comparison block's arms
     held = _held_cells(results, key)
     groups = side_by_side_order(list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index)),
                                 results.cases["codec"])

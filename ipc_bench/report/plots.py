@@ -52,7 +52,7 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import all_load_bound
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, records
-from ipc_bench.analysis.stats import mean_interval, paired, results_ci_method, summarize_pairs
+from ipc_bench.analysis.stats import geomean_interval, paired, results_ci_method, summarize_pairs
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
 from ipc_bench.wire.codecs import CODECS
 
@@ -766,7 +766,10 @@ def _slot_x(group_index: int, k: int, n: int) -> float:
 
 
 def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
-    """Each (policy, codec) series' mean tokens/s per group, 95 % interval bars, the
+    """Each (policy, codec) series' tokens/s per group, the geometric mean over the
+    group's repetitions with the 95 % Student-t interval of their logs
+    (``stats.geomean_interval``: the arms of the pair table and the comparison block,
+    whose quotient is the ``t`` ratio of the cached/send panel) as bars, the
     axis bounded to the points (interval ends beyond it cut, ``_bounded_errorbar``);
     each group shares its slot among the series it has (``_slot_x``: a run without an
     arm leaves no gap), each series keeping its colour (its policy's), marker (its
@@ -784,7 +787,7 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
             vals = g.loc[g["_group"] == grp, THROUGHPUT].tolist()
             if not vals:
                 continue
-            m, l, h = mean_interval(vals)
+            m, l, h = geomean_interval(vals)
             xs.append(_slot_x(gi, present[grp].index((policy, codec)), len(present[grp])))
             ys.append(m)
             lo.append(l)
@@ -817,8 +820,9 @@ def _throughput_panel(ax, cases, groups: list[str], labels: list[str]) -> dict:
     ax.set_xlabel("workload")
     reps = cases.groupby(["run_id", "workload", "policy", "codec"], observed=True).size()
     ax.set_title("Output tokens/s per case" + (
-        " (mean, 95 % interval)" if (reps > 1).all() else " (one repetition: no interval)"
-        if (reps <= 1).all() else " (mean; 95 % interval where a case repeated)"))
+        " (geometric mean, 95 % interval)" if (reps > 1).all()
+        else " (one repetition: no interval)" if (reps <= 1).all()
+        else " (geometric mean; 95 % interval where a case repeated)"))
     timed, load_bound = _timed_groups(cases, groups)
     for grp in timed:  # beside its own points: above that group's highest one
         gi = groups.index(grp)

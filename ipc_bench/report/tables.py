@@ -22,7 +22,8 @@ from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARE
                                       DETECTABLE, EXACT, INCONCLUSIVE_HOLM,
                                       INTERVAL_NAMES, min_pairs, NOT_SIGNIFICANT_HOLM,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
-                                      arms_by_repetition, diff_disagrees, paired_ratio,
+                                      arm_cell, arms_by_repetition, diff_disagrees,
+                                      paired_ratio,
                                       performed,
                                       ratio_interval, ratio_phrase, schedule_bound,
                                       schedules_differ,
@@ -1163,8 +1164,8 @@ def _p(value: Optional[float]) -> str:
 #: What the comparison table's ratio and difference columns are, by ``--ci-method``:
 #: the geometric mean (t) or the median (bootstrap, sign) of the per-pair ratios
 #: treatment / baseline (``PairedComparison.ratio``), and the mean (t) or median of the
-#: per-pair differences baseline - treatment: statistics of the pairs, not the ratio or
-#: difference of the arms' medians the table shows beside them.
+#: per-pair differences baseline - treatment: statistics of the pairs (the ``t``
+#: ratio is the quotient of the arms' geometric means beside it, ``arm_heads``).
 PAIRED_COLUMN_POINTS = {"t": ("geomean", "mean"), "bootstrap": ("median", "median"),
                         "sign": ("median", "median")}
 
@@ -1187,7 +1188,8 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     """One comparison of ``compare_cases`` (a ``summary.json`` ``comparisons`` entry) as
     ``format_comparisons`` prints it: its first line, the table's header and rows, and
     the lines under the table (``INCONCLUSIVE_NOTE`` where a verdict is inconclusive,
-    then the line on withheld timings; ``""`` when neither); ``None`` when it compared no
+    the line on its arm columns, ``arms_note``, the Holm note, then the line on withheld
+    timings; ``""`` when none); ``None`` when it compared no
     metric of ``COMPARED_KEYS`` and withheld none."""
     base, treat = c["baseline"], c["treatment"]
     if c.get("schedules_differ"):  # other batches: no per-step figure is the arms'
@@ -1212,13 +1214,14 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}: "
              f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
     ratio_head, diff_head = paired_column_heads(c["method"], base, treat)
-    header = ["metric", "unit", f"{base} median over reps [IQR]",
-              f"{treat} median over reps [IQR]",
+    geomeans = any("baseline_geomean" in m for m in c["metrics"].values())
+    header = ["metric", "unit", *arm_heads(base, treat, geomeans),
               ratio_head, "ratio CI", diff_head, "diff CI", "p [Holm]", "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
     held = held.replace("* timings", "timings", 1) if held else ""
     cells = [r[-1] for r in rows]
-    held = "\n".join(x for x in (holm_note(cells), held) if x)
+    held = "\n".join(x for x in (arms_note(c["method"], geomeans, rows), holm_note(cells),
+                                 held) if x)
     parted = [row[0] for key, row in zip(keys, rows) if diff_disagrees(c["metrics"][key])]
     if parted:
         held = "\n".join(x for x in (diff_note(parted), held) if x)
@@ -1236,6 +1239,55 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     return title, header, rows, held
 
 
+#: Marks an arm's cell in the comparison block that is its arithmetic mean, not its
+#: geometric mean (a value of 0 or less: ``stats.arm_cell``), as the report's pair
+#: table marks one (``blocks.PAIR_ARITHMETIC_MARK``).
+ARITHMETIC_MARK = " †"
+
+
+def arm_heads(base: str, treat: str, geomeans: bool = True) -> list[str]:
+    """The heads of the comparison block's two arm columns: ``send (geometric mean)
+    [IQR]`` and ``cached (geometric mean) [IQR]``, as the report's pair table names its
+    arms (``blocks.arm_values``); ``geomeans`` false (a comparison recorded before the
+    arms' geometric means were): ``send median over reps [IQR]``, what it shows then."""
+    if not geomeans:
+        return [f"{base} median over reps [IQR]", f"{treat} median over reps [IQR]"]
+    return [f"{base} (geometric mean) [IQR]", f"{treat} (geometric mean) [IQR]"]
+
+
+def arms_note(method: str, geomeans: bool, rows: list[list[str]]) -> str:
+    """The line under a comparison block on its arm columns (``arm_heads``), said only
+    where needed: with ``--ci-method`` ``sign`` or ``bootstrap`` that the ratio beside
+    the arms' geometric means is the median of the per-pair ratios, which can differ
+    from their quotient (the pair table's caption, ``blocks._arms_caption``); where a
+    cell of ``rows`` is marked ``ARITHMETIC_MARK``, what that is; ``""`` otherwise (the
+    ``t`` ratio is the arms' quotient)."""
+    if not geomeans:
+        return ""
+    out = []
+    if method in ("sign", "bootstrap"):
+        out.append(f"arms: each arm's geometric mean over the pairs [IQR over them]; the "
+                   f"{method} ratio beside them is the median of the per-pair ratios, "
+                   "which can differ from their quotient")
+    if any(ARITHMETIC_MARK in cell for row in rows for cell in row[2:4]):
+        out.append(f"{ARITHMETIC_MARK.strip()}: an arm with a value of 0 or less, so no "
+                   "geometric mean: its arithmetic mean over the pairs")
+    return "\n".join(out)
+
+
+def _arm_cell(m: dict[str, Any], arm: str, scale: float) -> str:
+    """One arm's cell of a comparison row: its geometric mean over the pairs
+    (``stats.arm_cell``; its arithmetic mean marked ``ARITHMETIC_MARK`` where it has
+    none; its median in a comparison recorded before geometric means) and its IQR."""
+    iqr = _bracketed(m[f"{arm}_iqr"], scale=scale)
+    if f"{arm}_geomean" not in m:
+        return f"{_num(m[f'{arm}_median'], scale)} {iqr}"
+    value, arithmetic = arm_cell(m, arm)
+    if value is None:
+        return f"- {iqr}"
+    return f"{_num(value, scale)}{ARITHMETIC_MARK if arithmetic else ''} {iqr}"
+
+
 def transport_of(c: dict[str, Any]) -> str:
     """', tcp' after a comparison's codec where its run compared several transports
     for that codec (``compare_cases``' ``paired_apart``: each transport, and model, is
@@ -1247,12 +1299,13 @@ def transport_of(c: dict[str, Any]) -> str:
 
 
 def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
-    """One block per (workload, codec, treatment): per metric, each arm's median over
-    repetitions [IQR], the paired ratio treatment / baseline and the paired difference
+    """One block per (workload, codec, treatment): per metric, each arm's geometric
+    mean over the pairs [IQR] (``arm_heads``: whose quotient is the ``t`` ratio beside
+    them, as in the report's pair table; the median in a comparison recorded before
+    geometric means), the paired ratio treatment / baseline and the paired difference
     baseline - treatment, each with its interval (point estimates: geometric mean and
     mean of the per-pair ratios and differences for the t method, their medians for
-    bootstrap and sign, as the columns' heads say, ``paired_column_heads``: not the
-    ratio or difference of the medians beside them), the p-value [after Holm's
+    bootstrap and sign, as the columns' heads say, ``paired_column_heads``), the p-value [after Holm's
     adjustment over the comparison's ``family``] and the verdict (``stats.compare_cases``).
     The block's first line says which metrics the adjustment covered, or why the
     method gives no verdict with so few pairs (the rows then say "no verdict"). A
@@ -1292,10 +1345,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
     p = EXACT if m["verdict"].startswith(EXACT) else _p(m.get("p_value"))
     if m.get("p_adjusted") is not None:
         p += f" [{_p(m['p_adjusted'])}]"
-    return [label, unit,
-            f"{_num(m['baseline_median'], scale)} {_bracketed(m['baseline_iqr'], scale=scale)}",
-            f"{_num(m['treatment_median'], scale)} "
-            f"{_bracketed(m['treatment_iqr'], scale=scale)}",
+    return [label, unit, _arm_cell(m, "baseline", scale), _arm_cell(m, "treatment", scale),
             f"{ratio:.3f}" if ratio is not None else "-", ci,
             _num(diff, scale), dci, p,
             WITHHELD if m["verdict"].startswith(WITHHELD)

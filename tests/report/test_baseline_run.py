@@ -40,8 +40,8 @@ def test_the_chosen_run_is_the_denominator_and_its_missing_rows_are_explained(
                      "--output", str(runs / "rep"), "--no-figures"])  # tables alone
     assert code == 0, capsys.readouterr().err
     section = _side_by_side((runs / "rep" / "report.md").read_text())
-    assert section[1] == ("**output tokens/s** (mean over repetitions; the ratio column, "
-                          "`full ÷ sendonly`, divides each run's mean by that of run "
+    assert section[1] == ("**output tokens/s** (geometric mean over repetitions; the ratio column, "
+                          "`full ÷ sendonly`, divides each run's geometric mean by that of run "
                           "`sendonly`, the baseline given)")
     assert "| workload | arm | codec | full | sendonly | full ÷ sendonly |" in section
     cached = [ln for ln in section if ln.startswith("| num_running=4 | cached |")]

@@ -62,11 +62,11 @@ def test_a_run_of_both_policies_gets_the_ratio_panel_and_the_box(runs, tmp_path)
     assert text.startswith(
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
         "wall time), one point per arm and codec: `send` and `cached`; each point is the "
-        "arithmetic mean over a case's repetitions (the pair table's arms are geometric "
-        "means, a little lower where repetitions vary); error bars are 95 % Student-t "
-        "intervals. Right: cached/send, paired by repetition: geometric "
-        "mean of the per-repetition ratios [95 % Student-t interval] (above 1: cached "
-        "faster).")
+        "geometric mean over a case's repetitions (the pair table's and the comparison "
+        "block's arms, whose quotient is the cached/send panel's ratio); error bars are "
+        "95 % Student-t intervals of the log tokens/s. Right: cached/send, paired by "
+        "repetition: geometric mean of the per-repetition ratios [95 % Student-t "
+        "interval] (above 1: cached faster).")
     # two repetitions give wide t intervals: the ends the bounded axes cut, if any, are
     # counted in one sentence that matches the figure
     drawn = plots.drawn(plots.throughput(load(runs / "both")))
@@ -142,8 +142,8 @@ def test_captions_of_figures_drawn_without_some_parts():
                                              panels=["tokens/s"], repeated=True)) == (
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
         "wall time), one point per arm and codec: `cached` and `cached+async`; each point "
-        "is the arithmetic mean over a case's repetitions; error bars are 95 % Student-t "
-        "intervals. `cached+async` is `cached` with async "
+        "is the geometric mean over a case's repetitions; error bars are 95 % Student-t "
+        "intervals of the log tokens/s. `cached+async` is `cached` with async "
         "scheduling.")
 
 

@@ -52,18 +52,20 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 # say why: here each one's unadjusted interval excludes 1, but the Holm-adjusted test
 # finds no significant difference. The title names the ratio as the ratio line does
 # (stats.ratio_phrase); the ratio and diff columns' heads name the per-pair statistic
-# each shows (not the ratio or difference of the medians beside them).
+# each shows; the arms are each arm's geometric mean over the pairs, whose quotient is
+# the ratio (56,300 and 69,576 tok/s: 69,576 / 56,300 = 1.236), not the medians
+# (56,301 and 69,577) they were, whose quotient need not be.
 GOLDEN_COMPARISONS = """
 cached vs send  [num_running=4]  msgpack: cached/send paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs; verdicts Holm-adjusted over 7 timed metrics
-metric       unit   send median over reps [IQR]  cached median over reps [IQR]  cached/send (per-pair geomean)        ratio CI  send-cached (per-pair mean)          diff CI         p [Holm]                                     verdict
+metric       unit   send (geometric mean) [IQR]  cached (geometric mean) [IQR]  cached/send (per-pair geomean)        ratio CI  send-cached (per-pair mean)          diff CI         p [Holm]                                     verdict
 -----------  -----  ---------------------------  -----------------------------  ------------------------------  --------------  ---------------------------  ---------------  ---------------  ------------------------------------------
-step mean    us     283.9 [1.15]                                  230.7 [0.70]                           0.813  [0.743, 0.889]                         53.1     [29.6, 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
-step median  us     282.9 [1.15]                                  229.7 [0.70]                           0.812  [0.742, 0.889]                         53.1     [29.6, 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
-out tok/s    tok/s  56,301 [301.0]                              69,577 [423.0]                           1.236  [1.069, 1.429]                      -13,276  [-22475, -4077]    0.034 [0.130]    inconclusive: not significant after Holm
+step mean    us     283.8 [1.15]                                  230.7 [0.70]                           0.813  [0.743, 0.889]                         53.1     [29.6, 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
+step median  us     282.8 [1.15]                                  229.7 [0.70]                           0.812  [0.742, 0.889]                         53.1     [29.6, 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
+out tok/s    tok/s  56,300 [301.0]                              69,576 [423.0]                           1.236  [1.069, 1.429]                      -13,276  [-22475, -4077]    0.034 [0.130]    inconclusive: not significant after Holm
 build        us     8.10 [0]                                          3.20 [0]                           0.395  [0.395, 0.395]                         4.90     [4.90, 4.90]  <0.001 [<0.001]  significant: cached 60.5 % lower than send
 encode       us     5.40 [0]                                          5.40 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]    1.000 [1.000]                   no significant difference
 decode       us     16.5 [0]                                          16.5 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]    1.000 [1.000]                   no significant difference
-sched cpu    us     141.9 [0.58]                                  115.4 [0.35]                           0.813  [0.743, 0.889]                         26.6     [14.8, 38.3]    0.022 [0.130]    inconclusive: not significant after Holm
+sched cpu    us     141.9 [0.58]                                  115.3 [0.35]                           0.813  [0.743, 0.889]                         26.6     [14.8, 38.3]    0.022 [0.130]    inconclusive: not significant after Holm
 s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0     [81.0, 81.0]            exact         exact: cached 5.3 % lower than send
 r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]            exact                        exact: no difference
 not significant after Holm: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference; yet the interval reaches beyond ±10 %, so a difference of 10 % or more is not ruled out either: inconclusive"""
@@ -99,7 +101,10 @@ def test_comparison_block_renders_the_golden_text():
 
 def test_comparison_block_says_once_why_a_method_gives_no_verdict():
     text = tables.format_comparisons(stats.compare_cases(SUMMARIES, method="bootstrap"))
-    head, _, _, *rows = text.strip().splitlines()
+    head, _, _, *rows, arms = text.strip().splitlines()
+    assert arms == ("arms: each arm's geometric mean over the pairs [IQR over them]; the "
+                    "bootstrap ratio beside them is the median of the per-pair ratios, "
+                    "which can differ from their quotient")
     assert head.endswith("cached/send paired by repetition: median of the per-repetition "
                          "ratios; 2 pairs; no verdict: "
                          "the bootstrap needs >= 34 pairs, have 2 (use --repeat 34 or more, "
@@ -421,8 +426,9 @@ def test_an_inconclusive_row_says_why_it_is_inconclusive():
 def test_the_comparison_tables_paired_columns_name_their_per_pair_statistic():
     """The ratio column is the geometric mean (t) or the median (bootstrap, sign) of the
     per-pair ratios, the diff column the mean or median of the per-pair differences:
-    neither is the ratio or difference of the arms' medians beside them (283.9 and
-    230.7 for step mean here, the pairs' 282.7/231.4 and 285.0/230.0)."""
+    neither is the ratio or difference of the arms' medians (283.9 and 230.7 for step
+    mean here, the pairs' 282.7/231.4 and 285.0/230.0). The arm columns are each arm's
+    geometric mean over the pairs [IQR], headed as the report's pair table heads them."""
     heads = {}
     for method in ("t", "bootstrap", "sign"):
         (c,) = stats.compare_cases(SUMMARIES, method=method)
@@ -430,7 +436,7 @@ def test_the_comparison_tables_paired_columns_name_their_per_pair_statistic():
         heads[method] = header
         assert [r[4] for r in rows][:1] == ["0.813"]  # the same figures, whatever the head
     assert heads["t"] == [
-        "metric", "unit", "send median over reps [IQR]", "cached median over reps [IQR]",
+        "metric", "unit", "send (geometric mean) [IQR]", "cached (geometric mean) [IQR]",
         "cached/send (per-pair geomean)", "ratio CI", "send-cached (per-pair mean)",
         "diff CI", "p [Holm]", "verdict"]
     assert heads["bootstrap"][4:7] == heads["sign"][4:7] == [

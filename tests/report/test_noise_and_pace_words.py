@@ -59,15 +59,16 @@ def test_the_caption_names_the_run_without_error_bars():
     assert blocks._throughput_caption(d) == (
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
         "wall time), one point per arm and codec: `send` and `cached`; each point is the "
-        "arithmetic mean over a case's repetitions; error bars, where "
-        "a case repeated, are 95 % Student-t intervals; run `r1` has one "
+        "geometric mean over a case's repetitions; error bars, where "
+        "a case repeated, are 95 % Student-t intervals of the log tokens/s; run `r1` has one "
         "repetition per case, so no error bars.")
     assert blocks._error_bar_words(dict(d, single_runs=[])) == (
-        "each point is the arithmetic mean over a case's repetitions; error bars, where a "
-        "case repeated, are 95 % Student-t intervals; a point of one repetition has none.")
+        "each point is the geometric mean over a case's repetitions; error bars, where a "
+        "case repeated, are 95 % Student-t intervals of the log tokens/s; a point of one "
+        "repetition has none.")
     assert blocks._error_bar_words(dict(d, partly_repeated=False)) == (
-        "each point is the arithmetic mean over a case's repetitions; error bars are 95 % "
-        "Student-t intervals.")
+        "each point is the geometric mean over a case's repetitions; error bars are 95 % "
+        "Student-t intervals of the log tokens/s.")
 
 
 ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
@@ -91,8 +92,8 @@ def test_a_report_of_a_one_and_a_three_repetition_run(tmp_path):
                      "--output", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text().split("\n\n")
     caption = next(md[i + 1] for i, p in enumerate(md) if "(compare-throughput.png)" in p)
-    assert ("; error bars, where a case repeated, are 95 % Student-t intervals; "
-            "run `r1` has one repetition per case, so no error bars.") in caption
+    assert ("; error bars, where a case repeated, are 95 % Student-t intervals of the "
+            "log tokens/s; run `r1` has one repetition per case, so no error bars.") in caption
     assert "error bars are 95 % Student-t intervals" not in caption
 
 

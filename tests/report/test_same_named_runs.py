@@ -54,10 +54,11 @@ def test_a_report_tells_same_named_runs_apart(runs, capsys):
     # every side-by-side table heads and names its ratio columns with ÷: `x/run / y/run`
     # would not tell which run divides which
     header = "| workload | arm | codec | y/run | x/run | x_run | x/run ÷ y/run | x_run ÷ y/run |"
-    captions = [ln for ln in md.splitlines() if "(mean over repetitions; the ratio" in ln]
+    captions = [ln for ln in md.splitlines()
+                if "(geometric mean over repetitions; the ratio" in ln]
     assert len(captions) == 3 and md.count(header) == 3
     assert all("the ratio columns, `x/run ÷ y/run`, `x_run ÷ y/run`, divide each run's "
-               "mean by that of run `y/run`, the first loaded)" in ln for ln in captions)
+               "geometric mean by that of run `y/run`, the first loaded)" in ln for ln in captions)
     assert " / y/run" not in md
     assert re.findall(r"^## Run .*$", md, re.M) == [
         "## Run y/run (decode-steady)", "## Run x/run (decode-steady)",

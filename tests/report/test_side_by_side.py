@@ -17,9 +17,9 @@ def _results(run_ids: list[str]) -> SimpleNamespace:
 
 def test_the_caption_names_the_first_run_as_the_denominator():
     blocks = _side_by_side(_results(["base", "new"]), "output_tokens_per_s")
-    assert blocks[0] == ("p", "**output tokens/s** (mean over repetitions; the ratio "
-                              "column, `new ÷ base`, divides each run's mean by that of "
-                              "run `base`, the first loaded)")
+    assert blocks[0] == ("p", "**output tokens/s** (geometric mean over repetitions; the "
+                              "ratio column, `new ÷ base`, divides each run's geometric "
+                              "mean by that of run `base`, the first loaded)")
     kind, header, rows = blocks[1]
     assert header == ["workload", "arm", "codec", "base", "new", "new ÷ base"]
     assert rows == [["num_running=4", "send", "msgpack", "1,000", "2,000", "2.000"]]
@@ -27,9 +27,9 @@ def test_the_caption_names_the_first_run_as_the_denominator():
 
 def test_with_three_runs_every_ratio_column_is_named():
     blocks = _side_by_side(_results(["a", "b", "c"]), "output_tokens_per_s")
-    assert blocks[0] == ("p", "**output tokens/s** (mean over repetitions; the ratio "
-                              "columns, `b ÷ a`, `c ÷ a`, divide each run's mean by that "
-                              "of run `a`, the first loaded)")
+    assert blocks[0] == ("p", "**output tokens/s** (geometric mean over repetitions; the "
+                              "ratio columns, `b ÷ a`, `c ÷ a`, divide each run's geometric "
+                              "mean by that of run `a`, the first loaded)")
 
 
 def _results_without(run_ids: list[str], lacking: str) -> SimpleNamespace:
@@ -43,9 +43,9 @@ def _results_without(run_ids: list[str], lacking: str) -> SimpleNamespace:
 
 def test_a_chosen_baseline_is_the_denominator_and_named_in_the_caption():
     blocks = _side_by_side(_results(["a", "b", "c"]), "output_tokens_per_s", base="b")
-    assert blocks[0] == ("p", "**output tokens/s** (mean over repetitions; the ratio "
-                              "columns, `a ÷ b`, `c ÷ b`, divide each run's mean by that "
-                              "of run `b`, the baseline given)")
+    assert blocks[0] == ("p", "**output tokens/s** (geometric mean over repetitions; the "
+                              "ratio columns, `a ÷ b`, `c ÷ b`, divide each run's geometric "
+                              "mean by that of run `b`, the baseline given)")
     kind, header, rows = blocks[1]
     assert header == ["workload", "arm", "codec", "a", "b", "c", "a ÷ b", "c ÷ b"]
     assert rows == [["num_running=4", "send", "msgpack", "1,000", "2,000", "3,000",

@@ -67,7 +67,7 @@ def _tables(md: str) -> dict[str, list[str]]:
     key = None
     for ln in lines[start + 1:end]:
         if ln.startswith("**"):  # a table's label, or the figure's after the last
-            key = ln[2:ln.index("**", 2)] if "(mean over repetitions" in ln else None
+            key = ln[2:ln.index("**", 2)] if "(geometric mean over repetitions" in ln else None
             if key:
                 out[key] = []
         elif key and ln:
