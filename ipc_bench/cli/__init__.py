@@ -19,9 +19,10 @@ input (one line on stderr, no traceback, starting ``PROG: error:``, PROG ``bench
 or ``bench.py report`` ...);
 130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP: the runner is killed at
 once, the rows measured so far are written (the interrupted case marked
-``complete: false``) and ``summary.json`` says ``incomplete``; 141 stdout's reader went
-away before a write (``| head``: the results are complete, ``ipc_bench.cli.console``; 0
-where every write reached the pipe before it left).
+``complete: false``) and ``summary.json`` says ``incomplete``; 141 only when a write to
+stdout came after its reader went away (``| head``: the results are complete,
+``ipc_bench.cli.console``); 0 where every write reached the pipe before it left, as an
+output smaller than the pipe buffer (64 KiB on Linux) usually does (timing-dependent).
 
 Every number has a range and every setting is checked before a process starts, so
 bad input never surfaces as a traceback or a hang half-way through a run. Signals:
