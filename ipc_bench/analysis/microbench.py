@@ -89,6 +89,12 @@ OPS = ("encode", "decode")
 #: defaults instead (20 processes, 3 values, 100 ms), doubled in processes by its
 #: ``--rigorous`` mode.
 DEFAULT_SETTINGS = dict(processes=3, values=3, warmups=1, min_time=0.05)
+#: The largest pyperf ``--min-time`` (seconds) microbench accepts. pyperf calibrates
+#: each benchmark's loops until one value takes at least that long, so every value
+#: (warm-ups included) takes at least that long, and calibrating the loops about twice
+#: that: at 10 s a benchmark of the default settings takes over 3 x (1 + 3) x 10 s = 2
+#: minutes, decode-steady's 64 benchmarks over 2 hours; pyperf's own default is 0.1 s.
+MAX_MIN_TIME_S = 10.0
 #: Start of the line an arm process prints on stdout after each benchmark, followed by
 #: JSON: ``{"name", "mean_s", "stdev_s"}`` (seconds per message).
 DONE_TAG = "ipc-bench-microbench-done "
@@ -413,8 +419,10 @@ def probe_runner(**kwargs):
 def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool) -> None:
     """Raise ``MicrobenchError`` (one line) when ``rest`` holds an option pyperf does not
     know, a bad value, one microbench sets itself (``RESERVED``), or ``--fast`` with
-    ``rigorous``. ``parser_class``: an ``argparse.ArgumentParser`` subclass whose
-    ``error`` raises ``MicrobenchError``; pyperf's own parser is built on it."""
+    ``rigorous``; pyperf's parser takes any float as ``--min-time`` and any text as
+    ``--affinity``, so these are checked here (``_check_min_time``,
+    ``_check_pyperf_affinity``: an empty one too). ``parser_class``: an
+    ``argparse.ArgumentParser`` subclass whose ``error`` raises ``MicrobenchError``; pyperf's own parser is built on it."""
     import pyperf
 
     for opt in rest:
@@ -425,8 +433,21 @@ def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool
     args = parser.parse_args(list(rest))
     if rigorous and args.fast:
         raise MicrobenchError("--fast and --rigorous exclude each other")
-    if args.affinity:
+    _check_min_time(args.min_time)
+    if args.affinity is not None:  # pyperf reads "" as not given: isolated CPUs
         _check_pyperf_affinity(args.affinity)
+
+
+def _check_min_time(seconds: float) -> None:
+    """``MicrobenchError`` (one line) for a pyperf ``--min-time`` (seconds, a float as
+    pyperf parsed it) that is not a number > 0 and at most ``MAX_MIN_TIME_S``: pyperf
+    would run a negative or NaN one as if it were 0 and calibrate an infinite one
+    forever."""
+    if not 0 < seconds <= MAX_MIN_TIME_S:  # False for NaN too
+        raise MicrobenchError(
+            f"--min-time {seconds:g}: expected seconds above 0 and at most "
+            f"{MAX_MIN_TIME_S:g} (the least time of each value pyperf times; at "
+            f"{MAX_MIN_TIME_S:g} a benchmark of the default settings takes over 2 minutes)")
 
 
 #: pyperf's ``--affinity CPU_LIST``: CPUs and ranges joined by commas (``0-3,5``).

@@ -8,6 +8,7 @@ benchmark unless a test says otherwise, so timings are not checked, only structu
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -22,9 +23,11 @@ from pathlib import Path
 import pytest
 
 from ipc_bench.analysis import capture
-from ipc_bench.analysis.microbench import (DEFAULT_SETTINGS, Selection, arm_benchmarks,
-                                           bench_name, probe_runner, runner_settings,
-                                           select_captures, workload_labels)
+from ipc_bench.analysis.microbench import (DEFAULT_SETTINGS, MAX_MIN_TIME_S, MicrobenchError,
+                                           Selection, arm_benchmarks, bench_name,
+                                           check_pyperf_options, probe_runner,
+                                           runner_settings, select_captures,
+                                           workload_labels)
 from ipc_bench.cli import main
 from ipc_bench.harness.affinity import format_cpus
 from ipc_bench.harness.progress import duration_words
@@ -114,6 +117,15 @@ def test_select_captures_order_and_filters(run_dir):
     (["--affinity", "1-0"], "--affinity: range 1-0 runs backwards: give N-M with N <= M"),
     (["--affinity=4096"], "--affinity: CPU 4096 is not among those this process may run "
                           "on ({allowed})"),
+    # pyperf would read an empty one as not given, and run
+    (["--affinity", ""], "--affinity: expected a CPU list such as 0-3,5, got ''"),
+    (["--affinity= "], "--affinity: expected a CPU list such as 0-3,5, got ' '"),
+    # pyperf takes any float: inf calibrated forever, nan and -1 ran as 0
+    *[(["--min-time", given], f"--min-time {shown}: expected seconds above 0 and at most 10 "
+                              "(the least time of each value pyperf times; at 10 a benchmark "
+                              "of the default settings takes over 2 minutes)")
+      for given, shown in [("inf", "inf"), ("1e9", "1e+09"), ("10.001", "10.001"),
+                           ("nan", "nan"), ("-1", "-1"), ("0", "0"), ("1e-400", "0")]],
 ])
 def test_bad_selection_or_option_is_one_line(run_dir, capsys, args, message):
     assert main(["microbench", str(run_dir), *args]) == 2
@@ -122,6 +134,17 @@ def test_bad_selection_or_option_is_one_line(run_dir, capsys, args, message):
     assert captured.err == ("bench.py microbench: error: "
                             f"{message.format(run=run_dir, allowed=allowed)}\n")
     assert not (run_dir / "microbench").exists()  # nothing started, nothing created
+
+
+class _RaisingParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise MicrobenchError(message)
+
+
+@pytest.mark.parametrize("rest", [["--min-time", "10"], ["--min-time=1e-9"], ["-p", "1"]])
+def test_min_time_up_to_the_cap_passes(rest):
+    assert MAX_MIN_TIME_S == 10.0
+    assert check_pyperf_options(rest, _RaisingParser, False) is None
 
 
 def test_missing_folder_reads_as_report_does(tmp_path):
