@@ -422,7 +422,8 @@ def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool
     ``rigorous``; pyperf's parser takes any float as ``--min-time`` and any text as
     ``--affinity``, so these are checked here (``_check_min_time``,
     ``_check_pyperf_affinity``: an empty one too). ``parser_class``: an
-    ``argparse.ArgumentParser`` subclass whose ``error`` raises ``MicrobenchError``; pyperf's own parser is built on it."""
+    ``argparse.ArgumentParser`` subclass whose ``error`` raises ``MicrobenchError``;
+    pyperf's own parser is built on it."""
     import pyperf
 
     for opt in rest:
