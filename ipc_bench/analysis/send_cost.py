@@ -464,9 +464,10 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
                 "repetitions' median steps")
         send_whole = (f"send's whole step, {shares.send_step_ns / 1e3:,.1f} µs as the same "
                       f"{stat},")
-        over += (", not the medians over repetitions that `bench.py`'s comparison block "
-                 "prints as `step median`" if stat == "mean" else
-                 ", the comparison block's `step median`; each % is the paired "
+        over += (", not the geometric means over repetitions that `bench.py`'s comparison "
+                 "block prints as `step median`" if stat == "mean" else
+                 ", not the geometric means the comparison block prints as `step "
+                 "median`; each % is the paired "
                  "differences' median over cached's median step, not the two medians' gap")
     path = (f"send's SchedulerOutput path (build + encode + decode"
             f"{', medians' if s2r_median else ''}) "

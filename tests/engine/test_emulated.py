@@ -293,8 +293,8 @@ def test_the_terminal_gives_send_share_of_an_emulated_step():
         "95 % Student-t interval); send's whole step, 1,010.0 µs as the same mean, is "
         "5.21 % longer than cached's (send - cached: [+4.52, +5.90] %, 95 % Student-t "
         "interval) (noisier; means over 2 repetitions of each case's figures, not the "
-        "medians over repetitions that `bench.py`'s comparison block prints as `step "
-        "median`)."]
+        "geometric means over repetitions that `bench.py`'s comparison block prints as "
+        "`step median`)."]
     assert tables.emulated_share_lines(cases[:2]) == [
         "  send's share [num_running=64] msgpack, emulated model: send's SchedulerOutput "
         "path (build + encode + decode, medians) costs 10.00 µs per step more than "

@@ -88,7 +88,7 @@ def test_the_share_finding_takes_its_figures_from_one_aggregation():
         "by -30.00 % (send - cached: [-80.82, +20.82] %, 95 % Student-t interval), "
         "inconclusive (interval beyond ±10 %) "
         "(noisier; means over 2 "
-        "repetitions of each case's figures, not the medians over repetitions that "
+        "repetitions of each case's figures, not the geometric means over repetitions that "
         "`bench.py`'s comparison block prints as `step median`)."]
     # the ratio estimator's interval: the s2r residuals d - R c (R = 4,000 / 250,000 =
     # 0.016) are 2,000 - 3,200 and 6,000 - 4,800 = -1,200 and +1,200 ns, deviation

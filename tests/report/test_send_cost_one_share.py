@@ -72,7 +72,7 @@ def test_the_findings_give_the_share_at_every_running_count():
         "the same mean, differs from cached's "
         "by +20.00 % (send - cached: [-107.06, +147.06] %, 95 % Student-t interval), "
         "inconclusive (interval beyond ±10 %) (noisier; means over 2 "
-        "repetitions of each case's figures, not the medians over repetitions that "
+        "repetitions of each case's figures, not the geometric means over repetitions that "
         "`bench.py`'s comparison block prints as `step median`).",
         "At 16 running requests (msgpack), send's SchedulerOutput path (build + encode + "
         "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
@@ -81,7 +81,7 @@ def test_the_findings_give_the_share_at_every_running_count():
         "interval); send's whole step, 175.0 µs as the same mean, differs from cached's "
         "by -30.00 % (send - cached: [-80.82, +20.82] %, 95 % Student-t interval), "
         "inconclusive (interval beyond ±10 %) (noisier; means over 2 "
-        "repetitions of each case's figures, not the medians over repetitions that "
+        "repetitions of each case's figures, not the geometric means over repetitions that "
         "`bench.py`'s comparison block prints as `step median`)."]
 
 

@@ -25,7 +25,8 @@ def test_the_share_line_with_the_sign_method_and_too_few_pairs_has_no_interval()
         "sign-test interval needs >= 6 pairs); "
         "send's whole step, 120.0 µs as the same median, is 20.00 % longer than cached's "
         "(no interval: a sign-test interval needs >= 6 pairs) (noisier; medians over 2 "
-        "repetitions of each case's figures, the comparison block's `step median`; each % "
+        "repetitions of each case's figures, not the geometric means the comparison block "
+        "prints as `step median`; each % "
         "is the paired differences' median over cached's median step, not the two "
         "medians' gap).")
     boot = findings._share_findings(cases, _where, ["num_running"], "bootstrap")[1]

@@ -1,7 +1,7 @@
 """A share finding of several repetitions names its step statistic, the mean over the
 repetitions of each case's median step, apart from the terminal comparison block's
-``step median`` row, the median over the repetitions of the same per-case medians: two
-numbers, never under one name."""
+``step median`` row, the geometric mean over the repetitions of the same per-case
+medians: two numbers, never under one name."""
 
 from __future__ import annotations
 
@@ -33,16 +33,18 @@ def test_the_finding_and_the_comparison_block_name_their_own_statistic(tmp_path)
     whole = f"; send's whole step, {statistics.mean(steps['send']):,.1f} µs as the same mean, "
     assert whole + "is " in share or whole + "differs from cached's by " in share, share
     assert share.endswith(
-        "(noisier; means over 3 repetitions of each case's figures, not the medians over "
-        "repetitions that `bench.py`'s comparison block prints as `step median`).")
+        "(noisier; means over 3 repetitions of each case's figures, not the geometric "
+        "means over repetitions that `bench.py`'s comparison block prints as `step "
+        "median`).")
     assert "median step," not in share and "µs median step" not in share
     (head,) = [ln for ln in stdout.splitlines() if ln.startswith("metric ")]
-    assert head.split()[2:10] == ["send", "median", "over", "reps", "[IQR]", "cached",
-                                  "median", "over"]
+    assert head.split()[2:8] == ["send", "(geometric", "mean)", "[IQR]", "cached",
+                                 "(geometric"]
     (row,) = [ln for ln in stdout.splitlines() if ln.startswith("step median ")]
     cells = row.split()
     for cell, policy in ((cells[3], "send"), (cells[5], "cached")):
         # rounded to the cell's own precision: one decimal below 1,000 µs, none above
         decimals = len(cell.partition(".")[2])
         assert float(cell.replace(",", "")) == pytest.approx(
-            statistics.median(steps[policy]), abs=0.5 * 10 ** -decimals + 1e-3), (cell, policy)
+            statistics.geometric_mean(steps[policy]), abs=0.5 * 10 ** -decimals + 1e-3), (
+                cell, policy)
