@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 import msgspec
 
@@ -848,10 +848,17 @@ def check_steady_steps(case: CaseSpec) -> None:
     passes (with the steps it takes in all), and fewer ``--steps`` only when a number
     of steps (halving) passes. A ``--pp`` case and an async one are judged by their own
     simulation (micro-batches of B / N requests, each decoding every N steps; a
-    replacement admitted a step later). Other cases pass."""
+    replacement admitted a step later). A case of more than ``MAX_SIMULATED_REQUESTS``
+    running requests, which the simulation cannot start, is refused as such
+    (``_too_many_to_simulate``), advising that many where it passes. Other cases
+    pass."""
     b = case.labels.get("num_running")
     if not isinstance(b, int) or case.count != "decode_only" or not case.counted_steps:
         return
+    if b > MAX_SIMULATED_REQUESTS:
+        advice = _fewer_running(case)
+        raise ConfigError(_too_many_to_simulate(case)
+                          + (f"; {advice[0]}" if advice else ""))
     problem = _steady_steps_problem(case)
     if problem is None:
         return
@@ -907,18 +914,43 @@ def _budget_that_fits(case: CaseSpec) -> Optional[int]:
 
 
 def _fewer_running(case: CaseSpec) -> list[str]:
-    """``lower --num-running to F or less (about N steps in all at F)`` for the largest
-    power of two F below B whose case passes (none: an empty list)."""
-    b = case.labels["num_running"]
-    fit = b // 2
-    while fit >= 1:
+    """``lower --num-running to F or less (about N steps in all at F)`` for the first F
+    of ``_running_candidates`` whose case passes (none: an empty list)."""
+    for fit in _running_candidates(case):
         smaller = replace(case, labels={**case.labels, "num_running": fit})
         if _steady_steps_problem(smaller) is None:
             needed = steady_steps_needed(steady_case_sim(smaller), case.counted_steps)
             return [f"lower --num-running to {fit:,} or less (about {_round2(needed):,} "
                     f"steps in all at {fit:,})"]
-        fit //= 2
     return []
+
+
+def _running_candidates(case: CaseSpec) -> Iterator[int]:
+    """The running-request counts ``_fewer_running`` tries, largest first: the powers
+    of two below B; for a B above ``MAX_SIMULATED_REQUESTS``, that count first (down
+    to a multiple of the case's ``--pp``), then the powers of two below it."""
+    b, pp = case.labels["num_running"], case.labels.get("pp") or 1
+    fit = b // 2
+    if b > MAX_SIMULATED_REQUESTS:
+        top = MAX_SIMULATED_REQUESTS // pp * pp
+        if top:
+            yield top
+        fit = 1 << max(0, (top - 1).bit_length() - 1)  # the largest power of two below
+    while fit >= 1:
+        yield fit
+        fit //= 2
+
+
+def _too_many_to_simulate(case: CaseSpec) -> str:
+    """Why ``check_steady_steps`` refuses a case of more running requests than
+    ``MAX_SIMULATED_REQUESTS``: its simulation draws them all before its first step, so
+    it simulates none (``simulate_steady_steps`` stops at once)."""
+    b, steps = case.labels["num_running"], case.counted_steps
+    return (f"--num-running {b}: the check of a steady case's steps simulates at most "
+            f"{MAX_SIMULATED_REQUESTS:,} requests, fewer than the {b:,} of its first "
+            f"batch, so it simulated no step and cannot tell whether "
+            f"{_count(steps, 'counted step')} fit ({MAX_STEPS_PER_COUNTED} steps per "
+            f"counted step at most, past the warm-up and the first prompts' prefill)")
 
 
 def _fewer_steps(case: CaseSpec) -> Optional[int]:
@@ -981,6 +1013,12 @@ def _steady_steps_problem(case: CaseSpec) -> Optional[str]:
     if needed is not None and needed <= cap:
         return None
     counted = _count(steps, "counted step")
+    if sim.first_prefill_steps is None:  # its draws ran out first: no cap to tell
+        return (f"the first prompts' prefill had not ended after the "
+                f"{sim.simulated_steps:,} steps simulated (the simulation draws at most "
+                f"{MAX_SIMULATED_REQUESTS:,} requests, replacements included): none of "
+                f"{counted} came in them (at most {MAX_STEPS_PER_COUNTED} steps per "
+                f"counted step past the warm-up and that prefill)")
     if needed is None:
         share = (f"no step of the {sim.window_steps:,} simulated past the first prompts' "
                  f"prefill is pure decode: {counted} would need more steps in all than "
