@@ -43,6 +43,7 @@ from typing import Callable, Optional
 
 from ipc_bench.engine.scheduler import ProtocolError
 from ipc_bench.harness.memory import freeze_heap, thaw_heap
+from ipc_bench.harness.scheduler_loop import undecodable_text
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.wire.channel import FLOOR_REPLY, FLOOR_REQUEST, RunnerChannel
 from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
@@ -109,8 +110,9 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int],
             try:
                 decode(reply)
             except DecodeError as exc:
-                raise CaseError(f"floor step {i}: undecodable ModelRunnerOutput from the "
-                                f"runner: {exc}") from None
+                raise CaseError(f"floor step {i}: "
+                                f"{undecodable_text(len(reply), getattr(exchange, 'reply_origin', None))}: "
+                                f"{exc}") from None
             t = perf()
             out.append(t - t_prev)
             if i >= next_i:  # outside the floor's step times

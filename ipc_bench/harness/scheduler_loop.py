@@ -71,6 +71,37 @@ def runner_failure(report: ErrorReport) -> CaseError:
     return CaseError(runner_failed_text(report.step, report.message), report.step)
 
 
+def _r2s_endpoint(channel: Any) -> Optional[str]:
+    """The ``ModelRunnerOutput`` endpoint of ``channel``'s sockets (``socks.endpoints``:
+    an ``Endpoints`` or the tp sockets' dict), ``None`` where it has none."""
+    endpoints = getattr(getattr(channel, "socks", None), "endpoints", None)
+    found = endpoints.get("r2s") if isinstance(endpoints, dict) else getattr(
+        endpoints, "r2s", None)
+    return found if isinstance(found, str) else None
+
+
+def reply_origin(endpoint: Optional[str]) -> Optional[str]:
+    """Where a ``ModelRunnerOutput`` frame read at ``endpoint`` came from, in words,
+    or ``None`` when only the runner can have sent it (ipc, in the run's own socket
+    folder; the ring). A tcp port takes any peer that completes a ZeroMQ handshake
+    (``--remote-runners``' ports, on any address the host has; a spawned runner's on
+    127.0.0.1), and the PULL socket fair-queues their frames with the runner's, so a
+    frame there cannot be told to be the runner's: ``on the tcp port 5602: from the
+    runner or another peer``."""
+    if not endpoint or not endpoint.startswith("tcp://"):
+        return None
+    return f"on the tcp port {endpoint.rsplit(':', 1)[1]}: from the runner or another peer"
+
+
+def undecodable_text(size: int, origin: Optional[str]) -> str:
+    """``undecodable ModelRunnerOutput from the runner (227 bytes)``, or where the frame
+    cannot be attributed (``reply_origin``), ``undecodable ModelRunnerOutput (227
+    bytes) on the tcp port 5602: from the runner or another peer``."""
+    if origin is None:
+        return f"undecodable ModelRunnerOutput from the runner ({size:,} bytes)"
+    return f"undecodable ModelRunnerOutput ({size:,} bytes) {origin}"
+
+
 # ======================================================================================
 # Exchanges: how one SchedulerOutput reaches the runner and its output comes back
 
@@ -101,6 +132,7 @@ class ChannelExchange:
         # Answers to those requests read early, while the scheduler waited for
         # WarmupEnded: (message, the channel's per_rank then, or None), oldest first.
         self.early_replies: collections.deque = collections.deque()
+        self.reply_origin = reply_origin(_r2s_endpoint(channel))
 
     def attach(self, sched: Scheduler) -> None:
         """Give the case's scheduler to a codec end that reads it (``replicated``: its
@@ -168,8 +200,8 @@ class ChannelExchange:
         try:
             return self.decode(reply)
         except DecodeError as exc:
-            raise CaseError(f"step {seq}: undecodable ModelRunnerOutput from the runner "
-                            f"({len(reply)} bytes): {exc}", seq) from None
+            raise CaseError(f"step {seq}: {undecodable_text(len(reply), self.reply_origin)}"
+                            f": {exc}", seq) from None
 
     def read_runner_error(self, seq: int) -> CaseError:
         """The runner sent an empty frame where a reply was due: its ``ErrorReport``

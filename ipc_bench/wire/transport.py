@@ -283,11 +283,23 @@ _CONNECT_EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_CONNECT_RETRIED
                    | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_DISCONNECTED)
 
 
+#: The ``ZMQ_ZAP_DOMAIN`` ``open_socket`` gives a socket it binds on tcp (``options``
+#: may name another): with a ZAP domain, libzmq refuses peers of the ZMTP 1.0 and 2.0
+#: protocols, which it otherwise accepts from any first byte that is not 0xFF and
+#: whose bytes it then reads as frames, so that random bytes sent to the port become
+#: messages (a port scan, or junk, sent to the ``ModelRunnerOutput`` port). No ZAP
+#: handler needs to answer it: without one (or with ``wire.remote.Doorman``, which
+#: admits every domain but the control ports'), a ZMTP 3.0 peer's NULL handshake is
+#: admitted as before, byte for byte.
+LEGACY_GUARD_DOMAIN = b"ipc-bench-zmtp3-only"
+
+
 def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool,
                 connect_timeout_s: float = CONNECT_TIMEOUT_S,
                 options: Optional[dict[int, int | bytes]] = None) -> zmq.Socket:
     """A configured socket (``ZMQ_LINGER`` 0, ``POLL_SLICE_MS`` send / receive
-    timeouts, ``ZMQ_IPV6`` for ``tcp://[...]``, then ``options``: socket option ->
+    timeouts, ``ZMQ_IPV6`` for ``tcp://[...]``, ``LEGACY_GUARD_DOMAIN`` for a tcp
+    bind, then ``options``: socket option ->
     value, set before the bind or connect) bound to or connected to
     ``endpoint``; a connect waits up to ``connect_timeout_s`` for the ZeroMQ handshake
     with the bound peer. On any failure the socket is closed and ``EndpointError``
@@ -312,6 +324,8 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
         _configure(sock)
         if endpoint.startswith("tcp://["):
             sock.setsockopt(zmq.IPV6, 1)
+        if bind and endpoint.startswith("tcp://"):
+            sock.setsockopt(zmq.ZAP_DOMAIN, LEGACY_GUARD_DOMAIN)
         for option, value in (options or {}).items():
             sock.setsockopt(option, value)
         if bind:
