@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import datetime
 import decimal
+import errno
 import io
 import json
 import numbers
@@ -70,10 +71,14 @@ class RunStatusWarning(ResultsWarning):
 def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
     """``summary.json`` of ``run_dir`` (UTF-8, with or without a byte-order mark);
     ``ResultsError`` if missing, unreadable (not JSON, or arrays or objects nested deeper than ``json`` can parse), not an object or
-    of another format."""
+    of another format; checked before it is read (``_summary_size_problem``), so that
+    nothing of it is read into memory: a file that ends in NUL bytes (``cannot read
+    PATH: it ends in 4,294,967,296 bytes of NUL padding (a crash can leave it)``) or
+    is larger than ``SUMMARY_MAX_BYTES``."""
     path = Path(run_dir) / "summary.json"
     try:  # utf-8-sig: a byte-order mark an editor saved the file with is no error
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        problem = _summary_size_problem(path)
+        data = None if problem else json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise ResultsError(f"no summary.json in {run_dir}") from None
     except OSError as exc:
@@ -83,6 +88,8 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
     except RecursionError:  # arrays or objects nested past the interpreter's limit
         raise ResultsError(f"cannot read {path}: arrays or objects nested too deeply "
                            "to parse") from None
+    if problem:
+        raise ResultsError(f"cannot read {path}: {problem}")
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: not a JSON object (the file holds "
                            f"{_json_kind(data)})")
@@ -97,6 +104,78 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
         raise ResultsError(f"{path}: result format version {version!r} is not supported "
                            f"(this ipc-bench reads version {FORMAT_VERSION})")
     return data
+
+
+#: The largest ``summary.json`` ``read_summary`` reads (bytes; 1 GiB). A run writes
+#: about 6.8 KB per case (its figures, and its entry in ``metadata.cases``) plus 32 bytes
+#: for every other case of its workload that its token stream was compared with
+#: (``token_streams_compared_with``): 0.81 MB for the published decode-steady run (120
+#: cases, ``--repeat 5``), about 40 MB for 1,000 cases of one workload; the cap holds
+#: some 5,500 cases of one workload (``--repeat`` 550 of decode-steady's 10 arms), which
+#: takes a day or more to run. Parsing takes several times the file's size in memory.
+SUMMARY_MAX_BYTES = 1 << 30
+
+
+def _summary_size_problem(path: Path) -> str | None:
+    """What keeps ``path`` (a ``summary.json``) from being read, found without reading
+    more than its end: ``it ends in N bytes of NUL padding (a crash can leave it)``
+    (JSON never ends in a NUL byte; ``nul_padding``), ``N bytes, more than the
+    1,073,741,824 a run's summary.json is read up to (SUMMARY_MAX_BYTES: ...)``, or
+    ``None``. ``OSError`` as ``open`` raises it."""
+    padding = nul_padding(path)
+    if padding:
+        return f"it ends in {padding:,} bytes of NUL padding (a crash can leave it)"
+    size = path.stat().st_size
+    if size > SUMMARY_MAX_BYTES:
+        return (f"{size:,} bytes, more than the {SUMMARY_MAX_BYTES:,} a run's summary.json "
+                "is read up to (SUMMARY_MAX_BYTES: a run of about 5,500 cases of one "
+                "workload writes that much)")
+    return None
+
+
+#: Bytes ``nul_padding`` reads first from a file's end; each further read doubles, up
+#: to ``_TAIL_MAX_READ``.
+_TAIL_FIRST_READ = 4096
+_TAIL_MAX_READ = 1 << 20
+
+
+def nul_padding(path: Path) -> int:
+    """How many NUL bytes ``path`` ends in (0 for most files): what a crash, or a file
+    system that allocates a file's blocks before they are written, leaves after its
+    last write. The holes of a sparse file (``truncate -s 4G``) at its end are skipped
+    without reading (``_data_end``); the rest is read backwards from there, at most
+    ``_TAIL_MAX_READ`` bytes at a time, so that memory stays bounded however long the
+    padding. ``OSError`` as ``open`` raises it."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        end, step = _data_end(f.fileno(), size), _TAIL_FIRST_READ
+        while end > 0:
+            low = max(end - step, 0)
+            f.seek(low)
+            kept = f.read(end - low).rstrip(b"\0")
+            if kept:
+                return size - low - len(kept)
+            end, step = low, min(step * 2, _TAIL_MAX_READ)
+    return size
+
+
+def _data_end(fd: int, size: int) -> int:
+    """Where the last data of ``fd`` (``size`` bytes) ends: ``size`` unless the file
+    ends in a hole (a sparse file's unwritten bytes, zeros), found with ``SEEK_DATA``
+    and ``SEEK_HOLE`` from extent to extent; ``size`` where the system cannot tell."""
+    pos = last = 0
+    try:
+        while pos < size:
+            try:
+                data = os.lseek(fd, pos, os.SEEK_DATA)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:  # no data after pos: a hole to the end
+                    return last
+                raise
+            last = pos = os.lseek(fd, data, os.SEEK_HOLE)
+    except (AttributeError, OSError):  # no SEEK_DATA here, or a file system without it
+        return size
+    return min(last, size)
 
 
 def _json_kind(value: Any) -> str:
@@ -692,22 +771,32 @@ def check_copied_steps(steps: dict[str, Any], paths: dict[str, Path]) -> None:
             seen.setdefault(digest, (run_id, case_id))
 
 
-def _count_lines(f) -> int:
-    return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+def _count_lines(f, size: int | None = None) -> int:
+    """The line breaks of the open file ``f`` from where it is, in its first ``size``
+    bytes (all when ``None``), read 1 MiB at a time."""
+    left, count = (1 << 62) if size is None else size, 0
+    while left > 0:
+        chunk = f.read(min(1 << 20, left))
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        left -= len(chunk)
+    return count
 
 
-def _complete_lines(path: Path) -> int | None:
-    """``None`` when ``path`` ends with a line break (or is empty), else the number of
-    whole lines before its cut last line."""
+def _complete_lines(path: Path, size: int | None = None) -> int | None:
+    """``None`` when ``path`` (its first ``size`` bytes, all when ``None``: the file
+    without its NUL padding, ``nul_padding``) ends with a line break (or is empty),
+    else the number of whole lines before its cut last line."""
     with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell() == 0:
+        end = f.seek(0, os.SEEK_END) if size is None else size
+        if end == 0:
             return None
-        f.seek(-1, os.SEEK_END)
+        f.seek(end - 1)
         if f.read(1) in (b"\n", b"\r"):
             return None
         f.seek(0)
-        return _count_lines(f)
+        return _count_lines(f, end)
 
 
 #: Column names named, at most, in the warning about a CSV header.
@@ -724,11 +813,13 @@ def _names(names: list[str]) -> str:
 EMPTY_FILE = "it is empty (not even its header line)"
 
 
-def _header_names(path: Path) -> tuple[list[str] | None, str | None]:
-    """The column names of the CSV file ``path``'s header line, or ``None`` and what is
-    wrong with that line in words."""
+def _header_names(path: Path, size: int | None = None
+                  ) -> tuple[list[str] | None, str | None]:
+    """The column names of the CSV file ``path``'s header line (within its first
+    ``size`` bytes, all when ``None``), or ``None`` and what is wrong with that line
+    in words."""
     with open(path, "rb") as f:
-        first = f.readline()
+        first = f.readline(-1 if size is None else size)
     if not first:
         return None, EMPTY_FILE
     if not first.strip():
@@ -749,13 +840,15 @@ def _required(columns: tuple[str, ...]) -> list[str]:
     return [c for c in columns if c in _STR_COLUMNS or c in _BOOL_COLUMNS]
 
 
-def header_problem(path: Path, columns: tuple[str, ...]) -> str | None:
-    """What is wrong with the header line of the CSV file ``path``, whose columns
+def header_problem(path: Path, columns: tuple[str, ...], size: int | None = None
+                   ) -> str | None:
+    """What is wrong with the header line of the CSV file ``path`` (its first ``size``
+    bytes, all when ``None``), whose columns
     should be ``columns`` (in any order), in words (``its header is not ...``); ``None``
     when it names only those columns and all of the identity and flag ones
     (``_required``). A header that lacks some measured columns is a run written before
     they existed: ``_read_csv`` loads it and leaves them empty."""
-    names, problem = _header_names(path)
+    names, problem = _header_names(path, size)
     if names is None:
         return problem
     missing = [c for c in columns if c not in names]
@@ -781,22 +874,26 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     told apart), which loads as an empty frame, and each line with an unterminated
     quote or only commas (``_data_lines``: named by line number). Columns of
     ``columns`` its header lacks (a run written before they existed) are NaN, and
-    said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``). Raises ``ResultsError`` when
+    said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``). NUL bytes that end the file
+    (``nul_padding``: a crash can leave them) are never read into memory: the file is
+    read as if it ended before them, said in ``notes`` (``it ends in N bytes of NUL
+    padding (a crash can leave it); left out``). Raises ``ResultsError`` when
     ``path`` is not a regular file that can be looked up (``_not_a_file``)."""
     if not path.is_file():
         raise ResultsError(f"{path.parent}: not a complete run folder ({_not_a_file(path)})")
     try:
-        wrong = header_problem(path, columns)
+        size, padding = _unpadded_size(path, notes)
+        wrong = header_problem(path, columns, size)
         if wrong is not None:
             with open(path, "rb") as f:
-                data = f.read()
+                data = f.read(size)
             rows = max(len(data.splitlines()) - 1, 0)
             if notes is not None:
                 left = ("nothing is loaded from it" if rows == 0 else "its row is left out"
                         if rows == 1 else f"its {rows:,} rows are left out")
                 notes.append(f"{wrong}, so {left}")
             return pd.DataFrame(columns=list(columns))
-        names, _ = _header_names(path)
+        names, _ = _header_names(path, size)
         absent = [c for c in columns if c not in names]
         named = [c for c in absent if c not in QUIET_ABSENT_COLUMNS]
         if named and notes is not None:
@@ -804,19 +901,19 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
                          f"{'that column' if len(named) == 1 else 'those columns'} "
                          "existed, or the file edited): left empty, and the summary's "
                          "figures over it not checked against it")
-        whole = _complete_lines(path)
+        whole = _complete_lines(path, size)
         if whole is not None and notes is not None:
             notes.append("its last line is cut mid-row (left out)")
         if whole is not None and whole <= 1:
             return pd.DataFrame(columns=list(columns))
-        header, lines, damaged = _data_lines(path, whole)
+        header, lines, damaged = _data_lines(path, whole, size)
         if notes is not None:
             notes.extend(f"{_lines_named(numbers)} {why} (left out)"
                          for why, numbers in damaged.items() if numbers)
         trimmed = [_trim_empty_tail(line, len(names)) for line in [header, *lines]]
         widths = _field_counts(trimmed[1:])
         source = path
-        if any(damaged.values()) or trimmed != [header, *lines]:
+        if padding or any(damaged.values()) or trimmed != [header, *lines]:
             # pandas reads the lines kept (without a spreadsheet's empty columns past
             # the header's), each a row on its own
             header, lines = trimmed[0], trimmed[1:]
@@ -832,6 +929,18 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     for col in absent:
         df[col] = float("nan")
     return df
+
+
+def _unpadded_size(path: Path, notes: list[str] | None) -> tuple[int, int]:
+    """The bytes of ``path`` before the NUL bytes it ends in, and how many those are
+    (``nul_padding``); where there are any, ``notes`` says so in one line, as it does a
+    cut last line: ``it ends in 3,221,225,472 bytes of NUL padding (a crash can leave
+    it); left out``."""
+    padding = nul_padding(path)
+    if padding and notes is not None:
+        notes.append(f"it ends in {padding:,} bytes of NUL padding (a crash can leave "
+                     "it); left out")
+    return path.stat().st_size - padding, padding
 
 
 #: ``_not_a_file``'s words on a path that is there but not a regular file, by
@@ -894,9 +1003,10 @@ def _lines_named(numbers: list[int]) -> str:
     return f"lines {named} hold"
 
 
-def _data_lines(path: Path, whole: int | None
+def _data_lines(path: Path, whole: int | None, size: int | None = None
                 ) -> tuple[bytes, list[bytes], dict[str, list[int]]]:
-    """The CSV file ``path``'s header line, its data lines that can be read (the first
+    """The CSV file ``path``'s header line (of its first ``size`` bytes, all when
+    ``None``), its data lines that can be read (the first
     ``whole - 1`` only when ``whole`` is given; blank lines skipped, as pandas does),
     and the numbers (1-based, the header's 1) of those left out, by why
     (``UNTERMINATED_QUOTE``, ``ONLY_COMMAS``, ``NOT_UTF8``: a byte a run never
@@ -907,7 +1017,7 @@ def _data_lines(path: Path, whole: int | None
     read as CSV, the field would run to the next ``"`` in the file and swallow the
     rows between. A line of only commas is a row with no value (no ``case_id``)."""
     with open(path, "rb") as f:
-        data = f.read()
+        data = f.read(-1 if size is None else size)
     lines = data.splitlines()
     header, rows = (lines[0] if lines else b""), lines[1:None if whole is None else whole]
     damaged: dict[str, list[int]] = {UNTERMINATED_QUOTE: [], ONLY_COMMAS: [], NOT_UTF8: []}
@@ -2601,8 +2711,9 @@ def _partial_rows(run_dir: Path) -> list[str]:
     partial = run_dir / PARTIAL_STEPS
     if not partial.is_file():
         return []
+    size, _ = _unpadded_size(partial, None)
     with open(partial, "rb") as f:
-        lines = _count_lines(f)
+        lines = _count_lines(f, size)
     return [f"{PARTIAL_STEPS} holds {max(lines - 1, 0):,} rows of it (last "
             f"written {_utc(partial.stat().st_mtime)})"]
 
@@ -3245,10 +3356,17 @@ ROW_COUNTS = {"steps.csv": "num_total_steps", "requests.csv": "num_requests"}
 def _refuse_emptied(path: Path) -> None:
     """``ResultsError`` ``RUN: not a complete run folder (NAME is empty)`` when the CSV
     file ``path`` is there but of 0 bytes (not even its header, which the run wrote
-    when it began: a write that failed, or a file emptied, lost its rows)."""
-    if path.is_file() and _header_names(path)[1] == EMPTY_FILE:
+    when it began: a write that failed, or a file emptied, lost its rows), or holds
+    only NUL bytes (``nul_padding``: ``(steps.csv is empty but for 4,096 bytes of NUL
+    padding, which a crash can leave)``)."""
+    if not path.is_file():
+        return
+    size, padding = _unpadded_size(path, None)
+    if _header_names(path, size)[1] == EMPTY_FILE:
+        but = (f" but for {padding:,} bytes of NUL padding, which a crash can leave"
+               if padding else "")
         raise ResultsError(f"{path.parent}: not a complete run folder ({path.name} is "
-                           "empty)")
+                           f"empty{but})")
 
 
 def _has_floor(cases: list[dict[str, Any]]) -> bool:
