@@ -22,7 +22,8 @@ the ids decides what ``send`` costs. Three choices (``--token-ids``):
 - ``hist:PATH``: a histogram file, CSV of ``token_id,count`` lines (an optional
   ``token_id,count`` header, ``#`` comment lines and blank lines allowed), each id in
   ``[0, vocab_size)`` at most once, counts non-negative integers, at least one
-  positive; ids not listed have count 0 and are never drawn (``load_histogram``).
+  positive, both in ASCII digits (``traces.UINT_RE``, as a trace's counts); ids not
+  listed have count 0 and are never drawn (``load_histogram``).
 
 Draws are deterministic. Sampled ids come from a 64-bit hash (``NullModel.sample``):
 ``uniform`` reduces it modulo ``vocab_size`` (as before); the others take its top 53
@@ -43,6 +44,7 @@ import numpy as np
 
 from ipc_bench.engine.config import ConfigError, check_token_ids_spec
 from ipc_bench.engine.input_files import EMPTY_PIPE, is_pipe, open_input_fd
+from ipc_bench.engine.traces import UINT_RE
 
 #: Rank-frequency exponent of the ``zipf`` distribution.
 ZIPF_EXPONENT = 1.0
@@ -126,8 +128,9 @@ def load_histogram(path: str, vocab_size: int) -> np.ndarray:
     """Counts, int64 ``[vocab_size]``, from a ``token_id,count`` CSV file (format in the
     module docstring), read once (a pipe too: ``engine.input_files``). Raises
     ``ConfigError`` (one line naming the file and line) on an unreadable file, a
-    malformed line, an id outside ``[0, vocab_size)`` or listed twice, a negative count,
-    a count above ``2**63 - 1`` or no positive count."""
+    malformed line (a number in other than ASCII digits included), an id outside
+    ``[0, vocab_size)`` or listed twice, a negative count, a count above ``2**63 - 1``
+    or no positive count."""
     try:
         with open(open_input_fd(path), encoding="utf-8") as f:
             text = f.read()
@@ -151,27 +154,43 @@ def parse_histogram(text: str, path: str, vocab_size: int) -> np.ndarray:
             continue
         where = f"token-id histogram {path} line {number}"
         parts = [p.strip() for p in text.split(",")]
-        if len(parts) != 2 or not all(p.isdigit() or (p[:1] == "-" and p[1:].isdigit())
-                                      for p in parts):
+        if len(parts) != 2 or not all(UINT_RE.fullmatch(p.removeprefix("-"))
+                                      for p in parts):  # ASCII digits, as a trace's
             raise ConfigError(f"{where}: expected 'token_id,count' (two integers), got "
                               f"{text[:60]!r}")
-        token, count = int(parts[0]), int(parts[1])
+        token, count = _whole(parts[0]), _whole(parts[1])
         if not 0 <= token < vocab_size:
-            raise ConfigError(f"{where}: token id {token} outside the vocabulary "
-                              f"[0, {vocab_size:,})")
+            raise ConfigError(f"{where}: token id {_shown(parts[0])} outside the "
+                              f"vocabulary [0, {vocab_size:,})")
         if token in seen:
             raise ConfigError(f"{where}: token id {token} already listed on line "
                               f"{seen[token]}")
         if count < 0:
-            raise ConfigError(f"{where}: count {count} is negative")
+            raise ConfigError(f"{where}: count {_shown(parts[1])} is negative")
         if count > MAX_COUNT:
-            raise ConfigError(f"{where}: count {parts[1][:40]} is above the largest "
+            raise ConfigError(f"{where}: count {_shown(parts[1])} is above the largest "
                               f"allowed, 2**63 - 1 = {MAX_COUNT:,}")
         seen[token] = number
         counts[token] = count
     if not counts.any():
         raise ConfigError(f"token-id histogram {path} has no positive count")
     return counts
+
+
+def _whole(text: str) -> int:
+    """``text`` (ASCII digits, perhaps after a ``-``) as an int; one of more than 20
+    digits past its leading zeros as +-10**20, above any count or id allowed, since
+    ``int`` refuses more than 4,300 digits."""
+    digits = text.removeprefix("-").lstrip("0")
+    if len(digits) <= 20:
+        return int(text)
+    return -10**20 if text.startswith("-") else 10**20
+
+
+def _shown(text: str) -> str:
+    """A number of a histogram line as written, its first 40 characters and its length
+    when longer."""
+    return text if len(text) <= 40 else f"{text[:40]}... ({len(text):,} characters)"
 
 
 def normalized_histogram(counts: np.ndarray) -> str:

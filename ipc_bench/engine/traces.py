@@ -80,7 +80,9 @@ _GZIP_MAGIC_LATIN1 = "\x1f\x8b"
 _TIMESTAMP_RE = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
 )
-_UINT_RE = re.compile(r"[0-9]+")
+#: A whole number in ASCII digits only: ``str.isdigit`` and ``int`` would take other
+#: digits too (``١``, ``²``); the token-id histogram's reader checks its numbers with it.
+UINT_RE = re.compile(r"[0-9]+")
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -453,7 +455,7 @@ def _parse_row(fields: list[str], lineno: int, where) -> tuple[int, int, int]:
 
 
 def _parse_count(name: str, text: str, kind: str, lineno: int, where) -> int:
-    if not _UINT_RE.fullmatch(text):
+    if not UINT_RE.fullmatch(text):
         raise where(lineno, f"{name} is not a positive integer (digits only): {text!r}")
     value = int(text)
     if value == 0:

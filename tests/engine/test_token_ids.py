@@ -124,6 +124,21 @@ def test_histogram_file(tmp_path):
     ("128256,1\n", "line 1: token id 128256 outside the vocabulary [0, 128,256)"),
     ("5,1\n5,2\n", "line 2: token id 5 already listed on line 1"),
     ("5,-1\n", "line 1: count -1 is negative"),
+    # ASCII digits only, as a trace's counts (was: '١,5' read as id 1, '²,5' a ValueError)
+    ("\u0661,5\n", "line 1: expected 'token_id,count' (two integers), got '\u0661,5'"),
+    ("7,\u0665\n", "line 1: expected 'token_id,count' (two integers), got '7,\u0665'"),
+    ("\u00b2,5\n", "line 1: expected 'token_id,count' (two integers), got '\u00b2,5'"),
+    ("1_0,5\n", "line 1: expected 'token_id,count' (two integers), got '1_0,5'"),
+    # more digits than int() converts (4,300) (was: 'Exceeds the limit (4300 digits) ...;
+    # use sys.set_int_max_str_digits() to increase the limit')
+    ("1," + "9" * 5000 + "\n", "line 1: count " + "9" * 40 + "... (5,000 characters) "
+                              "is above the largest allowed, 2**63 - 1 = "
+                              "9,223,372,036,854,775,807"),
+    ("9" * 5000 + ",1\n", "line 1: token id " + "9" * 40 + "... (5,000 characters) "
+                          "outside the vocabulary [0, 128,256)"),
+    ("1,-" + "9" * 50 + "\n", "line 1: count -" + "9" * 39 + "... (51 characters) is "
+                             "negative"),
+    ("0" * 30 + "7,1\n7,2\n", "line 2: token id 7 already listed on line 1"),
 ])
 def test_bad_histogram_lines_are_one_line_errors(tmp_path, text, error):
     spec = _hist(tmp_path, text)
@@ -190,6 +205,20 @@ def test_a_histogram_count_above_int64_is_a_one_line_error_exit_2(tmp_path, caps
     # 2**63 - 1 itself is a count.
     d = token_id_distribution(_hist(tmp_path, f"1,{2**63 - 1}\n2,0\n"), V)
     assert d.mass(1, 2) == 1.0
+
+
+def test_a_histogram_of_other_digits_is_a_one_line_error_exit_2(tmp_path, capsys):
+    """An Arabic-Indic one, which str.isdigit and int take, is refused as a trace's
+    count is (was: the run went on with id 1, exit 0)."""
+    spec = _hist(tmp_path, "\u0661,5\n")
+    code = cli.main(["--scenario", "decode-steady", "--token-ids", spec,
+                     "--output", str(tmp_path / "run")])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"bench.py: error: token-id histogram {tmp_path / 'hist.csv'} line 1: expected "
+        "'token_id,count' (two integers), got '\u0661,5'"]
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_named_fifo_without_a_writer_is_refused_not_waited_on(tmp_path, capsys):
