@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
+from ipc_bench.analysis.pace import is_missing
+
 #: Cores beyond the N readers that publishing timings needs (the scheduler, one spare).
 SPARE_CORES = 2
 #: What the N + 2 cores are for, as the footnote says it: one each for the readers and
@@ -30,13 +32,15 @@ def withheld(n: int, cores: Optional[int]) -> bool:
 
 def readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[int, int]]:
     """``(N, cores)`` of a ``--tp`` or ``--pp`` case summary whose timings are
-    withheld; ``None`` otherwise (not such a case, or enough cores)."""
+    withheld; ``None`` otherwise (not such a case, or enough cores). ``summary`` may be
+    a row of ``Results.cases``: a gap (``None``, NaN, ``pandas.NA``, ``pace.is_missing``)
+    is no value."""
     for kind in ("tp", "pp"):
         n, cores = summary.get(kind), summary.get(f"{kind}_cores")
-        if n is None or cores is None or n != n or cores != cores:
+        if is_missing(n) or is_missing(cores):
             continue
         flag = summary.get(f"{kind}_timings_withheld")
-        if flag is None or flag != flag:  # a summary from before the flag (or NaN)
+        if is_missing(flag):  # a summary from before the flag (or a gap in a table)
             flag = withheld(int(n), int(cores))
         if flag:
             return int(n), int(cores)

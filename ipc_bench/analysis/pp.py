@@ -195,7 +195,7 @@ def hop_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str
     every hop, the ZeroMQ frame heads (``HOP_BYTES_NOTE``) and the output tokens/s
     (``*`` after N: fewer than N + 2 cores, the times and
     tokens/s left out as ``-``, ``analysis.cores``)."""
-    mine = [s for s in summaries if s.get("pp") is not None and s.get("pp") == s.get("pp")]
+    mine = [s for s in summaries if _value(s, "pp") is not None]
     mine.sort(key=lambda s: (_value(s, "num_running") or 0, s["pp"], s["codec"],
                              s.get("arm") or s["policy"], s.get("repetition", 0)))
     return list(HOP_TABLE_HEADER), [_hop_row(s) for s in mine]

@@ -210,11 +210,14 @@ _BOOL_COLUMNS = ("warmup", "counted")
 #: columns, ``False`` for the other cases (their NaN would not select rows).
 _PRESENT_IF_TRUE = ("emulated", "floor_interrupted", "report_interrupted")
 #: Whole-number columns that some cases lack (a replay's cases beside a steady run's,
-#: loaded together): loaded as pandas' nullable ``Int64`` where a value is missing, so
+#: a ``--tp`` or ``--pp`` run's beside a decode-steady run's, loaded together; a
+#: single-process case's ``shm_cores`` beside its ``--transport shm`` twin's): the
+#: whole-number case fields (``_WHOLE_CASE_FIELDS``: ``num_running``, ``tp``, ``pp`` and
+#: the core counts), loaded as pandas' nullable ``Int64`` where a value is missing, so
 #: that they stay integers (``<NA>`` for the gap, not a float64 NaN); ``int64`` where
-#: none is. ``tp``, ``pp`` and the core counts (``_WHOLE_CASE_FIELDS``) stay float64
-#: where one is missing: the code that reads them from records takes NaN.
-_NULLABLE_INT_COLUMNS = ("num_running",)
+#: none is. A record (``records``, ``pace.as_record``) reads the gap as ``None``; code
+#: that reads a row otherwise tests it with ``pace.is_missing`` or ``notna``.
+_NULLABLE_INT_COLUMNS = ("num_running", "tp", "pp", "tp_cores", "pp_cores", "shm_cores")
 #: Columns loaded as strings whatever their content.
 _STR_COLUMNS = ("run_id", "case_id", "scenario", "policy", "codec", "workload", "req_id",
                 "finish_reason", "transport", "model")
@@ -240,8 +243,9 @@ class Results:
                                                            (``send'``, ``cached+async``...;
                                                            NaN: a run before it)
     <labels> (e.g. num_running, trace)            -        the case's workload labels, one column each
-                                                           (num_running ``Int64`` where some
-                                                           case lacks it: ``<NA>``)
+                                                           (num_running, tp, pp ``Int64``
+                                                           where some case lacks it:
+                                                           ``<NA>``; ``_NULLABLE_INT_COLUMNS``)
     complete, error                               -        the case ran to its end / why not
     steps_kept_in                                 -        ``steps.partial.csv``: a case whose
                                                            rows steps.csv could not take (a
@@ -346,7 +350,8 @@ class Results:
     step_wait                                     -        fixed-step cases: sleep or spin
     shm_cores, shm_oversubscribed                 -        ``--transport shm``, one runner: CPUs of
                                                            the scheduler's affinity mask / fewer
-                                                           than 2 (the spinning reader shares one)
+                                                           than 2 (the spinning reader shares one);
+                                                           ``Int64`` where some case lacks it
     num_spec_tokens, spec_acceptance              -        draft tokens per request and step (0:
                                                            none), chance a draft is the target's
     scheduled_tokens_per_step,                    tok      per counted step: tokens scheduled

@@ -16,7 +16,7 @@ from typing import Any, Collection, Optional
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
-from ipc_bench.analysis.pace import as_record
+from ipc_bench.analysis.pace import as_record, is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning, run_state
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.engine.config import CACHED, SEND
@@ -1437,7 +1437,7 @@ def _processes_phrase(cases) -> str:
         if rec.get("codec") == SINGLE_PROCESS_CODEC:
             counts.add(1)
             continue
-        ranks = [v for v in (rec.get("tp"), rec.get("pp")) if v is not None and v == v]
+        ranks = [v for v in (rec.get("tp"), rec.get("pp")) if not is_missing(v)]
         counts.add(1 + int(max(ranks, default=1)))
     if len(counts) > 1:
         counts.discard(1)  # the single-process baseline beside two-process cases

@@ -50,7 +50,7 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
-from ipc_bench.analysis.pace import all_load_bound
+from ipc_bench.analysis.pace import all_load_bound, is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, records
 from ipc_bench.analysis.stats import geomean_interval, paired, results_ci_method, summarize_pairs
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
@@ -550,7 +550,7 @@ def _pp_sizes(steps) -> list[int]:
     run without ``--pp`` cases."""
     if "pp" not in steps.columns:
         return []
-    return sorted({int(n) for n in steps["pp"] if n == n and n is not None})
+    return sorted({int(n) for n in steps["pp"].dropna()})
 
 
 #: Markers of a ``--pp`` bytes figure's lines per running count B (``_pp_bytes``).
@@ -1449,8 +1449,8 @@ def tp_saving_figure(results):
     cases = results.cases
     if "tp" not in cases.columns:
         raise NoData("no tensor-parallel cases (scenario tp-broadcast)")
-    records = [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)}
-               for r in cases.to_dict("records") if r.get("tp") == r.get("tp")]
+    records = [{k: v for k, v in r.items() if not (is_missing(v) and v is not None)}
+               for r in cases.to_dict("records") if not is_missing(r.get("tp"))]
     hidden = [r for r in records if cores.is_withheld(r)]
     for r in hidden:  # their bytes stay; their times are not drawn
         for k in [k for k in r if k in timing_keys]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.metrics import metric
+from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.results import case_unfinished
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARED_KEYS,
                                       DETECTABLE, EXACT, INCONCLUSIVE_HOLM,
@@ -245,7 +246,8 @@ def ran_with_no_floor(summary: dict[str, Any]) -> bool:
     if isinstance(recorded, (bool, np.bool_)):
         return bool(recorded)
     return (summary.get("transport") != INPROC and summary.get("trace_speedup") is None
-            and not summary.get("pp") and summary.get("scenario") not in FLOORLESS_SCENARIOS)
+            and (is_missing(summary.get("pp")) or not summary.get("pp"))
+            and summary.get("scenario") not in FLOORLESS_SCENARIOS)
 
 
 def without_floor_note(summaries: Iterable[dict[str, Any]]) -> Optional[str]:

@@ -79,3 +79,98 @@ def test_a_steady_run_and_a_replay_load_together_with_integer_running_counts(tmp
                      "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "At 4 running requests" in md and "On `trace=azure-conv:6`" in md
+
+
+def test_tp_pp_and_core_counts_with_a_gap_load_as_nullable_integers():
+    gapped = _tidy_types(pd, pd.DataFrame({
+        "tp": [2.0, np.nan], "pp": [np.nan, 4.0], "tp_cores": [2.0, np.nan],
+        "pp_cores": [np.nan, 16.0], "shm_cores": [np.nan, 2.0]}))
+    assert {c: str(t) for c, t in gapped.dtypes.items()} == dict.fromkeys(
+        ("tp", "pp", "tp_cores", "pp_cores", "shm_cores"), "Int64")
+    assert records(gapped) == [
+        dict(tp=2, pp=None, tp_cores=2, pp_cores=None, shm_cores=None),
+        dict(tp=None, pp=4, tp_cores=None, pp_cores=16, shm_cores=2)]
+    whole = _tidy_types(pd, pd.DataFrame({"tp": [1, 2], "tp_cores": [2, 2]}))
+    assert list(whole.dtypes) == [np.int64, np.int64]
+
+
+def test_a_gap_in_tp_pp_or_a_core_count_is_no_value_to_the_report():
+    """pandas 2's records give ``pandas.NA`` for a nullable integer's gap (pandas 3's
+    ``None``): each reader takes it as no value, as it took NaN."""
+    from ipc_bench.analysis.cores import readers_and_cores
+    from ipc_bench.report.blocks import _processes_phrase
+    from ipc_bench.report.findings import _oversubscribed
+    from ipc_bench.report.plots import _pp_sizes
+    from ipc_bench.report.tables import ran_with_no_floor
+
+    assert readers_and_cores(dict(tp=pd.NA, tp_cores=pd.NA, pp=2, pp_cores=2,
+                                  pp_timings_withheld=pd.NA)) == (2, 2)
+    assert readers_and_cores(dict(tp=2, tp_cores=pd.NA, pp=pd.NA)) is None
+    assert _pp_sizes(pd.DataFrame({"pp": pd.array([2, None, 1], dtype="Int64")})) == [1, 2]
+    rows = pd.DataFrame({"codec": ["msgpack", "msgpack"], "tp": [pd.NA, 2],
+                         "pp": [pd.NA, pd.NA]}, dtype=object)
+    assert _processes_phrase(rows) == ("each case's 2 to 3 processes (the scheduler and "
+                                       "its N runner ranks or stages)")
+    cases = pd.DataFrame({"workload": ["tp=2", "tp=4"], "codec": ["msgpack"] * 2,
+                          "tp_oversubscribed": [True, True],
+                          "tp": pd.array([2, 4], dtype="Int64"),
+                          "tp_cores": pd.array([None, 3], dtype="Int64")})
+    assert _oversubscribed(cases, "tp=2") == (
+        " OVERSUBSCRIBED: tp=2 ran 3 processes (the scheduler and 2 ranks), so they "
+        "shared cores: its times and tokens/s are not comparable with the other cases', "
+        "only its bytes are.")
+    assert _oversubscribed(cases, "tp=4").startswith(
+        " OVERSUBSCRIBED: tp=4 ran 5 processes (the scheduler and 4 ranks) on 3 cores,")
+    steady = dict(num_steps=40, transport="ipc", scenario="decode-steady")
+    assert [ran_with_no_floor(dict(steady, pp=v)) for v in (pd.NA, None, 2)] == [
+        True, True, False]
+
+
+def test_tp_and_pp_runs_beside_a_steady_run_report_as_with_float_columns(tmp_path,
+                                                                          monkeypatch):
+    """A --tp run, a --pp run and a decode-steady run loaded together: tp, pp and the
+    core counts are Int64 with <NA> for the steady cases, and the report (figures
+    included) reads as it did when they were float64 with NaN."""
+    import ipc_bench.analysis.results as results
+    from ipc_bench.cli import main as cli_main
+
+    common = ["--num-running", "4", "--steps", "20", "--warmup-steps", "3",
+              "--codecs", "msgpack"]
+    run_bench(tmp_path / "tp", ["--scenario", "tp-broadcast", "--tp", "1,2",
+                                 "--tp-transports", "ipc"] + common)
+    run_bench(tmp_path / "pp", ["--scenario", "pp", "--pp", "1,2"] + common)
+    run_bench(tmp_path / "steady", ["--scenario", "decode-steady", "--no-floor"] + common)
+    runs = [str(tmp_path / r) for r in ("tp", "pp", "steady")]
+    res = load(runs)
+    for col in ("tp", "pp", "tp_cores", "pp_cores"):
+        assert str(res.cases[col].dtype) == "Int64"
+        assert res.cases[col].isna().sum() > 0
+    assert str(res.steps["tp"].dtype) == str(res.requests["pp"].dtype) == "Int64"
+    by_run = {r: sorted({x["tp"] for x in records(res.cases[res.cases["run_id"] == r])},
+                        key=str) for r in ("tp", "pp", "steady")}
+    assert by_run == {"tp": [1, 2], "pp": [None], "steady": [None]}
+
+    def report(name: str) -> tuple[list[str], list[str]]:
+        out = tmp_path / name
+        assert cli_main(["report", *runs, "--output", str(out)]) == 0
+        md = (out / "report.md").read_text().replace(str(out), "OUT").splitlines()
+        return [ln for ln in md if not ln.startswith("Rendered ")], sorted(
+            p.name for p in out.iterdir())
+
+    now = report("int")
+    monkeypatch.setattr(results, "_NULLABLE_INT_COLUMNS", ("num_running",))
+    assert str(load(runs).cases["tp"].dtype) == "float64"
+    before = report("float")
+    assert now == before
+    text = "\n".join(now[0])
+    assert "<NA>" not in text and "tp=2.0" not in text and "pp=2.0" not in text
+    assert "tp=2" in text and "pp=2" in text
+
+
+def test_a_workload_label_with_a_gap_is_left_out_of_its_place():
+    from ipc_bench.report.findings import _where
+
+    assert [_where(dict(workload="num_running=4,pp=2", num_running=4,
+                        labels=dict(pp=gap, tp=2, step_time_ms=2.5)))
+            for gap in (pd.NA, None, math.nan)] == [
+        "At 4 running requests, tp=2, step_time_ms=2.5"] * 3
