@@ -78,7 +78,8 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
     path = Path(run_dir) / "summary.json"
     try:  # utf-8-sig: a byte-order mark an editor saved the file with is no error
         problem = _summary_size_problem(path)
-        data = None if problem else json.loads(path.read_text(encoding="utf-8-sig"))
+        data = None if problem else json.loads(path.read_text(encoding="utf-8-sig"),
+                                               parse_int=_json_int)
     except FileNotFoundError:
         raise ResultsError(f"no summary.json in {run_dir}") from None
     except OSError as exc:
@@ -189,11 +190,26 @@ def _json_kind(value: Any) -> str:
     return "a number"
 
 
+def _json_int(text: str) -> int:
+    """A JSON whole number of ``summary.json`` as an int (``json.loads``' ``parse_int``);
+    ``ValueError`` saying it is no plausible value where ``int`` refuses its digits
+    (more than ``sys.get_int_max_str_digits()``, 4,300 by default), in place of
+    ``int``'s advice to raise that limit."""
+    try:
+        return int(text)
+    except ValueError:
+        digits = len(text.lstrip("-"))
+    raise ValueError(f"it holds a whole number of {digits:,} digits, not a plausible value")
+
+
 def _shown(value: Any) -> str:
     """``value`` (parsed JSON) as a warning line quotes it: its JSON text cut to 40
-    characters (a long text or list shows where it was cut), but a whole number too long
-    for that in ``%g`` form, to 6 digits (``1e+400``, ``1.23457e+408``), never cut."""
-    text = json.dumps(value)
+    characters (a long text or list shows where it was cut), its characters as written
+    but those that do not print (a control character, a lone surrogate) escaped as JSON
+    escapes them (``"\\u202e"``), but a whole number too long for that in ``%g`` form,
+    to 6 digits (``1e+400``, ``1.23457e+408``), never cut."""
+    text = "".join(c if c.isprintable() else json.dumps(c)[1:-1]
+                   for c in json.dumps(value, ensure_ascii=False))
     if isinstance(value, int) and not isinstance(value, bool) and len(text) > 40:
         short = decimal.Context(prec=6).create_decimal(value).normalize()
         return str(short).lower()

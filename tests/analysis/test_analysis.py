@@ -458,6 +458,9 @@ def test_report_bad_input_exit_2(tmp_path, capsys, args, message):
                "column 9 (char 8)"),
     ("nested", "cannot read {tmp}/nested/summary.json: arrays or objects nested too deeply "
                "to parse"),
+    # past int()'s 4,300 digits (was its advice: use sys.set_int_max_str_digits() ...)
+    ("huge", "cannot read {tmp}/huge/summary.json: it holds a whole number of 5,000 "
+             "digits, not a plausible value"),
     ("folder", "{tmp}/folder: not a run folder (summary.json is not a file)"),
     ("w" * 300, "cannot read run folder {tmp}/" + "w" * 300 + ": File name too long"),
     ("file/run", "cannot read run folder {tmp}/file/run: Not a directory"),
@@ -468,7 +471,8 @@ def test_report_says_why_a_run_folder_cannot_be_read(tmp_path, capsys, given, me
     object or not a file, and a run folder the system will not look up, each get their
     own reason (exit 2, nothing written, no traceback)."""
     for name, text in [("listed", "[]"), ("named", '"run"'), ("broken", '{"a": 1 "b"}'),
-                       ("nested", '{"notes": ' + "[" * 100_000 + "]" * 100_000 + "}")]:
+                       ("nested", '{"notes": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+                       ("huge", '{"format_version": 1, "n": -' + "9" * 5000 + "}")]:
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text(text)
     (tmp_path / "folder" / "summary.json").mkdir(parents=True)

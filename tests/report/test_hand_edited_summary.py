@@ -383,6 +383,20 @@ def test_an_unknown_status_is_one_warning_and_read_as_unknown(good_run, tmp_path
     assert "- status: unknown" in md
 
 
+@pytest.mark.parametrize("status, shown", [
+    ("\U0001f389", '"\U0001f389"'),  # as written (was "\\ud83c\\udf89")
+    ("caf\u00e9 \u202e", '"caf\u00e9 \\u202e"'),  # one that does not print: escaped
+    ("\ud83c", '"\\ud83c"'),  # a lone surrogate, which JSON can hold
+    ("x\ny", '"x\\ny"'),
+])
+def test_an_unknown_status_is_quoted_as_written(good_run, tmp_path, status, shown):
+    run = _edit(good_run, tmp_path, lambda s: s.update(status=status))
+    warned = _loaded(run)  # after the line that the run's status is unknown
+    assert len(warned) == 2 and warned[0].startswith(f"{run}: this run has no known status")
+    assert warned[1] == (f"{run / 'summary.json'}: status {shown} is not one of complete, "
+                         "incomplete, failed (read as unknown)")
+
+
 def test_a_figure_matplotlib_cannot_draw_is_no_data():
     def bad(_results):
         import matplotlib.pyplot as plt
