@@ -862,45 +862,104 @@ def _arms(frame) -> list[str]:
     return [a if isinstance(a, str) and a else p for a, p in zip(arms, frame["policy"])]
 
 
-def _single_process_findings(ok, where: Where, method: str = "t") -> list[str]:
-    """The single-process baseline's tokens/s against the two-process msgpack case of
-    the same arm, each arm apart (an async arm or an A/A copy is never averaged with
+def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> list[str]:
+    """The single-process baseline's tokens/s against the two-process case of the same
+    arm with each two-process codec the workload's finished cases have (``msgpack``,
+    ``pickle``: what vLLM's multiprocess executor writes; ``_single_process_codecs``
+    says which and why only one, ``ran`` being every case of the run, finished or not,
+    default ``ok``), each arm apart (an async arm or an A/A copy is never averaged with
     another), over the arm's repetitions that both cases have (one of an interrupted
     run left out with its twin, so the ratio is never of other samples), paired by
     repetition as the comparisons are (``_single_process_arm``): with 2+ pairs the
     ratio is ``method``'s point (``t``: the geometric mean of the per-repetition
     ratios, each arm's tok/s its geometric mean, whose quotient it is) with its
-    interval, the run's ``--ci-method``; with one repetition, one sample and no
-    interval. Only a ratio whose interval lies above 1 is called the cost of having
-    IPC; one whose interval holds 1 is said not to tell a cost from none, one above 1
-    with no interval not to establish one, one at or below 1 to measure none
-    (``_ipc_cost_clause``)."""
+    interval, the run's ``--ci-method``, unadjusted (two or more are counted:
+    ``_unadjusted_note``); with one repetition, one sample and no interval. Per codec,
+    only a ratio whose interval lies above 1 is called the cost of having IPC; one
+    whose interval holds 1 is said not to tell a cost from none, one above 1 with no
+    interval not to establish one, one at or below 1 to measure none; arms read
+    differently whose intervals overlap are said to show no difference between the
+    arms (``_ipc_cost_clause``)."""
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
+    ran = ok if ran is None else ran
     out = []
     for workload, g in ok.groupby("workload", sort=False, observed=True):
         g = g.assign(_arm=_arms(g))
-        compared, unpaired = {}, False
+        compared, unpaired = {}, False  # codec -> arm -> comparison
         # each policy's own arm first, then its A/A copy or async arm
-        for arm in sorted(set(g["_arm"]), key=lambda a: (a != a.split("+")[0].rstrip("'"), a)):
-            one, two = (_tokens_by_repetition(g[(g["_arm"] == arm) & (g["codec"] == c)])
-                        for c in (SINGLE_PROCESS, "msgpack"))
-            paired = one.index.intersection(two.index)
-            cmp = _single_process_arm(one[paired], two[paired], method)
-            if cmp is not None:
-                compared[arm] = cmp
-                unpaired |= len(paired) < max(len(one), len(two))
+        arms = sorted(set(g["_arm"]), key=lambda a: (a != a.split("+")[0].rstrip("'"), a))
+        for codec in _two_process_codecs(g):
+            for arm in arms:
+                one, two = (_tokens_by_repetition(g[(g["_arm"] == arm) & (g["codec"] == c)])
+                            for c in (SINGLE_PROCESS, codec))
+                paired = one.index.intersection(two.index)
+                cmp = _single_process_arm(one[paired], two[paired], method)
+                if cmp is not None:
+                    compared.setdefault(codec, {})[arm] = cmp
+                    unpaired |= len(paired) < max(len(one), len(two))
         if not compared:
             continue
-        counts = {c.n_pairs for c in compared.values()}
-        intervals = sum(c.ratio_ci_low is not None for c in compared.values())
-        parts = [f"{arm}: {_single_process_part(c, max(counts) > 1)}"
-                 for arm, c in compared.items()]
+        cmps = [c for by_arm in compared.values() for c in by_arm.values()]
+        counts = {c.n_pairs for c in cmps}
+        intervals = sum(c.ratio_ci_low is not None for c in cmps)
+        arms = [a for a in arms if any(a in by_arm for by_arm in compared.values())]
+        parts = [f"{arm}: " + _single_process_arm_parts(
+            {c: by_arm[arm] for c, by_arm in compared.items() if arm in by_arm},
+            max(counts) > 1) for arm in arms]
+        over = _single_process_over(counts, unpaired, intervals, method)
+        against = _single_process_codecs(list(compared), _two_process_codecs(
+            ran[ran["workload"] == workload]))
+        clauses = [f"against {codec}, {_ipc_cost_clause(by_arm)}"
+                   for codec, by_arm in compared.items()]
         out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
                    f"serialization) runs, each arm against its own two-process case "
-                   f"({_single_process_over(counts, unpaired, intervals, method)}): "
-                   + "; ".join(parts) + ": " + _ipc_cost_clause(compared) + ".")
+                   f"{against} ({over}{_unadjusted_note(intervals, len(arms), len(compared))}"
+                   "): " + "; ".join(parts) + ": "
+                   + ". ".join(c[0].upper() + c[1:] if i else c
+                               for i, c in enumerate(clauses)) + ".")
     return out
+
+
+def _two_process_codecs(cases) -> list[str]:
+    """The two-process codecs of ``cases`` (every codec but the single process's), in
+    the order the cases list them."""
+    return [c for c in dict.fromkeys(cases["codec"]) if c != SINGLE_PROCESS]
+
+
+def _single_process_codecs(compared: list[str], ran: list[str]) -> str:
+    """Which two-process codecs the single-process finding compares against,
+    ``compared``, of those the workload's cases ran, ``ran`` (finished or not):
+    ``with each two-process codec the run has, msgpack and pickle``; one alone says why:
+    ``with msgpack, the run's only two-process codec`` or ``with msgpack alone: pickle
+    has no finished pair of cases here``."""
+    missing = [c for c in ran if c not in compared]
+    if len(compared) > 1:
+        head = f"with each two-process codec, {_and(compared)}"
+    elif not missing:
+        return f"with {compared[0]}, the run's only two-process codec"
+    else:
+        head = f"with {compared[0]} alone"
+    return head + ("" if not missing else
+                   f": {_and(missing)} {'has' if len(missing) == 1 else 'have'} no "
+                   "finished pair of cases here")
+
+
+def _unadjusted_note(intervals: int, arms: int, codecs: int) -> str:
+    """``; 4 intervals (2 arms x 2 codecs), each unadjusted: were every ratio 1.00x,
+    the chance that one or more excludes 1.00x is up to 20 % (4 x 5 %)`` for the
+    single-process finding's ``intervals`` intervals over ``arms`` arms and ``codecs``
+    codecs (Bonferroni's bound, whatever their dependence; no Holm correction is made
+    over them); ``''`` with fewer than 2."""
+    if intervals < 2:
+        return ""
+    alpha = round(100 * (1 - CONFIDENCE))
+    grid = (f"{arms} arm{'s' if arms > 1 else ''} x {codecs} "
+            f"codec{'s' if codecs > 1 else ''}")
+    return (f"; {intervals} intervals ({grid if intervals == arms * codecs else 'of ' + grid}),"
+            f" each unadjusted: were every ratio 1.00x, the chance that one or more "
+            f"excludes 1.00x is up to {min(100, intervals * alpha)} % ({intervals} x "
+            f"{alpha} %)")
 
 
 def _single_process_arm(one, two, method: str):
@@ -915,19 +974,29 @@ def _single_process_arm(one, two, method: str):
     return None if cmp.ratio is None else cmp
 
 
-def _single_process_part(cmp, repeated: bool) -> str:
-    """``64,858 tok/s, 4.84x [4.10, 5.71] its two-process msgpack case (13,408 tok/s)``
-    of one arm's comparison ``cmp`` (``_single_process_arm``): each case's tok/s its
-    geometric mean over the pairs (one repetition: the sample itself), the ratio with
-    its interval; an arm without one in a finding of several repetitions (``repeated``)
-    says why: ``(one repetition, no interval)``."""
-    ratio = f"{cmp.ratio:.2f}"
-    n = cmp.n_pairs
-    interval = (f" {ratio_interval(cmp.ratio_ci_low, cmp.ratio_ci_high, digits=2)}"
-                if cmp.ratio_ci_low is not None else "" if not repeated else
-                f" ({'one repetition' if n == 1 else f'{n} repetitions'}, no interval)")
-    return (f"{cmp.treatment_geomean:,.0f} tok/s, {ratio}x{interval} its two-process "
-            f"msgpack case ({cmp.baseline_geomean:,.0f} tok/s)")
+def _single_process_arm_parts(by_codec: dict[str, Any], repeated: bool) -> str:
+    """``64,858 tok/s, 4.84x [4.10, 5.71] two processes with msgpack (13,408 tok/s),
+    5.02x [4.20, 6.00] two processes with pickle (12,921 tok/s)`` of one arm's
+    comparisons ``by_codec`` (codec -> ``_single_process_arm``): the single-process
+    tok/s once (its geometric mean over the pairs; one repetition: the sample itself),
+    then per codec the ratio with its interval and the two-process tok/s; a codec whose
+    pairs give the single process another figure (an interrupted run) carries its own
+    (``; single process 60,000 tok/s over these pairs``); an arm without an interval in
+    a finding of several repetitions (``repeated``) says why: ``(one repetition, no
+    interval)``."""
+    first = f"{next(iter(by_codec.values())).treatment_geomean:,.0f}"
+    parts = []
+    for codec, cmp in by_codec.items():
+        n = cmp.n_pairs
+        interval = (f" {ratio_interval(cmp.ratio_ci_low, cmp.ratio_ci_high, digits=2)}"
+                    if cmp.ratio_ci_low is not None else "" if not repeated else
+                    f" ({'one repetition' if n == 1 else f'{n} repetitions'}, no interval)")
+        own = f"{cmp.treatment_geomean:,.0f}"
+        parts.append(f"{cmp.ratio:.2f}x{interval} two processes with {codec} "
+                     f"({cmp.baseline_geomean:,.0f} tok/s"
+                     + ("" if own == first else f"; single process {own} tok/s over these "
+                        "pairs") + ")")
+    return f"{first} tok/s, " + ", ".join(parts)
 
 
 def _single_process_over(counts: set[int], unpaired: bool, intervals: int,
@@ -1005,7 +1074,9 @@ def _ipc_cost_clause(compared: dict[str, Any]) -> str:
     not established as one; where the single process was not faster, the run measures
     no such cost there (the single process's own overhead or the machine's noise
     outweighed it), never called a cost. Arms of the same reading are named together
-    (``for cached and send, ...``) where the arms' readings differ."""
+    (``for cached and send, ...``) where the arms' readings differ; where two or more
+    arms with intervals read differently but their intervals, as printed, share a point,
+    a last clause says that is no difference between the arms (``_arms_overlap``)."""
     readings = {arm: _ipc_cost_reading(c) for arm, c in compared.items()}
     said = [r for r in dict.fromkeys(words for words, m in readings.values() if not m)]
     notfaster = [a for a, (_, m) in readings.items() if m]
@@ -1022,7 +1093,27 @@ def _ipc_cost_clause(compared: dict[str, Any]) -> str:
              f"{words}" for words in said]
     if notfaster:
         parts.append(f"for {_and(notfaster)}, {what} there")
-    return "; ".join(parts)
+    return "; ".join(parts) + _arms_overlap(compared, readings)
+
+
+def _arms_overlap(compared: dict[str, Any], readings: dict[str, tuple[str, bool]]) -> str:
+    """``; the arms' readings differ, but their intervals overlap ([1.04, 1.13] and
+    [0.96, 1.17]): that is no difference between the arms`` where the arms of
+    ``compared`` (arm -> ``_single_process_arm`` comparison) that have an interval are
+    two or more, read differently (``readings``: ``_ipc_cost_reading``) and their
+    intervals, rounded to 2 decimals as printed, share a point; ``''`` otherwise (a
+    verdict of one arm and not the other is not a difference between them)."""
+    with_ci = [a for a, c in compared.items() if c.ratio_ci_low is not None]
+    if len(with_ci) < 2 or len({readings[a] for a in with_ci}) < 2:
+        return ""
+    ends = [(round(compared[a].ratio_ci_low, 2), round(compared[a].ratio_ci_high, 2))
+            for a in with_ci]
+    if max(lo for lo, _ in ends) > min(hi for _, hi in ends):
+        return ""
+    shown = _and([ratio_interval(compared[a].ratio_ci_low, compared[a].ratio_ci_high,
+                                 digits=2) for a in with_ci])
+    return (f"; the arms' readings differ, but their intervals overlap ({shown}): that is "
+            "no difference between the arms")
 
 
 def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
@@ -1579,7 +1670,7 @@ def findings(results) -> list[str]:
     ok = cases[cases["output_tokens_per_s"].notna()] if "output_tokens_per_s" in cases else cases
     out.extend(_token_bytes_findings(ok))
     method = results_ci_method(results.metadata)
-    out.extend(_single_process_findings(ok, where, method))
+    out.extend(_single_process_findings(ok, where, method, cases))
     shares: dict[tuple, Any] = {}
     if not timed:
         out.extend(_step_time_findings(cases, method) or _share_findings(

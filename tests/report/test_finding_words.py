@@ -168,12 +168,15 @@ def test_the_single_process_finding_keeps_each_arm_apart():
                                  arm=arm, case_id=f"num_running=4/{arm}/{codec}#{rep}"))
     assert findings._single_process_findings(_cases(rows), _where) == [
         "At 4 running requests, the single-process baseline (no IPC, no serialization) "
-        "runs, each arm against its own two-process case (2 repetitions, paired by "
+        "runs, each arm against its own two-process case with msgpack, the run's only "
+        "two-process codec (2 repetitions, paired by "
         "repetition: geometric mean of the per-repetition ratios [95 % Student-t "
         "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
-        "ratio): cached: 235,000 tok/s, 2.35x [2.35, 2.35] its two-process msgpack case "
-        "(100,000 tok/s); cached+async: 152,000 tok/s, 1.90x [1.90, 1.90] its two-process "
-        "msgpack case (80,000 tok/s): the cost of having IPC at all."]
+        "ratio; 2 intervals (2 arms x 1 codec), each unadjusted: were every ratio 1.00x, "
+        "the chance that one or more excludes 1.00x is up to 10 % (2 x 5 %)): cached: "
+        "235,000 tok/s, 2.35x [2.35, 2.35] two processes with msgpack (100,000 tok/s); "
+        "cached+async: 152,000 tok/s, 1.90x [1.90, 1.90] two processes with msgpack "
+        "(80,000 tok/s): against msgpack, the cost of having IPC at all."]
 
 
 def test_the_single_process_finding_pairs_the_repetitions_both_cases_finished():
@@ -196,14 +199,16 @@ def test_the_single_process_finding_pairs_the_repetitions_both_cases_finished():
     send_low, send_high = np.exp(logs.mean() - half), np.exp(logs.mean() + half)
     assert findings._single_process_findings(_cases(rows), _where) == [
         "At 4 running requests, the single-process baseline (no IPC, no serialization) "
-        "runs, each arm against its own two-process case (up to 2 repetitions, paired "
+        "runs, each arm against its own two-process case with msgpack, the run's only "
+        "two-process codec (up to 2 repetitions, paired "
         "by repetition: geometric mean of the per-repetition ratios [95 % Student-t "
         "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
         "ratio, each arm's over the repetitions both its cases finished): "
-        "cached: 34,509 tok/s, 3.23x (one repetition, no interval) its two-process "
-        f"msgpack case (10,696 tok/s); send: {send_one:,.0f} tok/s, {send_ratio:.2f}x "
-        f"[{send_low:.2f}, {send_high:.2f}] its two-process msgpack case "
-        f"({send_two:,.0f} tok/s): for cached, one repetition, no interval to tell it "
+        "cached: 34,509 tok/s, 3.23x (one repetition, no interval) two processes with "
+        f"msgpack (10,696 tok/s); send: {send_one:,.0f} tok/s, {send_ratio:.2f}x "
+        f"[{send_low:.2f}, {send_high:.2f}] two processes with msgpack "
+        f"({send_two:,.0f} tok/s): against msgpack, for cached, one repetition, no "
+        "interval to tell it "
         "from noise: not established as the cost of having IPC; for send, the cost of "
         "having IPC at all."]
 
@@ -298,30 +303,35 @@ def test_a_slower_single_process_is_not_called_the_cost_of_ipc():
                                  "cached": (95_000.0, 100_000.0)})
     assert findings._single_process_findings(_cases(rows), _where) == [
         "At 4 running requests, the single-process baseline (no IPC, no serialization) "
-        "runs, each arm against its own two-process case (2 repetitions, paired by "
+        "runs, each arm against its own two-process case with msgpack, the run's only "
+        "two-process codec (2 repetitions, paired by "
         "repetition: geometric mean of the per-repetition ratios [95 % Student-t "
         "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
-        "ratio): cached: 95,000 tok/s, 0.95x [0.95, 0.95] its two-process msgpack case "
-        "(100,000 tok/s); send: 91,000 tok/s, 0.91x [0.91, 0.91] its two-process msgpack "
-        "case (100,000 tok/s): the single "
+        "ratio; 2 intervals (2 arms x 1 codec), each unadjusted: were every ratio 1.00x, "
+        "the chance that one or more excludes 1.00x is up to 10 % (2 x 5 %)): cached: "
+        "95,000 tok/s, 0.95x [0.95, 0.95] two processes with msgpack (100,000 tok/s); "
+        "send: 91,000 tok/s, 0.91x [0.91, 0.91] two processes with msgpack "
+        "(100,000 tok/s): against msgpack, the single "
         "process was slower than the two-process case, so no cost of having IPC is "
         "measurable here."]
     mixed = _single_process_rows({"send": (91_000.0, 100_000.0),
                                   "cached": (235_000.0, 100_000.0)})
     assert findings._single_process_findings(_cases(mixed), _where)[0].endswith(
-        "cached: 235,000 tok/s, 2.35x [2.35, 2.35] its two-process msgpack case "
-        "(100,000 tok/s); send: 91,000 tok/s, 0.91x [0.91, 0.91] its two-process msgpack "
-        "case (100,000 tok/s): for cached, "
+        "cached: 235,000 tok/s, 2.35x [2.35, 2.35] two processes with msgpack "
+        "(100,000 tok/s); send: 91,000 tok/s, 0.91x [0.91, 0.91] two processes with msgpack "
+        "(100,000 tok/s): against msgpack, for cached, "
         "the cost of having IPC at all; for send, the single process was slower than the "
         "two-process case, so no cost of having IPC is measurable there.")
     even = _single_process_rows({"send": (100_001.0, 100_000.0)})
     assert findings._single_process_findings(_cases(even), _where)[0].endswith(
-        "1.00x [1.00, 1.00] its two-process msgpack case (100,000 tok/s): within noise, "
+        "1.00x [1.00, 1.00] two processes with msgpack (100,000 tok/s): against msgpack, "
+        "within noise, "
         "the interval holding 1.00x: the data cannot tell a cost of having IPC from none.")
     # one repetition at 1.00x: no interval, and no cost to read
     one = [r for r in even if r["repetition"] == 0]
     assert findings._single_process_findings(_cases(one), _where)[0].endswith(
-        "1.00x its two-process msgpack case (100,000 tok/s): the single process was no "
+        "1.00x two processes with msgpack (100,000 tok/s): against msgpack, the single "
+        "process was no "
         "faster than the two-process case, so no cost of having IPC is measurable here.")
 
 
@@ -344,9 +354,9 @@ def test_a_single_process_ratio_whose_interval_holds_1_is_not_called_a_cost():
                                                 [40_000.0, 45_000.0, 38_000.0])})
     text = findings._single_process_findings(_cases(rows), _where)[0]
     assert text.endswith(
-        "send: 52,608 tok/s, 1.29x [0.79, 2.09] its two-process msgpack case (40,896 "
-        "tok/s): inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
-        "data cannot tell a cost of having IPC from none.")
+        "send: 52,608 tok/s, 1.29x [0.79, 2.09] two processes with msgpack (40,896 "
+        "tok/s): against msgpack, inconclusive (interval beyond ±10 %), the interval "
+        "holding 1.00x: the data cannot tell a cost of having IPC from none.")
     # the legend under the findings defines the verdict it uses
     assert ("**inconclusive (interval beyond ±10 %)**: no significant difference, but "
             "the interval reaches beyond ±10 %, too few repetitions or too noisy to tell "
@@ -357,17 +367,17 @@ def test_a_single_process_ratio_whose_interval_holds_1_is_not_called_a_cost():
         "send": ([56_000.0, 58_000.0, 57_000.0], [40_000.0, 41_000.0, 40_500.0]),
         "cached": ([52_000.0, 46_000.0, 50_000.0], [47_000.0, 48_000.0, 46_000.0])})
     assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
-        "cached: 49,269 tok/s, 1.05x [0.86, 1.27] its two-process msgpack case (46,993 "
-        "tok/s); send: 56,994 tok/s, 1.41x [1.39, 1.43] its two-process msgpack case "
-        "(40,498 tok/s): for cached, inconclusive (interval beyond ±10 %), the interval "
+        "cached: 49,269 tok/s, 1.05x [0.86, 1.27] two processes with msgpack (46,993 "
+        "tok/s); send: 56,994 tok/s, 1.41x [1.39, 1.43] two processes with msgpack "
+        "(40,498 tok/s): against msgpack, for cached, inconclusive (interval beyond ±10 %), the interval "
         "holding 1.00x: the data cannot tell a cost of having IPC from none; for send, "
         "the cost of having IPC at all.")
     # within ±10 %: within noise, the same reading
     rows = _noisy_single_process_rows({"send": ([40_400.0, 41_000.0, 40_100.0],
                                                 [40_000.0, 41_300.0, 39_900.0])})
     assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
-        "send: 40,498 tok/s, 1.00x [0.98, 1.02] its two-process msgpack case (40,395 "
-        "tok/s): within noise, "
+        "send: 40,498 tok/s, 1.00x [0.98, 1.02] two processes with msgpack (40,395 "
+        "tok/s): against msgpack, within noise, "
         "the interval holding 1.00x: the data cannot tell a cost of having IPC from none.")
 
 
@@ -376,9 +386,10 @@ def test_a_single_process_ratio_with_no_interval_is_not_called_a_cost():
     rows = _noisy_single_process_rows({"send": ([52_000.0], [40_000.0]),
                                        "cached": ([49_000.0], [50_000.0])})
     assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
-        "(one repetition: one sample, no interval): cached: 49,000 tok/s, 0.98x its "
-        "two-process msgpack case (50,000 tok/s); send: 52,000 tok/s, 1.30x its "
-        "two-process msgpack case (40,000 tok/s): for send, one repetition, no interval "
+        "(one repetition: one sample, no interval): cached: 49,000 tok/s, 0.98x two "
+        "processes with msgpack (50,000 tok/s); send: 52,000 tok/s, 1.30x two "
+        "processes with msgpack (40,000 tok/s): against msgpack, for send, one "
+        "repetition, no interval "
         "to tell it from noise: not established as the cost of having IPC; for cached, "
         "the single process was slower than the two-process case, so no cost of having "
         "IPC is measurable there.")
@@ -386,8 +397,8 @@ def test_a_single_process_ratio_with_no_interval_is_not_called_a_cost():
     rows = _noisy_single_process_rows({"send": ([52_000.0, 53_000.0, 51_000.0],
                                                 [40_000.0, 40_000.0, 40_000.0])})
     assert findings._single_process_findings(_cases(rows), _where, method="sign")[
-        0].endswith("send: 51,994 tok/s, 1.30x (3 repetitions, no interval) its two-process msgpack case "
-                    "(40,000 tok/s): 3 repetitions, no interval to tell it from noise: "
+        0].endswith("send: 51,994 tok/s, 1.30x (3 repetitions, no interval) two processes "
+                    "with msgpack (40,000 tok/s): against msgpack, 3 repetitions, no interval to tell it from noise: "
                     "not established as the cost of having IPC.")
 
 

@@ -20,7 +20,8 @@ SINGLE = {"send": [64_000.0, 61_500.0, 66_200.0], "cached": [63_000.0, 65_900.0,
 TWO = {"send": [15_100.0, 13_800.0, 16_400.0], "cached": [13_300.0, 14_100.0, 12_500.0]}
 
 HEAD = ("At 4 running requests, the single-process baseline (no IPC, no serialization) "
-        "runs, each arm against its own two-process case (")
+        "runs, each arm against its own two-process case with msgpack, the run's only "
+        "two-process codec (")
 
 
 def _where(workload: str) -> str:
@@ -46,16 +47,18 @@ def _t_arm(arm: str) -> str:
     geo_one, geo_two = np.exp(np.log(one).mean()), np.exp(np.log(two).mean())
     assert np.isclose(geo_one / geo_two, np.exp(mean))  # the quotient is the ratio
     return (f"{arm}: {geo_one:,.0f} tok/s, {np.exp(mean):.2f}x "
-            f"[{np.exp(mean - half):.2f}, {np.exp(mean + half):.2f}] its two-process "
-            f"msgpack case ({geo_two:,.0f} tok/s)")
+            f"[{np.exp(mean - half):.2f}, {np.exp(mean + half):.2f}] two processes with "
+            f"msgpack ({geo_two:,.0f} tok/s)")
 
 
 def test_repetitions_give_the_geometric_mean_ratio_and_its_student_t_interval():
     assert findings._single_process_findings(_rows(3), _where) == [
         HEAD + "3 repetitions, paired by repetition: geometric mean of the "
         "per-repetition ratios [95 % Student-t interval]; tok/s: each case's geometric "
-        "mean over them, whose quotient is the ratio): " + _t_arm("cached") + "; "
-        + _t_arm("send") + ": the cost of having IPC at all."]
+        "mean over them, whose quotient is the ratio; 2 intervals (2 arms x 1 codec), "
+        "each unadjusted: were every ratio 1.00x, the chance that one or more excludes "
+        "1.00x is up to 10 % (2 x 5 %)): " + _t_arm("cached") + "; " + _t_arm("send")
+        + ": against msgpack, the cost of having IPC at all."]
     # the figures of this frame, pinned
     text = findings._single_process_findings(_rows(3), _where)[0]
     assert "cached: 63,646 tok/s, 4.79x [4.42, 5.19]" in text
@@ -72,7 +75,7 @@ def test_the_ratio_follows_the_runs_ci_method():
         "ratios, no interval: a sign-test interval needs >= 6 pairs; tok/s: each case's "
         "geometric mean over them): ")
     assert f"cached: 63,646 tok/s, {ratio['cached']:.2f}x (3 repetitions, no " \
-           "interval) its two-process" in text
+           "interval) two processes with msgpack" in text
     assert f"send: 63,871 tok/s, {ratio['send']:.2f}x (3 repetitions" in text
 
 
@@ -82,9 +85,9 @@ def test_one_repetition_is_one_sample_with_no_interval():
     assert findings._single_process_findings(_rows(1), _where) == [
         HEAD + "one repetition: one sample, no interval): cached: "
         f"{SINGLE['cached'][0]:,.0f} tok/s, {SINGLE['cached'][0] / TWO['cached'][0]:.2f}x "
-        f"its two-process msgpack case ({TWO['cached'][0]:,.0f} tok/s); send: "
-        f"{one:,.0f} tok/s, {one / two:.2f}x its two-process msgpack case "
-        f"({two:,.0f} tok/s): one repetition, no interval to tell it from noise: not "
+        f"two processes with msgpack ({TWO['cached'][0]:,.0f} tok/s); send: "
+        f"{one:,.0f} tok/s, {one / two:.2f}x two processes with msgpack "
+        f"({two:,.0f} tok/s): against msgpack, one repetition, no interval to tell it from noise: not "
         "established as the cost of having IPC."]
 
 
@@ -102,7 +105,7 @@ def send_only_run(tmp_path_factory):
 def _with_ratios(run, ratios: list[float]):
     """``run`` loaded, each repetition's single-process tok/s set to ``ratios[rep]``
     times its msgpack case's; returns the results and the finding's expected tail
-    (``send: ... its two-process msgpack case (... tok/s)``) with the Student-t
+    (``send: ... two processes with msgpack (... tok/s)``) with the Student-t
     interval computed here, and its raw bounds."""
     res = load(run)
     cases = res.cases
@@ -116,7 +119,7 @@ def _with_ratios(run, ratios: list[float]):
     lo, hi = np.exp(logs.mean() - half), np.exp(logs.mean() + half)
     geo_two = np.exp(np.log(two).mean())
     part = (f"send: {geo_two * np.exp(logs.mean()):,.0f} tok/s, {np.exp(logs.mean()):.2f}x "
-            f"[{lo:.2f}, {hi:.2f}] its two-process msgpack case ({geo_two:,.0f} tok/s)")
+            f"[{lo:.2f}, {hi:.2f}] two processes with msgpack ({geo_two:,.0f} tok/s)")
     return res, part, (lo, hi)
 
 
@@ -138,7 +141,7 @@ def test_a_run_without_a_pair_defines_the_single_process_verdict_in_its_legend(s
     items = findings.findings(res)
     assert items.summary is None
     assert _single_process_line(items).endswith(
-        part + ": inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
+        part + ": against msgpack, inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
         "data cannot tell a cost of having IPC from none.")
     assert "1.23x [0.60, 2.54]" in part
     assert items.legend == (
@@ -156,7 +159,96 @@ def test_the_single_process_verdict_reads_the_interval_as_printed(send_only_run)
         assert np.allclose(raw, (lo, hi)) and printed in part
         items = findings.findings(res)
         assert _single_process_line(items).endswith(
-            part + ": within noise, the interval holding 1.00x: the data cannot tell a "
+            part + ": against msgpack, within noise, the interval holding 1.00x: the data cannot tell a "
             "cost of having IPC from none.")
         assert items.legend == ("Reading the findings: **within noise**: the interval "
                                 "holds no change and stays within ±10 %.")
+
+
+#: Three repetitions at 64 running of each arm's single-process case and its
+#: two-process cases with msgpack and with pickle (vLLM's multiprocess executor
+#: pickles): cached's interval against msgpack lies above 1.00x, send's holds it.
+CODECS = {("send", "none"): [10_000.0, 10_500.0, 9_800.0],
+          ("send", "msgpack"): [9_400.0, 9_000.0, 9_800.0],
+          ("send", "pickle"): [8_600.0, 8_900.0, 8_300.0],
+          ("cached", "none"): [10_100.0, 10_400.0, 9_900.0],
+          ("cached", "msgpack"): [9_300.0, 9_700.0, 9_200.0],
+          ("cached", "pickle"): [8_700.0, 8_400.0, 9_000.0]}
+
+
+def _codec_rows(drop: tuple[str, ...] = ()) -> pd.DataFrame:
+    return pd.DataFrame([
+        dict(_summary(arm, rep, tok, 100_000.0), codec=codec, run_id="run",
+             case_id=f"num_running=64/{arm}/{codec}#{rep}")
+        for (arm, codec), toks in CODECS.items() if codec not in drop
+        for rep, tok in enumerate(toks)])
+
+
+def _at_64(workload: str) -> str:
+    return "At 64 running requests"
+
+
+def test_each_two_process_codec_is_compared_and_named():
+    # the finding compared msgpack alone, which vLLM never uses on this hop, without
+    # saying so: each codec now has its ratio, named, its 4 intervals counted unadjusted,
+    # and send's inconclusive beside cached's cost is said to be no difference
+    assert findings._single_process_findings(_codec_rows(), _at_64) == [
+        "At 64 running requests, the single-process baseline (no IPC, no serialization) "
+        "runs, each arm against its own two-process case with each two-process codec, "
+        "msgpack and pickle (3 repetitions, paired by repetition: geometric mean of the "
+        "per-repetition ratios [95 % Student-t interval]; tok/s: each case's geometric "
+        "mean over them, whose quotient is the ratio; 4 intervals (2 arms x 2 codecs), "
+        "each unadjusted: were every ratio 1.00x, the chance that one or more excludes "
+        "1.00x is up to 20 % (4 x 5 %)): cached: 10,131 tok/s, 1.08x [1.06, 1.10] two "
+        "processes with msgpack (9,398 tok/s), 1.16x [1.01, 1.35] two processes with "
+        "pickle (8,697 tok/s); send: 10,096 tok/s, 1.07x [0.89, 1.30] two processes "
+        "with msgpack (9,394 tok/s), 1.17x [1.15, 1.20] two processes with pickle "
+        "(8,597 tok/s): against msgpack, for cached, the cost of having IPC at all; for "
+        "send, inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
+        "data cannot tell a cost of having IPC from none; the arms' readings differ, but "
+        "their intervals overlap ([1.06, 1.10] and [0.89, 1.30]): that is no difference "
+        "between the arms. Against pickle, the cost of having IPC at all."]
+    # cached against pickle, by hand: the Student-t interval of the log ratios
+    logs = np.log(np.array(CODECS[("cached", "none")]) / CODECS[("cached", "pickle")])
+    half = scipy.stats.t.ppf(0.975, 2) * logs.std(ddof=1) / np.sqrt(3)
+    assert [f"{np.exp(logs.mean() + k * half):.2f}" for k in (0, -1, 1)] == \
+        ["1.16", "1.01", "1.35"]
+
+
+def test_one_two_process_codec_says_why_it_is_the_only_one():
+    head = ("At 64 running requests, the single-process baseline (no IPC, no "
+            "serialization) runs, each arm against its own two-process case with ")
+    only = findings._single_process_findings(_codec_rows(("pickle",)), _at_64)[0]
+    assert only.startswith(head + "msgpack, the run's only two-process codec (3 "
+                           "repetitions")
+    assert "; 2 intervals (2 arms x 1 codec), each unadjusted: were every ratio 1.00x, " \
+           "the chance that one or more excludes 1.00x is up to 10 % (2 x 5 %)): " in only
+    # pickle ran but none of its cases finished: msgpack alone, and why
+    alone = findings._single_process_findings(_codec_rows(("pickle",)), _at_64,
+                                              ran=_codec_rows())[0]
+    assert alone.startswith(head + "msgpack alone: pickle has no finished pair of cases "
+                            "here (3 repetitions")
+    # a run of pickle alone is compared against pickle
+    assert findings._single_process_findings(_codec_rows(("msgpack",)), _at_64)[0].endswith(
+        "send: 10,096 tok/s, 1.17x [1.15, 1.20] two processes with pickle (8,597 tok/s): "
+        "against pickle, the cost of having IPC at all.")
+
+
+def test_arms_whose_intervals_do_not_overlap_get_no_such_clause():
+    rows = _codec_rows(("pickle",))
+    # send's single process 30 to 32 % faster each repetition: [1.29, 1.34], clear of
+    # cached's [1.06, 1.10]
+    send_one = (rows["policy"] == "send") & (rows["codec"] == "none")
+    rows.loc[send_one, "output_tokens_per_s"] = [9_400.0 * 1.30, 9_000.0 * 1.31,
+                                                 9_800.0 * 1.32]
+    text = findings._single_process_findings(rows, _at_64)[0]
+    assert text.endswith("send: 12,306 tok/s, 1.31x [1.29, 1.34] two processes with "
+                         "msgpack (9,394 tok/s): against msgpack, the cost of having IPC "
+                         "at all.")
+    # one arm with no cost and one with, intervals apart: the readings differ, unqualified
+    rows.loc[send_one, "output_tokens_per_s"] = [9_400.0 * 0.80, 9_000.0 * 0.81,
+                                                 9_800.0 * 0.82]
+    assert findings._single_process_findings(rows, _at_64)[0].endswith(
+        ": against msgpack, for cached, the cost of having IPC at all; for send, the "
+        "single process was slower than the two-process case, so no cost of having IPC "
+        "is measurable there.")

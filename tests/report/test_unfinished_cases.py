@@ -57,9 +57,11 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
     two = cases["num_running=4/send/msgpack#0"]["output_tokens_per_s"]
     # cached's single-process case did not finish: only send is compared, with its own arm
     assert (f"- At 4 running requests, the single-process baseline (no IPC, no "
-            f"serialization) runs, each arm against its own two-process case (one "
-            f"repetition: one sample, no interval): send: {single:,.0f} tok/s, {single / two:.2f}x its two-process "
-            f"msgpack case ({two:,.0f} tok/s): one repetition, no interval to tell it "
+            f"serialization) runs, each arm against its own two-process case with "
+            f"msgpack, the run's only two-process codec (one repetition: one sample, no "
+            f"interval): send: {single:,.0f} tok/s, {single / two:.2f}x two processes "
+            f"with msgpack ({two:,.0f} tok/s): against msgpack, one repetition, no "
+            "interval to tell it "
             "from noise: not established as the cost of having IPC.") in md
     body = _section(md, "## Findings", "## Configuration")
     assert "| cached | none |" not in body
