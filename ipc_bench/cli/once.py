@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
+import re
 import sys
 from typing import Any, Optional, Sequence
 
@@ -29,6 +30,10 @@ COMMAND_WORDS = ("microbench", "report", "runner")
 #: The namespace attribute that holds, during one parse, each option's first value as
 #: typed (``dest`` -> text, ``None`` for a flag); removed before the namespace returns.
 _GIVEN = "_options_given_once"
+
+#: What ``OnceParser`` reads as a value where argparse would read an option: a word
+#: that begins with "-" and a digit, or "-." and a digit (``-1,0``, ``-1e3``, ``-.5``).
+NEGATIVE_VALUE = re.compile(r"-\.?[0-9]")
 
 #: The argparse actions that store one value (those ``bench.py``'s options use).
 _STORING_ACTIONS = (None, "store", "store_const", "store_true", "store_false")
@@ -79,13 +84,19 @@ def _once(action_class: type) -> type:
 class OnceParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose storing options (values and flags) may be given
     once per command line; a second one is ``error``'s one line (``repeat_message``).
-    Positional arguments and ``--help`` are argparse's own."""
+    Positional arguments and ``--help`` are argparse's own; a word that begins with "-"
+    and a digit is a value (``NEGATIVE_VALUE``), never an option."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         for name in _STORING_ACTIONS:
             self.register("action", name, _once(self._registry_get("action", name)))
+        # argparse's own pattern takes only a number (-1, -.5) for a value and any other
+        # word that begins "-" and a digit for an option ("--cpu-affinity -1,0": "expected
+        # one argument"); no bench.py option so begins, so each is a value, named by the
+        # option's own check
+        self._negative_number_matcher = NEGATIVE_VALUE
 
     #: Command words (``bench.py report``) that an unknown first argument may be a
     #: typo of: its line names the closest (``unknown_message``).

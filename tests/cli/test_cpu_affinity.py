@@ -43,6 +43,10 @@ REFUSALS = [
     ("0,x", [], f"argument --cpu-affinity: {SYNTAX}, got '0,x'"),
     ("0,,1", [], f"argument --cpu-affinity: {SYNTAX}, got '0,,1'"),
     ("0,-1", [], f"argument --cpu-affinity: {SYNTAX}, got '0,-1'"),
+    # a value that begins "-" and a digit is a value (was "expected one argument")
+    ("-1,0", [], f"argument --cpu-affinity: {SYNTAX}, got '-1,0'"),
+    ("-1", [], f"argument --cpu-affinity: {SYNTAX}, got '-1'"),
+    ("-.5", [], f"argument --cpu-affinity: {SYNTAX}, got '-.5'"),
     ("", [], f"argument --cpu-affinity: {SYNTAX}, got ''"),
     ("0,3-1", [], "argument --cpu-affinity: range 3-1 runs backwards: give N-M with N <= M"),
     ("0,4096", [], "--cpu-affinity: CPU 4096 is not among those this process may run on "
@@ -259,6 +263,8 @@ RUNNER_SYNTAX = ("expected one CPU set: a CPU N, a range N-M, or several joined 
 RUNNER_REFUSALS = [
     ("x", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got 'x'"),
     ("0,1", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got '0,1'"),
+    ("-1,0", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got '-1,0'"),
+    ("-0-1", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got '-0-1'"),
     ("", f"argument --cpu-affinity: {RUNNER_SYNTAX}, got ''"),
     ("3-1", "argument --cpu-affinity: range 3-1 runs backwards: give N-M with N <= M"),
     ("4096", "--cpu-affinity: CPU 4096 is not among those this process may run on "
