@@ -318,14 +318,22 @@ def _send_cost_caption(d: dict) -> str:
     text = (f"What `send` costs as a share of the step, against the step time (cached's "
             f"{step} step, its mean over repetitions) and the running requests: the "
             f"findings' share, {share_formula(method, step)}, each difference send's "
-            f"figure less cached's in the same repetition ({bars}); solid: the whole "
-            f"{step} step")
+            f"figure less cached's in the same repetition ({bars}); filled markers on "
+            f"thick lines: the whole {step} step")
     if d.get("s2r"):
-        text += (", dashed: the SchedulerOutput's build + encode + decode alone ("
+        text += (", hollow markers on thin lines: the SchedulerOutput's build + encode + "
+                 "decode alone ("
                  + ("per-step medians" if d.get("s2r_median") else "means per step") + ")")
         if any(c == SINGLE_PROCESS_CODEC for _, c in d.get("series") or ()):
             text += " (the single process's: its build alone, as it has no encode or decode)"
-    text += ". The dotted line marks 1 %."
+    codecs = [c for _, c in d.get("series") or ()]
+    if len(codecs) > 1:
+        from ipc_bench.report.plots import CODEC_LOOKS
+
+        text += ("; each codec keeps its line style and marker, as in the other figures ("
+                 + ", ".join(f"{'single process' if c == SINGLE_PROCESS_CODEC else c} "
+                             f"{CODEC_LOOKS.get(c, 'its own')}" for c in codecs) + ")")
+    text += ". The grey dotted line marks 1 %."
     text += _cut_sentence(d.get("cut") or 0, "The y axis is bounded to the points",
                           "beyond it")
     models = d.get("models") or []

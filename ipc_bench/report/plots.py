@@ -5,8 +5,8 @@ on the Agg canvas (no pyplot, no global figure state: safe in scripts, servers a
 notebooks; save with ``fig.savefig(path)``). Policies keep their colours in every
 figure (``POLICY_COLORS``: ``send`` orange, ``cached`` blue, Okabe-Ito palette, which
 colour-blind readers can tell apart); codecs keep their line styles
-(``CODEC_LINESTYLES``) and, in both panels of ``throughput``, their markers
-(``CODEC_MARKERS``). Axis labels carry units.
+(``CODEC_LINESTYLES``) and, in both panels of ``throughput`` and in
+``send_cost_share``, their markers (``CODEC_MARKERS``). Axis labels carry units.
 
 When a run lacks the data a figure needs (a logical-clock run has no latencies, a
 single-policy run has no send/cached pairs), the function raises ``NoData`` whose
@@ -68,6 +68,12 @@ _EXTRA_MARKERS = ("h", "p", "8", "<", ">")
 CODEC_LINESTYLES = {"msgpack": "-", "pickle": "--", "packed": "-.", SINGLE_PROCESS_CODEC: ":",
                     "slots": (0, (1, 1)), "replicated": (0, (5, 1))}
 _EXTRA_LINESTYLES = ("-.", (0, (1, 1)), (0, (5, 1)), (0, (3, 1, 1, 1)))
+#: Each codec's line style and marker in words, for captions (``CODEC_LINESTYLES``,
+#: ``CODEC_MARKERS``).
+CODEC_LOOKS = {"msgpack": "solid with diamonds", "pickle": "dashed with triangles down",
+               SINGLE_PROCESS_CODEC: "dotted with triangles up",
+               "packed": "dash-dotted with plus signs", "slots": "densely dotted with crosses",
+               "replicated": "densely dashed with stars"}
 
 #: Components of a scheduler step (stacked bottom to top) and their colours; they
 #: sum to ``step_ns`` exactly (see ``step_components``).
@@ -360,22 +366,64 @@ def _set_running_axis(ax, xs, label: str) -> None:
 
 
 def _plain_log_ticks(ax, axis: str = "x") -> None:
-    """Log-axis ticks as plain numbers (0.05, 2, 20) instead of 5x10^-2."""
+    """Log-axis ticks as plain numbers (0.05, 2, 20) instead of 5x10^-2, placed when
+    the axis is drawn (``_plain_log_locator``): over a decade or more, the powers of ten
+    labelled and the 2 and 5 between them; under a decade, evenly stepped labels across
+    the view (6, 8, 10, 12, 14 ms for points from 6 to 14), with no minor ticks."""
     from matplotlib.ticker import FuncFormatter
 
-    fmt = FuncFormatter(lambda v, _: f"{v:g}")
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_formatter(fmt)
-    lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
-    narrow = lo > 0 and hi / lo < 10  # under a decade: label every minor tick
+    target.set_major_locator(_plain_log_locator())
+    target.set_minor_locator(_plain_log_locator(minor=True))
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
 
     def minor(v, _):
         if v <= 0:
             return ""
         lead = round(v / 10 ** math.floor(math.log10(v) + 1e-9))
-        return f"{v:g}" if narrow or lead in (2, 5) else ""
+        return f"{v:g}" if lead in (2, 5) else ""
 
     target.set_minor_formatter(FuncFormatter(minor))
+
+
+@functools.lru_cache(maxsize=None)
+def _plain_log_locator_class():
+    """``_plain_log_locator``'s class, built on first use so that importing this module
+    does not import matplotlib."""
+    from matplotlib.ticker import Locator, LogLocator, MaxNLocator
+
+    class PlainLogLocator(Locator):
+        """Ticks of a log axis for ``_plain_log_ticks``, from the view at draw time:
+        where it spans under a decade (``vmax / vmin < 10``), up to 6 evenly stepped
+        major ticks (``MaxNLocator``, steps of 1, 2, 2.5 or 5 times a power of ten)
+        and no minor ones; otherwise ``LogLocator``'s, the powers of ten (major) and
+        every integer multiple between them (``minor``)."""
+
+        def __init__(self, minor: bool = False):
+            self.minor = minor
+
+        def __call__(self):
+            return self.tick_values(*self.axis.get_view_interval())
+
+        def tick_values(self, vmin, vmax):
+            vmin, vmax = sorted((vmin, vmax))
+            if vmin > 0 and vmax / vmin < 10:
+                if self.minor:
+                    return []
+                steps = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10])
+                return [v for v in steps.tick_values(vmin, vmax) if v > 0]
+            loc = LogLocator(subs="auto" if self.minor else (1.0,))
+            if self.axis is not None:
+                loc.set_axis(self.axis)
+            return loc.tick_values(vmin, vmax)
+
+    return PlainLogLocator
+
+
+def _plain_log_locator(minor: bool = False):
+    """A ``PlainLogLocator`` (``_plain_log_locator_class``): major ticks, or with
+    ``minor`` the minor ones."""
+    return _plain_log_locator_class()(minor)
 
 
 #: ``gid`` of the markers drawn at an axis edge where an interval end lies beyond it.
@@ -1249,7 +1297,6 @@ def _send_cost_series(table, other: list, axes, withheld: dict,
     palette = [POLICY_COLORS[SEND], *_EXTRA_COLORS]
     other_values = list(dict.fromkeys(
         tuple(row) for row in table[other].itertuples(index=False))) if other else [()]
-    codec_markers = {c: m for c, m in zip(dict.fromkeys(table["codec"]), "osD^v")}
     bars, left_out = [], 0
     for key, g in table.groupby(["codec"] + other, sort=False, observed=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -1259,7 +1306,7 @@ def _send_cost_series(table, other: list, axes, withheld: dict,
             for n, v in zip(other, key[1:]))
         color = palette[other_values.index(tuple(key[1:])) % len(palette)]
         s2r = "build" if codec == SINGLE_PROCESS_CODEC else "build+encode+decode"
-        for col, style, what in (("diff", "-", "whole step"), ("_s2r_diff", "--", s2r)):
+        for col, whole, what in (("diff", True, "whole step"), ("_s2r_diff", False, s2r)):
             if col not in g.columns or g[col].isna().all():
                 continue
             agg = []
@@ -1274,10 +1321,26 @@ def _send_cost_series(table, other: list, axes, withheld: dict,
             for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
                 bars.append((ax, [a[xi] for a in agg], [a[2] for a in agg],
                              [a[3] for a in agg], [a[4] for a in agg], color, dict(
-                                 linestyle=style, marker=codec_markers.get(codec, "o"),
-                                 mfc=color if style == "-" else "white", capsize=3,
+                                 _share_style(codec, whole, color), capsize=3,
                                  label=f"{name}: {what}" if ax is axes[0][0] else None)))
     return bars, left_out
+
+
+#: Line widths of ``send_cost_share``'s series: the whole step's, the SchedulerOutput
+#: path's.
+SHARE_LINEWIDTHS = (2.2, 1.0)
+
+
+def _share_style(codec: str, whole: bool, color: str) -> dict:
+    """``send_cost_share``'s keywords for one series: the codec's line style and marker
+    as in every figure (``codec_linestyle``, ``codec_marker``: msgpack solid with
+    diamonds, pickle dashed with triangles down, the single process dotted with
+    triangles up), the whole step's (``whole``) filled on a thick line, the
+    SchedulerOutput path's hollow on a thin one (``SHARE_LINEWIDTHS``), in ``color``
+    (send's orange; the sweep's other labels, their own)."""
+    return dict(linestyle=codec_linestyle(codec), marker=codec_marker(codec),
+                linewidth=SHARE_LINEWIDTHS[0 if whole else 1],
+                mfc=color if whole else "white")
 
 
 def _withheld_shares(records) -> dict:
@@ -1316,8 +1379,11 @@ def send_cost_share(results):
     median step, with the sign-test interval of the per-pair shares or the percentile
     interval of the pairs resampled together, none with fewer pairs than the method
     needs, the title saying so; each interval carries cached's step noise as well as the
-    difference's, ``docs/comparisons.md``, share intervals): solid, the whole
-    step's difference; dashed, the SchedulerOutput's build + encode + decode alone. Against the step time (the cached case's median step, ms; a fixed-step sweep
+    difference's, ``docs/comparisons.md``, share intervals): filled markers on thick
+    lines, the whole step's difference; hollow on thin, the SchedulerOutput's build +
+    encode + decode alone; each codec its line style and marker, as in every figure
+    (``_share_style``). Against the step time (the cached case's median step, ms, on
+    a log axis labelled across the points, ``_plain_log_ticks``; a fixed-step sweep
     spreads it) and against the running requests. The axis holds the points; an
     interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
     A share the step-time table withholds (``send_cost.WITHHELD``, ``-*``) is not
@@ -1404,7 +1470,8 @@ def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None,
             if pairs and max(pairs) < need else f"bars: 95 % {name} interval")
     fig.suptitle(_with_note(f"What send costs as a share of the step, "
                             f"{share_formula(method, step)} ({bars}): whole {step} step "
-                            "(solid), SchedulerOutput build + encode + decode (dashed)", note),
+                            "(filled, thick), SchedulerOutput build + encode + decode "
+                            "(hollow, thin); codecs by line style and marker", note),
                  fontsize="medium")
     return bars
 

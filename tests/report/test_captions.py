@@ -107,7 +107,8 @@ def test_captions_of_figures_drawn_without_some_parts():
         "share, mean(send - cached) / mean(cached's median step) over repetitions, each "
         "difference send's figure less cached's in the same repetition (bars: 95 % "
         "Student-t interval, which carries the noise of cached's step as well as the "
-        "difference's); solid: the whole median step. The dotted line marks 1 %. The null "
+        "difference's); filled markers on thick lines: the whole median step. The grey "
+        "dotted line marks 1 %. The null "
         "model's steps are the bare control plane's, the worst case for send's share.")
     assert blocks.caption("send_cost_share", dict(send_cost, s2r=True, s2r_median=True,
                                                   models=["fixed-step"])) == (
@@ -116,8 +117,9 @@ def test_captions_of_figures_drawn_without_some_parts():
         "share, mean(send - cached) / mean(cached's median step) over repetitions, each "
         "difference send's figure less cached's in the same repetition (bars: 95 % "
         "Student-t interval, which carries the noise of cached's step as well as the "
-        "difference's); solid: the whole median step, dashed: the SchedulerOutput's build + "
-        "encode + decode alone (per-step medians). The dotted line marks 1 %. The "
+        "difference's); filled markers on thick lines: the whole median step, hollow "
+        "markers on thin lines: the SchedulerOutput's build + encode + decode alone "
+        "(per-step medians). The grey dotted line marks 1 %. The "
         "fixed-step cases spread the step-time axis.")
     assert blocks.caption("latency_cdfs", dict(series=[("send", "msgpack")],
                                                panels=["ttft"])) == (

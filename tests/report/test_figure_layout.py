@@ -230,7 +230,9 @@ def test_crowded_log_ticks_are_thinned_then_turned():
     fig, axes = plots._figure(1, 1, width=2.2, height=2.0)
     ax_font = 14
     ax = axes[0][0]
-    ax.plot([1.5, 9.0], [0, 1])
+    # over a decade, so the 2 and 5 minor labels crowd (under one, up to 6 evenly
+    # stepped labels and no minor ones)
+    ax.plot([1.5, 90.0], [0, 1])
     ax.set_xscale("log")
     plots._plain_log_ticks(ax)
     ax.tick_params(axis="x", which="both", labelsize=ax_font)
@@ -354,3 +356,95 @@ def test_slots_are_shared_among_the_series_a_group_has():
     plots._ratio_panel(axes[0][0], rows, groups, True, groups)
     assert {c.get_label(): [round(float(x), 3) for x in c.lines[0].get_xdata()]
             for c in axes[0][0].containers} == {"msgpack": [-0.2, 1.0], "pickle": [0.2]}
+
+
+def _share_rows(steps: dict[int, float]) -> list[dict]:
+    """Two repetitions of send and cached at each running count of ``steps`` (cached's
+    median step, ns) with msgpack and with pickle: send's step 2 % and 3 % longer, its
+    SchedulerOutput path 20 and 30 µs more."""
+    from test_metrics import _summary
+
+    rows = []
+    for b, step in steps.items():
+        for codec in ("msgpack", "pickle"):
+            for rep, k in enumerate((0.02, 0.03)):
+                for policy, median, s2r in (("send", step * (1 + k), 40_000.0 + 1e6 * k),
+                                            ("cached", step, 20_000.0)):
+                    s = _summary(policy, rep, 50_000.0, median + 1000)
+                    s.update(workload=f"num_running={b}", num_running=b, codec=codec,
+                             case_id=f"num_running={b}/{policy}/{codec}#{rep}", run_id="run",
+                             s2r_build_encode_decode_ns_median=s2r)
+                    rows.append(s)
+    return rows
+
+
+def _share_results(rows):
+    from ipc_bench.analysis.results import Results
+
+    empty = pd.DataFrame(columns=["run_id", "case_id"])
+    return Results(cases=pd.DataFrame(rows), steps=empty, requests=empty, floor=empty,
+                   itl=empty, metadata={"run": {"cases": [{"labels": {"num_running": 4}}]}},
+                   status={"run": "complete"}, problems={"run": []}, paths={"run": "run"})
+
+
+def test_the_send_cost_share_codecs_keep_their_line_style_and_marker():
+    # every codec was drawn in send's orange, told apart by a marker of this figure's
+    # own: each now has its line style and marker of every figure (msgpack solid with
+    # diamonds, pickle dashed with triangles down); the whole step filled on a thick
+    # line, the SchedulerOutput path hollow on a thin one
+    fig = plots.send_cost_share(_share_results(_share_rows({64: 6.2e6, 256: 13.1e6})))
+    orange = plots.POLICY_COLORS["send"]
+    for ax in fig.axes[:2]:
+        drawn = sorted((c.lines[0].get_linestyle(), c.lines[0].get_marker(),
+                        c.lines[0].get_linewidth(), c.lines[0].get_markerfacecolor(),
+                        c.lines[0].get_color()) for c in ax.containers)
+        assert drawn == [("-", "D", 1.0, "white", orange), ("-", "D", 2.2, orange, orange),
+                         ("--", "v", 1.0, "white", orange), ("--", "v", 2.2, orange, orange)]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "msgpack: whole step", "msgpack: build+encode+decode", "pickle: whole step",
+        "pickle: build+encode+decode"]
+    assert fig._suptitle.get_text().replace("\n", " ").endswith(
+        "whole median step (filled, thick), SchedulerOutput build + encode + decode "
+        "(hollow, thin); codecs by line style and marker")
+    d = plots.drawn(fig)
+    assert (
+        "each difference send's figure less cached's in the same repetition (bars: 95 % "
+        "Student-t interval, which carries the noise of cached's step as well as the "
+        "difference's); filled markers on thick lines: the whole median step, hollow "
+        "markers on thin lines: the SchedulerOutput's build + encode + decode alone "
+        "(per-step medians); each codec keeps its line style and marker, as in the other "
+        "figures (msgpack solid with diamonds, pickle dashed with triangles down). The "
+        "grey dotted line marks 1 %.") in caption("send_cost_share", d)
+
+
+def _shown_ticks(ax) -> list[str]:
+    """The x tick labels ``ax`` shows (inside its view, with text), major and minor."""
+    lo, hi = ax.get_xlim()
+    return [t.get_text() for t in ax.xaxis.get_ticklabels(which="both")
+            if t.get_text() and lo <= t.get_position()[0] <= hi]
+
+
+def test_the_send_cost_share_step_axis_is_labelled_across_its_points():
+    # cached's steps of 6.2 and 13.1 ms: the log axis was labelled 6 to 10 alone, none
+    # by the point at 13.1 ms; under a decade it now steps evenly across the view
+    fig = plots.send_cost_share(_share_results(_share_rows({64: 6.2e6, 256: 13.1e6})))
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    lo, hi = ax.get_xlim()
+    assert ax.get_xscale() == "log" and lo < 6.2 and 13.1 < hi < 14
+    assert _shown_ticks(ax) == ["6", "8", "10", "12"]
+    assert ax.xaxis.get_minorticklocs().size == 0
+    assert _overlaps(fig) == []
+    # over more than a decade: the powers of ten and the 2 and 5 between them
+    fig = plots.send_cost_share(_share_results(_share_rows({4: 0.3e6, 64: 6.2e6,
+                                                            256: 13.1e6})))
+    fig.canvas.draw()
+    assert _shown_ticks(fig.axes[0]) == ["1", "10", "0.5", "2", "5"]
+
+
+def test_plain_log_ticks_step_evenly_under_a_decade():
+    locator = plots._plain_log_locator()
+    assert list(locator.tick_values(5.9, 13.7)) == [4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
+    assert plots._plain_log_locator(minor=True).tick_values(5.9, 13.7) == []
+    # over a decade: LogLocator's powers of ten
+    assert list(locator.tick_values(0.3, 14.0)) == pytest.approx([0.1, 1.0, 10.0, 100.0])

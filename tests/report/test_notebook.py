@@ -179,10 +179,12 @@ def test_the_share_section_says_what_it_draws():
     [text] = [c.source for c in nb.cells if c.cell_type == "markdown"
               and c.source.startswith("## What send costs as a share of the step")]
     text = " ".join(text.split())
-    assert ("dashed, send's SchedulerOutput path (build + encode + decode) − cached's, the "
-            "share the findings headline; solid, the whole step's, send's median step − "
-            "cached's, which holds the path and whatever else differs between the steps, "
-            "and is noisier.") in text
+    assert ("hollow markers on thin lines, send's SchedulerOutput path (build + encode + "
+            "decode) − cached's, the share the findings headline; filled markers on thick "
+            "lines, the whole step's, send's median step − cached's, which holds the path "
+            "and whatever else differs between the steps, and is noisier; each codec keeps "
+            "its line style and marker, as in the other figures (msgpack solid with "
+            "diamonds, pickle dashed with triangles down).") in text
     assert ("with the ratio estimator's 95 % interval for paired samples (under `sign`, "
             "the sign-test interval of the per-pair shares; under `bootstrap`, the "
             "percentile interval of the pairs resampled together; none with fewer pairs "
@@ -194,5 +196,5 @@ def test_the_share_section_says_what_it_draws():
     from ipc_bench.report import plots
 
     doc = " ".join(plots.send_cost_share.__doc__.split())
-    assert ("solid, the whole step's difference; dashed, the SchedulerOutput's build + "
-            "encode + decode alone") in doc
+    assert ("filled markers on thick lines, the whole step's difference; hollow on thin, "
+            "the SchedulerOutput's build + encode + decode alone") in doc

@@ -92,15 +92,16 @@ def test_the_figure_draws_the_findings_share_and_its_interval():
     drawn = {}
     for c in panel.containers:
         line = c.lines[0]
-        drawn[line.get_linestyle()] = [round(y, 9) for y in line.get_ydata()]
-    # whole step solid, s2r dashed: 20.00 and -30.00 %, 4.00 and 1.60 % as the findings
+        drawn[line.get_linewidth()] = [round(y, 9) for y in line.get_ydata()]
+    # whole step thick, s2r thin: 20.00 and -30.00 %, 4.00 and 1.60 % as the findings
     # say, not the means of the per-repetition shares (-29.17 and 1.50 % at 16)
-    assert drawn == {"-": [20.0, -30.0], "--": [4.0, 1.6]}
+    whole, s2r = plots.SHARE_LINEWIDTHS
+    assert drawn == {whole: [20.0, -30.0], s2r: [4.0, 1.6]}
     table = plots.send_cost_table(res.cases, labels=res.labels)
     _, axes = plots._figure(1, 2)
     bars, _ = plots._send_cost_series(table, [], axes, {})
     at16 = mean_share([-50_000.0, -100_000.0], [200_000.0, 300_000.0])
-    whole = next(b for b in bars if b[6]["linestyle"] == "-")
+    whole = next(b for b in bars if b[6]["linewidth"] == plots.SHARE_LINEWIDTHS[0])
     assert (whole[2][1], whole[3][1], whole[4][1]) == pytest.approx(
         (100 * at16.share, 100 * at16.low, 100 * at16.high))
 
@@ -110,13 +111,13 @@ def test_one_pair_per_point_draws_no_interval():
     table = plots.send_cost_table(pd.DataFrame(rows), labels=["num_running"])
     _, axes = plots._figure(1, 2)
     bars, _ = plots._send_cost_series(table, [], axes, {})
-    whole = next(b for b in bars if b[6]["linestyle"] == "-")
+    whole = next(b for b in bars if b[6]["linewidth"] == plots.SHARE_LINEWIDTHS[0])
     assert whole[2] == pytest.approx([10.0, -25.0])
     assert all(math.isnan(v) for v in whole[3] + whole[4])
 
 
 def test_the_single_process_series_is_named_build_alone():
-    """The single process has no encode or decode: its dashed series is its build."""
+    """The single process has no encode or decode: its thin series is its build."""
     rows = _rows()
     for s in list(rows):
         one = dict(s, codec="none", case_id=s["case_id"].replace("msgpack", "none"))

@@ -202,8 +202,9 @@ def test_the_figure_draws_the_methods_share_and_interval(method, drawn, title):
     table = plots.send_cost_table(res.cases, labels=res.labels)
     _, axes = plots._figure(1, 2)
     bars, _ = plots._send_cost_series(table, [], axes, {}, method)
-    for style, diffs, share in (("-", STEP_DIFF_NS, drawn[0]), ("--", S2R_DIFF_NS, drawn[1])):
-        bar = next(b for b in bars if b[6]["linestyle"] == style)
+    for width, diffs, share in ((plots.SHARE_LINEWIDTHS[0], STEP_DIFF_NS, drawn[0]),
+                                (plots.SHARE_LINEWIDTHS[1], S2R_DIFF_NS, drawn[1])):
+        bar = next(b for b in bars if b[6]["linewidth"] == width)
         m = mean_share(diffs, CACHED_NS, method)
         assert bar[2] == pytest.approx([100 * share] * 2)
         if m.low is None:
