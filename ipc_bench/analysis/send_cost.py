@@ -409,12 +409,17 @@ class StepShares:
     (``whole``), each a ``MeanShare``; ``send_step_ns``, send's own step (cached's
     plus the mean difference, or the median of send's steps under ``sign`` and
     ``bootstrap``); ``step``, which step (``median`` or ``mean``); ``pairs``, the pairs
-    given (one a repetition)."""
+    given (one a repetition); ``block_ratio``, the comparison block's ratio of the same
+    steps, cached's over send's paired by repetition, ``(point, low, high)`` by the
+    same method (``stats.paired_ratio``: the block's ``step median`` row), ``low`` and
+    ``high`` ``None`` without an interval, ``None`` where a step is missing or not
+    positive."""
     s2r: MeanShare
     whole: MeanShare
     send_step_ns: float
     step: str
     pairs: int
+    block_ratio: Optional[tuple[Optional[float], Optional[float], Optional[float]]] = None
 
 
 def step_shares(s2r_diffs_ns: Iterable[Any], step_diffs_ns: Iterable[Any],
@@ -424,20 +429,28 @@ def step_shares(s2r_diffs_ns: Iterable[Any], step_diffs_ns: Iterable[Any],
     position (one repetition each): the SchedulerOutput path's differences
     ``s2r_diffs_ns`` and the whole steps' ``step_diffs_ns`` (send - cached, ns) over
     cached's ``step`` step ``cached_steps_ns`` (``mean_share`` by ``method``: the
-    share ``share_formula`` names); ``None`` where either share is missing. The one
-    computation of the report's share findings and summary table and of the terminal's
-    ``send's share`` line (``steady_share_words`` words it)."""
+    share ``share_formula`` names); ``None`` where either share is missing. Beside them,
+    the comparison block's ratio of the same steps (``StepShares.block_ratio``: send's
+    step is cached's plus the difference), which ``steady_share_words`` checks the whole
+    step's reading against. The one computation of the report's share findings and
+    summary table and of the terminal's ``send's share`` line (``steady_share_words``
+    words it)."""
+    from ipc_bench.analysis.stats import paired_ratio
+
     s2r_diffs, diffs, cached = list(s2r_diffs_ns), list(step_diffs_ns), list(cached_steps_ns)
     s2r, whole = mean_share(s2r_diffs, cached, method), mean_share(diffs, cached, method)
     if s2r.share is None or whole.share is None:
         return None
+    steps = [(c + d, c) for c, d in zip((float_or_none(x) for x in cached),
+                                         (float_or_none(x) for x in diffs))
+             if c is not None and d is not None]
     # send's own figure: the mean of its steps is cached's mean plus the mean difference;
     # a median is not, so send's median is taken from send's steps
     send_ns = (whole.base_ns + whole.diff_ns if whole.statistic == "mean" else
-               _median(c + d for c, d in zip((float_or_none(x) for x in cached),
-                                            (float_or_none(x) for x in diffs))
-                       if c is not None and d is not None))
-    return StepShares(s2r, whole, send_ns, step, len(diffs))
+               _median(s for s, _ in steps))
+    block = paired_ratio([s for s, _ in steps], [c for _, c in steps], method)
+    return StepShares(s2r, whole, send_ns, step, len(diffs),
+                      None if block[0] is None else block)
 
 
 def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: str = "",
@@ -449,8 +462,12 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
     cached's (noisier; one repetition, no interval).`` ``s2r_median``: the path's
     differences are of per-step medians; ``emulated``: what the step holds
     (``emulated_words``); ``verdict``: a clause after the whole step's difference (the
-    report's recorded comparison). With 2+ repetitions a median step is named by the
-    statistic over them (``as the mean of its 3 repetitions' median steps``)."""
+    report's recorded comparison). Without one, where the comparison block's ratio of
+    the same steps reads otherwise than the whole step's share (``block_clause``), a
+    clause names it: a share within noise whose block ratio reaches beyond ±10 % or
+    excludes 1 is not called within noise alone. With 2+ repetitions a median step is
+    named by the statistic over them (``as the mean of its 3 repetitions' median
+    steps``)."""
     from ipc_bench.analysis.stats import ONE_PAIR
 
     s2r, whole, n, step = shares.s2r, shares.whole, shares.pairs, shares.step
@@ -474,7 +491,58 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
             + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base + emulated,
                               s2r.method, s2r.pairs))
     longer = step_difference(whole.share, bounds(whole), whole.method, whole.pairs)
-    return f"{path}; {send_whole} {longer}{verdict} (noisier; {over})."
+    block = "" if verdict else block_clause(shares)  # a verdict: the block disagrees
+    return f"{path}; {send_whole} {longer}{verdict}{block} (noisier; {over})."
+
+
+def reading(interval: Optional[tuple[float, float]], null: float = 0.0) -> Optional[str]:
+    """What an interval says of a difference (``null`` 0: a share, send - cached over
+    cached's step; 1: a ratio, whose ±10 % is about 1): ``within noise`` where it holds
+    ``null`` and stays within ±10 % (``holds_zero``, ``too_wide``), ``inconclusive``
+    where it holds ``null`` but reaches beyond, ``differs`` where it excludes
+    ``null``; ``None`` without an interval."""
+    if interval is None or None in interval:
+        return None
+    low, high = interval[0] - null, interval[1] - null
+    if not holds_zero((low, high)):
+        return "differs"
+    return "inconclusive" if too_wide((low, high)) else "within noise"
+
+
+#: What the comparison block's ratio interval does, by its ``reading``, in
+#: ``block_clause``.
+BLOCK_READS = {"within noise": "holds 1 and stays within ±10 %",
+               "inconclusive": "holds 1 but reaches beyond ±10 %",
+               "differs": "excludes 1"}
+
+
+def block_clause(shares: StepShares) -> str:
+    """Where the whole step's share (``shares.whole``) and the comparison block's ratio
+    of the same steps (``shares.block_ratio``) read differently (``reading``: within
+    noise, inconclusive, differs), the clause after the share's words naming the
+    block's ratio (``stats.paired_ratio``, cached's step over send's) and interval: ``
+    by this share, but the comparison block's step median, cached/send 1.003 [0.912,
+    1.102], holds 1 but reaches beyond ±10 %: within noise is not established`` where
+    the share is within noise; ``, but ..., holds 1 ...: the difference is not
+    established`` where it excludes 0; ``, though ..., holds 1 and stays within ±10 %``
+    (or ``excludes 1``) where it is inconclusive (the stricter reading, kept). ``''``
+    where they agree or either has no interval."""
+    from ipc_bench.analysis.metrics import metric
+    from ipc_bench.analysis.stats import ratio_interval
+
+    ratio = shares.block_ratio
+    if ratio is None or ratio[1] is None or ratio[2] is None:
+        return ""
+    mine, theirs = reading(bounds(shares.whole)), reading((ratio[1], ratio[2]), 1.0)
+    if mine is None or mine == theirs:
+        return ""
+    block = (f"the comparison block's {metric(f'step_ns_{shares.step}').name}, cached/send "
+             f"{ratio[0]:.3f} {ratio_interval(ratio[1], ratio[2])}, {BLOCK_READS[theirs]}")
+    if mine == "within noise":
+        return f" by this share, but {block}: within noise is not established"
+    if mine == "differs":
+        return f", but {block}: the difference is not established"
+    return f", though {block}"
 
 
 def emulated_words(records: Iterable[dict[str, Any]]) -> str:

@@ -1176,7 +1176,12 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
     """``_share_findings``' line of one running count's pairs ``at`` (rows of
     ``plots.send_cost_table``), intervals by ``method``; '' when they have no
     SchedulerOutput path's difference. Its shares (``send_cost.StepShares``) go into
-    ``shares`` (where given) by (workload, codec)."""
+    ``shares`` (where given) by (workload, codec). The whole step's reading is checked
+    against the comparison's: where its interval excludes 0 and the run's recorded
+    comparison is not significant after Holm, the line says so (``_step_verdict``);
+    elsewhere, where the comparison block's ratio of the same steps reads otherwise,
+    it names that ratio (``send_cost.block_clause``: a share within noise beside a
+    ratio beyond ±10 % is not called within noise alone)."""
     from ipc_bench.analysis.send_cost import (bounds, holds_zero, steady_share_words,
                                               step_shares)
 
