@@ -5,6 +5,8 @@ comparison (for an A/A pair, whether the machine's noise alone produced a verdic
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from analysis_run import copy_as_another_run, run_bench
@@ -176,7 +178,7 @@ def test_a_report_of_two_runs_gives_each_run_its_own_comparison(tmp_path, runs):
 
 def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
     """Two runs with a sync and an async arm of cached: the side-by-side table has a
-    row per arm, each the mean of that arm's cases (never the two averaged)."""
+    row per arm, each the geometric mean of that arm's cases (never the two averaged)."""
     from ipc_bench.report.blocks import format_value
 
     run = runs["async"][0]
@@ -190,7 +192,7 @@ def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
     for arm in ("cached", "cached+async"):
         rates = [c["output_tokens_per_s"] for c in cases
                  if c["arm"] == arm and c["codec"] == "msgpack"]
-        mean = format_value(sum(rates) / len(rates), 2)
+        mean = format_value(math.exp(sum(math.log(r) for r in rates) / len(rates)), 2)
         assert f"| num_running=4 | {arm} | msgpack | {mean} | {mean} | 1.000 |" in side, side
 
 
