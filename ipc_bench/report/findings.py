@@ -946,8 +946,9 @@ def _single_process_codecs(compared: list[str], ran: list[str]) -> str:
 
 
 def _unadjusted_note(intervals: int, arms: int, codecs: int) -> str:
-    """``; 4 intervals (2 arms x 2 codecs), each unadjusted: were every ratio 1.00x,
-    the chance that one or more excludes 1.00x is up to 20 % (4 x 5 %)`` for the
+    """``; 4 intervals in this line (2 arms x 2 codecs), each unadjusted: were every
+    true ratio 1.00x, the chance that one or more excludes 1.00x is up to 20 % (4 x 5
+    %)`` for the
     single-process finding's ``intervals`` intervals over ``arms`` arms and ``codecs``
     codecs (Bonferroni's bound, whatever their dependence; no Holm correction is made
     over them); ``''`` with fewer than 2."""
@@ -956,8 +957,9 @@ def _unadjusted_note(intervals: int, arms: int, codecs: int) -> str:
     alpha = round(100 * (1 - CONFIDENCE))
     grid = (f"{arms} arm{'s' if arms > 1 else ''} x {codecs} "
             f"codec{'s' if codecs > 1 else ''}")
-    return (f"; {intervals} intervals ({grid if intervals == arms * codecs else 'of ' + grid}),"
-            f" each unadjusted: were every ratio 1.00x, the chance that one or more "
+    grid = grid if intervals == arms * codecs else f"of {grid}"
+    return (f"; {intervals} intervals in this line ({grid}),"
+            f" each unadjusted: were every true ratio 1.00x, the chance that one or more "
             f"excludes 1.00x is up to {min(100, intervals * alpha)} % ({intervals} x "
             f"{alpha} %)")
 
@@ -1076,7 +1078,8 @@ def _ipc_cost_clause(compared: dict[str, Any]) -> str:
     outweighed it), never called a cost. Arms of the same reading are named together
     (``for cached and send, ...``) where the arms' readings differ; where two or more
     arms with intervals read differently but their intervals, as printed, share a point,
-    a last clause says that is no difference between the arms (``_arms_overlap``)."""
+    a last clause says the data do not establish a difference between the arms
+    (``_arms_overlap``)."""
     readings = {arm: _ipc_cost_reading(c) for arm, c in compared.items()}
     said = [r for r in dict.fromkeys(words for words, m in readings.values() if not m)]
     notfaster = [a for a, (_, m) in readings.items() if m]
@@ -1098,11 +1101,14 @@ def _ipc_cost_clause(compared: dict[str, Any]) -> str:
 
 def _arms_overlap(compared: dict[str, Any], readings: dict[str, tuple[str, bool]]) -> str:
     """``; the arms' readings differ, but their intervals overlap ([1.04, 1.13] and
-    [0.96, 1.17]): that is no difference between the arms`` where the arms of
+    [0.96, 1.17]): the data do not establish a difference between the arms`` where the
+    arms of
     ``compared`` (arm -> ``_single_process_arm`` comparison) that have an interval are
     two or more, read differently (``readings``: ``_ipc_cost_reading``) and their
     intervals, rounded to 2 decimals as printed, share a point; ``''`` otherwise (a
-    verdict of one arm and not the other is not a difference between them)."""
+    verdict of one arm and not the other is not a difference between them; overlapping
+    intervals do not show the arms equal either, only that these data do not tell
+    them apart)."""
     with_ci = [a for a, c in compared.items() if c.ratio_ci_low is not None]
     if len(with_ci) < 2 or len({readings[a] for a in with_ci}) < 2:
         return ""
@@ -1112,8 +1118,8 @@ def _arms_overlap(compared: dict[str, Any], readings: dict[str, tuple[str, bool]
         return ""
     shown = _and([ratio_interval(compared[a].ratio_ci_low, compared[a].ratio_ci_high,
                                  digits=2) for a in with_ci])
-    return (f"; the arms' readings differ, but their intervals overlap ({shown}): that is "
-            "no difference between the arms")
+    return (f"; the arms' readings differ, but their intervals overlap ({shown}): the "
+            "data do not establish a difference between the arms")
 
 
 def _share_findings(cases, where: Where, labels: list[str], method: str = "t",

@@ -55,8 +55,8 @@ def test_repetitions_give_the_geometric_mean_ratio_and_its_student_t_interval():
     assert findings._single_process_findings(_rows(3), _where) == [
         HEAD + "3 repetitions, paired by repetition: geometric mean of the "
         "per-repetition ratios [95 % Student-t interval]; tok/s: each case's geometric "
-        "mean over them, whose quotient is the ratio; 2 intervals (2 arms x 1 codec), "
-        "each unadjusted: were every ratio 1.00x, the chance that one or more excludes "
+        "mean over them, whose quotient is the ratio; 2 intervals in this line (2 arms x 1 codec), "
+        "each unadjusted: were every true ratio 1.00x, the chance that one or more excludes "
         "1.00x is up to 10 % (2 x 5 %)): " + _t_arm("cached") + "; " + _t_arm("send")
         + ": against msgpack, the cost of having IPC at all."]
     # the figures of this frame, pinned
@@ -197,8 +197,8 @@ def test_each_two_process_codec_is_compared_and_named():
         "runs, each arm against its own two-process case with each two-process codec, "
         "msgpack and pickle (3 repetitions, paired by repetition: geometric mean of the "
         "per-repetition ratios [95 % Student-t interval]; tok/s: each case's geometric "
-        "mean over them, whose quotient is the ratio; 4 intervals (2 arms x 2 codecs), "
-        "each unadjusted: were every ratio 1.00x, the chance that one or more excludes "
+        "mean over them, whose quotient is the ratio; 4 intervals in this line (2 arms x 2 codecs), "
+        "each unadjusted: were every true ratio 1.00x, the chance that one or more excludes "
         "1.00x is up to 20 % (4 x 5 %)): cached: 10,131 tok/s, 1.08x [1.06, 1.10] two "
         "processes with msgpack (9,398 tok/s), 1.16x [1.01, 1.35] two processes with "
         "pickle (8,697 tok/s); send: 10,096 tok/s, 1.07x [0.89, 1.30] two processes "
@@ -206,8 +206,8 @@ def test_each_two_process_codec_is_compared_and_named():
         "(8,597 tok/s): against msgpack, for cached, the cost of having IPC at all; for "
         "send, inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
         "data cannot tell a cost of having IPC from none; the arms' readings differ, but "
-        "their intervals overlap ([1.06, 1.10] and [0.89, 1.30]): that is no difference "
-        "between the arms. Against pickle, the cost of having IPC at all."]
+        "their intervals overlap ([1.06, 1.10] and [0.89, 1.30]): the data do not "
+        "establish a difference between the arms. Against pickle, the cost of having IPC at all."]
     # cached against pickle, by hand: the Student-t interval of the log ratios
     logs = np.log(np.array(CODECS[("cached", "none")]) / CODECS[("cached", "pickle")])
     half = scipy.stats.t.ppf(0.975, 2) * logs.std(ddof=1) / np.sqrt(3)
@@ -221,7 +221,7 @@ def test_one_two_process_codec_says_why_it_is_the_only_one():
     only = findings._single_process_findings(_codec_rows(("pickle",)), _at_64)[0]
     assert only.startswith(head + "msgpack, the run's only two-process codec (3 "
                            "repetitions")
-    assert "; 2 intervals (2 arms x 1 codec), each unadjusted: were every ratio 1.00x, " \
+    assert "; 2 intervals in this line (2 arms x 1 codec), each unadjusted: were every true ratio 1.00x, " \
            "the chance that one or more excludes 1.00x is up to 10 % (2 x 5 %)): " in only
     # pickle ran but none of its cases finished: msgpack alone, and why
     alone = findings._single_process_findings(_codec_rows(("pickle",)), _at_64,
