@@ -286,6 +286,10 @@ class CostRow:
     step_interval: Optional[tuple[float, float]] = None
     s2r_interval: Optional[tuple[float, float]] = None
     method: str = "t"               # the run's --ci-method
+    #: the comparison block's ratio of the same median steps, cached/send (point, low,
+    #: high; ``stats.paired_ratio``: send's step is cached's plus the difference), which
+    #: ``share_line`` checks the whole step's reading against (``ratio_clause``)
+    block_ratio: Optional[tuple[Optional[float], Optional[float], Optional[float]]] = None
 
     @property
     def statistic(self) -> str:
@@ -526,17 +530,27 @@ def block_clause(shares: StepShares) -> str:
     the share is within noise; ``, but ..., holds 1 ...: the difference is not
     established`` where it excludes 0; ``, though ..., holds 1 and stays within ±10 %``
     (or ``excludes 1``) where it is inconclusive (the stricter reading, kept). ``''``
-    where they agree or either has no interval."""
+    where they agree or either has no interval (``ratio_clause``)."""
+    return ratio_clause(bounds(shares.whole), shares.block_ratio, shares.step)
+
+
+def ratio_clause(share_interval: Optional[tuple[float, float]],
+                 ratio: Optional[tuple[Optional[float], Optional[float], Optional[float]]],
+                 step: str = "median") -> str:
+    """``block_clause`` of a whole step's share interval (fractions, send - cached over
+    cached's step) and the comparison block's ratio of the same ``step`` steps
+    (cached/send ``(point, low, high)``), for the steady share lines and the step-time
+    scenario's (``share_line``) alike; ``''`` where they read alike or either has no
+    interval."""
     from ipc_bench.analysis.metrics import metric
     from ipc_bench.analysis.stats import ratio_interval
 
-    ratio = shares.block_ratio
-    if ratio is None or ratio[1] is None or ratio[2] is None:
+    if ratio is None or None in ratio:
         return ""
-    mine, theirs = reading(bounds(shares.whole)), reading((ratio[1], ratio[2]), 1.0)
+    mine, theirs = reading(share_interval), reading((ratio[1], ratio[2]), 1.0)
     if mine is None or mine == theirs:
         return ""
-    block = (f"the comparison block's {metric(f'step_ns_{shares.step}').name}, cached/send "
+    block = (f"the comparison block's {metric(f'step_ns_{step}').name}, cached/send "
              f"{ratio[0]:.3f} {ratio_interval(ratio[1], ratio[2])}, {BLOCK_READS[theirs]}")
     if mine == "within noise":
         return f" by this share, but {block}: within noise is not established"
@@ -649,13 +663,30 @@ def cost_rows(records: Iterable[dict[str, Any]], method: str = "t") -> list[Cost
         off, whole, send_off = (_each_once(rs, f"send_cost_{k}")
                                 for k in ("off_nominal", "whole_step_off", "send_step_off"))
         bases = [r.get("send_cost_measured_step_ns") for r in rs]
-        step = mean_share((r.get("send_cost_step_ns") for r in rs), bases, method)
+        diffs = [r.get("send_cost_step_ns") for r in rs]
+        step = mean_share(diffs, bases, method)
         s2r = mean_share((r.get("send_cost_s2r_ns") for r in rs), bases, method)
         rows.append(CostRow(
             t, b, codec, step.diff_ns, s2r.diff_ns, step.base_ns, step.share, s2r.share,
             off, any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs),
-            send_off, bounds(step), bounds(s2r), method))
+            send_off, bounds(step), bounds(s2r), method, _block_ratio(diffs, bases, method)))
     return rows
+
+
+def _block_ratio(step_diffs_ns: list[Any], cached_steps_ns: list[Any], method: str
+                 ) -> Optional[tuple[Optional[float], Optional[float], Optional[float]]]:
+    """The comparison block's cached/send ratio of the median steps of a cost row's
+    pairs (send's is cached's plus the difference; ``stats.paired_ratio`` by
+    ``method``); ``None`` with fewer than two whole pairs."""
+    from ipc_bench.analysis.stats import paired_ratio
+
+    steps = [(c + d, c) for c, d in zip((float_or_none(x) for x in cached_steps_ns),
+                                         (float_or_none(x) for x in step_diffs_ns))
+             if c is not None and d is not None]
+    if len(steps) < 2:
+        return None
+    ratio = paired_ratio([s for s, _ in steps], [c for _, c in steps], method)
+    return None if ratio[0] is None else ratio
 
 
 def bounds(share: MeanShare) -> Optional[tuple[float, float]]:
@@ -851,7 +882,8 @@ def share_line(row: CostRow) -> str:
     whole = ("" if row.share_step is None else
              f"; send's whole median step against cached's: {WITHHELD}"
              if row.step_share_withheld else "; send's whole median step "
-             f"{step_difference(row.share_step, row.step_interval, method, n)} (noisier)")
+             f"{step_difference(row.share_step, row.step_interval, method, n)}"
+             f"{ratio_clause(row.step_interval, row.block_ratio)} (noisier)")
     off = "".join(f" Warning: {w}." for w in row.warnings)
     over = (f" {ONE_PAIR[0].upper()}{ONE_PAIR[1:]}." if n < 2 else
             f" {stat.capitalize()}s over {n} repetitions; each share is the {stat} "

@@ -122,3 +122,38 @@ def test_the_finding_and_the_terminal_give_the_block_ratio_the_block_records():
         "+0.43 % (send - cached: [-7.47, +8.33] %, 95 % Student-t interval) by this "
         "share, but the comparison block's step median, cached/send 0.978 [0.852, "
         "1.123], holds 1 but reaches beyond ±10 %: within noise is not established" + TAIL)
+
+
+def _step_time_records(pairs: list[tuple[float, float]]) -> list[dict]:
+    """step-time send records: (cached's median step, send - cached) in ns per pair."""
+    return [dict(policy="send", send_cost_share_of_step=d / c, step_time_ms=0.3,
+                 num_running=16, codec="msgpack", send_cost_step_ns=d,
+                 send_cost_measured_step_ns=c, send_cost_s2r_ns=1_000.0)
+            for c, d in pairs]
+
+
+def test_a_step_time_share_line_names_the_block_ratio_where_it_reads_otherwise():
+    from ipc_bench.analysis.send_cost import cost_rows, share_line
+
+    # cached 100, 300, 300 µs; send +9 % on the short step, -1 % on the long ones: the
+    # share is +0.43 % [-7.47, +8.33] %, the block's cached/send 0.978 [0.852, 1.123]
+    row = cost_rows(_step_time_records([(100_000.0, 9_000.0), (300_000.0, -3_000.0),
+                                        (300_000.0, -3_000.0)]))[0]
+    assert [round(x, 3) for x in row.block_ratio] == [0.978, 0.852, 1.123]
+    line = share_line(row)
+    assert ("send's whole median step is within noise of cached's: +0.43 % (send - "
+            "cached: [-7.47, +8.33] %, 95 % Student-t interval) by this share, but the "
+            "comparison block's step median, cached/send 0.978 [0.852, 1.123], ") in line
+    assert ": within noise is not established (noisier). Means over 3 repetitions" in line
+
+
+def test_a_step_time_share_line_of_one_repetition_names_no_block_ratio():
+    from ipc_bench.analysis.send_cost import cost_rows, share_line
+
+    row = cost_rows(_step_time_records([(100_000.0, 9_000.0)]))[0]
+    assert row.block_ratio is None
+    assert share_line(row) == (
+        "fixed step 0.3 ms, B = 16, msgpack: send's SchedulerOutput path (build + encode "
+        "+ decode, medians) costs 1.00 µs per step more than cached's, 1.00 % of the "
+        "measured step (cached's median, 0.10 ms); send's whole median step is 9.00 % "
+        "longer than cached's (noisier). One repetition, no interval.")
