@@ -72,9 +72,10 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
     """``summary.json`` of ``run_dir`` (UTF-8, with or without a byte-order mark);
     ``ResultsError`` if missing, unreadable (not JSON, or arrays or objects nested deeper than ``json`` can parse), not an object or
     of another format; checked before it is read (``_summary_size_problem``), so that
-    nothing of it is read into memory: a file that ends in NUL bytes (``cannot read
-    PATH: it ends in 4,294,967,296 bytes of NUL padding (a crash can leave it)``) or
-    is larger than ``SUMMARY_MAX_BYTES``."""
+    nothing of it is read into memory: UTF-16 or UTF-32 text (``cannot read PATH: it
+    is UTF-16 text, not UTF-8``), a file that ends in NUL bytes (``cannot read PATH:
+    it ends in 4,294,967,296 bytes of NUL padding (a crash can leave it)``) or is
+    larger than ``SUMMARY_MAX_BYTES``."""
     path = Path(run_dir) / "summary.json"
     try:  # utf-8-sig: a byte-order mark an editor saved the file with is no error
         problem = _summary_size_problem(path)
@@ -119,13 +120,17 @@ SUMMARY_MAX_BYTES = 1 << 30
 
 def _summary_size_problem(path: Path) -> str | None:
     """What keeps ``path`` (a ``summary.json``) from being read, found without reading
-    more than its end: ``it ends in N bytes of NUL padding (a crash can leave it)``
-    (JSON never ends in a NUL byte; ``nul_padding``), ``N bytes, more than the
+    more than its start and end: ``it is UTF-16 text, not UTF-8`` (``wide_text``),
+    ``it ends in N bytes of NUL padding (a crash can leave it)`` (JSON never ends in a
+    NUL byte; ``nul_padding``), ``N bytes, more than the
     1,073,741,824 a run's summary.json is read up to (SUMMARY_MAX_BYTES: ...)``, or
     ``None``. ``OSError`` as ``open`` raises it."""
+    wide = wide_text(path)
+    if wide:
+        return f"it is {wide} text, not UTF-8"
     padding = nul_padding(path)
     if padding:
-        return f"it ends in {padding:,} bytes of NUL padding (a crash can leave it)"
+        return f"it ends in {nul_bytes(padding)} (a crash can leave it)"
     size = path.stat().st_size
     if size > SUMMARY_MAX_BYTES:
         return (f"{size:,} bytes, more than the {SUMMARY_MAX_BYTES:,} a run's summary.json "
@@ -143,10 +148,13 @@ _TAIL_MAX_READ = 1 << 20
 def nul_padding(path: Path) -> int:
     """How many NUL bytes ``path`` ends in (0 for most files): what a crash, or a file
     system that allocates a file's blocks before they are written, leaves after its
-    last write. The holes of a sparse file (``truncate -s 4G``) at its end are skipped
+    last write; 0 for UTF-16 or UTF-32 text (``wide_text``), whose last character's
+    NUL bytes (``\\n\\x00``) are no padding. The holes of a sparse file (``truncate -s 4G``) at its end are skipped
     without reading (``_data_end``); the rest is read backwards from there, at most
     ``_TAIL_MAX_READ`` bytes at a time, so that memory stays bounded however long the
     padding. ``OSError`` as ``open`` raises it."""
+    if wide_text(path):
+        return 0
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         end, step = _data_end(f.fileno(), size), _TAIL_FIRST_READ
@@ -158,6 +166,52 @@ def nul_padding(path: Path) -> int:
                 return size - low - len(kept)
             end, step = low, min(step * 2, _TAIL_MAX_READ)
     return size
+
+
+def nul_bytes(count: int) -> str:
+    """``1 byte of NUL padding``, ``4,096 bytes of NUL padding``: ``count`` NUL bytes
+    a file ends in, in words."""
+    return f"{count:,} byte{'' if count == 1 else 's'} of NUL padding"
+
+
+#: Byte-order marks of the text encodings ``wide_text`` names, UTF-32's first (its
+#: little-endian mark begins with UTF-16's).
+_WIDE_MARKS = ((b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe\x00\x00", "UTF-32"),
+               (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+#: Bytes of a file's start ``wide_text`` reads.
+_WIDE_HEAD = 1024
+
+
+def _nul_share(lane: bytes) -> float:
+    """The share of ``lane``'s bytes that are NUL (1.0 for no bytes)."""
+    return lane.count(0) / len(lane) if lane else 1.0
+
+
+def wide_text(path: Path) -> str | None:
+    """``UTF-16`` or ``UTF-32`` where ``path`` holds text in that encoding (an editor
+    or a Windows tool saved it so), not UTF-8, else ``None``; told from its first
+    ``_WIDE_HEAD`` (1,024) bytes alone: a byte-order mark (``\\xff\\xfe``,
+    ``\\xfe\\xff``, ``\\x00\\x00\\xfe\\xff``, ``\\xff\\xfe\\x00\\x00``), or, without one,
+    NUL bytes interleaved with the others (before the NUL bytes those bytes end in):
+    most of every second byte NUL and most of the others not (UTF-16), or three of
+    every four (UTF-32), as the high bytes of ASCII characters are. A file of only
+    NUL bytes is ``None`` (``nul_padding``). ``OSError`` as ``open`` raises it."""
+    with open(path, "rb") as f:
+        head = f.read(_WIDE_HEAD)
+    for mark, name in _WIDE_MARKS:
+        if head.startswith(mark):
+            return name
+    text = head.rstrip(b"\0")
+    if b"\0" not in text:
+        return None
+    for width, name in ((4, "UTF-32"), (2, "UTF-16")):
+        shares = [_nul_share(text[i::width]) for i in range(width)]
+        for kept in (0, width - 1):  # little-endian, big-endian
+            if shares[kept] < 0.5 and all(share > 0.5 for i, share in enumerate(shares)
+                                          if i != kept):
+                return name
+    return None
 
 
 def _data_end(fd: int, size: int) -> int:
@@ -838,7 +892,10 @@ def _header_names(path: Path, size: int | None = None
                   ) -> tuple[list[str] | None, str | None]:
     """The column names of the CSV file ``path``'s header line (within its first
     ``size`` bytes, all when ``None``), or ``None`` and what is wrong with that line
-    in words."""
+    in words (``it is UTF-16 text, not UTF-8``: ``wide_text``)."""
+    wide = wide_text(path)
+    if wide:
+        return None, f"it is {wide} text, not UTF-8"
     with open(path, "rb") as f:
         first = f.readline(-1 if size is None else size)
     if not first:
@@ -908,7 +965,8 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
         if wrong is not None:
             with open(path, "rb") as f:
                 data = f.read(size)
-            rows = max(len(data.splitlines()) - 1, 0)
+            # rstrip: the NUL bytes of UTF-16 or UTF-32 text's last line break
+            rows = max(len(data.rstrip(b"\0").splitlines()) - 1, 0)
             if notes is not None:
                 left = ("nothing is loaded from it" if rows == 0 else "its row is left out"
                         if rows == 1 else f"its {rows:,} rows are left out")
@@ -959,8 +1017,7 @@ def _unpadded_size(path: Path, notes: list[str] | None) -> tuple[int, int]:
     it); left out``."""
     padding = nul_padding(path)
     if padding and notes is not None:
-        notes.append(f"it ends in {padding:,} bytes of NUL padding (a crash can leave "
-                     "it); left out")
+        notes.append(f"it ends in {nul_bytes(padding)} (a crash can leave it); left out")
     return path.stat().st_size - padding, padding
 
 
@@ -3384,7 +3441,7 @@ def _refuse_emptied(path: Path) -> None:
         return
     size, padding = _unpadded_size(path, None)
     if _header_names(path, size)[1] == EMPTY_FILE:
-        but = (f" but for {padding:,} bytes of NUL padding, which a crash can leave"
+        but = (f" but for {nul_bytes(padding)}, which a crash can leave"
                if padding else "")
         raise ResultsError(f"{path.parent}: not a complete run folder ({path.name} is "
                            f"empty{but})")

@@ -172,7 +172,61 @@ def test_padding_written_out_is_read_back_in_bounded_pieces(tmp_path, monkeypatc
     monkeypatch.setattr(results, "open", opened, raising=False)
     assert nul_padding(path) == 5 * (1 << 20) + 3
     assert max(biggest) == results._TAIL_MAX_READ == 1 << 20
-    assert real.total == 5 * (1 << 20) + 3 + 8
+    # the padding, the 8 bytes before it and the first KiB (wide_text)
+    assert real.total == 5 * (1 << 20) + 3 + 8 + results._WIDE_HEAD == 5 * (1 << 20) + 1035
     for data, want in [(b"", 0), (b"a\n", 0), (b"\0", 1), (b"a\n\0\0", 2)]:
         path.write_bytes(data)
         assert nul_padding(path) == want
+
+
+@pytest.mark.parametrize("encoding, name", [
+    ("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"),
+    ("utf-32", "UTF-32"), ("utf-32-be", "UTF-32")])
+def test_a_utf16_summary_is_named_so_not_padding(four_case_run, tmp_path, encoding, name):
+    # UTF-16-LE text ends in '\n\x00' (was: 'it ends in 1 bytes of NUL padding')
+    run = _copy(four_case_run, tmp_path / "run")
+    path = run / "summary.json"
+    path.write_bytes(path.read_text(encoding="utf-8").encode(encoding))
+    with pytest.raises(ResultsError) as err:
+        results.read_summary(run)
+    assert str(err.value) == f"cannot read {path}: it is {name} text, not UTF-8"
+
+
+@pytest.mark.parametrize("encoding, name", [("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"),
+                                            ("utf-32-le", "UTF-32")])
+def test_a_utf16_csv_is_named_so_in_one_line(four_case_run, tmp_path, encoding, name):
+    run = _copy(four_case_run, tmp_path / "run")
+    path = run / "requests.csv"
+    path.write_bytes(path.read_text(encoding="utf-8").encode(encoding))
+    with pytest.warns(ResultsWarning) as caught:
+        load(run)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: it is {name} text, not UTF-8, so its 12 rows are left out, and 0 of the "
+        "12 rows summary.json counts (4 case(s) short: num_running=2/send/msgpack#0: 0 of "
+        "2; num_running=2/cached/msgpack#0: 0 of 2; num_running=4/send/msgpack#0: 0 of 4; "
+        "1 more); loaded what is valid"]
+
+
+@pytest.mark.parametrize("data, want", [
+    (b"\xff\xfea\x00", "UTF-16"), (b"\xfe\xff\x00a", "UTF-16"),
+    (b"\xff\xfe\x00\x00a\x00\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff\x00\x00\x00a", "UTF-32"),
+    (b"a\x00,\x00b\x00\n\x00", "UTF-16"), (b"\x00a\x00,\x00b\x00\n", "UTF-16"),
+    (b"a\x00\x00\x00\n\x00\x00\x00", "UTF-32"),
+    (b"a,b\n1,2\n" + b"\0" * 4096, None), (b"\0" * 4096, None), (b"", None),
+    (b"a,b\n" + b"\0" * 100 + b"1,2\n", None)])
+def test_wide_text_is_told_from_a_mark_or_interleaved_nuls(tmp_path, data, want):
+    path = tmp_path / "f.csv"
+    path.write_bytes(data)
+    assert results.wide_text(path) == want
+    assert nul_padding(path) == (0 if want else len(data) - len(data.rstrip(b"\0")))
+
+
+def test_one_byte_of_padding_is_one_byte(four_case_run, tmp_path):
+    run = _copy(four_case_run, tmp_path / "run")
+    with open(run / "summary.json", "ab") as f:
+        f.write(b"\0")
+    with pytest.raises(ResultsError) as err:
+        results.read_summary(run)
+    assert str(err.value) == (f"cannot read {run / 'summary.json'}: it ends in 1 byte of "
+                              "NUL padding (a crash can leave it)")
+    assert results.nul_bytes(2) == "2 bytes of NUL padding"
