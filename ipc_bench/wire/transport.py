@@ -294,6 +294,22 @@ _CONNECT_EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_CONNECT_RETRIED
 LEGACY_GUARD_DOMAIN = b"ipc-bench-zmtp3-only"
 
 
+def _admit_without_zap_handler(sock: zmq.Socket) -> None:
+    """Set ``ZMQ_ZAP_ENFORCE_DOMAIN`` 0 on ``sock``: a ZMTP 3.0 peer is admitted where
+    no ZAP handler answers for ``LEGACY_GUARD_DOMAIN``, as libzmq 4.3 does by default;
+    libzmq's documentation says strict enforcement (every peer refused without a
+    handler) may become the default, which would shut out the harness's own runners,
+    ranks and frontend. A libzmq without the option (``EINVAL``) enforces nothing."""
+    option = getattr(zmq, "ZAP_ENFORCE_DOMAIN", None)
+    if option is None:
+        return
+    try:
+        sock.setsockopt(option, 0)
+    except zmq.ZMQError as exc:
+        if exc.errno != zmq.EINVAL:
+            raise
+
+
 def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool,
                 connect_timeout_s: float = CONNECT_TIMEOUT_S,
                 options: Optional[dict[int, int | bytes]] = None) -> zmq.Socket:
@@ -326,6 +342,7 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
             sock.setsockopt(zmq.IPV6, 1)
         if bind and endpoint.startswith("tcp://"):
             sock.setsockopt(zmq.ZAP_DOMAIN, LEGACY_GUARD_DOMAIN)
+            _admit_without_zap_handler(sock)
         for option, value in (options or {}).items():
             sock.setsockopt(option, value)
         if bind:

@@ -63,6 +63,55 @@ def test_raw_junk_on_a_bound_tcp_port_becomes_no_frame():
         ctx.destroy(linger=0)
 
 
+class _StrictSocket(zmq.Socket):
+    """A socket made enforcing its ZAP domain (what libzmq may make its default)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.setsockopt(zmq.ZAP_ENFORCE_DOMAIN, 1)
+
+
+class _StrictContext(zmq.Context):
+    _socket_class = _StrictSocket
+
+
+def _received(sock: zmq.Socket, port: int) -> bytes | None:
+    """What ``sock`` (bound on 127.0.0.1:``port``) gets of a plain PUSH's ``hello``."""
+    push = zmq.Context.instance().socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 0)
+    push.setsockopt(zmq.SNDTIMEO, 500)
+    push.connect(f"tcp://127.0.0.1:{port}")
+    try:
+        push.send(b"hello")
+    except zmq.Again:
+        pass
+    try:
+        return sock.recv() if sock.poll(1000) else None
+    finally:
+        push.close(linger=0)
+
+
+def test_a_guarded_tcp_port_does_not_enforce_its_domain():
+    """The guard's domain is not enforced (``ZMQ_ZAP_ENFORCE_DOMAIN`` 0), so a ZMTP 3
+    peer is admitted with no ZAP handler also where libzmq would enforce it: a socket
+    made strict, as a later libzmq's default may be, refuses the same peer until
+    ``open_socket`` sets it."""
+    if not hasattr(zmq, "ZAP_ENFORCE_DOMAIN"):
+        pytest.skip("this pyzmq has no ZAP_ENFORCE_DOMAIN")
+    ctx = _StrictContext()
+    try:
+        strict = ctx.socket(zmq.PULL)
+        strict.setsockopt(zmq.LINGER, 0)
+        strict.setsockopt(zmq.ZAP_DOMAIN, b"ipc-bench-zmtp3-only")
+        assert _received(strict, strict.bind_to_random_port("tcp://127.0.0.1")) is None
+        pull = open_socket(ctx, zmq.PULL, "tcp://127.0.0.1:0", bind=True)
+        assert pull.getsockopt(zmq.ZAP_ENFORCE_DOMAIN) == 0
+        port = int(pull.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
+        assert _received(pull, port) == b"hello"
+    finally:
+        ctx.destroy(linger=0)
+
+
 def test_a_frame_on_a_tcp_port_is_not_blamed_on_the_runner():
     assert reply_origin("tcp://127.0.0.1:5702") == (
         "on the tcp port 5702: from the runner or another peer")
