@@ -34,6 +34,7 @@ import numbers
 import os
 import re
 import stat
+import sys
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -79,14 +80,13 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
     path = Path(run_dir) / "summary.json"
     try:  # utf-8-sig: a byte-order mark an editor saved the file with is no error
         problem = _summary_size_problem(path)
-        data = None if problem else json.loads(path.read_text(encoding="utf-8-sig"),
-                                               parse_int=_json_int)
+        data = None if problem else json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise ResultsError(f"no summary.json in {run_dir}") from None
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise ResultsError(f"cannot read {path}: {exc}") from None
+        raise ResultsError(f"cannot read {path}: {_too_many_digits(exc) or exc}") from None
     except RecursionError:  # arrays or objects nested past the interpreter's limit
         raise ResultsError(f"cannot read {path}: arrays or objects nested too deeply "
                            "to parse") from None
@@ -244,16 +244,21 @@ def _json_kind(value: Any) -> str:
     return "a number"
 
 
-def _json_int(text: str) -> int:
-    """A JSON whole number of ``summary.json`` as an int (``json.loads``' ``parse_int``);
-    ``ValueError`` saying it is no plausible value where ``int`` refuses its digits
-    (more than ``sys.get_int_max_str_digits()``, 4,300 by default), in place of
-    ``int``'s advice to raise that limit."""
-    try:
-        return int(text)
-    except ValueError:
-        digits = len(text.lstrip("-"))
-    raise ValueError(f"it holds a whole number of {digits:,} digits, not a plausible value")
+def _too_many_digits(exc: ValueError) -> str | None:
+    """``it holds a whole number of 5,000 digits, not a plausible value`` where ``exc``
+    is ``int``'s refusal of a JSON whole number past ``sys.get_int_max_str_digits()``
+    (4,300 by default; ``Exceeds the limit (4300 digits) ... value has 5000 digits``),
+    in place of its advice to raise that limit (``more than 4,300 digits`` where the
+    message does not count them); ``None`` for any other ``ValueError``. ``json.loads``
+    parses whole numbers with ``int`` itself (no ``parse_int``: a Python call for each
+    would slow a large summary's read)."""
+    text = str(exc)
+    if not text.startswith("Exceeds the limit"):
+        return None
+    counted = re.search(r"value has (\d+) digits", text)
+    digits = (f"{int(counted.group(1)):,}" if counted
+              else f"more than {sys.get_int_max_str_digits():,}")
+    return f"it holds a whole number of {digits} digits, not a plausible value"
 
 
 def _shown(value: Any) -> str:

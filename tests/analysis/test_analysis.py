@@ -485,6 +485,31 @@ def test_report_says_why_a_run_folder_cannot_be_read(tmp_path, capsys, given, me
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
+def test_a_summary_is_parsed_with_ints_of_the_c_scanner(tmp_path, monkeypatch):
+    """``json.loads`` keeps its own ``int`` (no ``parse_int``: a Python call for each
+    whole number slowed a large summary's read); ``int``'s refusal of more digits than
+    its limit is still one plausible-value line, counted from its message or, where
+    it does not count them, 'more than' the limit."""
+    from ipc_bench.analysis import results
+    called = []
+    real = json.loads
+
+    def loads(text, **kwargs):
+        called.append(kwargs)
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(results.json, "loads", loads)
+    (tmp_path / "summary.json").write_text(f'{{"format_version": {FORMAT_VERSION}, "n": 12}}')
+    assert results.read_summary(tmp_path) == {"format_version": FORMAT_VERSION, "n": 12}
+    assert called == [{}]
+    assert results._too_many_digits(ValueError(
+        "Exceeds the limit (4300 digits) for integer string conversion; use "
+        "sys.set_int_max_str_digits() to increase the limit")) == (
+        f"it holds a whole number of more than {sys.get_int_max_str_digits():,} digits, "
+        "not a plausible value")
+    assert results._too_many_digits(ValueError("Expecting value")) is None
+
+
 def test_report_entry_point_exit_code(tmp_path):
     proc = subprocess.run([sys.executable, "bench.py", "report", str(tmp_path / "nope")],
                           cwd=REPO, capture_output=True, text=True, timeout=60)
