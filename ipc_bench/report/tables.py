@@ -1246,6 +1246,21 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
 #: table marks one (``blocks.PAIR_ARITHMETIC_MARK``).
 ARITHMETIC_MARK = " †"
 
+#: Marks an arm's cell in the comparison block that is its median over the pairs: a
+#: comparison recorded with the arms' geometric means but before their arithmetic means
+#: (summaries written from commit 71e6bcf until 00671f0 added them), where a pair has a
+#: value of 0 or less, so that there is neither mean to show.
+MEDIAN_MARK = " ‡"
+
+#: The line under a comparison block on its ``ARITHMETIC_MARK`` cells.
+ARITHMETIC_NOTE = (f"{ARITHMETIC_MARK.strip()}: a pair with a value of 0 or less, so "
+                   "neither arm has a geometric mean: each shows its arithmetic mean")
+
+#: The line under a comparison block on its ``MEDIAN_MARK`` cells.
+MEDIAN_NOTE = (f"{MEDIAN_MARK.strip()}: a pair with a value of 0 or less, so neither arm "
+               "has a geometric mean, and no arithmetic mean recorded (a summary.json "
+               "written before they were): each shows its median over the pairs")
+
 
 def arm_heads(base: str, treat: str, geomeans: bool = True) -> list[str]:
     """The heads of the comparison block's two arm columns: ``send (geometric mean)
@@ -1262,8 +1277,9 @@ def arms_note(method: str, geomeans: bool, rows: list[list[str]]) -> str:
     where needed: with ``--ci-method`` ``sign`` or ``bootstrap`` that the ratio beside
     the arms' geometric means is the median of the per-pair ratios, which can differ
     from their quotient (the pair table's caption, ``blocks._arms_caption``); where a
-    cell of ``rows`` is marked ``ARITHMETIC_MARK``, what that is; ``""`` otherwise (the
-    ``t`` ratio is the arms' quotient)."""
+    cell of ``rows`` is marked ``ARITHMETIC_MARK`` or ``MEDIAN_MARK``, what that is
+    (``ARITHMETIC_NOTE``, ``MEDIAN_NOTE``); ``""`` otherwise (the ``t`` ratio is the
+    arms' quotient)."""
     if not geomeans:
         return ""
     out = []
@@ -1271,20 +1287,24 @@ def arms_note(method: str, geomeans: bool, rows: list[list[str]]) -> str:
         out.append(f"arms: each arm's geometric mean over the pairs [IQR over them]; the "
                    f"{method} ratio beside them is the median of the per-pair ratios, "
                    "which can differ from their quotient")
-    if any(ARITHMETIC_MARK in cell for row in rows for cell in row[2:4]):
-        out.append(f"{ARITHMETIC_MARK.strip()}: an arm with a value of 0 or less, so no "
-                   "geometric mean: its arithmetic mean over the pairs")
+    for mark, note in ((ARITHMETIC_MARK, ARITHMETIC_NOTE), (MEDIAN_MARK, MEDIAN_NOTE)):
+        if any(mark in cell for row in rows for cell in row[2:4]):
+            out.append(note)
     return "\n".join(out)
 
 
 def _arm_cell(m: dict[str, Any], arm: str, scale: float) -> str:
     """One arm's cell of a comparison row: its geometric mean over the pairs
     (``stats.arm_cell``; its arithmetic mean marked ``ARITHMETIC_MARK`` where it has
-    none; its median in a comparison recorded before geometric means) and its IQR."""
+    none; its median in a comparison recorded before geometric means, and marked
+    ``MEDIAN_MARK`` in one recorded with them but before arithmetic means, where it has
+    neither) and its IQR; ``-`` for the figure where there is none of them."""
     iqr = _bracketed(m[f"{arm}_iqr"], scale=scale)
     if f"{arm}_geomean" not in m:
         return f"{_num(m[f'{arm}_median'], scale)} {iqr}"
     value, arithmetic = arm_cell(m, arm)
+    if value is None and f"{arm}_mean" not in m and m.get(f"{arm}_median") is not None:
+        return f"{_num(m[f'{arm}_median'], scale)}{MEDIAN_MARK} {iqr}"
     if value is None:
         return f"- {iqr}"
     return f"{_num(value, scale)}{ARITHMETIC_MARK if arithmetic else ''} {iqr}"

@@ -62,8 +62,28 @@ def test_an_arm_with_a_zero_shows_its_arithmetic_mean_marked_and_said_once():
     _, _, rows, under = tables.comparison_parts(c)
     row = next(r for r in rows if r[0] == "build")
     assert row[2:5] == ["8.10 † [0]", "3.00 † [3.00]", "-"]
-    assert ("†: an arm with a value of 0 or less, so no geometric mean: its arithmetic "
-            "mean over the pairs") in under.splitlines()
+    # cached's 0 drops send's geometric mean too: the note says a pair (was 'an arm')
+    assert ("†: a pair with a value of 0 or less, so neither arm has a geometric mean: "
+            "each shows its arithmetic mean") in under.splitlines()
+
+
+def test_a_comparison_recorded_before_arithmetic_means_shows_its_medians_marked():
+    """A summary written from 71e6bcf until 00671f0 records the arms' geometric means
+    but not their arithmetic means: where a 0 leaves the pair no geometric mean, each
+    arm shows its recorded median marked ``‡`` (was ``- [0]``), said under the block."""
+    (c,) = stats.compare_cases(_cases(build_cached=(0.0, 3000.0, 6000.0)))
+    old = dict(c, metrics={k: {f: v for f, v in m.items()
+                               if f not in ("baseline_mean", "treatment_mean")}
+                           for k, m in c["metrics"].items()})
+    _, header, rows, under = tables.comparison_parts(old)
+    assert header[2:4] == ["send (geometric mean) [IQR]", "cached (geometric mean) [IQR]"]
+    assert next(r for r in rows if r[0] == "build")[2:4] == ["8.10 ‡ [0]", "3.00 ‡ [3.00]"]
+    assert next(r for r in rows if r[0] == "out tok/s")[2:4] == ["11,133 [1000]",
+                                                                   "11,817 [750.0]"]
+    assert under.splitlines()[1:] == [
+        "‡: a pair with a value of 0 or less, so neither arm has a geometric mean, and no "
+        "arithmetic mean recorded (a summary.json written before they were): each shows "
+        "its median over the pairs"]
 
 
 def test_a_comparison_recorded_before_geometric_means_keeps_its_medians():
