@@ -937,8 +937,9 @@ def _arms_caption(method: str, arith: bool) -> str:
             + ("" if method == "t" else
                f" (the {method} ratio beside them is the median of the per-repetition "
                "ratios, which can differ from their quotient)")
-            + (f"; `{PAIR_ARITHMETIC_MARK.strip()}`: an arm with a value of 0, its "
-               "arithmetic mean" if arith else "") + ".")
+            + (f"; `{PAIR_ARITHMETIC_MARK.strip()}`: a pair with a value of 0 or less, "
+               "so neither arm has a geometric mean: each shows its arithmetic mean"
+               if arith else "") + ".")
 
 
 #: Marks an arm's arithmetic mean in the pair table where it has no geometric mean.
@@ -2055,6 +2056,31 @@ def _held_cells(results, key: str) -> dict[tuple, dict[str, Any]]:
             for r in results.cases.to_dict("records") if cores.is_withheld(r)}
 
 
+#: Marks a side-by-side cell that is its run's arithmetic mean over repetitions, not
+#: its geometric mean (a value of 0 or less: ``stats.geomean_interval``), as the
+#: comparison block marks one (``tables.ARITHMETIC_MARK``).
+SIDE_ARITHMETIC_MARK = " †"
+
+#: Under a side-by-side table with a ``SIDE_ARITHMETIC_MARK`` cell.
+SIDE_ARITHMETIC_NOTE = (
+    f"`{SIDE_ARITHMETIC_MARK.strip()}`: that run has a repetition with a value of 0 or "
+    "less, so no geometric mean: its arithmetic mean over repetitions, which the ratio "
+    "columns use for it.")
+
+
+def _arithmetic_cells(results, key: str) -> set[tuple[str, str, str, str]]:
+    """The (workload, policy, codec, run_id) of ``results.cases`` whose metric ``key``
+    has a finite value of 0 or less, so that its side-by-side cell is the arithmetic
+    mean over repetitions (``stats.geomean_interval``), not the geometric mean."""
+    out = set()
+    for group, vals in results.cases.groupby(["workload", "policy", "codec", "run_id"],
+                                             sort=False, observed=True)[key]:
+        finite = [float(v) for v in vals if v is not None and math.isfinite(float(v))]
+        if finite and min(finite) <= 0:
+            out.add(group)
+    return out
+
+
 def _side_by_side(results, key: str,
                   unlike: Optional[dict[tuple[str, str], set[str]]] = None,
                   base: str = "", absent: tuple[dict[tuple, str], bool] = ({}, False)
@@ -2062,7 +2088,9 @@ def _side_by_side(results, key: str,
     """Per (workload, policy, codec), the geometric mean over repetitions of metric
     ``key`` in each run (``stats.geomean_interval``, the throughput figure's points and
     the comparison block's arms; the arithmetic mean where a value is 0) and its
-    ratio to run ``base``'s (default: the first run), under a caption naming that run
+    ratio to run ``base``'s (default: the first run; a cell that is an arithmetic mean
+    is marked ``SIDE_ARITHMETIC_MARK``, with ``SIDE_ARITHMETIC_NOTE``), under a caption
+    naming that run
     as the denominator (``side_by_side_caption``); a row ``base`` has no case for shows
     ``-`` there, with a note (``no_base_note``), or, where ``base``'s case of it is in
     ``absent`` (``absent_base_cases``: not finished, not reached, left out on loading)
@@ -2086,7 +2114,7 @@ def _side_by_side(results, key: str,
     means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False,
                                   observed=True)[key].agg(
         lambda v: geomean_interval(v)[0])  # the figure's and comparison block's arms
-    held = _held_cells(results, key)
+    held, arith = _held_cells(results, key), _arithmetic_cells(results, key)
     groups = side_by_side_order(list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index)),
                                 results.cases["codec"])
     timed = {g for g, sel in results.cases.groupby(["workload", "policy", "codec"],
@@ -2114,13 +2142,17 @@ def _side_by_side(results, key: str,
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
                     + [f"-{cores.MARK}" if group + (r,) in held else
                        tokens_name(key, format_value(vals[r], 2), group in timed
-                                   and vals[r] == vals[r]) for r in ids] + ratios)
+                                   and vals[r] == vals[r])
+                       + (SIDE_ARITHMETIC_MARK if group + (r,) in arith
+                          and vals[r] == vals[r] else "") for r in ids] + ratios)
     blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids, base)),
                            ("table", header, rows)]
     wall = [("p", SIDE_WALL_NOTE)] if key == "output_tokens_per_s" and timed & set(
         groups) else []
     if any(ARRIVAL_BOUND_CELL in row for row in rows):
         wall.append(("p", SIDE_ARRIVAL_NOTE))
+    if any(c.endswith(SIDE_ARITHMETIC_MARK) for row in rows for c in row[3:3 + len(ids)]):
+        wall.append(("p", SIDE_ARITHMETIC_NOTE))
     if any(not performed(key, g[2]) for g in groups):
         wall.append(("p", SIDE_NOT_PERFORMED_NOTE))
     gaps = [("p", line) for line in _run_gaps(means, groups, ids, base,

@@ -117,3 +117,25 @@ def test_the_side_by_side_table_gives_each_runs_geometric_mean():
     blocks = _side_by_side(SimpleNamespace(run_ids=["a", "b"], cases=pd.DataFrame(rows)),
                            "output_tokens_per_s")
     assert blocks[1][2] == [["num_running=4", "send", "msgpack", "200", "300", "1.500"]]
+
+
+def test_a_side_by_side_cell_without_a_geometric_mean_is_marked_and_said():
+    """A run whose repetitions hold a 0 has no geometric mean: its cell is the
+    arithmetic mean, marked ``†`` with a note (was unmarked under a caption that says
+    geometric mean)."""
+    rows = [dict(workload="num_running=4", policy="send", codec="msgpack", run_id=r,
+                 build_ns_per_step=v)
+            for r, vals in (("a", [0.0, 4000.0]), ("b", [3000.0, 3000.0])) for v in vals]
+    blocks = _side_by_side(SimpleNamespace(run_ids=["a", "b"], cases=pd.DataFrame(rows)),
+                           "build_ns_per_step")
+    assert blocks[1][2] == [["num_running=4", "send", "msgpack", "2.00 †", "3.00", "1.500"]]
+    assert blocks[2:] == [("p", "`†`: that run has a repetition with a value of 0 or less, "
+                                "so no geometric mean: its arithmetic mean over "
+                                "repetitions, which the ratio columns use for it.")]
+
+
+def test_the_pair_tables_dagger_says_a_pair_leaves_neither_arm_a_geometric_mean():
+    from ipc_bench.report.blocks import _arms_caption
+    assert _arms_caption("t", True).endswith(
+        "; `†`: a pair with a value of 0 or less, so neither arm has a geometric mean: "
+        "each shows its arithmetic mean.")
