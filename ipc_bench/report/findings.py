@@ -1136,8 +1136,8 @@ def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
     timings are withheld (``analysis.cores``) are left out. With 2+ repetitions a
     step is named by its statistic, ``cached's step, 132.5 µs as the mean of its 3
     repetitions' median steps``, not ``median step``: ``bench.py``'s comparison block
-    gives the median over repetitions of the same per-case medians as ``step
-    median`` (the figure a share under ``sign`` or ``bootstrap`` is of: ``as the
+    gives the geometric mean over repetitions of the same per-case medians as ``step
+    median`` (a share under ``sign`` or ``bootstrap`` is of their median: ``as the
     median of its 6 repetitions' median steps``). Where the whole step's share has an
     interval that excludes 0 but the run's recorded comparison of that step
     (``recorded``: ``recorded_metrics``) finds no significant difference after Holm's
