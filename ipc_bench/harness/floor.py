@@ -110,8 +110,8 @@ def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int],
             try:
                 decode(reply)
             except DecodeError as exc:
-                raise CaseError(f"floor step {i}: "
-                                f"{undecodable_text(len(reply), getattr(exchange, 'reply_origin', None))}: "
+                origin = getattr(exchange, "reply_origin", None)
+                raise CaseError(f"floor step {i}: {undecodable_text(len(reply), origin)}: "
                                 f"{exc}") from None
             t = perf()
             out.append(t - t_prev)

@@ -1025,8 +1025,10 @@ def _ratio_title(num_timed: int, num_groups: int, num_load_bound: int = 0) -> st
 
 @_finished_cases
 def throughput(results):
-    """Output tokens/s of every case (mean over repetitions, 95 % t interval as error
-    bars when a case has 2+ repetitions), grouped by workload (and run, when several
+    """Output tokens/s of every case (geometric mean over repetitions, with the 95 %
+    Student-t interval of the log tokens/s as error bars when a case has 2+
+    repetitions: ``stats.geomean_interval``; the arithmetic mean and its t interval
+    where a value is 0 or less), grouped by workload (and run, when several
     are loaded); and, when both policies ran, cached / send per workload and codec
     (``stats.summarize_pairs`` with the runs' ``--ci-method``: for ``t``, the geometric
     mean of the paired ratios and its t interval, as the CLI's comparison block).
