@@ -501,7 +501,8 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
 
 def reading(interval: Optional[tuple[float, float]], null: float = 0.0) -> Optional[str]:
     """What an interval says of a difference (``null`` 0: a share, send - cached over
-    cached's step; 1: a ratio, whose ±10 % is about 1): ``within noise`` where it holds
+    cached's step; 1: a ratio, whose ±10 %, a factor of 1.1 either way, is about 1):
+    ``within noise`` where it holds
     ``null`` and stays within ±10 % (``holds_zero``, ``too_wide``), ``inconclusive``
     where it holds ``null`` but reaches beyond, ``differs`` where it excludes
     ``null``; ``None`` without an interval."""
@@ -731,10 +732,12 @@ def holds_zero(interval: Optional[tuple[float, float]]) -> bool:
 
 
 def too_wide(interval: Optional[tuple[float, float]]) -> bool:
-    """Whether a share's interval (fractions of cached's step) reaches below -10 % or
-    above +10 % (``stats.inconclusive``, the rule of every "within noise" the terminal
-    and the report print), so that one holding 0 is inconclusive, not noise. False
-    without an interval."""
+    """Whether a share's interval (fractions of cached's step) reaches beyond a factor
+    of 1.1 either way: below -9.09 % or above +10 % (``stats.inconclusive`` on the ratio
+    send/cached = 1 + share, the rule of every "within noise" the terminal and the report
+    print, so that the share and the comparison block's cached/send ratio of the same
+    steps, nearly its reciprocal, read alike), so that one holding 0 is inconclusive, not
+    noise. False without an interval."""
     from ipc_bench.analysis.stats import inconclusive
 
     return interval is not None and inconclusive(1 + interval[0], 1 + interval[1])

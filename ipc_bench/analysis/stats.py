@@ -53,7 +53,8 @@ packages", The American Statistician 50(4), 1996). Per pair of arms:
   exact sign test, or the bootstrap's share of resampled medians on the far side
   of 1, doubled;
 - ``significant``: ``False`` when the ratio interval contains 1, worded "no
-  significant difference" when the interval lies within +/-10 % (``DETECTABLE``) and
+  significant difference" when the interval lies within +/-10 % (``DETECTABLE``: a
+  factor of 1.1 either way, 0.9091 to 1.1) and
   "inconclusive: ..." when it reaches further (``inconclusive``: too few repetitions
   or too noisy to tell a 10 % difference from none, so no reassurance; the same
   after Holm's adjustment); ``None`` with fewer pairs than the method needs
@@ -135,19 +136,27 @@ INCONCLUSIVE_HOLM = f"inconclusive: {NOT_SIGNIFICANT_HOLM}"
 #: its verdict is "inconclusive" (too few repetitions or too noisy), never "no
 #: significant difference", which would read as reassurance (an A/A check that passed).
 #: 10 %: send's cost is a few % of a step at most, and a 10 % swing of tokens/s would
-#: change a review's conclusion.
+#: change a review's conclusion. The band is a factor of ``1 + DETECTABLE`` either way
+#: (symmetric on the log scale): a ratio in [1/1.1, 1.1] = [0.9091, 1.1], a change of
+#: -9.09 % to +10 %, which is what "±10 %" means in every message. A ratio and its
+#: reciprocal (cached/send and send/cached; a share send/cached - 1) therefore read alike.
 DETECTABLE = 0.10
 
 
 def inconclusive(low: Optional[float], high: Optional[float],
                  detectable: float = DETECTABLE) -> bool:
-    """Whether a ratio interval ``[low, high]`` reaches below ``1 - detectable`` or
-    above ``1 + detectable`` (0.10: +/-10 %), so that a comparison with no significant
-    difference cannot rule out a difference of that size. False without an interval
-    (``None`` or NaN)."""
+    """Whether a ratio interval ``[low, high]`` reaches beyond a factor of ``1 +
+    detectable`` either way (below ``1 / (1 + detectable)``, 0.9091, or above ``1 +
+    detectable``, 1.1: the "±10 %" of every message), so that a comparison with no
+    significant difference cannot rule out a difference of that size. The band is
+    symmetric on the log scale, so ``[low, high]`` and its reciprocal ``[1/high, 1/low]``
+    read alike (up to rounding at the edge); a share ``s`` (send/cached - 1) is read as
+    the ratio ``1 + s`` (``send_cost.too_wide``). False without an interval (``None`` or
+    NaN)."""
     if low is None or high is None or low != low or high != high:
         return False
-    return low < 1.0 - detectable or high > 1.0 + detectable
+    factor = 1.0 + detectable
+    return low * factor < 1.0 or high > factor
 
 
 #: What an inconclusive difference means, the same words wherever one is worded (the

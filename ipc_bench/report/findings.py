@@ -1047,8 +1047,9 @@ NO_INTERVAL_COST = ("no interval to tell it from noise: not established as the c
 def _ipc_cost_reading(cmp) -> tuple[str, bool]:
     """One arm's reading in the single-process finding, ``cmp`` its
     ``_single_process_arm`` comparison, as ``(words, said_measurable)``, read on the
-    ratio and interval as printed (2 decimals, so ``[0.90, 1.10]`` is within ±10 % even
-    where its bounds are 0.8999 and 1.1004): an interval above 1.00x, ``the cost of
+    ratio and interval as printed (2 decimals, so ``[0.91, 1.10]`` is within ±10 %, a
+    factor of 1.1 either way, even where its bounds are 0.9050 and 1.1004): an interval
+    above 1.00x, ``the cost of
     having IPC at all``; one that holds 1.00x, ``within noise`` (within ±10 %) or
     ``SHORT_INCONCLUSIVE`` (beyond it) with ``HOLDS_NO_COST``; no interval and a ratio
     above 1.00x, ``one repetition, `` + ``NO_INTERVAL_COST``; otherwise (a ratio at or

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ipc_bench.analysis import stats
@@ -76,10 +76,61 @@ def test_the_aa_check_of_two_repetitions_is_inconclusive_not_passed():
 
 
 @pytest.mark.parametrize("low, high, wide", [
-    (0.95, 1.05, False), (0.9, 1.1, False), (0.89, 1.01, True), (0.99, 1.11, True),
+    (0.95, 1.05, False), (0.91, 1.1, False), (1 / 1.1, 1.1, False), (0.9, 1.1, True),
+    (0.905, 1.0, True), (0.89, 1.01, True), (0.99, 1.11, True),
     (None, None, False), (math.nan, 1.0, False)])
-def test_inconclusive_is_an_interval_beyond_ten_percent(low, high, wide):
+def test_inconclusive_is_an_interval_beyond_a_factor_of_1_1_either_way(low, high, wide):
+    # the band is [1/1.1, 1.1] = [0.9091, 1.1]: 0.9 is a change of -10 % one way but a
+    # factor of 1.111 the other (1/0.9), beyond the band
     assert stats.inconclusive(low, high) is wide
+
+
+def _near_edge(*ends: float) -> bool:
+    """Whether any of ``ends`` lies within float rounding of the band's edges or of the
+    null, 1 (where a ratio and its reciprocal may round to different sides)."""
+    return any(abs(e - edge) < 1e-9 for e in ends for edge in (1 / 1.1, 1.0, 1.1))
+
+
+@given(st.floats(-0.5, 0.5), st.floats(0.0, 0.5))
+@settings(max_examples=2000, deadline=None)
+def test_a_share_and_the_reciprocal_ratio_read_alike(low, width):
+    """The share lines read send/cached - 1 (``send_cost.reading``, ``too_wide``), the
+    comparison block cached/send (``stats.inconclusive``): an interval and its
+    reciprocal give the same word, whichever way the ratio is taken."""
+    from ipc_bench.analysis.send_cost import reading, too_wide
+
+    share = (low, low + width)  # send/cached - 1
+    ratio = (1 / (1 + share[1]), 1 / (1 + share[0]))  # cached/send, the same interval
+    assume(not _near_edge(1 + share[0], 1 + share[1], *ratio))
+    assert reading(share) == reading(ratio, 1.0)
+    assert too_wide(share) is stats.inconclusive(*ratio)
+    assert stats.inconclusive(*ratio) is stats.inconclusive(1 + share[0], 1 + share[1])
+
+
+def test_the_mirrored_shares_of_the_same_spread_read_alike():
+    # cached 1e6 ns x5, send - cached = -45,000 ns plus a spread, and its mirror image
+    # (+45,000 ns): under a band of ±10 % on the share the first read "within noise" by
+    # its share, [-9.41, +0.41] %, and "inconclusive" by the block, cached/send [0.995,
+    # 1.103], while the mirror agreed; with the band a factor of 1.1 either way both
+    # readings agree in both
+    from ipc_bench.analysis.send_cost import mean_share, reading, bounds
+
+    spread = [-50_000.0, -25_000.0, 0.0, 25_000.0, 50_000.0]
+    seen = {}
+    for sign in (-1, 1):
+        diffs = [sign * 45_000.0 + d for d in spread]
+        share = bounds(mean_share(diffs, [1e6] * 5, "t"))
+        sends = [1e6 + d for d in diffs]
+        ratio = stats.paired_ratio(sends, [1e6] * 5, "t")  # cached/send
+        seen[sign] = (share, ratio[1:], reading(share), reading(ratio[1:], 1.0))
+    assert seen[-1][0] == pytest.approx((-0.09407, 0.00407), abs=5e-5)
+    assert seen[-1][1] == pytest.approx((0.9953, 1.1031), abs=5e-4)
+    assert seen[1][0] == pytest.approx((-0.00407, 0.09407), abs=5e-5)
+    assert seen[1][1] == pytest.approx((0.9135, 1.0036), abs=5e-4)
+    # send/cached reaches 0.9059 < 1/1.1: inconclusive both ways; its mirror, 1.0941 and
+    # cached/send 0.9135, stays within the band: within noise both ways
+    assert [s[2:] for s in seen.values()] == [("inconclusive", "inconclusive"),
+                                              ("within noise", "within noise")]
 
 
 def test_constant_ratio():

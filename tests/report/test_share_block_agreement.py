@@ -68,18 +68,22 @@ def test_where_the_share_and_the_block_agree_the_line_is_unchanged():
 
 
 @pytest.mark.parametrize("cached, diffs, clause", [
-    # the share excludes 0, the block's ratio holds 1
+    # the share excludes 0 ([+0.33, +8.24] %), the block's ratio holds 1 (0.903 is
+    # below 1/1.1)
     ([300_000.0, 300_000.0, 100_000.0], [15_000.0, 15_000.0, 0.0],
      ", but the comparison block's step median, cached/send 0.968 [0.903, 1.038], holds "
-     "1 and stays within ±10 %: the difference is not established"),
-    # the share within noise, the block's ratio excludes 1
-    ([300_000.0, 100_000.0, 300_000.0], [-9_000.0, -6_000.0, -18_000.0],
-     " by this share, but the comparison block's step median, cached/send 1.053 [1.006, "
-     "1.101], excludes 1: within noise is not established"),
-    # the share inconclusive (kept), the block's ratio within ±10 %
-    ([300_000.0, 300_000.0, 200_000.0], [9_000.0, 21_000.0, 6_000.0],
-     ", though the comparison block's step median, cached/send 0.959 [0.908, 1.012], "
+     "1 but reaches beyond ±10 %: the difference is not established"),
+    # the share within noise ([-8.47, +0.19] %), the block's ratio excludes 1
+    ([300_000.0, 100_000.0, 300_000.0], [-16_000.0, -5_000.0, -8_000.0],
+     " by this share, but the comparison block's step median, cached/send 1.045 [1.007, "
+     "1.085], excludes 1: within noise is not established"),
+    # the share inconclusive (kept: [-1.69, +10.19] %), the block's ratio within ±10 %
+    ([300_000.0, 300_000.0, 200_000.0], [8_000.0, 20_000.0, 6_000.0],
+     ", though the comparison block's step median, cached/send 0.961 [0.911, 1.013], "
      "holds 1 and stays within ±10 %"),
+    # share [-1.59, +10.59] % and cached/send [0.908, 1.012]: reciprocals near enough
+    # that both reach beyond a factor of 1.1, so no clause
+    ([300_000.0, 300_000.0, 200_000.0], [9_000.0, 21_000.0, 6_000.0], ""),
 ])
 def test_each_disagreement_names_the_blocks_ratio(cached, diffs, clause):
     assert block_clause(step_shares(S2R, diffs, cached, "t")) == clause

@@ -151,9 +151,10 @@ def test_a_run_without_a_pair_defines_the_single_process_verdict_in_its_legend(s
 
 
 def test_the_single_process_verdict_reads_the_interval_as_printed(send_only_run):
-    # [0.90, 1.05] from a low bound of 0.8999, [0.95, 1.10] from a high of 1.1004: the
-    # printed interval is within ±10 %, and so is the verdict
-    for (lo, hi), printed in (((0.8999, 1.05), "0.97x [0.90, 1.05]"),
+    # [0.91, 1.05] from a low bound of 0.9051 (below 1/1.1, 0.9091), [0.95, 1.10] from a
+    # high of 1.1004: the printed interval is within ±10 % (a factor of 1.1 either way),
+    # and so is the verdict
+    for (lo, hi), printed in (((0.9051, 1.05), "0.97x [0.91, 1.05]"),
                               ((0.95, 1.1004), "1.02x [0.95, 1.10]")):
         res, part, raw = _with_ratios(send_only_run, _spread(lo, hi))
         assert np.allclose(raw, (lo, hi)) and printed in part
