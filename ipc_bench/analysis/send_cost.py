@@ -468,7 +468,7 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
     (``emulated_words``); ``verdict``: a clause after the whole step's difference (the
     report's recorded comparison). Without one, where the comparison block's ratio of
     the same steps reads otherwise than the whole step's share (``block_clause``), a
-    clause names it: a share within noise whose block ratio reaches beyond ±10 % or
+    clause names it: a share within noise whose block ratio reaches beyond 1.1x either way or
     excludes 1 is not called within noise alone. With 2+ repetitions a median step is
     named by the statistic over them (``as the mean of its 3 repetitions' median
     steps``)."""
@@ -501,9 +501,9 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
 
 def reading(interval: Optional[tuple[float, float]], null: float = 0.0) -> Optional[str]:
     """What an interval says of a difference (``null`` 0: a share, send - cached over
-    cached's step; 1: a ratio, whose ±10 %, a factor of 1.1 either way, is about 1):
+    cached's step; 1: a ratio, whose 1.1x either way is about 1):
     ``within noise`` where it holds
-    ``null`` and stays within ±10 % (``holds_zero``, ``too_wide``), ``inconclusive``
+    ``null`` and stays within 1.1x either way (``holds_zero``, ``too_wide``), ``inconclusive``
     where it holds ``null`` but reaches beyond, ``differs`` where it excludes
     ``null``; ``None`` without an interval."""
     if interval is None or None in interval:
@@ -516,8 +516,8 @@ def reading(interval: Optional[tuple[float, float]], null: float = 0.0) -> Optio
 
 #: What the comparison block's ratio interval does, by its ``reading``, in
 #: ``block_clause``.
-BLOCK_READS = {"within noise": "holds 1 and stays within ±10 %",
-               "inconclusive": "holds 1 but reaches beyond ±10 %",
+BLOCK_READS = {"within noise": "holds 1 and stays within 1.1x either way",
+               "inconclusive": "holds 1 but reaches beyond 1.1x either way",
                "differs": "excludes 1"}
 
 
@@ -527,9 +527,9 @@ def block_clause(shares: StepShares) -> str:
     noise, inconclusive, differs), the clause after the share's words naming the
     block's ratio (``stats.paired_ratio``, cached's step over send's) and interval: ``
     by this share, but the comparison block's step median, cached/send 1.003 [0.912,
-    1.102], holds 1 but reaches beyond ±10 %: within noise is not established`` where
+    1.102], holds 1 but reaches beyond 1.1x either way: within noise is not established`` where
     the share is within noise; ``, but ..., holds 1 ...: the difference is not
-    established`` where it excludes 0; ``, though ..., holds 1 and stays within ±10 %``
+    established`` where it excludes 0; ``, though ..., holds 1 and stays within 1.1x either way``
     (or ``excludes 1``) where it is inconclusive (the stricter reading, kept). ``''``
     where they agree or either has no interval (``ratio_clause``)."""
     return ratio_clause(bounds(shares.whole), shares.block_ratio, shares.step)
@@ -727,7 +727,7 @@ def share_interval(interval: Optional[tuple[float, float]], method: str = "t",
 def holds_zero(interval: Optional[tuple[float, float]]) -> bool:
     """Whether a share's interval holds 0 (no interval: False): its difference is then
     never worded as a cost or saving, but as noise where the interval also stays within
-    ±10 % (``within noise of cached's``), else as inconclusive (``too_wide``)."""
+    1.1x either way (``within noise of cached's``), else as inconclusive (``too_wide``)."""
     return interval is not None and interval[0] <= 0 <= interval[1]
 
 
@@ -744,7 +744,7 @@ def too_wide(interval: Optional[tuple[float, float]]) -> bool:
 
 
 def _inconclusive(interval: Optional[tuple[float, float]]) -> str:
-    """``, inconclusive: the interval reaches beyond ±10 %, ...`` (``stats.
+    """``, inconclusive: the interval reaches beyond 1.1x either way, ...`` (``stats.
     INCONCLUSIVE_CLAUSE``) where ``interval`` holds 0 and is ``too_wide``, else ''."""
     from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
 
@@ -757,10 +757,10 @@ def path_difference(diff_ns: float, share: float,
     """Send's SchedulerOutput path against cached's in words, the same in the terminal's
     share lines and the report's findings: ``costs 1.96 µs per step more than cached's,
     0.03 % of BASE (send - cached: [...] %, ...)``, or, where ``interval`` holds 0 and
-    stays within ±10 % (``holds_zero``, ``too_wide``), ``is within noise of cached's:
+    stays within 1.1x either way (``holds_zero``, ``too_wide``), ``is within noise of cached's:
     +1.96 µs per step, +0.03 % of BASE ...``, or, where it holds 0 but reaches beyond
-    ±10 %, ``differs from cached's by +1.96 µs per step, +0.03 % of BASE (...),
-    inconclusive: the interval reaches beyond ±10 %, ...``. ``diff_ns``: send - cached
+    1.1x either way, ``differs from cached's by +1.96 µs per step, +0.03 % of BASE (...),
+    inconclusive: the interval reaches beyond 1.1x either way, ...``. ``diff_ns``: send - cached
     (ns); ``share``: of the step (fraction); ``method``, ``pairs``: the interval's
     (``share_interval``)."""
     if holds_zero(interval):
@@ -777,10 +777,10 @@ def step_difference(share: float, interval: Optional[tuple[float, float]],
                     method: str = "t", pairs: int = 0) -> str:
     """Send's whole step against cached's in words (``share``: send - cached over
     cached's step, a fraction): ``is 41.56 % longer than cached's (send - cached: [...]
-    %, ...)`` (or ``shorter``), or, where ``interval`` holds 0 and stays within ±10 %,
+    %, ...)`` (or ``shorter``), or, where ``interval`` holds 0 and stays within 1.1x either way,
     ``is within noise of cached's: +1.56 % (...)``, or, where it holds 0 but reaches
-    beyond ±10 %, ``differs from cached's by +1.35 % (send - cached: [-14.41, +17.11] %,
-    ...), inconclusive: the interval reaches beyond ±10 %, ...`` (``path_difference``'s
+    beyond 1.1x either way, ``differs from cached's by +1.35 % (send - cached: [-14.41, +17.11] %,
+    ...), inconclusive: the interval reaches beyond 1.1x either way, ...`` (``path_difference``'s
     rule); ``method``, ``pairs``: the interval's (``share_interval``)."""
     if holds_zero(interval):
         verb = "differs from cached's by" if too_wide(interval) else \
@@ -859,7 +859,7 @@ def share_line(row: CostRow) -> str:
     or ``bootstrap``: ``CostRow.statistic``) and each share's interval by the row's
     method (``share_interval``: ``no interval: a sign-test interval needs >= 6 pairs``
     with fewer), and a difference whose interval holds 0 is worded as noise where it
-    stays within ±10 % (``holds_zero``: ``is within noise of cached's: +0.41 %``), else
+    stays within 1.1x either way (``holds_zero``: ``is within noise of cached's: +0.41 %``), else
     as inconclusive (``too_wide``: ``differs from cached's by +1.35 % (...),
     inconclusive: ...``). A share the row's
     warnings make unquotable reads ``WITHHELD`` (``CostRow.step_off``: both, e.g. ``its

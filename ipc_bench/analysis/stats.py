@@ -138,8 +138,8 @@ INCONCLUSIVE_HOLM = f"inconclusive: {NOT_SIGNIFICANT_HOLM}"
 #: 10 %: send's cost is a few % of a step at most, and a 10 % swing of tokens/s would
 #: change a review's conclusion. The band is a factor of ``1 + DETECTABLE`` either way
 #: (symmetric on the log scale): a ratio in [1/1.1, 1.1] = [0.9091, 1.1], a change of
-#: -9.09 % to +10 %, which is what "±10 %" means in every message. A ratio and its
-#: reciprocal (cached/send and send/cached; a share send/cached - 1) therefore read alike.
+#: -9.09 % to +10 %, which is what "1.1x either way" means in every message. A ratio
+#: and its reciprocal (cached/send and send/cached; a share send/cached - 1) therefore read alike.
 DETECTABLE = 0.10
 
 
@@ -147,8 +147,8 @@ def inconclusive(low: Optional[float], high: Optional[float],
                  detectable: float = DETECTABLE) -> bool:
     """Whether a ratio interval ``[low, high]`` reaches beyond a factor of ``1 +
     detectable`` either way (below ``1 / (1 + detectable)``, 0.9091, or above ``1 +
-    detectable``, 1.1: the "±10 %" of every message), so that a comparison with no
-    significant difference cannot rule out a difference of that size. The band is
+    detectable``, 1.1: the "1.1x either way" of every message), so that a comparison
+    with no significant difference cannot rule out a difference of that size. The band is
     symmetric on the log scale, so ``[low, high]`` and its reciprocal ``[1/high, 1/low]``
     read alike (up to rounding at the edge); a share ``s`` (send/cached - 1) is read as
     the ratio ``1 + s`` (``send_cost.too_wide``). False without an interval (``None`` or
@@ -162,9 +162,9 @@ def inconclusive(low: Optional[float], high: Optional[float],
 #: What an inconclusive difference means, the same words wherever one is worded (the
 #: findings' time clauses, the share lines, the terminal's step-time lines): a
 #: difference whose interval holds 0 % reads "within noise" only where that interval
-#: also stays within ±10 % (``inconclusive``), and this beyond it.
-INCONCLUSIVE_CLAUSE = (f"inconclusive: the interval reaches beyond ±{100 * DETECTABLE:.0f} "
-                       f"%, too few repetitions or too noisy to tell a "
+#: also stays within 1.1x either way (``inconclusive``), and this beyond it.
+INCONCLUSIVE_CLAUSE = (f"inconclusive: the interval reaches beyond {1 + DETECTABLE:g}x "
+                       f"either way, too few repetitions or too noisy to tell a "
                        f"{100 * DETECTABLE:.0f} % difference from none")
 
 
@@ -208,11 +208,12 @@ def inconclusive_verdict(low: float, high: float, detectable: float = DETECTABLE
                          confidence: float = CONFIDENCE) -> str:
     """The verdict of a comparison with no significant difference whose ratio interval
     is too wide (``inconclusive``), e.g. "inconclusive: the 95 % interval [-81.2,
-    +1175.0] % reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 %
-    difference from none"."""
+    +1175.0] % reaches beyond 1.1x either way: too few repetitions or too noisy to
+    tell a 10 % difference from none"."""
     pct = f"{100 * detectable:.0f} %"
     return (f"inconclusive: the {100 * confidence:.0f} % interval "
-            f"{ratio_interval(low, high, percent=True)} reaches beyond ±{pct}: too few repetitions or "
+            f"{ratio_interval(low, high, percent=True)} reaches beyond "
+            f"{1 + detectable:g}x either way: too few repetitions or "
             f"too noisy to tell a {pct} difference from none")
 
 
@@ -221,7 +222,7 @@ def holm_inconclusive_verdict(low: float, high: float,
     """The verdict of a Holm-adjusted comparison with no significant difference whose
     unadjusted ratio interval ``[low, high]`` excludes 1 (``unadjusted_excludes_one``)
     and reaches beyond ``DETECTABLE`` (``inconclusive``): its reason is the adjustment,
-    not the interval, which may lie wholly beyond ±10 %, e.g. "inconclusive: not
+    not the interval, which may lie wholly beyond 1.1x either way, e.g. "inconclusive: not
     significant after Holm; the 95 % interval [-89.2, -30.4] % does not include 0 % but
     is unadjusted"."""
     return (f"{INCONCLUSIVE_HOLM}; the {100 * confidence:.0f} % interval "
@@ -313,7 +314,7 @@ def verdict_of(m: dict[str, Any]) -> str:
     unadjusted ratio interval excludes 1 and stays within ``DETECTABLE``, and
     ``holm_inconclusive_verdict`` where that interval reaches beyond it (``holm_verdict``;
     summaries written before these verdicts say "no significant difference" or
-    "inconclusive: the 95 % interval ... reaches beyond ±10 %" there, and those written
+    "inconclusive: the 95 % interval ... reaches beyond 1.1x either way" there, and those written
     before their present words "no significant difference after Holm adjustment" or
     "inconclusive: not significant after Holm adjustment; ..."); else its
     ``verdict``."""

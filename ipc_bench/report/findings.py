@@ -79,7 +79,7 @@ TIMED_MIXED = ("This is a timed replay, load-bound in {n} of its {m} cases ({evi
                "throughput comparison between arms; the latencies (the Latency section) "
                "are the result.")
 #: The words of a timed replay's wall-time clause (``_wall_time_clause``) whose interval
-#: holds 0 % and reaches no further than ±10 % (``stats.inconclusive``): the one case in
+#: holds 0 % and reaches no further than 1.1x either way (``stats.inconclusive``): the one case in
 #: which it says the wall times are about the same.
 WALL_WITHIN_NOISE = "within noise: about the same wall time"
 #: The same for a timed replay that ran one arm, or arms other than send and cached.
@@ -362,9 +362,9 @@ DECODE_AFTER_ENCODE = _clause_words("decoding", "decodes", "decode", "them")
 TIMES_NOT_COMPARED = ("per-step times not compared (encode, decode, build, step: other "
                       "batches)")
 #: The short verdict of a difference with no significant difference whose interval
-#: reaches beyond ±10 % (``stats.inconclusive``), defined once in the legend under the
+#: reaches beyond 1.1x either way (``stats.inconclusive``), defined once in the legend under the
 #: findings (``findings_legend``, in ``stats.INCONCLUSIVE_CLAUSE``'s words).
-SHORT_INCONCLUSIVE = f"inconclusive (interval beyond ±{100 * DETECTABLE:.0f} %)"
+SHORT_INCONCLUSIVE = f"inconclusive (interval beyond {1 + DETECTABLE:g}x either way)"
 #: What the bytes share of a finding is of: send's scheduler → runner payload per step
 #: (the pair table's ``s2r payload B/step`` row).
 OF_SEND_PAYLOAD = "of send's scheduler → runner payload"
@@ -428,18 +428,18 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     (``TIME_CLAUSE_WORDS``). Where that interval holds 0 % the difference is worded as
     noise, never as a saving or cost: ``builds the SchedulerOutput and the
     ModelRunnerOutput within noise of send's time per step (+0.2 % [-4.5, +5.2] %;
-    send - cached: -0.03 µs)``, or, where that interval also reaches beyond ±10 %
+    send - cached: -0.03 µs)``, or, where that interval also reaches beyond 1.1x either way
     (``stats.inconclusive``), with the short verdict ``SHORT_INCONCLUSIVE``:
     ``changes encode time per step of the SchedulerOutput and the ModelRunnerOutput by
-    +1.4 % [-9.4, +13.4] % (send - cached: -0.04 µs; inconclusive (interval beyond ±10
-    %))``; where it excludes 0 % but the difference points the other way (pairs of
+    +1.4 % [-9.4, +13.4] % (send - cached: -0.04 µs; inconclusive (interval beyond
+    1.1x either way))``; where it excludes 0 % but the difference points the other way (pairs of
     unlike size), or where ``m``, the run's recorded comparison of this metric
     (``recorded_metrics``), finds no significant difference after Holm's correction
     (``_short_holm``), no saving or cost either: ``changes build time per step of ...
     by -5.0 % [-8.0, -2.0] % (send - cached: -0.10 µs)``, with ``; not significant
     after Holm (p 0.022, adjusted 0.131)`` before its closing parenthesis in the second
     case (``inconclusive: not significant after Holm (...)`` where the interval reaches
-    beyond ±10 %, as the legend and the comparison block say). A row with no interval
+    beyond 1.1x either way, as the legend and the comparison block say). A row with no interval
     (one repetition, or too few pairs for the method) gives the difference as
     ``saves``/``spends`` and says it has none: ``saves 3.15 µs per step ... (one
     repetition, no interval)`` (``_no_interval``), or, where that
@@ -595,7 +595,7 @@ def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
     its p-values (``_short_holm``: ``, not significant after Holm (p 0.040, adjusted
     0.282)`` where the unadjusted interval excludes zero but the adjusted test finds no
     significant difference, ``inconclusive: not significant after Holm (...)`` where
-    the run's verdict adds that it reaches beyond ±10 %). Without ``m``: ``t``'s own
+    the run's verdict adds that it reaches beyond 1.1x either way). Without ``m``: ``t``'s own
     (unadjusted) test."""
     excludes = (t["ratio_low"] == t["ratio_low"] and t["ratio_high"] == t["ratio_high"]
                 and (t["ratio_low"] > 1 or t["ratio_high"] < 1))
@@ -603,7 +603,7 @@ def _verdict_clause(t: dict[str, Any], m: dict[str, Any] | None) -> str:
             and m.get("p_adjusted") is not None and m.get("significant") is not None:
         if m["significant"]:
             return ", " + _short_holm(m, "significant")
-        if excludes:  # the run's verdict says inconclusive where it reaches beyond ±10 %
+        if excludes:  # the run's verdict says inconclusive where it reaches beyond 1.1x either way
             inconclusive = str(m.get("verdict", "")).startswith("inconclusive")
             return ", " + _short_holm(m, "inconclusive: not significant" if inconclusive
                                       else "not significant")
@@ -720,7 +720,7 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     ``summarize_pairs`` row of ``output_tokens_per_s`` (arm means, ratio, interval).
     With an interval it carries the verdict of the other tokens/s findings
     (``_verdict_clause``: ``m``, the run's recorded comparison, Holm-adjusted, else the
-    row's own test; ``stats.inconclusive`` past ±10 %), and only where that interval
+    row's own test; ``stats.inconclusive`` past 1.1x either way), and only where that interval
     holds 0 % and is not inconclusive does it say ``WALL_WITHIN_NOISE``. Where ``m``
     withheld the figure as arrival-bound (``stats.arrival_bound``), each arm's tokens/s
     alone, no ratio or verdict, as the tables give them; so too where the pairs' cases
@@ -793,9 +793,9 @@ WHOLE_STEP_CACHED_ONLY = (" (only cached's whole step is checked against the nom
 
 
 def _inconclusive_clause(row: dict[str, Any]) -> str:
-    """', inconclusive (interval beyond ±10 %)' (``SHORT_INCONCLUSIVE``, defined in the
+    """', inconclusive (interval beyond 1.1x either way)' (``SHORT_INCONCLUSIVE``, defined in the
     legend under the findings) for a ``summarize_pairs`` row with no significant
-    difference whose interval reaches beyond ±10 % (``stats.inconclusive``), so that
+    difference whose interval reaches beyond 1.1x either way (``stats.inconclusive``), so that
     "no significant difference" is not read as "no difference"."""
     return f", {SHORT_INCONCLUSIVE}"
 
@@ -1047,10 +1047,10 @@ NO_INTERVAL_COST = ("no interval to tell it from noise: not established as the c
 def _ipc_cost_reading(cmp) -> tuple[str, bool]:
     """One arm's reading in the single-process finding, ``cmp`` its
     ``_single_process_arm`` comparison, as ``(words, said_measurable)``, read on the
-    ratio and interval as printed (2 decimals, so ``[0.91, 1.10]`` is within ±10 %, a
+    ratio and interval as printed (2 decimals, so ``[0.91, 1.10]`` is within 1.1x either way, a
     factor of 1.1 either way, even where its bounds are 0.9050 and 1.1004): an interval
     above 1.00x, ``the cost of
-    having IPC at all``; one that holds 1.00x, ``within noise`` (within ±10 %) or
+    having IPC at all``; one that holds 1.00x, ``within noise`` (within 1.1x either way) or
     ``SHORT_INCONCLUSIVE`` (beyond it) with ``HOLDS_NO_COST``; no interval and a ratio
     above 1.00x, ``one repetition, `` + ``NO_INTERVAL_COST``; otherwise (a ratio at or
     below 1.00x with no interval, or an interval below 1.00x) ``slower`` or ``no faster``
@@ -1188,7 +1188,7 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
     comparison is not significant after Holm, the line says so (``_step_verdict``);
     elsewhere, where the comparison block's ratio of the same steps reads otherwise,
     it names that ratio (``send_cost.block_clause``: a share within noise beside a
-    ratio beyond ±10 % is not called within noise alone)."""
+    ratio beyond 1.1x either way is not called within noise alone)."""
     from ipc_bench.analysis.send_cost import (bounds, holds_zero, steady_share_words,
                                               step_shares)
 
@@ -1515,9 +1515,9 @@ def short_verdict(m: dict[str, Any]) -> str:
     with its p-values (``_short_holm``), ``significant after Holm (p 0.001, adjusted
     0.006)``, ``not significant after Holm (...)`` where the unadjusted interval
     excludes 1 (``stats.NOT_SIGNIFICANT_HOLM``; ``inconclusive: not significant after
-    Holm (...)`` where it also reaches beyond ±10 %, ``stats.INCONCLUSIVE_HOLM``),
-    ``inconclusive (interval beyond ±10 %); no significant difference after Holm
-    (...)`` where it holds 1 and reaches beyond ±10 % (``SHORT_INCONCLUSIVE``), else
+    Holm (...)`` where it also reaches beyond 1.1x either way, ``stats.INCONCLUSIVE_HOLM``),
+    ``inconclusive (interval beyond 1.1x either way); no significant difference after Holm
+    (...)`` where it holds 1 and reaches beyond 1.1x either way (``SHORT_INCONCLUSIVE``), else
     ``no significant difference after Holm (...)``. A metric without Holm's p-values
     (a summary written before them) gives its recorded verdict (``verdict_of``) in the
     same words where they have them (``stats.INCONCLUSIVE_HOLM``,
@@ -1618,7 +1618,8 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
         pct = f"{100 * DETECTABLE:.0f} %"
         return (f"{head} is inconclusive: no compared metric differs significantly, but "
                 f"the intervals of {len(wide)} of its {len(judged)} compared metrics "
-                f"({', '.join(metric(k).short for k in wide)}) reach beyond ±{pct}, so "
+                f"({', '.join(metric(k).short for k in wide)}) reach beyond "
+                f"{1 + DETECTABLE:g}x either way, so "
                 f"this run could not have seen a {pct} difference (too few repetitions or "
                 f"too noisy) and does not show that the machine's noise is small: "
                 + shown_clauses + ".")
@@ -1967,7 +1968,7 @@ def _mean_step_share(pairs: list[tuple[dict, dict]], method: str) -> float | Non
 
 def _verdict_label(clause: str) -> str:
     """The summary table's verdict of a ``_verdict_clause``: its first verdict without
-    its p-values (``inconclusive (interval beyond ±10 %)``, ``not significant after
+    its p-values (``inconclusive (interval beyond 1.1x either way)``, ``not significant after
     Holm``); ``ABSENT`` for none."""
     import re
 
@@ -2011,7 +2012,7 @@ def findings_legend(lines: list[str], method: str,
     said = INCONCLUSIVE_CLAUSE.removeprefix("inconclusive: ")
     words = {SHORT_INCONCLUSIVE: f"no significant difference, but {said}",
              "within noise": "the interval holds no change and stays within "
-                             f"±{100 * DETECTABLE:.0f} %",
+                             f"{1 + DETECTABLE:g}x either way",
              "after Holm (p ": (
                  "the verdict of the run's comparison (the one `bench.py` printed), by "
                  f"Holm's correction over {_holm_families(recorded, comparisons)}: p "
@@ -2019,7 +2020,7 @@ def findings_legend(lines: list[str], method: str,
                  f"Holm-adjusted; `{NOT_SIGNIFICANT_HOLM}` where the unadjusted "
                  "interval shown does not include 0 % but the adjusted test finds no "
                  f"significant difference (`{INCONCLUSIVE_HOLM}` "
-                 f"where that interval also reaches beyond ±{100 * DETECTABLE:.0f} %), "
+                 f"where that interval also reaches beyond {1 + DETECTABLE:g}x either way), "
                  "`no significant difference after Holm` where it includes 0 %")}
     names = {"after Holm (p ": "significant, not significant or no significant "
                                "difference after Holm (p, adjusted)"}

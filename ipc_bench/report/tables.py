@@ -1107,22 +1107,22 @@ ARRIVAL_BOUND_WITHHELD = (
 #: ``INCONCLUSIVE_NOTE``, says what that means once.
 INCONCLUSIVE = "inconclusive"
 INCONCLUSIVE_NOTE = (f"inconclusive: no significant difference, but the ratio interval "
-                     f"reaches beyond ±{100 * DETECTABLE:.0f} %: too few repetitions or too "
+                     f"reaches beyond {1 + DETECTABLE:g}x either way: too few repetitions or too "
                      f"noisy to tell a {100 * DETECTABLE:.0f} % difference from none (more "
                      f"--repeat, or a quieter machine)")
 #: An inconclusive row's cell where its unadjusted interval excludes 1
 #: (``stats.unadjusted_excludes_one``: ``stats.INCONCLUSIVE_HOLM``, how its verdict,
 #: ``stats.holm_inconclusive_verdict``, starts), and where it does not.
-INCONCLUSIVE_WIDE = f"{INCONCLUSIVE}: interval reaches beyond ±{100 * DETECTABLE:.0f} %"
+INCONCLUSIVE_WIDE = f"{INCONCLUSIVE}: interval reaches beyond {1 + DETECTABLE:g}x either way"
 #: Under a table with a ``stats.NOT_SIGNIFICANT_HOLM`` row (its unadjusted interval
-#: excludes 1, within ±10 %): why its verdict and its interval seem to disagree.
+#: excludes 1, within 1.1x either way): why its verdict and its interval seem to disagree.
 HOLM_NOTE = (
     f"{NOT_SIGNIFICANT_HOLM}: the ratio CI excludes 1 but is unadjusted (as are the diff CI "
     "and the first p); the verdict comes from the p adjusted over the comparison's timed "
     "metrics [in brackets], above 0.05: no significant difference")
 #: Under a table with an ``INCONCLUSIVE_HOLM`` row.
 INCONCLUSIVE_HOLM_NOTE = (
-    f"{HOLM_NOTE}; yet the interval reaches beyond ±{100 * DETECTABLE:.0f} %, so a "
+    f"{HOLM_NOTE}; yet the interval reaches beyond {1 + DETECTABLE:g}x either way, so a "
     f"difference of {100 * DETECTABLE:.0f} % or more is not ruled out either: "
     "inconclusive")
 
@@ -1145,7 +1145,7 @@ def holm_note(cells: list[str]) -> str:
     plain, wide = NOT_SIGNIFICANT_HOLM in cells, INCONCLUSIVE_HOLM in cells
     if plain and wide:
         return (f"{HOLM_NOTE}; in the {INCONCLUSIVE} rows the interval also reaches "
-                f"beyond ±{100 * DETECTABLE:.0f} %, so a difference of "
+                f"beyond {1 + DETECTABLE:g}x either way, so a difference of "
                 f"{100 * DETECTABLE:.0f} % or more is not ruled out either")
     return HOLM_NOTE if plain else INCONCLUSIVE_HOLM_NOTE if wide else ""
 

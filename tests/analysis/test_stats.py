@@ -49,7 +49,7 @@ def test_ratio_interval_by_hand():
     # [-13.5, +15.6] %: too wide to see a 10 % difference, so no reassurance
     assert cmp.inconclusive is True
     assert cmp.verdict == ("inconclusive: the 95 % interval [-13.5, +15.6] % reaches beyond "
-                           "±10 %: too few repetitions or too noisy to tell a 10 % "
+                           "1.1x either way: too few repetitions or too noisy to tell a 10 % "
                            "difference from none")
 
 
@@ -69,7 +69,7 @@ def test_the_aa_check_of_two_repetitions_is_inconclusive_not_passed():
                              treatment_name="send'")
     assert c.significant is False and c.inconclusive is True
     assert c.verdict.startswith("inconclusive: the 95 % interval [")
-    assert c.verdict.endswith("] % reaches beyond ±10 %: too few repetitions or too noisy "
+    assert c.verdict.endswith("] % reaches beyond 1.1x either way: too few repetitions or too noisy "
                               "to tell a 10 % difference from none")
     assert stats.verdict_of(dict(c.to_dict(), verdict="no significant difference")) \
         == c.verdict  # a summary written before the verdict existed reads the same
@@ -109,7 +109,7 @@ def test_a_share_and_the_reciprocal_ratio_read_alike(low, width):
 
 def test_the_mirrored_shares_of_the_same_spread_read_alike():
     # cached 1e6 ns x5, send - cached = -45,000 ns plus a spread, and its mirror image
-    # (+45,000 ns): under a band of ±10 % on the share the first read "within noise" by
+    # (+45,000 ns): under a band of 1.1x either way on the share the first read "within noise" by
     # its share, [-9.41, +0.41] %, and "inconclusive" by the block, cached/send [0.995,
     # 1.103], while the mirror agreed; with the band a factor of 1.1 either way both
     # readings agree in both

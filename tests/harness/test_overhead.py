@@ -143,5 +143,5 @@ def test_the_steps_totals_line_gives_one_statistic():
         "  num_running=4,of=send msgpack: steps/totals = 1.0226 [0.7490, 1.3961] over 3 "
         "pairs; 429.2 vs 419.7 us/step (steps vs totals, geometric means over the pairs: "
         "the ratio is their quotient); inconclusive: the 95 % interval [-25.1, +39.6] % "
-        "reaches beyond ±10 %: too few repetitions or too noisy to tell a 10 % difference "
+        "reaches beyond 1.1x either way: too few repetitions or too noisy to tell a 10 % difference "
         "from none")

@@ -73,11 +73,11 @@ def _expected(pairs: list[tuple[float, float]], key: str,
               recorded: tuple[dict, int] | None = None) -> str:
     """The clause of ``key``: the mean difference (send - cached, µs, signed as the pair
     table's column) and cached/send's geometric mean with its 95 % Student-t interval,
-    as % change; where that interval holds 0 % but reaches beyond ±10 %, an
+    as % change; where that interval holds 0 % but reaches beyond 1.1x either way, an
     inconclusive change; where it excludes 0 % but the ``recorded`` comparison (metric,
     family size) finds no significant difference after Holm's correction, a change that
     says so in the short words the legend defines (``inconclusive: not significant after
-    Holm`` where the interval reaches beyond ±10 %), and where it finds one significant,
+    Holm`` where the interval reaches beyond 1.1x either way), and where it finds one significant,
     the saving or cost with ``significant after Holm (p, adjusted)``."""
     saves, spends, noise, changes = WORDS[key]
     diff_us = sum(s - c for s, c in pairs) / len(pairs) / 1e3
@@ -89,13 +89,13 @@ def _expected(pairs: list[tuple[float, float]], key: str,
     lo, ratio, hi = math.exp(mean - half), math.exp(mean), math.exp(mean + half)
     change = (f"{100 * (ratio - 1):+.1f} % [{100 * (lo - 1):+.1f}, "
               f"{100 * (hi - 1):+.1f}] %")
-    if lo <= 1.0 <= hi and (lo < 0.9 or hi > 1.1):  # holds 0 %, reaches beyond ±10 %
+    if lo <= 1.0 <= hi and (lo < 0.9 or hi > 1.1):  # holds 0 %, reaches beyond 1.1x either way
         return (f"{changes} {change} (send - cached: {diff_us + 0.0:+.2f} µs; "
-                "inconclusive (interval beyond ±10 %))")
+                "inconclusive (interval beyond 1.1x either way))")
     if lo <= 1.0 <= hi:
         return f"{noise} ({change}; send - cached: {diff_us + 0.0:+.2f} µs)"
     m, family = recorded or ({}, 0)
-    wide = "inconclusive: " if lo < 0.9 or hi > 1.1 else ""  # beyond ±10 %
+    wide = "inconclusive: " if lo < 0.9 or hi > 1.1 else ""  # beyond 1.1x either way
     holm = (f"; {wide}not significant after Holm (p {m['p_value']:.3f}, adjusted "
             f"{m['p_adjusted']:.3f})" if m.get("significant") is False else "")
     if holm or (hi < 1.0) != (diff_us > 0):

@@ -39,7 +39,7 @@ def test_the_tokens_finding_gives_the_paired_ratio_and_names_the_means():
         "building the SchedulerOutput and the ModelRunnerOutput (-60.5 % [-60.5, -60.5] "
         "%); output tokens/s changes by "
         "-12.3 % [-95.0, +1450.0] % (over 2 repetitions, inconclusive (interval beyond "
-        "±10 %); geometric means 66,030 → 57,941 tok/s).")
+        "1.1x either way); geometric means 66,030 → 57,941 tok/s).")
 
 
 def test_a_one_repetition_ratio_says_so_in_its_own_finding():
@@ -86,7 +86,7 @@ def test_the_share_finding_takes_its_figures_from_one_aggregation():
         "[-4.50, +7.70] %, 95 % Student-t "
         "interval); send's whole step, 175.0 µs as the same mean, differs from cached's "
         "by -30.00 % (send - cached: [-80.82, +20.82] %, 95 % Student-t interval), "
-        "inconclusive (interval beyond ±10 %) "
+        "inconclusive (interval beyond 1.1x either way) "
         "(noisier; means over 2 "
         "repetitions of each case's figures, not the geometric means over repetitions that "
         "`bench.py`'s comparison block prints as `step median`)."]
@@ -245,7 +245,7 @@ def test_a_pair_finding_states_its_verdict_and_that_its_interval_is_unadjusted()
             "p unadjusted, then Holm-adjusted; `not significant after Holm` where the "
             "unadjusted interval shown does not include 0 % but the adjusted test finds no "
             "significant difference (`inconclusive: not significant after Holm` where that "
-            "interval also reaches beyond ±10 %), `no significant difference after Holm` "
+            "interval also reaches beyond 1.1x either way), `no significant difference after Holm` "
             "where it includes 0 %.") in legend
     # the terminal's comparison block gives the same verdicts in the same words
     from ipc_bench.analysis import stats
@@ -355,11 +355,11 @@ def test_a_single_process_ratio_whose_interval_holds_1_is_not_called_a_cost():
     text = findings._single_process_findings(_cases(rows), _where)[0]
     assert text.endswith(
         "send: 52,608 tok/s, 1.29x [0.79, 2.09] two processes with msgpack (40,896 "
-        "tok/s): against msgpack, inconclusive (interval beyond ±10 %), the interval "
+        "tok/s): against msgpack, inconclusive (interval beyond 1.1x either way), the interval "
         "holding 1.00x: the data cannot tell a cost of having IPC from none.")
     # the legend under the findings defines the verdict it uses
-    assert ("**inconclusive (interval beyond ±10 %)**: no significant difference, but "
-            "the interval reaches beyond ±10 %, too few repetitions or too noisy to tell "
+    assert ("**inconclusive (interval beyond 1.1x either way)**: no significant difference, but "
+            "the interval reaches beyond 1.1x either way, too few repetitions or too noisy to tell "
             "a 10 % difference from none.") in findings.findings_legend([text], "t", {})
     # an 8B run: cached's 1.04x [0.88, 1.21] beside send's interval above 1.00x (the
     # figures: the Student-t interval of the log ratios, checked by hand)
@@ -369,10 +369,10 @@ def test_a_single_process_ratio_whose_interval_holds_1_is_not_called_a_cost():
     assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
         "cached: 49,269 tok/s, 1.05x [0.86, 1.27] two processes with msgpack (46,993 "
         "tok/s); send: 56,994 tok/s, 1.41x [1.39, 1.43] two processes with msgpack "
-        "(40,498 tok/s): against msgpack, for cached, inconclusive (interval beyond ±10 %), the interval "
+        "(40,498 tok/s): against msgpack, for cached, inconclusive (interval beyond 1.1x either way), the interval "
         "holding 1.00x: the data cannot tell a cost of having IPC from none; for send, "
         "the cost of having IPC at all.")
-    # within ±10 %: within noise, the same reading
+    # within 1.1x either way: within noise, the same reading
     rows = _noisy_single_process_rows({"send": ([40_400.0, 41_000.0, 40_100.0],
                                                 [40_000.0, 41_300.0, 39_900.0])})
     assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
@@ -448,7 +448,7 @@ def test_a_timed_replays_finding_gives_its_wall_times_and_claims_no_likeness():
 
 
 def test_a_timed_replays_wall_times_are_about_the_same_only_within_noise():
-    # Two pairs of ratios 1.001 and 0.999: the interval holds 0 % within ±10 %.
+    # Two pairs of ratios 1.001 and 0.999: the interval holds 0 % within 1.1x either way.
     text = _timed_finding([("send", 0, 1000.0, 2.0), ("cached", 0, 1001.0, 2.0),
                            ("send", 1, 1000.0, 2.0), ("cached", 1, 999.0, 2.0)])
     assert text.endswith(
@@ -456,11 +456,11 @@ def test_a_timed_replays_wall_times_are_about_the_same_only_within_noise():
         "first arrival to last completion (means over repetitions): 1,000 → 1,000 tok/s "
         "(wall), -0.0 % [-1.3, +1.3] % (paired geometric mean over 2 repetitions, no "
         "significant difference), within noise: about the same wall time.")
-    # Ratios 1.1 and 0.9: the interval reaches beyond ±10 %: inconclusive, not alike.
+    # Ratios 1.1 and 0.9: the interval reaches beyond 1.1x either way: inconclusive, not alike.
     text = _timed_finding([("send", 0, 1000.0, 2.0), ("cached", 0, 1100.0, 1.8),
                            ("send", 1, 1000.0, 2.0), ("cached", 1, 900.0, 2.2)])
     assert text.endswith(
         "At 4 running requests (msgpack), send ran 2.00 s and cached 2.00 s of wall time, "
         "first arrival to last completion (means over repetitions): 1,000 → 1,000 tok/s "
         "(wall), -0.5 % [-72.2, +256.0] % (paired geometric mean over 2 repetitions, "
-        "inconclusive (interval beyond ±10 %)).")
+        "inconclusive (interval beyond 1.1x either way)).")

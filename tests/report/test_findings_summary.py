@@ -189,8 +189,8 @@ def test_a_figure_the_run_lacks_is_a_dash():
 
 def test_the_verdict_column_is_the_findings_short_verdict():
     assert findings._verdict_label(
-        ", inconclusive (interval beyond ±10 %); no significant difference after Holm "
-        "(p 0.272, adjusted 1.000)") == "inconclusive (interval beyond ±10 %)"
+        ", inconclusive (interval beyond 1.1x either way); no significant difference after Holm "
+        "(p 0.272, adjusted 1.000)") == "inconclusive (interval beyond 1.1x either way)"
     assert findings._verdict_label(", not significant after Holm (p 0.040, adjusted 0.282)") \
         == "not significant after Holm"
     assert findings._verdict_label("") == "—"

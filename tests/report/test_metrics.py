@@ -48,7 +48,7 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 
 # With the p-value column and Holm's adjustment over the timed metrics: two pairs
 # support no timed verdict but the build time's (the same in both pairs); those whose
-# interval reaches beyond ±10 % are inconclusive, not "no significant difference", and
+# interval reaches beyond 1.1x either way are inconclusive, not "no significant difference", and
 # say why: here each one's unadjusted interval excludes 1, but the Holm-adjusted test
 # finds no significant difference. The title names the ratio as the ratio line does
 # (stats.ratio_phrase); the ratio and diff columns' heads name the per-pair statistic
@@ -68,7 +68,7 @@ decode       us     16.5 [0]                                          16.5 [0]  
 sched cpu    us     141.9 [0.58]                                  115.3 [0.35]                           0.813  [0.743, 0.889]                         26.6     [14.8, 38.3]    0.022 [0.130]    inconclusive: not significant after Holm
 s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0     [81.0, 81.0]            exact         exact: cached 5.3 % lower than send
 r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0           [0, 0]            exact                        exact: no difference
-not significant after Holm: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference; yet the interval reaches beyond ±10 %, so a difference of 10 % or more is not ruled out either: inconclusive"""
+not significant after Holm: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference; yet the interval reaches beyond 1.1x either way, so a difference of 10 % or more is not ruled out either: inconclusive"""
 
 GOLDEN_LATENCY = """
 Latency (timed replay at 2x real time; TTFT from intended arrival)
@@ -394,7 +394,7 @@ def test_a_ratio_without_an_interval_names_no_interval_kind():
 
 def test_an_inconclusive_row_says_why_it_is_inconclusive():
     """A row whose unadjusted interval excludes 1 read just "inconclusive", as did one
-    whose interval merely reaches beyond ±10 %: each now says which, and a line under
+    whose interval merely reaches beyond 1.1x either way: each now says which, and a line under
     the table says what the first means."""
     holm = stats.compare_cases(SUMMARIES)[0]
     noisy = stats.compare_cases([_summary("send", 0, 100_000.0, 282700.0),
@@ -413,13 +413,13 @@ def test_an_inconclusive_row_says_why_it_is_inconclusive():
     assert holm["metrics"]["output_tokens_per_s"]["verdict"] == (
         "inconclusive: not significant after Holm; the 95 % interval [+6.9, +42.9] % does "
         "not include 0 % but is unadjusted")
-    # [0.050, 15.500] holds 1 and reaches far beyond ±10 %
-    assert cells["noisy"][0] == "inconclusive: interval reaches beyond ±10 %"
+    # [0.050, 15.500] holds 1 and reaches far beyond 1.1x either way
+    assert cells["noisy"][0] == "inconclusive: interval reaches beyond 1.1x either way"
     assert tables.INCONCLUSIVE_HOLM_NOTE == (
         "not significant after Holm: the ratio CI excludes 1 but is unadjusted "
         "(as are the diff CI and the first p); the verdict comes from the p adjusted over "
         "the comparison's timed metrics [in brackets], above 0.05: no significant "
-        "difference; yet the interval reaches beyond ±10 %, so a difference of 10 % or "
+        "difference; yet the interval reaches beyond 1.1x either way, so a difference of 10 % or "
         "more is not ruled out either: inconclusive")
 
 
@@ -485,7 +485,7 @@ HOLM_SUMMARIES = [s for rep, (f, g) in enumerate(zip((0.94, 0.95, 0.96), (1.0, 1
 
 
 def test_a_row_whose_interval_excludes_1_says_holm_decided_its_verdict():
-    """An interval within ±10 % that excludes 1 beside "no significant difference"
+    """An interval within 1.1x either way that excludes 1 beside "no significant difference"
     read as a contradiction: the verdict names the adjustment, in summary.json's
     comparison as in the table, and the line under the table says why."""
     c = stats.compare_cases(HOLM_SUMMARIES)[0]
@@ -520,7 +520,7 @@ def test_a_row_whose_interval_excludes_1_says_holm_decided_its_verdict():
     # with an inconclusive row of the same kind, the line says both once
     assert tables.holm_note([tables.INCONCLUSIVE_HOLM, stats.NOT_SIGNIFICANT_HOLM]) == (
         tables.HOLM_NOTE + "; in the inconclusive rows the interval also reaches beyond "
-        "±10 %, so a difference of 10 % or more is not ruled out either")
+        "1.1x either way, so a difference of 10 % or more is not ruled out either")
     assert tables.holm_note(["no significant difference"]) == ""
 
 
@@ -542,7 +542,7 @@ def test_a_ratio_interval_prints_its_far_ends_bounded():
     row = {r[0]: r for r in rows}["step mean"]
     assert row[4:6] == ["0.100", "[<0.001, >1000]"]
     assert stats.verdict_of(c["metrics"]["step_ns_mean"]) == (
-        "inconclusive: the 95 % interval [<-99.9, >+99900.0] % reaches beyond ±10 %: too "
+        "inconclusive: the 95 % interval [<-99.9, >+99900.0] % reaches beyond 1.1x either way: too "
         "few repetitions or too noisy to tell a 10 % difference from none")
 
 

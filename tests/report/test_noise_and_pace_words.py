@@ -1,4 +1,4 @@
-"""One rule for "within noise" (an interval holding 0 that stays within ±10 %, else
+"""One rule for "within noise" (an interval holding 0 that stays within 1.1x either way, else
 "inconclusive"), in the share lines as in the findings; a multi-run throughput caption
 that says which points have error bars; a timed replay called arrival-bound only where
 its engine kept up with the arrivals (by ``num_waiting`` where recorded, else by
@@ -29,7 +29,7 @@ from ipc_bench.report import blocks
 from ipc_bench.report.findings import TIMED_AT_START
 from ipc_bench.report.tables import PACE_NOT_RECORDED_NOTE, arrival_bound_note
 
-INCONCLUSIVE = (", inconclusive: the interval reaches beyond ±10 %, too few repetitions or "
+INCONCLUSIVE = (", inconclusive: the interval reaches beyond 1.1x either way, too few repetitions or "
                 "too noisy to tell a 10 % difference from none")
 
 

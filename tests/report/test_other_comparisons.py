@@ -59,7 +59,7 @@ def test_an_aa_pair_with_intervals_too_wide_is_inconclusive_not_reassuring():
         "At 16 running requests (msgpack), the A/A pair send' against send (one policy "
         "run twice) over 3 paired repetitions is inconclusive: no compared metric "
         "differs significantly, but the intervals of 1 of its 2 compared metrics "
-        "(out tok/s) reach beyond ±10 %, so this run could not have seen a 10 % "
+        "(out tok/s) reach beyond 1.1x either way, so this run could not have seen a 10 % "
         "difference (too few repetitions or too noisy) and does not show that the "
         "machine's noise is small: output tokens/s +54.8 % [-81.2, +1175.0] %, mean "
         "step +2.5 % [-2.0, +7.3] %.")
@@ -72,7 +72,7 @@ def test_another_pair_with_a_wide_interval_says_inconclusive():
     assert _comparison_finding(c, _where) == (
         "At 16 running requests (msgpack), cached+async against cached over 3 paired "
         "repetitions: output tokens/s +54.8 % [-81.2, +1175.0] % (inconclusive (interval "
-        "beyond ±10 %)); mean step +2.5 % [-2.0, +7.3] % (no significant difference).")
+        "beyond 1.1x either way)); mean step +2.5 % [-2.0, +7.3] % (no significant difference).")
 
 
 def test_an_aa_pair_with_a_significant_difference():
@@ -131,7 +131,7 @@ def test_the_report_gives_the_comparison(tmp_path, runs, name):
     recorded = read_summary(run)["comparisons"]
     assert [(c["baseline"], c["treatment"]) for c in recorded] == [(base, treat)]
     title, header, rows, held = comparison_parts(recorded[0])
-    # two repetitions on a loaded machine: an interval may reach beyond ±10 %, or a
+    # two repetitions on a loaded machine: an interval may reach beyond 1.1x either way, or a
     # pair lie far enough from the other for the diff and ratio intervals to part
     assert title in printed and held in printed
     notes = {INCONCLUSIVE_NOTE, INCONCLUSIVE_HOLM_NOTE, holm_note([NOT_SIGNIFICANT_HOLM]),
@@ -288,7 +288,7 @@ def test_another_pairs_holm_verdicts_are_in_the_legends_short_words():
                 _holm(1.548, 0.188, 12.750, False, 0.500, 1.000)) == head + (
         "output tokens/s +30.0 % [+2.0, +65.0] % (inconclusive: not significant after "
         "Holm (p 0.040, adjusted 0.280)); mean step +54.8 % [-81.2, +1175.0] % "
-        "(inconclusive (interval beyond ±10 %); no significant difference after Holm (p "
+        "(inconclusive (interval beyond 1.1x either way); no significant difference after Holm (p "
         "0.500, adjusted 1.000)).")
     assert short_verdict(_holm(1.025, 0.980, 1.073, False, 0.300, 0.900)) == (
         "no significant difference after Holm (p 0.300, adjusted 0.900)")
@@ -345,7 +345,7 @@ def test_the_legend_defines_the_comparisons_words_without_a_send_cached_pair():
         "comparison tests together: p unadjusted, then Holm-adjusted; `not significant "
         "after Holm` where the unadjusted interval shown does not include 0 % but the "
         "adjusted test finds no significant difference (`inconclusive: not significant "
-        "after Holm` where that interval also reaches beyond ±10 %), `no significant "
+        "after Holm` where that interval also reaches beyond 1.1x either way), `no significant "
         "difference after Holm` where it includes 0 %.")
     assert findings_legend(["no verdict here"], "t", {}, [c], pairs=False) == ""
     recorded = {("num_running=16", "msgpack", "ipc", "null"): {

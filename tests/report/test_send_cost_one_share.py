@@ -68,10 +68,10 @@ def test_the_findings_give_the_share_at_every_running_count():
         "decode, medians) differs from cached's by +4.00 µs per step, +4.00 % of "
         "cached's step, 100.0 µs as the mean of its 2 repetitions' median steps (send - cached: "
         "[-8.71, +16.71] %, 95 % Student-t "
-        "interval), inconclusive (interval beyond ±10 %); send's whole step, 120.0 µs as "
+        "interval), inconclusive (interval beyond 1.1x either way); send's whole step, 120.0 µs as "
         "the same mean, differs from cached's "
         "by +20.00 % (send - cached: [-107.06, +147.06] %, 95 % Student-t interval), "
-        "inconclusive (interval beyond ±10 %) (noisier; means over 2 "
+        "inconclusive (interval beyond 1.1x either way) (noisier; means over 2 "
         "repetitions of each case's figures, not the geometric means over repetitions that "
         "`bench.py`'s comparison block prints as `step median`).",
         "At 16 running requests (msgpack), send's SchedulerOutput path (build + encode + "
@@ -80,7 +80,7 @@ def test_the_findings_give_the_share_at_every_running_count():
         "[-4.50, +7.70] %, 95 % Student-t "
         "interval); send's whole step, 175.0 µs as the same mean, differs from cached's "
         "by -30.00 % (send - cached: [-80.82, +20.82] %, 95 % Student-t interval), "
-        "inconclusive (interval beyond ±10 %) (noisier; means over 2 "
+        "inconclusive (interval beyond 1.1x either way) (noisier; means over 2 "
         "repetitions of each case's figures, not the geometric means over repetitions that "
         "`bench.py`'s comparison block prints as `step median`)."]
 

@@ -1,6 +1,6 @@
 """The whole step's share line and the comparison block read the same median steps:
 where the share's interval (send - cached over cached's step, the ratio estimator's)
-stays within ±10 % but the block's ratio (cached/send, the per-pair geometric mean,
+stays within 1.1x either way but the block's ratio (cached/send, the per-pair geometric mean,
 ``stats.paired_ratio``) reaches beyond it or excludes 1, the line does not say within
 noise alone (``send_cost.block_clause``); where they agree it is unchanged."""
 
@@ -45,13 +45,13 @@ def test_a_share_within_noise_beside_a_block_ratio_beyond_10_pct_is_not_noise_al
         PATH.format(base="233.3") + "send's whole step, 234.3 µs as the same mean, is "
         "within noise of cached's: +0.43 % (send - cached: [-7.47, +8.33] %, 95 % "
         "Student-t interval) by this share, but the comparison block's step median, "
-        "cached/send 0.978 [0.852, 1.123], holds 1 but reaches beyond ±10 %: within noise "
+        "cached/send 0.978 [0.852, 1.123], holds 1 but reaches beyond 1.1x either way: within noise "
         "is not established" + TAIL)
 
 
 def test_where_the_share_and_the_block_agree_the_line_is_unchanged():
     # steps of 290, 300, 310 µs, send +1.0, -2.0, +1.5 µs: both intervals hold 0 (1)
-    # and stay within ±10 %
+    # and stay within 1.1x either way
     shares = step_shares(S2R, [1_000.0, -2_000.0, 1_500.0],
                          [290_000.0, 300_000.0, 310_000.0], "t")
     point, low, high = shares.block_ratio
@@ -72,15 +72,15 @@ def test_where_the_share_and_the_block_agree_the_line_is_unchanged():
     # below 1/1.1)
     ([300_000.0, 300_000.0, 100_000.0], [15_000.0, 15_000.0, 0.0],
      ", but the comparison block's step median, cached/send 0.968 [0.903, 1.038], holds "
-     "1 but reaches beyond ±10 %: the difference is not established"),
+     "1 but reaches beyond 1.1x either way: the difference is not established"),
     # the share within noise ([-8.47, +0.19] %), the block's ratio excludes 1
     ([300_000.0, 100_000.0, 300_000.0], [-16_000.0, -5_000.0, -8_000.0],
      " by this share, but the comparison block's step median, cached/send 1.045 [1.007, "
      "1.085], excludes 1: within noise is not established"),
-    # the share inconclusive (kept: [-1.69, +10.19] %), the block's ratio within ±10 %
+    # the share inconclusive (kept: [-1.69, +10.19] %), the block's ratio within 1.1x either way
     ([300_000.0, 300_000.0, 200_000.0], [8_000.0, 20_000.0, 6_000.0],
      ", though the comparison block's step median, cached/send 0.961 [0.911, 1.013], "
-     "holds 1 and stays within ±10 %"),
+     "holds 1 and stays within 1.1x either way"),
     # share [-1.59, +10.59] % and cached/send [0.908, 1.012]: reciprocals near enough
     # that both reach beyond a factor of 1.1, so no clause
     ([300_000.0, 300_000.0, 200_000.0], [9_000.0, 21_000.0, 6_000.0], ""),
@@ -125,7 +125,7 @@ def test_the_finding_and_the_terminal_give_the_block_ratio_the_block_records():
         + "send's whole step, 234.3 µs as the same mean, is within noise of cached's: "
         "+0.43 % (send - cached: [-7.47, +8.33] %, 95 % Student-t interval) by this "
         "share, but the comparison block's step median, cached/send 0.978 [0.852, "
-        "1.123], holds 1 but reaches beyond ±10 %: within noise is not established" + TAIL)
+        "1.123], holds 1 but reaches beyond 1.1x either way: within noise is not established" + TAIL)
 
 
 def _step_time_records(pairs: list[tuple[float, float]]) -> list[dict]:

@@ -1,6 +1,6 @@
 """The findings' share lines give intervals by the run's ``--ci-method``, as the pair
 clauses do (none where the method needs more pairs, said so); an encode or build
-clause whose interval holds 0 % but reaches beyond ±10 % says it is inconclusive, as
+clause whose interval holds 0 % but reaches beyond 1.1x either way says it is inconclusive, as
 the terminal's verdict does; a timed replay's latency clause gives E2E too, in the
 Latency table's cells, and says its figures are means over repetitions."""
 
@@ -55,7 +55,7 @@ def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive()
                 method="t")
     assert findings._time_clause(wide, *words) == (
         f"changes encode time per step of {BOTH} by +1.4 % [-9.4, +13.4] % (send - cached: "
-        "-0.04 µs; inconclusive (interval beyond ±10 %))")
+        "-0.04 µs; inconclusive (interval beyond 1.1x either way))")
     narrow = dict(wide, ratio_low=0.95, ratio_high=1.08)
     assert findings._time_clause(narrow, *words) == (
         f"encodes {BOTH} within noise of send's time per step (+1.4 % [-5.0, +8.0] %; "

@@ -92,7 +92,7 @@ def _three_pairs(build: dict[str, list[float]], encode: dict[str, list[float]]):
 
 
 def test_a_time_difference_whose_interval_holds_zero_reads_as_noise():
-    """Build's interval (the pair table's cached/send) holds 0 % (within ±10 %, so not
+    """Build's interval (the pair table's cached/send) holds 0 % (within 1.1x either way, so not
     inconclusive): no saving is claimed; encode's excludes it: a cost, with the same
     interval."""
     res = _three_pairs(build=dict(send=[11_000.0, 12_000.0, 10_800.0],

@@ -141,18 +141,18 @@ def test_a_run_without_a_pair_defines_the_single_process_verdict_in_its_legend(s
     items = findings.findings(res)
     assert items.summary is None
     assert _single_process_line(items).endswith(
-        part + ": against msgpack, inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
+        part + ": against msgpack, inconclusive (interval beyond 1.1x either way), the interval holding 1.00x: the "
         "data cannot tell a cost of having IPC from none.")
     assert "1.23x [0.60, 2.54]" in part
     assert items.legend == (
-        "Reading the findings: **inconclusive (interval beyond ±10 %)**: no significant "
-        "difference, but the interval reaches beyond ±10 %, too few repetitions or too "
+        "Reading the findings: **inconclusive (interval beyond 1.1x either way)**: no significant "
+        "difference, but the interval reaches beyond 1.1x either way, too few repetitions or too "
         "noisy to tell a 10 % difference from none.")
 
 
 def test_the_single_process_verdict_reads_the_interval_as_printed(send_only_run):
     # [0.91, 1.05] from a low bound of 0.9051 (below 1/1.1, 0.9091), [0.95, 1.10] from a
-    # high of 1.1004: the printed interval is within ±10 % (a factor of 1.1 either way),
+    # high of 1.1004: the printed interval is within 1.1x either way (a factor of 1.1 either way),
     # and so is the verdict
     for (lo, hi), printed in (((0.9051, 1.05), "0.97x [0.91, 1.05]"),
                               ((0.95, 1.1004), "1.02x [0.95, 1.10]")):
@@ -163,7 +163,7 @@ def test_the_single_process_verdict_reads_the_interval_as_printed(send_only_run)
             part + ": against msgpack, within noise, the interval holding 1.00x: the data cannot tell a "
             "cost of having IPC from none.")
         assert items.legend == ("Reading the findings: **within noise**: the interval "
-                                "holds no change and stays within ±10 %.")
+                                "holds no change and stays within 1.1x either way.")
 
 
 #: Three repetitions at 64 running of each arm's single-process case and its
@@ -205,7 +205,7 @@ def test_each_two_process_codec_is_compared_and_named():
         "pickle (8,697 tok/s); send: 10,096 tok/s, 1.07x [0.89, 1.30] two processes "
         "with msgpack (9,394 tok/s), 1.17x [1.15, 1.20] two processes with pickle "
         "(8,597 tok/s): against msgpack, for cached, the cost of having IPC at all; for "
-        "send, inconclusive (interval beyond ±10 %), the interval holding 1.00x: the "
+        "send, inconclusive (interval beyond 1.1x either way), the interval holding 1.00x: the "
         "data cannot tell a cost of having IPC from none; the arms' readings differ, but "
         "their intervals overlap ([1.06, 1.10] and [0.89, 1.30]): the data do not "
         "establish a difference between the arms. Against pickle, the cost of having IPC at all."]

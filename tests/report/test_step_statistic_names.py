@@ -29,7 +29,7 @@ def test_the_finding_and_the_comparison_block_name_their_own_statistic(tmp_path)
                 if "SchedulerOutput path" in f]
     assert (f"of cached's step, {statistics.mean(steps['cached']):,.1f} µs as the mean of "
             "its 3 repetitions' median steps (") in share
-    # "is 3.1 % longer", "is within noise" or, past ±10 %, "differs from cached's by"
+    # "is 3.1 % longer", "is within noise" or, past 1.1x either way, "differs from cached's by"
     whole = f"; send's whole step, {statistics.mean(steps['send']):,.1f} µs as the same mean, "
     assert whole + "is " in share or whole + "differs from cached's by " in share, share
     assert share.endswith(
