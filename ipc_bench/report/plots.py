@@ -438,7 +438,8 @@ def _bounded_errorbar(ax, xs, ys, lows, highs, bottom: float, top: float, color:
     pointing out of the axis (``CUT_GID``) says the interval goes on. A series with no
     interval end at all (one repetition, too few pairs) is drawn as markers alone
     (``ax.plot``, no ``ErrorbarContainer``), so that its legend entry shows no error-bar
-    glyph. Returns how many ends were cut."""
+    glyph; in a series with some, a point without an end gets no cap there. Returns how
+    many ends were cut."""
     def fin(v):
         return v is not None and v == v
 
@@ -457,9 +458,11 @@ def _bounded_errorbar(ax, xs, ys, lows, highs, bottom: float, top: float, color:
     _, caps, cols = bars.lines
     for col in cols:
         col.set_segments([[(x, lo), (x, hi)] for x, lo, hi in zip(xs, lo_end, hi_end)])
-    if len(caps) == 2:  # the lower caps, then the upper ones
-        caps[0].set_ydata(lo_end)
-        caps[1].set_ydata(hi_end)
+    if len(caps) == 2:  # the lower caps, then the upper ones; none on a point with no
+        # interval (a run of one repetition beside repeated ones): a cap there would
+        # read as an interval of zero width
+        caps[0].set_ydata([e if fin(l) else math.nan for e, l in zip(lo_end, lows)])
+        caps[1].set_ydata([e if fin(h) else math.nan for e, h in zip(hi_end, highs)])
     cut_lo = [x for x, l in zip(xs, lows) if fin(l) and l < bottom]
     cut_hi = [x for x, h in zip(xs, highs) if fin(h) and h > top]
     for where, y, marker in ((cut_lo, bottom, 7), (cut_hi, top, 6)):

@@ -448,3 +448,25 @@ def test_plain_log_ticks_step_evenly_under_a_decade():
     assert plots._plain_log_locator(minor=True).tick_values(5.9, 13.7) == []
     # over a decade: LogLocator's powers of ten
     assert list(locator.tick_values(0.3, 14.0)) == pytest.approx([0.1, 1.0, 10.0, 100.0])
+
+
+def test_a_point_without_an_interval_gets_no_cap_beside_points_with_one():
+    """A series whose points are partly repeated (a run of one repetition beside one of
+    three): the point with no interval is drawn without caps, not with a zero-width bar
+    that reads as a tight interval."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        cut = plots._bounded_errorbar(ax, [0, 1], [100.0, 200.0], [90.0, math.nan],
+                                      [110.0, math.nan], 1.0, 1000.0, "C0", fmt="o",
+                                      capsize=3)
+        assert cut == 0
+        caps = ax.containers[0].lines[1]
+        low, high = (list(c.get_ydata()) for c in caps)
+        assert low[0] == 90.0 and high[0] == 110.0
+        assert math.isnan(low[1]) and math.isnan(high[1])
+    finally:
+        plt.close(fig)
