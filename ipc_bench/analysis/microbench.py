@@ -13,6 +13,12 @@ loop calibration and warm-ups. One pyperf JSON file per arm (policy) is written 
     python -m pyperf stats send.json
 
 work on them unchanged. Values are seconds per message (``inner_loops`` = messages).
+The arms' benchmarks of the same name run next to each other, interleaved, which arm
+goes first alternating (``interleaved_order``), so that a change of the machine's load
+meets both alike; the r2s messages are byte-identical between the policies, so their
+ratios are an A/A check of the machine's noise. After the run one line says how many
+benchmarks pyperf would call unstable (``unstable_line``): their ratios are not to be
+quoted.
 
 Which benchmarks: all captured cases by default; ``Selection`` narrows them to some
 running-request counts (the ``num_running`` workload label), codecs, directions
@@ -38,13 +44,14 @@ row is marked ``timings_withheld`` in ``in_loop_vs_pyperf.json`` (its raw number
 kept) and reads ``-*`` in the table, its ratio ``-``; pyperf's figures, timed here
 apart from the run, are shown.
 
-How the processes fit: this command (the coordinator) starts, per arm,
+How the processes fit: this command (the coordinator) starts, per arm, at once,
 ``bench.py microbench RUN_DIR --policy ARM [selection] [pyperf options] --arm-json
 FILE``; that process (the arm) creates the ``pyperf.Runner``, which spawns its workers
 by re-running ``bench.py microbench RUN_DIR --policy ARM [selection] --worker ...``
 (``program_args``). A worker reads the names of all captures but the frames of the
-one it times only. After each benchmark the arm rewrites its JSON file atomically
-(SIGINT / SIGTERM deferred meanwhile) and prints a ``DONE_TAG`` line, from which the
+one it times only. An arm runs its next benchmark when the coordinator writes
+``GO_LINE`` to its stdin (and ends at the end of it). After each benchmark the arm
+rewrites its JSON file atomically (SIGINT / SIGTERM deferred meanwhile) and prints a ``DONE_TAG`` line, from which the
 coordinator shows the progress. The arms write ``NAME.json.new`` beside the earlier
 ``NAME.json`` (``NEW_SUFFIX``), as the coordinator does ``in_loop_vs_pyperf.json``;
 once all are written each is renamed over the earlier file (``os.replace``), and the
@@ -98,6 +105,9 @@ MAX_MIN_TIME_S = 10.0
 #: Start of the line an arm process prints on stdout after each benchmark, followed by
 #: JSON: ``{"name", "mean_s", "stdev_s"}`` (seconds per message).
 DONE_TAG = "ipc-bench-microbench-done "
+#: The line the coordinator writes to an arm process's stdin to let it run its next
+#: benchmark (``interleaved_order``); the arm stops, exit code 0, at the end of stdin.
+GO_LINE = "go\n"
 #: Seconds an arm may take to stop after the coordinator forwards a signal.
 STOP_TIMEOUT_S = 10.0
 #: The table of in-loop against pyperf figures a run writes beside its pyperf files.
@@ -281,6 +291,33 @@ def arm_benchmarks(selected: list[tuple[Path, CaptureInfo]], arm: str,
     return [(p, i, op) for p, i in selected if i.arm == arm for op in selection.op_list()]
 
 
+def interleaved_order(plan: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """The order the coordinator runs the benchmarks in: ``(arm, name)`` pairs, from
+    ``plan`` (each arm's benchmark names, in the order its process runs them). The
+    arms' benchmarks of the same name (workload, direction, codec, op) run next to each
+    other, so that a change of the machine's load meets both alike; which arm goes first
+    alternates from one name to the next (the arms in ``plan``'s order for the 1st,
+    3rd ... name, reversed for the 2nd, 4th ...). Each arm keeps its own order; a name
+    only some arms have runs alone among them, as a name of its own. E.g.
+    ``{"send": ["a", "b"], "cached": ["a", "b"]}`` -> ``[("send", "a"), ("cached",
+    "a"), ("cached", "b"), ("send", "b")]``."""
+    left = {arm: list(names) for arm, names in plan.items()}
+    order: list[tuple[str, str]] = []
+    k = 0
+    while any(left.values()):
+        head = next(names[0] for names in left.values() if names)
+        # an arm that has ``head`` later runs its earlier names first, each alone
+        blocked = next((names for names in left.values() if head in names[1:]), None)
+        name = blocked[0] if blocked is not None else head
+        arms = [a for a, names in left.items() if names and names[0] == name
+                and not (blocked is not None and name in names[1:])]
+        for arm in arms if k % 2 == 0 else arms[::-1]:
+            order.append((arm, name))
+            left[arm].pop(0)
+        k += 1
+    return order
+
+
 # ------------------------------------------------------------------ one arm (pyperf)
 
 
@@ -383,7 +420,10 @@ def run_arm(ns: argparse.Namespace, rest: list[str], selection: Selection) -> in
     runner.parse_args(rest + extra)
     mine = runner.args.worker_task if runner.args.worker else None
     done = []
+    gated = bool(ns.arm_json) and not runner.args.worker
     for task, (path, info, op) in enumerate(items):
+        if gated and not sys.stdin.readline():  # the coordinator's turn: GO_LINE or EOF
+            return 0
         # the frames now only where this process times the benchmark (metadata)
         timed_here = runner.args.in_process or mine == task
         cap = load_capture(path) if timed_here else None
@@ -487,7 +527,7 @@ class _ArmFailed(Exception):
 
     def __init__(self, code: int, line: str):
         super().__init__(line)
-        self.code, self.line = code, line
+        self.code, self.line, self.arm = code, line, ""
 
 
 def _stop_arm(proc: subprocess.Popen, signum: int) -> None:
@@ -502,29 +542,88 @@ def _stop_arm(proc: subprocess.Popen, signum: int) -> None:
             proc.wait()
 
 
-def _run_arm_process(cmd: list[str], on_done: Callable[[dict], None], verbose: bool) -> None:
-    """Run one arm process to its end, calling ``on_done`` with each ``DONE_TAG``
-    record. ``_ArmFailed`` when it fails; ``signals.Interrupted`` propagates after the
-    arm has been stopped (its JSON file then holds the finished benchmarks)."""
-    with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=err, text=True)
+class _ArmProcess:
+    """One arm process, started at once and kept waiting on its stdin: ``step`` lets
+    it run its next benchmark (``GO_LINE``) and reads its stdout up to that
+    benchmark's ``DONE_TAG`` record; ``finish`` ends its stdin and waits for it to
+    exit; ``stop`` stops it (``_stop_arm``). ``_ArmFailed`` when it fails (its exit
+    code and last line of stderr)."""
+
+    def __init__(self, cmd: list[str], verbose: bool):
+        self.verbose = verbose
+        self.err = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.err, text=True)
+
+    def step(self) -> dict:
+        """Run the arm's next benchmark; its ``DONE_TAG`` record."""
         try:
-            for line in proc.stdout:
-                if line.startswith(DONE_TAG):
-                    on_done(json.loads(line[len(DONE_TAG):]))
-                elif verbose:
-                    sys.stderr.write(line)
-            proc.wait()
-        except signals.Interrupted as exc:
-            _stop_arm(proc, exc.code - 128)
-            raise
-        finally:
-            proc.stdout.close()
-        if proc.returncode != 0:
-            err.seek(0)
-            lines = [ln.strip() for ln in err.read().splitlines() if ln.strip()]
-            raise _ArmFailed(proc.returncode, lines[-1] if lines else "no message")
+            self.proc.stdin.write(GO_LINE)
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # it has exited: read on to its end and its exit code
+        for line in self.proc.stdout:
+            if line.startswith(DONE_TAG):
+                return json.loads(line[len(DONE_TAG):])
+            if self.verbose:
+                sys.stderr.write(line)
+        self.proc.wait()
+        self._check("exited before its next benchmark")
+        raise _ArmFailed(0, "exited before its next benchmark")
+
+    def finish(self) -> None:
+        """No more benchmarks: end its stdin and wait for it to exit."""
+        with contextlib.suppress(BrokenPipeError):
+            self.proc.stdin.close()
+        for line in self.proc.stdout:
+            if self.verbose and not line.startswith(DONE_TAG):
+                sys.stderr.write(line)
+        self.proc.wait()
+        self._check("no message")
+
+    def _check(self, default: str) -> None:
+        if self.proc.returncode != 0:
+            self.err.seek(0)
+            lines = [ln.strip() for ln in self.err.read().splitlines() if ln.strip()]
+            raise _ArmFailed(self.proc.returncode, lines[-1] if lines else default)
+
+    def stop(self, signum: int) -> None:
+        """Stop it with ``signum`` (if still running) and release its pipes."""
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        _stop_arm(self.proc, signum)
+        self.err.close()
+
+
+def _run_interleaved(cmds: dict[str, list[str]], order: list[tuple[str, str]],
+                     on_done: Callable[[str, dict], None], verbose: bool) -> None:
+    """Start one arm process per ``cmds`` entry and run their benchmarks in ``order``
+    (``interleaved_order``), calling ``on_done(arm, record)`` after each. ``_ArmFailed``
+    (with ``arm`` set) when one fails; ``signals.Interrupted`` propagates after every
+    arm has been stopped (their JSON files then hold the finished benchmarks)."""
+    import signal
+
+    procs: dict[str, _ArmProcess] = {}
+    arm = ""
+    try:
+        for arm, cmd in cmds.items():
+            procs[arm] = _ArmProcess(cmd, verbose)
+        for arm, _name in order:
+            on_done(arm, procs[arm].step())
+        for arm, proc in procs.items():
+            proc.finish()
+    except _ArmFailed as exc:
+        exc.arm = arm
+        raise
+    except signals.Interrupted as exc:
+        for proc in procs.values():
+            proc.stop(exc.code - 128)
+        procs = {}
+        raise
+    finally:
+        for proc in procs.values():
+            proc.stop(signal.SIGTERM)
 
 
 @dataclass
@@ -680,7 +779,8 @@ def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
 
 def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
                how: Coordination) -> int:
-    """Run pyperf once per arm over the selected captures, showing the progress, then
+    """Run pyperf once per arm over the selected captures, the arms' benchmarks
+    interleaved (``interleaved_order``), showing the progress, then
     save and print ``in_loop_vs_pyperf``'s rows. Returns the exit code: 0; 1 when an
     arm failed or a file could not be written; 130 / 143 when interrupted by SIGINT /
     SIGTERM, with one line saying how many benchmarks had finished. Earlier results in
@@ -718,11 +818,13 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     arms = arms_in(i for _, i in selected)
     plan = {arm: arm_benchmarks(selected, arm, selection) for arm in arms}
     state["total"] = total = sum(map(len, plan.values()))
+    order = interleaved_order({a: [bench_name(i, op) for _, i, op in plan[a]] for a in arms})
     with signals.deferred():
         state["out"] = out = _output_dir(ns, arms)
     verbose = any(o in ("-v", "--verbose") for o in rest)
-    print(f"microbench: {total} benchmarks ({', '.join(f'{a}: {len(plan[a])}' for a in arms)})"
-          f" -> {out.dir}; {settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
+    print(f"microbench: {total} benchmarks ({', '.join(f'{a}: {len(plan[a])}' for a in arms)}"
+          f"{'; the arms interleaved' if len(arms) > 1 else ''}) -> {out.dir}; "
+          f"{settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
     missing = uncaptured_cases(ns.run_dir, selection, (i for _, i in selected))
     if missing:
         print(f"microbench: note: {len(missing)} finished case{'s' * (len(missing) > 1)} "
@@ -731,21 +833,20 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
               f"write them; summary.json says why): {', '.join(missing)}",
               file=sys.stderr, flush=True)
     progress = how.progress(total)
-    try:
-        for arm in arms:
-            cmd = [sys.executable, BENCH_PY, "microbench", ns.run_dir, "--policy", arm,
-                   *selection.argv(), *(["--rigorous"] if ns.rigorous else []),
-                   *([] if verbose else ["--quiet"]), *rest,
-                   "--arm-json", str(out.new(arm_file_name(arm)))]
+    cmds = {arm: [sys.executable, BENCH_PY, "microbench", ns.run_dir, "--policy", arm,
+                  *selection.argv(), *(["--rigorous"] if ns.rigorous else []),
+                  *([] if verbose else ["--quiet"]), *rest,
+                  "--arm-json", str(out.new(arm_file_name(arm)))] for arm in arms}
 
-            def on_done(rec: dict, arm=arm) -> None:
-                state["done"] += 1
-                progress.done(arm, rec["name"], rec["mean_s"], rec["stdev_s"])
-            _run_arm_process(cmd, on_done, verbose)
+    def on_done(arm: str, rec: dict) -> None:
+        state["done"] += 1
+        progress.done(arm, rec["name"], rec["mean_s"], rec["stdev_s"])
+    try:
+        _run_interleaved(cmds, order, on_done, verbose)
     except _ArmFailed as exc:
         progress.close()
         return _failed(out, exc.line if exc.line.startswith(ERROR_PREFIX) else
-                       f"{ERROR_PREFIX}pyperf run of arm {arm} exited with {exc.code}: "
+                       f"{ERROR_PREFIX}pyperf run of arm {exc.arm} exited with {exc.code}: "
                        f"{exc.line}")
     finally:
         progress.close()
@@ -793,11 +894,42 @@ def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output,
               file=sys.stderr, flush=True)
     print(format_rows(rows))
     names = [str(out.dir / arm_file_name(a)) for a in out.arms]
+    line = unstable_line(names)
+    if line:
+        print(f"\n{line}")
     if len(names) >= 2:
         print(f"\ncompare: python -m pyperf compare_to {' '.join(names)} --table")
     print(f"stats:   python -m pyperf stats {names[0]}")
     print(f"check:   python -m pyperf check {names[0]}")
     return 0
+
+
+def pyperf_would_warn(bench) -> bool:
+    """Whether ``python -m pyperf check`` marks the pyperf ``Benchmark`` ``bench``
+    unstable ("the benchmark result may be unstable"): pyperf's own check
+    (``pyperf._cli.format_checks``) where this pyperf has it, else its first rule: a
+    standard deviation of 10 % of the mean or more."""
+    try:
+        from pyperf._cli import format_checks
+    except ImportError:  # pyperf moved it: its main rule
+        values = bench.get_values()
+        return len(values) >= 2 and bench.stdev() >= 0.1 * bench.mean()
+    return any("may be unstable" in ln for ln in format_checks(bench))
+
+
+def unstable_line(files: Sequence[str | Path]) -> Optional[str]:
+    """One line on the benchmarks of the pyperf files ``files`` that pyperf would call
+    unstable (``pyperf_would_warn``), or ``None`` when there are none: ``microbench:
+    pyperf would call 3 of 64 benchmarks unstable (python -m pyperf check FILE lists
+    them); do not quote their ratios``."""
+    import pyperf
+
+    benches = [b for f in files for b in pyperf.BenchmarkSuite.load(str(f)).get_benchmarks()]
+    n = sum(map(pyperf_would_warn, benches))
+    if not n:
+        return None
+    return (f"microbench: pyperf would call {n} of {len(benches)} benchmarks unstable "
+            "(python -m pyperf check FILE lists them); do not quote their ratios")
 
 
 def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path],

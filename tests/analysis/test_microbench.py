@@ -63,7 +63,8 @@ def test_selection_runs_only_the_chosen_benchmarks(run_dir, tmp_path):
         suite = pyperf.BenchmarkSuite.load(str(out / f"{arm}.json"))
         assert suite.get_benchmark_names() == ["num_running=4/s2r/msgpack/decode"]
     lines = proc.stderr.splitlines()
-    assert lines[0] == (f"microbench: 2 benchmarks (send: 1, cached: 1) -> {out}; 1 process "
+    assert lines[0] == (f"microbench: 2 benchmarks (send: 1, cached: 1; the arms interleaved) "
+                        f"-> {out}; 1 process "
                         "x (0 warm-ups + 1 value) of >= 50 ms; pyperf options: -p 1 -n 1 "
                         "-w 0 -l 1")
     assert re.fullmatch(r"microbench: benchmark 1/2 done \(send num_running=4/s2r/msgpack/"
@@ -73,6 +74,47 @@ def test_selection_runs_only_the_chosen_benchmarks(run_dir, tmp_path):
     rows = json.loads((out / "in_loop_vs_pyperf.json").read_text())
     assert {(r["arm"], r["workload"], r["direction"], r["op"]) for r in rows} == {
         (a, "num_running=4", "s2r", "decode") for a in ("send", "cached")}
+
+
+def test_the_arms_run_interleaved_each_first_in_turn():
+    from ipc_bench.analysis.microbench import interleaved_order
+
+    names = ["n=4/s2r/msgpack/encode", "n=4/s2r/msgpack/decode", "n=4/r2s/msgpack/encode"]
+    assert interleaved_order({"send": names, "cached": names}) == [
+        ("send", names[0]), ("cached", names[0]),
+        ("cached", names[1]), ("send", names[1]),
+        ("send", names[2]), ("cached", names[2])]
+    # a name only one arm has runs alone, each arm keeping its own order
+    assert interleaved_order({"send": ["a", "c"], "cached": ["a", "b", "c"]}) == [
+        ("send", "a"), ("cached", "a"), ("cached", "b"), ("send", "c"), ("cached", "c")]
+    assert interleaved_order({"send": ["a"]}) == [("send", "a")]
+
+
+def _suite_file(path: Path, values_by_name: dict) -> Path:
+    import pyperf
+
+    benches = []
+    for name, values in values_by_name.items():
+        run = pyperf.Run(values, warmups=[(1, values[0])],
+                         metadata={"name": name, "loops": 1, "unit": "second"},
+                         collect_metadata=False)
+        benches.append(pyperf.Benchmark([run]))
+    pyperf.BenchmarkSuite(benches).dump(str(path))
+    return path
+
+
+def test_the_unstable_line_counts_what_pyperf_check_would_warn_of(tmp_path):
+    from ipc_bench.analysis.microbench import unstable_line
+
+    steady = [0.100, 0.101, 0.099]
+    noisy = [0.100, 0.150, 0.070]  # standard deviation 40 % of the mean
+    send = _suite_file(tmp_path / "send.json", {"a": steady, "b": noisy})
+    cached = _suite_file(tmp_path / "cached.json", {"a": noisy, "b": steady})
+    assert unstable_line([send, cached]) == (
+        "microbench: pyperf would call 2 of 4 benchmarks unstable (python -m pyperf "
+        "check FILE lists them); do not quote their ratios")
+    calm = _suite_file(tmp_path / "calm.json", {"a": steady})
+    assert unstable_line([calm]) is None
 
 
 def test_select_captures_order_and_filters(run_dir):

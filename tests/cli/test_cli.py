@@ -494,7 +494,8 @@ def _interrupt_microbench(run: Path, out: Path, phase: str, kill, signum):
         time.sleep(0.3)
     else:  # a pyperf worker (the arm's child) is running
         first = proc.stderr.readline()
-        assert first.startswith(f"microbench: 8 benchmarks (send: 4, cached: 4) -> {out};")
+        assert first.startswith(f"microbench: 8 benchmarks (send: 4, cached: 4; the arms "
+                                f"interleaved) -> {out};")
         deadline = time.monotonic() + 60
         while not any("--worker" in c for c in _microbench_processes(run)):
             assert time.monotonic() < deadline, "no pyperf worker started"
