@@ -439,22 +439,16 @@ def step_shares(s2r_diffs_ns: Iterable[Any], step_diffs_ns: Iterable[Any],
     step's reading against. The one computation of the report's share findings and
     summary table and of the terminal's ``send's share`` line (``steady_share_words``
     words it)."""
-    from ipc_bench.analysis.stats import paired_ratio
-
     s2r_diffs, diffs, cached = list(s2r_diffs_ns), list(step_diffs_ns), list(cached_steps_ns)
     s2r, whole = mean_share(s2r_diffs, cached, method), mean_share(diffs, cached, method)
     if s2r.share is None or whole.share is None:
         return None
-    steps = [(c + d, c) for c, d in zip((float_or_none(x) for x in cached),
-                                         (float_or_none(x) for x in diffs))
-             if c is not None and d is not None]
     # send's own figure: the mean of its steps is cached's mean plus the mean difference;
     # a median is not, so send's median is taken from send's steps
     send_ns = (whole.base_ns + whole.diff_ns if whole.statistic == "mean" else
-               _median(s for s, _ in steps))
-    block = paired_ratio([s for s, _ in steps], [c for _, c in steps], method)
+               _median(s for s, _ in _step_pairs(diffs, cached)))
     return StepShares(s2r, whole, send_ns, step, len(diffs),
-                      None if block[0] is None else block)
+                      _block_ratio(diffs, cached, method, min_pairs=1))
 
 
 def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: str = "",
@@ -674,17 +668,26 @@ def cost_rows(records: Iterable[dict[str, Any]], method: str = "t") -> list[Cost
     return rows
 
 
-def _block_ratio(step_diffs_ns: list[Any], cached_steps_ns: list[Any], method: str
+def _step_pairs(step_diffs_ns: list[Any], cached_steps_ns: list[Any]
+                ) -> list[tuple[float, float]]:
+    """(send's step, cached's step) in ns per pair with both figures: send's is cached's
+    plus the difference (send - cached)."""
+    return [(c + d, c) for c, d in zip((float_or_none(x) for x in cached_steps_ns),
+                                        (float_or_none(x) for x in step_diffs_ns))
+            if c is not None and d is not None]
+
+
+def _block_ratio(step_diffs_ns: list[Any], cached_steps_ns: list[Any], method: str,
+                 min_pairs: int = 2
                  ) -> Optional[tuple[Optional[float], Optional[float], Optional[float]]]:
-    """The comparison block's cached/send ratio of the median steps of a cost row's
-    pairs (send's is cached's plus the difference; ``stats.paired_ratio`` by
-    ``method``); ``None`` with fewer than two whole pairs."""
+    """The comparison block's cached/send ratio of the median steps of the pairs
+    (``_step_pairs``; ``stats.paired_ratio`` by ``method``), for ``step_shares`` and
+    the step-time rows (``cost_rows``); ``None`` with fewer than ``min_pairs`` whole
+    pairs or where a step is 0 or less (no ratio)."""
     from ipc_bench.analysis.stats import paired_ratio
 
-    steps = [(c + d, c) for c, d in zip((float_or_none(x) for x in cached_steps_ns),
-                                         (float_or_none(x) for x in step_diffs_ns))
-             if c is not None and d is not None]
-    if len(steps) < 2:
+    steps = _step_pairs(step_diffs_ns, cached_steps_ns)
+    if len(steps) < min_pairs:
         return None
     ratio = paired_ratio([s for s, _ in steps], [c for _, c in steps], method)
     return None if ratio[0] is None else ratio
