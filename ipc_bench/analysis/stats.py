@@ -176,22 +176,70 @@ RATIO_END_MAX = 1000.0
 RATIO_END_MIN = 0.001
 
 
+#: The most decimals an interval end is printed with where its usual decimals would
+#: round it onto the null (``interval_end``): beyond them such an end is printed as a
+#: bound on the null's side, ``<1`` or ``>0``.
+NULL_END_DIGITS = 6
+
+
+def end_digits(value: float, digits: int, null: float = 0.0) -> Optional[int]:
+    """The decimals an interval end ``value`` is printed with (``interval_end``):
+    ``digits``, or where ``value`` rounded to ``digits`` decimals lands on ``null``
+    while it is not ``null`` (an upper end of 0.99999 printed ``1.000`` beside a
+    verdict that the interval excludes 1), the fewest more, up to ``NULL_END_DIGITS``,
+    that show which side of ``null`` it is on; ``None`` where even those do not (the
+    end is then printed as a bound, ``<1``). An end equal to ``null`` (or NaN) keeps
+    ``digits``."""
+    if value == null or value != value:
+        return digits
+    for d in range(digits, max(digits, NULL_END_DIGITS) + 1):
+        if float(f"{value:.{d}f}") != null:
+            return d
+    return None
+
+
+def interval_end(value: float, digits: int, null: float = 0.0, sign: bool = False) -> str:
+    """One end of an interval to ``digits`` decimals (``+`` signed with ``sign``),
+    never rounded onto the interval's ``null`` (1 for a ratio, 0 for a change or a
+    difference) unless it is the null (``end_digits``): ``interval_end(0.99999, 3, 1.0)``
+    is ``0.99999``, ``interval_end(-4e-5, 1, sign=True)`` is ``-0.00004``,
+    ``interval_end(1.0, 3, 1.0)`` is ``1.000``; one within ``0.5e-6`` of the null, its
+    side and the null: ``<1``, ``>0``. So a printed interval excludes the null exactly
+    where its true ends do (an end at the null holds it)."""
+    d = end_digits(value, digits, null)
+    if d is None:
+        return f"{'<' if value < null else '>'}{null:g}"
+    return f"{value:{'+' if sign else ''}.{d}f}"
+
+
+def shown_end(value: float, digits: int, null: float = 0.0) -> float:
+    """An interval end as ``interval_end`` prints it, as a number: ``value`` rounded to
+    its ``end_digits``, or ``value`` itself where it is printed as a bound (``<1``: its
+    side of the null is all it shows). For readings of an interval "as printed": the
+    shown end is on the same side of ``null`` as ``value``, or at it only where
+    ``value`` is."""
+    d = end_digits(value, digits, null)
+    return value if d is None else round(value, d)
+
+
 def ratio_end(value: float, digits: int = 3, percent: bool = False) -> str:
     """One end of a ratio's interval as ``ratio_interval`` prints it: ``0.920`` (to
     ``digits`` decimals), ``>1000`` above ``RATIO_END_MAX``, ``<0.001`` below
     ``RATIO_END_MIN``; with ``percent``, as a change in percent to one decimal:
-    ``-8.0``, ``>+99900.0``, ``<-99.9``."""
+    ``-8.0``, ``>+99900.0``, ``<-99.9``. An end that those decimals would round onto 1
+    (0 %) while it is not 1 gets more (``interval_end``): ``0.99999``, ``1.00001``,
+    ``-0.00004``, ``<1``, ``>0``; an end of exactly 1 prints ``1.000`` (``+0.0``)."""
     if percent:
         if value > RATIO_END_MAX:
             return f">{100 * (RATIO_END_MAX - 1):+.1f}"
         if value < RATIO_END_MIN:
             return f"<{100 * (RATIO_END_MIN - 1):+.1f}"
-        return f"{100 * (value - 1):+.1f}"
+        return interval_end(100 * (value - 1), 1, 0.0, sign=True)
     if value > RATIO_END_MAX:
         return f">{RATIO_END_MAX:g}"
     if value < RATIO_END_MIN:
         return f"<{RATIO_END_MIN:g}"
-    return f"{value:.{digits}f}"
+    return interval_end(value, digits, 1.0)
 
 
 def ratio_interval(low: float, high: float, digits: int = 3, percent: bool = False) -> str:
@@ -199,7 +247,8 @@ def ratio_interval(low: float, high: float, digits: int = 3, percent: bool = Fal
     the report's tables and findings, verdicts): ``[0.920, 1.012]``; an end beyond
     ``RATIO_END_MAX`` or ``RATIO_END_MIN`` bounded (``ratio_end``): ``[<0.001, >1000]``;
     with ``percent``, as changes in percent: ``[-8.0, +1.2] %``, ``[<-99.9, >+99900.0]
-    %``."""
+    %``; an end never rounded onto 1 (0 %) unless it is 1: ``[0.812, 0.99999]``,
+    ``[-18.8, -0.00004] %`` (``ratio_end``)."""
     text = f"[{ratio_end(low, digits, percent)}, {ratio_end(high, digits, percent)}]"
     return text + " %" if percent else text
 

@@ -37,9 +37,9 @@ from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, arrival_bound, inconclusive,
-                                      compare_paired, min_pairs, paired,
+                                      compare_paired, interval_end, min_pairs, paired,
                                       paired_ratio, ratio_interval, ratio_phrase,
-                                      results_ci_method, schedules_differ,
+                                      results_ci_method, schedules_differ, shown_end,
                                       summarize_pairs, token_ids_bytes,
                                       unadjusted_excludes_one, verdict_of)
 from ipc_bench.engine.config import CACHED, SEND
@@ -1048,8 +1048,10 @@ def _ipc_cost_reading(cmp) -> tuple[str, bool]:
     """One arm's reading in the single-process finding, ``cmp`` its
     ``_single_process_arm`` comparison, as ``(words, said_measurable)``, read on the
     ratio and interval as printed (2 decimals, so ``[0.91, 1.10]`` is within 1.1x either way, a
-    factor of 1.1 either way, even where its bounds are 0.9050 and 1.1004): an interval
-    above 1.00x, ``the cost of
+    factor of 1.1 either way, even where its bounds are 0.9050 and 1.1004; an end that
+    2 decimals would round onto 1.00 while it is not 1 is printed with more,
+    ``stats.shown_end``, so ``[0.95, 0.999]`` lies below 1.00x and ``[1.004, 1.05]``
+    above it, as they read): an interval above 1.00x, ``the cost of
     having IPC at all``; one that holds 1.00x, ``within noise`` (within 1.1x either way) or
     ``SHORT_INCONCLUSIVE`` (beyond it) with ``HOLDS_NO_COST``; no interval and a ratio
     above 1.00x, ``one repetition, `` + ``NO_INTERVAL_COST``; otherwise (a ratio at or
@@ -1057,7 +1059,7 @@ def _ipc_cost_reading(cmp) -> tuple[str, bool]:
     (``said_measurable`` true: the clause words those)."""
     ratio, lo, hi = cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
     if lo is not None and hi is not None:
-        lo, hi = round(lo, 2), round(hi, 2)
+        lo, hi = shown_end(lo, 2, 1.0), shown_end(hi, 2, 1.0)
         if lo > 1.0:
             return "the cost of having IPC at all", False
         if hi >= 1.0:
@@ -1106,15 +1108,16 @@ def _arms_overlap(compared: dict[str, Any], readings: dict[str, tuple[str, bool]
     arms of
     ``compared`` (arm -> ``_single_process_arm`` comparison) that have an interval are
     two or more, read differently (``readings``: ``_ipc_cost_reading``) and their
-    intervals, rounded to 2 decimals as printed, share a point; ``''`` otherwise (a
+    intervals, as printed (``stats.shown_end``: 2 decimals, more for an end that would
+    round onto 1.00), share a point; ``''`` otherwise (a
     verdict of one arm and not the other is not a difference between them; overlapping
     intervals do not show the arms equal either, only that these data do not tell
     them apart)."""
     with_ci = [a for a, c in compared.items() if c.ratio_ci_low is not None]
     if len(with_ci) < 2 or len({readings[a] for a in with_ci}) < 2:
         return ""
-    ends = [(round(compared[a].ratio_ci_low, 2), round(compared[a].ratio_ci_high, 2))
-            for a in with_ci]
+    ends = [(shown_end(compared[a].ratio_ci_low, 2, 1.0),
+             shown_end(compared[a].ratio_ci_high, 2, 1.0)) for a in with_ci]
     if max(lo for lo, _ in ends) > min(hi for _, hi in ends):
         return ""
     shown = _and([ratio_interval(compared[a].ratio_ci_low, compared[a].ratio_ci_high,
@@ -1981,12 +1984,14 @@ def _share_cell(share) -> str:
     cached, with its interval (``send_cost.share_interval``'s figures) where it has
     one, else why not as the tok/s column says it (``_no_interval``): ``+0.45 % (one
     repetition, no interval)``, ``+0.45 % (3 repetitions, no interval: a sign-test
-    interval needs >= 6 pairs)``; ``ABSENT`` for none."""
+    interval needs >= 6 pairs)``; ``ABSENT`` for none. An interval end that 2 decimals
+    would round onto 0 % while it is not 0 gets more (``stats.interval_end``)."""
     if share is None or share.share is None:
         return ABSENT
     text = f"{100 * share.share:+.2f} %"
     if share.low is not None and share.high is not None:
-        return text + f" [{100 * share.low:+.2f}, {100 * share.high:+.2f}] %"
+        ends = (interval_end(100 * end, 2, sign=True) for end in (share.low, share.high))
+        return text + f" [{', '.join(ends)}] %"
     return text + f" ({_no_interval({'n': share.pairs, 'method': share.method})})"
 
 

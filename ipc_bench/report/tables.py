@@ -24,7 +24,7 @@ from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARE
                                       INTERVAL_NAMES, min_pairs, NOT_SIGNIFICANT_HOLM,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
                                       arm_cell, arms_by_repetition, diff_disagrees,
-                                      paired_ratio,
+                                      interval_end, paired_ratio,
                                       performed,
                                       ratio_interval, ratio_phrase, schedule_bound,
                                       schedules_differ,
@@ -1034,6 +1034,19 @@ def _bracketed(*values, scale: float) -> str:
     return "[" + ", ".join(_num(v, scale, grouped=False) for v in values) + "]"
 
 
+def _diff_interval(low: float, high: float, scale: float) -> str:
+    """``[-0.59, 2.88]``: a difference's interval at ``scale`` as ``_bracketed`` prints
+    it, except that an end ``_num``'s 2 decimals would round onto 0 while it is not 0
+    gets more (``stats.interval_end``): ``[0.003, 2.88]``, not ``[0.00, 2.88]`` beside
+    a difference that excludes 0; an end of exactly 0 stays ``0``."""
+    def end(v: float) -> str:
+        v_scaled = v * scale
+        if v_scaled != 0 and abs(v_scaled) < 10:
+            return interval_end(v_scaled, 2)
+        return _num(v, scale, grouped=False)
+    return f"[{end(low)}, {end(high)}]"
+
+
 #: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
 WITHHELD = "no verdict"
 
@@ -1358,7 +1371,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
         ci = ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"])
     dci = "-"
     if m["diff_ci_low"] is not None:
-        dci = _bracketed(m["diff_ci_low"], m["diff_ci_high"], scale=scale)
+        dci = _diff_interval(m["diff_ci_low"], m["diff_ci_high"], scale)
     # the point estimate each interval is centred on: the geometric mean (t) or
     # the median (bootstrap, sign) of the per-pair ratios and differences
     t_method = method == "t"

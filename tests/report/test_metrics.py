@@ -546,6 +546,53 @@ def test_a_ratio_interval_prints_its_far_ends_bounded():
         "few repetitions or too noisy to tell a 10 % difference from none")
 
 
+def test_an_interval_end_never_rounds_onto_the_null_it_is_not():
+    """An upper end of 0.99999 printed 1.000 beside "significant" (or -0.0 % beside
+    "does not include 0 %") read as an interval holding the null: such an end takes the
+    decimals that show its side, up to 6, then a bound; the null itself prints as is."""
+    assert stats.ratio_interval(0.812, 0.99999) == "[0.812, 0.99999]"
+    assert stats.ratio_interval(1.00001, 1.2) == "[1.00001, 1.200]"
+    assert stats.ratio_interval(0.9996, 1.0004) == "[0.9996, 1.0004]"
+    assert stats.ratio_interval(0.9, 1.0) == "[0.900, 1.000]"
+    assert stats.ratio_interval(1.0, 1.0, percent=True) == "[+0.0, +0.0] %"
+    assert stats.ratio_interval(0.812, 1 - 4e-7, percent=True) == "[-18.8, -0.00004] %"
+    assert stats.ratio_interval(0.995, 0.999, digits=2) == "[0.99, 0.999]"
+    assert stats.ratio_interval(0.812, 1 - 1e-9) == "[0.812, <1]"
+    assert stats.ratio_interval(1 + 1e-9, 1.2, percent=True) == "[>0, +20.0] %"
+    assert stats.interval_end(-3e-6, 2, sign=True) == "-0.000003"
+    assert stats.interval_end(0.0, 2, sign=True) == "+0.00"
+    assert (stats.shown_end(0.9999, 2, 1.0), stats.shown_end(0.97, 2, 1.0),
+            stats.shown_end(1 - 1e-9, 2, 1.0)) == (0.9999, 0.97, 1 - 1e-9)
+    assert stats.holm_inconclusive_verdict(0.812, 1 - 4e-7) == (
+        "inconclusive: not significant after Holm; the 95 % interval [-18.8, -0.00004] % "
+        "does not include 0 % but is unadjusted")
+    assert stats.inconclusive_verdict(0.812, 1.0) == (
+        "inconclusive: the 95 % interval [-18.8, +0.0] % reaches beyond 1.1x either way: "
+        "too few repetitions or too noisy to tell a 10 % difference from none")
+
+
+def test_the_comparison_block_prints_an_end_near_the_null_on_its_side():
+    # cached 0.03 to 0.07 % below send each repetition: significant, and the interval,
+    # [0.999, 1.000] at 3 decimals, prints its upper end 0.99970 as 0.9997
+    ks = [0.9993, 0.9995, 0.9997, 0.9994, 0.9996]
+    c = stats.compare_cases([s for rep, k in enumerate(ks) for s in (
+        _summary("send", rep, 50_000.0, 282700.0),
+        _summary("cached", rep, 50_000.0 * k, 282700.0))])[0]
+    row = {r[0]: r for r in tables.comparison_parts(c)[2]}["out tok/s"]
+    assert row == ["out tok/s", "tok/s", "50,000 [0]", "49,975 [10.0]", "0.999",
+                   "[0.999, 0.9997]", "25.0", "[15.2, 34.8]", "0.002 [0.013]",
+                   "significant: cached 0.1 % lower than send"]
+    # steps 1 to 5 ns shorter: ratio ends of 0.99998 and 0.999996, difference ends of
+    # 0.0010 and 0.0050 us (0.00 at 2 decimals) beside a verdict of Holm's adjustment,
+    # the unadjusted interval excluding 1 as it prints
+    c = stats.compare_cases([s for rep, d in enumerate([2, 4, 3, 5, 1]) for s in (
+        _summary("send", rep, 50_000.0, 282700.0),
+        _summary("cached", rep, 50_000.0, 282700.0 - d))])[0]
+    row = {r[0]: r for r in tables.comparison_parts(c)[2]}["step mean"]
+    assert row[5:] == ["[0.99998, 0.999996]", "0.00", "[0.001, 0.005]", "0.013 [0.079]",
+                       "not significant after Holm"]
+
+
 def test_a_diff_interval_that_parts_from_its_ratio_interval_is_explained():
     """Differences of 10, 11 and 12 tok/s are consistent (diff CI [8.5, 13.5] excludes
     0) while the ratios 0.5, 0.989 and 0.9999 are not (ratio CI holds 1): the verdict,

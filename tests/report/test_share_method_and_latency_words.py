@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ipc_bench.analysis.send_cost import mean_share, share_interval
+from ipc_bench.analysis.send_cost import (MeanShare, mean_share, share_interval,
+                                          step_difference)
 from ipc_bench.report import findings
 from test_send_cost_one_share import _rows, _where
 
@@ -47,6 +48,20 @@ def test_the_share_interval_by_the_sign_method_is_of_the_per_pair_shares():
     assert share_interval((0.01, 0.02)) == (
         " (send - cached: [+1.00, +2.00] %, 95 % Student-t interval)")
     assert share_interval(None, "sign", 1) == ""
+
+
+def test_a_share_interval_end_near_0_prints_on_its_side():
+    # an upper end of -0.0004 %, -0.00 at 2 decimals, beside "shorter": printed with the
+    # digits that show it below 0; an end of exactly 0 holds 0 and prints as it is
+    near = (-0.031, -0.000004)
+    assert step_difference(-0.015, near) == (
+        "is 1.50 % shorter than cached's (send - cached: [-3.10, -0.0004] %, 95 % "
+        "Student-t interval)")
+    assert step_difference(-0.015, (-0.031, 0.0)) == (
+        "is within noise of cached's: -1.50 % (send - cached: [-3.10, +0.00] %, 95 % "
+        "Student-t interval)")
+    assert findings._share_cell(MeanShare(-150.0, 10_000.0, -0.015, *near, 3)) == (
+        "-1.50 % [-3.10, -0.0004] %")
 
 
 def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive():

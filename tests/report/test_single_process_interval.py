@@ -253,3 +253,36 @@ def test_arms_whose_intervals_do_not_overlap_get_no_such_clause():
         ": against msgpack, for cached, the cost of having IPC at all; for send, the "
         "single process was slower than the two-process case, so no cost of having IPC "
         "is measurable there.")
+
+
+def _spread_rows(intervals: dict[str, tuple[float, float]]) -> pd.DataFrame:
+    """Three repetitions of each arm's single-process and two-process msgpack cases at
+    4 running, the two-process case 10,000 tok/s, the single process ``_spread``'s
+    ratios of the arm's interval ``intervals[arm]`` times that."""
+    rows = []
+    for arm, (lo, hi) in intervals.items():
+        for rep, k in enumerate(_spread(lo, hi)):
+            for codec, tok in (("none", 10_000.0 * k), ("msgpack", 10_000.0)):
+                rows.append(dict(_summary(arm, rep, tok, 100_000.0), codec=codec,
+                                 run_id="run", case_id=f"num_running=4/{arm}/{codec}#{rep}"))
+    return pd.DataFrame(rows)
+
+
+def test_an_end_that_2_decimals_would_round_onto_1_reads_on_its_side_as_printed():
+    # cached [1.004, 1.05] and send [0.95, 0.999]: at 2 decimals [1.00, 1.05] and [0.95,
+    # 1.00], which the finding read as holding 1.00x and overlapping; printed with the
+    # digits that show their side of 1, cached's lies above 1.00x (a cost), send's below
+    # (slower), and the intervals, apart as printed, get no overlap clause
+    text = findings._single_process_findings(
+        _spread_rows({"cached": (1.004, 1.05), "send": (0.95, 0.999)}), _where)[0]
+    assert text.endswith(
+        "cached: 10,267 tok/s, 1.03x [1.004, 1.05] two processes with msgpack (10,000 "
+        "tok/s); send: 9,742 tok/s, 0.97x [0.95, 0.999] two processes with msgpack "
+        "(10,000 tok/s): against msgpack, for cached, the cost of having IPC at all; for "
+        "send, the single process was slower than the two-process case, so no cost of "
+        "having IPC is measurable there.")
+    # an end of exactly 1 holds 1.00x and prints as it is
+    text = findings._single_process_findings(_spread_rows({"send": (1.0, 1.05)}), _where)[0]
+    assert text.endswith("send: 10,247 tok/s, 1.02x [1.00, 1.05] two processes with "
+                         "msgpack (10,000 tok/s): against msgpack, within noise, "
+                         + findings.HOLDS_NO_COST + ".")
