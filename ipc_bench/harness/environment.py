@@ -1102,13 +1102,38 @@ FLAG_CASES = {"aa": "A/A copies (--aa)", "async_scheduling": "cached+async cases
               "no_single_process": "single-process cases", "no_floor": "floors"}
 
 
+def _floorless_cases(md: dict) -> Optional[str]:
+    """What the cases of the run of metadata ``md`` are where every one of them runs no
+    floor whatever ``--no-floor`` (``CaseSpec.no_floor``): ``azure-conv-timed's timed
+    replays`` where they are timed replays (a recorded ``trace_speedup``), with or
+    without the single-process cases beside them; ``single-process cases`` where they
+    are all those; ``None`` where some case could have run one, or none is recorded."""
+    from ipc_bench.harness.spec import NO_CODEC
+
+    cases = [c for c in md.get("cases") or [] if isinstance(c, dict)]
+    timed = [c.get("trace_speedup") is not None for c in cases]
+    single = [c.get("codec") == NO_CODEC for c in cases]
+    if not cases or not all(t or one for t, one in zip(timed, single)):
+        return None
+    if not any(timed):
+        return "single-process cases"
+    scenario = md.get("scenario")
+    return (f"{scenario}'s " if isinstance(scenario, str) else "") + "timed replays"
+
+
 def _flag_text(options: dict, name: str, ran: set[str], md: dict) -> str:
     """What a run of metadata ``md`` did about flag ``name`` (``FLAG_CASES``), from what
     its cases ran (``ran``, ``ran_selection``) and its options as given (``options``):
     ``run`` or ``not run``, then why: ``(--no-single-process given)``, ``(azure-conv's
     default)`` where the flag was left off, ``(not recorded)`` for a run written before
-    the flag was recorded. A ``no_`` flag's ``ran`` is ``{"True"}`` where none ran."""
+    the flag was recorded; floors not run by cases that run none whatever the flag
+    (``_floorless_cases``), that, not the flag: ``not run (azure-conv-timed's timed
+    replays run none, --no-floor or not)``. A ``no_`` flag's ``ran`` is ``{"True"}``
+    where none ran."""
     did = ("False" in ran) if name.startswith("no_") else ("True" in ran)
+    floorless = _floorless_cases(md) if name == "no_floor" and not did else None
+    if floorless:
+        return f"not run ({floorless} run none, --no-floor or not)"
     scenario = md.get("scenario")
     why = ("not recorded" if name not in options
            else f"--{name.replace('_', '-')} given" if options[name]
@@ -1125,7 +1150,8 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
     none makes a workload incomparable. The transport only where
     the runs share no arm (``_case_keys``). Then the flags of ``MEASUREMENT_FLAGS`` as
     the others: ``floors differ: not run (--no-floor given) vs run (decode-steady's
-    default)``."""
+    default)``; a timed replay's, which runs none whatever the flag, ``not run
+    (azure-conv-timed's timed replays run none, --no-floor or not)``."""
     out = []
     shared = bool(_case_keys(a) & _case_keys(b))
     for name in CASE_SELECTION_OPTIONS + tuple(MEASUREMENT_FLAGS):
