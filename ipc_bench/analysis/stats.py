@@ -1241,6 +1241,40 @@ def geomean_interval(values: Iterable[Optional[float]], confidence: float = CONF
     return math.exp(centre), math.exp(low), math.exp(high)
 
 
+def welch_ratio(baseline: Iterable[Optional[float]], treatment: Iterable[Optional[float]],
+                confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """(ratio, low, high): the geometric mean of ``treatment``'s finite values over that
+    of ``baseline``'s (``None`` and NaN left out; e.g. one case's tokens/s over the
+    repetitions of two runs), with the unpaired (Welch) t interval of the difference of
+    their mean logs d: exp(d ± t(ν) · sqrt(s_b²/n_b + s_t²/n_t)), ``s`` the samples'
+    standard deviations of the logs (``ddof=1``), ν the Welch-Satterthwaite degrees of
+    freedom: the interval ``scipy.stats.ttest_ind(..., equal_var=False)
+    .confidence_interval`` gives, computed with scipy's t quantile
+    (``scipy.special.stdtrit``, as ``t_interval``). For samples not paired by repetition
+    (two runs, separate in time), so the interval carries both samples' noise. ``low``/``high`` NaN where either sample has fewer than
+    2 values or neither has any spread (all its values equal: ``ratio`` is then exact);
+    all three NaN where either has no value or one of 0 or less (no logarithm). Never
+    raises on short input."""
+    from scipy.special import stdtrit
+
+    b, t = ([float(v) for v in vs if v is not None and math.isfinite(float(v))]
+            for vs in (baseline, treatment))
+    if not b or not t or min(b + t) <= 0:
+        return math.nan, math.nan, math.nan
+    lb, lt = np.log(b), np.log(t)
+    ratio = math.exp(float(lt.mean() - lb.mean()))
+    if len(b) < 2 or len(t) < 2:
+        return ratio, math.nan, math.nan
+    # a sample of equal values has no spread (numpy's variance of their logs may not be 0)
+    vb, vt = (0.0 if min(x) == max(x) else float(lx.var(ddof=1)) / len(x)
+              for x, lx in ((b, lb), (t, lt)))
+    if vb + vt == 0:
+        return ratio, math.nan, math.nan
+    df = (vb + vt) ** 2 / (vb ** 2 / (len(b) - 1) + vt ** 2 / (len(t) - 1))
+    half = float(stdtrit(df, (1 + confidence) / 2)) * math.sqrt(vb + vt)
+    return ratio, ratio * math.exp(-half), ratio * math.exp(half)
+
+
 def arm_cell(m: dict[str, Any], arm: str) -> tuple[Optional[float], bool]:
     """``(value, arithmetic)``: the figure a recorded comparison metric ``m``
     (``PairedComparison.to_dict``) shows for its ``arm`` (``baseline`` or
