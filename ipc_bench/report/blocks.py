@@ -19,6 +19,7 @@ from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record, is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning, run_state
 from ipc_bench.analysis.results import records as case_records
+from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start, nice_note
 from ipc_bench.report.findings import findings
@@ -2065,7 +2066,88 @@ SIDE_ARITHMETIC_MARK = " †"
 SIDE_ARITHMETIC_NOTE = (
     f"`{SIDE_ARITHMETIC_MARK.strip()}`: that run has a repetition with a value of 0 or "
     "less, so no geometric mean: its arithmetic mean over repetitions, which the ratio "
-    "columns use for it.")
+    "columns use for it, with no interval (no logarithm of such a value).")
+
+
+#: The readings of a side-by-side ratio's interval (``side_reading``), each defined by
+#: ``SIDE_READINGS`` in the note under the table (``side_interval_note``).
+SIDE_WITHIN_NOISE, SIDE_INCONCLUSIVE, SIDE_SIGNIFICANT = ("within noise", "inconclusive",
+                                                          "significant")
+#: A side-by-side ratio of two runs whose repetitions each agree exactly (``SIDE_READINGS``).
+SIDE_EXACT = "exact"
+SIDE_READINGS = {
+    SIDE_WITHIN_NOISE: "the interval holds 1 and stays within "
+                       f"{1 + DETECTABLE:g}x either way",
+    SIDE_INCONCLUSIVE: "it holds 1 but "
+                       + INCONCLUSIVE_CLAUSE.removeprefix("inconclusive: the interval "),
+    SIDE_SIGNIFICANT: "it excludes 1 (the Welch t test's p below 0.05, unadjusted)",
+    SIDE_EXACT: "every repetition of each run has the same value (as bytes per step for "
+                "a seed), so the ratio has no spread to draw an interval from"}
+#: Under a side-by-side table with a ratio that has no interval because a run has fewer
+#: than two repetitions with a value of its row (``_side_ratio``).
+SIDE_NO_INTERVAL_NOTE = (
+    "A ratio with no interval (a bare number such as `1.042`): one of its two runs has "
+    "only one repetition with a value in that row, so there is no spread to draw an "
+    "interval from.")
+
+
+def side_reading(low: float, high: float) -> str:
+    """The reading of a side-by-side ratio's 95 % interval ``[low, high]``, on its ends
+    as printed (3 decimals, ``stats.ratio_interval``): ``SIDE_SIGNIFICANT`` where it
+    excludes 1, else ``SIDE_INCONCLUSIVE`` where it reaches beyond 1.1x either way
+    (``stats.inconclusive``), else ``SIDE_WITHIN_NOISE``: the rule of every "within
+    noise" of the report (docs/comparisons.md#within-noise)."""
+    low, high = round(low, 3), round(high, 3)
+    if low > 1.0 or high < 1.0:
+        return SIDE_SIGNIFICANT
+    return SIDE_INCONCLUSIVE if inconclusive(low, high) else SIDE_WITHIN_NOISE
+
+
+def side_interval_note(readings: Collection[str]) -> str:
+    """The note under a side-by-side table whose ratio cells include intervals or
+    ``SIDE_EXACT`` (``readings``: the words used, ``SIDE_READINGS``): what the
+    intervals are (unpaired Welch t intervals of the runs' repetitions, carrying both
+    runs' noise and any drift between them, unadjusted for the rows, not a run's own
+    paired comparison) and what each word used means; with ``SIDE_EXACT`` alone, its
+    meaning alone."""
+    words = "; ".join(f"`{w}`: {meaning}" for w, meaning in SIDE_READINGS.items()
+                      if w in readings)
+    if not set(readings) - {SIDE_EXACT}:
+        return words + "."
+    return ("Ratio intervals (`1.042 [0.981, 1.097] within noise`): the 95 % Welch t "
+            "interval of the difference of the two runs' mean log values over their "
+            "repetitions (Welch-Satterthwaite degrees of freedom), as a ratio of "
+            "geometric means. It is unpaired: the runs ran at other times, so their "
+            "repetitions are not pairs, and it carries both runs' noise and any drift "
+            "between the times they ran; it is unadjusted for the number of rows, and is "
+            "not the paired interval of a run's own comparison. " + words + ".")
+
+
+def _side_ratio(ratio: float, samples, cells: tuple[tuple, tuple], arith: set,
+                said: set[str]) -> str:
+    """A side-by-side ratio cell, ``ratio`` (run over baseline) of the cells ``cells``
+    (run's, baseline's: (workload, policy, codec, run_id) each) whose values over
+    repetitions ``samples`` holds: with its 95 % unpaired interval and reading
+    (``stats.welch_ratio``, ``side_reading``: ``1.042 [0.981, 1.097] within noise``)
+    where both have 2 or more positive values and some spread; ``1.000 exact`` where
+    neither has any spread; the bare ratio (``1.042``) where either has fewer than 2 or
+    is an arithmetic mean (``arith``: no logarithm). Adds to ``said`` the reading, or
+    ``SIDE_NO_INTERVAL_NOTE`` where a run lacked repetitions."""
+    from ipc_bench.analysis.stats import ratio_interval, welch_ratio
+
+    text = f"{ratio:.3f}"
+    if any(c in arith for c in cells):
+        return text
+    _, low, high = welch_ratio(samples.get(cells[1], []), samples.get(cells[0], []))
+    if low == low:
+        said.add(side_reading(low, high))
+        return f"{text} {ratio_interval(low, high)} {side_reading(low, high)}"
+    if min(sum(v is not None and math.isfinite(v) for v in samples.get(c, []))
+           for c in cells) < 2:
+        said.add(SIDE_NO_INTERVAL_NOTE)
+        return text
+    said.add(SIDE_EXACT)
+    return f"{text} {SIDE_EXACT}"
 
 
 def _arithmetic_cells(results, key: str) -> set[tuple[str, str, str, str]]:
@@ -2089,8 +2171,12 @@ def _side_by_side(results, key: str,
     ``key`` in each run (``stats.geomean_interval``, the throughput figure's points and
     the comparison block's arms; the arithmetic mean where a value is 0) and its
     ratio to run ``base``'s (default: the first run; a cell that is an arithmetic mean
-    is marked ``SIDE_ARITHMETIC_MARK``, with ``SIDE_ARITHMETIC_NOTE``), under a caption
-    naming that run
+    is marked ``SIDE_ARITHMETIC_MARK``, with ``SIDE_ARITHMETIC_NOTE``, and its ratio is
+    bare), with the ratio's 95 % unpaired Welch t interval and its reading where both
+    runs have 2 or more repetitions with a value (``_side_ratio``: ``1.042 [0.981,
+    1.097] within noise``, ``inconclusive`` or ``significant``; ``1.000 exact`` where
+    neither run's repetitions differ; the bare ratio, ``1.042``, where one has one),
+    said under the table last (``_interval_notes``), under a caption naming that run
     as the denominator (``side_by_side_caption``); a row ``base`` has no case for shows
     ``-`` there, with a note (``no_base_note``), or, where ``base``'s case of it is in
     ``absent`` (``absent_base_cases``: not finished, not reached, left out on loading)
@@ -2111,9 +2197,9 @@ def _side_by_side(results, key: str,
     base = base or ids[0]
     unlike = unlike or {}
     entry = metric(key)
-    means = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False,
-                                  observed=True)[key].agg(
-        lambda v: geomean_interval(v)[0])  # the figure's and comparison block's arms
+    samples = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False,
+                                    observed=True)[key].agg(list)  # over repetitions
+    means = samples.map(lambda v: geomean_interval(v)[0])  # the figure's and block's arms
     held, arith = _held_cells(results, key), _arithmetic_cells(results, key)
     groups = side_by_side_order(list(dict.fromkeys((w, p, c) for w, p, c, _ in means.index)),
                                 results.cases["codec"])
@@ -2123,7 +2209,7 @@ def _side_by_side(results, key: str,
     paced = _arrival_paced(results) if key == "output_tokens_per_s" else set()
     others = [r for r in ids if r != base]
     header = ["workload", "arm", "codec"] + ids + [ratio_column(r, base) for r in others]
-    rows, missing, cut = [], False, {}
+    rows, missing, cut, said = [], False, {}, set()
     for group in groups:
         vals = dict((r, math.nan if group + (r,) in held or not performed(key, group[2])
                      else means.get(group + (r,), math.nan) * entry.scale) for r in ids)
@@ -2136,7 +2222,8 @@ def _side_by_side(results, key: str,
         ratios = [("-" if not (den and den == den and vals[r] == vals[r]) else
                    UNLIKE_CELL if group[0] in unlike.get(_pair_key(ids, r, base), ()) else
                    ARRIVAL_BOUND_CELL if {group + (r,), group + (base,)} & paced else
-                   f"{vals[r] / den:.3f}") for r in others]
+                   _side_ratio(vals[r] / den, samples, (group + (r,), group + (base,)),
+                               arith, said)) for r in others]
         marked = any(group[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
                      if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
@@ -2147,19 +2234,40 @@ def _side_by_side(results, key: str,
                           and vals[r] == vals[r] else "") for r in ids] + ratios)
     blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids, base)),
                            ("table", header, rows)]
-    wall = [("p", SIDE_WALL_NOTE)] if key == "output_tokens_per_s" and timed & set(
-        groups) else []
-    if any(ARRIVAL_BOUND_CELL in row for row in rows):
-        wall.append(("p", SIDE_ARRIVAL_NOTE))
-    if any(c.endswith(SIDE_ARITHMETIC_MARK) for row in rows for c in row[3:3 + len(ids)]):
-        wall.append(("p", SIDE_ARITHMETIC_NOTE))
-    if any(not performed(key, g[2]) for g in groups):
-        wall.append(("p", SIDE_NOT_PERFORMED_NOTE))
+    wall = _cell_notes(key, bool(timed & set(groups)), rows, len(ids),
+                       any(not performed(key, g[2]) for g in groups))
     gaps = [("p", line) for line in _run_gaps(means, groups, ids, base,
                                               lambda g, r: g + (r,) in held
                                               or not performed(key, g[2]))]
-    return blocks + wall + gaps + _side_notes(results, base, (missing, cut, absent[1]),
-                                              list(held.values()), rows)
+    return (blocks + wall + gaps + _side_notes(results, base, (missing, cut, absent[1]),
+                                               list(held.values()), rows)
+            + _interval_notes(said))
+
+
+def _cell_notes(key: str, timed: bool, rows: list[list[str]], runs: int,
+                unperformed: bool) -> list[Block]:
+    """The notes under a side-by-side table (``_side_by_side``) on its marked cells:
+    ``SIDE_WALL_NOTE`` (``timed``: a timed replay's row of ``output_tokens_per_s``),
+    ``SIDE_ARRIVAL_NOTE``, ``SIDE_ARITHMETIC_NOTE`` (a value cell of ``rows``, the
+    first ``runs`` after workload, arm and codec, so marked), ``SIDE_NOT_PERFORMED_NOTE``
+    (``unperformed``: a row of a codec without the figure), each where it applies."""
+    out: list[Block] = [("p", SIDE_WALL_NOTE)] if key == "output_tokens_per_s" and timed else []
+    if any(ARRIVAL_BOUND_CELL in row for row in rows):
+        out.append(("p", SIDE_ARRIVAL_NOTE))
+    if any(c.endswith(SIDE_ARITHMETIC_MARK) for row in rows for c in row[3:3 + runs]):
+        out.append(("p", SIDE_ARITHMETIC_NOTE))
+    if unperformed:
+        out.append(("p", SIDE_NOT_PERFORMED_NOTE))
+    return out
+
+
+def _interval_notes(said: set[str]) -> list[Block]:
+    """The last notes under a side-by-side table, on its ratio cells (``_side_ratio``'s
+    ``said``): ``side_interval_note`` where a cell has an interval or is exact, and
+    ``SIDE_NO_INTERVAL_NOTE`` where one has no interval for want of repetitions."""
+    readings = said & SIDE_READINGS.keys()
+    return ([("p", side_interval_note(readings))] if readings else []) + (
+        [("p", SIDE_NO_INTERVAL_NOTE)] if SIDE_NO_INTERVAL_NOTE in said else [])
 
 
 def side_by_side_order(groups: list[tuple], codecs) -> list[tuple]:

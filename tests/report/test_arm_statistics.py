@@ -116,7 +116,10 @@ def test_the_side_by_side_table_gives_each_runs_geometric_mean():
             for r, vals in (("a", [100.0, 400.0]), ("b", [300.0, 300.0])) for v in vals]
     blocks = _side_by_side(SimpleNamespace(run_ids=["a", "b"], cases=pd.DataFrame(rows)),
                            "output_tokens_per_s")
-    assert blocks[1][2] == [["num_running=4", "send", "msgpack", "200", "300", "1.500"]]
+    # Two repetitions each: the ratio's Welch interval of the logs (one degree of
+    # freedom, b's two values alike) runs from 0.000224 to 10024, printed bounded.
+    assert blocks[1][2] == [["num_running=4", "send", "msgpack", "200", "300",
+                             "1.500 [<0.001, >1000] inconclusive"]]
 
 
 def test_a_side_by_side_cell_without_a_geometric_mean_is_marked_and_said():
@@ -131,7 +134,8 @@ def test_a_side_by_side_cell_without_a_geometric_mean_is_marked_and_said():
     assert blocks[1][2] == [["num_running=4", "send", "msgpack", "2.00 †", "3.00", "1.500"]]
     assert blocks[2:] == [("p", "`†`: that run has a repetition with a value of 0 or less, "
                                 "so no geometric mean: its arithmetic mean over "
-                                "repetitions, which the ratio columns use for it.")]
+                                "repetitions, which the ratio columns use for it, "
+                                "with no interval (no logarithm of such a value).")]
 
 
 def test_the_pair_tables_dagger_says_a_pair_leaves_neither_arm_a_geometric_mean():

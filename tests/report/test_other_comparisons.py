@@ -178,7 +178,12 @@ def test_a_report_of_two_runs_gives_each_run_its_own_comparison(tmp_path, runs):
 
 def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
     """Two runs with a sync and an async arm of cached: the side-by-side table has a
-    row per arm, each the geometric mean of that arm's cases (never the two averaged)."""
+    row per arm, each the geometric mean of that arm's cases (never the two averaged),
+    and the ratio of a run to its copy is 1 with the Welch interval of the two
+    repetitions of each (symmetric about 1)."""
+    from scipy.stats import ttest_ind
+
+    from ipc_bench.analysis.stats import ratio_interval
     from ipc_bench.report.blocks import format_value
 
     run = runs["async"][0]
@@ -193,7 +198,13 @@ def test_side_by_side_keeps_each_arm_apart(tmp_path, runs):
         rates = [c["output_tokens_per_s"] for c in cases
                  if c["arm"] == arm and c["codec"] == "msgpack"]
         mean = format_value(math.exp(sum(math.log(r) for r in rates) / len(rates)), 2)
-        assert f"| num_running=4 | {arm} | msgpack | {mean} | {mean} | 1.000 |" in side, side
+        logs = [math.log(r) for r in rates]
+        ci = ttest_ind(logs, logs, equal_var=False).confidence_interval(0.95)
+        low, high = math.exp(ci.low), math.exp(ci.high)
+        word = ("within noise" if round(low, 3) * 1.1 >= 1 and round(high, 3) <= 1.1
+                else "inconclusive")
+        cell = f"1.000 {ratio_interval(low, high)} {word}"
+        assert f"| num_running=4 | {arm} | msgpack | {mean} | {mean} | {cell} |" in side, side
 
 
 def test_a_comparison_whose_interval_excludes_zero_says_its_verdict_is_holm_adjusted():

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from ipc_bench.report.blocks import _side_by_side
+from ipc_bench.report.blocks import SIDE_NO_INTERVAL_NOTE, _side_by_side
 
 
 def _results(run_ids: list[str]) -> SimpleNamespace:
@@ -50,7 +50,7 @@ def test_a_chosen_baseline_is_the_denominator_and_named_in_the_caption():
     assert header == ["workload", "arm", "codec", "a", "b", "c", "a ÷ b", "c ÷ b"]
     assert rows == [["num_running=4", "send", "msgpack", "1,000", "2,000", "3,000",
                      "0.500", "1.500"]]
-    assert len(blocks) == 2
+    assert blocks[2:] == [("p", SIDE_NO_INTERVAL_NOTE)]  # one repetition each
 
 
 def test_the_first_run_chosen_as_baseline_reads_as_the_default():
@@ -82,7 +82,8 @@ def test_a_row_another_run_lacks_has_its_dash_with_its_own_note():
     blocks = _side_by_side(_results_without(["a", "b"], "b"), "output_tokens_per_s")
     assert blocks[1][2][1] == ["num_running=4", "cached", "msgpack", "1,500", "-", "-"]
     assert blocks[2:] == [("p", "`-` in run `b`'s column on 1 row: that run has no "
-                                "finished case of the row's workload, arm and codec.")]
+                                "finished case of the row's workload, arm and codec."),
+                          ("p", SIDE_NO_INTERVAL_NOTE)]
 
 
 def test_a_case_without_the_figure_has_its_dash_explained():
@@ -93,7 +94,8 @@ def test_a_case_without_the_figure_has_its_dash_explained():
     assert blocks[1][2][1][3:] == ["1,500", "-", "-"]
     assert blocks[2:] == [("p", "`-` in run `b`'s column on 1 row where it has the case: "
                                 "the case has no value of this figure (one that counted "
-                                "no step has no per-step figures).")]
+                                "no step has no per-step figures)."),
+                          ("p", SIDE_NO_INTERVAL_NOTE)]
 
 
 def test_a_timed_replays_tokens_are_marked_wall_with_a_note():
@@ -165,10 +167,10 @@ def test_single_process_rows_show_a_dash_for_bytes_they_never_send():
     blocks = _side_by_side(results, "sched_to_runner_payload_bytes_per_step")
     assert blocks[1][2] == [["num_running=4", "send", "msgpack", "391", "391", "1.000"],
                             ["num_running=4", "send", "none", "-", "-", "-"]]
-    assert blocks[2:] == [("p", SIDE_NOT_PERFORMED_NOTE)]
+    assert blocks[2:] == [("p", SIDE_NOT_PERFORMED_NOTE), ("p", SIDE_NO_INTERVAL_NOTE)]
     tokens = _side_by_side(results, "output_tokens_per_s")
     assert tokens[1][2][1] == ["num_running=4", "send", "none", "1,000", "2,000", "2.000"]
-    assert len(tokens) == 2
+    assert tokens[2:] == [("p", SIDE_NO_INTERVAL_NOTE)]
 
 
 def _grid(run_ids: list[str], cases: dict[str, list[tuple]],
@@ -253,7 +255,7 @@ def test_a_ratio_of_two_runs_that_ran_the_workload_otherwise_is_not_given():
     blocks = _side_by_side(_results(["a", "b", "c"]), "output_tokens_per_s", unlike)
     assert blocks[1][2] == [["num_running=4 ≠", "send", "msgpack", "1,000", "2,000",
                              "3,000", "2.000", "- (not comparable)"]]
-    assert blocks[2:] == [("p", UNLIKE_NOTE)]
+    assert blocks[2:] == [("p", UNLIKE_NOTE), ("p", SIDE_NO_INTERVAL_NOTE)]
     assert UNLIKE_NOTE == (
         "`≠`: the runs ran this workload with other settings (listed under Runs): its "
         "rows are not one workload, so a ratio of two runs that ran it with other "
