@@ -305,6 +305,19 @@ def _cut_sentence(n: int, axis: str, where: str) -> str:
             "the edge, where a triangle points the way the interval goes on.")
 
 
+def _dodge_sentence(dodge: dict) -> str:
+    """What ``send_cost_share`` offset sideways (``dodge``: ``drawn``'s ``dodge``, from
+    ``plots._dodge_bars``), in words for its caption; ``""`` where nothing moved."""
+    text = ""
+    if any(o != (1.0 if dodge.get("running_log") else 0.0) for o in dodge.get("running", ())):
+        text += (" In the right panel the series are drawn a little apart at each running "
+                 "count, for legibility: each stands for the count at its nearest tick.")
+    if any(o != 1.0 for o in dodge.get("step", ())):
+        text += (" In the left panel each codec's whole-step point is drawn a little left "
+                 "of its SchedulerOutput point, the two sharing cached's step.")
+    return text
+
+
 def _send_cost_caption(d: dict) -> str:
     """``send_cost_share``'s caption from what it drew (``plots.drawn``): the share in
     the title's words (``send_cost.share_formula`` of the run's ``method`` and cached's
@@ -334,7 +347,7 @@ def _send_cost_caption(d: dict) -> str:
         text += ("; each codec keeps its line style and marker, as in the other figures ("
                  + ", ".join(f"{'single process' if c == SINGLE_PROCESS_CODEC else c} "
                              f"{CODEC_LOOKS.get(c, 'its own')}" for c in codecs) + ")")
-    text += ". The grey dotted line marks 1 %."
+    text += ". The grey dotted line marks 1 %." + _dodge_sentence(d.get("dodge") or {})
     text += _cut_sentence(d.get("cut") or 0, "The y axis is bounded to the points",
                           "beyond it")
     models = d.get("models") or []

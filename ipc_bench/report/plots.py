@@ -354,9 +354,20 @@ def _running_x(steps):
     return binned, "running requests per step (binned to the nearest power of 2)"
 
 
-def _set_running_axis(ax, xs, label: str) -> None:
+def _running_log(xs) -> bool:
+    """Whether ``_set_running_axis`` puts running counts ``xs`` on a log axis (base 2):
+    where they are positive and span a factor of 8 or more; linear otherwise."""
     xs = sorted(set(float(x) for x in xs if x == x))
-    if xs and xs[0] > 0 and xs[-1] / xs[0] >= 8:
+    return bool(xs) and xs[0] > 0 and xs[-1] / xs[0] >= 8
+
+
+def _set_running_axis(ax, xs, label: str) -> None:
+    """The running-request axis of ``ax``: log base 2 where ``_running_log``, each of up
+    to 12 distinct counts ``xs`` a labelled tick (the true counts, whatever offsets the
+    points are drawn at), labelled ``label``."""
+    log = _running_log(xs)
+    xs = sorted(set(float(x) for x in xs if x == x))
+    if log:
         ax.set_xscale("log", base=2)
     if 0 < len(xs) <= 12:
         ax.set_xticks(xs)
@@ -1348,6 +1359,65 @@ def _share_style(codec: str, whole: bool, color: str) -> dict:
                 mfc=color if whole else "white")
 
 
+#: ``send_cost_share`` draws series that share an x side by side (``_dodge``), each
+#: this share of the panel's data span (log2 units on a log axis) from the next ...
+DODGE_STEP = 0.02
+#: ... the series at one running count spread over at most this share of the narrowest
+#: gap between two counts, so that no point stands nearer another count than its own.
+DODGE_MAX_SHARE = 0.3
+
+
+def _dodge(xs, n: int, log: bool, bound_by_gap: bool = True) -> list[float]:
+    """Sideways offsets of ``n`` series drawn at the same ``xs``, slot ``k`` of ``n``
+    centred on the true x: on a log axis factors ``2 ** ((k - (n - 1) / 2) * step)``, on
+    a linear one addends ``(k - (n - 1) / 2) * step``, ``step`` being ``DODGE_STEP`` of
+    the span of ``xs`` (log2 units on a log axis; one value alone spans a factor of 2 on a
+    log axis, its own size on a linear one), with ``bound_by_gap`` at most
+    ``DODGE_MAX_SHARE`` of the narrowest gap between distinct ``xs``, over ``n - 1``.
+    No offsets (factors 1, addends 0) with fewer than two series or no usable ``xs``."""
+    vals = sorted({float(x) for x in xs if x == x and (x > 0 or not log)})
+    if n < 2 or not vals:
+        return [1.0 if log else 0.0] * n
+    t = [math.log2(v) for v in vals] if log else vals
+    step = DODGE_STEP * ((t[-1] - t[0]) or (1.0 if log else abs(t[0]) or 1.0))
+    if bound_by_gap and len(t) > 1:
+        step = min(step, DODGE_MAX_SHARE * min(b - a for a, b in zip(t, t[1:])) / (n - 1))
+    centred = [(k - (n - 1) / 2) * step for k in range(n)]
+    return [2.0 ** c for c in centred] if log else centred
+
+
+def _dodge_bars(bars: list, axes, running) -> tuple[list, dict]:
+    """``bars`` (``_send_cost_series``) with their xs offset sideways (``_dodge``), so
+    that no interval hides another: in the running-request panel every series takes its
+    own slot at every count (all series share the counts ``running``), factors on a log
+    axis (``_running_log``), addends on a linear one; in the step-time panel (log) a
+    codec's whole step (``SHARE_LINEWIDTHS[0]``) is drawn left of its SchedulerOutput
+    path, the two sharing cached's step exactly; the codecs are not moved apart there,
+    as each already stands at its own measured step and an offset would misstate it.
+    Returns the shifted bars and, for ``drawn``, ``{"running_log": bool, "running":
+    [offset per running-panel series, in drawing order], "step": [factor per step-panel
+    series]}``; the true xs stay in the table (``drawn``'s ``running`` lists them)."""
+    step_ax, run_ax = axes[0][0], axes[0][1]
+    log = _running_log(running)
+    run_off = iter(_dodge(running, sum(b[0] is run_ax for b in bars), log))
+    on_step = [b for b in bars if b[0] is step_ax]
+    kinds = sorted({b[6]["linewidth"] for b in on_step}, reverse=True)  # whole step first
+    step_off = _dodge([x for b in on_step for x in b[1]], len(kinds), log=True,
+                      bound_by_gap=False)
+    out, offsets = [], {"running_log": log, "running": [], "step": []}
+    for ax, xs, *rest in bars:
+        if ax is run_ax:
+            o = next(run_off)
+            offsets["running"].append(o)
+            xs = [x * o if log else x + o for x in xs]
+        else:
+            o = step_off[kinds.index(rest[-1]["linewidth"])]
+            offsets["step"].append(o)
+            xs = [x * o for x in xs]
+        out.append((ax, xs, *rest))
+    return out, offsets
+
+
 def _withheld_shares(records) -> dict:
     """(workload, codec) -> the ``send_cost_table`` columns whose share the step-time
     table withholds (``send_cost.WITHHELD``), by the rules of ``send_cost.CostRow``:
@@ -1389,7 +1459,16 @@ def send_cost_share(results):
     encode + decode alone; each codec its line style and marker, as in every figure
     (``_share_style``). Against the step time (the cached case's median step, ms, on
     a log axis labelled across the points, ``_plain_log_ticks``; a fixed-step sweep
-    spreads it) and against the running requests. The axis holds the points; an
+    spreads it) and against the running requests. Series that share an x are drawn a
+    little apart (``_dodge_bars``), the titles and caption saying so: against the running
+    requests every series shares the counts, so each takes its own slot at every count
+    (``DODGE_STEP`` of the axis span apart, the slots of one count within
+    ``DODGE_MAX_SHARE`` of the gap to the next, so no point nears another count; the
+    ticks stay at the true counts); against the step time the codecs already stand
+    apart, each at its own cached step, which an offset would misstate, but a codec's
+    whole step and SchedulerOutput path share that step exactly and their intervals hid
+    each other there too, so those two alone are set apart. ``drawn``'s ``running``
+    keeps the true counts, ``dodge`` the offsets. The axis holds the points; an
     interval end far beyond them is cut at the edge and marked (``_bounded_errorbar``).
     A share the step-time table withholds (``send_cost.WITHHELD``, ``-*``) is not
     drawn (``_withheld_shares``): both of a pair warned off its nominal fixed step
@@ -1420,22 +1499,11 @@ def send_cost_share(results):
                                [e for b in bars for e in b[3] + b[4]], log=False,
                                include=[0.0, 1.0])
     cut = 0
+    bars, dodged = _dodge_bars(bars, axes, table["running"])
     for ax, xs, ys, lo, hi, color, kw in bars:  # both panels show the same intervals
         n = _bounded_errorbar(ax, xs, ys, lo, hi, bottom, top, color, **kw)
         cut += n if ax is axes[0][0] else 0
-    for ax in axes[0]:
-        ax.set_ylim(bottom, top)
-        ax.axhline(0.0, color="black", linewidth=0.8)
-        ax.axhline(1.0, color="#777777", linewidth=0.8, linestyle=":")
-        ax.set_ylabel("send's cost, % of the measured step")
-        ax.grid(True, alpha=0.3)
-    ax = axes[0][0]
-    ax.set_xscale("log")
-    _plain_log_ticks(ax)
-    ax.set_xlabel("step time (ms, cached case's median step)")
-    ax.set_title("against step time (dotted: 1 %)")
-    _set_running_axis(axes[0][1], table["running"], xlabel)
-    axes[0][1].set_title("against running requests")
+    _share_axes(axes, bottom, top, table["running"], xlabel, dodged)
     step = "median" if "step_ns_median" in cases.columns else "mean"
     bars = _send_cost_legend(fig, axes[0][0], note, method, table, step)
     _readable_ticks(fig, axes[0])
@@ -1447,8 +1515,41 @@ def send_cost_share(results):
             s2r=bool(table["share_s2r"].notna().any()),
             s2r_median=S2R_MEDIAN_COLUMN in cases.columns
             and bool(cases[S2R_MEDIAN_COLUMN].notna().any()),
-            models=models, withheld=note, cut=cut, left_out=left_out)
+            models=models, withheld=note, cut=cut, left_out=left_out,
+            running=sorted({float(x) for x in table["running"] if x == x}), dodge=dodged)
     return fig
+
+
+def _share_axes(axes, bottom: float, top: float, running, xlabel: str, dodged: dict) -> None:
+    """``send_cost_share``'s axes: both panels' y range ``[bottom, top]``, the 0 and 1 %
+    lines; the step-time panel's log axis (``_plain_log_ticks``), the running-request
+    panel's axis (``_set_running_axis`` of the true counts ``running``); each title
+    saying where its points are offset sideways (``dodged``, ``_dodge_bars``). One count
+    alone on a linear axis is shown with half its size either side, so that its offset
+    points stay close together rather than spread across the panel."""
+    for ax in axes[0]:
+        ax.set_ylim(bottom, top)
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.axhline(1.0, color="#777777", linewidth=0.8, linestyle=":")
+        ax.set_ylabel("send's cost, % of the measured step")
+        ax.grid(True, alpha=0.3)
+    ax = axes[0][0]
+    ax.set_xscale("log")
+    _plain_log_ticks(ax)
+    ax.set_xlabel("step time (ms, cached case's median step)")
+    ax.set_title("against step time (dotted: 1 %)" + (
+        "\nwhole step and SchedulerOutput path offset sideways for legibility"
+        if any(o != 1.0 for o in dodged["step"]) else ""), fontsize="medium")
+    ax = axes[0][1]
+    _set_running_axis(ax, running, xlabel)
+    moved = any(o != (1.0 if dodged["running_log"] else 0.0) for o in dodged["running"])
+    ax.set_title("against running requests" + (
+        "\npoints offset sideways for legibility: x is the running count at the tick"
+        if moved else ""), fontsize="medium")
+    counts = sorted({float(x) for x in running if x == x})
+    if moved and len(counts) == 1 and not dodged["running_log"]:
+        half = (abs(counts[0]) or 1.0) / 2
+        ax.set_xlim(counts[0] - half, counts[0] + half)
 
 
 def _send_cost_legend(fig, ax, note: str, method: str = "t", table=None,

@@ -5,6 +5,8 @@ counting them."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from ipc_bench.report import findings, plots
@@ -85,8 +87,13 @@ def test_the_share_figure_leaves_out_the_withheld_shares():
     # only the 20 ms pairs' shares are drawn, whole step (20 / 20.38 ms = 0.0981 %)
     # and build + encode + decode (40 / 20,380 us = 0.1963 %), at both B
     whole, s2r = 100 * 20_000 / 20_380_000, 100 * 40_000 / 20_380_000
-    assert _drawn_points(ax) == sorted([(20.38, round(whole, 6))] * 2
-                                       + [(20.38, round(s2r, 6))] * 2)
+    # the two share cached's step, so they are drawn a little apart (plots._dodge_bars):
+    # the whole step left, the s2r path right, each half of DODGE_STEP of the axis' log2
+    # span (5.2 to 20.38 ms: the withheld pairs' x counts) away: 20.1035 and 20.6603 ms
+    half = plots.DODGE_STEP * math.log2(20.38 / 5.2) / 2
+    assert (round(20.38 * 2 ** -half, 4), round(20.38 * 2 ** half, 4)) == (20.1035, 20.6603)
+    assert _drawn_points(ax) == sorted([(round(20.38 * 2 ** -half, 6), round(whole, 6))] * 2
+                                       + [(round(20.38 * 2 ** half, 6), round(s2r, 6))] * 2)
     d = plots.drawn(fig)
     assert d["left_out"] == 2
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
@@ -108,9 +115,12 @@ def test_a_send_step_warning_leaves_out_the_whole_step_share_only():
     rows[0] = dict(rows[0], send_cost_send_step_off=["fixed step 20 ms: send's whole step"])
     fig = plots.send_cost_share(results_of(rows))
     whole, s2r = 100 * 20_000 / 20_380_000, 100 * 40_000 / 20_380_000
-    # B = 64: the whole step's share withheld, the s2r share drawn; B = 256: both
+    # B = 64: the whole step's share withheld, the s2r share drawn; B = 256: both; each
+    # series a little apart (linear axis, 64 to 256: 2 % of the 192 span between the
+    # two, 1.92 each way), the whole step left, the s2r path right
     assert _drawn_points(fig.axes[1]) == sorted(
-        [(64.0, round(s2r, 6)), (256.0, round(whole, 6)), (256.0, round(s2r, 6))])
+        [(65.92, round(s2r, 6)), (254.08, round(whole, 6)), (257.92, round(s2r, 6))])
+    assert plots.drawn(fig)["running"] == [64.0, 256.0]  # the true counts
     assert plots.drawn(fig)["left_out"] == 1
 
 
