@@ -105,6 +105,10 @@ def _bytes_caption(d: dict) -> str:
         text += (" `send` ships each request's new token ids to the runner, so its "
                  "scheduler → runner line rises above `cached`'s; the runner → scheduler "
                  "message is the same for both policies.")
+        if (d.get("r2s_equal") or {}).get(CACHED):
+            text += (" Where their bytes are equal the two lines coincide: `send`'s small "
+                     "filled dots lie inside `cached`'s larger hollow squares, and the "
+                     "runner → scheduler panel's note names the codecs and counts.")
         differ = d.get("schedules_differ") or []
         codecs = {c for _, c in d["series"]} - {SINGLE_PROCESS_CODEC}
         if d.get("notes") and len(differ) < len(codecs):

@@ -670,8 +670,15 @@ def bytes_per_step(results):
     ModelRunnerOutput: runner -> scheduler) against running requests, one line per
     policy and codec, over counted steps (mean). The scheduler -> runner panel notes
     how many more bytes ``send`` ships than ``cached`` at the largest count, as a share
-    of send's bytes (the base of the findings' share). Records (``drawn``) ``series``,
-    ``panels``, ``notes`` (those lines) and ``largest`` (that count). A run of several
+    of send's bytes (the base of the findings' share). Each arm keeps its marker
+    (``bytes_marker``): send's small and filled on top, every other arm's larger and
+    hollow beneath, so that where two arms' bytes are equal (runner -> scheduler: the
+    ModelRunnerOutput is the same under both policies) send's dot shows inside the other
+    arm's ring rather than vanishing under its line; the runner -> scheduler panel
+    notes where they are equal (``_equal_to_send``, ``_equal_note``). Records
+    (``drawn``) ``series``, ``panels``, ``notes`` (the box's lines), ``largest`` (that
+    count) and ``r2s_equal`` (arm -> codec -> the counts where its runner -> scheduler
+    bytes equal send's). A run of several
     pipeline sizes (``--pp 1,2``) is drawn against the stages N instead, what differs
     between its cases (``_pp_bytes``; ``drawn``'s ``x`` is ``"pp"``, with ``pp`` and
     ``num_running`` the values drawn). Raises ``ValueError`` when ``results`` holds
@@ -685,7 +692,7 @@ def bytes_per_step(results):
     x, xlabel = _running_x(st)
     st = st.assign(_x=x)
     fig, axes = _figure(1, 2, width=11, height=4.3)
-    notes, differing, own = [], [], []
+    notes, differing, own, equal = [], [], [], {}
     series = [key for key, _ in _series(st)]
     for ax, (col, title) in zip(axes[0], panels):
         means = {}
@@ -693,8 +700,11 @@ def bytes_per_step(results):
             m = g.groupby("_x", observed=True)[col].mean()
             means[(policy, codec)] = m
             ax.plot(m.index, m.values, color=policy_color(policy),
-                    linestyle=codec_linestyle(codec), marker=POLICY_MARKERS.get(policy, "^"),
-                    label=series_label(policy, codec))
+                    linestyle=codec_linestyle(codec), label=series_label(policy, codec),
+                    **bytes_marker(policy))
+        if col == "r2s_payload_bytes":
+            equal = _equal_to_send(means)
+            _equal_note(ax, equal, sorted({float(x) for m in means.values() for x in m.index}))
         _set_running_axis(ax, st["_x"], xlabel)
         ax.set_ylabel("payload bytes per step")
         ax.set_title(title)
@@ -728,8 +738,68 @@ def bytes_per_step(results):
     fig.suptitle("Bytes per step against running requests")
     _readable_ticks(fig, axes[0])
     _record(fig, series=series, panels=[t for _, t in panels], notes=notes,
-            largest=float(st["_x"].max()), schedules_differ=differing)
+            largest=float(st["_x"].max()), schedules_differ=differing, r2s_equal=equal)
     return fig
+
+
+#: Marker size of ``send``'s points in the bytes figure (``bytes_marker``); every other
+#: arm's are hollow and this much larger, so that a point of theirs on send's rings it.
+BYTES_MARKERSIZE = 5.0
+BYTES_RING = 2.0
+
+
+def bytes_marker(policy: str) -> dict:
+    """The bytes figure's marker keywords for ``policy`` (``POLICY_MARKERS``: send a
+    circle, cached a square, any other arm a triangle up): ``send``'s filled, small
+    (``BYTES_MARKERSIZE``) and on top (zorder 3); every other arm's hollow (white
+    face), ``BYTES_RING`` times larger and beneath (zorder 2). Where two arms' bytes
+    are equal (the runner → scheduler message is the same under both policies) the
+    lines coincide and send's dot shows inside the other arm's ring."""
+    if policy == SEND:
+        return dict(marker=POLICY_MARKERS[SEND], markersize=BYTES_MARKERSIZE, zorder=3)
+    return dict(marker=POLICY_MARKERS.get(policy, "^"), mfc="white", mew=1.5,
+                markersize=BYTES_RING * BYTES_MARKERSIZE, zorder=2)
+
+
+def _equal_to_send(means: dict) -> dict:
+    """Of a bytes panel's ``means`` ((arm, codec) -> mean bytes by x), each other arm's
+    codec whose bytes equal ``send``'s (within 1e-9 relative) at every x both drew:
+    ``{"cached": {"msgpack": [4.0, 16.0]}}``, the xs; arms and codecs without such an
+    x left out."""
+    out: dict = {}
+    for (arm, codec), m in means.items():
+        s = means.get((SEND, codec))
+        if arm == SEND or s is None:
+            continue
+        xs = [float(x) for x in m.index if x in s.index
+              and math.isclose(m[x], s[x], rel_tol=1e-9, abs_tol=1e-9)]
+        if xs:
+            out.setdefault(arm, {})[codec] = xs
+    return out
+
+
+def _equal_note(ax, equal: dict, counts: list) -> None:
+    """A note at the bottom right of ``ax`` naming, per arm of ``equal``
+    (``_equal_to_send``), the codecs and running counts where its bytes equal
+    ``send``'s (``every count`` where that is all of ``counts``, the panel's xs), so a
+    line drawn over another is said, not hidden: ``cached's bytes = send's: msgpack,
+    pickle at every count`` (or ``msgpack at every count; pickle at 4, 16 running``),
+    then ``send's dots lie inside cached's hollow markers``."""
+    if not equal:
+        return
+    lines = []
+    for arm, codecs in equal.items():
+        where: dict = {}
+        for codec, xs in codecs.items():
+            key = "every count" if xs == counts else ", ".join(f"{x:g}" for x in xs) + (
+                " running")
+            where.setdefault(key, []).append(codec)
+        lines += [f"{arm}'s bytes = send's: " + "; ".join(
+                      f"{', '.join(cs)} at {k}" for k, cs in where.items()),
+                  f"send's dots lie inside {arm}'s hollow markers"]
+    ax.text(0.98, 0.02, "\n".join(lines), transform=ax.transAxes, va="bottom",
+            ha="right", fontsize="small",
+            bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
 
 
 def _schedules_differ_ids(cases, codec: str) -> Optional[float]:

@@ -1,13 +1,19 @@
 """Series that share their x are drawn so that each shows: ``send_cost_share`` offsets
 them sideways by a fixed, small amount (``plots._dodge_bars``; the running-request
-ticks and ``drawn`` keep the true counts)."""
+ticks and ``drawn`` keep the true counts), and the bytes figure draws ``send`` small and
+filled over every other arm's larger hollow marker, noting where the runner ->
+scheduler bytes of the two are equal (they are: the ModelRunnerOutput is the same under
+both policies), so neither line hides the other."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
+from analysis_run import run_bench
+from ipc_bench.analysis.results import load
 from ipc_bench.report import blocks, plots
 from test_figure_layout import _share_results, _share_rows
 
@@ -97,3 +103,51 @@ def test_dodge_offsets():
     # a continuous axis (the step panel): no gap bound
     assert plots._dodge([1.0, 1.01, 2.0], 2, log=True, bound_by_gap=False) == [
         2 ** -0.01, 2 ** 0.01]
+
+
+@pytest.fixture(scope="module")
+def bytes_run(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bytesmarkers") / "run"
+    run_bench(path, ["--scenario", "decode-steady", "--num-running", "4,16", "--steps", "20",
+                     "--warmup-steps", "5", "--codecs", "msgpack,pickle",
+                     "--no-single-process", "--no-floor"])
+    return path
+
+
+def test_the_bytes_figure_rings_send_with_cached_where_they_are_equal(bytes_run):
+    res = load(bytes_run)
+    fig = plots.bytes_per_step(res)
+    for ax in fig.axes[:2]:
+        looks = {ln.get_label(): (ln.get_marker(), ln.get_markersize(),
+                                  ln.get_markerfacecolor(), ln.get_zorder())
+                 for ln in ax.lines}
+        send, cached = plots.POLICY_COLORS["send"], plots.POLICY_COLORS["cached"]
+        assert looks == {"send / msgpack": ("o", 5.0, send, 3),
+                         "cached / msgpack": ("s", 10.0, "white", 2),
+                         "send / pickle": ("o", 5.0, send, 3),
+                         "cached / pickle": ("s", 10.0, "white", 2)}
+    r2s = fig.axes[1]
+    by = {ln.get_label(): list(ln.get_ydata()) for ln in r2s.lines}
+    assert by["send / msgpack"] == by["cached / msgpack"]  # byte-identical messages
+    assert [t.get_text() for t in r2s.texts] == [
+        "cached's bytes = send's: msgpack, pickle at every count\n"
+        "send's dots lie inside cached's hollow markers"]
+    d = plots.drawn(fig)
+    assert d["r2s_equal"] == {"cached": {"msgpack": [4.0, 16.0], "pickle": [4.0, 16.0]}}
+    assert ("message is the same for both policies. Where their bytes are equal the two "
+            "lines coincide: `send`'s small filled dots lie inside `cached`'s larger hollow "
+            "squares, and the runner → scheduler panel's note names the codecs and "
+            "counts.") in blocks.caption("bytes_per_step", d)
+
+
+def test_the_bytes_note_names_only_the_counts_where_they_are_equal(bytes_run):
+    res = load(bytes_run)
+    st = res.steps
+    bump = (st["policy"] == "cached") & (st["num_reqs"] == 16) & (st["codec"] == "pickle")
+    st = st.assign(r2s_payload_bytes=st["r2s_payload_bytes"] + bump * 7)
+    fig = plots.bytes_per_step(replace(res, steps=st))
+    assert [t.get_text() for t in fig.axes[1].texts] == [
+        "cached's bytes = send's: msgpack at every count; pickle at 4 running\n"
+        "send's dots lie inside cached's hollow markers"]
+    assert plots.drawn(fig)["r2s_equal"] == {"cached": {"msgpack": [4.0, 16.0],
+                                                        "pickle": [4.0]}}
