@@ -500,7 +500,8 @@ class _Run:
             wall = " (wall)" if rate is not None and timed else ""
             if summary.get("emulated"):  # slept roofline steps
                 wall += f" emulated ({summary.get('gpu_figures')})"
-            self.log(f"{tag} {case.case_id}: {int(summary.get('num_steps') or 0):,} steps, "
+            steps = int(summary.get('num_steps') or 0)
+            self.log(f"{tag} {case.case_id}: {steps:,} step{'' if steps == 1 else 's'}, "
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({_seconds(summary['case_elapsed_s'])} for the whole case)")
             for w in summary["warnings"]:  # under the case's line
@@ -877,7 +878,7 @@ class _Run:
         sys.stdout.flush()
         n = len(writer.cases)
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
-                 f"{duration_words(time.monotonic() - self.t_start)}")
+                 f"{run_seconds(time.monotonic() - self.t_start)}")
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes))
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
@@ -932,3 +933,11 @@ def _seconds(value: float) -> str:
     """A case's whole time in the terminal's progress line: ``1.3 s``, or, below
     0.1 s (a single-process case of a short run), ``0.04 s``, not ``0.0 s``."""
     return f"{value:.1f} s" if value >= 0.095 else f"{value:.2g} s"
+
+
+def run_seconds(value: float) -> str:
+    """A run's whole time (``value`` in seconds) in its last line, ``ipc-bench: 1 case
+    run in 0.3 s``: under a minute to the case line's precision (``_seconds``: ``0.3
+    s``, ``12.4 s``), so no case's printed time exceeds the run's; from a minute on
+    ``duration_words``'s (``1 min 5 s``)."""
+    return _seconds(value) if value < 59.95 else duration_words(value)

@@ -1392,13 +1392,15 @@ def captured_steps(steps: int, counted: int) -> str:
     """Which of a case's ``counted`` steps its ``steps`` captured messages per direction
     are, and why they are that many (``capture.build_captures``), so that cases of one
     run checked on other numbers of messages say why: ``every one of its 100 counted
-    steps``; ``200 of its 1,000 counted steps, evenly spaced (at most 200 per case)``;
+    steps`` (``its only counted step`` for one); ``200 of its 1,000 counted steps,
+    evenly spaced (at most 200 per case)``;
     ``22 of its 1,000 counted steps, evenly spaced: its frames are larger, and the
     capture keeps at most 8 MiB of them per direction``."""
     from ipc_bench.analysis.capture import MAX_CAPTURE_BYTES, MAX_MESSAGES, MIN_MESSAGES
 
     if steps >= counted:
-        return f"every one of its {counted:,} counted steps"
+        return ("its only counted step" if counted == 1
+                else f"every one of its {counted:,} counted steps")
     text = f"{steps:,} of its {counted:,} counted steps, evenly spaced"
     if steps >= MAX_MESSAGES:
         return text + f" (at most {MAX_MESSAGES:,} per case)"

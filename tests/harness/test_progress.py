@@ -436,10 +436,39 @@ def test_each_cases_warnings_follow_its_line(tmp_path, monkeypatch, capsys):
         tag, case = lines[i].split(": ")[0].split()
         assert tag == f"[{n}/2]"
         assert lines[i + 1] == f"  warning: noisy {case}"
-    assert re.fullmatch(r"ipc-bench: 2 cases run in \d+ s", lines[5]), lines
+    # the run's time to the case lines' precision: never below a case's printed time
+    total = re.fullmatch(r"ipc-bench: 2 cases run in (\d+\.\d) s", lines[5])
+    assert total, lines
+    cases = [float(re.search(r"\(([\d.]+) s for the whole case\)", lines[i]).group(1))
+             for i in (1, 3)]
+    assert float(total.group(1)) >= max(cases), lines
     assert lines[6] == (f"2 measurement warnings in 2 of 2 cases (printed under their case "
                         f"lines above): see {run}/summary.json, or Measurement warnings in "
                         f"python bench.py report {run}")  # the run's last line
+
+
+def test_a_runs_time_reads_as_its_cases_do():
+    from ipc_bench.cli.execute import run_seconds
+
+    assert [run_seconds(s) for s in (0.04, 0.3, 0.34, 9.96, 12.44, 59.94, 59.96, 75, 3725)] \
+        == ["0.04 s", "0.3 s", "0.3 s", "10.0 s", "12.4 s", "59.9 s", "1 min 0 s",
+            "1 min 15 s", "1 h 2 min"]
+
+
+def test_a_one_step_case_says_step(tmp_path, monkeypatch, capsys):
+    from ipc_bench import cli
+    from ipc_bench.cli import execute
+
+    monkeypatch.setattr(execute, "noise_warnings", lambda summary, usage=None: [])
+    args = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "1",
+            "--warmup-steps", "0", "--codecs", "msgpack", "--no-single-process",
+            "--policies", "send", "--output", str(tmp_path / "r")]
+    assert cli.main(args) == 0
+    out = capsys.readouterr()
+    assert re.search(r"^\[1/1\] num_running=1/send/msgpack#0: 1 step, [\d,]+ tok/s \(",
+                     out.err, re.M), out.err
+    assert ("ModelRunnerOutput; its only counted step); token ids in send = "
+            in out.out), out.out
 
 
 def test_a_run_without_warnings_ends_with_its_results(tmp_path, monkeypatch, capsys):

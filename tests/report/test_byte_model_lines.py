@@ -67,6 +67,8 @@ def test_a_line_says_which_steps_were_checked_and_why_that_many():
         "ModelRunnerOutput"]
     text = format_byte_model([_counted(100, 100), _counted(200, 1000), _counted(22, 1000)])
     assert "ModelRunnerOutput; every one of its 100 counted steps); send - cached" in text
+    assert "ModelRunnerOutput; its only counted step); send - cached" in \
+        format_byte_model([_counted(1, 1)])
     assert ("ModelRunnerOutput; 200 of its 1,000 counted steps, evenly spaced (at most 200 "
             "per case)); send - cached") in text
     assert ("ModelRunnerOutput; 22 of its 1,000 counted steps, evenly spaced: its frames "
