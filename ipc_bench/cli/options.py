@@ -14,8 +14,8 @@ from ipc_bench.analysis.stats import METHODS
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, EMULATED_DEFAULT_PRESET,
                                      MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS, MAX_STEP_TIME_MS,
-                                     MODELS, POLICIES, ROOFLINE_SETTINGS, SPEC_MODELS,
-                                     STEP_WAITS, TORCH_PRESETS)
+                                     MIN_STEP_TIME_MS, MODELS, POLICIES, ROOFLINE_SETTINGS,
+                                     SPEC_MODELS, STEP_WAITS, TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import POLL_SLICE_MS, TRANSPORTS
@@ -531,8 +531,10 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         "preset's roofline step time on an H200's figures, uncalibrated, then samples as "
         "null); default: the scenario's"))
     p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
-                   help=f"fixed-step model's step time, in (0, {MAX_STEP_TIME_MS}] ms (default "
-                   "5; a list in step-time)")
+                   help=f"fixed-step model's step time, in [{MIN_STEP_TIME_MS}, "
+                   f"{MAX_STEP_TIME_MS}] ms (default 5; a list in step-time; a step shorter "
+                   "than the model's own sampling and timer reads, tens of µs, measures "
+                   "those)")
     p.add_argument("--step-wait", choices=STEP_WAITS,
                    help="how the fixed-step model waits: sleep (its core left free, as a "
                    "runner blocked on a GPU; the default) or spin (a busy wait, as a runner "

@@ -50,6 +50,10 @@ MAX_NUM_SPEC_TOKENS = 32
 MAX_NUM_BLOCKS = 2**22
 #: The longest ``--step-time-ms`` (10 s: a step longer than any engine's).
 MAX_STEP_TIME_MS = 10_000
+#: The shortest ``--step-time-ms`` (1 µs): the fixed-step model's own sampling and timer
+#: reads take tens of µs, so a step far shorter only measures them (its off-nominal
+#: warning says so); below this its percentage off would run to hundreds of digits.
+MIN_STEP_TIME_MS = 0.001
 #: Models that can verify drafts (``ModelConfig.spec_acceptance``): the null,
 #: fixed-step and emulated models (each token a hash of the runner's own buffer row,
 #: so the drafter computes the target's continuation exactly) and the torch model
@@ -265,8 +269,8 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ConfigError(f"vocab_size must be in [2, 2**31-1], got {self.vocab_size}")
         if not 1 <= self.hash_window <= 64:
             raise ConfigError(f"hash_window must be in [1, 64], got {self.hash_window}")
-        if not 0 < self.step_time_ms <= MAX_STEP_TIME_MS:
-            raise ConfigError(f"step_time_ms (--step-time-ms) must be in (0, "
+        if not MIN_STEP_TIME_MS <= self.step_time_ms <= MAX_STEP_TIME_MS:
+            raise ConfigError(f"step_time_ms (--step-time-ms) must be in [{MIN_STEP_TIME_MS}, "
                               f"{MAX_STEP_TIME_MS}], got {self.step_time_ms}")
         if self.step_wait not in STEP_WAITS:
             raise ConfigError(f"unknown step wait {self.step_wait!r} (--step-wait); choose "

@@ -363,7 +363,12 @@ def test_null_model_does_not_import_torch():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(name="gpt"), "unknown model 'gpt'; choose from null, fixed-step, torch, emulated"),
-    (dict(step_time_ms=0.0), "step_time_ms (--step-time-ms) must be in (0, 10000], got 0.0"),
+    (dict(step_time_ms=0.0), "step_time_ms (--step-time-ms) must be in [0.001, 10000], got "
+                             "0.0"),
+    (dict(step_time_ms=1e-300), "step_time_ms (--step-time-ms) must be in [0.001, 10000], "
+                                "got 1e-300"),
+    (dict(step_time_ms=20000.0), "step_time_ms (--step-time-ms) must be in [0.001, 10000], "
+                                 "got 20000.0"),
     (dict(step_wait="nap"), "unknown step wait 'nap' (--step-wait); choose from sleep, spin"),
     (dict(preset="huge"), "unknown model preset 'huge' (--model-preset); choose from tiny, "
                           "cpu, qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
@@ -466,6 +471,11 @@ def test_model_memory_check_gives_the_figures():
      "bench.py: error: scenario step-time uses the fixed-step model; drop --model torch"),
     (["--scenario", "decode-steady", "--step-time-ms", "0"],
      "bench.py: error: argument --step-time-ms: expected positive numbers, got '0'"),
+    # a step far below the model's own sampling is refused, not warned of in 300 digits
+    (["--scenario", "decode-steady", "--model", "fixed-step", "--step-time-ms", "1e-300"],
+     "bench.py: error: step_time_ms (--step-time-ms) must be in [0.001, 10000], got 1e-300"),
+    (["--scenario", "step-time", "--step-time-ms", "1,0.0005"],
+     "bench.py: error: step_time_ms (--step-time-ms) must be in [0.001, 10000], got 0.0005"),
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "big"],
      "bench.py: error: unknown model preset 'big' (--model-preset); choose from tiny, cpu, "
      "qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
