@@ -231,7 +231,8 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
     report`` reads it): a streamed scenario (``STREAMED_SCENARIOS``), or, followed by
     ``CAPTURE_RULE``, a run stopped or failed before a case finished (``complete``
     false counts as not finished; the failed case and its error named where the
-    summary records them), or finished cases none of which kept messages; a folder
+    summary records them), finished cases that all counted no step (``num_steps`` 0),
+    or finished cases none of which kept messages; a folder
     without a readable ``summary.json`` is said not to be a run folder."""
     from ipc_bench.analysis.results import ResultsError, case_unfinished, read_summary
     from ipc_bench.errors import one_line
@@ -255,6 +256,10 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
         return (f"the run {how} before any case finished"
                 f"{f' ({one_line(why)})' if why else ''}; {CAPTURE_RULE}")
     n = len(finished)
+    if all(c.get("num_steps") == 0 for c in finished):  # nothing counted, nothing kept
+        return (f"the run's {n:,} finished case{'' if n == 1 else 's'} counted no step "
+                f"(num_steps 0{'' if n == 1 else ' in each'}), and a case keeps only its "
+                f"counted steps' messages")
     return (f"none of the run's {n:,} finished case{'' if n == 1 else 's'} kept "
             f"messages; {CAPTURE_RULE}")
 

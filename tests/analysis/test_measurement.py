@@ -176,6 +176,18 @@ RULE = ("repetition 0 of each case keeps its counted steps' messages when it fin
      "the run failed before any case finished; " + RULE),
     ({"status": "complete", "metadata": {"scenario": "overhead"}, "cases": [{}, {}]},
      "none of the run's 2 finished cases kept messages; " + RULE),
+    # every finished case counted no step (a trace all in the warm-up): said so
+    ({"status": "complete", "metadata": {"scenario": "azure-conv"},
+      "cases": [{"num_steps": 0}, {"num_steps": 0}]},
+     "the run's 2 finished cases counted no step (num_steps 0 in each), and a case keeps "
+     "only its counted steps' messages"),
+    ({"status": "complete", "metadata": {"scenario": "azure-conv"}, "cases": [{"num_steps": 0}]},
+     "the run's 1 finished case counted no step (num_steps 0), and a case keeps "
+     "only its counted steps' messages"),
+    # one counted steps: the general reason
+    ({"status": "complete", "metadata": {"scenario": "azure-conv"},
+      "cases": [{"num_steps": 0}, {"num_steps": 3}]},
+     "none of the run's 2 finished cases kept messages; " + RULE),
 ])
 def test_microbench_says_why_a_run_has_no_messages(tmp_path, summary, why):
     from ipc_bench.harness.run_folder import FORMAT_VERSION
