@@ -619,15 +619,16 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
                                   f"cannot be honoured"),
                    help="seconds to wait for the other process's reply to a step before "
                    "failing the case (default 10, at least %g: the waits run in %g s "
-                   "slices, so a timeout fires up to two slices after it; raise it for a "
-                   "large model on CPU)" % (MIN_PEER_TIMEOUT_S, MIN_PEER_TIMEOUT_S))
+                   "slices, so a timeout fires up to two slices after it; at most %g, 24 h; "
+                   "raise it for a large model on CPU)"
+                   % (MIN_PEER_TIMEOUT_S, MIN_PEER_TIMEOUT_S, MAX_TIMEOUT_S))
     p.add_argument("--startup-timeout", default=120.0, metavar="S",
                    type=_float_in(MAX_TIMEOUT_S, MIN_PEER_TIMEOUT_S,
                                   f"the waits check for the runner in {MIN_PEER_TIMEOUT_S:g} "
                                   f"s slices, so a shorter timeout cannot be honoured"),
                    help="seconds allowed for the runner's start-up and first "
-                   "step: imports, model load, CUDA init (default 120, at least %g)"
-                   % MIN_PEER_TIMEOUT_S)
+                   "step: imports, model load, CUDA init (default 120, at least %g, at "
+                   "most %g: 24 h)" % (MIN_PEER_TIMEOUT_S, MAX_TIMEOUT_S))
     p.add_argument("--input-oracle-interval", type=_int_in(0, MAX_STEPS), default=128,
                    metavar="N", help="steps between two checks of the token ids the runner "
                    "fed (default 128; 0 turns the input oracle off, which the summary and "

@@ -82,6 +82,8 @@ OPTION_CASES = [
     (DS + ["--peer-timeout", "inf"],
      "argument --peer-timeout: must be a finite number, got inf"),
     (DS + ["--peer-timeout", "1e9"], "argument --peer-timeout: must be at most 86400, got 1e9"),
+    (DS + ["--startup-timeout", "86401"],
+     "argument --startup-timeout: must be at most 86400, got 86401"),
     (DS + ["--peer-timeout", "0.001"],
      "argument --peer-timeout: must be at least 0.1 (the waits check for a reply and the "
      "peer in 0.1 s slices, so a shorter timeout cannot be honoured), got 0.001"),

@@ -80,7 +80,10 @@ def test_repeat_and_peer_timeout_state_their_defaults_and_limits():
     assert _help_of("--peer-timeout") == (
         "seconds to wait for the other process's reply to a step before failing the case "
         "(default 10, at least 0.1: the waits run in 0.1 s slices, so a timeout fires up "
-        "to two slices after it; raise it for a large model on CPU)")
+        "to two slices after it; at most 86400, 24 h; raise it for a large model on CPU)")
+    assert _help_of("--startup-timeout") == (
+        "seconds allowed for the runner's start-up and first step: imports, model load, "
+        "CUDA init (default 120, at least 0.1, at most 86400: 24 h)")
 
 
 def test_logical_step_and_pickle_over_tcp_state_their_limits():
