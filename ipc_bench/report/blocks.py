@@ -1708,7 +1708,7 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     from ipc_bench.harness.environment import commit_shown, run_interval
 
     ids = results.run_ids
-    base = base or ids[0]
+    given, base = bool(base), base or ids[0]
     blocks: list[Block] = [("h", 2, "Runs")]
     rows = []
     for r in ids:
@@ -1727,7 +1727,7 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     if warnings:
         blocks.append(("note", "The runs differ in ways that can change the numbers: "
                                "compare with care."))
-        blocks.append(("p", reference_line(ids, base)))
+        blocks.append(("p", reference_line(ids, base, given)))
         blocks.append(("ul", warnings))
     else:
         blocks.append(("p", "Same machine, software and commit by their metadata."))
@@ -1803,12 +1803,13 @@ def environment_differences(results, base: str) -> list[str]:
     return out
 
 
-def reference_line(run_ids: list[str], base: str) -> str:
+def reference_line(run_ids: list[str], base: str, given: bool = False) -> str:
     """The line over the list of differences between runs ``run_ids``, naming the
-    reference run ``base`` and why it is the one (the first loaded, or the baseline
-    given), and how a line reads."""
-    why = ("the first loaded (`--baseline RUN_DIR` chooses another)" if base == run_ids[0]
-           else "the baseline given (`--baseline`)")
+    reference run ``base`` and why it is the one (the baseline given, ``given``:
+    ``--baseline`` named it, the first loaded or not; else the first loaded), and how a
+    line reads."""
+    why = ("the baseline given (`--baseline`)" if given or base != run_ids[0]
+           else "the first loaded (`--baseline RUN_DIR` chooses another)")
     return (f"Reference: run `{base}`, {why}. Every other run's machine, software and "
             f"scenario are compared with it; the settings that change the numbers are "
             f"compared between every two runs (against `{base}` where it is one of "

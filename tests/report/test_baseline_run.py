@@ -153,3 +153,19 @@ def test_a_baseline_interrupted_before_some_cases_says_which_it_never_ran(tmp_pa
     assert absent_base_cases(load(cut).by_arm(), "cut") == (
         {("num_running=8", "send", "msgpack"): UNFINISHED,
          ("num_running=16", "send", "msgpack"): NOT_REACHED}, True)
+
+
+def test_the_first_run_given_as_baseline_is_named_the_baseline_given():
+    """``--baseline`` naming the run that is also loaded first: the reference line says
+    it is the baseline given, not the first loaded with a hint to choose another."""
+    from ipc_bench.report.blocks import reference_line
+
+    tail = ("Every other run's machine, software and scenario are compared with it; the "
+            "settings that change the numbers are compared between every two runs "
+            "(against `a` where it is one of them); a line `RUN against OTHER: ...` "
+            "gives RUN's value first.")
+    assert reference_line(["a", "b"], "a", given=True) == (
+        "Reference: run `a`, the baseline given (`--baseline`). " + tail)
+    assert reference_line(["a", "b"], "a") == (
+        "Reference: run `a`, the first loaded (`--baseline RUN_DIR` chooses another). "
+        + tail)
