@@ -713,8 +713,9 @@ def share_interval(interval: Optional[tuple[float, float]], method: str = "t",
     the per-pair shares``, ``SHARE_INTERVAL_OF``); without one, where ``pairs`` (2 or
     more) are fewer than ``method`` needs (``stats.min_pairs``), `` (no interval: a
     sign-test interval needs >= 6 pairs)``, the pair tables' words, else '' (one
-    repetition). An end that 2 decimals would round onto 0 % while it is not 0 gets
-    more (``stats.interval_end``): ``[-3.10, -0.0004] %``."""
+    repetition). An end that 2 decimals would round onto 0 % while it is not 0, or
+    across or onto the noise band's edge (-9.09 %, +10 %: ``too_wide``), gets more
+    (``stats.interval_end``): ``[-3.10, -0.0004] %``, ``[-9.089, +4.00] %``."""
     from ipc_bench.analysis.stats import INTERVAL_NAMES, interval_end, min_pairs
 
     name = INTERVAL_NAMES[method]
@@ -724,7 +725,8 @@ def share_interval(interval: Optional[tuple[float, float]], method: str = "t",
                 if 2 <= pairs < need else "")
     low, high = interval
     of = SHARE_INTERVAL_OF.get(method, "")
-    ends = ", ".join(interval_end(100 * end, 2, sign=True) for end in (low, high))
+    ends = ", ".join(interval_end(100 * end, 2, sign=True, band="percent")
+                     for end in (low, high))
     return (f" (send - cached: [{ends}] %, "
             f"95 % {name} interval{of})")
 

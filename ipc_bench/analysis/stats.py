@@ -182,43 +182,104 @@ RATIO_END_MIN = 0.001
 NULL_END_DIGITS = 6
 
 
-def end_digits(value: float, digits: int, null: float = 0.0) -> Optional[int]:
+#: The noise band's edges as the messages and docs print them (``DETECTABLE``): a ratio
+#: within [0.9091, 1.1], a change in percent within [-9.09, +10] %. A printed interval
+#: end is read against these: one is printed with the decimals that put it on the
+#: band's side it truly lies on, and onto an edge only where it is that edge
+#: (``end_digits``).
+BAND_SHOWN = {"ratio": (0.9091, 1.1), "percent": (-9.09, 10.0)}
+
+
+def band_side(value: float, band: str) -> int:
+    """Where an interval end ``value`` lies against the noise band's exact edges: -1
+    below it, 1 above it, 0 strictly within, 2 on an edge (``in_band``'s edges: a
+    ratio, ``band`` ``"ratio"``, against 1/1.1 and 1.1; a change in percent,
+    ``"percent"``, a share of cached's step alike, as the ratio 1 + value/100)."""
+    ratio = value if band == "ratio" else 1.0 + value / 100.0
+    factor = 1.0 + DETECTABLE
+    if ratio * factor == 1.0 or ratio == factor:
+        return 2
+    return -1 if ratio * factor < 1.0 else 1 if ratio > factor else 0
+
+
+def in_band(value: float, band: str) -> bool:
+    """Whether an interval end ``value`` lies within the noise band, edges included
+    (``band_side``): ``inconclusive``'s rule for one end."""
+    return band_side(value, band) in (0, 2)
+
+
+def _shown_side(shown: float, band: str) -> int:
+    """``band_side`` of a printed end ``shown``, read against the band's edges as
+    printed (``BAND_SHOWN``: 0.9091 and 1.1, -9.09 and +10 %)."""
+    low, high = BAND_SHOWN[band]
+    if shown in (low, high):
+        return 2
+    return -1 if shown < low else 1 if shown > high else 0
+
+
+def _shown_side_ok(value: float, shown: float, null: float, band: Optional[str]) -> bool:
+    """Whether ``shown`` (``value`` rounded) reads on ``value``'s side of ``null`` (or
+    at it only where ``value`` is) and, with a ``band``, on ``value``'s side of the
+    band's printed edges, or onto one only where ``value`` is on the band's edge."""
+    if value != null and shown == null:
+        return False
+    return band is None or _shown_side(shown, band) == band_side(value, band)
+
+
+def end_digits(value: float, digits: int, null: float = 0.0,
+               band: Optional[str] = None) -> Optional[int]:
     """The decimals an interval end ``value`` is printed with (``interval_end``):
     ``digits``, or where ``value`` rounded to ``digits`` decimals lands on ``null``
     while it is not ``null`` (an upper end of 0.99999 printed ``1.000`` beside a
-    verdict that the interval excludes 1), the fewest more, up to ``NULL_END_DIGITS``,
-    that show which side of ``null`` it is on; ``None`` where even those do not (the
-    end is then printed as a bound, ``<1``). An end equal to ``null`` (or NaN) keeps
-    ``digits``."""
+    verdict that the interval excludes 1), or, with a ``band`` (``"ratio"`` or
+    ``"percent"``), on the other side of the noise band's printed edge (or onto it)
+    than ``value`` lies (``BAND_SHOWN``, ``in_band``: -9.0887 % printed ``-9.1``
+    beyond -9.09 %, 1.1004 printed ``1.10``), the fewest more, up to
+    ``NULL_END_DIGITS``, that show its side; ``None`` where even those do not (the end
+    is then printed as a bound, ``<1``, ``>1.1``). An end equal to ``null`` (or NaN)
+    keeps ``digits``."""
     if value == null or value != value:
         return digits
     for d in range(digits, max(digits, NULL_END_DIGITS) + 1):
-        if float(f"{value:.{d}f}") != null:
+        if _shown_side_ok(value, float(f"{value:.{d}f}"), null, band):
             return d
     return None
 
 
-def interval_end(value: float, digits: int, null: float = 0.0, sign: bool = False) -> str:
+def interval_end(value: float, digits: int, null: float = 0.0, sign: bool = False,
+                 band: Optional[str] = None) -> str:
     """One end of an interval to ``digits`` decimals (``+`` signed with ``sign``),
     never rounded onto the interval's ``null`` (1 for a ratio, 0 for a change or a
-    difference) unless it is the null (``end_digits``): ``interval_end(0.99999, 3, 1.0)``
-    is ``0.99999``, ``interval_end(-4e-5, 1, sign=True)`` is ``-0.00004``,
-    ``interval_end(1.0, 3, 1.0)`` is ``1.000``; one within ``0.5e-6`` of the null, its
-    side and the null: ``<1``, ``>0``. So a printed interval excludes the null exactly
-    where its true ends do (an end at the null holds it)."""
-    d = end_digits(value, digits, null)
+    difference) unless it is the null, nor, with a ``band`` (``"ratio"``,
+    ``"percent"``), across or onto the noise band's printed edge (``end_digits``):
+    ``interval_end(0.99999, 3, 1.0)`` is ``0.99999``, ``interval_end(-4e-5, 1,
+    sign=True)`` is ``-0.00004``, ``interval_end(1.0, 3, 1.0)`` is ``1.000``,
+    ``interval_end(-9.0887, 1, sign=True, band="percent")`` is ``-9.089``,
+    ``interval_end(1.1004, 2, 1.0, band="ratio")`` is ``1.1004``; one within
+    ``0.5e-6`` of the null, its side and the null: ``<1``, ``>0``; one that close
+    beyond the band's upper edge, ``>1.1`` (``>+10``). So a printed interval excludes
+    the null, and reaches beyond the band, exactly where its true ends do."""
+    d = end_digits(value, digits, null, band)
     if d is None:
-        return f"{'<' if value < null else '>'}{null:g}"
+        if float(f"{value:.{NULL_END_DIGITS}f}") == null:
+            return f"{'<' if value < null else '>'}{null:g}"
+        low, high = BAND_SHOWN[band]
+        edge = f"{high if value > null else low:{'+' if sign else ''}g}"
+        if in_band(value, band):  # between the exact edge and the printed one
+            return edge
+        return f"{'>' if value > null else '<'}{edge}"
     return f"{value:{'+' if sign else ''}.{d}f}"
 
 
-def shown_end(value: float, digits: int, null: float = 0.0) -> float:
+def shown_end(value: float, digits: int, null: float = 0.0,
+              band: Optional[str] = None) -> float:
     """An interval end as ``interval_end`` prints it, as a number: ``value`` rounded to
     its ``end_digits``, or ``value`` itself where it is printed as a bound (``<1``: its
     side of the null is all it shows). For readings of an interval "as printed": the
     shown end is on the same side of ``null`` as ``value``, or at it only where
-    ``value`` is."""
-    d = end_digits(value, digits, null)
+    ``value`` is, and with a ``band`` within the band's printed edges exactly where
+    ``value`` is within the band."""
+    d = end_digits(value, digits, null, band)
     return value if d is None else round(value, d)
 
 
@@ -228,18 +289,21 @@ def ratio_end(value: float, digits: int = 3, percent: bool = False) -> str:
     ``RATIO_END_MIN``; with ``percent``, as a change in percent to one decimal:
     ``-8.0``, ``>+99900.0``, ``<-99.9``. An end that those decimals would round onto 1
     (0 %) while it is not 1 gets more (``interval_end``): ``0.99999``, ``1.00001``,
-    ``-0.00004``, ``<1``, ``>0``; an end of exactly 1 prints ``1.000`` (``+0.0``)."""
+    ``-0.00004``, ``<1``, ``>0``; an end of exactly 1 prints ``1.000`` (``+0.0``); so
+    does one that they would put across or onto the noise band's printed edge
+    (``BAND_SHOWN``): ``0.9092`` (not ``0.909``), ``1.1004`` (not ``1.100``),
+    ``-9.089`` (not ``-9.1``), ``+10.04`` (not ``+10.0``)."""
     if percent:
         if value > RATIO_END_MAX:
             return f">{100 * (RATIO_END_MAX - 1):+.1f}"
         if value < RATIO_END_MIN:
             return f"<{100 * (RATIO_END_MIN - 1):+.1f}"
-        return interval_end(100 * (value - 1), 1, 0.0, sign=True)
+        return interval_end(100 * (value - 1), 1, 0.0, sign=True, band="percent")
     if value > RATIO_END_MAX:
         return f">{RATIO_END_MAX:g}"
     if value < RATIO_END_MIN:
         return f"<{RATIO_END_MIN:g}"
-    return interval_end(value, digits, 1.0)
+    return interval_end(value, digits, 1.0, band="ratio")
 
 
 def ratio_interval(low: float, high: float, digits: int = 3, percent: bool = False) -> str:

@@ -1047,11 +1047,12 @@ NO_INTERVAL_COST = ("no interval to tell it from noise: not established as the c
 def _ipc_cost_reading(cmp) -> tuple[str, bool]:
     """One arm's reading in the single-process finding, ``cmp`` its
     ``_single_process_arm`` comparison, as ``(words, said_measurable)``, read on the
-    ratio and interval as printed (2 decimals, so ``[0.91, 1.10]`` is within 1.1x either way, a
-    factor of 1.1 either way, even where its bounds are 0.9050 and 1.1004; an end that
-    2 decimals would round onto 1.00 while it is not 1 is printed with more,
-    ``stats.shown_end``, so ``[0.95, 0.999]`` lies below 1.00x and ``[1.004, 1.05]``
-    above it, as they read): an interval above 1.00x, ``the cost of
+    ratio and interval as printed (2 decimals, more for an end that 2 decimals would
+    round onto 1.00 while it is not 1, or across or onto the noise band's edge,
+    ``stats.shown_end``: so ``[0.95, 0.999]`` lies below 1.00x and ``[1.004, 1.05]``
+    above it, and bounds of 0.9050 and 1.1004, printed ``[0.905, 1.1004]``, reach
+    beyond 1.1x either way, as their true values do, the reading of every "within
+    noise"): an interval above 1.00x, ``the cost of
     having IPC at all``; one that holds 1.00x, ``within noise`` (within 1.1x either way) or
     ``SHORT_INCONCLUSIVE`` (beyond it) with ``HOLDS_NO_COST``; no interval and a ratio
     above 1.00x, ``one repetition, `` + ``NO_INTERVAL_COST``; otherwise (a ratio at or
@@ -1059,7 +1060,7 @@ def _ipc_cost_reading(cmp) -> tuple[str, bool]:
     (``said_measurable`` true: the clause words those)."""
     ratio, lo, hi = cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
     if lo is not None and hi is not None:
-        lo, hi = shown_end(lo, 2, 1.0), shown_end(hi, 2, 1.0)
+        lo, hi = shown_end(lo, 2, 1.0, "ratio"), shown_end(hi, 2, 1.0, "ratio")
         if lo > 1.0:
             return "the cost of having IPC at all", False
         if hi >= 1.0:
@@ -1109,15 +1110,15 @@ def _arms_overlap(compared: dict[str, Any], readings: dict[str, tuple[str, bool]
     ``compared`` (arm -> ``_single_process_arm`` comparison) that have an interval are
     two or more, read differently (``readings``: ``_ipc_cost_reading``) and their
     intervals, as printed (``stats.shown_end``: 2 decimals, more for an end that would
-    round onto 1.00), share a point; ``''`` otherwise (a
+    round onto 1.00 or across the noise band's edge), share a point; ``''`` otherwise (a
     verdict of one arm and not the other is not a difference between them; overlapping
     intervals do not show the arms equal either, only that these data do not tell
     them apart)."""
     with_ci = [a for a, c in compared.items() if c.ratio_ci_low is not None]
     if len(with_ci) < 2 or len({readings[a] for a in with_ci}) < 2:
         return ""
-    ends = [(shown_end(compared[a].ratio_ci_low, 2, 1.0),
-             shown_end(compared[a].ratio_ci_high, 2, 1.0)) for a in with_ci]
+    ends = [(shown_end(compared[a].ratio_ci_low, 2, 1.0, "ratio"),
+             shown_end(compared[a].ratio_ci_high, 2, 1.0, "ratio")) for a in with_ci]
     if max(lo for lo, _ in ends) > min(hi for _, hi in ends):
         return ""
     shown = _and([ratio_interval(compared[a].ratio_ci_low, compared[a].ratio_ci_high,
@@ -1985,12 +1986,14 @@ def _share_cell(share) -> str:
     one, else why not as the tok/s column says it (``_no_interval``): ``+0.45 % (one
     repetition, no interval)``, ``+0.45 % (3 repetitions, no interval: a sign-test
     interval needs >= 6 pairs)``; ``ABSENT`` for none. An interval end that 2 decimals
-    would round onto 0 % while it is not 0 gets more (``stats.interval_end``)."""
+    would round onto 0 % while it is not 0, or across or onto the noise band's edge
+    (-9.09 %, +10 %), gets more (``stats.interval_end``)."""
     if share is None or share.share is None:
         return ABSENT
     text = f"{100 * share.share:+.2f} %"
     if share.low is not None and share.high is not None:
-        ends = (interval_end(100 * end, 2, sign=True) for end in (share.low, share.high))
+        ends = (interval_end(100 * end, 2, sign=True, band="percent")
+                for end in (share.low, share.high))
         return text + f" [{', '.join(ends)}] %"
     return text + f" ({_no_interval({'n': share.pairs, 'method': share.method})})"
 

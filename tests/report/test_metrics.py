@@ -571,6 +571,31 @@ def test_an_interval_end_never_rounds_onto_the_null_it_is_not():
         "too few repetitions or too noisy to tell a 10 % difference from none")
 
 
+def test_an_interval_end_never_prints_across_or_onto_the_noise_bands_edge():
+    """-9.0887 % printed -9.1 beside "within noise" read as beyond the band's -9.09 %,
+    and 1.1004 printed 1.10 as on its edge, within: an end gets the digits that show its
+    side of the band's edges as printed (0.9091 and 1.1, -9.09 and +10 %), onto an
+    edge only where it is that edge; beyond 6 decimals, a bound."""
+    assert stats.ratio_interval(1 - 0.090887, 1.073, percent=True) == "[-9.089, +7.3] %"
+    assert stats.ratio_interval(1 - 0.094, 1.055, percent=True) == "[-9.4, +5.5] %"
+    assert stats.ratio_interval(0.9, 1.1004, percent=True) == "[-10.0, +10.04] %"
+    assert stats.ratio_interval(0.9092, 1.1004) == "[0.9092, 1.1004]"
+    assert stats.ratio_interval(0.9089, 1.0996) == "[0.909, 1.0996]"
+    assert stats.ratio_interval(0.905, 1.1004, digits=2) == "[0.905, 1.1004]"
+    assert stats.ratio_interval(0.9095, 1.05, digits=2) == "[0.91, 1.05]"
+    assert stats.ratio_interval(1 / 1.1, 1.1) == "[0.9091, 1.100]"
+    assert stats.ratio_interval(0.95, 1.1 + 1e-9) == "[0.950, >1.1]"
+    # between the exact edge -9.0909... % and the printed -9.09 %: within, as the edge
+    assert stats.interval_end(-9.0905, 2, sign=True, band="percent") == "-9.09"
+    assert stats.interval_end(-9.0912, 2, sign=True, band="percent") == "-9.091"
+    assert stats.interval_end(10.00004, 2, sign=True, band="percent") == "+10.00004"
+    assert (stats.shown_end(1.1004, 2, 1.0, "ratio"), stats.shown_end(0.905, 2, 1.0, "ratio"),
+            stats.shown_end(0.9095, 2, 1.0, "ratio")) == (1.1004, 0.905, 0.91)
+    assert stats.inconclusive_verdict(0.95, 1.1004) == (
+        "inconclusive: the 95 % interval [-5.0, +10.04] % reaches beyond 1.1x either way: "
+        "too few repetitions or too noisy to tell a 10 % difference from none")
+
+
 def test_the_comparison_block_prints_an_end_near_the_null_on_its_side():
     # cached 0.03 to 0.07 % below send each repetition: significant, and the interval,
     # [0.999, 1.000] at 3 decimals, prints its upper end 0.99970 as 0.9997

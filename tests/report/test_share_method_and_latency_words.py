@@ -10,6 +10,7 @@ import pandas as pd
 
 from ipc_bench.analysis.send_cost import (MeanShare, mean_share, share_interval,
                                           step_difference)
+from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
 from ipc_bench.report import findings
 from test_send_cost_one_share import _rows, _where
 
@@ -62,6 +63,31 @@ def test_a_share_interval_end_near_0_prints_on_its_side():
         "Student-t interval)")
     assert findings._share_cell(MeanShare(-150.0, 10_000.0, -0.015, *near, 3)) == (
         "-1.50 % [-3.10, -0.0004] %")
+
+
+def test_an_end_near_the_noise_bands_edge_prints_on_its_side():
+    # -1.2 % [-9.1, +7.3] % read "within noise" (its low end -9.0887 %, inside -9.09 %)
+    # beside -2.2 % [-9.4, +5.5] %, inconclusive: -9.0887 now prints with the digits
+    # that show it inside the band, and a share's +10.0004 % with those that show it
+    # beyond +10 %
+    words = findings.TIME_CLAUSE_WORDS["enc"]
+    near = dict(n=5, diff=-40.0, ratio=0.988, ratio_low=1 - 0.090887, ratio_high=1.073,
+                method="t")
+    assert findings._time_clause(near, *words) == (
+        f"encodes {BOTH} within noise of send's time per step (-1.2 % [-9.089, +7.3] %; "
+        "send - cached: -0.04 µs)")
+    beyond = dict(near, ratio=0.978, ratio_low=1 - 0.094, ratio_high=1.055)
+    assert findings._time_clause(beyond, *words) == (
+        f"changes encode time per step of {BOTH} by -2.2 % [-9.4, +5.5] % (send - cached: "
+        "-0.04 µs; inconclusive (interval beyond 1.1x either way))")
+    assert step_difference(-0.012, (-0.090887, 0.073)) == (
+        "is within noise of cached's: -1.20 % (send - cached: [-9.089, +7.30] %, 95 % "
+        "Student-t interval)")
+    assert step_difference(0.012, (-0.05, 0.100004)) == (
+        "differs from cached's by +1.20 % (send - cached: [-5.00, +10.0004] %, 95 % "
+        f"Student-t interval), {INCONCLUSIVE_CLAUSE}")
+    assert findings._share_cell(MeanShare(120.0, 10_000.0, 0.012, -0.05, 0.100004, 3)) == (
+        "+1.20 % [-5.00, +10.0004] %")
 
 
 def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive():
