@@ -1723,6 +1723,7 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
                      str(n) + (f" ({unfinished} unfinished, left out)" if unfinished else "")])
     blocks.append(("table", ["run", "scenario", "status", "start (UTC)", "end (UTC)",
                              "commit", "cases"], rows))
+    blocks.extend(machine_load_blocks(results))
     warnings = environment_differences(results, base) + setting_differences(results, base)[0]
     if warnings:
         blocks.append(("note", "The runs differ in ways that can change the numbers: "
@@ -1738,6 +1739,82 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     if len(hosts) == 1 and None not in hosts:
         blocks.extend(("p", line) for line in _overlap_unknown(results))
     return blocks
+
+
+#: A multi-run report says how the machine's load differed between its runs
+#: (``machine_load_blocks``) where two runs' mean ``machine_busy_pct`` over their finished
+#: cases are this many percentage points apart or more: on the 2-core development
+#: machine runs of one grid on a quiet machine came 0.6 points apart (83.6 and 83.0 %),
+#: one beside two busy loops 16 points above them (99.8 %).
+BUSY_APART = 10.0
+#: A case's step times are noisy, as its warning says, where the standard deviation of
+#: its 50-step mean step times is over this share of their mean (``step_ns_block_cv``;
+#: ``analysis.summary.case_warnings``).
+NOISY_STEP_CV = 0.10
+
+
+def machine_load(cases, md: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """What one run recorded of the machine's load: ``busy``, the mean
+    ``machine_busy_pct`` (%) over its cases ``cases`` (a ``Results.cases`` table, the
+    run's finished cases) with a value above 0 (0: ``/proc/stat`` unread), and ``n``,
+    those cases; ``load`` and ``cpus``, the 1-minute load average at its start and its
+    CPUs (metadata ``md``'s ``load_avg[0]`` and ``cpu_count``, ``None`` where either is
+    not recorded); ``noisy`` of ``timed``, the cases whose ``step_ns_block_cv`` is over
+    ``NOISY_STEP_CV`` (the noisy-step warning) of those with a value (``timed`` 0: not
+    recorded). ``None`` where no case recorded ``machine_busy_pct`` (an older run)."""
+    busy = [float(v) for v in (cases["machine_busy_pct"] if "machine_busy_pct"
+                               in cases.columns else []) if v == v and v > 0]
+    if not busy:
+        return None
+    cvs = [float(v) for v in (cases["step_ns_block_cv"] if "step_ns_block_cv"
+                              in cases.columns else []) if v is not None and v == v]
+    load, cpus = md.get("load_avg"), md.get("cpu_count")
+    return dict(busy=sum(busy) / len(busy), n=len(busy),
+                load=float(load[0]) if load and cpus else None, cpus=cpus,
+                noisy=sum(v > NOISY_STEP_CV for v in cvs), timed=len(cvs))
+
+
+def machine_load_line(run: str, load: Optional[dict[str, Any]]) -> str:
+    """A run's item under ``machine_load_blocks``: ```d`: the machine 99.8 % busy
+    (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.91 on 2 CPUs at its
+    start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40 cases``, a figure
+    it did not record said so (``not recorded``)."""
+    if load is None:
+        return f"`{run}`: not recorded (`machine_busy_pct` absent: an older run)"
+    start = (f"1-minute load average {load['load']:.2f} on {load['cpus']} CPUs at its start"
+             if load["load"] is not None else "load average at its start not recorded")
+    noisy = (f"noisy step times (`step_ns_block_cv` over {NOISY_STEP_CV:.0%}) in "
+             f"{load['noisy']} of {load['timed']} cases" if load["timed"]
+             else "step-time noise not recorded").replace("%", " %", 1)
+    return (f"`{run}`: the machine {load['busy']:.1f} % busy (mean `machine_busy_pct` over "
+            f"{load['n']} case{'' if load['n'] == 1 else 's'}); {start}; {noisy}")
+
+
+def machine_load_blocks(results) -> list[Block]:
+    """Where the loaded runs' mean ``machine_busy_pct`` (``machine_load``, over each run's
+    finished cases) are ``BUSY_APART`` points apart or more, a note naming the busiest
+    run and the least busy and their shares, saying that their times and tokens/s differ
+    for that reason as well as for any change in code, then each run's recorded figures
+    (``machine_load_line``); ``[]`` where they are closer, or fewer than two runs
+    recorded the share."""
+    cases = results.finished().cases
+    loads = {r: machine_load(cases[cases["run_id"] == r] if "run_id" in cases.columns
+                             else cases.iloc[:0], results.metadata.get(r) or {})
+             for r in results.run_ids}
+    known = {r: v["busy"] for r, v in loads.items() if v is not None}
+    if len(known) < 2:
+        return []
+    hi, lo = max(known, key=known.get), min(known, key=known.get)
+    if known[hi] - known[lo] < BUSY_APART:
+        return []
+    who = (f"busier during run `{hi}` than during run `{lo}`" if len(known) == 2 else
+           f"busiest during run `{hi}` and least busy during run `{lo}`")
+    return [("note", f"The machine was {who}: {known[hi]:.1f} % against {known[lo]:.1f} % "
+                     f"of its CPU time busy on average over their cases (`machine_busy_pct`, "
+                     f"{BUSY_APART:g} points apart or more), so the runs' times and "
+                     "tokens/s differ for that reason as well as for any change in code "
+                     "(bytes per step do not). As each run recorded it:"),
+            ("ul", [machine_load_line(r, loads[r]) for r in results.run_ids])]
 
 
 def _overlap_unknown(results) -> list[str]:

@@ -1,0 +1,80 @@
+"""A report of several runs says, at its opening, which run ran on a busier machine and
+by what figures the runs recorded (mean ``machine_busy_pct`` over their cases, the load
+average at their start, cases with noisy step times), where their mean busy shares are
+10 points apart or more; it says nothing where they are closer or not recorded."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pandas as pd
+
+from ipc_bench.report.blocks import BUSY_APART, machine_load_blocks
+
+NAN = math.nan
+
+
+def _results(busy: dict[str, list[float]], cv: dict[str, list[float]],
+             load: dict[str, list[float]]) -> SimpleNamespace:
+    rows = [dict(run_id=r, case_id=f"c{i}", machine_busy_pct=b, step_ns_block_cv=c)
+            for r in busy for i, (b, c) in enumerate(zip(busy[r], cv[r]))]
+    md = {r: {"cpu_count": 2, **({"load_avg": load[r]} if r in load else {})} for r in busy}
+    out = SimpleNamespace(run_ids=list(busy), cases=pd.DataFrame(rows), metadata=md)
+    out.finished = lambda: out
+    return out
+
+
+QUIET = [60.0, 70.0, 80.0]
+BUSY = [95.0, 99.0, 97.5, 0.0]  # the 0: /proc/stat unread, left out of the mean
+
+
+def test_the_busier_run_is_named_with_each_runs_recorded_figures():
+    results = _results({"a": QUIET, "d": BUSY},
+                       {"a": [0.05, 0.2, NAN], "d": [0.3, 0.4, 0.11, 0.01]},
+                       {"a": [0.34, 0.5, 0.6], "d": [3.57, 2.0, 1.0]})
+    hi = (95.0 + 99.0 + 97.5) / 3  # 97.1666...
+    assert f"{hi:.1f}" == "97.2"
+    assert machine_load_blocks(results) == [
+        ("note", "The machine was busier during run `d` than during run `a`: 97.2 % "
+                 "against 70.0 % of its CPU time busy on average over their cases "
+                 "(`machine_busy_pct`, 10 points apart or more), so the runs' times and "
+                 "tokens/s differ for that reason as well as for any change in code (bytes "
+                 "per step do not). As each run recorded it:"),
+        ("ul", ["`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); "
+                "1-minute load average 0.34 on 2 CPUs at its start; noisy step times "
+                "(`step_ns_block_cv` over 10 %) in 1 of 2 cases",
+                "`d`: the machine 97.2 % busy (mean `machine_busy_pct` over 3 cases); "
+                "1-minute load average 3.57 on 2 CPUs at its start; noisy step times "
+                "(`step_ns_block_cv` over 10 %) in 3 of 4 cases"])]
+
+
+def test_three_runs_name_the_busiest_and_the_least_busy_and_what_is_not_recorded():
+    results = _results({"a": QUIET, "b": [71.0, 72.0], "old": [NAN], "d": BUSY},
+                       {"a": [NAN] * 3, "b": [NAN] * 2, "old": [NAN], "d": [NAN] * 4},
+                       {"a": [0.34, 0.5, 0.6]})
+    note, items = machine_load_blocks(results)
+    assert note[1].startswith("The machine was busiest during run `d` and least busy "
+                              "during run `a`: 97.2 % against 70.0 % of its CPU time")
+    assert items == ("ul", [
+        "`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
+        "load average 0.34 on 2 CPUs at its start; step-time noise not recorded",
+        "`b`: the machine 71.5 % busy (mean `machine_busy_pct` over 2 cases); load "
+        "average at its start not recorded; step-time noise not recorded",
+        "`old`: not recorded (`machine_busy_pct` absent: an older run)",
+        "`d`: the machine 97.2 % busy (mean `machine_busy_pct` over 3 cases); load "
+        "average at its start not recorded; step-time noise not recorded"])
+
+
+def test_runs_closer_than_the_threshold_or_unrecorded_say_nothing():
+    assert BUSY_APART == 10.0
+    just_under = [70.0 + BUSY_APART - 0.01] * 3  # 79.99 against 70.0
+    assert machine_load_blocks(_results({"a": QUIET, "b": just_under},
+                                        {"a": [NAN] * 3, "b": [NAN] * 3}, {})) == []
+    at = [80.0, 80.0, 80.0]  # 10.0 points apart: said
+    assert machine_load_blocks(_results({"a": QUIET, "b": at},
+                                        {"a": [NAN] * 3, "b": [NAN] * 3}, {}))[0][1] \
+        .startswith("The machine was busier during run `b` than during run `a`: 80.0 % "
+                    "against 70.0 %")
+    assert machine_load_blocks(_results({"a": QUIET, "old": [NAN, 0.0]},
+                                        {"a": [NAN] * 3, "old": [NAN] * 2}, {})) == []
