@@ -23,7 +23,7 @@ from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusi
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start, nice_note
 from ipc_bench.report.findings import findings
-from ipc_bench.report.render import Block
+from ipc_bench.report.render import Block, code_span
 
 #: Metrics of the cached-against-send table, in order (keys of the metrics registry).
 PAIR_TABLE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
@@ -1186,13 +1186,14 @@ def _run_option_lines(md: dict[str, Any]) -> list[str]:
              for m in (c.get("model") or {} for c in md.get("cases") or [])
              if m.get("token_ids_sha256")}
     for path, digest in sorted(hists):
-        lines.append(f"token ids: `{path}`, sha256 `{digest}`")
+        lines.append(f"token ids: {code_span(path)}, sha256 `{digest}`")
     trace = md.get("trace")
     if isinstance(trace, dict):
         resolved = trace.get("resolved_path")
-        read_as = (f" (read as `{resolved}`)" if resolved and resolved != trace.get("path")
-                   else "")
-        lines.append(f"trace: `{trace.get('path')}`{read_as}, sha256 `{trace.get('sha256')}`")
+        read_as = (f" (read as {code_span(resolved)})"
+                   if resolved and resolved != trace.get("path") else "")
+        lines.append(f"trace: {code_span(trace.get('path'))}{read_as}, "
+                     f"sha256 `{trace.get('sha256')}`")
     return lines
 
 
@@ -1283,8 +1284,8 @@ def _config_blocks(results, run_id: str) -> list[Block]:
 
     md = results.metadata[run_id]
     blocks: list[Block] = [("ul", [
-        f"scenario: `{md.get('scenario', '?')}`, seed {md.get('seed', '?')}",
-        "command: `" + _shell_line(md.get("command_line")) + "`",
+        f"scenario: {code_span(md.get('scenario', '?'))}, seed {md.get('seed', '?')}",
+        "command: " + code_span(_shell_line(md.get("command_line"))),
         f"status: {results.status[run_id]}",
     ] + _run_option_lines(md))]
     states = case_states(results, run_id)
@@ -1535,7 +1536,7 @@ def _emulated_runs_blocks(cases, ids: list[str]) -> list[Block]:
     if not runs:
         return []
     if len(runs) == 1:
-        return [("note", f"In run `{runs[0][0]}`: "
+        return [("note", f"In run {code_span(runs[0][0])}: "
                          f"{_emulated_block(cases[cases['run_id'] == runs[0][0]])[1]}")]
     arms = [str(a) for a in dict.fromkeys(arm_label(x) for _, records in runs
                                           for x in records if x.get("emulated"))
@@ -1780,14 +1781,15 @@ def machine_load_line(run: str, load: Optional[dict[str, Any]]) -> str:
     start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40 cases``, a figure
     it did not record said so (``not recorded``)."""
     if load is None:
-        return f"`{run}`: not recorded (`machine_busy_pct` absent: an older run)"
+        return f"{code_span(run)}: not recorded (`machine_busy_pct` absent: an older run)"
     start = (f"1-minute load average {load['load']:.2f} on {load['cpus']} CPUs at its start"
              if load["load"] is not None else "load average at its start not recorded")
     noisy = (f"noisy step times (`step_ns_block_cv` over {NOISY_STEP_CV:.0%}) in "
              f"{load['noisy']} of {load['timed']} cases" if load["timed"]
              else "step-time noise not recorded").replace("%", " %", 1)
-    return (f"`{run}`: the machine {load['busy']:.1f} % busy (mean `machine_busy_pct` over "
-            f"{load['n']} case{'' if load['n'] == 1 else 's'}); {start}; {noisy}")
+    return (f"{code_span(run)}: the machine {load['busy']:.1f} % busy (mean "
+            f"`machine_busy_pct` over {load['n']} case{'' if load['n'] == 1 else 's'}); "
+            f"{start}; {noisy}")
 
 
 def machine_load_blocks(results) -> list[Block]:
@@ -1887,9 +1889,9 @@ def reference_line(run_ids: list[str], base: str, given: bool = False) -> str:
     line reads."""
     why = ("the baseline given (`--baseline`)" if given or base != run_ids[0]
            else "the first loaded (`--baseline RUN_DIR` chooses another)")
-    return (f"Reference: run `{base}`, {why}. Every other run's machine, software and "
+    return (f"Reference: run {code_span(base)}, {why}. Every other run's machine, software and "
             f"scenario are compared with it; the settings that change the numbers are "
-            f"compared between every two runs (against `{base}` where it is one of "
+            f"compared between every two runs (against {code_span(base)} where it is one of "
             f"them); a line `RUN against OTHER: ...` gives RUN's value first.")
 
 
@@ -2027,12 +2029,12 @@ def side_by_side_caption(label: str, run_ids: list[str], base: str = "") -> str:
     by that of run `b`, the baseline given)``. The columns are named as the table heads them
     (``ratio_column``)."""
     base = base or run_ids[0]
-    cols = ", ".join(f"`{ratio_column(r, base)}`" for r in run_ids if r != base)
+    cols = ", ".join(f"{code_span(ratio_column(r, base))}" for r in run_ids if r != base)
     why = "the first loaded" if base == run_ids[0] else "the baseline given"
     return (f"**{label}** (geometric mean over repetitions; the ratio column"
             f"{'' if len(run_ids) == 2 else 's'}, {cols}, divide"
             f"{'s' if len(run_ids) == 2 else ''} each run's geometric mean by that of run "
-            f"`{base}`, {why})")
+            f"{code_span(base)}, {why})")
 
 
 def no_base_note(base: str, planned: bool = False) -> str:
@@ -2041,7 +2043,7 @@ def no_base_note(base: str, planned: bool = False) -> str:
     (``planned_cases``), which holds no such case."""
     grid = (" (its grid holds no case of that workload, arm and codec)" if planned
             else " (workload, arm and codec)")
-    return (f"`-` in the ratio columns of a row: run `{base}` has no such case{grid}, so "
+    return (f"`-` in the ratio columns of a row: run {code_span(base)} has no such case{grid}, so "
             "there is no mean to divide by.")
 
 
@@ -2101,11 +2103,11 @@ def base_absent_note(base: str, why: str, rows: list[tuple]) -> str:
     named = ", ".join(f"{w} / {a} / {c}" for w, a, c in rows)
     one = len(rows) == 1
     if why == NOT_REACHED:
-        return (f"`-` in the ratio columns of {named}: run `{base}` stopped before it ran "
+        return (f"`-` in the ratio columns of {named}: run {code_span(base)} stopped before it ran "
                 f"{'that case' if one else 'those cases'} ({'it is' if one else 'they are'}"
                 " in its grid; its section says why it stopped), so there is no mean to "
                 "divide by.")
-    return (f"`-` in the ratio columns of {named}: run `{base}`'s "
+    return (f"`-` in the ratio columns of {named}: run {code_span(base)}'s "
             f"{'case was' if one else 'cases were'} left out when loaded (its section's "
             "warnings say why), so there is no mean to divide by.")
 
@@ -2117,11 +2119,11 @@ def base_unfinished_note(base: str, rows: list[tuple]) -> str:
     ``rows``: ``base`` finished no case at all (killed in its first case, say), so
     every ratio column is ``-``."""
     if not rows:
-        return (f"`-` in every ratio column: run `{base}`, the baseline, finished no case "
+        return (f"`-` in every ratio column: run {code_span(base)}, the baseline, finished no case "
                 "(its section says why), so there is no mean to divide by.")
     named = ", ".join(f"{w} / {a} / {c}" for w, a, c in rows)
     which = "that case but it" if len(rows) == 1 else "those cases but they"
-    return (f"`-` in the ratio columns of {named}: run `{base}` ran {which} did not "
+    return (f"`-` in the ratio columns of {named}: run {code_span(base)} ran {which} did not "
             "finish (its section says why), so there is no mean to divide by.")
 
 
@@ -2406,12 +2408,12 @@ def _run_gaps(means, groups: list[tuple], ids: list[str], base: str,
             elif means[group + (r,)] != means[group + (r,)]:  # NaN
                 empty[r] = empty.get(r, 0) + 1
     ran = {key[-1] for key in means.index}
-    out = [f"`-` in run `{r}`'s column on {n} row{'' if n == 1 else 's'}: that run has no "
+    out = [f"`-` in run {code_span(r)}'s column on {n} row{'' if n == 1 else 's'}: that run has no "
            "finished case of the row's workload, arm and codec." if r in ran else
-           f"`-` in run `{r}`'s column: that run finished no case (its section says why)."
+           f"`-` in run {code_span(r)}'s column: that run finished no case (its section says why)."
            for r, n in absent.items()]
-    out += [f"`-` in run `{r}`'s column on {n} row{'' if n == 1 else 's'} where it has the "
-            f"case: the case has no value of this figure (one that counted no step has no "
+    out += [f"`-` in run {code_span(r)}'s column on {n} row{'' if n == 1 else 's'} where "
+            f"it has the case: the case has no value of this figure (one that counted no step has no "
             "per-step figures)." for r, n in empty.items()]
     return out
 
@@ -2547,10 +2549,11 @@ def unshared_line(run: str, base: str, theirs: Collection[tuple], ours: Collecti
     arm and codec) with run `a`, the reference: codec pickle in `b` vs msgpack in `a`.
     To compare them, run both codecs in one run (`--codecs msgpack,pickle`): codecs are
     compared within a run, not across runs.``"""
-    head = (f"No side-by-side ratio for run `{run}`: it shares no case (workload, arm "
-            f"and codec) with run `{base}`, the reference: ")
+    head = (f"No side-by-side ratio for run {code_span(run)}: it shares no case (workload, arm "
+            f"and codec) with run {code_span(base)}, the reference: ")
     if scenarios[0] != scenarios[1]:
-        return (head + f"scenario {scenarios[0]} in `{run}` vs {scenarios[1]} in `{base}`."
+        return (head + f"scenario {scenarios[0]} in {code_span(run)} vs {scenarios[1]} in "
+                f"{code_span(base)}."
                 " To compare them, run the same scenario in both.")
     parts = [(what, _ordered(c[i] for c in theirs), _ordered(c[i] for c in ours))
              for i, what in enumerate(("workload", "arm", "codec"))]
@@ -2559,8 +2562,8 @@ def unshared_line(run: str, base: str, theirs: Collection[tuple], ours: Collecti
     if not apart:
         return (head + "each runs the others' workloads, arms and codecs, but never the "
                 "same three together. To compare them, run the same grid in both.")
-    differ = "; ".join(f"{what} {', '.join(a)} in `{run}` vs {', '.join(b)} in `{base}`"
-                       for what, a, b in apart)
+    differ = "; ".join(f"{what} {', '.join(a)} in {code_span(run)} vs {', '.join(b)} in "
+                       f"{code_span(base)}" for what, a, b in apart)
     how = "; ".join(_shared_hint(what, a, b) for what, a, b in apart)
     return f"{head}{differ}. To compare them, {how}."
 
@@ -2640,13 +2643,13 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
         md = results.metadata[ids[0]]
         blocks: list[Block] = [
             ("h", 1, f"ipc-bench report: {md.get('scenario', '?')} ({ids[0]})"),
-            ("p", f"Rendered {now} by `{command}` from run folder `{ids[0]}` "
+            ("p", f"Rendered {now} by {code_span(command)} from run folder {code_span(ids[0])} "
                   f"(raw data: `{file_slug(ids[0])}.summary.json` beside this file)."),
         ]
         blocks.extend(_run_blocks(results, ids[0], 2, "", figures))
         return blocks
     blocks = [("h", 1, f"ipc-bench report: {len(ids)} runs compared"),
-              ("p", f"Rendered {now} by `{command}`.")]
+              ("p", f"Rendered {now} by {code_span(command)}.")]
     blocks.extend(_emulated_runs_blocks(results.finished().cases, ids))
     blocks.extend(_comparison_blocks(results, base, figures))
     slugs = file_slugs(ids)

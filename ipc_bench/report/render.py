@@ -19,14 +19,35 @@ from typing import Sequence
 #: One report block (see the module docstring).
 Block = tuple
 
+#: A code span (CommonMark): a run of backticks, the content, the same run again; a
+#: longer or shorter run inside is content.
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+
+
+def code_span(text: object) -> str:
+    """``text`` (user-given: a command, a run folder's name, a path) as one Markdown
+    code span: fenced by one backtick more than its longest run of backticks
+    (CommonMark's rule: a folder named x|*`md` is fenced by two backticks each side,
+    so that its own do not end the span), with a space inside each fence where it
+    starts or ends with a backtick, or has a space at both ends (a viewer strips one
+    from each end). ``_inline_html`` and ``_md_text`` read it back as one span."""
+    text = str(text)
+    fence = "`" * (max(map(len, re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if (text[:1] == "`" or text[-1:] == "`"
+                  or (text[:1] == text[-1:] == " " and text.strip())) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
 
 def _md_text(text: str) -> str:
     """``text`` with each ``<`` that a Markdown viewer would take for the start of an
-    HTML tag (``<x>`` in a run folder's name) escaped (``\\<``), outside code spans,
-    where a backslash would show."""
-    parts = re.split(r"(`[^`]*`)", str(text))
-    return "".join(p if p.startswith("`") and p.endswith("`") and len(p) > 1
-                   else re.sub(r"<(?=[A-Za-z/!?])", r"\\<", p) for p in parts)
+    HTML tag (``<x>`` in a run folder's name) escaped (``\\<``), outside code spans
+    (``CODE_SPAN``), where a backslash would show."""
+    out, at = [], 0
+    text = str(text)
+    for m in CODE_SPAN.finditer(text):
+        out += [re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text[at:m.start()]), m.group(0)]
+        at = m.end()
+    return "".join(out + [re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text[at:])])
 
 
 def _md_cell(text: str) -> str:
@@ -62,9 +83,18 @@ def render_markdown(blocks: Sequence[Block]) -> str:
     return "\n\n".join(out) + "\n"
 
 
+def _code_html(m: re.Match) -> str:
+    """One ``CODE_SPAN`` match as ``<code>``: one space stripped from each end where
+    both ends have one and the content is not all spaces (CommonMark)."""
+    body = m.group(2)
+    if len(body) >= 2 and body[0] == body[-1] == " " and body.strip():
+        body = body[1:-1]
+    return f"<code>{body}</code>"
+
+
 def _inline_html(text: str) -> str:
     text = html.escape(str(text))
-    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    text = CODE_SPAN.sub(_code_html, text)
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
 
 

@@ -34,6 +34,7 @@ from ipc_bench.analysis.summary import no_counted_steps_warning
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.pipeline import DIRECT
 from ipc_bench.harness.spec import INPROC
+from ipc_bench.report.render import code_span
 
 #: The line under a table with ``overhead``'s bare-loop cases, whose cells are ``-``.
 BARE_LOOP_NOTE = ("totals: the bare loop (instrumentation totals) records no step, so its "
@@ -598,7 +599,7 @@ def emulated_runs_note(runs: list[tuple[str, list[dict[str, Any]]]]) -> Optional
         return None
     figures = [_emulated_figures(emulated) for _, _, emulated in ran]
     same = len(set(figures)) == 1
-    named = [f"`{run}` ({len(emulated)} of {len(cases)} cases"
+    named = [f"{code_span(run)} ({len(emulated)} of {len(cases)} cases"
              + ("" if same else f"; {fig}") + ")"
              for (run, cases, emulated), fig in zip(ran, figures)]
     runs_text = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]

@@ -137,3 +137,36 @@ def test_a_name_that_reads_as_an_html_tag_is_escaped_in_markdown():
                           ("table", ["run"], [["<x>|y"]])])
     assert md == ("## run \\<x>\n\nsee `<x>/report.md`, [<0.001, 2]\n\n| run |\n|---|\n"
                   "| \\<x>\\|y |\n")
+
+
+def test_a_backtick_in_user_text_stays_in_one_code_span():
+    """A command, run folder or path with backticks is fenced by a longer run of them
+    (CommonMark), a space inside where it starts or ends with one; the HTML page reads
+    each such span back as one ``<code>``, and a plain name keeps single backticks."""
+    from ipc_bench.report.render import code_span, render_html, render_markdown
+
+    assert [code_span(t) for t in ("x/run", "x|*`md`", "a``b", "`q", " s ")] == [
+        "`x/run`", "`` x|*`md` ``", "```a``b```", "`` `q ``", "`  s  `"]
+    block = ("p", f"by {code_span('bench.py --output x|*`md`')} from {code_span('x|*`md`')}")
+    assert render_markdown([block]) == \
+        "by `` bench.py --output x|*`md` `` from `` x|*`md` ``\n"
+    assert ("<p>by <code>bench.py --output x|*`md`</code> from <code>x|*`md`</code></p>"
+            in render_html([block], "t"))
+    assert "<p><code> s </code> <code>a``b</code></p>" in render_html(
+        [("p", f"{code_span(' s ')} {code_span('a``b')}")], "t")
+
+
+def test_a_report_of_a_run_folder_named_with_backticks(runs, capsys):
+    run = copy_as_another_run(runs / "x" / "run", runs / "b6" / "x|*`md`")
+    out = runs / "rep-b6"
+    assert cli.main(["report", str(run), "--output", str(out), "--no-figures"]) == 0
+    capsys.readouterr()
+    md = (out / "report.md").read_text()
+    line = next(ln for ln in md.splitlines() if ln.startswith("Rendered "))
+    assert line.split(" by ", 1)[1] == (
+        f"``python bench.py report '{run}' --output {out} --no-figures`` from run folder "
+        "`` x|*`md` `` (raw data: `x_md.summary.json` beside this file).")
+    html = (out / "report.html").read_text()
+    assert (f"by <code>python bench.py report &#x27;{run}&#x27; --output {out} "
+            "--no-figures</code> from run folder <code>x|*`md`</code> (raw data: "
+            "<code>x_md.summary.json</code> beside this file).</p>") in html
