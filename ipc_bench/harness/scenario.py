@@ -1165,6 +1165,27 @@ CODE_SCHEDULER = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048,
                                  max_model_len=8192, num_blocks=131072)
 
 
+def other_azure_trace_note(name: str, trace_file: str, given_path, trace) -> Optional[str]:
+    """The note of scenario ``name`` (whose own file is ``trace_file``) replaying the
+    other Azure trace, else ``None``. The file is known by, first, the SHA-256 of the
+    bytes read (``trace.sha256``, a ``traces.Trace``; the published file's where read
+    whole: ``traces.PUBLISHED_SHA256``), then the name of the path as resolved
+    (``trace.resolved_path``: a link followed), then the name given (``given_path``);
+    a name that is neither Azure file claims nothing. E.g. ``azure-conv replays
+    AzureLLMInferenceTrace_code.csv (--trace renamed.csv: a link to it), not its own
+    AzureLLMInferenceTrace_conv.csv: ...``."""
+    given = os.path.basename(os.fspath(given_path))
+    resolved = os.path.basename(trace.resolved_path or "") or given
+    by_digest = PUBLISHED_SHA256.get(trace.sha256)
+    file = by_digest or (resolved if resolved in AZURE_TRACE_FILES else given)
+    if file not in AZURE_TRACE_FILES or file == trace_file:
+        return None
+    via = "a link to it" if file == resolved else "its SHA-256 is that file's"
+    how = "" if file == given else f" (--trace {given}: {via})"
+    return (f"{name} replays {file}{how}, not its own {trace_file}: the workload label "
+            f"trace={name}:N names the scenario, not the file")
+
+
 def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
                 scheduler: SchedulerConfig, timed: bool = False) -> list[CaseSpec]:
     """Replay cases of an Azure trace (the azure-* scenarios): logical clock, or with
@@ -1178,10 +1199,9 @@ def trace_cases(opts: ScenarioOptions, name: str, trace_file: str,
         raise ConfigError(f"scenario {name} needs --trace PATH (the {trace_file} file)")
     scheduler = opts.scheduler_config(scheduler)
     trace = replay_trace(opts)
-    given = os.path.basename(os.fspath(opts.trace))
-    if given in AZURE_TRACE_FILES and given != trace_file:
-        opts.notes.append(f"{name} replays {given}, not its own {trace_file}: the workload "
-                          f"label trace={name}:N names the scenario, not the file")
+    note = other_azure_trace_note(name, trace_file, opts.trace, trace)
+    if note:
+        opts.notes.append(note)
     step_s = (opts.logical_step_ms or DEFAULT_LOGICAL_STEP_MS) / 1000.0
     warmup = 50 if opts.warmup_steps is None else opts.warmup_steps
     model = opts.model_config()

@@ -159,9 +159,21 @@ def test_a_trace_shorter_than_max_requests_is_noted(tmp_path, max_requests, note
      "scenario, not the file"),
     ("azure-conv", "AzureLLMInferenceTrace_conv.csv", None),  # its own file
     ("azure-code", "trace.csv", None),  # a trace of the user's own: no claim to check
+    # a link of another name: known by the name it resolves to, as metadata records it
+    ("azure-conv", "renamed.csv -> AzureLLMInferenceTrace_code.csv",
+     "azure-conv replays AzureLLMInferenceTrace_code.csv (--trace renamed.csv: a link to "
+     "it), not its own AzureLLMInferenceTrace_conv.csv: the workload label "
+     "trace=azure-conv:N names the scenario, not the file"),
+    # a link named as the other file, to the scenario's own: its own, no note
+    ("azure-conv", "AzureLLMInferenceTrace_code.csv -> AzureLLMInferenceTrace_conv.csv",
+     None),
 ])
 def test_the_other_azure_trace_is_noted(tmp_path, scenario, file, note):
-    trace = _short_trace(tmp_path, 3).rename(tmp_path / file)
+    link, _, target = file.partition(" -> ")
+    trace = _short_trace(tmp_path, 3).rename(tmp_path / (target or link))
+    if target:
+        (tmp_path / link).symlink_to(trace)
+        trace = tmp_path / link
     out = tmp_path / "out"
     proc = bench("--scenario", scenario, "--trace", str(trace), "--policies", "cached",
                  "--codecs", "msgpack", "--no-floor", "--warmup-steps", "0",
@@ -170,6 +182,29 @@ def test_the_other_azure_trace_is_noted(tmp_path, scenario, file, note):
     notes = [line for line in proc.stderr.splitlines() if line.startswith("note:")
              and not line.startswith(LOADED_NOTE)]  # the machine's load: not this test's
     assert notes == ([f"note: {note}"] if note else [])
+
+
+def test_the_other_azure_trace_is_known_by_its_published_digest():
+    """A copy of a published Azure file under another name, read whole, is known by its
+    SHA-256 (``traces.PUBLISHED_SHA256``)."""
+    import types
+
+    from ipc_bench.engine.traces import PUBLISHED_SHA256
+    from ipc_bench.harness.scenario import other_azure_trace_note
+
+    code = next(d for d, f in PUBLISHED_SHA256.items() if f.endswith("_code.csv"))
+    trace = types.SimpleNamespace(sha256=code, resolved_path="/t/copy.csv")
+    assert other_azure_trace_note("azure-conv", "AzureLLMInferenceTrace_conv.csv",
+                                  "copy.csv", trace) == (
+        "azure-conv replays AzureLLMInferenceTrace_code.csv (--trace copy.csv: its SHA-256 "
+        "is that file's), not its own AzureLLMInferenceTrace_conv.csv: the workload label "
+        "trace=azure-conv:N names the scenario, not the file")
+    assert other_azure_trace_note("azure-code", "AzureLLMInferenceTrace_code.csv",
+                                  "copy.csv", trace) is None
+    # a pipe (no resolved path) of unknown bytes: the name given, which claims nothing
+    pipe = types.SimpleNamespace(sha256="0" * 64, resolved_path=None)
+    assert other_azure_trace_note("azure-conv", "AzureLLMInferenceTrace_conv.csv",
+                                  "/dev/fd/63", pipe) is None
 
 
 ITEM_11_FIELDS = (
