@@ -180,17 +180,22 @@ def baseline_run(paths: dict[str, Path], baseline: str) -> str:
     """The ``run_id`` of run folder ``baseline`` among the loaded runs (``paths``:
     ``run_id`` -> folder), however it is spelt (a trailing slash, ``./``, a symlink:
     the same folder on disk); ``ResultsError`` (one line) when it is none of them:
-    ``--baseline PATH: not one of the run folders given (A, B)``."""
+    ``--baseline PATH: not one of the run folders given (A, B)``, or, where nothing is
+    there, ``--baseline PATH: does not exist (give one of the run folders given: A,
+    B)``."""
+    given = ", ".join(str(p) for p in paths.values())
     try:
         st = os.stat(baseline)
         key = (st.st_dev, st.st_ino)
+    except FileNotFoundError:
+        raise ResultsError(f"--baseline {baseline}: does not exist (give one of the run "
+                           f"folders given: {given})") from None
     except (OSError, ValueError):
         key = None
     for run_id, path in paths.items():
         st = os.stat(path)
         if key == (st.st_dev, st.st_ino):
             return run_id
-    given = ", ".join(str(p) for p in paths.values())
     raise ResultsError(f"--baseline {baseline}: not one of the run folders given ({given})")
 
 

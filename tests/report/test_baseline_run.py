@@ -65,6 +65,17 @@ def test_a_baseline_that_is_not_one_of_the_runs_is_one_error_line(runs, tmp_path
     assert not (tmp_path / "rep").exists()
 
 
+def test_a_baseline_that_does_not_exist_says_so(runs, tmp_path, capsys):
+    missing = tmp_path / "no-such-run"
+    code = cli.main(["report", str(runs / "full"), str(runs / "sendonly"),
+                     "--baseline", str(missing), "--output", str(tmp_path / "rep")])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"bench.py report: error: --baseline {missing}: does not exist (give one of the run "
+        f"folders given: {runs / 'full'}, {runs / 'sendonly'})\n")
+    assert not (tmp_path / "rep").exists()
+
+
 def _runs_section(md: str) -> list[str]:
     lines = md.splitlines()
     start = lines.index("## Runs")
