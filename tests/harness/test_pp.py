@@ -641,6 +641,12 @@ def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
     assert "token streams of send and direct: B=8 N=1: one token stream; B=8 N=2: one " \
         "token stream" in out
     summary = json.loads((run_dir / "summary.json").read_text())
+    # a stage case runs no floor (pp_case), and the run records none, though no
+    # --no-floor was given: no case's recorded floor is true, none has floor figures
+    assert summary["metadata"]["options"]["no_floor"] is False
+    assert [c["floor"] for c in summary["metadata"]["cases"]] == [False] * 4
+    assert [[k for k in c if "floor" in k] for c in summary["cases"]] == [["no_floor"]] * 4
+    assert [c["no_floor"] for c in summary["cases"]] == [False] * 4
     cases = [c for c in summary["cases"] if c.get("pp") == 2]
     assert sorted(c["arm"] for c in cases) == ["direct", "send"]
     for c in cases:
