@@ -71,6 +71,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -522,6 +523,25 @@ def _check_pyperf_affinity(text: str) -> None:
                 f"run on ({listed(os.sched_getaffinity(0))})")
 
 
+def arm_failed_line(arm: str, code: int, line: str) -> str:
+    """The error line of arm process ``arm`` that exited with ``code`` (a ``Popen``
+    return code: negative, killed by that signal), ``line`` its last line of stderr,
+    each negative exit code in it (pyperf's ``... failed with exit code -9`` of a
+    worker) followed by its signal's name: ``bench.py microbench: error: pyperf run of
+    arm cached exited with 1: RuntimeError: ... failed with exit code -9 (killed by
+    SIGKILL)``; ``... pyperf run of arm cached was killed by SIGKILL: ...``."""
+    def name(n: int) -> str:
+        try:
+            return signal.Signals(n).name
+        except ValueError:
+            return f"signal {n}"
+
+    line = re.sub(r"(exit code -(\d+))\b(?! \(killed)",
+                  lambda m: f"{m.group(1)} (killed by {name(int(m.group(2)))})", line)
+    how = f"was killed by {name(-code)}" if code < 0 else f"exited with {code}"
+    return f"{ERROR_PREFIX}pyperf run of arm {arm} {how}: {line}"
+
+
 class _ArmFailed(Exception):
     """An arm process exited with an error (not interrupted): its code, last line."""
 
@@ -846,8 +866,7 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     except _ArmFailed as exc:
         progress.close()
         return _failed(out, exc.line if exc.line.startswith(ERROR_PREFIX) else
-                       f"{ERROR_PREFIX}pyperf run of arm {exc.arm} exited with {exc.code}: "
-                       f"{exc.line}")
+                       arm_failed_line(exc.arm, exc.code, exc.line))
     finally:
         progress.close()
     return _report(selected, out, how.format_rows, run_cases(ns.run_dir))

@@ -705,3 +705,20 @@ def test_an_output_folder_that_cannot_be_made_is_bad_input(run_dir, capsys, monk
     assert capsys.readouterr().err == (f"bench.py microbench: error: cannot write to {out}: "
                                        f"Read-only file system{hint}\n")
     assert not out.exists()
+
+
+def test_an_arm_killed_by_a_signal_names_it():
+    """A negative exit code is a signal: the arm process's own (``Popen``'s) and the
+    one pyperf reports for a worker in the arm's last line both name it."""
+    from ipc_bench.analysis.microbench import arm_failed_line
+
+    assert arm_failed_line("cached", 1, "RuntimeError: /v/bin/python failed with exit code "
+                           "-9") == (
+        "bench.py microbench: error: pyperf run of arm cached exited with 1: RuntimeError: "
+        "/v/bin/python failed with exit code -9 (killed by SIGKILL)")
+    assert arm_failed_line("send", -15, "no message") == (
+        "bench.py microbench: error: pyperf run of arm send was killed by SIGTERM: no "
+        "message")
+    assert arm_failed_line("send", 2, "ValueError: exit code 3") == (
+        "bench.py microbench: error: pyperf run of arm send exited with 2: ValueError: exit "
+        "code 3")
