@@ -106,8 +106,9 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
         case = steady_case(opts, NAME, labels, policy, codec, rep, model=model,
                            steps=steps, warmup=warmup)
         direct = policy == CACHED
+        # no floor, --no-floor or not (``pp_case``): recorded so, not as the flag's
         return replace(case, transport=transport, pp=labels["pp"], pp_direct=direct,
-                       floor=False)
+                       floor=False, no_floor=False)
 
     workloads = [{"num_running": b, "pp": n}
                  for b in (opts.num_running or DEFAULT_NUM_RUNNING) for n in stages]

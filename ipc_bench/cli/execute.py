@@ -269,7 +269,9 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
     given and ``trace_resolved_path`` as read, and ``trace_sha256``, the SHA-256 of the
     bytes replayed (``trace``,
     ``environment.trace_record``; only with ``--trace``), and every
-    case's settings in the order the cases run (``summary.json``'s ``metadata``)."""
+    case's settings in the order the cases run (``summary.json``'s ``metadata``):
+    ``floor`` whether it replays a floor, ``no_floor`` whether ``--no-floor`` left
+    it out (neither: it runs none whatever the flag, ``CaseSpec.no_floor``)."""
     metadata = collect_metadata(include_hostname=not args.no_hostname)
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed
@@ -310,7 +312,7 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
                               input_oracle_interval=c.input_oracle_interval,
                               async_scheduling=c.async_scheduling, frontend=c.frontend,
                               tp=c.tp, pp=c.pp, trace_speedup=c.trace_speedup,
-                              floor=c.floor,
+                              floor=c.floor, no_floor=c.no_floor,
                               cpu_affinity=_affinity_text(c.cpu_affinity, c.frontend_cpus))
                          for c in cases]
     return metadata

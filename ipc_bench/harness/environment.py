@@ -839,6 +839,9 @@ def trace_record(path: str, sha256: Optional[str],
 #: ``compare_settings``.
 _CASE_IDENTITY = frozenset({"case_id", "labels", "policy", "arm", "codec", "repetition",
                             "peer_timeout_s", "startup_timeout_s"})
+#: ... and whether ``--no-floor`` left a case's floor out (``no_floor``): the flag's
+#: line says it (``MEASUREMENT_FLAGS``, ``_flag_text``), not a case setting's.
+_NOT_COMPARED = _CASE_IDENTITY | {"no_floor"}
 
 
 #: Case settings (``_flat`` names) that change how fast a case runs, never what its
@@ -898,7 +901,7 @@ def _workload_settings(md: dict, keys: Optional[set] = None) -> dict[str, dict[s
         if isinstance(model, dict):
             unused = {f"model.{k}" for k in model
                       if not model_uses(str(model.get("name")), k)}
-        flat = _flat({k: v for k, v in case.items() if k not in _CASE_IDENTITY})
+        flat = _flat({k: v for k, v in case.items() if k not in _NOT_COMPARED})
         for name in set(flat) | set(settings):
             values = settings.setdefault(name, set())
             if name not in unused:  # unused by every case: empty, and not compared
@@ -1103,22 +1106,30 @@ FLAG_CASES = {"aa": "A/A copies (--aa)", "async_scheduling": "cached+async cases
 
 
 def _floorless_cases(md: dict) -> Optional[str]:
-    """What the cases of the run of metadata ``md`` are where every one of them runs no
-    floor whatever ``--no-floor`` (``CaseSpec.no_floor``): ``azure-conv-timed's timed
-    replays`` where they are timed replays (a recorded ``trace_speedup``), with or
-    without the single-process cases beside them; ``single-process cases`` where they
-    are all those; ``None`` where some case could have run one, or none is recorded."""
+    """Why the cases of the run of metadata ``md`` run no floor where every one of them
+    runs none whatever ``--no-floor`` (``CaseSpec.no_floor``): ``azure-conv-timed's
+    timed replays run none`` where they are timed replays (a recorded
+    ``trace_speedup``), with or without the single-process cases beside them;
+    ``single-process cases run none`` where they are all those; ``pp runs none``
+    where each recorded that it runs none though the flag did not leave it out
+    (``floor`` and ``no_floor`` false: ``overhead``, ``pp``) or is a ``--pp`` case
+    (``pp`` set: ``harness.pp_case``, a run written before ``no_floor`` was recorded);
+    ``None`` where some case could have run one, or none is recorded."""
     from ipc_bench.harness.spec import NO_CODEC
 
     cases = [c for c in md.get("cases") or [] if isinstance(c, dict)]
     timed = [c.get("trace_speedup") is not None for c in cases]
     single = [c.get("codec") == NO_CODEC for c in cases]
-    if not cases or not all(t or one for t, one in zip(timed, single)):
+    own = [c.get("pp") is not None or (c.get("floor") is False and c.get("no_floor") is False)
+           for c in cases]
+    if not cases or not all(any(why) for why in zip(timed, single, own)):
         return None
-    if not any(timed):
-        return "single-process cases"
     scenario = md.get("scenario")
-    return (f"{scenario}'s " if isinstance(scenario, str) else "") + "timed replays"
+    if any(timed):
+        return (f"{scenario}'s " if isinstance(scenario, str) else "") + "timed replays run none"
+    if all(single):
+        return "single-process cases run none"
+    return f"{scenario} runs none" if isinstance(scenario, str) else "its cases run none"
 
 
 def _flag_text(options: dict, name: str, ran: set[str], md: dict) -> str:
@@ -1128,12 +1139,13 @@ def _flag_text(options: dict, name: str, ran: set[str], md: dict) -> str:
     default)`` where the flag was left off, ``(not recorded)`` for a run written before
     the flag was recorded; floors not run by cases that run none whatever the flag
     (``_floorless_cases``), that, not the flag: ``not run (azure-conv-timed's timed
-    replays run none, --no-floor or not)``. A ``no_`` flag's ``ran`` is ``{"True"}``
+    replays run none, --no-floor or not)``, ``not run (overhead runs none, --no-floor
+    or not)``. A ``no_`` flag's ``ran`` is ``{"True"}``
     where none ran."""
     did = ("False" in ran) if name.startswith("no_") else ("True" in ran)
     floorless = _floorless_cases(md) if name == "no_floor" and not did else None
     if floorless:
-        return f"not run ({floorless} run none, --no-floor or not)"
+        return f"not run ({floorless}, --no-floor or not)"
     scenario = md.get("scenario")
     why = ("not recorded" if name not in options
            else f"--{name.replace('_', '-')} given" if options[name]
@@ -1151,7 +1163,9 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
     the runs share no arm (``_case_keys``). Then the flags of ``MEASUREMENT_FLAGS`` as
     the others: ``floors differ: not run (--no-floor given) vs run (decode-steady's
     default)``; a timed replay's, which runs none whatever the flag, ``not run
-    (azure-conv-timed's timed replays run none, --no-floor or not)``."""
+    (azure-conv-timed's timed replays run none, --no-floor or not)``, and so a scenario's
+    that never runs one (``_floorless_cases``: ``not run (pp runs none, --no-floor or
+    not)``)."""
     out = []
     shared = bool(_case_keys(a) & _case_keys(b))
     for name in CASE_SELECTION_OPTIONS + tuple(MEASUREMENT_FLAGS):

@@ -1200,7 +1200,8 @@ def _run_option_lines(md: dict[str, Any]) -> list[str]:
 #: Case settings shown in the configuration table only when they are not at their
 #: default (``CaseSpec``'s): older runs, which lack them, show nothing for them.
 _CASE_DEFAULTS = {"async_scheduling": False, "frontend": False, "tp": None, "pp": None,
-                  "trace_speedup": None, "floor": True, "cpu_affinity": None}
+                  "trace_speedup": None, "floor": True, "cpu_affinity": None,
+                  "no_floor": False}
 
 
 #: How the Configuration table marks a group of cases that did not run to the end
