@@ -14,7 +14,8 @@ Defaults: 256 running requests (``--num-running``), msgpack (``--codecs``), 1,00
 counted steps (``--steps``), 8 repetitions (``DEFAULT_REPEAT``, when ``--repeat`` is
 not given; alternating which arm runs first; ``--repeat 1`` is refused: one repetition
 gives the paired ratio no interval), no floor and no single-process case. ``--aa`` is
-refused (the arms are recording on and off, not a policy against itself).
+refused (the arms are recording on and off, not a policy against itself), and so is
+``--order-seed`` (the arms alternate, in no random order).
 """
 
 from __future__ import annotations
@@ -34,10 +35,15 @@ DEFAULT_REPEAT = 8
 
 def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     """Arms ``totals`` and ``steps`` of each steady case, ``opts.repeat`` repetitions
-    (module docstring); ``ConfigError`` on ``--aa`` or fewer than 2 repetitions."""
+    (module docstring); ``ConfigError`` on ``--aa``, ``--order-seed`` or fewer than 2
+    repetitions."""
     if opts.aa:
         raise ConfigError(f"scenario {NAME} compares per-step recording on and off (arms "
                           f"steps and totals), not a policy against itself: drop --aa")
+    if opts.order_seed is not None:
+        raise ConfigError(f"scenario {NAME} alternates its arms (steps, totals) from one "
+                          f"repetition to the next, in no random order: drop --order-seed "
+                          f"{opts.order_seed}")
     if opts.repeat < 2:
         raise ConfigError(f"--repeat {opts.repeat}: scenario {NAME} gives steps/totals a "
                           f"paired interval, which needs 2 or more repetitions (default "

@@ -275,6 +275,10 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
     metadata = collect_metadata(include_hostname=not args.no_hostname)
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed
+    # the seed of the arms' orders in effect (``scenario.order_seed``), as --seed is;
+    # options["order_seed"] below: as given (None: --seed's)
+    given_order = getattr(args, "order_seed", None)
+    metadata["order_seed"] = args.seed if given_order is None else given_order
     metadata["aa"] = bool(args.aa)
     metadata["ci_method"] = args.ci_method
     metadata["arm_order"] = ARM_ORDER  # the order itself: ``cases`` below, as run
@@ -285,6 +289,9 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
                            if f != "trace"}
     # ... and --warmup-steps, which every scenario takes (``environment.EVERY_SCENARIO``).
     metadata["options"]["warmup_steps"] = getattr(args, "warmup_steps", None)
+    # ... and --order-seed, which orders the arms alone (``environment.compare_settings``
+    # lists it apart, marking no workload).
+    metadata["options"]["order_seed"] = given_order
     # ... and those that choose the cases in every scenario (``environment.
     # CASE_SELECTION_OPTIONS``): None where not given, a flag as given.
     metadata["options"].update(

@@ -375,7 +375,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="run folder (default: results/<scenario>-<time>)")
     p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0,
-                   help="workload and model seed")
+                   help="workload and model seed (and the arms' order, without "
+                   "--order-seed)")
     p.add_argument("--steps", type=_int_in(1, MAX_STEPS),
                    help="counted steps per case (steady scenarios): after the warm-up the "
                         "case runs exactly this many pure-decode steps, and between them, "
@@ -583,9 +584,16 @@ def _add_repetition_options(p: argparse.ArgumentParser) -> None:
                    help="repetitions of each case (default 1; overhead: 8 when --repeat is "
                    "not given, and at least 2; soak: 1 only, it runs one case); the arms "
                    "of a repetition run next to each other in a random order (seeded by "
-                   "--seed); with 2 or more the summary "
+                   "--order-seed); with 2 or more the summary "
                    "compares the arms with paired 95 %% intervals, verdicts Holm-adjusted "
                    "over the timed metrics")
+    p.add_argument("--order-seed", type=_int_in(0, MAX_SEED), metavar="N",
+                   help="seed of the arms' random order per repetition (--repeat 2 or "
+                   "more; default: the --seed value, so a run without it keeps its "
+                   "orders); it draws other orders of the same cases, the workload and "
+                   "model left as --seed makes them, so a rerun with another order seed "
+                   "stays comparable with the first; overhead, whose arms alternate, and "
+                   "soak, one case, refuse it")
     p.add_argument("--aa", action="store_true",
                    help="A/A run: one policy (--policies, default send) against a copy of "
                    "itself, labelled e.g. send and send'")

@@ -364,9 +364,9 @@ def _check_options(args, parser, module: ModuleType) -> None:
 def _check_one_case(args, parser) -> None:
     """Refuse (``UsageError``) what a scenario that runs one case (its ``ONE_CASE``:
     soak) would drop: ``--repeat`` above 1, ``--aa``, more than one policy in
-    ``--policies`` or codec in ``--codecs``, and a ``--ci-method`` (it compares
-    nothing; its default, ``t``, passes). ``--async-scheduling`` is a choice of that
-    case (cached+async) and passes; so do ``--no-floor`` and ``--no-single-process``,
+    ``--policies`` or codec in ``--codecs``, a ``--ci-method`` (it compares
+    nothing; its default, ``t``, passes) and an ``--order-seed`` (it orders nothing).
+    ``--async-scheduling`` is a choice of that case (cached+async) and passes; so do ``--no-floor`` and ``--no-single-process``,
     which leave out what a soak does not run, and ``--num-spec-tokens K,...``, each K
     a workload, so a soak, of its own, run one after the other."""
     head = f"scenario {args.scenario} runs one case (one policy, one codec)"
@@ -387,6 +387,8 @@ def _check_one_case(args, parser) -> None:
     if args.ci_method != parser.get_default("ci_method"):
         raise UsageError(f"{head}, compared with nothing: drop --ci-method "
                          f"{args.ci_method}")
+    if args.order_seed is not None:
+        raise UsageError(f"{head}, in no order: drop --order-seed {args.order_seed}")
 
 
 def _scenario_options(args, default_repeat: int = 1):
@@ -416,7 +418,8 @@ def _scenario_options(args, default_repeat: int = 1):
         policies = [args.policies[0] if args.policies else policies[0]]
     codecs = _check_transport(args)
     return ScenarioOptions(
-        seed=args.seed, steps=args.steps, warmup_steps=args.warmup_steps,
+        seed=args.seed, order_seed=args.order_seed, steps=args.steps,
+        warmup_steps=args.warmup_steps,
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
         logical_step_ms=args.logical_step_ms, policies=policies, codecs=codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,

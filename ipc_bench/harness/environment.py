@@ -1366,7 +1366,8 @@ def _option_lines(a: dict, b: dict) -> list[tuple[str, bool]]:
     out = _selection_lines(oa, ob, a, b)
     taken = [options_taken(md.get("scenario")) for md in (a, b)]
     for name in sorted(set(oa) | set(ob)):
-        if name in CASE_SELECTION_OPTIONS or name in MEASUREMENT_FLAGS:
+        if name in CASE_SELECTION_OPTIONS or name in MEASUREMENT_FLAGS or \
+                name == "order_seed":  # the arms' order alone: ``_order_seed_lines``
             continue
         if name in READER_OPTIONS and None not in taken and \
                 (name in taken[0]) != (name in taken[1]):
@@ -1459,17 +1460,42 @@ def _trace_line(a: dict, b: dict) -> str:
             f"{digests[0]} vs {digests[1]})")
 
 
+def _order_seed(md: dict) -> Optional[tuple[Any, bool]]:
+    """The seed of the arm orders of the run of metadata ``md`` (``metadata
+    ["order_seed"]``; a run written before it was recorded drew them from its seed) and
+    whether ``--order-seed`` was given (``options["order_seed"]``); ``None`` without a
+    recorded seed."""
+    if "order_seed" not in md and "seed" not in md:
+        return None
+    given = (md.get("options") or {}).get("order_seed") is not None
+    return md.get("order_seed", md.get("seed")), given
+
+
+def _order_seed_lines(a: dict, b: dict) -> list[str]:
+    """The line of runs ``a`` and ``b`` whose arms were ordered by other seeds
+    (``--order-seed``), where either run was given the option (else their seeds
+    differ, which ``seed differs`` says): ``option --order-seed differs: 1 vs default
+    (--seed 0)``. The order seed draws the order of the same cases alone, so the line
+    marks no workload."""
+    oa, ob = _order_seed(a), _order_seed(b)
+    if oa is None or ob is None or oa[0] == ob[0] or not (oa[1] or ob[1]):
+        return []
+    shown = [f"{seed}" if given else f"default (--seed {seed})" for seed, given in (oa, ob)]
+    return [f"option --order-seed differs: {shown[0]} vs {shown[1]}"]
+
+
 def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], list[str]]:
     """The settings two runs' metadata recorded that change the numbers and differ,
     ``a``'s value first: the replayed trace's content (``metadata["trace"]``,
     ``trace_record``; its path alone is no difference), the seed, the interval method
     (``metadata["ci_method"]``, ``--ci-method``: it changes the intervals and verdicts,
-    not the measured rows, so it marks no workload), the scenario options
-    as given (``metadata["options"]``, ``None``: the scenario's default, ``default``
-    in the line with the values its cases ran with, ``_option_lines``; one that either
-    run's scenario does not take is not compared; an option given
-    as the value the other run's default took is no difference, two defaults that took
-    other values are one; those that only choose
+    not the measured rows, so it marks no workload), the seed of the arms' order
+    (``--order-seed``, ``_order_seed_lines``: it reorders the same cases, so it marks
+    no workload either), the scenario options as given (``metadata["options"]``,
+    ``None``: the scenario's default, ``default`` in the line with the values its cases
+    ran with, ``_option_lines``; one that either run's scenario does not take is not
+    compared; an option given as the value the other run's default took is no
+    difference, two defaults that took other values are one; those that only choose
     the workloads, ``_WORKLOAD_OPTIONS``, are listed but mark no workload; those that
     choose the cases, ``CASE_SELECTION_OPTIONS``, by what the cases ran: ``option
     --codecs differs: [msgpack] vs default (msgpack, pickle)``), and each
@@ -1481,8 +1507,7 @@ def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], 
     fewer or more repetitions of the same workload). Returns (lines, workloads): one line per difference
     (``trace differs: A (sha256 ...) vs B (sha256 ...)``, or ``trace rows differ: ...``
     where one file was read to other ``--max-requests``, ``_trace_line``; ``option
-    --ci-method differs:
-    bootstrap vs t``, ``option --vocab-size
+    --ci-method differs: bootstrap vs t``, ``option --vocab-size
     differs: 100 vs default (128256)``, ``case setting transport differs: tcp vs ipc
     (workload trace=azure-conv:20)``; a case setting an option sets is said by the
     option's line alone, ``_settings_stated``), and the workload keys both runs ran whose rows
@@ -1504,6 +1529,7 @@ def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], 
         run_wide = True
     if a.get("ci_method") and b.get("ci_method") and a["ci_method"] != b["ci_method"]:
         lines.append(f"option --ci-method differs: {a['ci_method']} vs {b['ci_method']}")
+    lines += _order_seed_lines(a, b)
     both = _case_keys(a) & _case_keys(b)  # an arm one run alone ran is no difference
     wa, wb = _workload_settings(a, both), _workload_settings(b, both)
     shared = [w for w in wa if w in wb]

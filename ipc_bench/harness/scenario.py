@@ -133,6 +133,9 @@ class ScenarioOptions:
     """Command-line settings a scenario may read (``None``: the scenario's default)."""
 
     seed: int = 0
+    #: ``--order-seed``: the seed of the arms' order per repetition (``arm_order_rng``);
+    #: ``None``: ``seed``'s, the order a run given ``--seed`` alone has always had.
+    order_seed: Optional[int] = None
     steps: Optional[int] = None
     warmup_steps: Optional[int] = None
     num_running: Optional[list[int]] = None
@@ -431,15 +434,23 @@ def summary_line(module: ModuleType) -> str:
 
 
 #: How ``grid`` orders the arms of one repetition (recorded in a run's metadata).
-ARM_ORDER = ("random per repetition, workload and codec (seeded by --seed) with "
-             "--repeat 2 or more; as given with one repetition")
+ARM_ORDER = ("random per repetition, workload and codec (seeded by --order-seed, "
+             "default the --seed value) with --repeat 2 or more; as given with one "
+             "repetition")
 
 
 def arm_order_rng(seed: int) -> random.Random:
     """The generator ``grid`` draws the arm orders from: ``random.Random`` seeded with
-    the string ``"arm-order/<seed>"`` (the same orders for the same ``--seed`` on any
-    machine or Python 3 version; independent of the workload's generator)."""
+    the string ``"arm-order/<seed>"``, ``seed`` the order seed (``order_seed``: the same
+    orders for the same ``--order-seed`` on any machine or Python 3 version;
+    independent of the workload's generator)."""
     return random.Random(f"arm-order/{seed}")
+
+
+def order_seed(opts: ScenarioOptions) -> int:
+    """The seed of ``opts``'s arm orders: ``--order-seed`` where given, else ``--seed``
+    (so a run given ``--seed`` alone keeps the orders it always had)."""
+    return opts.seed if opts.order_seed is None else opts.order_seed
 
 
 
@@ -451,7 +462,8 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     Order: for each repetition, for each workload, for each codec: the policies in
     turn, so both sides of each comparison run next to each other under the same
     machine conditions. With two or more repetitions their order is drawn at random
-    for each such block (``arm_order_rng(opts.seed)``: the same for the same seed);
+    for each such block (``arm_order_rng(order_seed(opts))``: the same for the same
+    ``--order-seed``, default ``--seed``; another order seed reorders the same cases);
     a single repetition, which gets no interval, keeps the order given (``--policies``)
     so its tables read the same from run to run. Randomising removes
     both biases of a fixed order: running first or second (a drift, a warmer or
@@ -481,7 +493,7 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
         arms = [(CACHED, ""), (CACHED, ASYNC_ARM)]
     elif opts.async_scheduling:  # every case async: cached+async (and cached+async')
         arms = [(p, ASYNC_ARM + ("'" if a else "")) for p, a in arms]
-    rng = arm_order_rng(opts.seed)
+    rng = arm_order_rng(order_seed(opts))
     cases = []
     for rep in range(opts.repeat):
         for labels in workloads:

@@ -73,6 +73,10 @@ OPTION_CASES = [
     (DS + ["--seed", "-1"], "argument --seed: must be at least 0, got -1"),
     (DS + ["--seed", str(2**63)], "argument --seed: must be at most "
      "9,223,372,036,854,775,807, got 9,223,372,036,854,775,808"),
+    (DS + ["--order-seed", "-1"], "argument --order-seed: must be at least 0, got -1"),
+    (DS + ["--order-seed", str(2**63)], "argument --order-seed: must be at most "
+     "9,223,372,036,854,775,807, got 9,223,372,036,854,775,808"),
+    (DS + ["--order-seed", "1_0"], "argument --order-seed: expected an integer, got '1_0'"),
     (DS + ["--peer-timeout", "0"], "argument --peer-timeout: must be a positive number, got 0"),
     (DS + ["--startup-timeout", "0.001"],
      "argument --startup-timeout: must be at least 0.1 (the waits check for the runner in "
@@ -287,6 +291,9 @@ OPTION_CASES = [
     (["--scenario", "overhead", "--aa"],
      "scenario overhead compares per-step recording on and off (arms steps and totals), not "
      "a policy against itself: drop --aa"),
+    (["--scenario", "overhead", "--order-seed", "3"],
+     "scenario overhead alternates its arms (steps, totals) from one repetition to the "
+     "next, in no random order: drop --order-seed 3"),
     (["--scenario", "overhead", "--repeat", "1"],
      "--repeat 1: scenario overhead gives steps/totals a paired interval, which needs 2 or "
      "more repetitions (default 8)"),

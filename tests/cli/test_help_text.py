@@ -75,8 +75,16 @@ def test_repeat_and_peer_timeout_state_their_defaults_and_limits():
     assert _help_of("--repeat") == (
         "repetitions of each case (default 1; overhead: 8 when --repeat is not given, and "
         "at least 2; soak: 1 only, it runs one case); the arms of a repetition run next to each other in a random order "
-        "(seeded by --seed); with 2 or more the summary compares the arms with paired 95 %% "
-        "intervals, verdicts Holm-adjusted over the timed metrics")
+        "(seeded by --order-seed); with 2 or more the summary compares the arms with paired "
+        "95 %% intervals, verdicts Holm-adjusted over the timed metrics")
+    assert _help_of("--order-seed") == (
+        "seed of the arms' random order per repetition (--repeat 2 or more; default: the "
+        "--seed value, so a run without it keeps its orders); it draws other orders of the "
+        "same cases, the workload and model left as --seed makes them, so a rerun with "
+        "another order seed stays comparable with the first; overhead, whose arms "
+        "alternate, and soak, one case, refuse it")
+    assert _help_of("--seed") == ("workload and model seed (and the arms' order, without "
+                                  "--order-seed)")
     assert _help_of("--peer-timeout") == (
         "seconds to wait for the other process's reply to a step before failing the case "
         "(default 10, at least 0.1: the waits run in 0.1 s slices, so a timeout fires up "

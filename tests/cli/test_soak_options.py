@@ -32,6 +32,7 @@ REFUSED = [
      f"{HEAD}: give one codec, e.g. --codecs pickle, not --codecs pickle,msgpack "
      "(without --codecs it runs msgpack)"),
     (["--ci-method", "sign"], f"{HEAD}, compared with nothing: drop --ci-method sign"),
+    (["--order-seed", "3"], f"{HEAD}, in no order: drop --order-seed 3"),
     # the user trial's command: the first thing that would be dropped is named
     (["--max-requests", "30", "--trace-speedup", "20", "--repeat", "2",
       "--async-scheduling", "--codecs", "msgpack,pickle"],

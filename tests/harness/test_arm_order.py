@@ -70,3 +70,33 @@ def test_an_async_case_without_an_arm_is_labelled_as_the_async_arm():
     assert (case.arm_label, case.case_id) == ("cached+async",
                                               "num_running=4/cached+async/msgpack#0")
     assert replace(case, async_scheduling=False).arm_label == "cached"
+
+
+def _firsts(**kw) -> list[str]:
+    """The arm that opens each of 5 repetitions of one workload, send against cached."""
+    opts = ScenarioOptions(repeat=5, codecs=["msgpack"], policies=["send", "cached"], **kw)
+    return [c.arm_label for c in steady_cases(opts, "decode-steady", [4])][::2]
+
+
+def test_the_order_seed_draws_the_orders_and_defaults_to_the_seed():
+    # --seed 0 alone: the orders every such run has drawn (cached first in 4 of 5)
+    assert _firsts(seed=0) == ["cached", "send", "cached", "cached", "cached"]
+    assert _firsts(seed=0, order_seed=0) == _firsts(seed=0)
+    assert _firsts(seed=0, order_seed=2) == ["send", "send", "cached", "send", "cached"]
+    assert _firsts(seed=0, order_seed=1) == ["send"] * 5 == _firsts(seed=1)
+    # the order seed follows no other seed: --seed 1 --order-seed 0 orders as --seed 0
+    assert _firsts(seed=1, order_seed=0) == _firsts(seed=0)
+
+
+def test_another_order_seed_reorders_the_same_cases():
+    def cases(**kw):
+        opts = ScenarioOptions(seed=0, repeat=5, codecs=["msgpack"], **kw)
+        return steady_cases(opts, "decode-steady", [4, 16])
+
+    def key(c):
+        return (c.case_id, c.max_steps, c.model, c.scheduler, c.warmup_steps,
+                c.counted_steps, c.floor)
+
+    first, other = cases(), cases(order_seed=2)
+    assert [c.case_id for c in first] != [c.case_id for c in other]
+    assert sorted(map(key, first), key=str) == sorted(map(key, other), key=str)
