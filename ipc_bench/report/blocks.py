@@ -89,7 +89,15 @@ def _pp_bytes_caption(d: dict, arms: list[str], codecs: list[str]) -> str:
             "(mean over counted steps, repetitions pooled), one line per arm and codec"
             f"{per}: {_listed(arms)} ({', '.join(codecs)}). The runner → scheduler "
             "message is the same for both arms."
+            + (EQUAL_LINES if d.get("r2s_equal") or d.get("s2r_equal") else "")
             + _arm_sentences(arms, d.get("unfinished") or ()))
+
+
+#: The bytes figures' caption where an arm's bytes equal send's in a panel (``plots.
+#: _equal_note``): a pipeline-size figure's, an ``--aa`` run's.
+EQUAL_LINES = (" Where an arm's bytes equal `send`'s the lines coincide: `send`'s small "
+               "filled dots lie inside the other arm's larger hollow markers, and the "
+               "panel's note names the codecs and counts.")
 
 
 def _bytes_caption(d: dict) -> str:
@@ -109,6 +117,9 @@ def _bytes_caption(d: dict) -> str:
             text += (" Where their bytes are equal the two lines coincide: `send`'s small "
                      "filled dots lie inside `cached`'s larger hollow squares, and the "
                      "runner → scheduler panel's note names the codecs and counts.")
+    elif d.get("r2s_equal") or d.get("s2r_equal"):  # an --aa run: send' = send
+        text += EQUAL_LINES
+    if SEND in arms and CACHED in arms:
         differ = d.get("schedules_differ") or []
         codecs = {c for _, c in d["series"]} - {SINGLE_PROCESS_CODEC}
         if d.get("notes") and len(differ) < len(codecs):

@@ -623,18 +623,38 @@ _B_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 PP_XLABEL = "pipeline stages N (each step carries one micro-batch: B / N requests)"
 
 
+def _merge_counts(equal: dict) -> dict:
+    """``_equal_to_send`` of the pipeline-size figure, whose series with several running
+    counts are named ``msgpack, B = 8``: per arm, the counts of one codec that are equal
+    at the same N merged into one name, ``msgpack (B = 8, 16)``; a codec without B kept."""
+    out: dict = {}
+    for arm, codecs in equal.items():
+        merged: dict = {}
+        for name, xs in codecs.items():
+            codec, _, b = name.partition(", B = ")
+            merged.setdefault((codec, tuple(xs)), []).append(b)
+        out[arm] = {(codec if bs == [""] else f"{codec} (B = {', '.join(bs)})"): list(xs)
+                    for (codec, xs), bs in merged.items()}
+    return out
+
+
 def _pp_bytes(st, panels) -> object:
     """``bytes_per_step`` of a run of several pipeline sizes (``_pp_sizes``): against N,
     the pipeline stages, one line per arm and codec and, where the run has several,
     running count B (``num_running``; its own marker); each point the mean over a
-    case's counted steps of one micro-batch's message (B / N requests)."""
+    case's counted steps of one micro-batch's message (B / N requests). Drawn as
+    ``bytes_per_step`` draws its arms (``bytes_marker``: send small and filled over the
+    others' larger hollow markers) and noting in each panel where an arm's bytes equal
+    send's (``_equal_note`` over the N; a codec ``msgpack, B = 8`` with several B):
+    ``drawn``'s ``r2s_equal`` and ``s2r_equal``."""
     sizes = _pp_sizes(st)
     counts = sorted({int(b) for b in st["num_running"]}) if "num_running" in st else [0]
     several_b = len(counts) > 1
     markers = dict(zip(counts, _B_MARKERS))
     fig, axes = _figure(1, 2, width=11, height=4.3)
-    series = []
+    series, equal = [], {}
     for ax, (col, title) in zip(axes[0], panels):
+        means = {}
         for (policy, codec), g in _series(st):
             for b in counts:
                 sel = g[g["num_running"] == b] if several_b else g
@@ -642,12 +662,14 @@ def _pp_bytes(st, panels) -> object:
                 if m.empty:
                     continue
                 series.append((policy, codec))
+                means[(policy, codec + (f", B = {b}" if several_b else ""))] = m
                 ax.plot([int(n) for n in m.index], m.values, color=policy_color(policy),
                         linestyle=codec_linestyle(codec),
-                        marker=(markers[b] if several_b
-                                else POLICY_MARKERS.get(policy, "^")),
                         label=series_label(policy, codec) + (f", B = {b}" if several_b
-                                                             else ""))
+                                                             else ""),
+                        **bytes_marker(policy, markers[b] if several_b else None))
+        equal[col] = _merge_counts(_equal_to_send(means))
+        _equal_note(ax, equal[col], [float(n) for n in sizes], pp=True)
         ax.set_xticks(sizes)
         ax.set_xlabel(PP_XLABEL)
         ax.set_ylabel("payload bytes per step")
@@ -660,7 +682,8 @@ def _pp_bytes(st, panels) -> object:
     _readable_ticks(fig, axes[0])
     _record(fig, series=list(dict.fromkeys(series)), panels=[t for _, t in panels],
             notes=[], largest=None, schedules_differ=[], x="pp", pp=sizes,
-            num_running=counts if counts != [0] else [])
+            num_running=counts if counts != [0] else [],
+            r2s_equal=equal["r2s_payload_bytes"], s2r_equal=equal["s2r_payload_bytes"])
     return fig
 
 
@@ -674,11 +697,12 @@ def bytes_per_step(results):
     (``bytes_marker``): send's small and filled on top, every other arm's larger and
     hollow beneath, so that where two arms' bytes are equal (runner -> scheduler: the
     ModelRunnerOutput is the same under both policies) send's dot shows inside the other
-    arm's ring rather than vanishing under its line; the runner -> scheduler panel
-    notes where they are equal (``_equal_to_send``, ``_equal_note``). Records
-    (``drawn``) ``series``, ``panels``, ``notes`` (the box's lines), ``largest`` (that
-    count) and ``r2s_equal`` (arm -> codec -> the counts where its runner -> scheduler
-    bytes equal send's). A run of several
+    arm's ring rather than vanishing under its line; each panel notes where they are
+    equal (``_equal_to_send``, ``_equal_note``: the runner -> scheduler one under send
+    and cached, both under send and send' of an ``--aa`` run). Records (``drawn``)
+    ``series``, ``panels``, ``notes`` (the box's lines), ``largest`` (that count),
+    ``r2s_equal`` and ``s2r_equal`` (arm -> codec -> the counts where its runner ->
+    scheduler, scheduler -> runner bytes equal send's). A run of several
     pipeline sizes (``--pp 1,2``) is drawn against the stages N instead, what differs
     between its cases (``_pp_bytes``; ``drawn``'s ``x`` is ``"pp"``, with ``pp`` and
     ``num_running`` the values drawn). Raises ``ValueError`` when ``results`` holds
@@ -692,7 +716,7 @@ def bytes_per_step(results):
     x, xlabel = _running_x(st)
     st = st.assign(_x=x)
     fig, axes = _figure(1, 2, width=11, height=4.3)
-    notes, differing, own, equal = [], [], [], {}
+    notes, differing, own, equal = [], [], [], {}  # equal: panel column -> _equal_to_send
     series = [key for key, _ in _series(st)]
     for ax, (col, title) in zip(axes[0], panels):
         means = {}
@@ -702,9 +726,8 @@ def bytes_per_step(results):
             ax.plot(m.index, m.values, color=policy_color(policy),
                     linestyle=codec_linestyle(codec), label=series_label(policy, codec),
                     **bytes_marker(policy))
-        if col == "r2s_payload_bytes":
-            equal = _equal_to_send(means)
-            _equal_note(ax, equal, sorted({float(x) for m in means.values() for x in m.index}))
+        equal[col] = _equal_to_send(means)
+        _equal_note(ax, equal[col], sorted({float(x) for m in means.values() for x in m.index}))
         _set_running_axis(ax, st["_x"], xlabel)
         ax.set_ylabel("payload bytes per step")
         ax.set_title(title)
@@ -738,7 +761,8 @@ def bytes_per_step(results):
     fig.suptitle("Bytes per step against running requests")
     _readable_ticks(fig, axes[0])
     _record(fig, series=series, panels=[t for _, t in panels], notes=notes,
-            largest=float(st["_x"].max()), schedules_differ=differing, r2s_equal=equal)
+            largest=float(st["_x"].max()), schedules_differ=differing,
+            r2s_equal=equal["r2s_payload_bytes"], s2r_equal=equal["s2r_payload_bytes"])
     return fig
 
 
@@ -748,16 +772,18 @@ BYTES_MARKERSIZE = 5.0
 BYTES_RING = 2.0
 
 
-def bytes_marker(policy: str) -> dict:
-    """The bytes figure's marker keywords for ``policy`` (``POLICY_MARKERS``: send a
-    circle, cached a square, any other arm a triangle up): ``send``'s filled, small
-    (``BYTES_MARKERSIZE``) and on top (zorder 3); every other arm's hollow (white
+def bytes_marker(policy: str, marker: Optional[str] = None) -> dict:
+    """The bytes figure's marker keywords for ``policy`` (``marker``, else
+    ``POLICY_MARKERS``: send a circle, cached a square, any other arm a triangle up;
+    the pipeline-size figure gives each running count its own): ``send``'s filled,
+    small (``BYTES_MARKERSIZE``) and on top (zorder 3); every other arm's hollow (white
     face), ``BYTES_RING`` times larger and beneath (zorder 2). Where two arms' bytes
     are equal (the runner → scheduler message is the same under both policies) the
     lines coincide and send's dot shows inside the other arm's ring."""
     if policy == SEND:
-        return dict(marker=POLICY_MARKERS[SEND], markersize=BYTES_MARKERSIZE, zorder=3)
-    return dict(marker=POLICY_MARKERS.get(policy, "^"), mfc="white", mew=1.5,
+        return dict(marker=marker or POLICY_MARKERS[SEND], markersize=BYTES_MARKERSIZE,
+                    zorder=3)
+    return dict(marker=marker or POLICY_MARKERS.get(policy, "^"), mfc="white", mew=1.5,
                 markersize=BYTES_RING * BYTES_MARKERSIZE, zorder=2)
 
 
@@ -778,25 +804,29 @@ def _equal_to_send(means: dict) -> dict:
     return out
 
 
-def _equal_note(ax, equal: dict, counts: list) -> None:
+def _equal_note(ax, equal: dict, counts: list, pp: bool = False) -> None:
     """A note at the bottom right of ``ax`` naming, per arm of ``equal``
     (``_equal_to_send``), the codecs and running counts where its bytes equal
     ``send``'s (``every count`` where that is all of ``counts``, the panel's xs), so a
     line drawn over another is said, not hidden: ``cached's bytes = send's: msgpack,
     pickle at every count`` (or ``msgpack at every count; pickle at 4, 16 running``),
-    then ``send's dots lie inside cached's hollow markers``."""
+    then ``send's dots lie inside cached's hollow markers``. ``pp``: the xs are
+    pipeline sizes (``every N``, ``N = 1, 2``) and a codec may name its running count
+    (``msgpack, B = 8``)."""
     if not equal:
         return
     lines = []
+    every, unit = ("every N", "N = {}") if pp else ("every count", "{} running")
     for arm, codecs in equal.items():
         where: dict = {}
         for codec, xs in codecs.items():
-            key = "every count" if xs == counts else ", ".join(f"{x:g}" for x in xs) + (
-                " running")
+            key = every if xs == counts else unit.format(", ".join(f"{x:g}" for x in xs))
             where.setdefault(key, []).append(codec)
-        lines += [f"{arm}'s bytes = send's: " + "; ".join(
-                      f"{', '.join(cs)} at {k}" for k, cs in where.items()),
-                  f"send's dots lie inside {arm}'s hollow markers"]
+        copy = arm.endswith("'")  # an A/A copy: "the bytes of send'", not "send''s"
+        lines += [(f"the bytes of {arm}" if copy else f"{arm}'s bytes") + " = send's: "
+                  + "; ".join(f"{', '.join(cs)} at {k}" for k, cs in where.items()),
+                  "send's dots lie inside " + (f"the hollow markers of {arm}" if copy
+                                               else f"{arm}'s hollow markers")]
     ax.text(0.98, 0.02, "\n".join(lines), transform=ax.transAxes, va="bottom",
             ha="right", fontsize="small",
             bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))

@@ -151,3 +151,47 @@ def test_the_bytes_note_names_only_the_counts_where_they_are_equal(bytes_run):
         "send's dots lie inside cached's hollow markers"]
     assert plots.drawn(fig)["r2s_equal"] == {"cached": {"msgpack": [4.0, 16.0],
                                                         "pickle": [4.0]}}
+
+
+def _looks(ax) -> dict:
+    return {ln.get_label(): (ln.get_marker(), ln.get_markersize(), ln.get_markerfacecolor(),
+                             ln.get_zorder()) for ln in ax.lines}
+
+
+def test_an_aa_run_notes_send_prime_equal_to_send_in_both_panels(tmp_path):
+    run_bench(tmp_path / "aa", ["--scenario", "decode-steady", "--num-running", "4,16",
+                                "--steps", "20", "--warmup-steps", "5", "--codecs",
+                                "msgpack", "--aa", "--no-single-process", "--no-floor"])
+    fig = plots.bytes_per_step(load(tmp_path / "aa").by_arm())
+    send = plots.POLICY_COLORS["send"]
+    note = ("the bytes of send' = send's: msgpack at every count\n"
+            "send's dots lie inside the hollow markers of send'")
+    for ax in fig.axes[:2]:
+        assert _looks(ax) == {"send / msgpack": ("o", 5.0, send, 3),
+                              "send' / msgpack": ("^", 10.0, "white", 2)}
+        assert [t.get_text() for t in ax.texts][-1] == note
+    d = plots.drawn(fig)
+    assert d["r2s_equal"] == d["s2r_equal"] == {"send'": {"msgpack": [4.0, 16.0]}}
+    assert blocks.EQUAL_LINES in blocks.caption("bytes_per_step", d)
+
+
+def test_the_pipeline_size_bytes_figure_rings_send_too(tmp_path):
+    run_bench(tmp_path / "pp", ["--scenario", "pp", "--pp", "1,2", "--num-running", "8,16",
+                                "--steps", "10", "--warmup-steps", "2", "--codecs",
+                                "msgpack", "--no-floor"])
+    fig = plots.bytes_per_step(load(tmp_path / "pp").by_arm())
+    send = plots.POLICY_COLORS["send"]
+    for ax in fig.axes[:2]:  # each running count its own marker, send's small and filled
+        assert _looks(ax) == {"send / msgpack, B = 8": ("o", 5.0, send, 3),
+                              "send / msgpack, B = 16": ("s", 5.0, send, 3),
+                              "direct / msgpack, B = 8": ("o", 10.0, "white", 2),
+                              "direct / msgpack, B = 16": ("s", 10.0, "white", 2)}
+    assert [t.get_text() for t in fig.axes[1].texts] == [
+        "direct's bytes = send's: msgpack (B = 8, 16) at every N\n"
+        "send's dots lie inside direct's hollow markers"]
+    assert list(fig.axes[0].texts) == []  # direct sends no new token ids: never equal
+    d = plots.drawn(fig)
+    assert (d["r2s_equal"], d["s2r_equal"]) == (
+        {"direct": {"msgpack (B = 8, 16)": [1.0, 2.0]}}, {})
+    assert blocks.caption("bytes_per_step", d).endswith(
+        "The runner → scheduler message is the same for both arms." + blocks.EQUAL_LINES)
