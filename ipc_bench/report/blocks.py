@@ -2507,6 +2507,127 @@ def _side_notes(results, base: str, missing: tuple[bool, dict[str, list[tuple]],
     return out
 
 
+#: The figure whose cached/send effect a report of several runs compares between runs
+#: (``_effect_blocks``).
+EFFECT_METRIC = "output_tokens_per_s"
+#: Under the effect table (``_effect_blocks``): what a verdict that changed is not.
+EFFECT_VERDICT_NOTE = (
+    "A verdict that differs between runs (one run's comparison `significant`, another's "
+    "`no significant difference after Holm`) is not by itself evidence that the effect "
+    "changed: the interval of the effect's ratio is, and it reads `significant` only "
+    "where it excludes 1.")
+
+
+def run_effects(results, key: str = EFFECT_METRIC) -> dict[tuple, dict[str, Any]]:
+    """Per (workload, codec, transport, model, run) of ``results.cases`` (several runs),
+    the run's own cached/send comparison of metric ``key`` as its pair table gives it
+    (``stats.summarize_pairs`` with its ``--ci-method``: ``ratio``, ``ratio_low``,
+    ``ratio_high``, ``n``) and ``logs``' source, ``ratios``: its per-repetition
+    cached/send ratios (``stats.paired``); left out: a pair whose timings are withheld
+    (``analysis.cores``) or an arrival-bound replay's (``stats.arrival_bound``), which
+    its pair table gives no ratio."""
+    from ipc_bench.analysis.stats import (arrival_bound, paired, results_ci_method,
+                                          summarize_pairs)
+    from ipc_bench.report.findings import pair_records, withheld_keys
+
+    out = {}
+    for run in results.run_ids:
+        cases = results.cases[results.cases["run_id"] == run]
+        pairs = paired(cases, key)
+        if pairs.empty:
+            continue
+        method = results_ci_method({run: results.metadata.get(run) or {}})
+        withheld = withheld_keys(cases) if metric(key).unit in cores.TIMING_UNITS else set()
+        for r in summarize_pairs(pairs, method=method):
+            at = (r["workload"], r["codec"], r.get("transport"), r.get("model"))
+            if at[:3] in withheld or arrival_bound(
+                    [c for p in pair_records(cases, at) for c in p]):
+                continue
+            sel = pairs[(pairs["workload"] == at[0]) & (pairs["codec"] == at[1])]
+            for col, value in (("transport", at[2]), ("model", at[3])):
+                if col in sel.columns and value is not None and value == value:
+                    sel = sel[sel[col] == value]
+            out[at + (run,)] = dict(r, ratios=list(sel["ratio"]))
+    return out
+
+
+def effect_caption(run_ids: list[str], base: str, given: bool = False) -> str:
+    """The line over the effect table (``_effect_blocks``) of runs ``run_ids`` against
+    run ``base`` (``given``: chosen by ``--baseline``)."""
+    cols = ", ".join(f"`{ratio_column(r, base)}`" for r in run_ids if r != base)
+    one = len(run_ids) == 2
+    why = "the baseline given" if given or base != run_ids[0] else "the first loaded"
+    return (f"**cached/send output tokens/s, run by run** (each run's cell: its paired "
+            f"ratio over its repetitions with its interval where it has one, as in its "
+            f"own `cached against send` table; the ratio column{'' if one else 's'}, {cols}, divide"
+            f"{'s' if one else ''} the geometric mean of each run's per-repetition "
+            f"ratios by that of run `{base}`, {why}: whether the policy's effect changed "
+            "between the runs)")
+
+
+def effect_interval_note(readings: Collection[str]) -> str:
+    """The note under the effect table on its ratio cells' intervals and the readings
+    used (``readings``, ``SIDE_READINGS``' words)."""
+    words = "; ".join(f"`{w}`: {meaning}" for w, meaning in SIDE_READINGS.items()
+                      if w in readings)
+    return ("Effect ratios (`1.042 [0.981, 1.097] within noise`): the 95 % Welch t "
+            "interval of the difference of the two runs' mean log cached/send ratios "
+            "over their repetitions (Welch-Satterthwaite degrees of freedom), as a ratio "
+            "of their geometric means. Each run's ratios pair its own arms, but the two "
+            "runs' repetitions are not pairs, so it carries both runs' noise; it is "
+            "unadjusted for the number of rows. " + words + ".")
+
+
+def _effect_blocks(results, base: str = "",
+                   unlike: Optional[dict[tuple[str, str], set[str]]] = None) -> list[Block]:
+    """The effect table of a report of several runs: per (workload, codec, transport,
+    model) that run ``base`` (default the first) and another both compared cached with
+    send (``run_effects``), each run's paired cached/send tokens/s ratio and interval
+    (``tables.ratio_text``, as its pair table prints it) and each other run's over
+    ``base``'s: the quotient of the geometric means of their per-repetition ratios with
+    its 95 % unpaired Welch interval and reading (``_side_ratio``, as the side-by-side
+    cells; ``UNLIKE_CELL`` where the runs ran the workload with other settings,
+    ``unlike``), under ``effect_caption``, over ``effect_interval_note`` (where a cell
+    has an interval or is exact), ``SIDE_NO_INTERVAL_NOTE`` (where one lacks it for want
+    of repetitions) and ``EFFECT_VERDICT_NOTE`` (where one has an interval); ``[]`` where
+    no two runs share a pair."""
+    from ipc_bench.analysis.stats import welch_ratio
+    from ipc_bench.report.plots import codec_rank
+    from ipc_bench.report.tables import ratio_text
+    from ipc_bench.analysis.results import workload_order
+
+    ids = results.run_ids
+    given, base = bool(base), base or ids[0]
+    unlike = unlike or {}
+    effects = run_effects(results)
+    groups = sorted(dict.fromkeys(k[:4] for k in effects),
+                    key=lambda g: (workload_order(g[0]), str(g[0]), codec_rank(g[1]),
+                                   str(g[1]), str(g[2]), str(g[3])))
+    groups = [g for g in groups if g + (base,) in effects
+              and any(g + (r,) in effects for r in ids if r != base)]
+    if not groups:
+        return []
+    samples = {k: v["ratios"] for k, v in effects.items()}
+    rows, said = [], set()
+    for g in groups:
+        cells = [ratio_text(*(effects[g + (r,)][f] for f in ("ratio", "ratio_low",
+                                                            "ratio_high")))
+                 if g + (r,) in effects else "-" for r in ids]
+        ratios = []
+        for r in (r for r in ids if r != base):
+            point = welch_ratio(samples.get(g + (base,), []), samples.get(g + (r,), []))[0]
+            ratios.append("-" if point != point else UNLIKE_CELL
+                          if g[0] in unlike.get(_pair_key(ids, r, base), ()) else
+                          _side_ratio(point, samples, (g + (r,), g + (base,)), set(), said))
+        rows.append([str(g[0]), str(g[1])] + cells + ratios)
+    readings = said & SIDE_READINGS.keys()
+    header = ["workload", "codec"] + ids + [ratio_column(r, base) for r in ids if r != base]
+    return ([("p", effect_caption(ids, base, given)), ("table", header, rows)]
+            + ([("p", effect_interval_note(readings))] if readings else [])
+            + ([("p", SIDE_NO_INTERVAL_NOTE)] if SIDE_NO_INTERVAL_NOTE in said else [])
+            + ([("p", EFFECT_VERDICT_NOTE)] if readings - {SIDE_EXACT} else []))
+
+
 class NothingShared(ResultsWarning):
     """A run of a multi-run report that shares no finished case (workload, arm and
     codec) with the reference run, so that no side-by-side row pairs them
@@ -2606,7 +2727,8 @@ def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Bl
     ``base``, default the first), side-by-side tables of
     ``SIDE_BY_SIDE`` (ratios to run ``base``, default the first), over them a note on
     each run that shares no case with ``base`` (``unshared_lines``, warned of too:
-    ``NothingShared``), and every run's
+    ``NothingShared``), under them the cached/send effect run by run
+    (``_effect_blocks``), and every run's
     tokens/s in one figure (``NO_FIGURES_NOTE`` instead when ``figures`` is false)."""
     from ipc_bench.report import plots
 
@@ -2626,6 +2748,7 @@ def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Bl
                                         base, absent))
             if exact and _marked(unlike) - _marked(unlike_bytes):
                 blocks.append(("p", TIMING_ONLY_NOTE))
+    blocks.extend(_effect_blocks(results, base, unlike))
     if not figures:
         blocks.append(("note", NO_FIGURES_NOTE))
         return blocks

@@ -99,7 +99,8 @@ def test_no_floor_is_one_line_that_marks_no_workload(runs):
     side = md[md.index("## Side by side"):]
     side = side[:next(i for i in range(1, len(side)) if side[i].startswith("## "))]
     rows = [ln for ln in side if ln.startswith("| num_running=")]
-    assert len(rows) == 18 and not any("≠" in ln for ln in rows)  # 6 arms x 3 tables
+    # 6 arms x 3 tables, then the effect table's 3 pairs (msgpack, pickle, none)
+    assert len(rows) == 21 and not any("≠" in ln for ln in rows)
     # a run written before --no-floor was recorded: what its cases did
     assert compare_settings(_metadata(runs, "older"), floor)[0] == [
         "floors differ: not run (not recorded) vs run (decode-steady's default)"]

@@ -55,11 +55,17 @@ def runs(tmp_path_factory):
     return base
 
 
-def _side_by_side(md: list[str]) -> list[str]:
-    """The table rows of the report's "Side by side" section."""
+EFFECT_CAPTION = "**cached/send output tokens/s, run by run**"
+
+
+def _side_by_side(md: list[str], effect: bool = False) -> list[str]:
+    """The table rows of the report's "Side by side" section: those of its side-by-side
+    tables, or with ``effect`` those of the cached/send effect table under them."""
     start = md.index("## Side by side")
     end = next(i for i in range(start + 1, len(md)) if md[i].startswith("## "))
-    return [ln for ln in md[start:end] if ln.startswith("| trace=")]
+    cut = next((i for i in range(start, end) if md[i].startswith(EFFECT_CAPTION)), end)
+    return [ln for ln in (md[cut:end] if effect else md[start:cut])
+            if ln.startswith("| trace=")]
 
 
 def _report(runs, tmp_path, *names, figures: bool = False) -> list[str]:
@@ -155,6 +161,10 @@ def test_runs_of_other_traces_differ_and_their_rows_are_marked(runs, tmp_path):
         [arm, "msgpack", "- (not comparable) |"] for arm in ("send", "cached")] * 3
     assert all(ln.split(" | ")[3] != "-" and ln.split(" | ")[4] != "-" for ln in rows)
     assert md.count(UNLIKE) == 3
+    # nor a ratio of the two runs' cached/send effects
+    (effect,) = _side_by_side(md, effect=True)
+    assert effect.startswith("| trace=azure-conv:6 | msgpack | ")
+    assert effect.endswith(" | - (not comparable) |")
 
 
 def test_runs_of_other_workload_settings_differ_setting_by_setting(runs, tmp_path):

@@ -1,0 +1,135 @@
+"""A report of several runs compares the cached/send effect between runs: each run's
+paired tokens/s ratio (as its own comparison gives it) and the ratio of each run's
+effect to the baseline run's, with the unpaired Welch interval of their per-repetition
+log ratios and its reading, under a note that a verdict that changed is no evidence by
+itself."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t, ttest_ind
+
+from ipc_bench.report.blocks import (EFFECT_VERDICT_NOTE, SIDE_NO_INTERVAL_NOTE,
+                                     UNLIKE_CELL, _effect_blocks, effect_interval_note)
+
+#: Per workload, per run: (send, cached) tokens/s over repetitions.
+TOKENS = {
+    "num_running=4": {"a": ([1000.0, 1000.0, 1000.0], [1100.0, 1120.0, 1080.0]),
+                      "b": ([1000.0, 1000.0, 1000.0], [1000.0, 1150.0, 1250.0])},
+    "num_running=8": {"a": ([2000.0, 2100.0], [2200.0, 2260.0]),
+                      "b": ([2000.0], [2300.0])},          # one repetition: no interval
+    "num_running=16": {"a": ([3000.0, 3000.0], [3300.0, 3330.0])},  # a alone: no row
+}
+
+
+def _runs(tokens=TOKENS, ids=("a", "b")) -> SimpleNamespace:
+    rows = [dict(run_id=r, workload=w, policy=arm, codec="msgpack", repetition=i,
+                 complete=True, output_tokens_per_s=v)
+            for w, runs in tokens.items() for r, arms in runs.items()
+            for arm, vals in zip(("send", "cached"), arms) for i, v in enumerate(vals)]
+    return SimpleNamespace(run_ids=list(ids), cases=pd.DataFrame(rows),
+                           metadata={r: {"ci_method": "t"} for r in ids})
+
+
+def _paired(send, cached) -> tuple[float, float, float]:
+    """The geometric mean of cached/send over repetitions and its Student-t interval."""
+    logs = np.log(np.array(cached) / np.array(send))
+    half = student_t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / math.sqrt(len(logs))
+    return tuple(math.exp(x) for x in (logs.mean(), logs.mean() - half, logs.mean() + half))
+
+
+def _welch(base, run) -> tuple[float, float, float]:
+    """run's over base's per-repetition ratios: geometric means and scipy's Welch interval."""
+    lb = np.log(np.array(base[1]) / np.array(base[0]))
+    lr = np.log(np.array(run[1]) / np.array(run[0]))
+    ci = ttest_ind(lr, lb, equal_var=False).confidence_interval(0.95)
+    return math.exp(lr.mean() - lb.mean()), math.exp(ci.low), math.exp(ci.high)
+
+
+def test_each_runs_effect_and_its_ratio_to_the_baselines_with_welchs_interval():
+    blocks = _effect_blocks(_runs())
+    kind, header, rows = blocks[1]
+    assert header == ["workload", "codec", "a", "b", "b ÷ a"]
+    four = TOKENS["num_running=4"]
+    pa, pb, w = _paired(*four["a"]), _paired(*four["b"]), _welch(four["a"], four["b"])
+    eight = TOKENS["num_running=8"]
+    p8 = _paired(*eight["a"])
+    bare8 = (2300.0 / 2000.0) / math.sqrt((2200.0 / 2000.0) * (2260.0 / 2100.0))
+    assert rows[0] == ["num_running=4", "msgpack",
+                       f"{pa[0]:.3f} [{pa[1]:.3f}, {pa[2]:.3f}]",
+                       f"{pb[0]:.3f} [{pb[1]:.3f}, {pb[2]:.3f}]",
+                       f"{w[0]:.3f} [{w[1]:.3f}, {w[2]:.3f}] inconclusive"]
+    assert rows == [["num_running=4", "msgpack", "1.100 [1.051, 1.151]",
+                     "1.129 [0.853, 1.493]", "1.026 [0.783, 1.345] inconclusive"],
+                    ["num_running=8", "msgpack", f"{p8[0]:.3f} [{p8[1]:.3f}, {p8[2]:.3f}]",
+                     "1.150", f"{bare8:.3f}"]]
+    assert rows[1][2:] == ["1.088 [0.947, 1.250]", "1.150", "1.057"]
+    assert blocks[2:] == [("p", effect_interval_note({"inconclusive"})),
+                          ("p", SIDE_NO_INTERVAL_NOTE), ("p", EFFECT_VERDICT_NOTE)]
+
+
+def test_the_caption_and_notes_say_what_is_compared_and_what_a_verdict_is_not():
+    blocks = _effect_blocks(_runs())
+    assert blocks[0] == ("p", "**cached/send output tokens/s, run by run** (each run's cell: "
+                              "its paired ratio over its repetitions with its interval where "
+                              "it has one, as in its own `cached against send` table; the ratio column, "
+                              "`b ÷ a`, divides the geometric mean of each run's "
+                              "per-repetition ratios by that of run `a`, the first loaded: "
+                              "whether the policy's effect changed between the runs)")
+    assert EFFECT_VERDICT_NOTE == (
+        "A verdict that differs between runs (one run's comparison `significant`, "
+        "another's `no significant difference after Holm`) is not by itself evidence "
+        "that the effect changed: the interval of the effect's ratio is, and it reads "
+        "`significant` only where it excludes 1.")
+    assert effect_interval_note({"within noise", "significant"}) == (
+        "Effect ratios (`1.042 [0.981, 1.097] within noise`): the 95 % Welch t interval "
+        "of the difference of the two runs' mean log cached/send ratios over their "
+        "repetitions (Welch-Satterthwaite degrees of freedom), as a ratio of their "
+        "geometric means. Each run's ratios pair its own arms, but the two runs' "
+        "repetitions are not pairs, so it carries both runs' noise; it is unadjusted for "
+        "the number of rows. `within noise`: the interval holds 1 and stays within 1.1x "
+        "either way; `significant`: it excludes 1 (the Welch t test's p below 0.05, "
+        "unadjusted).")
+
+
+def test_a_baseline_given_divides_and_is_named_so_even_when_loaded_first():
+    three = {"num_running=4": dict(TOKENS["num_running=4"],
+                                   c=([1000.0, 1000.0, 1000.0], [1100.0, 1120.0, 1080.0]))}
+    blocks = _effect_blocks(_runs(three, ("a", "b", "c")), base="b")
+    assert blocks[1][1] == ["workload", "codec", "a", "b", "c", "a ÷ b", "c ÷ b"]
+    w = _welch(three["num_running=4"]["b"], three["num_running=4"]["a"])
+    assert blocks[1][2][0][5:] == [f"{w[0]:.3f} [{w[1]:.3f}, {w[2]:.3f}] inconclusive"] * 2
+    assert blocks[0][1].endswith("by that of run `b`, the baseline given: whether the "
+                                 "policy's effect changed between the runs)")
+    first = _effect_blocks(_runs(), base="a")[0][1]
+    assert first.endswith("by that of run `a`, the baseline given: whether the policy's "
+                          "effect changed between the runs)")
+
+
+def test_identical_runs_read_exact_and_unlike_workloads_are_not_compared():
+    same = {"num_running=4": {r: ([1000.0, 1000.0], [1100.0, 1100.0]) for r in "ab"}}
+    blocks = _effect_blocks(_runs(same))
+    assert blocks[1][2] == [["num_running=4", "msgpack", "1.100 [1.100, 1.100]",
+                             "1.100 [1.100, 1.100]", "1.000 exact"]]
+    assert blocks[2:] == [("p", effect_interval_note({"exact"}))]  # no verdict to differ
+    rows = _effect_blocks(_runs(), unlike={("b", "a"): {"num_running=4"}})[1][2]
+    assert rows[0][-1] == UNLIKE_CELL and rows[1][-1] == "1.057"
+
+
+def test_with_one_repetition_the_ratios_are_bare_and_no_verdict_note():
+    one = {"num_running=8": {"a": ([2000.0], [2200.0]), "b": TOKENS["num_running=8"]["b"]}}
+    blocks = _effect_blocks(_runs(one))
+    assert blocks[1][2] == [["num_running=8", "msgpack", "1.100", "1.150",
+                             f"{1.15 / 1.1:.3f}"]]
+    assert f"{1.15 / 1.1:.3f}" == "1.045"
+    assert blocks[2:] == [("p", SIDE_NO_INTERVAL_NOTE)]
+
+
+def test_runs_that_share_no_pair_have_no_effect_table():
+    alone = {"num_running=4": {"a": TOKENS["num_running=4"]["a"]},
+             "num_running=8": {"b": TOKENS["num_running=8"]["b"]}}
+    assert _effect_blocks(_runs(alone)) == []
