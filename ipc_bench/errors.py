@@ -234,7 +234,8 @@ def _user_threads() -> Optional[int]:
     for pid in pids:
         try:
             fields = dict(line.split(":", 1) for line in
-                          Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+                          Path(f"/proc/{pid}/status").read_text(errors="replace").splitlines()
+                          if ":" in line)
         except (OSError, ValueError):
             continue  # gone since it was listed
         if fields.get("Uid", "").split()[:1] == [uid]:

@@ -182,12 +182,14 @@ def kill_quietly(pid: int, sig=signal.SIGKILL) -> None:
 
 
 def processes_matching(*parts: str) -> list[str]:
-    """Command lines of live processes whose command line contains every one of ``parts``."""
+    """Command lines of live processes whose command line contains every one of ``parts``
+    (read with undecodable bytes replaced: another process's arguments need not be UTF-8)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                    "utf-8", "replace")
             except OSError:
                 continue
             if all(p in cmd for p in parts):
