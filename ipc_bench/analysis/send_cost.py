@@ -538,7 +538,7 @@ def ratio_clause(share_interval: Optional[tuple[float, float]],
     scenario's (``share_line``) alike; ``''`` where they read alike or either has no
     interval."""
     from ipc_bench.analysis.metrics import metric
-    from ipc_bench.analysis.stats import ratio_interval
+    from ipc_bench.analysis.stats import point_text, ratio_interval
 
     if ratio is None or None in ratio:
         return ""
@@ -546,7 +546,8 @@ def ratio_clause(share_interval: Optional[tuple[float, float]],
     if mine is None or mine == theirs:
         return ""
     block = (f"the comparison block's {metric(f'step_ns_{step}').name}, cached/send "
-             f"{ratio[0]:.3f} {ratio_interval(ratio[1], ratio[2])}, {BLOCK_READS[theirs]}")
+             f"{point_text(ratio[0], 3, 1.0)} {ratio_interval(ratio[1], ratio[2])}, "
+             f"{BLOCK_READS[theirs]}")
     if mine == "within noise":
         return f" by this share, but {block}: within noise is not established"
     if mine == "differs":
@@ -770,11 +771,13 @@ def path_difference(diff_ns: float, share: float,
     inconclusive: the interval reaches beyond 1.1x either way, ...``. ``diff_ns``: send - cached
     (ns); ``share``: of the step (fraction); ``method``, ``pairs``: the interval's
     (``share_interval``)."""
+    from ipc_bench.analysis.stats import point_text
+
     if holds_zero(interval):
         verb = "differs from cached's by" if too_wide(interval) else \
             "is within noise of cached's:"
-        text = (f"{verb} {diff_ns / 1e3:+.2f} µs per step, "
-                f"{100 * share:+.2f} % of {base}")
+        text = (f"{verb} {point_text(diff_ns / 1e3, 2, sign=True)} µs per step, "
+                f"{point_text(100 * share, 2, sign=True)} % of {base}")
     else:
         text = f"costs {more_or_less(diff_ns)}, {unsigned_pct(share)} % of {base}"
     return text + share_interval(interval, method, pairs) + _inconclusive(interval)
@@ -789,10 +792,12 @@ def step_difference(share: float, interval: Optional[tuple[float, float]],
     beyond 1.1x either way, ``differs from cached's by +1.35 % (send - cached: [-14.41, +17.11] %,
     ...), inconclusive: the interval reaches beyond 1.1x either way, ...`` (``path_difference``'s
     rule); ``method``, ``pairs``: the interval's (``share_interval``)."""
+    from ipc_bench.analysis.stats import point_text
+
     if holds_zero(interval):
         verb = "differs from cached's by" if too_wide(interval) else \
             "is within noise of cached's:"
-        text = f"{verb} {100 * share:+.2f} %"
+        text = f"{verb} {point_text(100 * share, 2, sign=True)} %"
     else:
         text = (f"is {unsigned_pct(share)} % {'longer' if share >= 0 else 'shorter'} than "
                 "cached's")
@@ -812,15 +817,24 @@ def pct(share: Optional[float]) -> str:
 def more_or_less(diff_ns: float, than: str = "cached's") -> str:
     """A signed difference in ns as words, its size in µs and its sign as ``more`` or
     ``less``: ``"3.24 µs per step less than cached's"`` for -3,240 ns (never "-3.24 µs
-    ... more"). Its share is worded with ``unsigned_pct``."""
-    return (f"{abs(diff_ns) / 1e3:.2f} µs per step {'more' if diff_ns >= 0 else 'less'} "
+    ... more"); one that 2 decimals would round onto 0 while it is not 0 gets more
+    (``stats.point_text``): ``"0.004 µs per step more ..."``. Its share is worded with
+    ``unsigned_pct``."""
+    from ipc_bench.analysis.stats import point_text
+
+    return (f"{point_text(abs(diff_ns) / 1e3, 2)} µs per step "
+            f"{'more' if diff_ns >= 0 else 'less'} "
             f"than {than}")
 
 
 def unsigned_pct(share: Optional[float]) -> str:
     """``pct`` of the size of ``share``, for a share worded after ``more_or_less``
-    (whose ``more`` or ``less`` carries the sign): ``"1.30"`` for -0.013."""
-    return pct(None if share is None else abs(share))
+    (whose ``more`` or ``less`` carries the sign): ``"1.30"`` for -0.013; one that 2
+    decimals would round onto 0 while it is not 0 gets more (``stats.point_text``):
+    ``"0.004"`` for 0.00004."""
+    from ipc_bench.analysis.stats import point_text
+
+    return "-" if share is None else point_text(100 * abs(share), 2)
 
 
 TABLE_HEADER = ["step ms", "B", "codec", "measured step ms", "step diff us",

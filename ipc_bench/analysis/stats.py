@@ -271,6 +271,18 @@ def interval_end(value: float, digits: int, null: float = 0.0, sign: bool = Fals
     return f"{value:{'+' if sign else ''}.{d}f}"
 
 
+def point_text(value: float, digits: int, null: float = 0.0, sign: bool = False) -> str:
+    """A point (the ratio, change, difference or share an interval is around, or one
+    with none) to ``digits`` decimals (``+`` signed with ``sign``), never rounded onto
+    ``null`` (1 for a ratio, 0 for a change, difference or share) unless it is it: the
+    null rule of ``interval_end``, without the band's (a point is not read against it):
+    ``point_text(1.000012, 2, 1.0)`` is ``1.00001``, ``point_text(-0.02, 1, sign=True)``
+    is ``-0.02``, not ``-0.0``, ``point_text(0.004, 2)`` is ``0.004``, not ``0.00``;
+    ``point_text(1.0, 3, 1.0)`` is ``1.000``. So a point beside an interval that
+    excludes the null shows the side that interval is on."""
+    return interval_end(value, digits, null, sign)
+
+
 def shown_end(value: float, digits: int, null: float = 0.0,
               band: Optional[str] = None) -> float:
     """An interval end as ``interval_end`` prints it, as a number: ``value`` rounded to

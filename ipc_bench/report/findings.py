@@ -38,7 +38,7 @@ from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, arrival_bound, inconclusive,
                                       compare_paired, interval_end, min_pairs, paired,
-                                      paired_ratio, ratio_interval, ratio_phrase,
+                                      paired_ratio, point_text, ratio_interval, ratio_phrase,
                                       results_ci_method, schedules_differ, shown_end,
                                       summarize_pairs, token_ids_bytes,
                                       unadjusted_excludes_one, verdict_of)
@@ -99,7 +99,9 @@ Where = Callable[[str], str]
 
 
 def _pct(ratio: float) -> str:
-    return f"{100 * (ratio - 1):+.1f} %"
+    """A ratio as a % change to one decimal, never rounded onto 0 % unless it is 1
+    (``stats.point_text``): ``+13.4 %``, ``-0.02 %``, not ``-0.0 %``."""
+    return f"{point_text(100 * (ratio - 1), 1, sign=True)} %"
 
 
 def _interval(row: dict[str, Any]) -> str:
@@ -458,7 +460,7 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
                 + f" ({_no_interval(row)})")
     change = f"{_pct(row['ratio'])}{interval}"
     lo, hi = row["ratio_low"], row["ratio_high"]
-    costs = f"send - cached: {saved_us + 0.0:+.2f} µs"
+    costs = f"send - cached: {point_text(saved_us + 0.0, 2, sign=True)} µs"
     if lo <= 1.0 <= hi and inconclusive(lo, hi):
         return f"changes {noun} by {change} ({costs}; {SHORT_INCONCLUSIVE})"
     if lo <= 1.0 <= hi:
@@ -471,8 +473,8 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     verdict = (f"; {_short_holm(m, 'significant')}" if m and m.get("significant")
                and m.get("adjustment") == "holm" and m.get("p_adjusted") is not None
                else "")
-    return (saves if saved_us > 0 else spends).format(f"{abs(saved_us):.2f} µs") + \
-        f" ({change}{verdict})"
+    return (saves if saved_us > 0 else spends).format(
+        f"{point_text(abs(saved_us), 2)} µs") + f" ({change}{verdict})"
 
 
 def _no_interval(row: dict[str, Any]) -> str:
@@ -994,7 +996,7 @@ def _single_process_arm_parts(by_codec: dict[str, Any], repeated: bool) -> str:
                     if cmp.ratio_ci_low is not None else "" if not repeated else
                     f" ({'one repetition' if n == 1 else f'{n} repetitions'}, no interval)")
         own = f"{cmp.treatment_geomean:,.0f}"
-        parts.append(f"{cmp.ratio:.2f}x{interval} two processes with {codec} "
+        parts.append(f"{point_text(cmp.ratio, 2, 1.0)}x{interval} two processes with {codec} "
                      f"({cmp.baseline_geomean:,.0f} tok/s"
                      + ("" if own == first else f"; single process {own} tok/s over these "
                         "pairs") + ")")
@@ -1066,10 +1068,10 @@ def _ipc_cost_reading(cmp) -> tuple[str, bool]:
         if hi >= 1.0:
             verdict = SHORT_INCONCLUSIVE if inconclusive(lo, hi) else "within noise"
             return f"{verdict}, {HOLDS_NO_COST}", False
-    elif round(ratio, 2) > 1.0:
+    elif ratio > 1.0:  # as printed: stats.point_text shows its side of 1
         n = cmp.n_pairs
         return f"{'one repetition' if n == 1 else f'{n} repetitions'}, {NO_INTERVAL_COST}", False
-    return ("slower" if round(ratio, 2) < 1.0 else "no faster"), True
+    return ("slower" if ratio < 1.0 else "no faster"), True
 
 
 def _ipc_cost_clause(compared: dict[str, Any]) -> str:
@@ -1409,7 +1411,7 @@ def _overhead_findings(cases) -> list[str]:
         ci = (ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"])
               if m["ratio_ci_low"] is not None else "(no interval)")
         out.append(f"At {cmp['workload']} ({_codec_name(cmp['codec'])}), per-step recording "
-                   f"and checks make the loop's step {m['ratio_geomean']:.3f}x as long "
+                   f"and checks make the loop's step {point_text(m['ratio_geomean'], 3, 1.0)}x as long "
                    f"({m['treatment']}/{m['baseline']}, 95 % interval {ci} over "
                    f"{m['n_pairs']} pairs"
                    + arm_geomeans(m, "against", "us per step") + f"): {verdict_of(m)}.")
@@ -1990,7 +1992,7 @@ def _share_cell(share) -> str:
     (-9.09 %, +10 %), gets more (``stats.interval_end``)."""
     if share is None or share.share is None:
         return ABSENT
-    text = f"{100 * share.share:+.2f} %"
+    text = f"{point_text(100 * share.share, 2, sign=True)} %"
     if share.low is not None and share.high is not None:
         ends = (interval_end(100 * end, 2, sign=True, band="percent")
                 for end in (share.low, share.high))

@@ -24,7 +24,7 @@ from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARE
                                       INTERVAL_NAMES, min_pairs, NOT_SIGNIFICANT_HOLM,
                                       SCHEDULE_BOUND_KEYS, SCHEDULES_DIFFER, arrival_bound,
                                       arm_cell, arms_by_repetition, diff_disagrees,
-                                      interval_end, paired_ratio,
+                                      interval_end, paired_ratio, point_text,
                                       performed,
                                       ratio_interval, ratio_phrase, schedule_bound,
                                       schedules_differ,
@@ -383,12 +383,14 @@ def ratio_text(point: Optional[float], low: Optional[float] = None,
     """A paired ratio as the terminal's ratio line and the report's pair table print it:
     ``0.884 [0.801, 0.975]``, the point alone without an interval, ``-`` without a
     point (``None`` or NaN); an interval end beyond 1000 or below 0.001 is bounded,
-    ``0.920 [<0.001, >1000]`` (``stats.ratio_interval``)."""
+    ``0.920 [<0.001, >1000]`` (``stats.ratio_interval``); a point that 3 decimals
+    would round onto 1 while it is not 1 gets more (``stats.point_text``): ``0.99998
+    [0.99997, 0.99999]``, not ``1.000 [...]``."""
     if point is None or point != point:
         return "-"
     if low is None or high is None or low != low or high != high:
-        return f"{point:.3f}"
-    return f"{point:.3f} {ratio_interval(low, high)}"
+        return point_text(point, 3, 1.0)
+    return f"{point_text(point, 3, 1.0)} {ratio_interval(low, high)}"
 
 
 def ratio_line_head(name: str, where: str, n: int, interval: bool, method: str = "t",
@@ -1035,6 +1037,16 @@ def _bracketed(*values, scale: float) -> str:
     return "[" + ", ".join(_num(v, scale, grouped=False) for v in values) + "]"
 
 
+def _diff_point(value: Optional[float], scale: float) -> str:
+    """The comparison block's difference (send - cached) at ``scale`` as ``_num``
+    prints it, except that one its 2 decimals would round onto 0 while it is not 0
+    gets more (``stats.point_text``): ``0.004``, not ``0.00`` beside ``[0.001,
+    0.005]``."""
+    if value is not None and value != 0 and abs(value * scale) < 10:
+        return point_text(value * scale, 2)
+    return _num(value, scale)
+
+
 def _diff_interval(low: float, high: float, scale: float) -> str:
     """``[-0.59, 2.88]``: a difference's interval at ``scale`` as ``_bracketed`` prints
     it, except that an end ``_num``'s 2 decimals would round onto 0 while it is not 0
@@ -1382,8 +1394,8 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
     if m.get("p_adjusted") is not None:
         p += f" [{_p(m['p_adjusted'])}]"
     return [label, unit, _arm_cell(m, "baseline", scale), _arm_cell(m, "treatment", scale),
-            f"{ratio:.3f}" if ratio is not None else "-", ci,
-            _num(diff, scale), dci, p,
+            point_text(ratio, 3, 1.0) if ratio is not None else "-", ci,
+            _diff_point(diff, scale), dci, p,
             WITHHELD if m["verdict"].startswith(WITHHELD)
             else inconclusive_cell(m) if verdict_of(m).startswith(INCONCLUSIVE)
             else verdict_of(m)]

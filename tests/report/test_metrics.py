@@ -473,7 +473,7 @@ def test_an_aa_finding_counts_the_tested_metrics_not_the_exact_bytes():
         "At 4 running requests (msgpack), the A/A pair send' against send (one policy run "
         "twice) over 6 paired repetitions shows no significant difference in any of its 7 "
         "compared metrics, so the machine's noise alone gave no verdict: output tokens/s "
-        "-0.0 % [-1.1, +1.2] %, mean step -0.0 % [-1.1, +1.2] %.")
+        "-0.01 % [-1.1, +1.2] %, mean step -0.01 % [-1.1, +1.2] %.")
 
 
 # Three pairs whose step times are 4 to 6 % lower in cached (each pair's ratio 0.94,
@@ -609,13 +609,36 @@ def test_the_comparison_block_prints_an_end_near_the_null_on_its_side():
                    "significant: cached 0.1 % lower than send"]
     # steps 1 to 5 ns shorter: ratio ends of 0.99998 and 0.999996, difference ends of
     # 0.0010 and 0.0050 us (0.00 at 2 decimals) beside a verdict of Holm's adjustment,
-    # the unadjusted interval excluding 1 as it prints
+    # the unadjusted interval excluding 1 as it prints; the points beside them, 0.99999
+    # and 0.003 us, printed 1.000 and 0.00 on the null, show their side too
     c = stats.compare_cases([s for rep, d in enumerate([2, 4, 3, 5, 1]) for s in (
         _summary("send", rep, 50_000.0, 282700.0),
         _summary("cached", rep, 50_000.0, 282700.0 - d))])[0]
     row = {r[0]: r for r in tables.comparison_parts(c)[2]}["step mean"]
-    assert row[5:] == ["[0.99998, 0.999996]", "0.00", "[0.001, 0.005]", "0.013 [0.079]",
-                       "not significant after Holm"]
+    assert row[4:] == ["0.99999", "[0.99998, 0.999996]", "0.003", "[0.001, 0.005]",
+                       "0.013 [0.079]", "not significant after Holm"]
+
+
+def test_a_point_never_rounds_onto_the_null_it_is_not():
+    """Points beside intervals printed on the null their intervals exclude (``1.00x
+    [1.00001, 1.00001]``, ``1.000 [0.99998, 0.999996]``, ``0.00`` beside ``[0.001,
+    0.005]``) and a change of -0.02 % printed ``-0.0 %``: a point takes the digits that
+    show its side of the null, as an interval end does; the null itself prints as is."""
+    assert stats.point_text(1.000012, 2, 1.0) == "1.00001"
+    assert stats.point_text(-0.02, 1, sign=True) == "-0.02"
+    assert stats.point_text(0.004, 2) == "0.004"
+    assert stats.point_text(1.0, 3, 1.0) == "1.000"
+    assert stats.point_text(1 + 1e-9, 3, 1.0) == ">1"
+    assert tables.ratio_text(0.99998, 0.99997, 0.999996) == "0.99998 [0.99997, 0.999996]"
+    assert tables.ratio_text(1.000012) == "1.00001"
+    assert tables.ratio_text(1.0, 1.0, 1.0) == "1.000 [1.000, 1.000]"
+    assert tables._diff_point(4.0, 1e-3) == "0.004"
+    assert tables._diff_point(-4.0, 1e-3) == "-0.004"
+    assert tables._diff_point(0.0, 1e-3) == "0"
+    assert tables._diff_point(30_830.0, 1e-3) == "30.8"
+    assert findings._pct(0.9998) == "-0.02 %"
+    assert findings._pct(1.134) == "+13.4 %"
+    assert findings._pct(1.0) == "+0.0 %"
 
 
 def test_a_diff_interval_that_parts_from_its_ratio_interval_is_explained():

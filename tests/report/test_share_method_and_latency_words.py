@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ipc_bench.analysis.send_cost import (MeanShare, mean_share, share_interval,
-                                          step_difference)
+from ipc_bench.analysis.send_cost import (MeanShare, mean_share, path_difference,
+                                          share_interval, step_difference)
 from ipc_bench.analysis.stats import INCONCLUSIVE_CLAUSE
 from ipc_bench.report import findings
 from test_send_cost_one_share import _rows, _where
@@ -88,6 +88,23 @@ def test_an_end_near_the_noise_bands_edge_prints_on_its_side():
         f"Student-t interval), {INCONCLUSIVE_CLAUSE}")
     assert findings._share_cell(MeanShare(120.0, 10_000.0, 0.012, -0.05, 0.100004, 3)) == (
         "+1.20 % [-5.00, +10.0004] %")
+
+
+def test_a_share_point_and_difference_near_0_print_on_their_side():
+    # a share of -0.02 % printed -0.00 %, a difference of 0.004 µs and its share of
+    # 0.002 % printed 0.00 beside an interval excluding 0: each gets the digits that
+    # show its side of 0 (stats.point_text)
+    assert step_difference(-0.0002, (-0.01, 0.009)) == (
+        "is within noise of cached's: -0.02 % (send - cached: [-1.00, +0.90] %, 95 % "
+        "Student-t interval)")
+    assert path_difference(4.0, 0.00002, (0.00001, 0.00003), "BASE") == (
+        "costs 0.004 µs per step more than cached's, 0.002 % of BASE (send - cached: "
+        "[+0.001, +0.003] %, 95 % Student-t interval)")
+    assert path_difference(-4.0, -0.00002, (-0.01, 0.009), "BASE") == (
+        "is within noise of cached's: -0.004 µs per step, -0.002 % of BASE (send - cached: "
+        "[-1.00, +0.90] %, 95 % Student-t interval)")
+    assert findings._share_cell(MeanShare(-2.0, 10_000.0, -0.0002, -0.01, 0.009, 3)) == (
+        "-0.02 % [-1.00, +0.90] %")
 
 
 def test_a_time_clause_within_noise_but_wider_than_ten_percent_is_inconclusive():

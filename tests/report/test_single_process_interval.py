@@ -294,3 +294,15 @@ def test_an_end_that_2_decimals_would_round_onto_1_reads_on_its_side_as_printed(
     assert text.endswith("send: 10,247 tok/s, 1.02x [1.00, 1.05] two processes with "
                          "msgpack (10,000 tok/s): against msgpack, within noise, "
                          + findings.HOLDS_NO_COST + ".")
+
+
+def test_a_ratio_near_1_prints_its_side_beside_its_interval():
+    # the single process 0.001 % faster in each of 3 repetitions: the interval excludes
+    # 1.00x and prints so; its point, 1.00x at 2 decimals, gets the digits that show it
+    # above 1 as the interval does (stats.point_text)
+    from ipc_bench.analysis.stats import compare_paired
+
+    cmp = compare_paired([10_000.0] * 3, [10_000.12, 10_000.10, 10_000.14], method="t")
+    assert findings._single_process_arm_parts({"msgpack": cmp}, True) == (
+        "10,000 tok/s, 1.00001x [1.00001, 1.00002] two processes with msgpack "
+        "(10,000 tok/s)")
