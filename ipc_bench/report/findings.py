@@ -1710,6 +1710,8 @@ def findings(results) -> list[str]:
              + _noise_findings(cases))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
     caption = _summary_caption(cases, tables, withheld, shares, timed) if summary else ""
+    if summary and any(r[6].endswith(UNESTABLISHED_MARK) for r in summary[1]):
+        caption = f"{caption} {UNESTABLISHED_NOTE}".strip()
     # without a cached/send pair, a legend only of the verdict words the lines use (the
     # comparisons', the single-process baseline's)
     return Findings(lines, summary, findings_legend(lines, method, recorded, compared,
@@ -1815,6 +1817,35 @@ SUMMARY_HEADER = ["workload", "codec", "s2r B/step saved by cached (% of send's 
                   f"send - cached, whole step (% of cached's step) [{CONFIDENCE * 100:.0f} %]"]
 #: A summary table cell of a figure the run does not have.
 ABSENT = "—"
+#: Marks a summary table's whole-step share whose interval excludes 0 while the
+#: findings' line says the difference is not established (``_unestablished``), so that
+#: the table alone does not read as an established cost; ``UNESTABLISHED_NOTE`` under
+#: the table says so.
+UNESTABLISHED_MARK = " §"
+#: The line under the summary table on its ``UNESTABLISHED_MARK`` cells.
+UNESTABLISHED_NOTE = (
+    f"`{UNESTABLISHED_MARK.strip()}`: the whole step's share's interval, unadjusted, "
+    "excludes 0, but the difference is not established: the run's comparison of the "
+    "same steps is not significant after Holm, or its ratio interval holds 1 (the "
+    "finding's line below says which).")
+
+
+def _unestablished(shared, recorded: dict | None, workload: Any, codec: Any) -> bool:
+    """Whether the whole step's share of ``shared`` (``send_cost.StepShares``; ``None``:
+    False) has an interval that excludes 0 while its findings' line says the difference
+    is not established (``_share_line``): the run's recorded comparison of the step is
+    not significant after Holm (``_step_verdict``), or the comparison block's ratio of
+    the same steps holds 1 (``send_cost.block_clause``)."""
+    from ipc_bench.analysis.send_cost import bounds, holds_zero, reading
+
+    whole = None if shared is None else bounds(shared.whole)
+    if whole is None or holds_zero(whole):
+        return False
+    if _step_verdict(recorded, workload, codec, f"step_ns_{shared.step}"):
+        return True
+    ratio = shared.block_ratio
+    return ratio is not None and None not in ratio and \
+        reading((ratio[1], ratio[2]), 1.0) != "differs"
 
 
 def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
@@ -1826,8 +1857,10 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
     schedules, whose totals are no saving), the tokens/s change with its interval and
     short verdict (``_pair_finding``, ``_verdict_clause``; none where timings are
     withheld or in a timed replay), and send's shares of cached's step (``shares``:
-    ``_share_findings``' ``send_cost.StepShares``). ``ABSENT`` where there is no figure;
-    ``None`` without pairs."""
+    ``_share_findings``' ``send_cost.StepShares``), the whole step's marked
+    ``UNESTABLISHED_MARK`` where its interval excludes 0 but its line says the
+    difference is not established (``_unestablished``). ``ABSENT`` where there is no
+    figure; ``None`` without pairs."""
     rows = []
     for key, t in tables["tput"].items():
         workload, codec, model = key[0], key[1], key[3]
@@ -1848,6 +1881,8 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
         shared = shares.get((workload, codec))
         path, whole = (_share_cell(x) for x in ((shared.s2r, shared.whole) if shared
                                                 else (None, None)))
+        if _unestablished(shared, recorded, workload, codec):
+            whole += UNESTABLISHED_MARK
         rows.append([workload, name, saved, change, verdict, path, whole])
     return (SUMMARY_HEADER, rows) if rows else None
 

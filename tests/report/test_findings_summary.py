@@ -305,3 +305,48 @@ def test_the_bases_name_the_rows_whose_share_is_of_another_step():
     assert findings._summary_basis(res.cases, [], {k: mean for k in shares}) == (
         "Bases: shares, of each case's mean step and its SchedulerOutput path's per-step "
         "median.")
+
+
+def test_a_whole_step_share_not_established_is_marked_under_the_table(monkeypatch):
+    # the whole step's share, +22.17 % [+17.50, +26.85] %, excludes 0, but the run's
+    # recorded comparison of the step median is not significant after Holm: the bullet
+    # says so, and the table's cell, which alone read as an established cost, is marked
+    # and the mark said under the table
+    step = dict(significant=False, adjustment="holm", p_value=0.011, p_adjusted=0.056,
+                family_size=7)
+    monkeypatch.setattr(findings, "recorded_metrics", lambda results: {
+        ("num_running=4", "msgpack", None, None): {"step_ns_median": step}})
+    items = findings.findings(_results())
+    (row,) = items.summary[1]
+    assert row[6] == "+22.17 % [+17.50, +26.85] % §"
+    assert items.caption == (
+        BASES + ", then their mean over repetitions. `§`: the whole step's share's "
+        "interval, unadjusted, excludes 0, but the difference is not established: the "
+        "run's comparison of the same steps is not significant after Holm, or its ratio "
+        "interval holds 1 (the finding's line below says which).")
+    (share,) = [f for f in items if "send's SchedulerOutput path" in f]
+    assert ("is 22.17 % longer than cached's (send - cached: [+17.50, +26.85] %, 95 % "
+            "Student-t interval), but the comparison's step median is not significant "
+            "after Holm (p 0.011, adjusted 0.056)") in share
+    # significant after Holm: no mark, no line
+    step.update(significant=True, p_adjusted=0.04)
+    items = findings.findings(_results())
+    assert items.summary[1][0][6] == "+22.17 % [+17.50, +26.85] %"
+    assert items.caption == BASES + ", then their mean over repetitions."
+
+
+def test_a_whole_step_share_beside_a_block_ratio_holding_1_is_not_established():
+    # the share excludes 0 while the comparison block's ratio of the same steps holds
+    # 1 (the line says "the difference is not established"): marked; beside a ratio
+    # that excludes 1, or a share that holds 0, not
+    from ipc_bench.analysis.send_cost import MeanShare, StepShares
+
+    whole = MeanShare(300.0, 10_000.0, 0.03, 0.01, 0.05, 3)
+    holds = StepShares(whole, whole, 10_300.0, "median", 3, (0.97, 0.93, 1.01))
+    assert findings._unestablished(holds, {}, "w", "msgpack") is True
+    excludes = StepShares(whole, whole, 10_300.0, "median", 3, (0.97, 0.95, 0.99))
+    assert findings._unestablished(excludes, {}, "w", "msgpack") is False
+    zero = MeanShare(300.0, 10_000.0, 0.03, -0.01, 0.05, 3)
+    assert findings._unestablished(StepShares(zero, zero, 10_300.0, "median", 3,
+                                              (0.97, 0.93, 1.01)), {}, "w", "msgpack") is False
+    assert findings._unestablished(None, {}, "w", "msgpack") is False
