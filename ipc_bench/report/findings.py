@@ -888,7 +888,7 @@ def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> l
     out = []
     for workload, g in ok.groupby("workload", sort=False, observed=True):
         g = g.assign(_arm=_arms(g))
-        compared, unpaired = {}, False  # codec -> arm -> comparison
+        compared, steps, unpaired = {}, {}, False  # codec -> arm -> comparison
         # each policy's own arm first, then its A/A copy or async arm
         arms = sorted(set(g["_arm"]), key=lambda a: (a != a.split("+")[0].rstrip("'"), a))
         for codec in _two_process_codecs(g):
@@ -899,6 +899,8 @@ def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> l
                 cmp = _single_process_arm(one[paired], two[paired], method)
                 if cmp is not None:
                     compared.setdefault(codec, {})[arm] = cmp
+                    steps.setdefault(codec, {})[arm] = _single_process_step(
+                        g, arm, codec, paired, method)
                     unpaired |= len(paired) < max(len(one), len(two))
         if not compared:
             continue
@@ -908,14 +910,18 @@ def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> l
         arms = [a for a in arms if any(a in by_arm for by_arm in compared.values())]
         parts = [f"{arm}: " + _single_process_arm_parts(
             {c: by_arm[arm] for c, by_arm in compared.items() if arm in by_arm},
-            max(counts) > 1) for arm in arms]
-        over = _single_process_over(counts, unpaired, intervals, method)
+            max(counts) > 1, {c: by_arm[arm] for c, by_arm in steps.items()})
+            for arm in arms]
+        over = _single_process_over(counts, unpaired, intervals, method) + (
+            _step_cost_over(method, intervals) if any(
+                s is not None for by_arm in steps.values() for s in by_arm.values()) else "")
         against = _single_process_codecs(list(compared), _two_process_codecs(
             ran[ran["workload"] == workload]))
         clauses = [f"against {codec}, {_ipc_cost_clause(by_arm)}"
                    for codec, by_arm in compared.items()]
         out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
-                   f"serialization) runs, each arm against its own two-process case "
+                   f"serialization{_model_words(g)}) runs, each arm against its own "
+                   "two-process case "
                    f"{against} ({over}{_unadjusted_note(intervals, len(arms), len(compared))}"
                    "): " + "; ".join(parts) + ": "
                    + ". ".join(c[0].upper() + c[1:] if i else c
@@ -948,7 +954,7 @@ def _single_process_codecs(compared: list[str], ran: list[str]) -> str:
 
 
 def _unadjusted_note(intervals: int, arms: int, codecs: int) -> str:
-    """``; 4 intervals in this line (2 arms x 2 codecs), each unadjusted: were every
+    """``; 4 ratio intervals in this line (2 arms x 2 codecs), each unadjusted: were every
     true ratio 1.00x, the chance that one or more excludes 1.00x is up to 20 % (4 x 5
     %)`` for the
     single-process finding's ``intervals`` intervals over ``arms`` arms and ``codecs``
@@ -960,7 +966,7 @@ def _unadjusted_note(intervals: int, arms: int, codecs: int) -> str:
     grid = (f"{arms} arm{'s' if arms > 1 else ''} x {codecs} "
             f"codec{'s' if codecs > 1 else ''}")
     grid = grid if intervals == arms * codecs else f"of {grid}"
-    return (f"; {intervals} intervals in this line ({grid}),"
+    return (f"; {intervals} ratio intervals in this line ({grid}),"
             f" each unadjusted: were every true ratio 1.00x, the chance that one or more "
             f"excludes 1.00x is up to {min(100, intervals * alpha)} % ({intervals} x "
             f"{alpha} %)")
@@ -978,7 +984,70 @@ def _single_process_arm(one, two, method: str):
     return None if cmp.ratio is None else cmp
 
 
-def _single_process_arm_parts(by_codec: dict[str, Any], repeated: bool) -> str:
+def _model_words(cases) -> str:
+    """``; with the null model, whose step computes nothing`` (the default ``--model``)
+    or ``; with the fixed-step model`` for the models ``cases`` ran (one workload's);
+    ``''`` where they do not say. The single-process ratio and step cost are of the
+    control plane alone under the null model, a real model's step dividing both."""
+    if "model" not in cases.columns:
+        return ""
+    models = [m for m in dict.fromkeys(cases["model"]) if isinstance(m, str) and m]
+    if not models:
+        return ""
+    words = [f"the {m} model" + (", whose step computes nothing" if m == "null" else "")
+             for m in models]
+    return "; with " + _and(words)
+
+
+def _single_process_step(g, arm: str, codec: str, reps, method: str):
+    """``stats.compare_paired`` of one arm's mean step (``step_ns_mean``, ns), its
+    two-process case with ``codec`` (baseline) against its single-process case, over
+    the repetitions ``reps`` its tok/s ratio is over: ``diff_mean`` (``t``) or
+    ``diff_median`` is the two-process step less the single-process step, the time the
+    hop costs each step, with ``method``'s interval where the pairs are enough; ``None``
+    where ``g`` (one workload's cases, ``_arm`` assigned) lacks a step of those."""
+    if "step_ns_mean" not in g.columns:
+        return None
+    one, two = (_tokens_by_repetition(g[(g["_arm"] == arm) & (g["codec"] == c)],
+                                      "step_ns_mean") for c in (SINGLE_PROCESS, codec))
+    if not (set(reps) <= set(one.index) and set(reps) <= set(two.index)):
+        return None
+    return compare_paired(two[reps].tolist(), one[reps].tolist(), method=method)
+
+
+def _step_cost_words(cmp, method: str) -> str:
+    """``; its mean step +152.3 µs [+140.1, +164.5] over the single process's`` of a
+    ``_single_process_step`` comparison (its point, ``method``'s, and interval where it
+    has one, in µs); ``''`` for ``None``."""
+    if cmp is None:
+        return ""
+
+    def us(ns: float) -> str:  # never rounded onto 0 µs unless it is 0 (point_text)
+        text = f"{ns / 1e3:+,.1f}"
+        zero = float(text.replace(",", "")) == 0
+        return point_text(ns / 1e3, 1, sign=True) if zero else text
+
+    point = cmp.diff_mean if method == "t" else cmp.diff_median
+    text = f"; its mean step {us(point)} µs"
+    if cmp.diff_ci_low is not None and cmp.diff_ci_high is not None:
+        text += f" [{us(cmp.diff_ci_low)}, {us(cmp.diff_ci_high)}]"
+    return text + " over the single process's"
+
+
+def _step_cost_over(method: str, intervals: int) -> str:
+    """What the single-process finding's step cost (``_step_cost_words``) is: ``; µs
+    per step: the two-process case's mean step less the single process's, the mean of
+    the per-repetition differences [95 % Student-t interval]`` (the median under
+    ``sign`` and ``bootstrap``; no interval named where the line has none)."""
+    point = "mean" if method == "t" else "median"
+    return (f"; µs per step: the two-process case's mean step less the single process's, "
+            f"the {point} of the per-repetition differences" + (
+                f" [{CONFIDENCE * 100:.0f} % {INTERVAL_NAMES[method]} interval]"
+                if intervals else ""))
+
+
+def _single_process_arm_parts(by_codec: dict[str, Any], repeated: bool,
+                              steps: dict[str, Any] | None = None) -> str:
     """``64,858 tok/s, 4.84x [4.10, 5.71] two processes with msgpack (13,408 tok/s),
     5.02x [4.20, 6.00] two processes with pickle (12,921 tok/s)`` of one arm's
     comparisons ``by_codec`` (codec -> ``_single_process_arm``): the single-process
@@ -987,7 +1056,8 @@ def _single_process_arm_parts(by_codec: dict[str, Any], repeated: bool) -> str:
     pairs give the single process another figure (an interrupted run) carries its own
     (``; single process 60,000 tok/s over these pairs``); an arm without an interval in
     a finding of several repetitions (``repeated``) says why: ``(one repetition, no
-    interval)``."""
+    interval)``. ``steps`` (codec -> ``_single_process_step``), where given, adds each
+    codec's step cost after its tok/s (``_step_cost_words``)."""
     first = f"{next(iter(by_codec.values())).treatment_geomean:,.0f}"
     parts = []
     for codec, cmp in by_codec.items():
@@ -999,7 +1069,8 @@ def _single_process_arm_parts(by_codec: dict[str, Any], repeated: bool) -> str:
         parts.append(f"{point_text(cmp.ratio, 2, 1.0)}x{interval} two processes with {codec} "
                      f"({cmp.baseline_geomean:,.0f} tok/s"
                      + ("" if own == first else f"; single process {own} tok/s over these "
-                        "pairs") + ")")
+                        "pairs")
+                     + _step_cost_words((steps or {}).get(codec), cmp.method) + ")")
     return f"{first} tok/s, " + ", ".join(parts)
 
 
@@ -1024,13 +1095,14 @@ def _single_process_over(counts: set[int], unpaired: bool, intervals: int,
                    ", each arm's over the repetitions both its cases finished")
 
 
-def _tokens_by_repetition(cases) -> "pd.Series":
-    """The ``output_tokens_per_s`` of ``cases`` (one arm and codec) by repetition, the
-    cases without the figure left out (a frame without ``repetition``: repetition 0)."""
-    cases = cases.dropna(subset=["output_tokens_per_s"])
+def _tokens_by_repetition(cases, field: str = "output_tokens_per_s") -> "pd.Series":
+    """The ``field`` (``output_tokens_per_s``, or ``step_ns_mean``) of ``cases`` (one
+    arm and codec) by repetition, the cases without the figure left out (a frame
+    without ``repetition``: repetition 0)."""
+    cases = cases.dropna(subset=[field])
     reps = cases["repetition"] if "repetition" in cases.columns else pd.Series(
         0, index=cases.index)
-    return pd.Series(cases["output_tokens_per_s"].to_numpy(),
+    return pd.Series(cases[field].to_numpy(),
                      index=reps.fillna(0).astype(int).to_numpy()).groupby(
                          level=0, observed=True).mean()
 
