@@ -932,17 +932,18 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
             if not (bound or held) and r["ratio"] == r["ratio"] and not (
                     r["codec"] == SINGLE_PROCESS_CODEC and metric(key).unit == "B"):
                 said["intervals" if r["ratio_low"] == r["ratio_low"] else "points"] += 1
+            digits = 0 if key == "output_tokens_per_s" else 2  # tokens/s: 62,757
             rows.append([str(r["workload"]), r["codec"],
                          tokens_name(key, metric(key).label, timed), str(r["n"]),
-                         *arm_values(r, scale),
-                         "-" if bound or held else pair_value(r["diff"] * scale),
+                         *arm_values(r, scale, digits),
+                         "-" if bound or held else pair_value(r["diff"] * scale, digits),
                          f"- ({SCHEDULES_DIFFER})" if bound else
                          f"- ({ARRIVAL_BOUND})" if held else
                          ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
     return rows, said
 
 
-def arm_values(r: dict[str, Any], scale: float) -> list[str]:
+def arm_values(r: dict[str, Any], scale: float, digits: int = 2) -> list[str]:
     """The send and cached cells of a pair table row (a ``stats.summarize_pairs`` row
     ``r``, times ``scale``): each arm's geometric mean over the pairs, whose quotient is
     the paired geometric-mean ratio beside them, so the arms and the ratio point one way
@@ -952,8 +953,8 @@ def arm_values(r: dict[str, Any], scale: float) -> list[str]:
     out = []
     for arm in (SEND, CACHED):
         g = r.get(f"{arm}_geomean")
-        out.append(pair_value(g * scale) if g is not None and g == g else
-                   pair_value(r[arm] * scale) + PAIR_ARITHMETIC_MARK)
+        out.append(pair_value(g * scale, digits) if g is not None and g == g else
+                   pair_value(r[arm] * scale, digits) + PAIR_ARITHMETIC_MARK)
     return out
 
 
@@ -975,13 +976,19 @@ def _arms_caption(method: str, arith: bool) -> str:
 PAIR_ARITHMETIC_MARK = " †"
 
 
-def pair_value(value: Any) -> str:
-    """A mean or difference in the pair table: one format for the whole column, two
-    decimals with thousands separators (``1,534.00``, ``45.68``); ``-`` for None or
-    NaN."""
+def pair_value(value: Any, digits: int = 2) -> str:
+    """A mean or difference in the pair table: ``digits`` decimals with thousands
+    separators (``1,534.00``, ``45.68``; 0 on the tokens/s rows, ``62,757``, as tokens/s
+    print elsewhere), more for one that they would round onto 0 while it is not 0
+    (``stats.point_text``: ``0.4``, ``0.004``); ``-`` for None or NaN."""
+    from ipc_bench.analysis.stats import point_text
+
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
-    return f"{value:,.2f}"
+    text = f"{value:,.{digits}f}"
+    if value != 0 and float(text.replace(",", "")) == 0:
+        return point_text(value, digits)
+    return text
 
 
 def pair_ratio_caption(method: str, intervals: int, points: int) -> str:
@@ -1344,6 +1351,8 @@ def _env_rows(md: dict[str, Any]) -> list[list[str]]:
                 "cpu_freq_mhz", "cpu_governor", "load_avg"):
         if key in md:
             v = md[key]
+            if key == "load_avg" and isinstance(v, list):  # 0.3369140625: 2 decimals
+                v = [f"{x:.2f}" if isinstance(x, float) else x for x in v]
             rows.append([key, ", ".join(map(str, v)) if isinstance(v, list) else str(v)])
     gpu = md.get("gpu")
     if gpu:

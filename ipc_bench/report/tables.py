@@ -1324,8 +1324,9 @@ def _arm_cell(m: dict[str, Any], arm: str, scale: float) -> str:
     (``stats.arm_cell``; its arithmetic mean marked ``ARITHMETIC_MARK`` where it has
     none; its median in a comparison recorded before geometric means, and marked
     ``MEDIAN_MARK`` in one recorded with them but before arithmetic means, where it has
-    neither) and its IQR; ``-`` for the figure where there is none of them."""
-    iqr = _bracketed(m[f"{arm}_iqr"], scale=scale)
+    neither) and its IQR, one figure, so grouped as the figure is (``64,075
+    [3,422]``); ``-`` for the figure where there is none of them."""
+    iqr = f"[{_num(m[f'{arm}_iqr'], scale)}]"
     if f"{arm}_geomean" not in m:
         return f"{_num(m[f'{arm}_median'], scale)} {iqr}"
     value, arithmetic = arm_cell(m, arm)

@@ -48,7 +48,7 @@ def test_the_blocks_arm_columns_are_geometric_means_whose_quotient_is_the_ratio(
     send = math.exp(sum(map(math.log, SEND_TPS)) / 3)
     cached = math.exp(sum(map(math.log, CACHED_TPS)) / 3)
     assert (round(send), round(cached)) == (11133, 11817)
-    assert row[2:5] == ["11,133 [1000]", "11,817 [750.0]", "1.061"]
+    assert row[2:5] == ["11,133 [1,000]", "11,817 [750.0]", "1.061"]
     assert f"{cached / send:.3f}" == row[4]
     m = c["metrics"]["output_tokens_per_s"]
     assert math.isclose(m["treatment_geomean"] / m["baseline_geomean"], m["ratio_geomean"])
@@ -78,7 +78,7 @@ def test_a_comparison_recorded_before_arithmetic_means_shows_its_medians_marked(
     _, header, rows, under = tables.comparison_parts(old)
     assert header[2:4] == ["send (geometric mean) [IQR]", "cached (geometric mean) [IQR]"]
     assert next(r for r in rows if r[0] == "build")[2:4] == ["8.10 ‡ [0]", "3.00 ‡ [3.00]"]
-    assert next(r for r in rows if r[0] == "out tok/s")[2:4] == ["11,133 [1000]",
+    assert next(r for r in rows if r[0] == "out tok/s")[2:4] == ["11,133 [1,000]",
                                                                    "11,817 [750.0]"]
     assert under.splitlines()[1:] == [
         "‡: a pair with a value of 0 or less, so neither arm has a geometric mean, and no "
@@ -94,7 +94,7 @@ def test_a_comparison_recorded_before_geometric_means_keeps_its_medians():
                            for k, m in c["metrics"].items()})
     _, header, rows, _ = tables.comparison_parts(old)
     assert header[2:4] == ["send median over reps [IQR]", "cached median over reps [IQR]"]
-    assert next(r for r in rows if r[0] == "out tok/s")[2:4] == ["11,500 [1000]",
+    assert next(r for r in rows if r[0] == "out tok/s")[2:4] == ["11,500 [1,000]",
                                                                    "12,000 [750.0]"]
 
 

@@ -700,3 +700,12 @@ def test_a_timed_replays_latencies_get_paired_ratios_in_the_terminal():
     assert tables._latency_ratio_line(send, cached, "sign") == [
         "    latency ratios (no interval): TTFT p50 1.714, p99 0.690"]  # medians
     assert tables._latency_ratio_line([{}], [{}], "t") == []
+
+
+def test_an_arms_iqr_is_grouped_as_its_figure():
+    # the comparison block printed 62,757 [10288]: the IQR, one figure in its brackets,
+    # takes the thousands separators its arm's figure has
+    m = {"baseline_geomean": 62_757.0, "baseline_iqr": 10_288.0,
+         "treatment_geomean": 230.0, "treatment_iqr": 12.3}
+    assert tables._arm_cell(m, "baseline", 1.0) == "62,757 [10,288]"
+    assert tables._arm_cell(m, "treatment", 1.0) == "230.0 [12.3]"

@@ -163,8 +163,8 @@ def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
     geo = {p: float(np.exp(np.log(cases[cases["policy"] == p]["output_tokens_per_s"]).mean()))
            for p in ("send", "cached")}
     assert (f"{geo['send']:,.2f}", f"{geo['cached']:,.2f}") == ("1,894.99", "1,504.99")
-    assert [r[2:] for r in rows] == [
-        ["output tokens/s (wall)", "2", "1,894.99", "1,504.99", "390.00",
+    assert [r[2:] for r in rows] == [  # tokens/s whole, as elsewhere in the report
+        ["output tokens/s (wall)", "2", "1,895", "1,505", "390",
          "0.794 [0.736, 0.857]"],
         ["s2r payload B/step", "2", "1,862.00", "1,577.00", "-", "- (schedules differ)"],
         ["build µs/step", "2", "8.10", "3.20", "-", "- (schedules differ)"],
@@ -187,6 +187,23 @@ def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
 def test_the_pair_tables_means_share_one_format_per_column():
     assert [blocks.pair_value(v) for v in (102.0, 45.678, -89.72, 22588.4, float("nan"))] == [
         "102.00", "45.68", "-89.72", "22,588.40", "-"]
+
+
+def test_the_pair_tables_tokens_per_s_are_whole_numbers():
+    # tokens/s printed 62,756.65 and a difference 49.41 where every other tokens/s
+    # figure of the report is whole: the tokens/s rows print whole numbers, a figure
+    # that would round onto 0 while it is not 0 with the digits that show its side
+    assert [blocks.pair_value(v, 0) for v in (62_756.65, 49.41, -8_274.05, 0.4, 0.0)] == [
+        "62,757", "49", "-8,274", "0.4", "0"]
+    assert blocks.pair_value(0.004) == "0.004"
+    rows = blocks._pair_table(_results(SAME))[0][2]
+    (tok,) = [r for r in rows if r[2] == "output tokens/s (wall)"]
+    assert tok[4:] == ["1,895", "1,505", "390", "0.794 [0.736, 0.857]"]
+
+
+def test_the_environment_tables_load_averages_have_two_decimals():
+    assert blocks._env_rows({"load_avg": [0.3369140625, 1.291015625, 1.75927734375]}) == [
+        ["load_avg", "0.34, 1.29, 1.76"]]
 
 
 def _async(arm: str, rep: int, steps: int, digest: str, **extra) -> dict:
