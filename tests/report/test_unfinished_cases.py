@@ -55,12 +55,18 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
     cases = {c["case_id"]: c for c in summary["cases"]}
     single = cases["num_running=4/send/none#0"]["output_tokens_per_s"]
     two = cases["num_running=4/send/msgpack#0"]["output_tokens_per_s"]
+    step = (cases["num_running=4/send/msgpack#0"]["step_ns_mean"]
+            - cases["num_running=4/send/none#0"]["step_ns_mean"]) / 1e3
     # cached's single-process case did not finish: only send is compared, with its own arm
     assert (f"- At 4 running requests, the single-process baseline (no IPC, no "
-            f"serialization) runs, each arm against its own two-process case with "
+            f"serialization; with the null model, whose step computes nothing) runs, each "
+            f"arm against its own two-process case with "
             f"msgpack, the run's only two-process codec (one repetition: one sample, no "
-            f"interval): send: {single:,.0f} tok/s, {single / two:.2f}x two processes "
-            f"with msgpack ({two:,.0f} tok/s): against msgpack, one repetition, no "
+            f"interval; µs per step: the two-process case's mean step less the single "
+            f"process's, the mean of the per-repetition differences): send: "
+            f"{single:,.0f} tok/s, {single / two:.2f}x two processes "
+            f"with msgpack ({two:,.0f} tok/s; its mean step {step:+,.1f} µs over the "
+            f"single process's): against msgpack, one repetition, no "
             "interval to tell it "
             "from noise: not established as the cost of having IPC.") in md
     body = _section(md, "## Findings", "## Configuration")
