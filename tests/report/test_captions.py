@@ -43,7 +43,9 @@ def test_an_aa_runs_captions_name_its_arms_and_no_cached_panel(runs, tmp_path, c
         "Payload bytes per step in each direction against the number of running requests "
         "(mean over counted steps, repetitions pooled), one line per arm and codec: "
         "`send` and `send'` "
-        "(msgpack)." + copy)
+        "(msgpack). Where an arm's bytes equal `send`'s the lines coincide: `send`'s small "
+        "filled dots lie inside the other arm's larger hollow markers, and the panel's note "
+        "names the codecs and counts." + copy)
     assert captions["throughput"] == (
         "Output tokens/s of every case (tokens sampled in counted steps over their busy "
         "wall time), one point per arm and codec: `send` and `send'`; one repetition per "

@@ -40,7 +40,9 @@ def test_the_bytes_figure_of_several_pipeline_sizes_is_drawn_against_n(pp_run):
         "so a step's message shrinks with N (mean over counted steps, repetitions pooled), "
         "one line per arm and "
         "codec: `send` and `direct` (msgpack). The runner → scheduler message is the same "
-        "for both arms.")
+        "for both arms. Where an arm's bytes equal `send`'s the lines coincide: `send`'s "
+        "small filled dots lie inside the other arm's larger hollow markers, and the "
+        "panel's note names the codecs and counts.")
 
 
 def test_several_running_counts_get_a_line_each(pp_run):
