@@ -2210,12 +2210,13 @@ SIDE_NO_INTERVAL_NOTE = (
 
 
 def side_reading(low: float, high: float) -> str:
-    """The reading of a side-by-side ratio's 95 % interval ``[low, high]``, on its ends
-    as printed (3 decimals, ``stats.ratio_interval``): ``SIDE_SIGNIFICANT`` where it
+    """The reading of a side-by-side ratio's 95 % interval ``[low, high]``, on its true
+    ends, which ``stats.ratio_interval`` prints on their side of 1 and of the band's
+    edges (``stats.interval_end``), so the reading is that of the ends as printed:
+    ``SIDE_SIGNIFICANT`` where it
     excludes 1, else ``SIDE_INCONCLUSIVE`` where it reaches beyond 1.1x either way
     (``stats.inconclusive``), else ``SIDE_WITHIN_NOISE``: the rule of every "within
     noise" of the report (docs/comparisons.md#within-noise)."""
-    low, high = round(low, 3), round(high, 3)
     if low > 1.0 or high < 1.0:
         return SIDE_SIGNIFICANT
     return SIDE_INCONCLUSIVE if inconclusive(low, high) else SIDE_WITHIN_NOISE
