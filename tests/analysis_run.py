@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,17 @@ REPO = Path(__file__).resolve().parents[1]
 #: single-process baseline cases the scenario adds; about 2 s on 2 cores.
 SMALL_RUN_ARGS = ["--scenario", "decode-steady", "--num-running", "4,16", "--steps", "50",
                   "--warmup-steps", "10"]
+
+#: An item of the machine-load note's list (``blocks.machine_load_line``): whether the
+#: note is written depends on how busy the machine was while each run ran.
+MACHINE_LOAD_ITEM = re.compile(r"- `[^`]+`: (the machine [0-9.]+ % busy|not recorded)")
+
+
+def setting_items(lines: list[str]) -> list[str]:
+    """The ``- `` items of a report's Runs section ``lines`` less the machine-load list,
+    which a test beside another under ``pytest -n 2`` may or may not get: the runs'
+    mean ``machine_busy_pct`` can land 10 points apart or not."""
+    return [ln for ln in lines if ln.startswith("- ") and not MACHINE_LOAD_ITEM.match(ln)]
 
 
 def run_bench(path: Path, args: list[str]) -> str:

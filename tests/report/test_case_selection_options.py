@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from analysis_run import copy_as_another_run, run_bench
+from analysis_run import copy_as_another_run, run_bench, setting_items
 from ipc_bench import cli
 from ipc_bench.harness.environment import (CASE_SELECTION_OPTIONS, MEASUREMENT_FLAGS,
                                            compare_settings)
@@ -44,7 +44,7 @@ def _differences(base, names: list[str]) -> list[str]:
     md = (out / "report.md").read_text().splitlines()
     start = md.index("## Runs")
     end = md.index("## Side by side")
-    return [ln for ln in md[start:end] if ln.startswith("- ")]
+    return setting_items(md[start:end])
 
 
 def test_the_options_are_recorded_as_given(runs):

@@ -78,3 +78,17 @@ def test_runs_closer_than_the_threshold_or_unrecorded_say_nothing():
                     "against 70.0 %")
     assert machine_load_blocks(_results({"a": QUIET, "old": [NAN, 0.0]},
                                         {"a": [NAN] * 3, "old": [NAN] * 2}, {})) == []
+
+
+def test_the_tests_filter_knows_every_item_form():
+    """``analysis_run.setting_items`` drops the note's items from the Runs section of
+    real runs (whether it is written depends on the machine's load); it must match every
+    form ``machine_load_line`` writes and no setting difference."""
+    from analysis_run import setting_items
+
+    results = _results({"a": QUIET, "b": [71.0, 72.0], "old": [NAN], "d": BUSY},
+                       {"a": [NAN] * 3, "b": [NAN] * 2, "old": [NAN], "d": [0.3] * 4},
+                       {"a": [0.34, 0.5, 0.6]})
+    items = ["- " + item for item in machine_load_blocks(results)[1][1]]
+    difference = "- b against a: option --codecs differs: [msgpack] vs default (msgpack, pickle)"
+    assert setting_items(items + [difference]) == [difference]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis_run import run_bench
+from analysis_run import run_bench, setting_items
 from ipc_bench import cli
 
 COMMON = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
@@ -35,7 +35,7 @@ def _section(md: list[str], title: str) -> list[str]:
 
 
 def test_runs_that_share_no_arm_with_the_first_are_compared_with_each_other(report):
-    lines = [ln for ln in _section(report, "## Runs") if ln.startswith("- ")]
+    lines = setting_items(_section(report, "## Runs"))
     # each difference once: the run that differs named against the others
     assert lines == [
         # the options that choose the cases: A ran cached alone, and async
