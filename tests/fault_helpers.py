@@ -240,12 +240,30 @@ def ctrl_c_reaps_every_child(tmp_path: Path, tmpdir: Path, args: list[str],
     assert socket_folders(tmpdir) == []
 
 
+def _ephemeral_ports() -> tuple[int, int]:
+    """The kernel's range for ports it picks itself (an outgoing connection's local
+    port, a bind to port 0): ``net.ipv4.ip_local_port_range``, 32768-60999 where
+    unread (Linux's default)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_base_port(n: int) -> int:
-    """A port P with P .. P + n - 1 free on 127.0.0.1 (checked by binding each)."""
+    """A port P with P .. P + n - 1 free on 127.0.0.1 (checked by binding each), outside
+    the kernel's ephemeral range: a connection that a test beside this one opens
+    (``pytest -n 2``) takes its local port from that range, between this check and the
+    bind of the run that uses P."""
     import random
 
+    low, high = _ephemeral_ports()
+    ranges = [r for r in ((10000, low - n), (high + 1, 65536 - n)) if r[1] - r[0] >= 1000]
+    if not ranges:
+        raise RuntimeError(f"no port range outside the ephemeral range {low}-{high}")
     for _ in range(200):
-        base = random.randrange(20000, 60000)
+        base = random.randrange(*random.choice(ranges))
         socks = []
         try:
             for port in range(base, base + n):
