@@ -381,10 +381,15 @@ def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
         sock.connect(endpoint)
         deadline = time.monotonic() + timeout_s
         while True:
+            # in slices: a signal that lands after the interpreter's last check and
+            # before the poll's system call starts is acted on when the poll returns,
+            # so one wait for the whole timeout could leave a Ctrl-C unanswered for it
             left_ms = int((deadline - time.monotonic()) * 1000)
-            if left_ms <= 0 or not monitor.poll(left_ms):
+            if left_ms <= 0:
                 raise NoHandshake(f"cannot connect to {endpoint}: no ZeroMQ handshake within "
                                   f"{timeout_s:g} s", timed_out=True)
+            if not monitor.poll(min(left_ms, POLL_SLICE_MS)):
+                continue
             message = recv_monitor_message(monitor)
             event = message["event"]
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
