@@ -1320,9 +1320,9 @@ def geomean_interval(values: Iterable[Optional[float]], confidence: float = CONF
 def welch_ratio(baseline: Iterable[Optional[float]], treatment: Iterable[Optional[float]],
                 confidence: float = CONFIDENCE) -> tuple[float, float, float]:
     """(ratio, low, high): the geometric mean of ``treatment``'s finite values over that
-    of ``baseline``'s (``None`` and NaN left out; e.g. one case's tokens/s over the
-    repetitions of two runs), with the unpaired (Welch) t interval of the difference of
-    their mean logs d: exp(d ± t(ν) · sqrt(s_b²/n_b + s_t²/n_t)), ``s`` the samples'
+    of ``baseline``'s (``None``, NaN and infinities left out; e.g. one case's tokens/s
+    over the repetitions of two runs), with the unpaired (Welch) t interval of the
+    difference of their mean logs d: exp(d ± t(ν) · sqrt(s_b²/n_b + s_t²/n_t)), ``s`` the samples'
     standard deviations of the logs (``ddof=1``), ν the Welch-Satterthwaite degrees of
     freedom: the interval ``scipy.stats.ttest_ind(..., equal_var=False)
     .confidence_interval`` gives, computed with scipy's t quantile

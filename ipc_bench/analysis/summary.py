@@ -1193,6 +1193,11 @@ def floor_below_one_warning(summary: dict[str, Any]) -> str | None:
             "the harness's logic adds, so this case's overhead over the floor is noise")
 
 
+#: ``case_warnings`` warns that a case's step times are noisy where the standard
+#: deviation of its 50-step mean step times exceeds this share of their mean
+#: (``step_ns_block_cv``; pyperf's 10 %).
+NOISY_STEP_BLOCK_CV = 0.10
+
 #: ``floor_noise_warning`` warns when the standard deviation of a case's 50-step mean
 #: floor step times (``floor_step_ns_block_cv``) exceeds this share of their mean: the
 #: threshold the step times' warning applies (pyperf's 10 %), so that "noisy" means the
@@ -1397,7 +1402,7 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     warnings.extend(stall_warnings(summary))
     warnings.extend(case_off_nominal(summary))  # the runner's wait; cached's whole step
     cv = summary.get("step_ns_block_cv")
-    if cv is not None and cv > 0.10:
+    if cv is not None and cv > NOISY_STEP_BLOCK_CV:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "
                         f"{above_percent(cv, 10)} % of their mean (> 10 %): the machine "
                         "may be noisy")

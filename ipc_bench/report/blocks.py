@@ -20,6 +20,7 @@ from ipc_bench.analysis.pace import as_record, is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning, run_state
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
+from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start, nice_note
 from ipc_bench.report.findings import findings
@@ -1772,27 +1773,29 @@ BUSY_APART = 10.0
 #: A case's step times are noisy, as its warning says, where the standard deviation of
 #: its 50-step mean step times is over this share of their mean (``step_ns_block_cv``;
 #: ``analysis.summary.case_warnings``).
-NOISY_STEP_CV = 0.10
+NOISY_STEP_CV = NOISY_STEP_BLOCK_CV
 
 
 def machine_load(cases, md: dict[str, Any]) -> Optional[dict[str, Any]]:
     """What one run recorded of the machine's load: ``busy``, the mean
     ``machine_busy_pct`` (%) over its cases ``cases`` (a ``Results.cases`` table, the
     run's finished cases) with a value above 0 (0: ``/proc/stat`` unread), and ``n``,
-    those cases; ``load`` and ``cpus``, the 1-minute load average at its start and its
-    CPUs (metadata ``md``'s ``load_avg[0]`` and ``cpu_count``, ``None`` where either is
-    not recorded); ``noisy`` of ``timed``, the cases whose ``step_ns_block_cv`` is over
-    ``NOISY_STEP_CV`` (the noisy-step warning) of those with a value (``timed`` 0: not
-    recorded). ``None`` where no case recorded ``machine_busy_pct`` (an older run)."""
-    busy = [float(v) for v in (cases["machine_busy_pct"] if "machine_busy_pct"
-                               in cases.columns else []) if v == v and v > 0]
-    if not busy:
+    those cases (``busy`` ``None`` where every case recorded 0); ``load`` and ``cpus``,
+    the 1-minute load average at its start and its CPUs (metadata ``md``'s
+    ``load_avg[0]`` and ``cpu_count``, each ``None`` where not recorded); ``noisy`` of
+    ``timed``, the cases whose ``step_ns_block_cv`` is over ``NOISY_STEP_CV`` (the
+    noisy-step warning) of those with a value (``timed`` 0: not recorded). ``None``
+    where no case recorded ``machine_busy_pct`` (an older run)."""
+    values = [float(v) for v in (cases["machine_busy_pct"] if "machine_busy_pct"
+                                 in cases.columns else []) if v == v]
+    if not values:
         return None
+    busy = [v for v in values if v > 0]
     cvs = [float(v) for v in (cases["step_ns_block_cv"] if "step_ns_block_cv"
                               in cases.columns else []) if v is not None and v == v]
     load, cpus = md.get("load_avg"), md.get("cpu_count")
-    return dict(busy=sum(busy) / len(busy), n=len(busy),
-                load=float(load[0]) if load and cpus else None, cpus=cpus,
+    return dict(busy=sum(busy) / len(busy) if busy else None, n=len(busy),
+                load=float(load[0]) if load else None, cpus=cpus,
                 noisy=sum(v > NOISY_STEP_CV for v in cvs), timed=len(cvs))
 
 
@@ -1803,7 +1806,11 @@ def machine_load_line(run: str, load: Optional[dict[str, Any]]) -> str:
     it did not record said so (``not recorded``)."""
     if load is None:
         return f"{code_span(run)}: not recorded (`machine_busy_pct` absent: an older run)"
-    start = (f"1-minute load average {load['load']:.2f} on {load['cpus']} CPUs at its start"
+    if load["busy"] is None:
+        return (f"{code_span(run)}: not recorded (`machine_busy_pct` 0 in every case: "
+                "`/proc/stat` could not be read)")
+    cpus = f"on {load['cpus']} CPUs" if load["cpus"] else "(its CPU count not recorded)"
+    start = (f"1-minute load average {load['load']:.2f} {cpus} at its start"
              if load["load"] is not None else "load average at its start not recorded")
     noisy = (f"noisy step times (`step_ns_block_cv` over {NOISY_STEP_CV:.0%}) in "
              f"{load['noisy']} of {load['timed']} cases" if load["timed"]
@@ -1824,19 +1831,22 @@ def machine_load_blocks(results) -> list[Block]:
     loads = {r: machine_load(cases[cases["run_id"] == r] if "run_id" in cases.columns
                              else cases.iloc[:0], results.metadata.get(r) or {})
              for r in results.run_ids}
-    known = {r: v["busy"] for r, v in loads.items() if v is not None}
+    known = {r: v["busy"] for r, v in loads.items() if v is not None and v["busy"] is not None}
     if len(known) < 2:
         return []
     hi, lo = max(known, key=known.get), min(known, key=known.get)
     if known[hi] - known[lo] < BUSY_APART:
         return []
-    who = (f"busier during run `{hi}` than during run `{lo}`" if len(known) == 2 else
-           f"busiest during run `{hi}` and least busy during run `{lo}`")
+    who = (f"busier during run {code_span(hi)} than during run {code_span(lo)}"
+           if len(known) == 2 else f"busiest during run {code_span(hi)} and least busy "
+           f"during run {code_span(lo)}")
     return [("note", f"The machine was {who}: {known[hi]:.1f} % against {known[lo]:.1f} % "
                      f"of its CPU time busy on average over their cases (`machine_busy_pct`, "
                      f"{BUSY_APART:g} points apart or more), so the runs' times and "
-                     "tokens/s differ for that reason as well as for any change in code "
-                     "(bytes per step do not). As each run recorded it:"),
+                     "tokens/s may differ for that reason as well as for any change in "
+                     "code (bytes per step do not). The share counts every process, the "
+                     "runs' own among them: code that keeps the CPUs busier raises it "
+                     "too. As each run recorded it:"),
             ("ul", [machine_load_line(r, loads[r]) for r in results.run_ids])]
 
 
@@ -2041,17 +2051,19 @@ def ratio_column(run: str, base: str) -> str:
     return f"{run}{RATIO_SIGN}{base}"
 
 
-def side_by_side_caption(label: str, run_ids: list[str], base: str = "") -> str:
+def side_by_side_caption(label: str, run_ids: list[str], base: str = "",
+                         given: bool = False) -> str:
     """The line over a side-by-side table of metric ``label`` of runs ``run_ids`` (in
     load order): what its values are and which run its ratio columns divide by,
     ``base`` (default: the first): ``**output tokens/s** (geometric mean over
     repetitions; the ratio columns, `b ÷ a`, divide each run's geometric mean by that
     of run `a`, the first loaded)``; another run chosen by ``--baseline`` reads ``...
-    by that of run `b`, the baseline given)``. The columns are named as the table heads them
-    (``ratio_column``)."""
+    by that of run `b`, the baseline given)``, as does the first run when ``--baseline``
+    named it (``given``, as ``reference_line``). The columns are named as the table
+    heads them (``ratio_column``)."""
     base = base or run_ids[0]
     cols = ", ".join(f"{code_span(ratio_column(r, base))}" for r in run_ids if r != base)
-    why = "the first loaded" if base == run_ids[0] else "the baseline given"
+    why = "the baseline given" if given or base != run_ids[0] else "the first loaded"
     return (f"**{label}** (geometric mean over repetitions; the ratio column"
             f"{'' if len(run_ids) == 2 else 's'}, {cols}, divide"
             f"{'s' if len(run_ids) == 2 else ''} each run's geometric mean by that of run "
@@ -2252,9 +2264,11 @@ def _side_ratio(ratio: float, samples, cells: tuple[tuple, tuple], arith: set,
     neither has any spread; the bare ratio (``1.042``) where either has fewer than 2 or
     is an arithmetic mean (``arith``: no logarithm). Adds to ``said`` the reading, or
     ``SIDE_NO_INTERVAL_NOTE`` where a run lacked repetitions."""
-    from ipc_bench.analysis.stats import ratio_interval, welch_ratio
+    from ipc_bench.analysis.stats import point_text, ratio_interval, welch_ratio
 
-    text = f"{ratio:.3f}"
+    # never rounded onto 1 beside an interval that excludes it (``stats.point_text``);
+    # a quotient of equal means that floating point left a few ulps off 1 is 1
+    text = point_text(1.0 if math.isclose(ratio, 1.0, rel_tol=1e-12) else ratio, 3, 1.0)
     if any(c in arith for c in cells):
         return text
     _, low, high = welch_ratio(samples.get(cells[1], []), samples.get(cells[0], []))
@@ -2313,7 +2327,7 @@ def _side_by_side(results, key: str,
     from ipc_bench.report.tables import is_timed, tokens_name
 
     ids = results.run_ids
-    base = base or ids[0]
+    given, base = bool(base), base or ids[0]
     unlike = unlike or {}
     entry = metric(key)
     samples = results.cases.groupby(["workload", "policy", "codec", "run_id"], sort=False,
@@ -2351,7 +2365,7 @@ def _side_by_side(results, key: str,
                                    and vals[r] == vals[r])
                        + (SIDE_ARITHMETIC_MARK if group + (r,) in arith
                           and vals[r] == vals[r] else "") for r in ids] + ratios)
-    blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids, base)),
+    blocks: list[Block] = [("p", side_by_side_caption(entry.label, ids, base, given)),
                            ("table", header, rows)]
     wall = _cell_notes(key, bool(timed & set(groups)), rows, len(ids),
                        any(not performed(key, g[2]) for g in groups))
@@ -2564,28 +2578,53 @@ def run_effects(results, key: str = EFFECT_METRIC) -> dict[tuple, dict[str, Any]
 def effect_caption(run_ids: list[str], base: str, given: bool = False) -> str:
     """The line over the effect table (``_effect_blocks``) of runs ``run_ids`` against
     run ``base`` (``given``: chosen by ``--baseline``)."""
-    cols = ", ".join(f"`{ratio_column(r, base)}`" for r in run_ids if r != base)
+    cols = ", ".join(code_span(ratio_column(r, base)) for r in run_ids if r != base)
     one = len(run_ids) == 2
     why = "the baseline given" if given or base != run_ids[0] else "the first loaded"
     return (f"**cached/send output tokens/s, run by run** (each run's cell: its paired "
             f"ratio over its repetitions with its interval where it has one, as in its "
             f"own `cached against send` table; the ratio column{'' if one else 's'}, {cols}, divide"
             f"{'s' if one else ''} the geometric mean of each run's per-repetition "
-            f"ratios by that of run `{base}`, {why}: whether the policy's effect changed "
+            f"ratios by that of run {code_span(base)}, {why}: whether the policy's effect changed "
             "between the runs)")
 
 
 def effect_interval_note(readings: Collection[str]) -> str:
     """The note under the effect table on its ratio cells' intervals and the readings
-    used (``readings``, ``SIDE_READINGS``' words)."""
-    words = "; ".join(f"`{w}`: {meaning}" for w, meaning in SIDE_READINGS.items()
+    used (``readings``, ``SIDE_READINGS``' words); with ``SIDE_EXACT`` alone, its
+    meaning alone (as ``side_interval_note``)."""
+    meanings = dict(SIDE_READINGS, **{SIDE_EXACT: (
+        "every repetition of each run has the same cached/send ratio, so the ratio of "
+        "the runs' effects has no spread to draw an interval from")})
+    words = "; ".join(f"`{w}`: {meaning}" for w, meaning in meanings.items()
                       if w in readings)
+    if not set(readings) - {SIDE_EXACT}:
+        return words + "."
     return ("Effect ratios (`1.042 [0.981, 1.097] within noise`): the 95 % Welch t "
             "interval of the difference of the two runs' mean log cached/send ratios "
             "over their repetitions (Welch-Satterthwaite degrees of freedom), as a ratio "
             "of their geometric means. Each run's ratios pair its own arms, but the two "
             "runs' repetitions are not pairs, so it carries both runs' noise; it is "
             "unadjusted for the number of rows. " + words + ".")
+
+
+def effect_method_notes(results) -> list[str]:
+    """Under the effect table, for each run compared with ``--ci-method sign`` or
+    ``bootstrap``: its cells are that method's point (the median of its per-repetition
+    ratios) and interval, as its own pair table prints them, while the ratio columns
+    divide geometric means, so a cell and its column can disagree (two runs' equal
+    medians beside a ratio of 0.95). ``[]`` where every run used ``t``."""
+    from ipc_bench.analysis.stats import RATIO_POINTS, results_ci_method
+
+    out = []
+    for r in results.run_ids:
+        method = results_ci_method({r: results.metadata.get(r) or {}})
+        if method != "t":
+            out.append(f"Run {code_span(r)} was compared with `--ci-method {method}`: its "
+                       f"cells are the {RATIO_POINTS[method]} of its per-repetition ratios, "
+                       "as its own pair table gives them, while the ratio columns divide "
+                       "geometric means, so its cell and a ratio column can disagree.")
+    return out
 
 
 def _effect_blocks(results, base: str = "",
@@ -2597,10 +2636,12 @@ def _effect_blocks(results, base: str = "",
     ``base``'s: the quotient of the geometric means of their per-repetition ratios with
     its 95 % unpaired Welch interval and reading (``_side_ratio``, as the side-by-side
     cells; ``UNLIKE_CELL`` where the runs ran the workload with other settings,
-    ``unlike``), under ``effect_caption``, over ``effect_interval_note`` (where a cell
+    ``unlike``, and the workload marked ``UNLIKE_MARK`` as in the side-by-side rows), under ``effect_caption``, over ``effect_interval_note`` (where a cell
     has an interval or is exact), ``SIDE_NO_INTERVAL_NOTE`` (where one lacks it for want
     of repetitions) and ``EFFECT_VERDICT_NOTE`` (where one has an interval); ``[]`` where
-    no two runs share a pair."""
+    no two runs share a pair. Where each run compared a (workload, codec) on one
+    transport and model, rows are per (workload, codec), so a run on another transport
+    meets the others in its row (its ratio ``UNLIKE_CELL`` where ``unlike`` says so)."""
     from ipc_bench.analysis.stats import welch_ratio
     from ipc_bench.report.plots import codec_rank
     from ipc_bench.report.tables import ratio_text
@@ -2610,6 +2651,14 @@ def _effect_blocks(results, base: str = "",
     given, base = bool(base), base or ids[0]
     unlike = unlike or {}
     effects = run_effects(results)
+    keys: dict[tuple, list] = {}
+    for k in effects:
+        keys.setdefault((k[0], k[1], k[4]), []).append(k)
+    if all(len(v) == 1 for v in keys.values()):
+        # each run compared a workload and codec on one transport and model: one row
+        # per workload and codec, where runs that ran it on other transports or models
+        # meet, their ratio ``UNLIKE_CELL`` (``unlike``) as in the side-by-side rows
+        effects = {(k[0], k[1], None, None, k[4]): v for k, v in effects.items()}
     groups = sorted(dict.fromkeys(k[:4] for k in effects),
                     key=lambda g: (workload_order(g[0]), str(g[0]), codec_rank(g[1]),
                                    str(g[1]), str(g[2]), str(g[3])))
@@ -2629,11 +2678,14 @@ def _effect_blocks(results, base: str = "",
             ratios.append("-" if point != point else UNLIKE_CELL
                           if g[0] in unlike.get(_pair_key(ids, r, base), ()) else
                           _side_ratio(point, samples, (g + (r,), g + (base,)), set(), said))
-        rows.append([str(g[0]), str(g[1])] + cells + ratios)
+        marked = any(g[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
+                     if all(g + (r,) in effects for r in pair))
+        rows.append([str(g[0]) + (UNLIKE_MARK if marked else ""), str(g[1])] + cells + ratios)
     readings = said & SIDE_READINGS.keys()
     header = ["workload", "codec"] + ids + [ratio_column(r, base) for r in ids if r != base]
     return ([("p", effect_caption(ids, base, given)), ("table", header, rows)]
             + ([("p", effect_interval_note(readings))] if readings else [])
+            + [("p", line) for line in effect_method_notes(results)]
             + ([("p", SIDE_NO_INTERVAL_NOTE)] if SIDE_NO_INTERVAL_NOTE in said else [])
             + ([("p", EFFECT_VERDICT_NOTE)] if readings - {SIDE_EXACT} else []))
 

@@ -10,11 +10,13 @@ import math
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import pandas as pd
 from scipy.stats import t as student_t, ttest_ind
 
 from ipc_bench.report.blocks import (EFFECT_VERDICT_NOTE, SIDE_NO_INTERVAL_NOTE,
-                                     UNLIKE_CELL, _effect_blocks, effect_interval_note)
+                                     UNLIKE_CELL, _effect_blocks, effect_caption,
+                                     effect_interval_note)
 
 #: Per workload, per run: (send, cached) tokens/s over repetitions.
 TOKENS = {
@@ -116,8 +118,32 @@ def test_identical_runs_read_exact_and_unlike_workloads_are_not_compared():
     assert blocks[1][2] == [["num_running=4", "msgpack", "1.100 [1.100, 1.100]",
                              "1.100 [1.100, 1.100]", "1.000 exact"]]
     assert blocks[2:] == [("p", effect_interval_note({"exact"}))]  # no verdict to differ
+    assert effect_interval_note({"exact"}) == (  # no interval to describe
+        "`exact`: every repetition of each run has the same cached/send ratio, so the "
+        "ratio of the runs' effects has no spread to draw an interval from.")
     rows = _effect_blocks(_runs(), unlike={("b", "a"): {"num_running=4"}})[1][2]
-    assert rows[0][-1] == UNLIKE_CELL and rows[1][-1] == "1.057"
+    assert [(row[0], row[-1]) for row in rows] == [  # marked as the side-by-side rows
+        ("num_running=4 ≠", UNLIKE_CELL), ("num_running=8", "1.057")]
+
+
+def test_a_ratio_point_never_rounds_onto_1_beside_its_reading():
+    """A ratio 3 decimals would print as 1.000 gets the decimals that show its side,
+    as the pair table's points do (``stats.point_text``)."""
+    close = {"num_running=4": {"a": ([1000.0] * 3, [1000.0, 1000.1, 1000.05]),
+                               "b": ([1000.0] * 3, [999.6, 999.65, 999.7])}}
+    cell = _effect_blocks(_runs(close))[1][2][0][-1]
+    ratio, low, high = _welch(close["num_running=4"]["a"], close["num_running=4"]["b"])
+    assert high < 1 and f"{ratio:.3f}" == "1.000"
+    assert cell == "0.9996 [0.999, 0.9997] significant"
+
+
+def test_run_names_with_backticks_stay_one_code_span():
+    assert effect_caption(["a`x", "b"], "a`x") == (
+        "**cached/send output tokens/s, run by run** (each run's cell: its paired ratio "
+        "over its repetitions with its interval where it has one, as in its own `cached "
+        "against send` table; the ratio column, ``b ÷ a`x``, divides the geometric mean "
+        "of each run's per-repetition ratios by that of run ``a`x``, the first loaded: "
+        "whether the policy's effect changed between the runs)")
 
 
 def test_with_one_repetition_the_ratios_are_bare_and_no_verdict_note():
@@ -133,3 +159,37 @@ def test_runs_that_share_no_pair_have_no_effect_table():
     alone = {"num_running=4": {"a": TOKENS["num_running=4"]["a"]},
              "num_running=8": {"b": TOKENS["num_running=8"]["b"]}}
     assert _effect_blocks(_runs(alone)) == []
+
+
+def test_a_run_compared_by_medians_says_its_cells_and_the_column_differ():
+    """Under ``--ci-method sign`` a run's cell is the median of its per-repetition
+    ratios, the column a quotient of geometric means: equal cells beside a ratio that
+    is not 1, so the table says which run's cells are medians."""
+    skew = {"num_running=4": {"a": ([1000.0] * 3, [1100.0, 1100.1, 1300.0]),
+                              "b": ([1000.0] * 3, [1099.6, 1099.65, 1099.7])}}
+    results = _runs(skew)
+    results.metadata["a"]["ci_method"] = "sign"
+    blocks = _effect_blocks(results)
+    row = blocks[1][2][0]
+    assert row[2].split()[0] == "1.100" and row[-1].startswith("0.946 ")
+    assert ("p", "Run `a` was compared with `--ci-method sign`: its cells are the median "
+                 "of its per-repetition ratios, as its own pair table gives them, while the "
+                 "ratio columns divide geometric means, so its cell and a ratio column can "
+                 "disagree.") in blocks
+    assert not any("--ci-method" in b[1] for b in _effect_blocks(_runs(skew)))
+
+
+def test_a_run_on_another_transport_meets_the_others_in_its_row():
+    """Run ``d`` ran on shm-block, ``a`` on ipc: one row with both runs' own effects
+    and no ratio of the two (the settings differ), not two rows each lacking a run's
+    cell, nor (with two runs) no row at all."""
+    results = _runs()
+    results.cases["transport"] = results.cases["run_id"].map({"a": "ipc", "b": "shm-block"})
+    blocks = _effect_blocks(results, unlike={("b", "a"): {"num_running=4"}})
+    four, eight = TOKENS["num_running=4"], TOKENS["num_running=8"]
+    pa, pb = _paired(*four["a"]), _paired(*four["b"])
+    assert blocks[1][2] == [
+        ["num_running=4 ≠", "msgpack", f"{pa[0]:.3f} [{pa[1]:.3f}, {pa[2]:.3f}]",
+         f"{pb[0]:.3f} [{pb[1]:.3f}, {pb[2]:.3f}]", UNLIKE_CELL],
+        ["num_running=8", "msgpack", "1.088 [0.947, 1.250]", "1.150", "1.057"]]
+    assert _paired(*eight["a"])[0] == pytest.approx(1.088, abs=5e-4)

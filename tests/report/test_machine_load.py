@@ -39,8 +39,10 @@ def test_the_busier_run_is_named_with_each_runs_recorded_figures():
         ("note", "The machine was busier during run `d` than during run `a`: 97.2 % "
                  "against 70.0 % of its CPU time busy on average over their cases "
                  "(`machine_busy_pct`, 10 points apart or more), so the runs' times and "
-                 "tokens/s differ for that reason as well as for any change in code (bytes "
-                 "per step do not). As each run recorded it:"),
+                 "tokens/s may differ for that reason as well as for any change in code "
+                 "(bytes per step do not). The share counts every process, the runs' own "
+                 "among them: code that keeps the CPUs busier raises it too. As each run "
+                 "recorded it:"),
         ("ul", ["`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); "
                 "1-minute load average 0.34 on 2 CPUs at its start; noisy step times "
                 "(`step_ns_block_cv` over 10 %) in 1 of 2 cases",
@@ -92,3 +94,24 @@ def test_the_tests_filter_knows_every_item_form():
     items = ["- " + item for item in machine_load_blocks(results)[1][1]]
     difference = "- b against a: option --codecs differs: [msgpack] vs default (msgpack, pickle)"
     assert setting_items(items + [difference]) == [difference]
+
+
+def test_a_run_that_could_not_read_proc_stat_and_one_without_its_cpu_count_say_so():
+    results = _results({"a": QUIET, "zero": [0.0, 0.0], "d": BUSY},
+                       {"a": [NAN] * 3, "zero": [NAN] * 2, "d": [NAN] * 4},
+                       {"a": [0.34, 0.5, 0.6], "d": [3.57, 2.0, 1.0]})
+    del results.metadata["d"]["cpu_count"]
+    assert machine_load_blocks(results)[1] == ("ul", [
+        "`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
+        "load average 0.34 on 2 CPUs at its start; step-time noise not recorded",
+        "`zero`: not recorded (`machine_busy_pct` 0 in every case: `/proc/stat` could "
+        "not be read)",
+        "`d`: the machine 97.2 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
+        "load average 3.57 (its CPU count not recorded) at its start; step-time noise "
+        "not recorded"])
+
+
+def test_run_names_with_backticks_stay_one_code_span():
+    results = _results({"a`x": QUIET, "d": BUSY}, {"a`x": [NAN] * 3, "d": [NAN] * 4}, {})
+    assert machine_load_blocks(results)[0][1].startswith(
+        "The machine was busier during run `d` than during run ``a`x``: ")

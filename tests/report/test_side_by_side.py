@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from ipc_bench.report.blocks import SIDE_NO_INTERVAL_NOTE, _side_by_side
+from ipc_bench.report.blocks import SIDE_NO_INTERVAL_NOTE, _side_by_side, reference_line
 
 
 def _results(run_ids: list[str]) -> SimpleNamespace:
@@ -53,10 +53,22 @@ def test_a_chosen_baseline_is_the_denominator_and_named_in_the_caption():
     assert blocks[2:] == [("p", SIDE_NO_INTERVAL_NOTE)]  # one repetition each
 
 
-def test_the_first_run_chosen_as_baseline_reads_as_the_default():
+def test_the_first_run_chosen_as_baseline_is_the_baseline_given_as_in_the_runs_section():
+    """The same table as the default's, its caption naming the choice as the Runs
+    section's reference line does (``reference_line``): one report, one word for it."""
     results = _results(["base", "new"])
-    assert (_side_by_side(results, "output_tokens_per_s", base="base")
-            == _side_by_side(results, "output_tokens_per_s"))
+    chosen = _side_by_side(results, "output_tokens_per_s", base="base")
+    default = _side_by_side(results, "output_tokens_per_s")
+    assert chosen[1:] == default[1:]
+    assert (chosen[0][1], default[0][1]) == (
+        "**output tokens/s** (geometric mean over repetitions; the ratio column, "
+        "`new ÷ base`, divides each run's geometric mean by that of run `base`, the "
+        "baseline given)",
+        "**output tokens/s** (geometric mean over repetitions; the ratio column, "
+        "`new ÷ base`, divides each run's geometric mean by that of run `base`, the "
+        "first loaded)")
+    assert reference_line(["base", "new"], "base", True).startswith(
+        "Reference: run `base`, the baseline given (`--baseline`).")
 
 
 def test_a_row_the_baseline_lacks_shows_a_dash_and_a_note_says_why():

@@ -185,3 +185,17 @@ def test_markdown_and_html_show_the_cells_as_built():
     assert "<td>1.003 [0.982, 1.025] within noise</td>" in html
     assert "<td>1.502 [&lt;0.001, &gt;1000] inconclusive</td>" in html
     assert "<code>within noise</code>: the interval holds 1" in html
+
+
+def test_a_ratio_point_never_rounds_onto_1_beside_significant_or_exact():
+    """Points get the decimals that show their side of 1 (``stats.point_text``), as the
+    pair table's do: `1.000` beside an interval below 1, or beside `exact` for bytes
+    that differ (2,000 against 2,000.8), would say the runs agree."""
+    close = {"num_running=4": ([1000.0, 1000.1, 1000.05], [999.6, 999.65, 999.7])}
+    assert _side_by_side(_runs(close), "output_tokens_per_s")[1][2][0][-1] == (
+        "0.9996 [0.999, 0.9997] significant")
+    key = "sched_to_runner_payload_bytes_per_step"
+    bytes_ = {"num_running=4": ([2000.0, 2000.0], [2000.8, 2000.8]),
+              "num_running=8": ([800.0, 800.0], [800.0, 800.0])}
+    assert [row[-1] for row in _side_by_side(_runs(bytes_, key), key)[1][2]] == [
+        "1.0004 exact", "1.000 exact"]

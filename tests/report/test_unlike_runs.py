@@ -163,7 +163,7 @@ def test_runs_of_other_traces_differ_and_their_rows_are_marked(runs, tmp_path):
     assert md.count(UNLIKE) == 3
     # nor a ratio of the two runs' cached/send effects
     (effect,) = _side_by_side(md, effect=True)
-    assert effect.startswith("| trace=azure-conv:6 | msgpack | ")
+    assert effect.startswith("| trace=azure-conv:6 ≠ | msgpack | ")
     assert effect.endswith(" | - (not comparable) |")
 
 
