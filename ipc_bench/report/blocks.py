@@ -1908,9 +1908,16 @@ def environment_differences(results, base: str) -> list[str]:
         md = results.metadata[r]
         out += [f"{r} against {base}: {line}" for line in compare_metadata(md, ref, (r, base))]
         if md.get("scenario") != ref.get("scenario"):
-            out.append(f"{r} ran scenario {md.get('scenario')!r}, {base} ran "
-                       f"{ref.get('scenario')!r}")
+            out.append(f"{r} ran {_scenario_said(md)}, {base} ran "
+                       f"{_scenario_said(ref).removeprefix('scenario ')}")
     return out
+
+
+def _scenario_said(md: dict[str, Any]) -> str:
+    """``scenario 'soak'`` (as ``environment_differences`` says it), or ``a scenario its
+    metadata does not record`` (a hand-edited or foreign summary.json)."""
+    name = md.get("scenario")
+    return f"scenario {name!r}" if name else "a scenario its metadata does not record"
 
 
 def reference_line(run_ids: list[str], base: str, given: bool = False) -> str:
