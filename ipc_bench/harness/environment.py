@@ -26,7 +26,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 try:  # pyperf's small file helpers (private API: keep a fallback).
     from pyperf._utils import proc_path, read_first_line, sysfs_path
@@ -1172,7 +1172,16 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
         if name == "transport" and shared:
             continue  # a case setting of the arms both ran (``compare_settings``)
         ea, eb = ran_selection(a, name), ran_selection(b, name)
+        unrecorded = ea is None or eb is None
+        if name == "transport" and unrecorded:
+            # a run that recorded no case (metadata edited, or written by another
+            # tool): the transport as given, which makes every row incomparable
+            ea, eb = (_given_transport(oa, ea), _given_transport(ob, eb))
         if ea is None or eb is None or ea == eb:
+            continue
+        if name == "transport" and unrecorded:
+            out.append((f"option --transport differs: {_selection_text(oa, name, ea)} vs "
+                        f"{_selection_text(ob, name, eb)}", True))
             continue
         if name in FLAG_CASES:
             out.append((f"{FLAG_CASES[name]} differ: {_flag_text(oa, name, ea, a)} vs "
@@ -1186,6 +1195,15 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
                     f"{_selection_text(oa, name, ea)} vs {_selection_text(ob, name, eb)}",
                     False))
     return out
+
+
+def _given_transport(options: dict, ran: Optional[set[str]]) -> Optional[set[str]]:
+    """What a run's cases ran on (``ran``), else the ``--transport`` it was given
+    (``options``), else ``None``: a default whose value its recorded cases do not say."""
+    if ran is not None:
+        return ran
+    given = options.get("transport")
+    return None if given is None else _elements(given)
 
 
 #: What a case-selection option (``CASE_SELECTION_OPTIONS``, not a flag) chooses, as
@@ -1484,7 +1502,20 @@ def _order_seed_lines(a: dict, b: dict) -> list[str]:
     return [f"option --order-seed differs: {shown[0]} vs {shown[1]}"]
 
 
-def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], list[str]]:
+def _workload_lines(a: dict, b: dict) -> list[str]:
+    """The differences of runs ``a`` and ``b`` in what every workload replays: the
+    trace's content (``_trace_line``) and the seed."""
+    lines = []
+    ta, tb = a.get("trace"), b.get("trace")
+    if isinstance(ta, dict) and isinstance(tb, dict) and ta.get("sha256") != tb.get("sha256"):
+        lines.append(_trace_line(a, b))
+    if "seed" in a and "seed" in b and a["seed"] != b["seed"]:
+        lines.append(f"seed differs: {a['seed']} vs {b['seed']}")
+    return lines
+
+
+def compare_settings(a: dict, b: dict, exact: bool = False,
+                     shared_rows: Sequence[str] = ()) -> tuple[list[str], list[str]]:
     """The settings two runs' metadata recorded that change the numbers and differ,
     ``a``'s value first: the replayed trace's content (``metadata["trace"]``,
     ``trace_record``; its path alone is no difference), the seed, the interval method
@@ -1517,16 +1548,12 @@ def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], 
     model's ``step_time_ms``). ``exact``: the workloads whose bytes per step are not
     comparable: a case setting that changes timings alone (``TIMING_ONLY_SETTINGS``)
     still gives its line but marks no workload; one of what a case measures after its
-    counted steps (``AFTER_STEPS_SETTINGS``: the floor) never marks one."""
-    lines: list[str] = []
-    run_wide = False
-    ta, tb = a.get("trace"), b.get("trace")
-    if isinstance(ta, dict) and isinstance(tb, dict) and ta.get("sha256") != tb.get("sha256"):
-        lines.append(_trace_line(a, b))
-        run_wide = True
-    if "seed" in a and "seed" in b and a["seed"] != b["seed"]:
-        lines.append(f"seed differs: {a['seed']} vs {b['seed']}")
-        run_wide = True
+    counted steps (``AFTER_STEPS_SETTINGS``: the floor) never marks one.
+    ``shared_rows``: the workloads both runs have rows of (the report's loaded cases),
+    returned for a run-wide difference where either run's metadata records no case
+    (a hand-edited summary.json, or one another tool wrote), which names none."""
+    lines = _workload_lines(a, b)
+    run_wide = bool(lines)
     if a.get("ci_method") and b.get("ci_method") and a["ci_method"] != b["ci_method"]:
         lines.append(f"option --ci-method differs: {a['ci_method']} vs {b['ci_method']}")
     lines += _order_seed_lines(a, b)
@@ -1563,4 +1590,6 @@ def compare_settings(a: dict, b: dict, exact: bool = False) -> tuple[list[str], 
         what = "repetitions" if name == "repetitions" else f"case setting {name}"
         lines.append(f"{what} differ{'' if name == 'repetitions' else 's'}: {va} vs {vb} "
                      f"({where})")
+    if run_wide and not (_case_keys(a) and _case_keys(b)):
+        shared = list(shared_rows)
     return lines, (shared if run_wide else unlike)

@@ -1956,6 +1956,15 @@ def _run_pairs(ids: list[str]) -> list[tuple[str, str]]:
     return [(r, s) for j, r in enumerate(ids) for s in ids[:j]]
 
 
+def _rows_of_both(results, r: str, s: str) -> list[str]:
+    """The workloads runs ``r`` and ``s`` both have case rows of in ``results.cases``."""
+    cases = getattr(results, "cases", None)
+    if cases is None or not {"run_id", "workload"} <= set(cases.columns):
+        return []
+    mine = set(cases.loc[cases["run_id"] == r, "workload"].astype(str))
+    return sorted(mine & set(cases.loc[cases["run_id"] == s, "workload"].astype(str)))
+
+
 def setting_differences(results, base: str = "", exact: bool = False
                         ) -> tuple[list[str], dict[tuple[str, str], set[str]]]:
     """The settings that change the numbers and differ between any two loaded runs
@@ -1981,7 +1990,7 @@ def setting_differences(results, base: str = "", exact: bool = False
     unlike: dict[tuple[str, str], set[str]] = {}
     for r, s in _run_pairs([base] + [r for r in ids if r != base]):
         lines, workloads = compare_settings(results.metadata[r], results.metadata[s],
-                                            exact)
+                                            exact, _rows_of_both(results, r, s))
         unlike[(r, s) if ids.index(r) > ids.index(s) else (s, r)] = set(workloads)
         back = compare_settings(results.metadata[s], results.metadata[r])[0]
         for line in lines:
