@@ -2637,7 +2637,8 @@ def effect_method_notes(results) -> list[str]:
         method = results_ci_method({r: results.metadata.get(r) or {}})
         if method != "t":
             out.append(f"Run {code_span(r)} was compared with `--ci-method {method}`: its "
-                       f"cells are the {RATIO_POINTS[method]} of its per-repetition ratios, "
+                       f"cells are the {RATIO_POINTS[method]} of its per-repetition ratios "
+                       "with that method's interval where it has pairs enough for one, "
                        "as its own pair table gives them, while the ratio columns divide "
                        "geometric means, so its cell and a ratio column can disagree.")
     return out

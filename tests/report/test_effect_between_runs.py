@@ -173,8 +173,9 @@ def test_a_run_compared_by_medians_says_its_cells_and_the_column_differ():
     row = blocks[1][2][0]
     assert row[2].split()[0] == "1.100" and row[-1].startswith("0.946 ")
     assert ("p", "Run `a` was compared with `--ci-method sign`: its cells are the median "
-                 "of its per-repetition ratios, as its own pair table gives them, while the "
-                 "ratio columns divide geometric means, so its cell and a ratio column can "
+                 "of its per-repetition ratios with that method's interval where it has "
+                 "pairs enough for one, as its own pair table gives them, while the ratio "
+                 "columns divide geometric means, so its cell and a ratio column can "
                  "disagree.") in blocks
     assert not any("--ci-method" in b[1] for b in _effect_blocks(_runs(skew)))
 
