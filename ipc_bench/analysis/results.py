@@ -122,7 +122,7 @@ def _summary_size_problem(path: Path) -> str | None:
     """What keeps ``path`` (a ``summary.json``) from being read, found without reading
     more than its start and end: ``it is UTF-16 text, not UTF-8`` (``wide_text``),
     ``it ends in N bytes of NUL padding (a crash can leave it)`` (JSON never ends in a
-    NUL byte; ``nul_padding``), ``N bytes, more than the
+    NUL byte; ``nul_padding``), ``it is empty (0 bytes), not JSON``, ``N bytes, more than the
     1,073,741,824 a run's summary.json is read up to (SUMMARY_MAX_BYTES: ...)``, or
     ``None``. ``OSError`` as ``open`` raises it."""
     wide = wide_text(path)
@@ -132,6 +132,8 @@ def _summary_size_problem(path: Path) -> str | None:
     if padding:
         return f"it ends in {nul_bytes(padding)} (a crash can leave it)"
     size = path.stat().st_size
+    if size == 0:
+        return "it is empty (0 bytes), not JSON"
     if size > SUMMARY_MAX_BYTES:
         return (f"{size:,} bytes, more than the {SUMMARY_MAX_BYTES:,} a run's summary.json "
                 "is read up to (SUMMARY_MAX_BYTES: a run of about 5,500 cases of one "

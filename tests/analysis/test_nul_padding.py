@@ -112,6 +112,14 @@ def test_a_summary_over_the_cap_is_refused_unread(four_case_run, tmp_path, monke
     assert reads.total < 1 << 20
 
 
+def test_an_empty_summary_says_so(tmp_path):
+    (tmp_path / "summary.json").write_bytes(b"")
+    with pytest.raises(ResultsError) as err:
+        results.read_summary(tmp_path)
+    assert str(err.value) == (f"cannot read {tmp_path / 'summary.json'}: it is empty "
+                              "(0 bytes), not JSON")
+
+
 def test_the_cap_is_1_gib():
     assert results.SUMMARY_MAX_BYTES == GiB
 
