@@ -393,8 +393,9 @@ def _check_one_case(args, parser) -> None:
 
 def _scenario_options(args, default_repeat: int = 1):
     """The ``ScenarioOptions`` of the command line (policies, codecs and transport
-    checked first: ``UsageError``); ``default_repeat`` repetitions when ``--repeat`` is
-    not given (a scenario's ``DEFAULT_REPEAT``, else 1)."""
+    checked first, and an ``--order-seed`` with one repetition, which orders nothing:
+    ``UsageError``); ``default_repeat`` repetitions when ``--repeat`` is not given (a
+    scenario's ``DEFAULT_REPEAT``, else 1)."""
     from ipc_bench.harness.scenario import ScenarioOptions
 
     policies = args.policies or list(POLICIES)
@@ -417,14 +418,18 @@ def _scenario_options(args, default_repeat: int = 1):
                              "send')")
         policies = [args.policies[0] if args.policies else policies[0]]
     codecs = _check_transport(args)
+    repeat = default_repeat if args.repeat is None else args.repeat
+    if args.order_seed is not None and repeat == 1:
+        raise UsageError(f"--order-seed draws the arms' order of each repetition, and one "
+                         f"repetition keeps the order given (--policies): give --repeat 2 "
+                         f"or more, or drop --order-seed {args.order_seed}")
     return ScenarioOptions(
         seed=args.seed, order_seed=args.order_seed, steps=args.steps,
         warmup_steps=args.warmup_steps,
         num_running=args.num_running, trace=args.trace, max_requests=args.max_requests,
         logical_step_ms=args.logical_step_ms, policies=policies, codecs=codecs,
         transport=args.transport, floor=args.floor, peer_timeout_s=args.peer_timeout,
-        repeat=default_repeat if args.repeat is None else args.repeat,
-        single_process=args.single_process,
+        repeat=repeat, single_process=args.single_process,
         trace_speedup=args.trace_speedup, scheduler_overrides=_overrides(args),
         startup_timeout_s=args.startup_timeout, host=args.host or "127.0.0.1",
         allow_pickle_over_tcp=args.allow_pickle_over_tcp, model=args.model,

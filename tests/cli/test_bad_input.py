@@ -294,6 +294,12 @@ OPTION_CASES = [
     (["--scenario", "overhead", "--order-seed", "3"],
      "scenario overhead alternates its arms (steps, totals) from one repetition to the "
      "next, in no random order: drop --order-seed 3"),
+    (DS + ["--order-seed", "3"],  # one repetition: the order given, nothing drawn
+     "--order-seed draws the arms' order of each repetition, and one repetition keeps the "
+     "order given (--policies): give --repeat 2 or more, or drop --order-seed 3"),
+    (DS + ["--order-seed", "3", "--repeat", "1"],
+     "--order-seed draws the arms' order of each repetition, and one repetition keeps the "
+     "order given (--policies): give --repeat 2 or more, or drop --order-seed 3"),
     (["--scenario", "overhead", "--repeat", "1"],
      "--repeat 1: scenario overhead gives steps/totals a paired interval, which needs 2 or "
      "more repetitions (default 8)"),
