@@ -2856,7 +2856,7 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
     if len(ids) == 1:
         md = results.metadata[ids[0]]
         blocks: list[Block] = [
-            ("h", 1, f"ipc-bench report: {md.get('scenario', '?')} ({ids[0]})"),
+            ("h", 1, f"ipc-bench report: {md.get('scenario', '?')} ({code_span(ids[0])})"),
             ("p", f"Rendered {now} by {code_span(command)} from run folder {code_span(ids[0])} "
                   f"(raw data: `{file_slug(ids[0])}.summary.json` beside this file)."),
         ]

@@ -52,7 +52,7 @@ from ipc_bench.errors import shell_line
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slugs
 from ipc_bench.report.findings import Findings, findings_blocks
-from ipc_bench.report.render import render_html, render_markdown
+from ipc_bench.report.render import plain_text, render_html, render_markdown
 
 #: The report's own files besides its figures (``*.png``) and summaries
 #: (``*.summary.json``).
@@ -96,7 +96,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         running += [run_dirs[list(results.paths).index(r)] for r in results.still_running]
     command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
     blocks = expand_findings(build_blocks(results, command, base, figures))
-    title = next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report")
+    title = plain_text(next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report"))
     markdown, html = render_markdown(blocks), render_html(blocks, title)
     files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
     files += [("report.md", _utf8(markdown)), ("report.html", _utf8(html))]

@@ -24,6 +24,16 @@ Block = tuple
 CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 
 
+def plain_text(text: str) -> str:
+    """``text`` with each code span (``CODE_SPAN``) replaced by what it holds, one
+    padding space stripped from each end where both have one, as a viewer shows it:
+    for a page title, which shows no Markdown."""
+    def inner(m: re.Match) -> str:
+        body = m.group(2)
+        return body[1:-1] if len(body) > 2 and body[0] == body[-1] == " " else body
+    return CODE_SPAN.sub(inner, str(text))
+
+
 def code_span(text: object) -> str:
     """``text`` (user-given: a command, a run folder's name, a path) as one Markdown
     code span: fenced by one backtick more than its longest run of backticks

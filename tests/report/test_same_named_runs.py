@@ -162,6 +162,10 @@ def test_a_report_of_a_run_folder_named_with_backticks(runs, capsys):
     assert cli.main(["report", str(run), "--output", str(out), "--no-figures"]) == 0
     capsys.readouterr()
     md = (out / "report.md").read_text()
+    assert md.splitlines()[0] == "# ipc-bench report: decode-steady (`` x|*`md` ``)"
+    # the page title shows no Markdown: the name as it is (HTML-escaped)
+    assert "<title>ipc-bench report: decode-steady (x|*`md`)</title>" in (
+        out / "report.html").read_text()
     line = next(ln for ln in md.splitlines() if ln.startswith("Rendered "))
     assert line.split(" by ", 1)[1] == (
         f"``python bench.py report '{run}' --output {out} --no-figures`` from run folder "
