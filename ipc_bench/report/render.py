@@ -103,8 +103,17 @@ def _code_html(m: re.Match) -> str:
 
 
 def _inline_html(text: str) -> str:
+    """``text`` as HTML: escaped, code spans as ``<code>`` (their text as it is), and
+    ``**bold**`` outside them as ``<strong>``."""
     text = html.escape(str(text))
-    text = CODE_SPAN.sub(_code_html, text)
+    out, at = [], 0
+    for m in CODE_SPAN.finditer(text):
+        out += [_bold_html(text[at:m.start()]), _code_html(m)]
+        at = m.end()
+    return "".join(out + [_bold_html(text[at:])])
+
+
+def _bold_html(text: str) -> str:
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
 
 

@@ -174,3 +174,10 @@ def test_a_report_of_a_run_folder_named_with_backticks(runs, capsys):
     assert (f"by <code>python bench.py report &#x27;{run}&#x27; --output {out} "
             "--no-figures</code> from run folder <code>x|*`md`</code> (raw data: "
             "<code>x_md.summary.json</code> beside this file).</p>") in html
+
+
+def test_bold_marks_inside_a_code_span_stay_as_they_are_in_html():
+    from ipc_bench.report.render import code_span, render_html
+
+    page = render_html([("p", f"run {code_span('a**b**c')} and **bold**")], "t")
+    assert "<p>run <code>a**b**c</code> and <strong>bold</strong></p>" in page
