@@ -20,7 +20,7 @@ from ipc_bench.analysis.pace import as_record, is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning, run_state
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
-from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV
+from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, STEP_BLOCK
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start, nice_note
 from ipc_bench.report.findings import findings
@@ -1784,8 +1784,9 @@ def machine_load(cases, md: dict[str, Any]) -> Optional[dict[str, Any]]:
     the 1-minute load average at its start and its CPUs (metadata ``md``'s
     ``load_avg[0]`` and ``cpu_count``, each ``None`` where not recorded); ``noisy`` of
     ``timed``, the cases whose ``step_ns_block_cv`` is over ``NOISY_STEP_CV`` (the
-    noisy-step warning) of those with a value (``timed`` 0: not recorded). ``None``
-    where no case recorded ``machine_busy_pct`` (an older run)."""
+    noisy-step warning) of those with a value (``timed`` 0: not recorded; ``short``
+    then: the column is there, every case too short for it). ``None`` where no case
+    recorded ``machine_busy_pct`` (an older run)."""
     values = [float(v) for v in (cases["machine_busy_pct"] if "machine_busy_pct"
                                  in cases.columns else []) if v == v]
     if not values:
@@ -1796,6 +1797,7 @@ def machine_load(cases, md: dict[str, Any]) -> Optional[dict[str, Any]]:
     load, cpus = md.get("load_avg"), md.get("cpu_count")
     return dict(busy=sum(busy) / len(busy) if busy else None, n=len(busy),
                 load=float(load[0]) if load else None, cpus=cpus,
+                short="step_ns_block_cv" in cases.columns,
                 noisy=sum(v > NOISY_STEP_CV for v in cvs), timed=len(cvs))
 
 
@@ -1812,9 +1814,12 @@ def machine_load_line(run: str, load: Optional[dict[str, Any]]) -> str:
     cpus = f"on {load['cpus']} CPUs" if load["cpus"] else "(its CPU count not recorded)"
     start = (f"1-minute load average {load['load']:.2f} {cpus} at its start"
              if load["load"] is not None else "load average at its start not recorded")
+    short = (f"step-time noise not measured (no case counted {3 * STEP_BLOCK} steps, the "
+             f"3 blocks of {STEP_BLOCK} `step_ns_block_cv` needs)")
     noisy = (f"noisy step times (`step_ns_block_cv` over {NOISY_STEP_CV:.0%}) in "
              f"{load['noisy']} of {load['timed']} cases" if load["timed"]
-             else "step-time noise not recorded").replace("%", " %", 1)
+             else short if load.get("short") else "step-time noise not recorded"
+             ).replace("%", " %", 1)
     return (f"{code_span(run)}: the machine {load['busy']:.1f} % busy (mean "
             f"`machine_busy_pct` over {load['n']} case{'' if load['n'] == 1 else 's'}); "
             f"{start}; {noisy}")

@@ -26,6 +26,10 @@ def _results(busy: dict[str, list[float]], cv: dict[str, list[float]],
 
 
 QUIET = [60.0, 70.0, 80.0]
+#: What a run's line says of its step-time noise where every case was too short for
+#: ``step_ns_block_cv`` (NaN in each row).
+SHORT = ("step-time noise not measured (no case counted 150 steps, the 3 blocks of 50 "
+         "`step_ns_block_cv` needs)")
 BUSY = [95.0, 99.0, 97.5, 0.0]  # the 0: /proc/stat unread, left out of the mean
 
 
@@ -60,12 +64,12 @@ def test_three_runs_name_the_busiest_and_the_least_busy_and_what_is_not_recorded
                               "during run `a`: 97.2 % against 70.0 % of its CPU time")
     assert items == ("ul", [
         "`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
-        "load average 0.34 on 2 CPUs at its start; step-time noise not recorded",
+        "load average 0.34 on 2 CPUs at its start; " + SHORT,
         "`b`: the machine 71.5 % busy (mean `machine_busy_pct` over 2 cases); load "
-        "average at its start not recorded; step-time noise not recorded",
+        "average at its start not recorded; " + SHORT,
         "`old`: not recorded (`machine_busy_pct` absent: an older run)",
         "`d`: the machine 97.2 % busy (mean `machine_busy_pct` over 3 cases); load "
-        "average at its start not recorded; step-time noise not recorded"])
+        "average at its start not recorded; " + SHORT])
 
 
 def test_runs_closer_than_the_threshold_or_unrecorded_say_nothing():
@@ -103,12 +107,18 @@ def test_a_run_that_could_not_read_proc_stat_and_one_without_its_cpu_count_say_s
     del results.metadata["d"]["cpu_count"]
     assert machine_load_blocks(results)[1] == ("ul", [
         "`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
-        "load average 0.34 on 2 CPUs at its start; step-time noise not recorded",
+        "load average 0.34 on 2 CPUs at its start; " + SHORT,
         "`zero`: not recorded (`machine_busy_pct` 0 in every case: `/proc/stat` could "
         "not be read)",
         "`d`: the machine 97.2 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
-        "load average 3.57 (its CPU count not recorded) at its start; step-time noise "
-        "not recorded"])
+        "load average 3.57 (its CPU count not recorded) at its start; " + SHORT])
+
+
+def test_a_run_from_before_the_noise_figure_says_it_is_not_recorded():
+    results = _results({"a": QUIET, "d": BUSY}, {"a": [NAN] * 3, "d": [NAN] * 4}, {})
+    results.cases = results.cases.drop(columns="step_ns_block_cv")
+    assert [item.rsplit("; ", 1)[1] for item in machine_load_blocks(results)[1][1]] == [
+        "step-time noise not recorded"] * 2
 
 
 def test_run_names_with_backticks_stay_one_code_span():
