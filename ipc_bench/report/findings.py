@@ -913,7 +913,7 @@ def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> l
             max(counts) > 1, {c: by_arm[arm] for c, by_arm in steps.items()})
             for arm in arms]
         over = _single_process_over(counts, unpaired, intervals, method) + (
-            _step_cost_over(method, intervals) if any(
+            _step_cost_over(method, intervals, max(counts) > 1) if any(
                 s is not None for by_arm in steps.values() for s in by_arm.values()) else "")
         against = _single_process_codecs(list(compared), _two_process_codecs(
             ran[ran["workload"] == workload]))
@@ -1034,16 +1034,25 @@ def _step_cost_words(cmp, method: str) -> str:
     return text + " over the single process's"
 
 
-def _step_cost_over(method: str, intervals: int) -> str:
+def _step_cost_over(method: str, intervals: int, repeated: bool = True) -> str:
     """What the single-process finding's step cost (``_step_cost_words``) is: ``; µs
     per step: the two-process case's mean step less the single process's, the mean of
     the per-repetition differences [95 % Student-t interval]`` (the median under
-    ``sign`` and ``bootstrap``; no interval named where the line has none)."""
+    ``sign`` and ``bootstrap``), with intervals followed by why one can read otherwise
+    than the ratio's (``STEP_COST_APART``); no interval named where the line has none;
+    without repetitions (``repeated`` false) no statistic over them is named."""
+    head = "; µs per step: the two-process case's mean step less the single process's"
+    if not repeated:
+        return head
     point = "mean" if method == "t" else "median"
-    return (f"; µs per step: the two-process case's mean step less the single process's, "
-            f"the {point} of the per-repetition differences" + (
-                f" [{CONFIDENCE * 100:.0f} % {INTERVAL_NAMES[method]} interval]"
-                if intervals else ""))
+    return (f"{head}, the {point} of the per-repetition differences" + (
+        f" [{CONFIDENCE * 100:.0f} % {INTERVAL_NAMES[method]} interval], "
+        + STEP_COST_APART if intervals else ""))
+
+
+#: Why the single-process finding's µs interval and its ratio's may read apart.
+STEP_COST_APART = ("an interval of the step times' differences, not of the tokens/s "
+                   "ratios' logs, so it can exclude 0 where the ratio's holds 1")
 
 
 def _single_process_arm_parts(by_codec: dict[str, Any], repeated: bool,

@@ -172,6 +172,12 @@ def _sp_steps(one, two) -> str:
 #: The single-process finding's words on what its step cost is (``findings._step_cost_over``).
 SP_STEP_OVER = ("; µs per step: the two-process case's mean step less the single process's, "
                 "the mean of the per-repetition differences")
+#: ... with its interval, and why that can read apart from the ratio's.
+SP_STEP_INTERVAL = (" [95 % Student-t interval], an interval of the step times' differences, "
+                    "not of the tokens/s ratios' logs, so it can exclude 0 where the "
+                    "ratio's holds 1")
+#: ... of one repetition: no statistic over repetitions named.
+SP_STEP_ONE = "; µs per step: the two-process case's mean step less the single process's"
 
 
 def test_the_single_process_finding_keeps_each_arm_apart():
@@ -192,7 +198,7 @@ def test_the_single_process_finding_keeps_each_arm_apart():
         "two-process codec (2 repetitions, paired by "
         "repetition: geometric mean of the per-repetition ratios [95 % Student-t "
         "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
-        "ratio" + SP_STEP_OVER + " [95 % Student-t interval]; 2 ratio intervals in this "
+        "ratio" + SP_STEP_OVER + SP_STEP_INTERVAL + "; 2 ratio intervals in this "
         "line (2 arms x 1 codec), each unadjusted: were every true ratio 1.00x, "
         "the chance that one or more excludes 1.00x is up to 10 % (2 x 5 %)): cached: "
         "235,000 tok/s, 2.35x [2.35, 2.35] two processes with msgpack (100,000 tok/s"
@@ -228,7 +234,7 @@ def test_the_single_process_finding_pairs_the_repetitions_both_cases_finished():
         "by repetition: geometric mean of the per-repetition ratios [95 % Student-t "
         "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
         "ratio, each arm's over the repetitions both its cases finished" + SP_STEP_OVER
-        + " [95 % Student-t interval]): "
+        + SP_STEP_INTERVAL + "): "
         "cached: 34,509 tok/s, 3.23x (one repetition, no interval) two processes with "
         f"msgpack (10,696 tok/s{_sp_steps([34_509.0], [10_696.0])}); send: "
         f"{send_one:,.0f} tok/s, {send_ratio:.2f}x "
@@ -335,7 +341,7 @@ def test_a_slower_single_process_is_not_called_the_cost_of_ipc():
         "two-process codec (2 repetitions, paired by "
         "repetition: geometric mean of the per-repetition ratios [95 % Student-t "
         "interval]; tok/s: each case's geometric mean over them, whose quotient is the "
-        "ratio" + SP_STEP_OVER + " [95 % Student-t interval]; 2 ratio intervals in this "
+        "ratio" + SP_STEP_OVER + SP_STEP_INTERVAL + "; 2 ratio intervals in this "
         "line (2 arms x 1 codec), each unadjusted: were every true ratio 1.00x, "
         "the chance that one or more excludes 1.00x is up to 10 % (2 x 5 %)): cached: "
         "95,000 tok/s, 0.95x [0.95, 0.95] two processes with msgpack (100,000 tok/s; its "
@@ -439,7 +445,7 @@ def test_a_single_process_ratio_with_no_interval_is_not_called_a_cost():
     rows = _noisy_single_process_rows({"send": ([52_000.0], [40_000.0]),
                                        "cached": ([49_000.0], [50_000.0])})
     assert findings._single_process_findings(_cases(rows), _where)[0].endswith(
-        "(one repetition: one sample, no interval" + SP_STEP_OVER + "): cached: 49,000 "
+        "(one repetition: one sample, no interval" + SP_STEP_ONE + "): cached: 49,000 "
         "tok/s, 0.98x two processes with msgpack (50,000 tok/s; its mean step -1.6 µs "
         "over the single process's); send: 52,000 tok/s, 1.30x two processes with "
         "msgpack (40,000 tok/s; its mean step +23.1 µs over the single process's): "

@@ -75,7 +75,9 @@ def _t_arm(arm: str) -> str:
 
 #: The single-process finding's words on its step cost (``findings._step_cost_over``).
 STEP_OVER = ("; µs per step: the two-process case's mean step less the single process's, "
-             "the mean of the per-repetition differences [95 % Student-t interval]")
+             "the mean of the per-repetition differences [95 % Student-t interval], an "
+             "interval of the step times' differences, not of the tokens/s ratios' logs, "
+             "so it can exclude 0 where the ratio's holds 1")
 
 
 def test_repetitions_give_the_geometric_mean_ratio_and_its_student_t_interval():
@@ -117,8 +119,7 @@ def test_one_repetition_is_one_sample_with_no_interval():
     # a ratio with no interval is said to be one repetition's, not a cost of IPC
     assert findings._single_process_findings(_rows(1), _where) == [
         HEAD + "one repetition: one sample, no interval; µs per step: the two-process "
-        "case's mean step less the single process's, the mean of the per-repetition "
-        "differences): cached: "
+        "case's mean step less the single process's): cached: "
         f"{SINGLE['cached'][0]:,.0f} tok/s, {SINGLE['cached'][0] / TWO['cached'][0]:.2f}x "
         f"two processes with msgpack ({TWO['cached'][0]:,.0f} tok/s; its mean step "
         "+237.3 µs over the single process's); send: "

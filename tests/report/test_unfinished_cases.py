@@ -63,7 +63,7 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
             f"arm against its own two-process case with "
             f"msgpack, the run's only two-process codec (one repetition: one sample, no "
             f"interval; µs per step: the two-process case's mean step less the single "
-            f"process's, the mean of the per-repetition differences): send: "
+            f"process's): send: "
             f"{single:,.0f} tok/s, {single / two:.2f}x two processes "
             f"with msgpack ({two:,.0f} tok/s; its mean step {step:+,.1f} µs over the "
             f"single process's): against msgpack, one repetition, no "
