@@ -592,8 +592,9 @@ def _add_repetition_options(p: argparse.ArgumentParser) -> None:
                    "more; default: the --seed value, so a run without it keeps its "
                    "orders); it draws other orders of the same cases, the workload and "
                    "model left as --seed makes them, so a rerun with another order seed "
-                   "stays comparable with the first; overhead, whose arms alternate, and "
-                   "soak, one case, refuse it")
+                   "stays comparable with the first; refused where it orders nothing: "
+                   "one repetition, one arm per workload and codec, overhead (its arms "
+                   "alternate) and soak (one case)")
     p.add_argument("--aa", action="store_true",
                    help="A/A run: one policy (--policies, default send) against a copy of "
                    "itself, labelled e.g. send and send'")

@@ -137,6 +137,7 @@ def _main(argv: list[str], swept: list[str]) -> int:
     if note is not None:
         opts.notes.append(note)
     opts.notes.extend(_check_cases(args, cases))
+    _check_order_seed(args, opts, cases)
     cases = with_cpu_affinity(cases, args.cpu_affinity, args.remote_runners)
     if args.input_oracle_interval == 0:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
@@ -391,11 +392,32 @@ def _check_one_case(args, parser) -> None:
         raise UsageError(f"{head}, in no order: drop --order-seed {args.order_seed}")
 
 
+def _check_order_seed(args, opts, cases) -> None:
+    """Refuse (``UsageError``) an ``--order-seed`` that orders nothing, once the
+    scenario built its cases (its own refusals first: overhead's): one repetition keeps
+    the order given (``scenario.grid``), and a repetition with one arm per workload and
+    codec (``--policies send``) has no order to draw."""
+    if args.order_seed is None:
+        return
+    drop = f"drop --order-seed {args.order_seed}"
+    if opts.repeat == 1:
+        raise UsageError(f"--order-seed draws the arms' order of each repetition, and one "
+                         f"repetition keeps the order given (--policies): give --repeat 2 "
+                         f"or more, or {drop}")
+    blocks: dict[tuple, set[str]] = {}
+    for case in cases:
+        blocks.setdefault((case.repetition, case.workload_key, case.codec),
+                          set()).add(case.arm or case.policy)
+    if all(len(arms) < 2 for arms in blocks.values()):
+        raise UsageError(f"--order-seed draws the order of the arms of each repetition, "
+                         f"and this run has one arm per workload and codec "
+                         f"({', '.join(opts.policies)}): nothing to order; {drop}")
+
+
 def _scenario_options(args, default_repeat: int = 1):
     """The ``ScenarioOptions`` of the command line (policies, codecs and transport
-    checked first, and an ``--order-seed`` with one repetition, which orders nothing:
-    ``UsageError``); ``default_repeat`` repetitions when ``--repeat`` is not given (a
-    scenario's ``DEFAULT_REPEAT``, else 1)."""
+    checked first: ``UsageError``); ``default_repeat`` repetitions when ``--repeat`` is
+    not given (a scenario's ``DEFAULT_REPEAT``, else 1)."""
     from ipc_bench.harness.scenario import ScenarioOptions
 
     policies = args.policies or list(POLICIES)
@@ -419,10 +441,6 @@ def _scenario_options(args, default_repeat: int = 1):
         policies = [args.policies[0] if args.policies else policies[0]]
     codecs = _check_transport(args)
     repeat = default_repeat if args.repeat is None else args.repeat
-    if args.order_seed is not None and repeat == 1:
-        raise UsageError(f"--order-seed draws the arms' order of each repetition, and one "
-                         f"repetition keeps the order given (--policies): give --repeat 2 "
-                         f"or more, or drop --order-seed {args.order_seed}")
     return ScenarioOptions(
         seed=args.seed, order_seed=args.order_seed, steps=args.steps,
         warmup_steps=args.warmup_steps,

@@ -300,6 +300,13 @@ OPTION_CASES = [
     (DS + ["--order-seed", "3", "--repeat", "1"],
      "--order-seed draws the arms' order of each repetition, and one repetition keeps the "
      "order given (--policies): give --repeat 2 or more, or drop --order-seed 3"),
+    (DS + ["--order-seed", "3", "--repeat", "2", "--policies", "send"],
+     "--order-seed draws the order of the arms of each repetition, and this run has one "
+     "arm per workload and codec (send): nothing to order; drop --order-seed 3"),
+    # overhead's own refusal first, not the advice to give --repeat 2 it would then refuse
+    (["--scenario", "overhead", "--repeat", "1", "--order-seed", "3"],
+     "scenario overhead alternates its arms (steps, totals) from one repetition to the "
+     "next, in no random order: drop --order-seed 3"),
     (["--scenario", "overhead", "--repeat", "1"],
      "--repeat 1: scenario overhead gives steps/totals a paired interval, which needs 2 or "
      "more repetitions (default 8)"),

@@ -81,8 +81,9 @@ def test_repeat_and_peer_timeout_state_their_defaults_and_limits():
         "seed of the arms' random order per repetition (--repeat 2 or more; default: the "
         "--seed value, so a run without it keeps its orders); it draws other orders of the "
         "same cases, the workload and model left as --seed makes them, so a rerun with "
-        "another order seed stays comparable with the first; overhead, whose arms "
-        "alternate, and soak, one case, refuse it")
+        "another order seed stays comparable with the first; refused where it orders "
+        "nothing: one repetition, one arm per workload and codec, overhead (its arms "
+        "alternate) and soak (one case)")
     assert _help_of("--seed") == ("workload and model seed (and the arms' order, without "
                                   "--order-seed)")
     assert _help_of("--peer-timeout") == (
