@@ -2629,8 +2629,24 @@ def effect_interval_note(readings: Collection[str]) -> str:
             "unadjusted for the number of rows. " + words + ".")
 
 
-def effect_method_notes(results) -> list[str]:
-    """Under the effect table, for each run compared with ``--ci-method sign`` or
+def _merged_effects(effects: dict[tuple, dict]) -> tuple[dict[tuple, dict], dict]:
+    """``run_effects``' ``effects`` keyed (workload, codec, None, None, run) where each
+    run compared each workload and codec on one transport and model, so that runs that
+    ran it on other ones meet in one row of the effect table, and ``origin``: (workload,
+    codec, run) -> that run's (transport, model), from its cases, which tells such runs
+    apart whatever their metadata records; else ``effects`` as they are and ``{}``."""
+    keys: dict[tuple, list] = {}
+    for k in effects:
+        keys.setdefault((k[0], k[1], k[4]), []).append(k)
+    if not all(len(v) == 1 for v in keys.values()):
+        return effects, {}
+    return ({(k[0], k[1], None, None, k[4]): v for k, v in effects.items()},
+            {(k[0], k[1], k[4]): (k[2], k[3]) for k in effects})
+
+
+def effect_method_notes(results, runs: Collection[str] = ()) -> list[str]:
+    """Under the effect table, for each run of ``runs`` (default every run; the table's
+    own, those with a cell) compared with ``--ci-method sign`` or
     ``bootstrap``: its cells are that method's point (the median of its per-repetition
     ratios) and interval, as its own pair table prints them, while the ratio columns
     divide geometric means, so a cell and its column can disagree (two runs' equal
@@ -2638,7 +2654,7 @@ def effect_method_notes(results) -> list[str]:
     from ipc_bench.analysis.stats import RATIO_POINTS, results_ci_method
 
     out = []
-    for r in results.run_ids:
+    for r in (r for r in results.run_ids if not runs or r in runs):
         method = results_ci_method({r: results.metadata.get(r) or {}})
         if method != "t":
             out.append(f"Run {code_span(r)} was compared with `--ci-method {method}`: its "
@@ -2672,15 +2688,7 @@ def _effect_blocks(results, base: str = "",
     ids = results.run_ids
     given, base = bool(base), base or ids[0]
     unlike = unlike or {}
-    effects = run_effects(results)
-    keys: dict[tuple, list] = {}
-    for k in effects:
-        keys.setdefault((k[0], k[1], k[4]), []).append(k)
-    if all(len(v) == 1 for v in keys.values()):
-        # each run compared a workload and codec on one transport and model: one row
-        # per workload and codec, where runs that ran it on other transports or models
-        # meet, their ratio ``UNLIKE_CELL`` (``unlike``) as in the side-by-side rows
-        effects = {(k[0], k[1], None, None, k[4]): v for k, v in effects.items()}
+    effects, origin = _merged_effects(run_effects(results))
     groups = sorted(dict.fromkeys(k[:4] for k in effects),
                     key=lambda g: (workload_order(g[0]), str(g[0]), codec_rank(g[1]),
                                    str(g[1]), str(g[2]), str(g[3])))
@@ -2694,20 +2702,24 @@ def _effect_blocks(results, base: str = "",
         cells = [ratio_text(*(effects[g + (r,)][f] for f in ("ratio", "ratio_low",
                                                             "ratio_high")))
                  if g + (r,) in effects else "-" for r in ids]
+        def apart(r: str, s: str) -> bool:  # other settings, or transport or model
+            return (g[0] in unlike.get(_pair_key(ids, r, s), ())
+                    or origin.get(g[:2] + (r,)) != origin.get(g[:2] + (s,)))
+
         ratios = []
         for r in (r for r in ids if r != base):
             point = welch_ratio(samples.get(g + (base,), []), samples.get(g + (r,), []))[0]
-            ratios.append("-" if point != point else UNLIKE_CELL
-                          if g[0] in unlike.get(_pair_key(ids, r, base), ()) else
+            ratios.append("-" if point != point else UNLIKE_CELL if apart(r, base) else
                           _side_ratio(point, samples, (g + (r,), g + (base,)), set(), said))
-        marked = any(g[0] in unlike.get(pair, ()) for pair in _run_pairs(ids)
+        marked = any(apart(*pair) for pair in _run_pairs(ids)
                      if all(g + (r,) in effects for r in pair))
         rows.append([str(g[0]) + (UNLIKE_MARK if marked else ""), str(g[1])] + cells + ratios)
     readings = said & SIDE_READINGS.keys()
     header = ["workload", "codec"] + ids + [ratio_column(r, base) for r in ids if r != base]
     return ([("p", effect_caption(ids, base, given)), ("table", header, rows)]
             + ([("p", effect_interval_note(readings))] if readings else [])
-            + [("p", line) for line in effect_method_notes(results)]
+            + [("p", line) for line in effect_method_notes(
+                results, {r for g in groups for r in ids if g + (r,) in effects})]
             + ([("p", SIDE_NO_INTERVAL_NOTE)] if SIDE_NO_INTERVAL_NOTE in said else [])
             + ([("p", EFFECT_VERDICT_NOTE)] if readings - {SIDE_EXACT} else []))
 

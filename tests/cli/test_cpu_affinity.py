@@ -147,8 +147,9 @@ def test_a_pinned_run_records_the_sets_the_kernel_reports(tmp_path):
         ["| num_running=2 ≠"] * 2 + ["| num_running=2"],
         ["| num_running=2"] * 3,
         ["| num_running=2 ≠"] * 2 + ["| num_running=2"]], tables
-    # the effect table (cached/send of each run) last, its one msgpack row
-    assert len(tables) == 4 and tables[3][0] == "| num_running=2", tables
+    # the effect table (cached/send of each run) last, its one msgpack row marked as
+    # the timing tables' rows are: its ratio is of tokens/s, a timing
+    assert len(tables) == 4 and tables[3][0] == "| num_running=2 ≠", tables
     assert md.count(blocks.TIMING_ONLY_NOTE) == 1
 
 

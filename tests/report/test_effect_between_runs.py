@@ -181,16 +181,33 @@ def test_a_run_compared_by_medians_says_its_cells_and_the_column_differ():
 
 
 def test_a_run_on_another_transport_meets_the_others_in_its_row():
-    """Run ``d`` ran on shm-block, ``a`` on ipc: one row with both runs' own effects
-    and no ratio of the two (the settings differ), not two rows each lacking a run's
-    cell, nor (with two runs) no row at all."""
+    """Run ``b`` ran on shm-block, ``a`` on ipc: one row per workload with both runs'
+    own effects and no ratio of the two, not two rows each lacking a run's cell, nor
+    (with two runs) no row at all; told apart by the cases' transports even where the
+    metadata records no difference (``unlike`` empty: a summary.json edited, or
+    written by another tool)."""
     results = _runs()
     results.cases["transport"] = results.cases["run_id"].map({"a": "ipc", "b": "shm-block"})
-    blocks = _effect_blocks(results, unlike={("b", "a"): {"num_running=4"}})
-    four, eight = TOKENS["num_running=4"], TOKENS["num_running=8"]
+    four = TOKENS["num_running=4"]
     pa, pb = _paired(*four["a"]), _paired(*four["b"])
-    assert blocks[1][2] == [
+    expected = [
         ["num_running=4 ≠", "msgpack", f"{pa[0]:.3f} [{pa[1]:.3f}, {pa[2]:.3f}]",
          f"{pb[0]:.3f} [{pb[1]:.3f}, {pb[2]:.3f}]", UNLIKE_CELL],
-        ["num_running=8", "msgpack", "1.088 [0.947, 1.250]", "1.150", "1.057"]]
-    assert _paired(*eight["a"])[0] == pytest.approx(1.088, abs=5e-4)
+        ["num_running=8 ≠", "msgpack", "1.088 [0.947, 1.250]", "1.150", UNLIKE_CELL]]
+    for unlike in ({("b", "a"): {"num_running=4", "num_running=8"}}, {}):
+        assert _effect_blocks(results, unlike=unlike)[1][2] == expected
+    assert _paired(*TOKENS["num_running=8"]["a"])[0] == pytest.approx(1.088, abs=5e-4)
+    # the same transport in both: compared
+    results.cases["transport"] = "shm-block"
+    assert _effect_blocks(results)[1][2][1][-1] == "1.057"
+
+
+def test_a_run_compared_by_medians_without_a_cell_gets_no_note():
+    tokens = {"num_running=4": {"a": TOKENS["num_running=4"]["a"],
+                                "b": TOKENS["num_running=4"]["b"]},
+              "num_running=8": {"c": TOKENS["num_running=8"]["a"]}}
+    results = _runs(tokens, ids=("a", "b", "c"))
+    results.metadata["c"]["ci_method"] = "sign"
+    blocks = _effect_blocks(results)
+    assert [row[4] for row in blocks[1][2]] == ["-"]  # c shares no row with a
+    assert not any("--ci-method" in b[1] for b in blocks)
