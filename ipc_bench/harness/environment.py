@@ -1175,8 +1175,11 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
         unrecorded = ea is None or eb is None
         if name == "transport" and unrecorded:
             # a run that recorded no case (metadata edited, or written by another
-            # tool): the transport as given, which makes every row incomparable
+            # tool): the transport as given, which makes every row incomparable; only
+            # where the other ran one (tp-broadcast's come from a workload label)
             ea, eb = (_given_transport(oa, ea), _given_transport(ob, eb))
+            if ea is not None and eb is not None and max(len(ea), len(eb)) > 1:
+                continue
         if ea is None or eb is None or ea == eb:
             continue
         if name == "transport" and unrecorded:

@@ -42,3 +42,12 @@ def test_the_report_marks_the_rows_of_both_runs():
     lines, unlike = setting_differences(results)
     assert lines == ["d against a: option --transport differs: shm-block vs default (ipc)"]
     assert unlike == {("d", "a"): {"num_running=4"}}
+
+
+def test_a_given_transport_is_not_held_against_a_run_of_several():
+    """tp-broadcast's cases run each transport its workload label names, whatever
+    ``--transport`` says: no difference is claimed from the option alone there."""
+    several = dict(RECORDED, cases=[dict(CASE, transport=t, labels={"broadcast": t})
+                                    for t in ("ipc", "shm-block")])
+    assert compare_settings(dict(BARE, options={"transport": "ipc"}), several,
+                            shared_rows=["broadcast=ipc"]) == ([], [])
