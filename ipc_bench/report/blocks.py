@@ -1749,7 +1749,9 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     blocks.extend(machine_load_blocks(results))
     warnings = environment_differences(results, base) + setting_differences(results, base)[0]
     if warnings:
-        blocks.append(("note", "The runs differ in ways that can change the numbers: "
+        orders_only = all(": option --order-seed differs: " in w for w in warnings)
+        blocks.append(("p", ORDER_SEED_ONLY) if orders_only else
+                      ("note", "The runs differ in ways that can change the numbers: "
                                "compare with care."))
         blocks.append(("p", reference_line(ids, base, given)))
         blocks.append(("ul", warnings))
@@ -1762,6 +1764,13 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     if len(hosts) == 1 and None not in hosts:
         blocks.extend(("p", line) for line in _overlap_unknown(results))
     return blocks
+
+
+#: The Runs section's line, for the care note's, where the runs differ in the seed of
+#: their arms' order alone (``environment._order_seed_lines``).
+ORDER_SEED_ONLY = ("The runs differ only in the seed of their arms' order (`--order-seed`), "
+                   "which runs the same cases in other orders: their rows stay comparable, "
+                   "the orders' part of the noise differing.")
 
 
 #: A multi-run report says how the machine's load differed between its runs

@@ -12,6 +12,7 @@ import pytest
 from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.harness.environment import compare_settings
+from ipc_bench.report import blocks
 
 GRID = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "10",
         "--warmup-steps", "2", "--codecs", "msgpack", "--no-floor", "--no-single-process",
@@ -66,6 +67,8 @@ def test_runs_that_differ_in_order_seed_alone_stay_comparable(runs, tmp_path):
     assert "- order2 against seed0: option --order-seed differs: 2 vs default (--seed 0)" in (
         md.splitlines())
     assert "not comparable" not in md and "≠" not in md
+    # no "compare with care": the same cases in other orders, their rows comparable
+    assert blocks.ORDER_SEED_ONLY in md.splitlines() and "compare with care" not in md
     assert cli.main(["report", str(runs / "seed0"), str(runs / "seed1"), "--output",
                      str(tmp_path / "seeds"), "--no-figures"]) == 0
     assert "- (not comparable)" in (tmp_path / "seeds" / "report.md").read_text()
