@@ -1950,10 +1950,10 @@ def reference_line(run_ids: list[str], base: str, given: bool = False) -> str:
 #: After the workload of a side-by-side row whose runs ran it with other settings.
 UNLIKE_MARK = " ≠"
 #: Under a side-by-side table with such rows (``UNLIKE_MARK``).
-UNLIKE_NOTE = ("`≠`: the runs ran this workload with other settings (listed under Runs): "
-               "its rows are not one workload, so a ratio of two runs that ran it with "
-               "other settings is not given (`- (not comparable)`); each run's value "
-               "stands on its own.")
+UNLIKE_NOTE = ("`≠`: two or more of the runs ran this workload with other settings "
+               "(listed under Runs): a ratio of two runs that ran it with other settings "
+               "is not given (`- (not comparable)`), a ratio given in the row is of two "
+               "runs that ran it alike; each run's value stands on its own.")
 #: A side-by-side ratio cell of two runs that ran the row's workload with other
 #: settings (``UNLIKE_MARK``): no ratio, which would be quoted as a comparison.
 UNLIKE_CELL = "- (not comparable)"

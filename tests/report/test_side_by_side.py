@@ -269,10 +269,10 @@ def test_a_ratio_of_two_runs_that_ran_the_workload_otherwise_is_not_given():
                              "3,000", "2.000", "- (not comparable)"]]
     assert blocks[2:] == [("p", UNLIKE_NOTE), ("p", SIDE_NO_INTERVAL_NOTE)]
     assert UNLIKE_NOTE == (
-        "`≠`: the runs ran this workload with other settings (listed under Runs): its "
-        "rows are not one workload, so a ratio of two runs that ran it with other "
-        "settings is not given (`- (not comparable)`); each run's value stands on its "
-        "own.")
+        "`≠`: two or more of the runs ran this workload with other settings (listed "
+        "under Runs): a ratio of two runs that ran it with other settings is not given "
+        "(`- (not comparable)`), a ratio given in the row is of two runs that ran it "
+        "alike; each run's value stands on its own.")
 
 
 def test_a_report_of_a_msgpack_run_and_a_pickle_run_says_they_share_no_case(

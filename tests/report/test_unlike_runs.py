@@ -20,10 +20,10 @@ from ipc_bench.harness.environment import compare_settings
 
 SAME = "Same machine, software and commit by their metadata."
 CARE = "> **Note:** The runs differ in ways that can change the numbers: compare with care."
-UNLIKE = ("`≠`: the runs ran this workload with other settings (listed under Runs): its "
-          "rows are not one workload, so a ratio of two runs that ran it with other "
-          "settings is not given (`- (not comparable)`); each run's value stands on its "
-          "own.")
+UNLIKE = ("`≠`: two or more of the runs ran this workload with other settings (listed "
+          "under Runs): a ratio of two runs that ran it with other settings is not given "
+          "(`- (not comparable)`), a ratio given in the row is of two runs that ran it "
+          "alike; each run's value stands on its own.")
 
 
 def write_trace(path, output_tokens: int) -> None:
