@@ -405,10 +405,13 @@ def _plain_log_locator_class():
 
     class PlainLogLocator(Locator):
         """Ticks of a log axis for ``_plain_log_ticks``, from the view at draw time:
-        where it spans under a decade (``vmax / vmin < 10``), up to 6 evenly stepped
-        major ticks (``MaxNLocator``, steps of 1, 2, 2.5 or 5 times a power of ten)
-        and no minor ones; otherwise ``LogLocator``'s, the powers of ten (major) and
-        every integer multiple between them (``minor``)."""
+        where it spans under a factor of 3, up to 6 evenly stepped major ticks
+        (``MaxNLocator``, steps of 1, 2, 2.5 or 5 times a power of ten); from 3 to under
+        10, the view's 1, 2, 3 and 5 times a power of ten, which a log axis spreads over
+        its whole height (evenly stepped ones crowd its top: a ratio panel from 0.45
+        to 3.5 was labelled 1, 2, 3 alone); both with no minor ones; from a decade,
+        ``LogLocator``'s, the powers of ten (major) and every integer multiple between
+        them (``minor``)."""
 
         def __init__(self, minor: bool = False):
             self.minor = minor
@@ -421,6 +424,10 @@ def _plain_log_locator_class():
             if vmin > 0 and vmax / vmin < 10:
                 if self.minor:
                     return []
+                if vmax / vmin >= 3:
+                    low = math.floor(math.log10(vmin))
+                    return [float(f"{m * 10.0 ** e:.12g}") for e in (low, low + 1)
+                            for m in (1, 2, 3, 5) if vmin <= m * 10.0 ** e <= vmax]
                 steps = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10])
                 return [v for v in steps.tick_values(vmin, vmax) if v > 0]
             loc = LogLocator(subs="auto" if self.minor else (1.0,))

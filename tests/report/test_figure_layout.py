@@ -450,6 +450,16 @@ def test_plain_log_ticks_step_evenly_under_a_decade():
     assert list(locator.tick_values(0.3, 14.0)) == pytest.approx([0.1, 1.0, 10.0, 100.0])
 
 
+def test_plain_log_ticks_label_the_bottom_of_a_view_of_3_to_10x():
+    """A ratio panel from 0.45 to 3.5 was labelled 1, 2 and 3 alone, the lower third
+    of its height (0.45 to 1 on a log axis) bare: 1, 2, 3 and 5 times a power of ten
+    spread over the whole view."""
+    locator = plots._plain_log_locator()
+    assert locator.tick_values(0.45, 3.5) == [0.5, 1.0, 2.0, 3.0]
+    assert locator.tick_values(3.0, 25.0) == [3.0, 5.0, 10.0, 20.0]
+    assert plots._plain_log_locator(minor=True).tick_values(0.45, 3.5) == []
+
+
 def test_a_point_without_an_interval_gets_no_cap_beside_points_with_one():
     """A series whose points are partly repeated (a run of one repetition beside one of
     three): the point with no interval is drawn without caps, not with a zero-width bar
