@@ -1797,7 +1797,7 @@ def machine_load(cases, md: dict[str, Any]) -> Optional[dict[str, Any]]:
     then: the column is there, every case too short for it). ``None`` where no case
     recorded ``machine_busy_pct`` (an older run)."""
     values = [float(v) for v in (cases["machine_busy_pct"] if "machine_busy_pct"
-                                 in cases.columns else []) if v == v]
+                                 in cases.columns else []) if v is not None and v == v]
     if not values:
         return None
     busy = [v for v in values if v > 0]

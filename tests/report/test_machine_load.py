@@ -125,3 +125,13 @@ def test_run_names_with_backticks_stay_one_code_span():
     results = _results({"a`x": QUIET, "d": BUSY}, {"a`x": [NAN] * 3, "d": [NAN] * 4}, {})
     assert machine_load_blocks(results)[0][1].startswith(
         "The machine was busier during run `d` than during run ``a`x``: ")
+
+
+def test_a_column_of_nulls_is_an_older_run():
+    """``machine_busy_pct`` null in every case (summary.json written so): not recorded,
+    no crash."""
+    results = _results({"a": QUIET, "d": BUSY}, {"a": [NAN] * 3, "d": [NAN] * 4}, {})
+    results.cases["machine_busy_pct"] = results.cases["machine_busy_pct"].astype(object)
+    results.cases.loc[results.cases["run_id"] == "d", "machine_busy_pct"] = None
+    results.cases.loc[results.cases["run_id"] == "a", "machine_busy_pct"] = None
+    assert machine_load_blocks(results) == []
