@@ -2271,17 +2271,23 @@ def side_interval_note(readings: Collection[str]) -> str:
     runs' noise and any drift between them, unadjusted for the rows, not a run's own
     paired comparison) and what each word used means; with ``SIDE_EXACT`` alone, its
     meaning alone."""
-    words = "; ".join(f"`{w}`: {meaning}" for w, meaning in SIDE_READINGS.items()
+    return _reading_note(readings, SIDE_READINGS, (
+        "Ratio intervals (`1.042 [0.981, 1.097] within noise`): the 95 % Welch t "
+        "interval of the difference of the two runs' mean log values over their "
+        "repetitions (Welch-Satterthwaite degrees of freedom), as a ratio of geometric "
+        "means. It is unpaired: the runs ran at other times, so their repetitions are "
+        "not pairs, and it carries both runs' noise and any drift between the times "
+        "they ran; it is unadjusted for the number of rows, and is not the paired "
+        "interval of a run's own comparison."))
+
+
+def _reading_note(readings: Collection[str], meanings: dict[str, str], head: str) -> str:
+    """``head`` (what the intervals are) then what each reading word of ``readings``
+    means (``meanings``), ``; `` between them; the words alone where ``SIDE_EXACT`` is
+    the only one (no interval to describe)."""
+    words = "; ".join(f"`{w}`: {meaning}" for w, meaning in meanings.items()
                       if w in readings)
-    if not set(readings) - {SIDE_EXACT}:
-        return words + "."
-    return ("Ratio intervals (`1.042 [0.981, 1.097] within noise`): the 95 % Welch t "
-            "interval of the difference of the two runs' mean log values over their "
-            "repetitions (Welch-Satterthwaite degrees of freedom), as a ratio of "
-            "geometric means. It is unpaired: the runs ran at other times, so their "
-            "repetitions are not pairs, and it carries both runs' noise and any drift "
-            "between the times they ran; it is unadjusted for the number of rows, and is "
-            "not the paired interval of a run's own comparison. " + words + ".")
+    return words + "." if not set(readings) - {SIDE_EXACT} else f"{head} {words}."
 
 
 def _side_ratio(ratio: float, samples, cells: tuple[tuple, tuple], arith: set,
@@ -2626,16 +2632,13 @@ def effect_interval_note(readings: Collection[str]) -> str:
     meanings = dict(SIDE_READINGS, **{SIDE_EXACT: (
         "every repetition of each run has the same cached/send ratio, so the ratio of "
         "the runs' effects has no spread to draw an interval from")})
-    words = "; ".join(f"`{w}`: {meaning}" for w, meaning in meanings.items()
-                      if w in readings)
-    if not set(readings) - {SIDE_EXACT}:
-        return words + "."
-    return ("Effect ratios (`1.042 [0.981, 1.097] within noise`): the 95 % Welch t "
-            "interval of the difference of the two runs' mean log cached/send ratios "
-            "over their repetitions (Welch-Satterthwaite degrees of freedom), as a ratio "
-            "of their geometric means. Each run's ratios pair its own arms, but the two "
-            "runs' repetitions are not pairs, so it carries both runs' noise; it is "
-            "unadjusted for the number of rows. " + words + ".")
+    return _reading_note(readings, meanings, (
+        "Effect ratios (`1.042 [0.981, 1.097] within noise`): the 95 % Welch t interval "
+        "of the difference of the two runs' mean log cached/send ratios over their "
+        "repetitions (Welch-Satterthwaite degrees of freedom), as a ratio of their "
+        "geometric means. Each run's ratios pair its own arms, but the two runs' "
+        "repetitions are not pairs, so it carries both runs' noise; it is unadjusted for "
+        "the number of rows."))
 
 
 def _merged_effects(effects: dict[tuple, dict]) -> tuple[dict[tuple, dict], dict]:
