@@ -71,7 +71,11 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
             "from noise: not established as the cost of having IPC.") in md
     body = _section(md, "## Findings", "## Configuration")
     assert "| cached | none |" not in body
-    assert f"{cases[LAST]['output_tokens_per_s']:,.0f}" not in body
+    value = f"{cases[LAST]['output_tokens_per_s']:,.0f}"
+    others = {f"{v:,.0f}" for c in summary["cases"] if c["case_id"] != LAST
+              for v in c.values() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if value not in others:  # another case's figure (a floor's tok/s) can print the same
+        assert value not in body
     table = _section(md, "## Cases", "## Runner gap")
     assert [line.split(" | ")[1:3] for line in table.splitlines()
             if line.startswith("| 0 |")] == [["send", "msgpack"], ["cached", "msgpack"],
