@@ -247,7 +247,7 @@ def end_digits(value: float, digits: int, null: float = 0.0,
 
 
 def interval_end(value: float, digits: int, null: float = 0.0, sign: bool = False,
-                 band: Optional[str] = None) -> str:
+                 band: Optional[str] = None, grouped: bool = False) -> str:
     """One end of an interval to ``digits`` decimals (``+`` signed with ``sign``),
     never rounded onto the interval's ``null`` (1 for a ratio, 0 for a change or a
     difference) unless it is the null, nor, with a ``band`` (``"ratio"``,
@@ -258,7 +258,8 @@ def interval_end(value: float, digits: int, null: float = 0.0, sign: bool = Fals
     ``interval_end(1.1004, 2, 1.0, band="ratio")`` is ``1.1004``; one within
     ``0.5e-6`` of the null, its side and the null: ``<1``, ``>0``; one that close
     beyond the band's upper edge, ``>1.1`` (``>+10``). So a printed interval excludes
-    the null, and reaches beyond the band, exactly where its true ends do."""
+    the null, and reaches beyond the band, exactly where its true ends do. ``grouped``:
+    thousands separators (``+1,234.5``)."""
     d = end_digits(value, digits, null, band)
     if d is None:
         if float(f"{value:.{NULL_END_DIGITS}f}") == null:
@@ -268,10 +269,11 @@ def interval_end(value: float, digits: int, null: float = 0.0, sign: bool = Fals
         if in_band(value, band):  # between the exact edge and the printed one
             return edge
         return f"{'>' if value > null else '<'}{edge}"
-    return f"{value:{'+' if sign else ''}.{d}f}"
+    return f"{value:{'+' if sign else ''}{',' if grouped else ''}.{d}f}"
 
 
-def point_text(value: float, digits: int, null: float = 0.0, sign: bool = False) -> str:
+def point_text(value: float, digits: int, null: float = 0.0, sign: bool = False,
+               grouped: bool = False) -> str:
     """A point (the ratio, change, difference or share an interval is around, or one
     with none) to ``digits`` decimals (``+`` signed with ``sign``), never rounded onto
     ``null`` (1 for a ratio, 0 for a change, difference or share) unless it is it: the
@@ -279,8 +281,9 @@ def point_text(value: float, digits: int, null: float = 0.0, sign: bool = False)
     ``point_text(1.000012, 2, 1.0)`` is ``1.00001``, ``point_text(-0.02, 1, sign=True)``
     is ``-0.02``, not ``-0.0``, ``point_text(0.004, 2)`` is ``0.004``, not ``0.00``;
     ``point_text(1.0, 3, 1.0)`` is ``1.000``. So a point beside an interval that
-    excludes the null shows the side that interval is on."""
-    return interval_end(value, digits, null, sign)
+    excludes the null shows the side that interval is on. ``grouped``: thousands
+    separators (``1,534.00``, ``-1,234.5``)."""
+    return interval_end(value, digits, null, sign, grouped=grouped)
 
 
 def shown_end(value: float, digits: int, null: float = 0.0,

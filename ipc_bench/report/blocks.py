@@ -986,10 +986,7 @@ def pair_value(value: Any, digits: int = 2) -> str:
 
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
-    text = f"{value:,.{digits}f}"
-    if value != 0 and float(text.replace(",", "")) == 0:
-        return point_text(value, digits)
-    return text
+    return point_text(value, digits, grouped=True)
 
 
 def pair_ratio_caption(method: str, intervals: int, points: int) -> str:
@@ -2686,12 +2683,14 @@ def _effect_blocks(results, base: str = "",
     ``base``'s: the quotient of the geometric means of their per-repetition ratios with
     its 95 % unpaired Welch interval and reading (``_side_ratio``, as the side-by-side
     cells; ``UNLIKE_CELL`` where the runs ran the workload with other settings,
-    ``unlike``, and the workload marked ``UNLIKE_MARK`` as in the side-by-side rows), under ``effect_caption``, over ``effect_interval_note`` (where a cell
-    has an interval or is exact), ``SIDE_NO_INTERVAL_NOTE`` (where one lacks it for want
-    of repetitions) and ``EFFECT_VERDICT_NOTE`` (where one has an interval); ``[]`` where
+    ``unlike``, or on another transport or model, and the workload marked
+    ``UNLIKE_MARK`` as in the side-by-side rows), under ``effect_caption``, over
+    ``effect_interval_note`` (where a cell has an interval or is exact),
+    ``effect_method_notes``, ``SIDE_NO_INTERVAL_NOTE`` (where one lacks it for want of
+    repetitions) and ``EFFECT_VERDICT_NOTE`` (where one has an interval); ``[]`` where
     no two runs share a pair. Where each run compared a (workload, codec) on one
-    transport and model, rows are per (workload, codec), so a run on another transport
-    meets the others in its row (its ratio ``UNLIKE_CELL`` where ``unlike`` says so)."""
+    transport and model, rows are per (workload, codec) (``_merged_effects``), so a run
+    on another transport or model meets the others in its row."""
     from ipc_bench.analysis.stats import welch_ratio
     from ipc_bench.report.plots import codec_rank
     from ipc_bench.report.tables import ratio_text

@@ -1023,9 +1023,7 @@ def _step_cost_words(cmp, method: str) -> str:
         return ""
 
     def us(ns: float) -> str:  # never rounded onto 0 µs unless it is 0 (point_text)
-        text = f"{ns / 1e3:+,.1f}"
-        zero = float(text.replace(",", "")) == 0
-        return point_text(ns / 1e3, 1, sign=True) if zero else text
+        return point_text(ns / 1e3, 1, sign=True, grouped=True)
 
     point = cmp.diff_mean if method == "t" else cmp.diff_median
     text = f"; its mean step {us(point)} µs"
