@@ -1178,13 +1178,11 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
             # tool): the transport as given, which makes every row incomparable; only
             # where the other ran one (tp-broadcast's come from a workload label)
             ea, eb = (_given_transport(oa, ea), _given_transport(ob, eb))
-            if ea is not None and eb is not None and max(len(ea), len(eb)) > 1:
-                continue
-        if ea is None or eb is None or ea == eb:
+            if not (ea is None or eb is None or ea == eb or max(len(ea), len(eb)) > 1):
+                out.append((f"option --transport differs: {_selection_text(oa, name, ea)} "
+                            f"vs {_selection_text(ob, name, eb)}", True))
             continue
-        if name == "transport" and unrecorded:
-            out.append((f"option --transport differs: {_selection_text(oa, name, ea)} vs "
-                        f"{_selection_text(ob, name, eb)}", True))
+        if ea is None or eb is None or ea == eb:
             continue
         if name in FLAG_CASES:
             out.append((f"{FLAG_CASES[name]} differ: {_flag_text(oa, name, ea, a)} vs "
