@@ -400,18 +400,18 @@ def _check_order_seed(args, opts, cases) -> None:
     if args.order_seed is None:
         return
     drop = f"drop --order-seed {args.order_seed}"
-    if opts.repeat == 1:
-        raise UsageError(f"--order-seed draws the arms' order of each repetition, and one "
-                         f"repetition keeps the order given (--policies): give --repeat 2 "
-                         f"or more, or {drop}")
     blocks: dict[tuple, set[str]] = {}
     for case in cases:
         blocks.setdefault((case.repetition, case.workload_key, case.codec),
                           set()).add(case.arm or case.policy)
-    if all(len(arms) < 2 for arms in blocks.values()):
+    if all(len(arms) < 2 for arms in blocks.values()):  # whatever --repeat: said first
         raise UsageError(f"--order-seed draws the order of the arms of each repetition, "
                          f"and this run has one arm per workload and codec "
                          f"({', '.join(opts.policies)}): nothing to order; {drop}")
+    if opts.repeat == 1:
+        raise UsageError(f"--order-seed draws the arms' order of each repetition, and one "
+                         f"repetition keeps the order given (--policies): give --repeat 2 "
+                         f"or more, or {drop}")
 
 
 def _scenario_options(args, default_repeat: int = 1):

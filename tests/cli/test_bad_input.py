@@ -303,6 +303,10 @@ OPTION_CASES = [
     (DS + ["--order-seed", "3", "--repeat", "2", "--policies", "send"],
      "--order-seed draws the order of the arms of each repetition, and this run has one "
      "arm per workload and codec (send): nothing to order; drop --order-seed 3"),
+    # one arm and one repetition: the arm's line, not advice to give --repeat 2 first
+    (DS + ["--order-seed", "3", "--policies", "send"],
+     "--order-seed draws the order of the arms of each repetition, and this run has one "
+     "arm per workload and codec (send): nothing to order; drop --order-seed 3"),
     # overhead's own refusal first, not the advice to give --repeat 2 it would then refuse
     (["--scenario", "overhead", "--repeat", "1", "--order-seed", "3"],
      "scenario overhead alternates its arms (steps, totals) from one repetition to the "
