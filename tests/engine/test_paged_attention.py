@@ -145,6 +145,7 @@ def test_varlen_is_probed_with_one_paged_call_at_the_runs_block_size(monkeypatch
         return why
 
     monkeypatch.setattr(models, "resolve_device", lambda requested: "cuda")
+    monkeypatch.setattr(models, "varlen_unsupported", lambda: None)  # paged KV, whatever torch runs this
     monkeypatch.setattr(models, "varlen_kernel_problem", spy)
     sched = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=16, num_blocks=80)
     with pytest.raises(ConfigError) as info:
