@@ -133,12 +133,15 @@ def _main(argv: list[str], swept: list[str]) -> int:
     opts = _scenario_options(args, getattr(module, "DEFAULT_REPEAT", 1))
     cases = with_spec_decoding(_build_cases(args.scenario, module, opts),
                                args.num_spec_tokens, args.spec_acceptance)
+    trace_warnings = _check_trace_cases(args, module, opts, cases)
     note = replay_note(opts, cases)  # every K of --num-spec-tokens replays too
     if note is not None:
         opts.notes.append(note)
     opts.notes.extend(_check_cases(args, cases))
     _check_order_seed(args, opts, cases)
     cases = with_cpu_affinity(cases, args.cpu_affinity, args.remote_runners)
+    for line in trace_warnings:
+        print(f"bench.py: warning: {line}", file=sys.stderr)
     if args.input_oracle_interval == 0:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
               "token ids the runner feeds are not checked (the summary and tables say so)",
@@ -168,6 +171,24 @@ def _main(argv: list[str], swept: list[str]) -> int:
     finally:
         remote.close("" if code == 0 else "the scheduler's run was interrupted"
                      if code is None else f"the scheduler's run ended with exit code {code}")
+
+
+def _check_trace_cases(args, module: ModuleType, opts, cases: list) -> list[str]:
+    """``harness.trace_checks.check_trace_cases`` of the run's trace replays: refuses
+    (``ConfigError``, exit 2) one whose every request would be rejected on arrival or
+    whose every step would fall in the warm-up; returns the warnings (printed once
+    every check passed, before the first case) of requests some of which will be
+    rejected. The ``--max-requests`` in effect is the given one, else the scenario's
+    default (``OPTION_DEFAULTS``; not a number: the whole trace)."""
+    from ipc_bench.harness.scenario import option_defaults
+    from ipc_bench.harness.trace_checks import check_trace_cases
+
+    limit = opts.max_requests
+    if limit is None:
+        default = option_defaults(module).get("max_requests")
+        limit = default if isinstance(default, int) else None
+    return check_trace_cases(cases, limit, opts.max_requests is not None,
+                             args.warmup_steps is not None)
 
 
 def case_processes(case, remote_runners: bool = False) -> tuple[str, ...]:

@@ -28,12 +28,34 @@ def _bench(args: list[str]) -> subprocess.CompletedProcess:
                           text=True, timeout=240)
 
 
+#: ``bench.py`` with the checks made before the first case (``harness.trace_checks``)
+#: passing everything, so that a run reaches what a replay inside the warm-up records
+#: after it (the path a replay no bound covers takes).
+UNCHECKED = ("import sys, runpy, ipc_bench.harness.trace_checks as t; "
+             "t.check_trace_cases = lambda *a, **k: []; sys.argv[0] = 'bench.py'; "
+             "runpy.run_path('bench.py', run_name='__main__')")
+
+
+def _bench_unchecked(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", UNCHECKED, *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=240)
+
+
 @needs_trace
 def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
     run = tmp_path / "timed"
     proc = _bench(["--scenario", "azure-conv-timed", "--trace", str(TRACE), "--max-requests",
                    "1", "--codecs", "msgpack", "--output", str(run)])
     assert proc.returncode == 0, proc.stderr  # its latencies cover every request
+    # said before the first case: one request's steps do not depend on the wall clock
+    lines = proc.stderr.splitlines()
+    warned = ("bench.py: warning: no step will be counted (the latencies and tok/s over "
+              "wall time cover every request, the per-step figures none): the timed replay "
+              "of the first row (--max-requests 1) takes 44 steps (its batches follow the "
+              "wall clock), all within the default --warmup-steps 50: set --warmup-steps "
+              "below 44 (e.g. --warmup-steps 22) or raise --max-requests")
+    assert lines.count(warned) == 1 and lines.index(warned) < min(
+        i for i, ln in enumerate(lines) if ln.startswith("[1/")), proc.stderr
     assert " 0 tok/s" not in proc.stderr and " 0 tok/s" not in proc.stdout
     summary = json.loads((run / "summary.json").read_text())
     requests = pd.read_csv(run / "requests.csv")
@@ -66,10 +88,34 @@ def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
 
 
 @needs_trace
-def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
+def test_logical_replay_inside_the_warmup_is_refused_before_it_runs(tmp_path):
+    """The first row of the conversation trace (374 prompt tokens, 44 output) takes 44
+    steps: one to prefill (and sample the first token), 43 to decode."""
     proc = _bench(["--scenario", "azure-conv", "--trace", str(TRACE), "--max-requests", "1",
                    "--codecs", "msgpack", "--policies", "send", "--no-single-process",
                    "--output", str(tmp_path / "logical")])
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.splitlines() == [
+        "bench.py: error: no step would be counted: the replay of the first row "
+        "(--max-requests 1) takes 44 steps, all within the default --warmup-steps 50: set "
+        "--warmup-steps below 44 (e.g. --warmup-steps 22) or raise --max-requests"]
+    assert not (tmp_path / "logical").exists()
+    # one step past the warm-up: it runs, and counts that step
+    proc = _bench(["--scenario", "azure-conv", "--trace", str(TRACE), "--max-requests", "1",
+                   "--codecs", "msgpack", "--policies", "send", "--no-single-process",
+                   "--no-floor", "--warmup-steps", "43", "--quiet",
+                   "--output", str(tmp_path / "one")])
+    assert proc.returncode == 0, proc.stderr
+    case = json.loads((tmp_path / "one" / "summary.json").read_text())["cases"][0]
+    assert (case["num_total_steps"], case["num_steps"]) == (44, 1)
+
+
+@needs_trace
+def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
+    proc = _bench_unchecked(["--scenario", "azure-conv", "--trace", str(TRACE),
+                             "--max-requests", "1", "--codecs", "msgpack", "--policies",
+                             "send", "--no-single-process", "--output",
+                             str(tmp_path / "logical")])
     assert proc.returncode == 1, proc.stderr
     progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("[1/")]
     assert len(progress) == 1 and ": 0 steps, - tok/s (" in progress[0], proc.stderr
@@ -95,9 +141,9 @@ def test_a_pair_that_counted_no_step_is_said_in_the_report(tmp_path, capsys):
     """Send and cached both inside the warm-up: the report says why it has no finding
     and no pair, not that the run held no send/cached pair."""
     run = tmp_path / "both"
-    proc = _bench(["--scenario", "azure-conv", "--trace", str(TRACE), "--max-requests", "1",
-                   "--codecs", "msgpack", "--no-single-process", "--no-floor",
-                   "--output", str(run)])
+    proc = _bench_unchecked(["--scenario", "azure-conv", "--trace", str(TRACE),
+                             "--max-requests", "1", "--codecs", "msgpack",
+                             "--no-single-process", "--no-floor", "--output", str(run)])
     assert proc.returncode == 1, proc.stderr
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
                      "--no-figures"]) == 0

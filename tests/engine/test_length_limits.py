@@ -195,18 +195,27 @@ def _replay(tmp_path, rows: list[str], *args: str) -> tuple[int, str, dict]:
     return code, err.getvalue(), json.loads((out / "summary.json").read_text())
 
 
-def test_a_run_that_served_no_request_exits_1(tmp_path):
-    code, err, summary = _replay(tmp_path, TRACE_ROWS, "--max-model-len", "64")
-    assert code == 1
-    # the case's warnings (no step counted; noise on a loaded machine) are not shown
-    warned = sum(len(c["warnings"]) for c in summary["cases"])
-    assert warned >= 1
-    assert err.splitlines() == [
-        "bench.py: error: no request was served in azure-conv [trace=azure-conv:3]: all 3 "
-        "were rejected on arrival (prompt >= max_model_len, or more KV blocks than the "
-        "cache has)"]
-    assert summary["status"] == "failed"
-    assert [(c["num_requests"], c["num_rejected"]) for c in summary["cases"]] == [(3, 3)]
+def test_a_run_that_would_serve_no_request_is_refused_before_it_runs(tmp_path):
+    """Every prompt of ``TRACE_ROWS`` has 64 tokens or more: all would be rejected on
+    arrival, so nothing runs (the line after the run, ``no request was served``, is
+    what a run that got there says: ``analysis.summary.no_request_served``)."""
+    import contextlib
+    import io
+
+    from ipc_bench.cli import main
+
+    trace = tmp_path / "trace.csv"
+    trace.write_text("\r\n".join(TRACE_ROWS) + "\r\n")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["--scenario", "azure-conv", "--trace", str(trace), "--max-model-len",
+                     "64", "--quiet", "--output", str(tmp_path / "run")])
+    assert code == 2
+    assert err.getvalue().splitlines() == [
+        "bench.py: error: all 3 requests replayed would be rejected on arrival in every "
+        "case (a prompt of max_model_len 64 tokens or more; the longest has 120 tokens), so "
+        "the run would measure nothing: raise --max-model-len to 121 or more"]
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_run_that_served_some_requests_exits_0(tmp_path):
@@ -214,3 +223,9 @@ def test_a_run_that_served_some_requests_exits_0(tmp_path):
     assert code == 0, err
     assert summary["status"] == "complete"
     assert [(c["num_requests"], c["num_rejected"]) for c in summary["cases"]] == [(3, 2)]
+    # said before the run, with the count the run then records
+    assert err.splitlines()[0] == (
+        "bench.py: warning: 2 of 3 requests replayed will be rejected on arrival in every "
+        "case (a prompt of max_model_len 96 tokens or more; the longest has 120 tokens), "
+        "as vLLM rejects them, and counted in num_rejected: raise --max-model-len to 121 "
+        "or more to serve them")

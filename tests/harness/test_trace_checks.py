@@ -1,0 +1,140 @@
+"""A replay's rejected prompts and its steps inside the warm-up, found before the first
+case runs (``harness.trace_checks``), against what the run then records."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from ipc_bench.analysis.summary import no_request_served
+from ipc_bench.cli import main
+from ipc_bench.engine.config import SchedulerConfig
+from ipc_bench.engine.traces import load_azure_trace
+from ipc_bench.engine.workloads import TraceWorkload
+from ipc_bench.harness.trace_checks import replay_steps, step_bounds, trace_rejections
+
+HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
+#: max_model_len 512, 40 blocks of 16 tokens (640): prompts of 511 (served), 512 (too
+#: long), 639 and 640 (longer than max_model_len too), and with --num-blocks 31 (496
+#: tokens) 495 fits (496 with one token) and 496 does not (497: 32 blocks).
+ROWS = [("18:15:46.0000000", 100, 20), ("18:15:46.0100000", 511, 5),
+        ("18:15:46.0200000", 512, 5), ("18:15:46.5000000", 495, 1),
+        ("18:15:47.0000000", 496, 3), ("18:15:47.0100000", 30, 400),
+        ("18:15:47.0200000", 700, 4), ("18:15:48.0000000", 7, 9)]
+
+
+def _csv(tmp_path, rows=ROWS, name="trace.csv"):
+    path = tmp_path / name
+    path.write_text("\r\n".join([HEADER] + [f"2023-11-16 {t},{p},{g}" for t, p, g in rows]))
+    return path
+
+
+def _bench(tmp_path, *args: str) -> tuple[int, list[str], dict | None]:
+    """``bench.py`` in this process, one cached msgpack case without floor; returns the
+    exit code, stderr's lines and summary.json (``None`` where no run folder was made)."""
+    out = tmp_path / "run"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["--policies", "cached", "--codecs", "msgpack", "--no-single-process",
+                     "--no-floor", "--quiet", "--output", str(out), *args])
+    summary = json.loads((out / "summary.json").read_text()) if out.exists() else None
+    return code, err.getvalue().splitlines(), summary
+
+
+def test_the_rejected_count_said_first_is_the_runs_num_rejected(tmp_path):
+    trace = _csv(tmp_path)
+    cfg = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=512,
+                          num_blocks=31)
+    rej = trace_rejections(load_azure_trace(trace), cfg)
+    assert (rej.count, rej.total, rej.longest, rej.by_len, rej.by_blocks) == (
+        4, 8, 700, True, True)
+    assert rej.mask.tolist() == [False, True, True, False, True, False, True, False]
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
+                                "--max-model-len", "512", "--num-blocks", "31",
+                                "--warmup-steps", "0")
+    assert code == 0, err
+    assert [c["num_rejected"] for c in summary["cases"]] == [rej.count]
+    assert err[0] == (
+        "bench.py: warning: 4 of 8 requests replayed will be rejected on arrival in every "
+        "case (a prompt of max_model_len 512 tokens or more, or one needing more KV blocks "
+        "than the cache's 31 (16 tokens each) for itself and one token; the longest has 700 "
+        "tokens), as vLLM rejects them, and counted in num_rejected: raise --max-model-len "
+        "to 701 or more and --num-blocks to 44 or more to serve them")
+    assert sum(ln.startswith("bench.py: warning: ") for ln in err) == 1
+
+
+def test_the_simulated_steps_are_the_runs(tmp_path):
+    """Chunked prefill (a 256-token budget), preemption (a cache of 40 blocks) and
+    rejections: the scheduler run before the case takes the case's steps."""
+    trace = _csv(tmp_path)
+    cfg = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=256, max_model_len=1024,
+                          num_blocks=40)
+    loaded = load_azure_trace(trace)
+    arrivals = TraceWorkload(loaded, name="t", seed=0, vocab_size=100,
+                             logical_step_s=0.02).arrival_steps
+    steps = replay_steps(loaded, arrivals, cfg, 10_000)
+    assert replay_steps(loaded, arrivals, cfg, steps - 1) is None  # it stops past its limit
+    served = ~trace_rejections(loaded, cfg).mask
+    bounds = step_bounds(loaded, served, cfg)
+    assert bounds.high is None  # blocks for every request at once: more than 40
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
+                                "--max-num-batched-tokens", "256", "--max-model-len", "1024",
+                                "--num-blocks", "40", "--warmup-steps", "0")
+    assert code == 0, err
+    case = summary["cases"][0]
+    assert case["num_total_steps"] == steps and bounds.low <= steps
+    assert case["num_preemptions"] > 0 and case["num_rejected"] == 1
+
+
+def test_a_replay_inside_the_warmup_is_refused_with_its_steps(tmp_path):
+    # 100 + 20 tokens: 1 prefill step and 19 decodes; then 7 + 9: 9 steps, 29 in all
+    trace = _csv(tmp_path, [ROWS[0], ROWS[-1]])
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace))
+    assert (code, summary) == (2, None)
+    assert err == [
+        "bench.py: error: no step would be counted: the replay of the trace's 2 rows takes "
+        "29 steps, all within the default --warmup-steps 50: set --warmup-steps below 29 "
+        "(e.g. --warmup-steps 14) or replay a longer trace"]
+    code, err, _ = _bench(tmp_path, "--scenario", "azure-code", "--trace", str(trace),
+                          "--max-requests", "1", "--warmup-steps", "20")
+    assert err == [
+        "bench.py: error: no step would be counted: the replay of the first row "
+        "(--max-requests 1) takes 20 steps, all within --warmup-steps 20: set "
+        "--warmup-steps below 20 (e.g. --warmup-steps 10) or raise --max-requests"]
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
+                                "--warmup-steps", "28")
+    assert code == 0, err
+    assert (summary["cases"][0]["num_total_steps"], summary["cases"][0]["num_steps"]) == (29, 1)
+
+
+def test_an_async_replay_is_refused_on_its_bounds(tmp_path):
+    trace = _csv(tmp_path, [ROWS[0], ROWS[-1]])
+    code, err, _ = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
+                          "--async-scheduling")
+    assert code == 2
+    assert err == [
+        "bench.py: error: no step would be counted: the replay of the trace's 2 rows takes "
+        "20 to 29 steps, all within the default --warmup-steps 50: set --warmup-steps below "
+        "20 (e.g. --warmup-steps 10) or replay a longer trace"]
+
+
+def test_a_replay_whose_every_prompt_the_cache_refuses_names_num_blocks(tmp_path):
+    trace = _csv(tmp_path, [ROWS[0]])
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv-timed", "--trace",
+                                str(trace), "--num-blocks", "4")
+    assert (code, summary) == (2, None)
+    assert err == [
+        "bench.py: error: the only request replayed would be rejected on arrival in every "
+        "case (a prompt needing more KV blocks than the cache's 4 (16 tokens each) for "
+        "itself and one token; the longest has 100 tokens), so the run would measure "
+        "nothing: raise --num-blocks to 7 or more"]
+
+
+def test_a_run_that_got_past_the_checks_says_no_request_was_served():
+    case = dict(complete=True, scenario="azure-conv", workload="trace=azure-conv:3",
+                num_requests=3, num_rejected=3)
+    assert no_request_served([case]) == [
+        "no request was served in azure-conv [trace=azure-conv:3]: all 3 were rejected on "
+        "arrival (prompt >= max_model_len, or more KV blocks than the cache has)"]
+    assert no_request_served([dict(case, num_rejected=2)]) == []
