@@ -917,8 +917,10 @@ def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> l
                 s is not None for by_arm in steps.values() for s in by_arm.values()) else "")
         against = _single_process_codecs(list(compared), _two_process_codecs(
             ran[ran["workload"] == workload]))
-        clauses = [f"against {codec}, {_ipc_cost_clause(by_arm)}"
-                   for codec, by_arm in compared.items()]
+        by_clause: dict[str, list[str]] = {}  # codecs of one reading said together
+        for codec, by_arm in compared.items():
+            by_clause.setdefault(_ipc_cost_clause(by_arm), []).append(codec)
+        clauses = [f"against {_and(codecs)}, {words}" for words, codecs in by_clause.items()]
         out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
                    f"serialization{_model_words(g)}) runs, each arm against its own "
                    "two-process case "

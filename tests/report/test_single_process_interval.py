@@ -269,6 +269,20 @@ def test_each_two_process_codec_is_compared_and_named():
         ["1.16", "1.01", "1.35"]
 
 
+def test_codecs_of_one_reading_are_named_together():
+    # every arm's interval above 1.00x with both codecs: one clause for both codecs,
+    # not the same sentence once per codec
+    rows = _codec_rows()
+    send_msgpack = (rows["policy"] == "send") & (rows["codec"] == "msgpack")
+    rows.loc[send_msgpack, "output_tokens_per_s"] = [9_100.0, 9_600.0, 8_950.0]
+    rows.loc[send_msgpack, "step_ns_mean"] = 64e9 / rows.loc[send_msgpack,
+                                                             "output_tokens_per_s"]
+    text = findings._single_process_findings(rows, _at_64)[0]
+    assert text.endswith("over the single process's): against msgpack and pickle, the "
+                         "cost of having IPC at all.")
+    assert text.count("the cost of having IPC at all") == 1
+
+
 def test_one_two_process_codec_says_why_it_is_the_only_one():
     head = ("At 64 running requests, the single-process baseline (no IPC, no "
             "serialization; with the null model, whose step computes nothing) runs, each "
