@@ -1,12 +1,20 @@
 """What a trace replay's cases would do, found before the first case runs
 (``bench.py`` calls ``check_trace_cases`` once the scenario built its cases).
 
-Two problems otherwise show only after every case has run:
+Three problems otherwise show only after every case has run, or stop it midway:
 
 - requests rejected on arrival: a prompt the scheduler's admission rule refuses
   (``engine.scheduler.Scheduler.never_fits``: ``max_model_len`` tokens or more, or
   more KV blocks than the cache has for it and one token) is rejected in every case
-  and counted in ``num_rejected``. When every request replayed is, the run would
+  and counted in ``num_rejected``. The ``max_model_len`` part is vLLM's
+  (``tests/v1/e2e/test_context_length.py``, ``test_decoder_max_context_length_validation``
+  at vLLM b91ee1b47c: with ``max_model_len`` 2048 and ``max_tokens`` 1 a prompt of
+  2047 tokens is served and one of 2048 refused by
+  ``Processor._validate_model_input``, "The decoder prompt (length 2048) plus the
+  number of requested output tokens (at least 1) is longer than the maximum model
+  length of 2048"; a later version of that file, ``test_max_context_length``,
+  expects a prompt of 2048 with ``max_tokens`` 1 to be served, which this rule does
+  not follow). When every request replayed is, the run would
   measure nothing: refused (``ConfigError``). When some are, one warning line says how
   many, as the run will record them (``rejection_warning``). A prompt whose output
   would take it past ``max_model_len`` is not rejected: it stops there (the summary's
@@ -19,6 +27,21 @@ Two problems otherwise show only after every case has run:
   timed replay (its batches follow the wall clock), an async one or one with drafts is
   refused only where the most steps it can take (``StepBounds``) all fall in the
   warm-up.
+- a served request that can need more KV blocks than the whole cache at its last
+  step (its prompt and output, cut at ``max_model_len``, and the draft and lookahead
+  slots the scheduler allocates: ``last_step_slots``) stops its case there with
+  ``SchedulerError``, whatever else runs (preempting every other request frees no
+  more than the cache): refused (``overflow_problem``). vLLM cannot get there: at
+  start-up it refuses a ``max_model_len`` its KV cache cannot hold ("The model's max
+  seq len (N) is larger than the maximum number of tokens that can be stored in KV
+  cache (M). Try increasing `gpu_memory_utilization` or decreasing `max_model_len`
+  when initializing the engine.", an early V1 GPU worker's ``initialize_cache``;
+  later ``vllm/v1/core/kv_cache_utils.py``,
+  ``check_enough_kv_cache_memory``: "To serve at least one request with the models's
+  max seq len (N), (X GiB KV cache is needed, which is larger than the available KV
+  cache memory (Y GiB). ..."). With drafts the last step's slots depend on the drafts
+  accepted; the most it can take is refused, as vLLM's start-up check allows for the
+  worst case.
 """
 
 from __future__ import annotations
@@ -34,8 +57,9 @@ from ipc_bench.engine.scheduler import Scheduler
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
 
-__all__ = ["Rejections", "StepBounds", "check_trace_cases", "trace_rejections",
-           "replay_steps", "step_bounds"]
+__all__ = ["CacheOverflow", "Rejections", "StepBounds", "cache_overflow",
+           "check_trace_cases", "last_step_slots", "trace_rejections", "replay_steps",
+           "step_bounds"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +95,99 @@ def trace_rejections(trace: Trace, cfg: SchedulerConfig) -> Rejections:
     by_blocks = bool(rejected.size and (rejected // cfg.block_size + 1
                                         > cfg.num_blocks).any())
     return Rejections(int(mask.sum()), len(lens), longest, by_len, by_blocks, mask)
+
+
+@dataclass(frozen=True)
+class CacheOverflow:
+    """The served requests of a replay that can need more KV blocks than the whole
+    cache at their last step, which no preemption frees (the scheduler stops the case
+    with ``SchedulerError`` when one gets there): ``count`` of ``total`` served; the
+    longest of them: its ``prompt`` and ``output`` tokens (as the trace gives them),
+    ``tokens``: the KV slots of its last step (``last_step_slots``' ``most``),
+    ``blocks``: ``ceil(tokens / block_size)``; ``drafts``: whether it fits but for
+    the drafts its last step may schedule."""
+
+    count: int
+    total: int
+    prompt: int
+    output: int
+    tokens: int
+    blocks: int
+    drafts: bool
+
+
+def last_step_slots(trace: Trace, served: np.ndarray,
+                    cfg: SchedulerConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The KV slots the scheduler of ``cfg`` allocates for each request of ``trace``
+    that ``served`` (bool, shape (N,)) marks at its last step, the most it holds:
+    ``(fewest, most)``, int64 arrays of the served rows. A request stops at ``stop =
+    prompt + min(output, max_model_len - prompt)`` tokens; its last step computes the
+    K/V of ``stop - 1`` of them (``Scheduler.schedule``: ``num_computed_tokens +
+    num_scheduled``, ``max_model_len - 1`` at most; an async step's placeholders
+    never reach ``stop - 1``), plus ``num_lookahead_tokens``, capped at
+    ``max_model_len``: ``fewest``, exact without drafts. With K drafts a step also
+    holds slots for the drafts it schedules, so ``most`` is ``min(stop - 1 + K,
+    max_model_len - 1)`` plus the lookahead, capped; whether the last step gets there
+    depends on the drafts accepted, ``fewest`` it reaches whatever they were."""
+    p = trace.prompt_lens[served]
+    mml = cfg.max_model_len
+    # p < max_model_len for a served request: capped before the sum, which cannot overflow
+    last = p + np.minimum(trace.output_lens[served], mml - p) - 1
+    la = cfg.num_lookahead_tokens
+    fewest = np.minimum(last + la, mml)
+    most = np.minimum(np.minimum(last + cfg.num_spec_tokens, mml - 1) + la, mml)
+    return fewest, most
+
+
+def cache_overflow(trace: Trace, served: np.ndarray,
+                   cfg: SchedulerConfig) -> Optional[CacheOverflow]:
+    """``CacheOverflow`` of the requests of ``trace`` that ``served`` (bool, shape
+    (N,)) marks under ``cfg``, by ``last_step_slots``' ``most``; ``None`` when each
+    fits the cache alone (preemption then lets the run go on)."""
+    fewest, most = last_step_slots(trace, served, cfg)
+    over = most > cfg.num_blocks * cfg.block_size
+    if not over.any():
+        return None
+    i = int(np.argmax(np.where(over, most, -1)))
+    row = int(np.flatnonzero(served)[i])
+    tokens = int(most[i])
+    return CacheOverflow(int(over.sum()), len(most), int(trace.prompt_lens[row]),
+                         int(trace.output_lens[row]), tokens, -(-tokens // cfg.block_size),
+                         bool(fewest[i] <= cfg.num_blocks * cfg.block_size))
+
+
+def overflow_problem(over: Optional[CacheOverflow], cfg: SchedulerConfig) -> Optional[str]:
+    """The refusal of a replay one of whose served requests can need more KV blocks
+    than the whole cache (``cache_overflow``), else ``None``: the scheduler would stop
+    the case there (``SchedulerError``), as vLLM refuses at start-up a
+    ``max_model_len`` its KV cache cannot hold. ``... the longest (a prompt of 40
+    tokens, 200 output tokens) needs 15 KV blocks (16 tokens each) for the 239 tokens
+    of its last step, ...: raise --num-blocks to 15 or more, or lower --max-model-len
+    to 129 or less``."""
+    if over is None:
+        return None
+    n, total = over.count, over.total
+    who = (f"{n:,} of {total:,} requests served" if n < total
+           else "the only request served" if n == 1 else "both requests served" if n == 2
+           else f"all {n:,} requests served")
+    held = [f"a prompt of {over.prompt:,} tokens, {over.output:,} output tokens"]
+    if over.prompt + over.output > cfg.max_model_len:
+        held.append(f"cut at max_model_len {cfg.max_model_len:,}")
+    if over.drafts:
+        held.append(f"{cfg.num_spec_tokens} drafts scheduled at its last step")
+    if cfg.num_lookahead_tokens:
+        held.append(f"{cfg.num_lookahead_tokens} lookahead slots")
+    # the largest max_model_len whose every request fits: a last step computes
+    # max_model_len - 1 tokens at most, max_model_len with lookahead
+    fits = cfg.num_blocks * cfg.block_size + (0 if cfg.num_lookahead_tokens else 1)
+    lower = (f", or lower --max-model-len to {fits:,} or less"
+             if fits >= max(2, cfg.block_size) else "")
+    return (f"{who} would stop every case mid-run when {'it' if n == 1 else 'each'} "
+            f"outgrows the KV cache: the longest ({'; '.join(held)}) needs "
+            f"{over.blocks:,} KV blocks ({cfg.block_size} tokens each) for the "
+            f"{over.tokens:,} tokens of its last step, more than the cache's "
+            f"{cfg.num_blocks:,}, which preempting every other request does not free: "
+            f"raise --num-blocks to {over.blocks:,} or more{lower}")
 
 
 def _raise_advice(rej: Rejections, cfg: SchedulerConfig) -> str:
@@ -271,8 +388,9 @@ def check_trace_cases(cases: list, rows_limit: Optional[int], rows_given: bool,
                       warmup_given: bool) -> list[str]:
     """Check the trace replays among ``cases`` (those whose ``make_workload`` makes a
     ``TraceWorkload`` and that count every step) before any runs: ``ConfigError`` (one
-    line) where every request would be rejected on arrival (``rejection_problem``) or
-    no step would be counted (``warmup_problem``; a timed replay's is a warning);
+    line) where every request would be rejected on arrival (``rejection_problem``), a
+    served request can outgrow the whole KV cache (``overflow_problem``) or no step
+    would be counted (``warmup_problem``; a timed replay's is a warning);
     returns the warnings (requests some of which will be rejected:
     ``rejection_warning``; a timed replay that will count no step), each once.
     ``rows_limit``: the ``--max-requests`` in effect (``None``: the whole trace);
@@ -294,6 +412,9 @@ def check_trace_cases(cases: list, rows_limit: Optional[int], rows_given: bool,
         seen.add(key)
         rej = trace_rejections(workload.trace, cfg)
         problem = rejection_problem(rej, cfg)
+        if problem:
+            raise ConfigError(problem)
+        problem = overflow_problem(cache_overflow(workload.trace, ~rej.mask, cfg), cfg)
         if problem:
             raise ConfigError(problem)
         warning = rejection_warning(rej, cfg)

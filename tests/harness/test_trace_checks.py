@@ -7,12 +7,19 @@ import contextlib
 import io
 import json
 
+import numpy as np
+import pytest
+
 from ipc_bench.analysis.summary import no_request_served
 from ipc_bench.cli import main
-from ipc_bench.engine.config import SchedulerConfig
+from ipc_bench.engine.config import CACHED, SchedulerConfig
+from ipc_bench.engine.scheduler import Scheduler, SchedulerError
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import TraceWorkload
-from ipc_bench.harness.trace_checks import replay_steps, step_bounds, trace_rejections
+from ipc_bench.harness import trace_checks
+from ipc_bench.harness.trace_checks import (cache_overflow, last_step_slots,
+                                            overflow_problem, replay_steps, step_bounds,
+                                            trace_rejections)
 
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
 #: max_model_len 512, 40 blocks of 16 tokens (640): prompts of 511 (served), 512 (too
@@ -138,3 +145,137 @@ def test_a_run_that_got_past_the_checks_says_no_request_was_served():
         "no request was served in azure-conv [trace=azure-conv:3]: all 3 were rejected on "
         "arrival (prompt >= max_model_len, or more KV blocks than the cache has)"]
     assert no_request_served([dict(case, num_rejected=2)]) == []
+
+
+def _one_request(tmp_path, prompt, output, name="one.csv"):
+    """A trace of one ``prompt``-token request with ``output`` tokens and a 7-token one."""
+    return _csv(tmp_path, [("18:15:46.0000000", prompt, output), ROWS[-1]], name)
+
+
+def test_a_request_filling_the_cache_runs_and_one_a_block_past_it_is_refused(tmp_path):
+    # 8 blocks of 16 (128 tokens): 40 + 89 computes 128 tokens at its last step
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv", "--trace",
+                                str(_one_request(tmp_path, 40, 89)), "--num-blocks", "8",
+                                "--warmup-steps", "0")
+    assert code == 0, err
+    case = summary["cases"][0]
+    assert (case["num_rejected"], case["num_requests"]) == (0, 2)
+    (tmp_path / "refused").mkdir()
+    code, err, summary = _bench(tmp_path / "refused", "--scenario", "azure-conv", "--trace",
+                                str(_one_request(tmp_path, 40, 90)), "--num-blocks", "8",
+                                "--warmup-steps", "0")
+    assert (code, summary) == (2, None)
+    assert err == [
+        "bench.py: error: 1 of 2 requests served would stop every case mid-run when it "
+        "outgrows the KV cache: the longest (a prompt of 40 tokens, 90 output tokens) needs "
+        "9 KV blocks (16 tokens each) for the 129 tokens of its last step, more than the "
+        "cache's 8, which preempting every other request does not free: raise --num-blocks "
+        "to 9 or more, or lower --max-model-len to 129 or less"]
+
+
+def test_the_scheduler_stops_where_the_check_refuses(tmp_path):
+    """Without the check the scheduler itself gets past 128 tokens at 40 + 90 alone."""
+    cfg = SchedulerConfig(max_num_batched_tokens=2048, num_blocks=8)
+    for output, need in ((89, None), (90, 9)):
+        loaded = load_azure_trace(_one_request(tmp_path, 40, output))
+        over = cache_overflow(loaded, np.ones(2, bool), cfg)
+        assert (over and over.blocks) == need
+        arrivals = np.zeros(2, np.int64)
+        if need is None:
+            assert replay_steps(loaded, arrivals, cfg, 1000) == 89
+            continue
+        with pytest.raises(SchedulerError) as err:
+            replay_steps(loaded, arrivals, cfg, 1000)
+        assert str(err.value) == ("request 0 needs 9 KV blocks for 129 tokens at step 89 "
+                                  "and the cache has only 8 (block_size 16); raise num_blocks")
+
+
+def test_a_request_cut_at_max_model_len_needs_max_model_len_less_one(tmp_path):
+    trace = _one_request(tmp_path, 40, 1000)
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-code", "--trace", str(trace),
+                                "--num-blocks", "8", "--max-model-len", "129",
+                                "--warmup-steps", "0")
+    assert code == 0, err
+    case = summary["cases"][0]
+    assert (case["output_tokens"], case["num_cut_at_max_model_len"]) == (89 + 9, 1)
+    code, err, _ = _bench(tmp_path, "--scenario", "azure-code", "--trace", str(trace),
+                          "--num-blocks", "8", "--max-model-len", "200")
+    assert err == [
+        "bench.py: error: 1 of 2 requests served would stop every case mid-run when it "
+        "outgrows the KV cache: the longest (a prompt of 40 tokens, 1,000 output tokens; cut "
+        "at max_model_len 200) needs 13 KV blocks (16 tokens each) for the 199 tokens of its "
+        "last step, more than the cache's 8, which preempting every other request does not "
+        "free: raise --num-blocks to 13 or more, or lower --max-model-len to 129 or less"]
+
+
+def test_lookahead_slots_count_as_the_scheduler_allocates_them(tmp_path):
+    """Lookahead 2 with no drafts proposed: 40 + 87 computes 126 tokens, 128 slots; with
+    2 drafts it could hold 130."""
+    cfg = SchedulerConfig(max_num_batched_tokens=2048, num_blocks=8, num_spec_tokens=2,
+                          num_lookahead_tokens=2)
+    for output, fits, slots in ((87, True, [128, 130]), (88, False, [129, 131])):
+        loaded = load_azure_trace(_one_request(tmp_path, 40, output))
+        fewest, most = last_step_slots(loaded, np.array([True, False]), cfg)
+        assert fewest.tolist() + most.tolist() == slots
+        sched = Scheduler(SchedulerConfig(max_num_batched_tokens=2048, num_blocks=8,
+                                          num_spec_tokens=2, num_lookahead_tokens=2), CACHED)
+        sched.add_request("0", 0, [0] * 40, output)
+        try:
+            while sched.has_unfinished_requests():
+                plan = sched.schedule()
+                sched.update_from_output(plan, _NoDrafts(plan))
+        except SchedulerError as e:
+            assert not fits and str(e).startswith("request 0 needs 9 KV blocks for 129 tokens")
+        else:
+            assert fits
+    over = cache_overflow(loaded, np.array([True, False]), cfg)
+    assert (over.count, over.total, over.tokens, over.blocks, over.drafts) == (
+        1, 1, 131, 9, False)
+    assert overflow_problem(over, cfg) == (
+        "the only request served would stop every case mid-run when it outgrows the KV "
+        "cache: the longest (a prompt of 40 tokens, 88 output tokens; 2 lookahead slots) "
+        "needs 9 KV blocks (16 tokens each) for the 131 tokens of its last step, more than "
+        "the cache's 8, which preempting every other request does not free: raise "
+        "--num-blocks to 9 or more, or lower --max-model-len to 128 or less")
+
+
+class _NoDrafts:
+    """A ``ModelRunnerOutput`` with one sampled id per finished prefill and no drafts."""
+
+    def __init__(self, plan) -> None:
+        reqs = plan.scheduled_reqs
+        self.req_id_to_index = {r.req_id: i for i, r in enumerate(reqs)}
+        self.sampled_token_ids = [[0] if r.num_computed_tokens >= len(r.all_token_ids)
+                                  else [] for r in reqs]
+        self.spec_token_ids = None
+
+
+def test_drafts_that_may_pass_the_cache_are_refused_as_the_run_gets_there(tmp_path,
+                                                                         monkeypatch):
+    """40 + 89 fits alone (128 tokens); with 3 drafts its last step can hold 131. The
+    run without the check stops there, sync at 130 tokens and async at 131."""
+    cfg = SchedulerConfig(max_num_batched_tokens=2048, num_blocks=8, num_spec_tokens=3)
+    loaded = load_azure_trace(_one_request(tmp_path, 40, 89))
+    over = cache_overflow(loaded, np.ones(2, bool), cfg)
+    assert (over.count, over.total, over.tokens, over.blocks, over.drafts) == (
+        1, 2, 131, 9, True)
+    for extra in ((), ("--async-scheduling",)):
+        code, err, _ = _bench(tmp_path, "--scenario", "azure-conv", "--trace",
+                              str(_one_request(tmp_path, 40, 89)), "--num-blocks", "8",
+                              "--num-spec-tokens", "3", "--warmup-steps", "0", *extra)
+        assert err == [
+            "bench.py: error: 1 of 2 requests served would stop every case mid-run when it "
+            "outgrows the KV cache: the longest (a prompt of 40 tokens, 89 output tokens; 3 "
+            "drafts scheduled at its last step) needs 9 KV blocks (16 tokens each) for the 131 "
+            "tokens of its last step, more than the cache's 8, which preempting every other "
+            "request does not free: raise --num-blocks to 9 or more, or lower --max-model-len "
+            "to 129 or less"]
+    monkeypatch.setattr(trace_checks, "overflow_problem", lambda over, cfg: None)
+    for extra, tokens in (((), 130), (("--async-scheduling",), 131)):
+        out = tmp_path / f"unchecked{tokens}"
+        out.mkdir()
+        code, err, _ = _bench(out, "--scenario", "azure-conv", "--trace",
+                              str(_one_request(tmp_path, 40, 89)), "--num-blocks", "8",
+                              "--num-spec-tokens", "3", "--warmup-steps", "0", *extra)
+        assert code == 1
+        assert f"needs 9 KV blocks for {tokens} tokens" in err[-1], err
