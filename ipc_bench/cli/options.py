@@ -388,7 +388,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup-steps", type=_int_in(0, MAX_STEPS),
                    help="warm-up steps per case (default 100 for decode-steady and "
                    "overhead, 30 for tp-broadcast and pp, 20 for step-time, 50 for the "
-                   "azure-* replays and soak)")
+                   "azure-* replays and soak); a trace replay whose every step would "
+                   "fall in the warm-up is refused before its first case (a timed one "
+                   "warned)")
     p.add_argument("--num-running", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
                    help="running requests per case (steady scenarios)")
 

@@ -62,7 +62,9 @@ def test_warmup_steps_states_each_scenarios_default_and_the_scenarios_use_it():
 
     assert _help_of("--warmup-steps") == (
         "warm-up steps per case (default 100 for decode-steady and overhead, 30 for "
-        "tp-broadcast and pp, 20 for step-time, 50 for the azure-* replays and soak)")
+        "tp-broadcast and pp, 20 for step-time, 50 for the azure-* replays and soak); a "
+        "trace replay whose every step would fall in the warm-up is refused before its "
+        "first case (a timed one warned)")
     scenarios = discover()
     used = {name: {c.warmup_steps for c in scenarios[name].cases(
         ScenarioOptions(repeat=2, steps=10, pp=[1], tp=[1]))}
