@@ -700,7 +700,9 @@ class _Run:
         that did not finish: ``_write_unfinished``; ``status: failed`` and the
         reason, with the rows of that case its files could not take,
         ``RunWriter.unwritten_note``: ``cannot write results to DIR: No space left on
-        device; rows not written: 2 of requests.csv``), say so in one line; exit
+        device; rows not written: 2 of requests.csv``), say so in one line ending, where
+        ``summary.json`` took the failure, with ``pointer``'s ``; partial results: DIR``
+        (or ``; run folder (nothing measured): DIR``); exit
         code 1, 2 where a file descriptor was wanting (``RunFolderError.exit_code``:
         ``cannot write results to DIR: too many open files (ulimit -n 64): raise it
         (e.g. ulimit -n 1024) and run again``)."""
@@ -720,6 +722,8 @@ class _Run:
             except RunFolderError as again:
                 measured = len(result.sched_rows) if result is not None else 0
                 message += f" ({self._left_behind(again.reason, case_id, measured)})"
+            else:  # where the folder's summary.json says what was kept, as other stops do
+                message += self.pointer(bool(self.num_done or _steps_measured(result)))
         print(f"bench.py: error: {message}", file=sys.stderr)
         self.quiet_count()
         return exc.exit_code
@@ -950,3 +954,12 @@ def run_seconds(value: float) -> str:
     s``, ``12.4 s``), so no case's printed time exceeds the run's; from a minute on
     ``duration_words``'s (``1 min 5 s``)."""
     return _seconds(value) if value < 59.95 else duration_words(value)
+
+
+def _steps_measured(result: Optional[CaseResult]) -> bool:
+    """Whether ``result`` (the case running or being written, if any) measured a step:
+    rows in memory, or rows streamed to its files (``recording.StreamStats``)."""
+    if result is None:
+        return False
+    stream = result.stream_stats
+    return bool(result.sched_rows or (stream is not None and stream.num_total_steps))

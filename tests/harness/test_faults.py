@@ -845,7 +845,8 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
              "space left on device; it still says the run is incomplete and lists no case; "
              "case num_running=2/send/msgpack#0 is not listed, so a report leaves out its "
              "rows on disk: 402 in steps.csv, 2 in requests.csv and 400 in floor.csv)")
-    assert (out, err) == (_quiet_count(run), f"bench.py: error: {message}{stale}\n")
+    kept = stale or f"; partial results: {run}"  # the line points at what summary.json kept
+    assert (out, err) == (_quiet_count(run), f"bench.py: error: {message}{kept}\n")
     summary, frames = load_run(run)
     assert summary["status"] == status
     if status == "failed":
@@ -901,7 +902,8 @@ def test_a_full_disk_keeps_the_rows_since_the_last_flush_in_steps_partial_csv(
     assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
     message = (f"{ENOSPC_LINE.format(run=run)}; rows not written: 402 of steps.csv (kept "
                "in steps.partial.csv)")
-    assert capsys.readouterr() == (_quiet_count(run), f"bench.py: error: {message}\n")
+    assert capsys.readouterr() == (_quiet_count(run),
+                                   f"bench.py: error: {message}; partial results: {run}\n")
     summary, frames = load_run(run)
     [case] = summary["cases"]
     assert (case["complete"], case["rows_not_written"], case["steps_kept_in"]) == (
@@ -1101,7 +1103,8 @@ def test_a_results_file_that_cannot_be_opened_for_want_of_descriptors_is_exit_2(
     assert cli.main(_ONE_CASE + ["--output", str(run)]) == 2
     message = (f"cannot write results to {run}: {fd_line(code)}; rows not written: 402 "
                "of steps.csv (kept in steps.partial.csv)")
-    assert capsys.readouterr() == (_quiet_count(run), f"bench.py: error: {message}\n")
+    assert capsys.readouterr() == (_quiet_count(run),
+                                   f"bench.py: error: {message}; partial results: {run}\n")
     summary, frames = load_run(run)
     assert (summary["status"], summary["problems"], summary["failed_case"]) == (
         "failed", [message], "num_running=2/send/msgpack#0")
@@ -1269,7 +1272,8 @@ def test_a_disk_filled_by_the_captured_messages_leaves_a_failed_summary_with_the
     assert cli.main(_ONE_CASE + ["--output", str(run)]) == 1
     out, err = capsys.readouterr()
     message = ENOSPC_LINE.format(run=run / "messages")
-    assert (out, err) == (_quiet_count(run), f"bench.py: error: {message}\n")
+    assert (out, err) == (_quiet_count(run),
+                          f"bench.py: error: {message}; partial results: {run}\n")
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["status"], summary["problems"], summary["failed_case"]) == (
         "failed", [message], "num_running=2/send/msgpack#0")

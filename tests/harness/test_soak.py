@@ -338,7 +338,7 @@ def test_a_full_disk_mid_soak_counts_the_streamed_rows_it_could_not_write(
     assert lost > 0 and case["rows_not_written"] == {"steps.csv": lost}
     message = (f"cannot write results to {run}: No space left on device; rows not "
                f"written: {lost:,} of steps.csv")
-    assert capsys.readouterr().err == f"bench.py: error: {message}\n"
+    assert capsys.readouterr().err == f"bench.py: error: {message}; partial results: {run}\n"
     assert (summary["status"], summary["problems"]) == ("failed", [message])
     from ipc_bench.analysis.results import RunStatusWarning
 
