@@ -143,6 +143,16 @@ INCONCLUSIVE_HOLM = f"inconclusive: {NOT_SIGNIFICANT_HOLM}"
 DETECTABLE = 0.10
 
 
+def geometric_mean(values: np.ndarray) -> float:
+    """The geometric mean of ``values`` (float array, shape (n,), every one > 0):
+    exp of the mean log, except that values all equal give that value itself, not
+    its round trip through ``log`` and ``exp`` (5646.5 would come back
+    5646.500000000003, shown 5,647 beside a table's 5,646: exact bytes stay exact)."""
+    if values.size and np.all(values == values[0]):
+        return float(values[0])
+    return float(np.exp(np.mean(np.log(values))))
+
+
 def inconclusive(low: Optional[float], high: Optional[float],
                  detectable: float = DETECTABLE) -> bool:
     """Whether a ratio interval ``[low, high]`` reaches beyond a factor of ``1 +
@@ -932,7 +942,7 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
     positive = bool(np.all(a > 0) and np.all(b > 0))
     ratios = b / a if positive else None
     ratio_median = float(np.median(ratios)) if ratios is not None else None
-    ratio_geomean = float(np.exp(np.mean(np.log(ratios)))) if ratios is not None else None
+    ratio_geomean = geometric_mean(ratios) if ratios is not None else None
     r_lo = r_hi = d_lo = d_hi = p = None
     significant: Optional[bool] = None
     if n >= min_pairs(method, confidence):
@@ -962,8 +972,8 @@ def compare_paired(baseline: Sequence[float], treatment: Sequence[float], *,
         diff_mean=float(diff.mean()), diff_median=float(np.median(diff)),
         diff_ci_low=d_lo, diff_ci_high=d_hi, significant=significant, verdict=verdict,
         p_value=p,
-        baseline_geomean=float(np.exp(np.mean(np.log(a)))) if positive else None,
-        treatment_geomean=float(np.exp(np.mean(np.log(b)))) if positive else None,
+        baseline_geomean=geometric_mean(a) if positive else None,
+        treatment_geomean=geometric_mean(b) if positive else None,
         baseline_mean=float(a.mean()), treatment_mean=float(b.mean()))
 
 
@@ -1316,6 +1326,8 @@ def geomean_interval(values: Iterable[Optional[float]], confidence: float = CONF
         return mean_interval(xs, confidence)
     if len(xs) < 2:
         return xs[0], math.nan, math.nan
+    if min(xs) == max(xs):  # exactly that value, not its round trip through log and exp
+        return xs[0], xs[0], xs[0]
     centre, low, high = t_interval(np.log(xs), confidence)
     return math.exp(centre), math.exp(low), math.exp(high)
 

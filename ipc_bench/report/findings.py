@@ -37,7 +37,7 @@ from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, arrival_bound, inconclusive,
-                                      compare_paired, interval_end, min_pairs, paired,
+                                      compare_paired, geometric_mean, interval_end, min_pairs, paired,
                                       paired_ratio, point_text, ratio_interval, ratio_phrase,
                                       results_ci_method, schedules_differ, shown_end,
                                       summarize_pairs, token_ids_bytes,
@@ -2084,7 +2084,7 @@ def _mean_step_share(pairs: list[tuple[dict, dict]], method: str) -> float | Non
               if _positive(s.get("step_ns_mean")) and _positive(c.get("step_ns_mean"))]
     if not ratios:
         return None
-    point = np.exp(np.mean(np.log(ratios))) if method == "t" else np.median(ratios)
+    point = geometric_mean(np.array(ratios)) if method == "t" else np.median(ratios)
     return float(point) - 1
 
 
