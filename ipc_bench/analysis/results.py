@@ -2559,7 +2559,7 @@ def _short_steps(steps, cases) -> str:
 def _short_rows(df, want: dict[str, int], counted_by: str, how: str = "") -> str:
     """'' when every case of ``want`` (case id -> rows it should have) has that many
     rows in ``df`` (a CSV file's, with ``case_id``); else ``GOT of the WANT rows
-    COUNTED_BY (HOW; N case(s) short: ID: got of want; ...)``, naming the first
+    that COUNTED_BY (HOW; N case(s) short: ID: got of want; ...)``, naming the first
     ``SHORT_CASES_SHOWN`` cases short (a row more than wanted is not counted)."""
     if "case_id" not in df:
         return ""
@@ -2574,8 +2574,8 @@ def _short_rows(df, want: dict[str, int], counted_by: str, how: str = "") -> str
         return ""
     more = len(short) - SHORT_CASES_SHOWN
     named = "; ".join(short[:SHORT_CASES_SHOWN]) + (f"; {more} more" if more > 0 else "")
-    return (f"{got_sum:,} of the {want_sum:,} rows {counted_by} ({how + '; ' if how else ''}"
-            f"{len(short)} case(s) short: {named})")
+    return (f"{got_sum:,} of the {want_sum:,} rows that {counted_by} "
+            f"({how + '; ' if how else ''}{len(short)} case(s) short: {named})")
 
 
 def _short_requests(requests, cases) -> str:

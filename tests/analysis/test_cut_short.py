@@ -54,7 +54,7 @@ def test_a_torn_last_row_is_left_out_with_one_warning(small_run, tmp_path, capsy
     message = str(caught[0].message)
     assert message == (
         f"{steps}: its last line is cut mid-row (left out), and {rows - 1:,} of the "
-        f"{sum(want.values()):,} rows summary.json counts (1 case(s) short: {last_case}: "
+        f"{sum(want.values()):,} rows that summary.json counts (1 case(s) short: {last_case}: "
         f"{want[last_case] - 1:,} of {want[last_case]:,}); loaded what is valid")
     assert res.warnings["torn"] == [message]
     assert len(res.steps) == rows - 1
@@ -76,7 +76,7 @@ def test_missing_rows_are_counted_against_the_summary(small_run, tmp_path):
     want = {c["case_id"]: c["num_total_steps"] for c in read_summary(run)["cases"]}
     with pytest.warns(ResultsWarning, match=re.escape(
             f"{run / 'steps.csv'}: {len(kept) - 1:,} of the {sum(want.values()):,} rows "
-            f"summary.json counts (1 case(s) short: {first_case}: 10 of "
+            f"that summary.json counts (1 case(s) short: {first_case}: 10 of "
             f"{want[first_case]:,}); loaded what is valid")):
         res = load(run)
     assert (res.steps["case_id"] == first_case).sum() == 10
@@ -165,7 +165,7 @@ def _none_of(run: Path, counted: str) -> str:
     want = {c["case_id"]: c[counted] for c in read_summary(run)["cases"]}
     named = "; ".join(f"{case}: 0 of {n:,}" for case, n in list(want.items())[:3])
     assert len(want) == 4
-    return (f"0 of the {sum(want.values()):,} rows summary.json counts (4 case(s) short: "
+    return (f"0 of the {sum(want.values()):,} rows that summary.json counts (4 case(s) short: "
             f"{named}; 1 more)")
 
 
@@ -229,7 +229,7 @@ def test_a_value_that_is_not_a_number_leaves_its_row_out(small_run, tmp_path, ca
     steps.write_text("".join(lines))
     total, of_case = _case_total(run, fields[0])
     message = (f"{steps}: 1 row holds a value that is not a number (in step_ns; left "
-               f"out), and {total - 1:,} of the {total:,} rows summary.json counts (1 "
+               f"out), and {total - 1:,} of the {total:,} rows that summary.json counts (1 "
                f"case(s) short: {fields[0]}: {of_case - 1:,} of {of_case:,}); loaded what "
                "is valid")
     with pytest.warns(ResultsWarning) as caught:
@@ -254,7 +254,7 @@ def test_nul_bytes_in_a_row_leave_it_out(small_run, tmp_path, capsys):
     total, of_case = _case_total(run, case)
     message = (f"{steps}: 1 row does not have the header's "
                f"{len(STEPS_HEADER)} fields (left out), and "
-               f"{total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+               f"{total - 1:,} of the {total:,} rows that summary.json counts (1 case(s) short: "
                f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid")
     with pytest.warns(ResultsWarning) as caught:
         res = load(run)
@@ -279,7 +279,7 @@ def test_a_value_that_is_not_a_number_in_requests_csv(small_run, tmp_path):
         res = load(run)
     assert [str(w.message) for w in caught] == [
         f"{path}: 2 rows hold a value that is not a number (in num_output_tokens; left "
-        "out), and 10 of the 12 rows summary.json counts (1 case(s) short: "
+        "out), and 10 of the 12 rows that summary.json counts (1 case(s) short: "
         "num_running=2/send/msgpack#0: 0 of 2); loaded what is valid"]
     assert len(res.requests) == len(lines) - 3
     assert str(res.requests["num_output_tokens"].dtype) == "int64"
@@ -335,7 +335,7 @@ def test_an_unterminated_quote_leaves_out_its_line_only(small_run, tmp_path, cap
     path.write_text("".join(lines))
     total, of_case = _counted(run, count, case)
     message = (f"{path}: line {k + 1} holds an unterminated quote (left out), and "
-               f"{total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+               f"{total - 1:,} of the {total:,} rows that summary.json counts (1 case(s) short: "
                f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid")
     with pytest.warns(ResultsWarning) as caught:
         res = load(run)
@@ -384,7 +384,7 @@ def test_lines_of_only_commas_and_quotes_are_named(small_run, tmp_path, capsys):
     total, of_case = _counted(run, "num_total_steps", case)
     message = (f"{path}: lines 31, 32, 33, 34, 35 and 2 more hold an unterminated quote "
                "(left out), and lines 21 and 22 hold only commas (left out), and "
-               f"{total - 7:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+               f"{total - 7:,} of the {total:,} rows that summary.json counts (1 case(s) short: "
                f"{case}: {of_case - 7:,} of {of_case:,}); loaded what is valid")
     with pytest.warns(ResultsWarning) as caught:
         res = load(run)
@@ -407,7 +407,7 @@ def test_a_row_without_a_case_id_is_named(small_run, tmp_path):
         res = load(run)
     assert [str(w.message) for w in caught] == [
         f"{path}: 1 row has no case_id (left out)",
-        f"{path}: {total - 1:,} of the {total:,} rows summary.json counts (1 case(s) short: "
+        f"{path}: {total - 1:,} of the {total:,} rows that summary.json counts (1 case(s) short: "
         f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid"]
     assert len(res.steps) == total - 1 and res.steps["case_id"].notna().all()
 

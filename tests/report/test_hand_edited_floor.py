@@ -203,6 +203,6 @@ def test_a_floor_row_more_than_the_counted_steps_leaves_the_cases_rows_out(
 def test_a_floor_row_missing_is_said_as_a_file_cut_short(good_run, tmp_path, capsys):
     run = _rewrite_floor(_copy(good_run, tmp_path), lambda rows: rows.pop(3))
     assert _warnings_of(run, tmp_path, capsys) == [
-        f"{run / 'floor.csv'}: 39 of the 40 rows summary.json counts (one per counted "
+        f"{run / 'floor.csv'}: 39 of the 40 rows that summary.json counts (one per counted "
         f"step; their floor figures not checked; 1 case(s) short: {SEND}: 19 of 20); "
         "loaded what is valid"]

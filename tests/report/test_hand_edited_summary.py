@@ -607,13 +607,13 @@ STEPS = "{run}/steps.csv"
         f"{STEPS}: case '{SEND}' has a negative step_ns (down to -9) in 2 rows (left out)",
         f"{STEPS}: case '{SEND}' has a negative s2r_payload_bytes (-1) in 1 row (left out)",
         f"{STEPS}: case '{CACHED}' has a negative runner_forward_ns (-2) in 1 row (left out)",
-        f"{STEPS}: 47 of the 50 rows summary.json counts (2 case(s) short: {SEND}: 23 of "
+        f"{STEPS}: 47 of the 50 rows that summary.json counts (2 case(s) short: {SEND}: 23 of "
         f"25; {CACHED}: 24 of 25); loaded what is valid"]),
     (_not_finite, [
         f"{STEPS}: case '{SEND}' has an infinite sched_ns in 1 row (left out)",
         f"{STEPS}: case '{SEND}' has t_end_ns above 1e+15 (up to 1e+300) in 2 rows "
         "(left out)",
-        f"{STEPS}: 47 of the 50 rows summary.json counts (1 case(s) short: {SEND}: 22 of "
+        f"{STEPS}: 47 of the 50 rows that summary.json counts (1 case(s) short: {SEND}: 22 of "
         "25); loaded what is valid"]),
     (lambda rows: rows[:4] + [dict(rows[3])] + rows[4:] + [dict(rows[30])] * 2, [
         f"{STEPS}: case '{SEND}' has 1 row of a step an earlier row has (step 3 first; "

@@ -260,7 +260,7 @@ def test_an_itl_csv_cut_short_is_warned_about_as_steps_csv_is(timed_run, tmp_pat
     lines = (run / "itl.csv").read_text().splitlines(keepends=True)
     assert len(lines) == 1 + 84
     (run / "itl.csv").write_text("".join(lines[:41]))
-    line = (f"{run / 'itl.csv'}: 40 of the 84 rows requests.csv counts (n - 1 for a "
+    line = (f"{run / 'itl.csv'}: 40 of the 84 rows that requests.csv counts (n - 1 for a "
             f"request of n output tokens; 2 case(s) short: {send}: 40 of 42; {cached}: 0 "
             "of 42); loaded what is valid")
     code, md, err = _report(run, tmp_path, capsys)
@@ -273,7 +273,7 @@ def test_a_requests_csv_cut_short_is_warned_about_as_steps_csv_is(timed_run, tmp
     _, _, send, _ = timed_run
     run = _copy(timed_run, tmp_path)
     _edit_csv(run / "requests.csv", lambda rows: rows.pop(5))
-    line = (f"{run / 'requests.csv'}: 11 of the 12 rows summary.json counts (1 case(s) "
+    line = (f"{run / 'requests.csv'}: 11 of the 12 rows that summary.json counts (1 case(s) "
             f"short: {send}: 5 of 6); loaded what is valid")
     code, _, err = _report(run, tmp_path, capsys)
     assert (code, err) == (0, f"bench.py report: warning: {line}\n")
