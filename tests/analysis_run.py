@@ -38,6 +38,12 @@ def run_bench(path: Path, args: list[str]) -> str:
     return proc.stdout
 
 
+#: A ``--pp 1,2`` run (the ``shared_pp_run`` fixture): one and two stages, send and
+#: direct, 4 running requests, msgpack.
+PP_RUN_ARGS = ["--scenario", "pp", "--pp", "1,2", "--num-running", "4", "--steps", "20",
+               "--warmup-steps", "5", "--codecs", "msgpack"]
+
+
 def make_small_run(path: Path) -> Path:
     """Run ``bench.py`` with ``SMALL_RUN_ARGS`` into ``path``; returns ``path``."""
     run_bench(path, SMALL_RUN_ARGS)

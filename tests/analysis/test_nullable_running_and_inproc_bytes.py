@@ -126,21 +126,21 @@ def test_a_gap_in_tp_pp_or_a_core_count_is_no_value_to_the_report():
         True, True, False]
 
 
-def test_tp_and_pp_runs_beside_a_steady_run_report_as_with_float_columns(tmp_path,
-                                                                          monkeypatch):
-    """A --tp run, a --pp run and a decode-steady run loaded together: tp, pp and the
-    core counts are Int64 with <NA> for the steady cases, and the report (figures
-    included) reads as it did when they were float64 with NaN."""
+def test_tp_and_pp_runs_beside_a_steady_run_report_as_with_float_columns(
+        tmp_path, monkeypatch, shared_pp_run):
+    """A --tp run, a --pp run (the shared one: ``analysis_run.PP_RUN_ARGS``) and a
+    decode-steady run loaded together: tp, pp and the core counts are Int64 with <NA>
+    for the steady cases, and the report (figures included) reads as it did when they
+    were float64 with NaN."""
     import ipc_bench.analysis.results as results
     from ipc_bench.cli import main as cli_main
 
-    common = ["--num-running", "4", "--steps", "20", "--warmup-steps", "3",
-              "--codecs", "msgpack"]
+    common = ["--num-running", "4", "--steps", "20", "--warmup-steps", "5",
+              "--codecs", "msgpack"]  # the shared pp run's
     run_bench(tmp_path / "tp", ["--scenario", "tp-broadcast", "--tp", "1,2",
                                  "--tp-transports", "ipc"] + common)
-    run_bench(tmp_path / "pp", ["--scenario", "pp", "--pp", "1,2"] + common)
     run_bench(tmp_path / "steady", ["--scenario", "decode-steady", "--no-floor"] + common)
-    runs = [str(tmp_path / r) for r in ("tp", "pp", "steady")]
+    runs = [str(tmp_path / "tp"), str(shared_pp_run), str(tmp_path / "steady")]
     res = load(runs)
     for col in ("tp", "pp", "tp_cores", "pp_cores"):
         assert str(res.cases[col].dtype) == "Int64"

@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from analysis_run import run_bench
 from ipc_bench.analysis.results import load
 from ipc_bench.report import blocks, plots
 
 
-@pytest.fixture(scope="module")
-def pp_run(tmp_path_factory):
-    path = tmp_path_factory.mktemp("ppbytes") / "pp"
-    run_bench(path, ["--scenario", "pp", "--pp", "1,2", "--num-running", "4", "--steps", "20",
-                     "--warmup-steps", "5", "--codecs", "msgpack"])
-    return path
+@pytest.fixture
+def pp_run(shared_pp_run):
+    """``analysis_run.PP_RUN_ARGS``' run: --pp 1,2, 4 running, send and direct, msgpack."""
+    return shared_pp_run
 
 
 def test_the_bytes_figure_of_several_pipeline_sizes_is_drawn_against_n(pp_run):
