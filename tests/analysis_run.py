@@ -22,11 +22,25 @@ SMALL_RUN_ARGS = ["--scenario", "decode-steady", "--num-running", "4,16", "--ste
 MACHINE_LOAD_ITEM = re.compile(r"- `[^`]+`: (the machine [0-9.]+ % busy|not recorded)")
 
 
+#: The machine-load note's own line (``blocks.machine_load_blocks``): runs whose busy
+#: shares are 10 points apart, or runs that started on a loaded machine.
+MACHINE_LOAD_NOTE = re.compile(r"> \*\*Note:\*\* (The machine was busie|Runs? `.+` started "
+                               r"on a loaded machine)")
+
+
 def setting_items(lines: list[str]) -> list[str]:
     """The ``- `` items of a report's Runs section ``lines`` less the machine-load list,
     which a test beside another under ``pytest -n 2`` may or may not get: the runs'
-    mean ``machine_busy_pct`` can land 10 points apart or not."""
+    mean ``machine_busy_pct`` can land 10 points apart or not, a run start on a loaded
+    machine or not."""
     return [ln for ln in lines if ln.startswith("- ") and not MACHINE_LOAD_ITEM.match(ln)]
+
+
+def without_machine_load(lines: list[str]) -> list[str]:
+    """A report's Runs section ``lines`` less the machine-load note and its items
+    (``setting_items``' reason), every other line kept in order."""
+    return [ln for ln in lines if not (MACHINE_LOAD_ITEM.match(ln)
+                                       or MACHINE_LOAD_NOTE.match(ln))]
 
 
 def run_bench(path: Path, args: list[str]) -> str:

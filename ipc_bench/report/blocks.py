@@ -22,7 +22,8 @@ from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, STEP_BLOCK
 from ipc_bench.engine.config import CACHED, SEND
-from ipc_bench.harness.environment import TIMING_ONLY_SETTINGS, loaded_at_start, nice_note
+from ipc_bench.harness.environment import (LOADED_SHARE, TIMING_ONLY_SETTINGS, loaded_at_start,
+                                          nice_note)
 from ipc_bench.report.findings import findings
 from ipc_bench.report.render import Block, code_span
 
@@ -1836,18 +1837,23 @@ def machine_load_blocks(results) -> list[Block]:
     finished cases) are ``BUSY_APART`` points apart or more, a note naming the busiest
     run and the least busy and their shares, saying that their times and tokens/s differ
     for that reason as well as for any change in code, then each run's recorded figures
-    (``machine_load_line``); ``[]`` where they are closer, or fewer than two runs
-    recorded the share."""
+    (``machine_load_line``). Where they are closer, or fewer than two runs recorded
+    the share, and some run started on a loaded machine (``loaded_at_start``), a note
+    naming those runs (``_loaded_runs_note``) and each run's figures; ``[]`` otherwise,
+    or for one run."""
     cases = results.finished().cases
     loads = {r: machine_load(cases[cases["run_id"] == r] if "run_id" in cases.columns
                              else cases.iloc[:0], results.metadata.get(r) or {})
              for r in results.run_ids}
     known = {r: v["busy"] for r, v in loads.items() if v is not None and v["busy"] is not None}
-    if len(known) < 2:
-        return []
-    hi, lo = max(known, key=known.get), min(known, key=known.get)
-    if known[hi] - known[lo] < BUSY_APART:
-        return []
+    hi = max(known, key=known.get) if known else None
+    lo = min(known, key=known.get) if known else None
+    if len(known) < 2 or known[hi] - known[lo] < BUSY_APART:
+        loaded = [r for r in results.run_ids if loaded_at_start(results.metadata.get(r) or {})]
+        if not loaded or len(results.run_ids) < 2:
+            return []
+        return [("note", _loaded_runs_note(loaded)),
+                ("ul", [machine_load_line(r, loads[r]) for r in results.run_ids])]
     who = (f"busier during run {code_span(hi)} than during run {code_span(lo)}"
            if len(known) == 2 else f"busiest during run {code_span(hi)} and least busy "
            f"during run {code_span(lo)}")
@@ -1859,6 +1865,24 @@ def machine_load_blocks(results) -> list[Block]:
                      "runs' own among them: code that keeps the CPUs busier raises it "
                      "too. As each run recorded it:"),
             ("ul", [machine_load_line(r, loads[r]) for r in results.run_ids])]
+
+
+def _loaded_runs_note(loaded: list[str]) -> str:
+    """``machine_load_blocks``' note where runs' busy shares are close (or unrecorded)
+    but runs ``loaded`` started on a loaded machine (``environment.loaded_at_start``):
+    close shares do not make their loads alike, and a ratio between runs pairs no
+    repetition, so it can stray from 1 for the load alone, significant or not."""
+    names = [code_span(r) for r in loaded]
+    who = (f"Run {names[0]}" if len(names) == 1 else
+           "Runs " + ", ".join(names[:-1]) + f" and {names[-1]}")
+    return (f"{who} started on a loaded machine (a 1-minute load average of "
+            f"{LOADED_SHARE:.0%} of its CPUs or more): other work competed with "
+            f"{'its' if len(names) == 1 else 'their'} processes, by amounts that change "
+            "from minute to minute, so ratios of times and tokens/s between these runs "
+            "can stray from 1 for that reason alone, called significant or not (the "
+            "repetitions of one run are not paired with another's). Bytes per step are "
+            "exact whatever the load; within a run, the arms a paired comparison pairs ran "
+            "back to back, under much the same load. As each run recorded it:").replace("%", " %", 1)
 
 
 def _overlap_unknown(results) -> list[str]:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from analysis_run import copy_as_another_run, run_bench
+from analysis_run import copy_as_another_run, run_bench, without_machine_load
 from ipc_bench import cli
 
 COMMON = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
@@ -80,7 +80,8 @@ def _runs_section(md: str) -> list[str]:
     lines = md.splitlines()
     start = lines.index("## Runs")
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
-    return [ln for ln in lines[start + 1:end] if ln and not ln.startswith("|")]
+    return without_machine_load([ln for ln in lines[start + 1:end]
+                                 if ln and not ln.startswith("|")])
 
 
 def test_environment_differences_are_stated_against_the_chosen_run(runs, tmp_path, capsys):

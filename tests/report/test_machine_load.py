@@ -98,6 +98,15 @@ def test_the_tests_filter_knows_every_item_form():
     items = ["- " + item for item in machine_load_blocks(results)[1][1]]
     difference = "- b against a: option --codecs differs: [msgpack] vs default (msgpack, pickle)"
     assert setting_items(items + [difference]) == [difference]
+    # and the Runs section less the note and its items, both notes' forms
+    from analysis_run import without_machine_load
+
+    loaded = _results({"a": [99.8], "b": [99.3]}, {"a": [NAN], "b": [NAN]},
+                      {"a": [3.1], "b": [3.5]})
+    for blocks in (machine_load_blocks(results), machine_load_blocks(loaded)):
+        (_, note), (_, listed) = blocks
+        lines = [f"> **Note:** {note}", *("- " + item for item in listed), difference]
+        assert without_machine_load(lines) == [difference]
 
 
 def test_a_run_that_could_not_read_proc_stat_and_one_without_its_cpu_count_say_so():
@@ -135,3 +144,37 @@ def test_a_column_of_nulls_is_an_older_run():
     results.cases.loc[results.cases["run_id"] == "d", "machine_busy_pct"] = None
     results.cases.loc[results.cases["run_id"] == "a", "machine_busy_pct"] = None
     assert machine_load_blocks(results) == []
+
+
+def test_runs_of_close_shares_that_started_loaded_are_named_with_their_figures():
+    # two runs of one command 20 s apart, both on a saturated machine: their shares
+    # are close (99.8 and 99.3 %), yet ratios between them can stray from 1 for the
+    # load alone; the Runs section said only "Same machine, software and commit"
+    results = _results({"r64a": [99.8] * 2, "r64b": [99.3] * 2},
+                       {"r64a": [0.3, 0.05], "r64b": [NAN, NAN]},
+                       {"r64a": [3.1, 2.0, 1.0], "r64b": [0.9, 2.0, 1.0]})
+    assert machine_load_blocks(results) == [
+        ("note", "Run `r64a` started on a loaded machine (a 1-minute load average of 50 % "
+                 "of its CPUs or more): other work competed with its processes, by "
+                 "amounts that change from minute to minute, so ratios of times and "
+                 "tokens/s between these runs can stray from 1 for that reason alone, "
+                 "called significant or not (the repetitions of one run are not paired "
+                 "with another's). Bytes per step are exact whatever the load; within a "
+                 "run, the arms a paired comparison pairs ran back to back, under much the "
+                 "same load. As each run recorded it:"),
+        ("ul", ["`r64a`: the machine 99.8 % busy (mean `machine_busy_pct` over 2 cases); "
+                "1-minute load average 3.10 on 2 CPUs at its start; noisy step times "
+                "(`step_ns_block_cv` over 10 %) in 1 of 2 cases",
+                "`r64b`: the machine 99.3 % busy (mean `machine_busy_pct` over 2 cases); "
+                "1-minute load average 0.90 on 2 CPUs at its start; step-time noise not "
+                "measured (no case counted 150 steps, the 3 blocks of 50 "
+                "`step_ns_block_cv` needs)"])]
+    both = _results({"a": [99.8], "b": [99.3], "c": [98.0]}, {"a": [NAN], "b": [NAN],
+                    "c": [NAN]}, {"a": [3.1], "b": [3.5], "c": [0.2]})
+    assert machine_load_blocks(both)[0][1].startswith(
+        "Runs `a` and `b` started on a loaded machine (a 1-minute load average of 50 % of "
+        "its CPUs or more): other work competed with their processes,")
+    # one run alone, or no run loaded at its start: nothing
+    assert machine_load_blocks(_results({"a": [99.8]}, {"a": [NAN]}, {"a": [3.1]})) == []
+    assert machine_load_blocks(_results({"a": [99.8], "b": [99.3]}, {"a": [NAN], "b": [NAN]},
+                                        {"a": [0.9], "b": [0.2]})) == []
