@@ -1869,20 +1869,22 @@ def machine_load_blocks(results) -> list[Block]:
 
 def _loaded_runs_note(loaded: list[str]) -> str:
     """``machine_load_blocks``' note where runs' busy shares are close (or unrecorded)
-    but runs ``loaded`` started on a loaded machine (``environment.loaded_at_start``):
-    close shares do not make their loads alike, and a ratio between runs pairs no
-    repetition, so it can stray from 1 for the load alone, significant or not."""
+    but runs ``loaded`` started on a loaded machine (``environment.loaded_at_start``,
+    as their own ``note:`` line said): close shares do not make their loads alike, and
+    a ratio between runs pairs no repetition, so it can stray from 1 for the load
+    alone, significant or not."""
     names = [code_span(r) for r in loaded]
     who = (f"Run {names[0]}" if len(names) == 1 else
            "Runs " + ", ".join(names[:-1]) + f" and {names[-1]}")
     return (f"{who} started on a loaded machine (a 1-minute load average of "
-            f"{LOADED_SHARE:.0%} of its CPUs or more): other work competed with "
+            f"{LOADED_SHARE * 100:.0f} % of its CPUs or more, which counts work that had "
+            "just ended too, such as a run before): other work may have competed with "
             f"{'its' if len(names) == 1 else 'their'} processes, by amounts that change "
-            "from minute to minute, so ratios of times and tokens/s between these runs "
-            "can stray from 1 for that reason alone, called significant or not (the "
-            "repetitions of one run are not paired with another's). Bytes per step are "
-            "exact whatever the load; within a run, the arms a paired comparison pairs ran "
-            "back to back, under much the same load. As each run recorded it:").replace("%", " %", 1)
+            "from minute to minute, so ratios of times and tokens/s between the runs of "
+            "this report can stray from 1 for that reason alone, called significant or not "
+            "(the repetitions of one run are not paired with another's). Bytes per step "
+            "are exact whatever the load; within a run, the arms a paired comparison pairs "
+            "ran back to back, under much the same load. As each run recorded it:")
 
 
 def _overlap_unknown(results) -> list[str]:

@@ -1778,3 +1778,21 @@ def test_an_internal_error_names_the_run_folder(tmp_path, monkeypatch, capsys,
     summary, _ = load_run(run)
     assert summary["status"] == "failed"
     assert summary["failed_case"] == started[-1]
+
+
+
+def test_a_write_failure_counts_streamed_rows_as_measured_steps():
+    """The line of a write failure points at partial results where the case that was
+    running measured a step, in memory or streamed to its files (a soak case keeps no
+    rows in memory), else at a folder with nothing measured."""
+    from types import SimpleNamespace
+
+    from ipc_bench.cli.execute import _steps_measured
+
+    def case(rows=(), streamed=None):
+        stats = None if streamed is None else SimpleNamespace(num_total_steps=streamed)
+        return SimpleNamespace(sched_rows=list(rows), stream_stats=stats)
+
+    assert [_steps_measured(r) for r in (None, case(), case(streamed=0), case([(0,)]),
+                                         case(streamed=3))] == [False, False, False, True,
+                                                                True]

@@ -155,13 +155,14 @@ def test_runs_of_close_shares_that_started_loaded_are_named_with_their_figures()
                        {"r64a": [3.1, 2.0, 1.0], "r64b": [0.9, 2.0, 1.0]})
     assert machine_load_blocks(results) == [
         ("note", "Run `r64a` started on a loaded machine (a 1-minute load average of 50 % "
-                 "of its CPUs or more): other work competed with its processes, by "
+                 "of its CPUs or more, which counts work that had just ended too, such as "
+                 "a run before): other work may have competed with its processes, by "
                  "amounts that change from minute to minute, so ratios of times and "
-                 "tokens/s between these runs can stray from 1 for that reason alone, "
-                 "called significant or not (the repetitions of one run are not paired "
-                 "with another's). Bytes per step are exact whatever the load; within a "
-                 "run, the arms a paired comparison pairs ran back to back, under much the "
-                 "same load. As each run recorded it:"),
+                 "tokens/s between the runs of this report can stray from 1 for that "
+                 "reason alone, called significant or not (the repetitions of one run are "
+                 "not paired with another's). Bytes per step are exact whatever the load; "
+                 "within a run, the arms a paired comparison pairs ran back to back, under "
+                 "much the same load. As each run recorded it:"),
         ("ul", ["`r64a`: the machine 99.8 % busy (mean `machine_busy_pct` over 2 cases); "
                 "1-minute load average 3.10 on 2 CPUs at its start; noisy step times "
                 "(`step_ns_block_cv` over 10 %) in 1 of 2 cases",
@@ -173,7 +174,13 @@ def test_runs_of_close_shares_that_started_loaded_are_named_with_their_figures()
                     "c": [NAN]}, {"a": [3.1], "b": [3.5], "c": [0.2]})
     assert machine_load_blocks(both)[0][1].startswith(
         "Runs `a` and `b` started on a loaded machine (a 1-minute load average of 50 % of "
-        "its CPUs or more): other work competed with their processes,")
+        "its CPUs or more, which counts work that had just ended too, such as a run "
+        "before): other work may have competed with their processes,")
+    # a run name with a % sign is kept as it is
+    assert machine_load_blocks(_results({"run-100%": [99.8], "b": [99.3]},
+                                        {"run-100%": [NAN], "b": [NAN]},
+                                        {"run-100%": [3.1]}))[0][1].startswith(
+        "Run `run-100%` started on a loaded machine (a 1-minute load average of 50 % of")
     # one run alone, or no run loaded at its start: nothing
     assert machine_load_blocks(_results({"a": [99.8]}, {"a": [NAN]}, {"a": [3.1]})) == []
     assert machine_load_blocks(_results({"a": [99.8], "b": [99.3]}, {"a": [NAN], "b": [NAN]},
