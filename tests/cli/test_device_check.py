@@ -295,3 +295,22 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
     except OSError:
         return ""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_wheels_and_the_shared_link_are_git_ignored(tmp_path):
+    """What a device session adds to its checkout (docs/models-and-gpu.md, "One device
+    session") stays out of ``git status``, so it is never committed: the wheels, and
+    the link ``shared -> ../shared`` (a link, not a folder, to ``.gitignore``)."""
+    shutil.copy(ROOT / ".gitignore", tmp_path / ".gitignore")
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "wheels" / "pyperf-2.11.0-py3-none-any.whl").write_bytes(b"")
+    (tmp_path / "shared").symlink_to("../shared")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "shared").symlink_to("../shared")  # only the top one
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    git = ["git", "-c", "core.excludesFile=/dev/null", "-c", "status.showUntrackedFiles=all"]
+    subprocess.run(git + ["init", "-q"], cwd=tmp_path, env=env, check=True)
+    done = subprocess.run(git + ["status", "--porcelain"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True)
+    assert done.stdout == "?? .gitignore\n?? scenarios/shared\n"
