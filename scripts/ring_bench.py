@@ -37,15 +37,19 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-import msgspec
-import zmq
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout's ipc_bench, installed or not
 
-from ipc_bench.cli.once import OnceParser
-from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats
-from ipc_bench.errors import one_line
-from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter
-from ipc_bench.wire.transport import EndpointDir, destroy_context, open_socket
+import msgspec  # noqa: E402
+import zmq  # noqa: E402
+
+from ipc_bench.cli.once import OnceParser  # noqa: E402
+from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats  # noqa: E402
+from ipc_bench.errors import one_line  # noqa: E402
+from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter  # noqa: E402
+from ipc_bench.wire.transport import EndpointDir, destroy_context, open_socket  # noqa: E402
 
 TRANSPORTS = ("ring-spin", "ring-block", "zmq-ipc")
 ACK = b"ack-0001"
