@@ -138,6 +138,11 @@ class Trace:
     #: the lines before it end in ``\r\n`` (the Azure files' endings): a file cut
     #: short mid-row reads so (``…,381,8`` of ``…,381,84``); ``None`` otherwise.
     unterminated_row: Optional[int] = None
+    #: Whether the file has a row after the last one read: ``True`` where
+    #: ``max_requests`` stopped the reading before one (a line other than a blank one
+    #: follows), ``False`` where the file was read to its end; ``None`` for a trace
+    #: built by hand.
+    rows_after: Optional[bool] = None
 
     def __post_init__(self) -> None:
         for name, dtype in (
@@ -175,6 +180,7 @@ class Trace:
             arrival_s=self.arrival_s[:n],
             prompt_lens=self.prompt_lens[:n],
             output_lens=self.output_lens[:n],
+            rows_after=True if n < len(self) else self.rows_after,
         )
 
 
@@ -298,7 +304,8 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
     with _open_trace(path_str, shown) as f:
         # Resolved as it is read: a relative path against this working directory.
         resolved = None if is_pipe(f.fileno()) else os.path.realpath(path_str)
-        ts_ns, prompt, output, sha256, cut = _read_rows(f, where, max_requests, shown)
+        ts_ns, prompt, output, sha256, cut, after = _read_rows(f, where, max_requests,
+                                                              shown)
     t0 = ts_ns[0]
     # Python int / int is correctly rounded, so each arrival is exact to float64 precision.
     arrival_s = np.array([(t - t0) / _NS_PER_S for t in ts_ns], dtype=np.float64)
@@ -308,7 +315,7 @@ def load_azure_trace(path: PathArg, max_requests: Optional[int] = None) -> Trace
         arr.flags.writeable = False
     return Trace(
         path=path_str, arrival_s=arrival_s, prompt_lens=prompt_lens, output_lens=output_lens,
-        sha256=sha256, resolved_path=resolved, unterminated_row=cut,
+        sha256=sha256, resolved_path=resolved, unterminated_row=cut, rows_after=after,
     )
 
 
@@ -328,11 +335,12 @@ def _open_trace(path_str: str, shown: str):
 
 
 def _read_rows(f, where, max_requests: Optional[int], shown: str
-               ) -> tuple[list[int], list[int], list[int], str, Optional[int]]:
+               ) -> tuple[list[int], list[int], list[int], str, Optional[int], bool]:
     """The header, then up to ``max_requests`` rows: (timestamps in ns, prompt
-    lengths, output lengths, the SHA-256 of the bytes read, the line of a last row
-    without a line ending in a CRLF file, ``Trace.unterminated_row``), at least one
-    row, timestamps sorted. Blank lines end the rows when nothing but blank lines follows
+    lengths, output lengths, the SHA-256 of the bytes read up to the last row, the line
+    of a last row without a line ending in a CRLF file, ``Trace.unterminated_row``,
+    whether a row follows the last one read, ``Trace.rows_after``: one more line is
+    read for it, outside the SHA-256), at least one row, timestamps sorted. Blank lines end the rows when nothing but blank lines follows
     them. A pipe with nothing in it is refused as such (``input_files.EMPTY_PIPE``),
     not as an empty file."""
     lines = _Lines(f, where)
@@ -391,7 +399,17 @@ def _read_rows(f, where, max_requests: Optional[int], shown: str
 
     if not ts_ns:
         raise where(lines.lineno + 1, "no data rows after the header")
-    return ts_ns, prompt, output, lines.digest.hexdigest(), cut
+    digest = lines.digest.hexdigest()
+    return ts_ns, prompt, output, digest, cut, len(ts_ns) == max_requests and _more(lines)
+
+
+def _more(lines: "_Lines") -> bool:
+    """Whether a line other than a blank one is left in ``lines`` (read up to it; one
+    that cannot be read counts as a row)."""
+    try:
+        return any(line != "" for line in lines)
+    except TraceError:
+        return True
 
 
 def _check_header(fields: list[str], where) -> None:
