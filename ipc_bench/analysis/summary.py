@@ -58,6 +58,7 @@ from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COL
                                     SCHED_COLUMNS, CaseResult)
 from ipc_bench.harness.recording import cut_at_max_model_len
 from ipc_bench.harness.scenario import OUTPUT_LEN_MEAN, output_len_text
+from ipc_bench.harness.trace_checks import more_steps_advice
 from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
@@ -1049,8 +1050,7 @@ def no_step_counted(summaries: list[dict[str, Any]],
             of = warmup_steps.get(s["case_id"])
             of = "" if of is None else f" of {of:,} step{'' if of == 1 else 's'}"
             why = (f"{all_of(total, 'step', 'steps')} fell in the warm-up{of}; its per-step "
-                   f"figures are absent: set --warmup-steps below {total:,} (e.g. "
-                   f"--warmup-steps {total // 2}) or replay more requests")
+                   f"figures are absent: {more_steps_advice(total, None)}")
         else:
             why = (f"{total:,} steps, {warm:,} in the warm-up, none of the rest of the kind "
                    "this scenario counts; its per-step figures are absent")
@@ -1112,8 +1112,7 @@ def no_counted_steps_warning(summary: dict[str, Any]) -> str:
         summary.get("trace_speedup") is not None) else ""
     if total and warm >= total:
         return (f"{all_of(total, 'step', 'steps')} fell in the warm-up, so no step was counted and the "
-                f"per-step figures are absent{timed}: set --warmup-steps below {total} "
-                f"(e.g. --warmup-steps {total // 2}) or replay more requests")
+                f"per-step figures are absent{timed}: {more_steps_advice(total, None)}")
     return (f"no step was counted ({total} steps, {warm} in the warm-up, none of the rest "
             f"of the kind this scenario counts): the per-step figures are absent{timed}")
 

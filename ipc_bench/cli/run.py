@@ -175,11 +175,15 @@ def _main(argv: list[str], swept: list[str]) -> int:
 
 def _check_trace_cases(args, module: ModuleType, opts, cases: list) -> list[str]:
     """``harness.trace_checks.check_trace_cases`` of the run's trace replays: refuses
-    (``ConfigError``, exit 2) one whose every request would be rejected on arrival or
-    whose every step would fall in the warm-up; returns the warnings (printed once
-    every check passed, before the first case) of requests some of which will be
-    rejected. The ``--max-requests`` in effect is the given one, else the scenario's
-    default (``OPTION_DEFAULTS``; not a number: the whole trace)."""
+    (``ConfigError``, exit 2) one whose every request would be rejected on arrival, one
+    with a served request that outgrows the whole KV cache at its last step (without
+    drafts, or with every draft where that is certain), or one whose every step would
+    fall in the warm-up (not a timed replay); returns the warnings (printed once every
+    check passed, before the first case): requests some of which will be rejected, a
+    timed replay that will count no step, served requests that outgrow the cache if
+    their last step schedules all its drafts. The ``--max-requests`` in effect is the
+    given one, else the scenario's default (``OPTION_DEFAULTS``; not a number: the
+    whole trace)."""
     from ipc_bench.harness.scenario import option_defaults
     from ipc_bench.harness.trace_checks import check_trace_cases
 

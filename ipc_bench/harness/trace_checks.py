@@ -14,9 +14,12 @@ Three problems otherwise show only after every case has run, or stop it midway:
   number of requested output tokens (at least 1) is longer than the maximum model
   length of 2048"; a later version of that file, ``test_max_context_length``,
   expects a prompt of 2048 with ``max_tokens`` 1 to be served, which this rule does
-  not follow). When every request replayed is, the run would
-  measure nothing: refused (``ConfigError``). When some are, one warning line says how
-  many, as the run will record them (``rejection_warning``). A prompt whose output
+  not follow); the KV-block part is the harness's own, where vLLM would refuse to start
+  (a cache smaller than ``max_model_len``, below). When every request replayed is, the
+  run would measure nothing: refused (``ConfigError``). When some are, one warning line
+  says how many, as the run will record them (``rejection_warning``). The advice names
+  the ``--num-blocks`` that serves them to their last step (``Rejections.blocks``), not
+  only the one that admits their prompts. A prompt whose output
   would take it past ``max_model_len`` is not rejected: it stops there (the summary's
   ``num_cut_at_max_model_len``).
 - a replay whose every step falls in the warm-up, so that no step is counted and
@@ -40,8 +43,14 @@ Three problems otherwise show only after every case has run, or stop it midway:
   ``check_enough_kv_cache_memory``: "To serve at least one request with the models's
   max seq len (N), (X GiB KV cache is needed, which is larger than the available KV
   cache memory (Y GiB). ..."). With drafts the last step's slots depend on the drafts
-  accepted; the most it can take is refused, as vLLM's start-up check allows for the
-  worst case.
+  accepted: a request that fits but for the slots of the drafts its last step may
+  schedule is warned about (``overflow_warning``; a 40-token prompt with 87 output
+  tokens and 3 drafts in 8 blocks of 16 runs through at ``--spec-acceptance`` 0.7 and
+  1, sync or async), and refused only where its last step schedules them for certain:
+  ``--spec-acceptance`` 0 rejects every draft (the runner still proposes K, and the
+  scheduler allocates their slots), so the request takes one token a step, up to its
+  last, and is the only request served (no other one preempts it first or takes the
+  token budget).
 """
 
 from __future__ import annotations
@@ -57,9 +66,10 @@ from ipc_bench.engine.scheduler import Scheduler
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
 
-__all__ = ["CacheOverflow", "Rejections", "StepBounds", "cache_overflow",
-           "check_trace_cases", "last_step_slots", "trace_rejections", "replay_steps",
-           "step_bounds"]
+__all__ = ["CacheOverflow", "Rejections", "ReplayRows", "StepBounds", "cache_overflow",
+           "check_trace_cases", "last_step_slots", "more_steps_advice", "overflow_problem",
+           "overflow_warning", "rejection_problem", "rejection_warning", "replay_steps",
+           "step_bounds", "trace_rejections", "warmup_problem"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,10 @@ class Rejections:
     ``total``; ``longest``: the longest rejected prompt (tokens); ``by_len``: whether
     some rejected prompt has ``max_model_len`` tokens or more; ``by_blocks``: whether
     some needs more KV blocks than the cache has; ``mask``: bool array, shape (N,),
-    True for each rejected row."""
+    True for each rejected row; ``blocks``: the KV blocks that serve every request of
+    the replay once ``max_model_len`` admits the longest (``longest + 1`` where
+    ``by_len``): each admitted (its prompt and one token) and its last step's slots
+    as ``last_step_slots`` counts them, drafts included (its ``most``)."""
 
     count: int
     total: int
@@ -76,6 +89,7 @@ class Rejections:
     by_len: bool
     by_blocks: bool
     mask: np.ndarray
+    blocks: int = 0
 
 
 def trace_rejections(trace: Trace, cfg: SchedulerConfig) -> Rejections:
@@ -94,26 +108,61 @@ def trace_rejections(trace: Trace, cfg: SchedulerConfig) -> Rejections:
     # ceil((n + 1) / block_size) without n + 1, which a prompt of 2**63 - 1 overflows
     by_blocks = bool(rejected.size and (rejected // cfg.block_size + 1
                                         > cfg.num_blocks).any())
-    return Rejections(int(mask.sum()), len(lens), longest, by_len, by_blocks, mask)
+    blocks = 0
+    if rejected.size:  # a max_model_len past 2**62 is no valid config: capped, no overflow
+        mml = min(max(cfg.max_model_len, longest + 1) if by_len else cfg.max_model_len,
+                  2**62)
+        _, most = _slots(lens, trace.output_lens, mml, cfg)
+        blocks = int(max((lens // cfg.block_size + 1).max(),
+                         (-(-most // cfg.block_size)).max()))
+    return Rejections(int(mask.sum()), len(lens), longest, by_len, by_blocks, mask, blocks)
 
 
 @dataclass(frozen=True)
 class CacheOverflow:
     """The served requests of a replay that can need more KV blocks than the whole
     cache at their last step, which no preemption frees (the scheduler stops the case
-    with ``SchedulerError`` when one gets there): ``count`` of ``total`` served; the
-    longest of them: its ``prompt`` and ``output`` tokens (as the trace gives them),
-    ``tokens``: the KV slots of its last step (``last_step_slots``' ``most``),
-    ``blocks``: ``ceil(tokens / block_size)``; ``drafts``: whether it fits but for
-    the drafts its last step may schedule."""
+    with ``SchedulerError`` when one gets there): ``count`` of ``total`` served, by
+    ``last_step_slots``' ``most``; ``sure``: how many of them do whatever the drafts
+    accepted (by its ``fewest``). The longest of them (of the ``sure`` ones where
+    there are any): its ``prompt`` and ``output`` tokens (as the trace gives them),
+    ``fewest`` and ``tokens`` (``most``): the KV slots of its last step, ``blocks``:
+    ``ceil(tokens / block_size)``; ``need``: the blocks that hold every served
+    request's last step with all its drafts (``ceil(max(most) / block_size)``)."""
 
     count: int
+    sure: int
     total: int
     prompt: int
     output: int
+    fewest: int
     tokens: int
     blocks: int
-    drafts: bool
+    need: int
+
+    @property
+    def drafts(self) -> bool:
+        """Whether each of them fits but for the drafts its last step may schedule."""
+        return not self.sure
+
+
+def _draft_slots(cfg: SchedulerConfig) -> int:
+    """The drafts a request's last step can schedule alone: ``num_spec_tokens``, cut
+    by the token budget (the step's bonus token and the drafts)."""
+    return min(cfg.num_spec_tokens, cfg.max_num_batched_tokens - 1)
+
+
+def _slots(p: np.ndarray, outputs: np.ndarray, mml: int,
+           cfg: SchedulerConfig) -> tuple[np.ndarray, np.ndarray]:
+    """``last_step_slots`` of prompts ``p`` (each below ``mml``) with ``outputs``
+    tokens under ``cfg`` but for its ``max_model_len``, ``mml``."""
+    # p < max_model_len: capped before the sum, which cannot overflow
+    out = np.minimum(outputs, mml - p)
+    last = p + out - 1
+    la = cfg.num_lookahead_tokens
+    fewest = np.minimum(last + la, mml)
+    most = np.minimum(np.minimum(last + _draft_slots(cfg), mml - 1) + la, mml)
+    return fewest, np.where(out > 1, most, fewest)
 
 
 def last_step_slots(trace: Trace, served: np.ndarray,
@@ -125,80 +174,134 @@ def last_step_slots(trace: Trace, served: np.ndarray,
     K/V of ``stop - 1`` of them (``Scheduler.schedule``: ``num_computed_tokens +
     num_scheduled``, ``max_model_len - 1`` at most; an async step's placeholders
     never reach ``stop - 1``), plus ``num_lookahead_tokens``, capped at
-    ``max_model_len``: ``fewest``, exact without drafts. With K drafts a step also
-    holds slots for the drafts it schedules, so ``most`` is ``min(stop - 1 + K,
-    max_model_len - 1)`` plus the lookahead, capped; whether the last step gets there
-    depends on the drafts accepted, ``fewest`` it reaches whatever they were."""
-    p = trace.prompt_lens[served]
-    mml = cfg.max_model_len
-    # p < max_model_len for a served request: capped before the sum, which cannot overflow
-    last = p + np.minimum(trace.output_lens[served], mml - p) - 1
-    la = cfg.num_lookahead_tokens
-    fewest = np.minimum(last + la, mml)
-    most = np.minimum(np.minimum(last + cfg.num_spec_tokens, mml - 1) + la, mml)
-    return fewest, most
+    ``max_model_len``: ``fewest``, exact without drafts. With K drafts a decode step
+    also holds slots for the drafts it schedules (K, or ``max_num_batched_tokens -
+    1`` where the budget is smaller), so ``most`` is ``min(stop - 1 + K, max_model_len
+    - 1)`` plus the lookahead, capped; whether the last step gets there depends on the
+    drafts accepted, ``fewest`` it reaches whatever they were. A request of one output
+    token ends at its prefill, which schedules no draft: ``most`` is its ``fewest``."""
+    return _slots(trace.prompt_lens[served], trace.output_lens[served],
+                  cfg.max_model_len, cfg)
 
 
 def cache_overflow(trace: Trace, served: np.ndarray,
                    cfg: SchedulerConfig) -> Optional[CacheOverflow]:
     """``CacheOverflow`` of the requests of ``trace`` that ``served`` (bool, shape
-    (N,)) marks under ``cfg``, by ``last_step_slots``' ``most``; ``None`` when each
-    fits the cache alone (preemption then lets the run go on)."""
+    (N,)) marks under ``cfg``, by ``last_step_slots``; ``None`` when each fits the
+    cache alone with every draft (preemption then lets the run go on)."""
     fewest, most = last_step_slots(trace, served, cfg)
-    over = most > cfg.num_blocks * cfg.block_size
+    room = cfg.num_blocks * cfg.block_size
+    over, sure = most > room, fewest > room
     if not over.any():
         return None
-    i = int(np.argmax(np.where(over, most, -1)))
+    i = int(np.argmax(np.where(sure, fewest, -1)) if sure.any()
+            else np.argmax(np.where(over, most, -1)))
     row = int(np.flatnonzero(served)[i])
     tokens = int(most[i])
-    return CacheOverflow(int(over.sum()), len(most), int(trace.prompt_lens[row]),
-                         int(trace.output_lens[row]), tokens, -(-tokens // cfg.block_size),
-                         bool(fewest[i] <= cfg.num_blocks * cfg.block_size))
+    return CacheOverflow(int(over.sum()), int(sure.sum()), len(most),
+                         int(trace.prompt_lens[row]), int(trace.output_lens[row]),
+                         int(fewest[i]), tokens, -(-tokens // cfg.block_size),
+                         -(-int(most.max()) // cfg.block_size))
 
 
-def overflow_problem(over: Optional[CacheOverflow], cfg: SchedulerConfig) -> Optional[str]:
-    """The refusal of a replay one of whose served requests can need more KV blocks
-    than the whole cache (``cache_overflow``), else ``None``: the scheduler would stop
-    the case there (``SchedulerError``), as vLLM refuses at start-up a
-    ``max_model_len`` its KV cache cannot hold. ``... the longest (a prompt of 40
-    tokens, 200 output tokens) needs 15 KV blocks (16 tokens each) for the 239 tokens
-    of its last step, ...: raise --num-blocks to 15 or more, or lower --max-model-len
-    to 129 or less``."""
-    if over is None:
-        return None
-    n, total = over.count, over.total
-    who = (f"{n:,} of {total:,} requests served" if n < total
-           else "the only request served" if n == 1 else "both requests served" if n == 2
-           else f"all {n:,} requests served")
-    held = [f"a prompt of {over.prompt:,} tokens, {over.output:,} output tokens"]
-    if over.prompt + over.output > cfg.max_model_len:
-        held.append(f"cut at max_model_len {cfg.max_model_len:,}")
-    if over.drafts:
-        held.append(f"{cfg.num_spec_tokens} drafts scheduled at its last step")
-    if cfg.num_lookahead_tokens:
-        held.append(f"{cfg.num_lookahead_tokens} lookahead slots")
+def _who(n: int, total: int, what: str) -> str:
+    """``3 of 8 requests served``, ``the only request served``, ``both requests
+    served``, ``all 8 requests served`` (``what``: ``served``, ``replayed``)."""
+    return (f"{n:,} of {total:,} requests {what}" if n < total
+            else f"the only request {what}" if n == 1 else f"both requests {what}" if n == 2
+            else f"all {n:,} requests {what}")
+
+
+def _overflow_tail(over: CacheOverflow, cfg: SchedulerConfig) -> str:
+    """The end of an overflow line: what preemption cannot do and the options that
+    serve the request (``--num-blocks`` to ``over.need``, or a lower
+    ``--max-model-len``, where one leaves a block at least)."""
     # the largest max_model_len whose every request fits: a last step computes
     # max_model_len - 1 tokens at most, max_model_len with lookahead
     fits = cfg.num_blocks * cfg.block_size + (0 if cfg.num_lookahead_tokens else 1)
     lower = (f", or lower --max-model-len to {fits:,} or less"
              if fits >= max(2, cfg.block_size) else "")
-    return (f"{who} would stop every case mid-run when {'it' if n == 1 else 'each'} "
-            f"outgrows the KV cache: the longest ({'; '.join(held)}) needs "
-            f"{over.blocks:,} KV blocks ({cfg.block_size} tokens each) for the "
-            f"{over.tokens:,} tokens of its last step, more than the cache's "
-            f"{cfg.num_blocks:,}, which preempting every other request does not free: "
-            f"raise --num-blocks to {over.blocks:,} or more{lower}")
+    return (f"which preempting every other request does not free: raise --num-blocks to "
+            f"{over.need:,} or more{lower}")
+
+
+def _held(over: CacheOverflow, cfg: SchedulerConfig) -> list[str]:
+    """What the longest request of ``over`` holds: ``a prompt of 40 tokens, 90 output
+    tokens``, then ``cut at max_model_len 200`` and ``2 lookahead slots`` where so."""
+    held = [f"a prompt of {over.prompt:,} tokens, {over.output:,} output tokens"]
+    if over.prompt + over.output > cfg.max_model_len:
+        held.append(f"cut at max_model_len {cfg.max_model_len:,}")
+    if cfg.num_lookahead_tokens:
+        held.append(f"{cfg.num_lookahead_tokens} lookahead slots")
+    return held
+
+
+def overflow_problem(over: Optional[CacheOverflow], cfg: SchedulerConfig,
+                     acceptance: Optional[float] = None) -> Optional[str]:
+    """The refusal of a replay one of whose served requests outgrows the whole KV
+    cache at its last step whatever its drafts (``CacheOverflow.sure``), else
+    ``None``: the scheduler would stop the case there (``SchedulerError``), as vLLM
+    refuses at start-up a ``max_model_len`` its KV cache cannot hold. ``... the
+    longest (a prompt of 40 tokens, 200 output tokens) needs 15 KV blocks (16 tokens
+    each) for the 239 tokens of its last step, ...: raise --num-blocks to 15 or more,
+    or lower --max-model-len to 129 or less``. One that outgrows it only with all its
+    drafts is refused too where that is certain: ``acceptance`` (the case's
+    ``--spec-acceptance``) 0 rejects every draft, so the request takes one token a
+    step and its last step schedules all of them, when it is the only request served
+    (no other one preempts it or takes the token budget); else ``overflow_warning``."""
+    if over is None:
+        return None
+    certain = over.drafts and acceptance == 0 and over.total == 1
+    if not over.sure and not certain:
+        return None
+    n = over.sure or over.count
+    held = _held(over, cfg)
+    k = _draft_slots(cfg)
+    if certain:
+        held.append(f"all {k} drafts scheduled at its last step, as --spec-acceptance 0 "
+                    "rejects every draft")
+    tokens = over.tokens if certain else over.fewest
+    more = (f" ({over.tokens:,} with the {k} drafts it can schedule there)"
+            if not certain and over.tokens > over.fewest else "")
+    return (f"{_who(n, over.total, 'served')} would stop every case mid-run when "
+            f"{'it' if n == 1 else 'each'} outgrows the KV cache: the longest "
+            f"({'; '.join(held)}) needs {-(-tokens // cfg.block_size):,} KV blocks "
+            f"({cfg.block_size} tokens each) for the {tokens:,} tokens of its last "
+            f"step{more}, more than the cache's {cfg.num_blocks:,}, "
+            f"{_overflow_tail(over, cfg)}")
+
+
+def overflow_warning(over: Optional[CacheOverflow], cfg: SchedulerConfig,
+                     acceptance: Optional[float] = None) -> Optional[str]:
+    """The warning for a replay some of whose served requests fit the KV cache but
+    for the drafts their last step may schedule (``CacheOverflow.drafts``) where
+    ``overflow_problem`` does not refuse it, else ``None``: whether a case stops
+    there depends on the drafts accepted before (a 40-token prompt with 87 output
+    tokens and 3 drafts in 8 blocks of 16 runs through at ``--spec-acceptance`` 0.7
+    and 1, and stops at 0)."""
+    if over is None or over.sure or overflow_problem(over, cfg, acceptance):
+        return None
+    n, k = over.count, _draft_slots(cfg)
+    their = "its" if n == 1 else "their"
+    return (f"{_who(n, over.total, 'served')} can stop a case mid-run if {their} last "
+            f"step schedules all {k} drafts, as the drafts accepted before it decide: the "
+            f"longest ({'; '.join(_held(over, cfg))}) then needs {over.blocks:,} KV blocks "
+            f"({cfg.block_size} tokens each) for the {over.tokens:,} tokens of its last "
+            f"step, more than the cache's {cfg.num_blocks:,} (without drafts "
+            f"{-(-over.fewest // cfg.block_size):,} for {over.fewest:,} tokens), "
+            f"{_overflow_tail(over, cfg)}")
 
 
 def _raise_advice(rej: Rejections, cfg: SchedulerConfig) -> str:
-    """What serves the longest rejected prompt: ``raise --max-model-len to N or
-    more`` and/or ``--num-blocks to N or more`` (the smallest values that admit it)."""
+    """What serves the rejected requests: ``raise --max-model-len to N or more``
+    (the longest prompt and one token) and/or ``--num-blocks to N or more``
+    (``Rejections.blocks``: enough for every request to its last step, so that the
+    cache-overflow check passes too)."""
     parts = []
     if rej.longest >= cfg.max_model_len:
         parts.append(f"--max-model-len to {rej.longest + 1:,} or more")
-    need = -(-(rej.longest + 1) // cfg.block_size)
-    if need > cfg.num_blocks:
-        parts.append(f"--num-blocks to {need:,} or more")
+    if rej.blocks > cfg.num_blocks:
+        parts.append(f"--num-blocks to {rej.blocks:,} or more")
     return "raise " + " and ".join(parts)
 
 
@@ -220,22 +323,26 @@ def rejection_problem(rej: Rejections, cfg: SchedulerConfig) -> Optional[str]:
     (``Rejections.count == total``), else ``None``."""
     if not rej.total or rej.count < rej.total:
         return None
-    n = rej.total
-    every = ("the only request replayed" if n == 1 else "both requests replayed" if n == 2
-             else f"all {n:,} requests replayed")
-    return (f"{every} would be rejected on arrival in every case "
-            f"({_rejection_words(rej, cfg)}), so the run would measure nothing: "
-            f"{_raise_advice(rej, cfg)}")
+    return (f"{_who(rej.total, rej.total, 'replayed')} would be rejected on arrival in "
+            f"every case ({_rejection_words(rej, cfg)}), so the run would measure "
+            f"nothing: {_raise_advice(rej, cfg)}")
 
 
 def rejection_warning(rej: Rejections, cfg: SchedulerConfig) -> Optional[str]:
     """The warning for a replay some of whose requests (not all) will be rejected on
-    arrival, as vLLM rejects a prompt it cannot hold, else ``None``."""
+    arrival, else ``None``. Where the KV cache holds ``max_model_len`` tokens every
+    rejected prompt has ``max_model_len`` tokens or more, which vLLM rejects too (the
+    line says so); where it holds fewer the harness rejects a prompt it cannot hold,
+    where vLLM would refuse to start (module docstring), which the line says
+    instead."""
     if not rej.count or rej.count == rej.total:
         return None
+    vllm = (" (vLLM would refuse to start with a KV cache smaller than max_model_len)"
+            if cfg.num_blocks * cfg.block_size < cfg.max_model_len
+            else ", as vLLM rejects them,")
     return (f"{rej.count:,} of {rej.total:,} requests replayed will be rejected on arrival "
-            f"in every case ({_rejection_words(rej, cfg)}), as vLLM rejects them, and "
-            f"counted in num_rejected: {_raise_advice(rej, cfg)} to serve them")
+            f"in every case ({_rejection_words(rej, cfg)}){vllm} and counted in "
+            f"num_rejected: {_raise_advice(rej, cfg)} to serve them")
 
 
 class _Sampled:
@@ -319,32 +426,46 @@ def step_bounds(trace: Trace, served: np.ndarray, cfg: SchedulerConfig) -> StepB
     return StepBounds(low, high if blocks <= cfg.num_blocks else None)
 
 
+def more_steps_advice(steps: int, cut: Optional[bool]) -> str:
+    """What counts a step of a replay of ``steps`` steps or more, all in the warm-up:
+    ``set --warmup-steps below 29 (e.g. --warmup-steps 14) or ...``: ``raise
+    --max-requests`` where it stopped the reading before more rows (``cut`` True),
+    ``replay a longer trace`` where the trace was read whole (False), ``raise
+    --max-requests (if the trace has more rows)`` where that is not known (None: as
+    after the run, ``analysis.summary``)."""
+    more = ("raise --max-requests" if cut else "replay a longer trace" if cut is False
+            else "raise --max-requests (if the trace has more rows)")
+    return f"set --warmup-steps below {steps:,} (e.g. --warmup-steps {steps // 2:,}) or {more}"
+
+
 @dataclass(frozen=True)
 class ReplayRows:
     """How many rows a replay read and why no more: ``limit``, the ``--max-requests``
-    in effect (``None``: the whole trace); ``given``: whether the command line gave it."""
+    in effect (``None``: the whole trace); ``given``: whether the command line gave it;
+    ``after``: whether the trace has rows after those read (``Trace.rows_after``;
+    ``None``: not known)."""
 
     rows: int
     limit: Optional[int]
     given: bool
+    after: Optional[bool] = None
 
     @property
-    def cut(self) -> bool:
-        """Whether ``--max-requests`` stopped the reading (the trace may have more)."""
-        return self.limit is not None and self.rows >= self.limit
+    def cut(self) -> Optional[bool]:
+        """Whether ``--max-requests`` stopped the reading before more rows: ``None``
+        where it read ``limit`` rows and whether more follow is not known."""
+        if self.limit is None or self.rows < self.limit or self.after is False:
+            return False
+        return self.after
 
     def words(self) -> str:
         """``the trace's 2 rows``, ``the first 40 rows (--max-requests 40)``; one row:
         ``the trace's only row``, ``the first row (--max-requests 1)``."""
         one = self.rows == 1
-        if not self.cut:
+        if self.cut is False:
             return "the trace's only row" if one else f"the trace's {self.rows:,} rows"
         option = f"{'' if self.given else 'the default '}--max-requests {self.limit:,}"
         return f"the first {'row' if one else f'{self.rows:,} rows'} ({option})"
-
-    def more(self) -> str:
-        """What replays more steps: a larger ``--max-requests`` or a longer trace."""
-        return "raise --max-requests" if self.cut else "replay a longer trace"
 
 
 def warmup_problem(rows: ReplayRows, low: int, high: int, warmup: int,
@@ -353,7 +474,8 @@ def warmup_problem(rows: ReplayRows, low: int, high: int, warmup: int,
     (equal: exactly that many) when even ``high`` leaves none past ``warmup`` warm-up
     steps (``warmup_given``: by ``--warmup-steps``), else ``None``; with ``timed`` the
     warning of a timed replay, whose latencies cover every request. The advice names
-    a warm-up below ``low``, which counts a step however the batches fall."""
+    a warm-up below ``low``, which counts a step however the batches fall, and more
+    rows as ``more_steps_advice`` words it."""
     if high > warmup:
         return None
     takes = f"{high:,} step{'' if high == 1 else 's'}" if low == high else \
@@ -364,8 +486,8 @@ def warmup_problem(rows: ReplayRows, low: int, high: int, warmup: int,
     head = ("no step will be counted (the latencies and tok/s over wall time cover every "
             "request, the per-step figures none)" if timed else "no step would be counted")
     return (f"{head}: the {'timed ' if timed else ''}replay of "
-            f"{rows.words()} takes {takes}, all within {option}: set --warmup-steps "
-            f"below {low:,} (e.g. --warmup-steps {low // 2:,}) or {rows.more()}")
+            f"{rows.words()} takes {takes}, all within {option}: "
+            f"{more_steps_advice(low, rows.cut)}")
 
 
 def _case_steps(case, workload: TraceWorkload, served: np.ndarray) -> tuple[int, Optional[int]]:
@@ -389,10 +511,12 @@ def check_trace_cases(cases: list, rows_limit: Optional[int], rows_given: bool,
     """Check the trace replays among ``cases`` (those whose ``make_workload`` makes a
     ``TraceWorkload`` and that count every step) before any runs: ``ConfigError`` (one
     line) where every request would be rejected on arrival (``rejection_problem``), a
-    served request can outgrow the whole KV cache (``overflow_problem``) or no step
+    served request outgrows the whole KV cache (``overflow_problem``) or no step
     would be counted (``warmup_problem``; a timed replay's is a warning);
     returns the warnings (requests some of which will be rejected:
-    ``rejection_warning``; a timed replay that will count no step), each once.
+    ``rejection_warning``; served requests that outgrow the cache if their last step
+    schedules all its drafts: ``overflow_warning``; a timed replay that will count no
+    step), each once.
     ``rows_limit``: the ``--max-requests`` in effect (``None``: the whole trace);
     ``rows_given``, ``warmup_given``: whether the command line gave
     ``--max-requests``, ``--warmup-steps``."""
@@ -405,8 +529,9 @@ def check_trace_cases(cases: list, rows_limit: Optional[int], rows_given: bool,
         if not isinstance(workload, TraceWorkload):
             continue
         cfg = case.scheduler
-        key = (id(workload.trace), repr(cfg), case.warmup_steps, case.trace_speedup is None,
-               bool(case.async_scheduling))
+        acceptance = case.model.spec_acceptance
+        key = (id(workload.trace), repr(cfg), acceptance, case.warmup_steps,
+               case.trace_speedup is None, bool(case.async_scheduling))
         if key in seen:
             continue
         seen.add(key)
@@ -414,14 +539,16 @@ def check_trace_cases(cases: list, rows_limit: Optional[int], rows_given: bool,
         problem = rejection_problem(rej, cfg)
         if problem:
             raise ConfigError(problem)
-        problem = overflow_problem(cache_overflow(workload.trace, ~rej.mask, cfg), cfg)
+        over = cache_overflow(workload.trace, ~rej.mask, cfg)
+        problem = overflow_problem(over, cfg, acceptance)
         if problem:
             raise ConfigError(problem)
-        warning = rejection_warning(rej, cfg)
-        if warning and warning not in warnings:
-            warnings.append(warning)
+        for warning in (rejection_warning(rej, cfg), overflow_warning(over, cfg, acceptance)):
+            if warning and warning not in warnings:
+                warnings.append(warning)
         low, high = _case_steps(case, workload, ~rej.mask)
-        rows = ReplayRows(len(workload.trace), rows_limit, rows_given)
+        rows = ReplayRows(len(workload.trace), rows_limit, rows_given,
+                          workload.trace.rows_after)
         timed = case.trace_speedup is not None
         problem = high is not None and warmup_problem(rows, low, high, case.warmup_steps,
                                                       warmup_given, timed)

@@ -73,8 +73,8 @@ def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
         assert case["warnings"][:1] == [  # then noise warnings, if the machine is busy
             f"all {total} steps fell in the warm-up, so no step was counted and the per-step "
             "figures are absent (the latencies and tok/s over wall time cover every request): "
-            f"set --warmup-steps below {total} (e.g. --warmup-steps {total // 2}) or replay "
-            "more requests"]
+            f"set --warmup-steps below {total} (e.g. --warmup-steps {total // 2}) or raise "
+            "--max-requests (if the trace has more rows)"]
         assert f"warning: {case['warnings'][0]}" in proc.stderr
     assert "counted no step" not in proc.stderr
     assert (summary["status"], summary["problems"]) == ("complete", [])
@@ -129,8 +129,8 @@ def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
     total = case["num_total_steps"]
     steps = "the only step" if total == 1 else f"all {total} steps"
     line = (f"{case['case_id']} counted no step: {steps} fell in the warm-up of 50 steps; its per-step figures are absent: set "
-            f"--warmup-steps below {total} (e.g. --warmup-steps {total // 2}) or replay "
-            "more requests")
+            f"--warmup-steps below {total} (e.g. --warmup-steps {total // 2}) or raise "
+            "--max-requests (if the trace has more rows)")
     assert proc.stderr.splitlines()[-1] == f"bench.py: error: {line}"
     summary = json.loads((tmp_path / "logical" / "summary.json").read_text())
     assert (summary["status"], summary["problems"]) == ("failed", [line])
@@ -163,7 +163,8 @@ def test_no_counted_step_after_the_warmup_names_no_option():
         "this scenario counts): the per-step figures are absent"]
     assert no_counted_steps_warning(dict(num_steps=0, num_total_steps=1, num_warmup_steps=1,
                                          trace_speedup=10.0)).endswith(
-        "set --warmup-steps below 1 (e.g. --warmup-steps 0) or replay more requests")
+        "set --warmup-steps below 1 (e.g. --warmup-steps 0) or raise --max-requests (if the "
+        "trace has more rows)")
 
 
 def test_the_bare_loop_of_overhead_is_not_warned_about_counted_steps():
@@ -195,7 +196,7 @@ def test_a_case_that_counted_no_step_is_a_problem_of_the_run():
                            {"a": 50}) == [
         "a counted no step: all 47 steps fell in the warm-up of 50 steps; its per-step "
         "figures are absent: set --warmup-steps below 47 (e.g. --warmup-steps 23) or "
-        "replay more requests",
+        "raise --max-requests (if the trace has more rows)",
         "c counted no step: 120 steps, 100 in the warm-up, none of the rest of the kind "
         "this scenario counts; its per-step figures are absent"]  # b: a timed replay
     # counted steps, an unfinished case, a bare loop, every request rejected: no line

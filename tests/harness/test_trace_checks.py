@@ -17,9 +17,10 @@ from ipc_bench.engine.scheduler import Scheduler, SchedulerError
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.engine.workloads import TraceWorkload
 from ipc_bench.harness import trace_checks
-from ipc_bench.harness.trace_checks import (cache_overflow, last_step_slots,
-                                            overflow_problem, replay_steps, step_bounds,
-                                            trace_rejections)
+from ipc_bench.harness.trace_checks import (ReplayRows, cache_overflow, last_step_slots,
+                                            overflow_problem, overflow_warning,
+                                            rejection_warning, replay_steps, step_bounds,
+                                            trace_rejections, warmup_problem)
 
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
 #: max_model_len 512, 40 blocks of 16 tokens (640): prompts of 511 (served), 512 (too
@@ -66,9 +67,34 @@ def test_the_rejected_count_said_first_is_the_runs_num_rejected(tmp_path):
         "bench.py: warning: 4 of 8 requests replayed will be rejected on arrival in every "
         "case (a prompt of max_model_len 512 tokens or more, or one needing more KV blocks "
         "than the cache's 31 (16 tokens each) for itself and one token; the longest has 700 "
-        "tokens), as vLLM rejects them, and counted in num_rejected: raise --max-model-len "
-        "to 701 or more and --num-blocks to 44 or more to serve them")
+        "tokens) (vLLM would refuse to start with a KV cache smaller than max_model_len) and "
+        "counted in num_rejected: raise --max-model-len to 701 or more and --num-blocks to 44 "
+        "or more to serve them")
     assert sum(ln.startswith("bench.py: warning: ") for ln in err) == 1
+
+
+def test_only_rejections_by_max_model_len_are_said_to_be_vllms(tmp_path):
+    """A cache that holds max_model_len: every rejected prompt is one vLLM rejects too."""
+    cfg = SchedulerConfig(max_num_seqs=256, max_num_batched_tokens=2048, max_model_len=512,
+                          num_blocks=40)
+    rej = trace_rejections(load_azure_trace(_csv(tmp_path)), cfg)
+    assert (rej.count, rej.by_len, rej.by_blocks, rej.blocks) == (2, True, True, 44)
+    assert rejection_warning(rej, cfg) == (
+        "2 of 8 requests replayed will be rejected on arrival in every case (a prompt of "
+        "max_model_len 512 tokens or more, or one needing more KV blocks than the cache's 40 "
+        "(16 tokens each) for itself and one token; the longest has 700 tokens), as vLLM "
+        "rejects them, and counted in num_rejected: raise --max-model-len to 701 or more and "
+        "--num-blocks to 44 or more to serve them")
+    # blocks only: 495 + 1 (served) and 496 + 3 (rejected) in 31 blocks, max_model_len 4096
+    cfg = SchedulerConfig(max_num_batched_tokens=2048, num_blocks=31)
+    rej = trace_rejections(load_azure_trace(_csv(tmp_path, [ROWS[3], ROWS[4]])), cfg)
+    assert (rej.count, rej.by_len, rej.by_blocks, rej.blocks) == (1, False, True, 32)
+    assert rejection_warning(rej, cfg) == (
+        "1 of 2 requests replayed will be rejected on arrival in every case (a prompt needing "
+        "more KV blocks than the cache's 31 (16 tokens each) for itself and one token; the "
+        "longest has 496 tokens) (vLLM would refuse to start with a KV cache smaller than "
+        "max_model_len) and counted in num_rejected: raise --num-blocks to 32 or more to "
+        "serve them")
 
 
 def test_the_simulated_steps_are_the_runs(tmp_path):
@@ -115,6 +141,23 @@ def test_a_replay_inside_the_warmup_is_refused_with_its_steps(tmp_path):
     assert (summary["cases"][0]["num_total_steps"], summary["cases"][0]["num_steps"]) == (29, 1)
 
 
+def test_a_trace_of_exactly_max_requests_rows_is_not_called_cut(tmp_path):
+    trace = _csv(tmp_path, [ROWS[0], ROWS[-1]])
+    assert [load_azure_trace(trace, n).rows_after for n in (1, 2, 3, None)] == [
+        True, False, False, False]
+    code, err, _ = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
+                          "--max-requests", "2")
+    assert (code, err) == (2, [
+        "bench.py: error: no step would be counted: the replay of the trace's 2 rows takes "
+        "29 steps, all within the default --warmup-steps 50: set --warmup-steps below 29 "
+        "(e.g. --warmup-steps 14) or replay a longer trace"])
+    # where whether rows follow is not known (a trace built by hand)
+    assert warmup_problem(ReplayRows(2, 2, True), 29, 29, 50, False, False) == (
+        "no step would be counted: the replay of the first 2 rows (--max-requests 2) takes "
+        "29 steps, all within the default --warmup-steps 50: set --warmup-steps below 29 "
+        "(e.g. --warmup-steps 14) or raise --max-requests (if the trace has more rows)")
+
+
 def test_an_async_replay_is_refused_on_its_bounds(tmp_path):
     trace = _csv(tmp_path, [ROWS[0], ROWS[-1]])
     code, err, _ = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
@@ -135,7 +178,21 @@ def test_a_replay_whose_every_prompt_the_cache_refuses_names_num_blocks(tmp_path
         "bench.py: error: the only request replayed would be rejected on arrival in every "
         "case (a prompt needing more KV blocks than the cache's 4 (16 tokens each) for "
         "itself and one token; the longest has 100 tokens), so the run would measure "
-        "nothing: raise --num-blocks to 7 or more"]
+        "nothing: raise --num-blocks to 8 or more"]
+    # 7 blocks admit the prompt (101 tokens) but not its last step (119 tokens)
+    code, err, _ = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
+                          "--num-blocks", "7", "--warmup-steps", "0")
+    assert (code, err) == (2, [
+        "bench.py: error: the only request served would stop every case mid-run when it "
+        "outgrows the KV cache: the longest (a prompt of 100 tokens, 20 output tokens) needs "
+        "8 KV blocks (16 tokens each) for the 119 tokens of its last step, more than the "
+        "cache's 7, which preempting every other request does not free: raise --num-blocks "
+        "to 8 or more, or lower --max-model-len to 113 or less"])
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
+                                "--num-blocks", "8", "--warmup-steps", "0")
+    assert (code, err) == (0, [])
+    assert (summary["cases"][0]["num_rejected"], summary["cases"][0]["output_tokens"]) == (
+        0, 20)
 
 
 def test_a_run_that_got_past_the_checks_says_no_request_was_served():
@@ -234,8 +291,8 @@ def test_lookahead_slots_count_as_the_scheduler_allocates_them(tmp_path):
     assert overflow_problem(over, cfg) == (
         "the only request served would stop every case mid-run when it outgrows the KV "
         "cache: the longest (a prompt of 40 tokens, 88 output tokens; 2 lookahead slots) "
-        "needs 9 KV blocks (16 tokens each) for the 131 tokens of its last step, more than "
-        "the cache's 8, which preempting every other request does not free: raise "
+        "needs 9 KV blocks (16 tokens each) for the 129 tokens of its last step (131 with "
+        "the 2 drafts it can schedule there), more than the cache's 8, which preempting every other request does not free: raise "
         "--num-blocks to 9 or more, or lower --max-model-len to 128 or less")
 
 
@@ -250,32 +307,98 @@ class _NoDrafts:
         self.spec_token_ids = None
 
 
-def test_drafts_that_may_pass_the_cache_are_refused_as_the_run_gets_there(tmp_path,
-                                                                         monkeypatch):
-    """40 + 89 fits alone (128 tokens); with 3 drafts its last step can hold 131. The
-    run without the check stops there, sync at 130 tokens and async at 131."""
+def _drafts_run(tmp_path, name, trace, *extra):
+    """``_bench`` of ``trace`` in 8 blocks with 3 drafts, in its own folder ``name``."""
+    out = tmp_path / name
+    out.mkdir()
+    return _bench(out, "--scenario", "azure-conv", "--trace", str(trace), "--num-blocks", "8",
+                  "--num-spec-tokens", "3", "--warmup-steps", "0", *extra)
+
+
+def test_drafts_that_may_pass_the_cache_are_warned_about(tmp_path, monkeypatch):
+    """40 + 87 fits alone (126 tokens at its last step); with 3 drafts it can hold 129,
+    a slot past the cache's 128. Whether it gets there depends on the drafts accepted:
+    at --spec-acceptance 0.7 and 1, sync or async, it runs through; at 0 every draft is
+    rejected, the request takes one token a step and its last step schedules all 3:
+    refused where it is the only request, as the run without the check stops there."""
+    one = _csv(tmp_path, [("18:15:46.0000000", 40, 87)], "one.csv")
     cfg = SchedulerConfig(max_num_batched_tokens=2048, num_blocks=8, num_spec_tokens=3)
-    loaded = load_azure_trace(_one_request(tmp_path, 40, 89))
-    over = cache_overflow(loaded, np.ones(2, bool), cfg)
-    assert (over.count, over.total, over.tokens, over.blocks, over.drafts) == (
-        1, 2, 131, 9, True)
-    for extra in ((), ("--async-scheduling",)):
-        code, err, _ = _bench(tmp_path, "--scenario", "azure-conv", "--trace",
-                              str(_one_request(tmp_path, 40, 89)), "--num-blocks", "8",
-                              "--num-spec-tokens", "3", "--warmup-steps", "0", *extra)
-        assert err == [
-            "bench.py: error: 1 of 2 requests served would stop every case mid-run when it "
-            "outgrows the KV cache: the longest (a prompt of 40 tokens, 89 output tokens; 3 "
-            "drafts scheduled at its last step) needs 9 KV blocks (16 tokens each) for the 131 "
-            "tokens of its last step, more than the cache's 8, which preempting every other "
-            "request does not free: raise --num-blocks to 9 or more, or lower --max-model-len "
-            "to 129 or less"]
-    monkeypatch.setattr(trace_checks, "overflow_problem", lambda over, cfg: None)
-    for extra, tokens in (((), 130), (("--async-scheduling",), 131)):
-        out = tmp_path / f"unchecked{tokens}"
-        out.mkdir()
-        code, err, _ = _bench(out, "--scenario", "azure-conv", "--trace",
-                              str(_one_request(tmp_path, 40, 89)), "--num-blocks", "8",
-                              "--num-spec-tokens", "3", "--warmup-steps", "0", *extra)
+    over = cache_overflow(load_azure_trace(one), np.ones(1, bool), cfg)
+    assert (over.count, over.sure, over.total, over.fewest, over.tokens, over.blocks,
+            over.need, over.drafts) == (1, 0, 1, 126, 129, 9, 9, True)
+    warning = (
+        "bench.py: warning: the only request served can stop a case mid-run if its last step "
+        "schedules all 3 drafts, as the drafts accepted before it decide: the longest (a "
+        "prompt of 40 tokens, 87 output tokens) then needs 9 KV blocks (16 tokens each) for "
+        "the 129 tokens of its last step, more than the cache's 8 (without drafts 8 for 126 "
+        "tokens), which preempting every other request does not free: raise --num-blocks to "
+        "9 or more, or lower --max-model-len to 129 or less")
+    for name, extra in (("a07", ()), ("a1", ("--spec-acceptance", "1")),
+                        ("async", ("--async-scheduling",))):
+        code, err, summary = _drafts_run(tmp_path, name, one, *extra)
+        assert (code, err) == (0, [warning])
+        assert summary["cases"][0]["output_tokens"] == 87
+    code, err, summary = _drafts_run(tmp_path, "a0", one, "--spec-acceptance", "0")
+    assert (code, summary) == (2, None)
+    assert err == [
+        "bench.py: error: the only request served would stop every case mid-run when it "
+        "outgrows the KV cache: the longest (a prompt of 40 tokens, 87 output tokens; all 3 "
+        "drafts scheduled at its last step, as --spec-acceptance 0 rejects every draft) needs "
+        "9 KV blocks (16 tokens each) for the 129 tokens of its last step, more than the "
+        "cache's 8, which preempting every other request does not free: raise --num-blocks "
+        "to 9 or more, or lower --max-model-len to 129 or less"]
+    assert overflow_warning(over, cfg, 0.0) is None
+    monkeypatch.setattr(trace_checks, "overflow_problem", lambda over, cfg, acceptance: None)
+    for name, extra in (("a0-sync", ()), ("a0-async", ("--async-scheduling",))):
+        code, err, _ = _drafts_run(tmp_path, name, one, "--spec-acceptance", "0", *extra)
         assert code == 1
+        assert "needs 9 KV blocks for 129 tokens" in err[-1], err
+
+
+def test_drafts_that_may_pass_the_cache_can_stop_the_run(tmp_path):
+    """40 + 89 with a later 7-token request: warned (a second request, so not certain
+    even at --spec-acceptance 0), and at 0.7 the run stops at its last step, sync at
+    130 tokens and async at 131."""
+    trace = _one_request(tmp_path, 40, 89)
+    for extra, tokens in (((), 130), (("--async-scheduling",), 131)):
+        code, err, _ = _drafts_run(tmp_path, f"run{tokens}", trace, *extra)
+        assert code == 1
+        assert err[0] == (
+            "bench.py: warning: 1 of 2 requests served can stop a case mid-run if its last "
+            "step schedules all 3 drafts, as the drafts accepted before it decide: the "
+            "longest (a prompt of 40 tokens, 89 output tokens) then needs 9 KV blocks (16 "
+            "tokens each) for the 131 tokens of its last step, more than the cache's 8 "
+            "(without drafts 8 for 128 tokens), which preempting every other request does not "
+            "free: raise --num-blocks to 9 or more, or lower --max-model-len to 129 or less")
         assert f"needs 9 KV blocks for {tokens} tokens" in err[-1], err
+    code, err, _ = _drafts_run(tmp_path, "a0", trace, "--spec-acceptance", "0")
+    assert code == 1 and err[0].startswith("bench.py: warning: 1 of 2 requests served can")
+
+
+def test_a_request_of_one_output_token_schedules_no_draft(tmp_path):
+    """Its last step is its prefill: 126 + 1 in 8 blocks holds 126 slots with 3 drafts;
+    127 + 2 can hold 131 (stop 129, less one, and 3 drafts)."""
+    cfg = SchedulerConfig(max_num_batched_tokens=2048, num_blocks=8, num_spec_tokens=3)
+    trace = load_azure_trace(_csv(tmp_path, [("18:15:46.0000000", 126, 1),
+                                             ("18:15:47.0000000", 127, 2)]))
+    fewest, most = last_step_slots(trace, np.ones(2, bool), cfg)
+    assert (fewest.tolist(), most.tolist()) == ([126, 128], [126, 131])
+    # a budget of 3 tokens schedules 2 drafts at most
+    fewest, most = last_step_slots(trace, np.ones(2, bool),
+                                   SchedulerConfig(max_num_batched_tokens=3, num_blocks=8,
+                                                   num_spec_tokens=3, max_model_len=2048))
+    assert most.tolist() == [126, 130]
+
+
+def test_a_request_past_the_cache_with_its_drafts_too_names_both(tmp_path):
+    cfg = SchedulerConfig(max_num_batched_tokens=2048, num_blocks=8, num_spec_tokens=3)
+    trace = load_azure_trace(_one_request(tmp_path, 40, 90))
+    over = cache_overflow(trace, np.ones(2, bool), cfg)
+    assert (over.count, over.sure, over.fewest, over.tokens, over.need) == (1, 1, 129, 132, 9)
+    assert overflow_warning(over, cfg, 0.7) is None
+    assert overflow_problem(over, cfg, 0.7) == (
+        "1 of 2 requests served would stop every case mid-run when it outgrows the KV cache: "
+        "the longest (a prompt of 40 tokens, 90 output tokens) needs 9 KV blocks (16 tokens "
+        "each) for the 129 tokens of its last step (132 with the 3 drafts it can schedule "
+        "there), more than the cache's 8, which preempting every other request does not "
+        "free: raise --num-blocks to 9 or more, or lower --max-model-len to 129 or less")
