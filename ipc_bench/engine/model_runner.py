@@ -4,10 +4,11 @@ One step is five phases, each a method the process loop times on its own:
 
 1. ``update_states(so)`` (vLLM ``_update_states``): drop finished and unscheduled
    requests from the persistent batch (an unscheduled one, e.g. preempted, keeps its
-   state), add new ones, and for each cached request set ``num_computed_tokens`` and
-   append its new blocks (replace them when it resumes from preemption, re-adding it
-   to the batch from its kept state); under ``send`` also write ``new_token_ids`` into
-   the batch (before PR #20291).
+   state; so does one resumed from preemption that is still there), add new ones, and
+   for each cached request set ``num_computed_tokens`` and append its new blocks
+   (replace them when it resumes from preemption, re-adding it to the batch from its
+   kept state); under ``send`` also write ``new_token_ids`` into the batch (before PR
+   #20291).
 2. ``prepare_inputs(so)``: per-row scheduled token counts and positions, per-token
    positions, query start offsets, and the input ids gathered from the token buffer.
 3. ``sample(inputs)``: the model's forward pass and greedy sampling
@@ -210,7 +211,14 @@ class ModelRunner:
 
         As vLLM 7f280d69c ``_update_states``: finished requests are forgotten;
         requests not scheduled this step (preempted, or left out by the token budget)
-        leave the persistent batch but keep their ``CachedRequestState``. A cached
+        leave the persistent batch but keep their ``CachedRequestState``. So does a
+        request resumed from preemption that is still in the batch, as vLLM's later
+        ``_update_states`` removes ``cached_req_ids - (scheduled_req_ids -
+        resumed_req_ids)`` (its case: ``reset_prefix_cache`` preempting running
+        requests); here that happens under async scheduling, where a step that
+        schedules nothing is not sent and a request preempted in it may resume in the
+        next step sent (``AsyncScheduler``), with no step in between that left it out
+        (vLLM sends such a step empty and its runner drops the request there). A cached
         request that is not in the batch is re-added from its kept state after the new
         requests (vLLM ``req_ids_to_add``); when it resumes from preemption its block
         ids are replaced, not appended to. Under ``send`` every cached request's
@@ -230,6 +238,13 @@ class ModelRunner:
         if not in_batch <= scheduled.keys():  # (a subset test allocates nothing)
             for req_id in in_batch - scheduled.keys():
                 batch.remove_request(req_id)  # unscheduled (e.g. preempted): state kept
+        cached = so.scheduled_cached_reqs
+        req_ids = cached.req_ids
+        resumed_flags = cached.resumed_from_preemption
+        if True in resumed_flags:  # vLLM: unscheduled = in batch - (scheduled - resumed)
+            for req_id, resumed in zip(req_ids, resumed_flags):
+                if resumed and req_id in in_batch:
+                    batch.remove_request(req_id)  # re-added from its kept state below
 
         to_add: list[CachedRequestState] = []
         for new in so.scheduled_new_reqs:
@@ -241,10 +256,7 @@ class ModelRunner:
             requests[new.req_id] = state
             to_add.append(state)
 
-        cached = so.scheduled_cached_reqs
-        req_ids = cached.req_ids
         new_token_ids = cached.new_token_ids
-        resumed_flags = cached.resumed_from_preemption
         num_computed = cached.num_computed_tokens
         new_block_ids = cached.new_block_ids
         num_cached = len(req_ids)
@@ -290,9 +302,6 @@ class ModelRunner:
                 nc = state.num_computed_tokens
             state.num_computed_tokens = nc
             if resumed_flags[i]:
-                if row is not None:
-                    raise ProtocolError(f"request {req_id} resumed from preemption is still "
-                                        "in the persistent batch")
                 state.block_ids = list(new_blocks)  # replacement: recompute from scratch
             elif new_blocks:
                 state.block_ids.extend(new_blocks)

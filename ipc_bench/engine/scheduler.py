@@ -660,6 +660,10 @@ class AsyncScheduler(Scheduler):
     would resume with a placeholder. A step that schedules nothing (every running
     request waits for its last token) is not sent: its finished ids and preemptions
     go with the next step that schedules something (``schedule`` returns ``None``).
+    A request preempted in such a step may resume in that next step, so the runner
+    never saw a step that left it out: it takes a resumed request out of its
+    persistent batch before re-adding it (``ModelRunner.update_states``, as vLLM's
+    runner does), and the message is the one vLLM sends after its empty step.
 
     With draft tokens (``num_spec_tokens`` K > 0), as vLLM #24799 ("[Core] Async
     Scheduling X Spec Decoding Compatibility", merged late 2025, the basic support

@@ -386,6 +386,48 @@ def test_runner_re_adds_a_request_left_out_for_a_step(policy):
     assert runner.input_batch.block_table[row, :2].tolist() == [1, 5]
 
 
+@pytest.mark.parametrize("policy", ["send", "cached"])
+def test_runner_takes_a_resumed_request_still_in_its_batch_out_first(policy):
+    """A request resumed from preemption with no step in between that left it out
+    (async scheduling: it was preempted in a step that scheduled nothing and was not
+    sent) is still in the persistent batch: the runner takes it out and re-adds it
+    from its kept state with its replacement block ids (vLLM: unscheduled = in batch -
+    (scheduled - resumed)). Its recompute samples the id it would have sampled had it
+    never been preempted."""
+    cfg = config(16, block_size=4, budget=16, max_model_len=64)
+    pa, pb = [11, 12, 13], [21, 22, 23]
+
+    def two_steps() -> tuple[ModelRunner, int, int, int]:
+        runner = ModelRunner(cfg, MODEL, policy)
+        out = runner.execute_model(_message(new=[("a", pa, [0], 3), ("b", pb, [1], 3)],
+                                            policy=policy))
+        ta0, tb0 = out.sampled_token_ids[0][0], out.sampled_token_ids[1][0]
+        out = runner.execute_model(_message(
+            cached=[("a", 3, [ta0], [], 1, False), ("b", 3, [tb0], [2], 1, False)],
+            policy=policy))
+        ta1, tb1 = (out.sampled_token_ids[out.req_id_to_index[r]][0] for r in "ab")
+        return runner, ta1, tb0, tb1
+
+    runner, ta1, tb0, tb1 = two_steps()
+    out = runner.execute_model(_message(
+        cached=[("a", 4, [ta1], [], 1, False), ("b", 4, [tb1], [], 1, False)], policy=policy))
+    tb2 = out.sampled_token_ids[out.req_id_to_index["b"]][0]
+
+    runner, ta1, tb0, tb1 = two_steps()
+    assert runner.input_batch.req_ids == ["a", "b"]
+    out = runner.execute_model(_message(
+        cached=[("a", 4, [ta1], [], 1, False), ("b", 0, pb + [tb0, tb1], [7, 8], 5, True)],
+        policy=policy))
+    assert out.sampled_token_ids[out.req_id_to_index["b"]] == [tb2]
+    assert runner.requests["b"].block_ids == [7, 8]
+    row = runner.input_batch.req_id_to_index["b"]
+    assert runner.input_batch.block_table[row, :2].tolist() == [7, 8]
+    # under send the sampled id comes in the next step's new_token_ids
+    known = [tb0, tb1, tb2] if policy == "cached" else [tb0, tb1]
+    assert runner.input_batch.token_ids_cpu[row, :3 + len(known)].tolist() == pb + known
+    assert runner.requests["b"].output_token_ids == known
+
+
 # ------------------------------------------------------------------ whole cases
 
 
