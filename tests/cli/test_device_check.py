@@ -78,6 +78,10 @@ def main():
     (out / "1-smoke").mkdir(parents=True)
     (out / "1-smoke" / "summary.json").write_text("{}")
     (out / "1-smoke.log").write_text("smoke log\\n")
+    if Path(__file__).with_name("late").exists():  # a process that prints after it exits
+        import subprocess
+        subprocess.Popen([sys.executable, "-c",
+                          "import time; time.sleep(1); print('late line', flush=True)"])
     print("gpu_check args:", " ".join(a for a in args if a != str(out) and a != "--output"))
     return int(Path(__file__).with_name("rc").read_text())
 
@@ -133,6 +137,24 @@ def test_it_runs_the_tests_then_the_check_and_packs_what_they_wrote(
     env = (out / "environment.txt").read_text().splitlines()
     assert env[1] == f"python {sys.version.split()[0]}"
     assert env[2].startswith("torch ")
+
+
+def test_what_the_check_printed_is_logged_before_the_line_after_it(tmp_path):
+    """A check that leaves a process behind which prints 1 s after the check exits:
+    device_check.sh waits for the log's tee (up to 10 s) before it says the check's exit
+    status, so the late line comes before it, in the log as on stdout (under load the
+    status line used to land inside the check's last line)."""
+    repo = _fake_repo(tmp_path, 0, True)
+    (repo / "scripts" / "late").write_text("")
+    out = tmp_path / "out"
+    done = _run(repo / "scripts" / "device_check.sh", str(out), "--stages", "1,6",
+                cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for text in (done.stdout, (out / "device-check.log").read_text()):
+        lines = text.splitlines()
+        at = lines.index("== scripts/gpu_check.py --stages 1,6")
+        assert lines[at + 1:at + 4] == ["gpu_check args: --stages 1,6", "late line",
+                                        "== scripts/gpu_check.py: exit 0"]
 
 
 def test_options_gpu_check_refuses_are_refused_before_the_tests(tmp_path):
