@@ -1204,7 +1204,8 @@ def test_a_file_size_limit_mid_run_records_the_case_as_other_failures_do(tmp_pat
     message = (f"{error}; rows not written: {total:,} of steps.csv ("
                + ("" if len(kept) == total else f"{len(kept):,} of them ")
                + "kept in steps.partial.csv)")
-    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"bench.py: error: {message}\n")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        1, "", f"bench.py: error: {message}; partial results: {run}\n")
     assert (summary["status"], summary["problems"], summary["failed_case"],
             summary["running_case"]) == ("failed", [message], case, None)
     assert (listed["case_id"], listed["complete"], listed["error"], listed["steps_kept_in"],
