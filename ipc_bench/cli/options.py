@@ -13,9 +13,10 @@ from typing import Sequence
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, EMULATED_DEFAULT_PRESET,
-                                     MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS, MAX_STEP_TIME_MS,
-                                     MIN_STEP_TIME_MS, MODELS, POLICIES, ROOFLINE_SETTINGS,
-                                     SPEC_MODELS, STEP_WAITS, TORCH_PRESETS)
+                                     MAX_MODEL_LEN, MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS,
+                                     MAX_STEP_TIME_MS, MIN_STEP_TIME_MS, MODELS, POLICIES,
+                                     ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
+                                     TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import POLL_SLICE_MS, TRANSPORTS
@@ -24,7 +25,6 @@ from ipc_bench.wire.transport import POLL_SLICE_MS, TRANSPORTS
 #: typo (an extra digit or three) is refused before it allocates or runs for days.
 MAX_STEPS = 10**9
 MAX_NUM_SEQS = 65536
-MAX_MODEL_LEN = 2**20
 MAX_BLOCK_SIZE = 2**16
 MAX_TIMEOUT_S = 86400.0
 MAX_SPEEDUP = 1e6

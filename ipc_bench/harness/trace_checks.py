@@ -61,7 +61,7 @@ from typing import Optional
 
 import numpy as np
 
-from ipc_bench.engine.config import CACHED, ConfigError, SchedulerConfig
+from ipc_bench.engine.config import CACHED, MAX_MODEL_LEN, ConfigError, SchedulerConfig
 from ipc_bench.engine.scheduler import Scheduler
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
@@ -212,17 +212,34 @@ def _who(n: int, total: int, what: str) -> str:
             else f"all {n:,} requests {what}")
 
 
-def _overflow_tail(over: CacheOverflow, cfg: SchedulerConfig) -> str:
+def _overflow_tail(over: CacheOverflow, cfg: SchedulerConfig,
+                   rej: Optional[Rejections] = None) -> str:
     """The end of an overflow line: what preemption cannot do and the options that
     serve the request (``--num-blocks`` to ``over.need``, or a lower
-    ``--max-model-len``, where one leaves a block at least)."""
+    ``--max-model-len``, where one leaves a block at least). Where requests of
+    ``rej`` are rejected on arrival and need more blocks (``Rejections.blocks``), the
+    ``--num-blocks`` named is theirs, said to serve them too, so that one change of
+    the option does not meet the next refusal."""
     # the largest max_model_len whose every request fits: a last step computes
     # max_model_len - 1 tokens at most, max_model_len with lookahead
     fits = cfg.num_blocks * cfg.block_size + (0 if cfg.num_lookahead_tokens else 1)
     lower = (f", or lower --max-model-len to {fits:,} or less"
              if fits >= max(2, cfg.block_size) else "")
+    need, also = over.need, ""
+    if rej is not None and rej.count and rej.blocks > need and _reachable(rej):
+        need = rej.blocks
+        also = (f" (which serves {'the request' if rej.count == 1 else 'the requests'} "
+                "rejected on arrival too"
+                + (f", with --max-model-len {rej.longest + 1:,} or more)" if rej.by_len
+                   else ")"))
     return (f"which preempting every other request does not free: raise --num-blocks to "
-            f"{over.need:,} or more{lower}")
+            f"{need:,} or more{also}{lower}")
+
+
+def _reachable(rej: Rejections) -> bool:
+    """Whether a ``--max-model-len`` the command line takes (``MAX_MODEL_LEN`` at
+    most) admits the longest rejected prompt of ``rej`` (and its first token)."""
+    return rej.longest + 1 <= MAX_MODEL_LEN
 
 
 def _held(over: CacheOverflow, cfg: SchedulerConfig) -> list[str]:
@@ -237,7 +254,8 @@ def _held(over: CacheOverflow, cfg: SchedulerConfig) -> list[str]:
 
 
 def overflow_problem(over: Optional[CacheOverflow], cfg: SchedulerConfig,
-                     acceptance: Optional[float] = None) -> Optional[str]:
+                     acceptance: Optional[float] = None,
+                     rej: Optional[Rejections] = None) -> Optional[str]:
     """The refusal of a replay one of whose served requests outgrows the whole KV
     cache at its last step whatever its drafts (``CacheOverflow.sure``), else
     ``None``: the scheduler would stop the case there (``SchedulerError``), as vLLM
@@ -248,7 +266,9 @@ def overflow_problem(over: Optional[CacheOverflow], cfg: SchedulerConfig,
     drafts is refused too where that is certain: ``acceptance`` (the case's
     ``--spec-acceptance``) 0 rejects every draft, so the request takes one token a
     step and its last step schedules all of them, when it is the only request served
-    (no other one preempts it or takes the token budget); else ``overflow_warning``."""
+    (no other one preempts it or takes the token budget); else ``overflow_warning``.
+    ``rej``: the replay's requests rejected on arrival, whose ``--num-blocks`` the
+    advice names where larger (``_overflow_tail``)."""
     if over is None:
         return None
     certain = over.drafts and acceptance == 0 and over.total == 1
@@ -268,11 +288,12 @@ def overflow_problem(over: Optional[CacheOverflow], cfg: SchedulerConfig,
             f"({'; '.join(held)}) needs {-(-tokens // cfg.block_size):,} KV blocks "
             f"({cfg.block_size} tokens each) for the {tokens:,} tokens of its last "
             f"step{more}, more than the cache's {cfg.num_blocks:,}, "
-            f"{_overflow_tail(over, cfg)}")
+            f"{_overflow_tail(over, cfg, rej)}")
 
 
 def overflow_warning(over: Optional[CacheOverflow], cfg: SchedulerConfig,
-                     acceptance: Optional[float] = None) -> Optional[str]:
+                     acceptance: Optional[float] = None,
+                     rej: Optional[Rejections] = None) -> Optional[str]:
     """The warning for a replay some of whose served requests fit the KV cache but
     for the drafts their last step may schedule (``CacheOverflow.drafts``) where
     ``overflow_problem`` does not refuse it, else ``None``: whether a case stops
@@ -289,20 +310,24 @@ def overflow_warning(over: Optional[CacheOverflow], cfg: SchedulerConfig,
             f"({cfg.block_size} tokens each) for the {over.tokens:,} tokens of its last "
             f"step, more than the cache's {cfg.num_blocks:,} (without drafts "
             f"{-(-over.fewest // cfg.block_size):,} for {over.fewest:,} tokens), "
-            f"{_overflow_tail(over, cfg)}")
+            f"{_overflow_tail(over, cfg, rej)}")
 
 
-def _raise_advice(rej: Rejections, cfg: SchedulerConfig) -> str:
+def _raise_advice(rej: Rejections, cfg: SchedulerConfig, purpose: str = "") -> str:
     """What serves the rejected requests: ``raise --max-model-len to N or more``
     (the longest prompt and one token) and/or ``--num-blocks to N or more``
     (``Rejections.blocks``: enough for every request to its last step, so that the
-    cache-overflow check passes too)."""
+    cache-overflow check passes too), then ``purpose``; where no ``--max-model-len``
+    the command line takes admits the longest prompt, that instead."""
+    if not _reachable(rej):
+        return (f"no --max-model-len serves the longest ({rej.longest + 1:,} tokens with "
+                f"its first sampled one, {MAX_MODEL_LEN:,} at most)")
     parts = []
     if rej.longest >= cfg.max_model_len:
         parts.append(f"--max-model-len to {rej.longest + 1:,} or more")
     if rej.blocks > cfg.num_blocks:
         parts.append(f"--num-blocks to {rej.blocks:,} or more")
-    return "raise " + " and ".join(parts)
+    return "raise " + " and ".join(parts) + purpose
 
 
 def _rejection_words(rej: Rejections, cfg: SchedulerConfig) -> str:
@@ -342,7 +367,7 @@ def rejection_warning(rej: Rejections, cfg: SchedulerConfig) -> Optional[str]:
             else ", as vLLM rejects them,")
     return (f"{rej.count:,} of {rej.total:,} requests replayed will be rejected on arrival "
             f"in every case ({_rejection_words(rej, cfg)}){vllm} and counted in "
-            f"num_rejected: {_raise_advice(rej, cfg)} to serve them")
+            f"num_rejected: {_raise_advice(rej, cfg, ' to serve them')}")
 
 
 class _Sampled:
@@ -540,10 +565,10 @@ def check_trace_cases(cases: list, rows_limit: Optional[int], rows_given: bool,
         if problem:
             raise ConfigError(problem)
         over = cache_overflow(workload.trace, ~rej.mask, cfg)
-        problem = overflow_problem(over, cfg, acceptance)
+        problem = overflow_problem(over, cfg, acceptance, rej)
         if problem:
             raise ConfigError(problem)
-        for warning in (rejection_warning(rej, cfg), overflow_warning(over, cfg, acceptance)):
+        for warning in (rejection_warning(rej, cfg), overflow_warning(over, cfg, acceptance, rej)):
             if warning and warning not in warnings:
                 warnings.append(warning)
         low, high = _case_steps(case, workload, ~rej.mask)

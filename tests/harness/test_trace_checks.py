@@ -348,7 +348,7 @@ def test_drafts_that_may_pass_the_cache_are_warned_about(tmp_path, monkeypatch):
         "cache's 8, which preempting every other request does not free: raise --num-blocks "
         "to 9 or more, or lower --max-model-len to 129 or less"]
     assert overflow_warning(over, cfg, 0.0) is None
-    monkeypatch.setattr(trace_checks, "overflow_problem", lambda over, cfg, acceptance: None)
+    monkeypatch.setattr(trace_checks, "overflow_problem", lambda over, cfg, acceptance, rej=None: None)
     for name, extra in (("a0-sync", ()), ("a0-async", ("--async-scheduling",))):
         code, err, _ = _drafts_run(tmp_path, name, one, "--spec-acceptance", "0", *extra)
         assert code == 1
@@ -402,3 +402,39 @@ def test_a_request_past_the_cache_with_its_drafts_too_names_both(tmp_path):
         "each) for the 129 tokens of its last step (132 with the 3 drafts it can schedule "
         "there), more than the cache's 8, which preempting every other request does not "
         "free: raise --num-blocks to 9 or more, or lower --max-model-len to 129 or less")
+
+
+def test_one_change_of_num_blocks_serves_a_request_rejected_behind_the_overflow(tmp_path):
+    # a 40-token prompt (90 output) rejected in 2 blocks and a 30-token one (10 output)
+    # that outgrows them: the refusal named --num-blocks 3 for the second, and 3 then
+    # met the first's refusal (9); it names 9, which serves both
+    rows = [("18:15:46.0000000", 40, 90), ("18:15:46.0100000", 30, 10)]
+    trace = _csv(tmp_path, rows)
+    code, err, _ = _bench(tmp_path, "--scenario", "azure-conv", "--trace", str(trace),
+                          "--warmup-steps", "0", "--num-blocks", "2")
+    assert (code, err) == (2, [
+        "bench.py: error: the only request served would stop every case mid-run when it "
+        "outgrows the KV cache: the longest (a prompt of 30 tokens, 10 output tokens) "
+        "needs 3 KV blocks (16 tokens each) for the 39 tokens of its last step, more than "
+        "the cache's 2, which preempting every other request does not free: raise "
+        "--num-blocks to 9 or more (which serves the request rejected on arrival too), "
+        "or lower --max-model-len to 33 or less"])
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv", "--trace",
+                                str(trace), "--warmup-steps", "0", "--num-blocks", "9")
+    assert (code, err, summary["cases"][0]["num_rejected"]) == (0, [], 0)
+
+
+def test_a_prompt_past_every_max_model_len_is_said_to_be_unservable(tmp_path):
+    # the advice named --max-model-len 4,000,001, which the option refuses (1,048,576)
+    rows = [("18:15:46.0000000", 4_000_000, 5), ("18:15:46.0100000", 30, 10)]
+    code, err, summary = _bench(tmp_path, "--scenario", "azure-conv", "--trace",
+                                str(_csv(tmp_path, rows)), "--warmup-steps", "0")
+    assert code == 0 and summary["cases"][0]["num_rejected"] == 1
+    assert err == [
+        "bench.py: warning: 1 of 2 requests replayed will be rejected on arrival in every "
+        "case (a prompt of max_model_len 16,384 tokens or more, or one needing more KV "
+        "blocks than the cache's 131,072 (16 tokens each) for itself and one token; the "
+        "longest has 4,000,000 tokens), as vLLM rejects them, and counted in "
+        "num_rejected: no --max-model-len "
+        "serves the longest (4,000,001 tokens with its first sampled one, 1,048,576 at "
+        "most)"]
