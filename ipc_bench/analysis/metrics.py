@@ -168,7 +168,9 @@ _ALL = (
                    "empty list, per counted step"),
     _bytes("prompt_chunk_bytes_per_step", "prompt-chunk B/step", "prompt B/step",
            meaning="`send` only: bytes the prompt chunks re-sent in `new_token_ids` "
-                   "during chunked prefill add to each SchedulerOutput, per counted step"),
+                   "during chunked prefill, and the whole token lists of requests resumed "
+                   "after preemption (prompt and outputs, recomputed from token 0), add "
+                   "to each SchedulerOutput, per counted step"),
     _ns("build_ns_per_step", "build µs/step", "build us", name="build"),
     _ns("encode_ns_per_step", "encode µs/step", "encode us", name="encode"),
     _ns("decode_ns_per_step", "decode µs/step", "decode us", name="decode"),

@@ -34,7 +34,8 @@ sizes bytes.
 - ``decode_token_bytes_per_step`` / ``prompt_chunk_bytes_per_step``: bytes that
   ``new_token_ids`` add to the SchedulerOutput frames over the ``cached`` policy's
   empty list, split into decode tokens (with every request's list header) and
-  prompt chunks re-sent during chunked prefill. Exact (``token_bytes_split``): the
+  prompt chunks re-sent during chunked prefill (with the whole lists of requests
+  resumed after preemption, prompt and outputs). Exact (``token_bytes_split``): the
   frame's length less the same message re-encoded with those lists emptied, then
   with ``new_token_ids = []``; together, what ``send`` adds to each frame.
 """

@@ -853,8 +853,23 @@ def _token_bytes_findings(ok) -> list[str]:
             out.append(
                 f"On `{workload}` ({codec}), send's new_token_ids take {tok + prompt:,.1f} "
                 f"of {total:,.0f} bytes per step: {tok:,.1f} B decode tokens and "
-                f"{prompt:,.1f} B prompt chunks re-sent during chunked prefill.")
+                f"{prompt:,.1f} B prompt chunks re-sent during chunked prefill"
+                f"{_resumed_words(g)}.")
     return out
+
+
+def _resumed_words(cases) -> str:
+    """`` and the whole lists of requests resumed after preemption (12 preemptions)``
+    where ``cases`` (one workload's send cases) preempted (``num_preemptions``, over
+    the whole case: their resumed lists are counted with the prompt chunks), else
+    ``''``."""
+    if "num_preemptions" not in cases.columns:
+        return ""
+    n = pd.to_numeric(cases["num_preemptions"], errors="coerce").max()
+    if not n or n != n:
+        return ""
+    return (" and the whole lists of requests resumed after preemption (up to "
+            f"{int(n):,} preemption{'' if n == 1 else 's'} a case)")
 
 
 def _arms(frame) -> list[str]:

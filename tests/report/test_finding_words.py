@@ -527,3 +527,24 @@ def test_a_timed_replays_wall_times_are_about_the_same_only_within_noise():
         "first arrival to last completion (means over repetitions): 1,000 → 1,000 tok/s "
         "(wall), -0.5 % [-72.2, +256.0] % (paired geometric mean over 2 repetitions, "
         "inconclusive (interval beyond 1.1x either way)).")
+
+
+def test_the_token_bytes_finding_says_preempted_requests_resend_whole_lists():
+    # a resumed request re-sends its prompt and outputs from token 0, counted with the
+    # prompt chunks: a run with preemptions and no chunked prefill showed 5.953 B of
+    # "prompt chunks re-sent during chunked prefill"
+    rows = pd.DataFrame([
+        dict(policy="send", codec="msgpack", workload="trace=burst", arm="send",
+             decode_token_bytes_per_step=20.25, prompt_chunk_bytes_per_step=5.953,
+             sched_to_runner_payload_bytes_per_step=400.0, num_preemptions=12),
+        dict(policy="cached", codec="msgpack", workload="trace=burst", arm="cached",
+             decode_token_bytes_per_step=0.0, prompt_chunk_bytes_per_step=0.0,
+             sched_to_runner_payload_bytes_per_step=374.0, num_preemptions=12)])
+    assert findings._token_bytes_findings(rows) == [
+        "On `trace=burst` (msgpack), send's new_token_ids take 26.2 of 400 bytes per step: "
+        "20.2 B decode tokens and 6.0 B prompt chunks re-sent during chunked prefill and "
+        "the whole lists of requests resumed after preemption (up to 12 preemptions a "
+        "case)."]
+    rows["num_preemptions"] = 0
+    assert findings._token_bytes_findings(rows)[0].endswith(
+        "6.0 B prompt chunks re-sent during chunked prefill.")
