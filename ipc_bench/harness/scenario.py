@@ -411,7 +411,21 @@ def check_replay_duration(span_s: float, speedup: float, num_requests: int,
         last = (f"the {num_replays:,} replays of {num_requests:,} requests last "
                 f"{_seconds(total_s)} s in all ({_seconds(each_s)} s each)")
     raise ConfigError(f"{speedup_text} would make {last}; at most {MAX_REPLAY_S:,.0f} s "
-                      f"({MAX_REPLAY_S / 3600:g} h)")
+                      f"({MAX_REPLAY_S / 3600:g} h){_speedup_that_fits(span_s, num_replays)}")
+
+
+def _speedup_that_fits(span_s: float, num_replays: int) -> str:
+    """``: --trace-speedup 1.2 or more fits``: the least speedup, rounded up to 2
+    significant digits, under which ``num_replays`` replays of ``span_s`` seconds of
+    trace time last ``MAX_REPLAY_S`` at most; ``''`` where that is no finite number."""
+    need = span_s * num_replays / MAX_REPLAY_S
+    if not math.isfinite(need) or need <= 0:
+        return ""
+    exponent = math.floor(math.log10(need))
+    value = math.ceil(need / 10.0 ** (exponent - 1) - 1e-9) * 10.0 ** (exponent - 1)
+    text = f"{value:,.{max(0, 1 - exponent)}f}"
+    return f": --trace-speedup {text.rstrip('0').rstrip('.') if '.' in text else text} or " \
+        "more fits"
 
 
 def timed_cases(cases: list[CaseSpec]) -> int:

@@ -882,17 +882,21 @@ def test_a_trace_speedup_that_would_replay_for_days_is_refused(scenario, tmp_pat
     code, lines, out = _run_main(argv + ["--trace-speedup", "1e-9"], capsys)
     assert (code, lines, out) == (2, [
         "bench.py: error: --trace-speedup 1e-09 would make the replay of 2 requests last "
-        "100,000,000,000 s; at most 86,400 s (24 h)"], "")
+        "100,000,000,000 s; at most 86,400 s (24 h): --trace-speedup 0.0012 or more "
+        "fits"], "")
     code, lines, out = _run_main(argv + ["--trace-speedup", "0.001"], capsys)
     assert lines == ["bench.py: error: --trace-speedup 0.001 would make the replay of 2 "
-                     "requests last 100,000 s; at most 86,400 s (24 h)"]
+                     "requests last 100,000 s; at most 86,400 s (24 h): --trace-speedup 0.0012 or "
+                     "more fits"]
     code, lines, out = _run_main(argv + ["--trace-speedup", "1e-300"], capsys)
     assert lines == ["bench.py: error: --trace-speedup 1e-300 would make the replay of 2 "
-                     "requests last 1e+302 s; at most 86,400 s (24 h)"]
+                     "requests last 1e+302 s; at most 86,400 s (24 h): --trace-speedup 0.0012 or "
+                     "more fits"]
     # past the largest float, a subnormal speedup: no "inf", no 9.99989e-321
     code, lines, out = _run_main(argv + ["--trace-speedup", "1e-320"], capsys)
     assert lines == ["bench.py: error: --trace-speedup 1e-320 would make the replay of 2 "
-                     "requests last more than 1.8e+308 s; at most 86,400 s (24 h)"]
+                     "requests last more than 1.8e+308 s; at most 86,400 s (24 h): --trace-speedup "
+                     "0.0012 or more fits"]
     assert not (tmp_path / "run").exists()
 
 
@@ -906,7 +910,8 @@ def test_a_default_trace_speedup_that_would_replay_for_days_says_it_is_the_defau
                                   "--output", str(tmp_path / "run")], capsys)
     assert (code, lines, out) == (2, [
         "bench.py: error: the default --trace-speedup 10 would make the 4 replays of 2 "
-        "requests last 380,160 s in all (95,040 s each); at most 86,400 s (24 h)"], "")
+        "requests last 380,160 s in all (95,040 s each); at most 86,400 s (24 h): "
+        "--trace-speedup 44 or more fits"], "")
 
 
 #: Three requests over 4.5 s of trace time.
