@@ -4,7 +4,8 @@ One step is five phases, each a method the process loop times on its own:
 
 1. ``update_states(so)`` (vLLM ``_update_states``): drop finished and unscheduled
    requests from the persistent batch (an unscheduled one, e.g. preempted, keeps its
-   state; so does one resumed from preemption that is still there), add new ones, and
+   state; under async scheduling so does one resumed from preemption that is still
+   there), add new ones, and
    for each cached request set ``num_computed_tokens`` and append its new blocks
    (replace them when it resumes from preemption, re-adding it to the batch from its
    kept state); under ``send`` also write ``new_token_ids`` into the batch (before PR
@@ -156,6 +157,8 @@ class ModelRunner:
         self._proposals: Optional[list[list[int]]] = None  # spec_token_ids of this step
         #: async scheduling with drafts (module docstring): the drafts stay here
         self.async_spec = async_scheduling and self.num_spec_tokens > 0
+        #: async scheduling: a request may resume from preemption still in the batch
+        self.async_scheduling = async_scheduling
         self._draft_token_ids: dict[str, list[int]] = {}
         self.model = make_model(model_config, scheduler_config)
         #: the device-input path of async scheduling (``launch`` / ``finish``)
@@ -218,7 +221,10 @@ class ModelRunner:
         requests); here that happens under async scheduling, where a step that
         schedules nothing is not sent and a request preempted in it may resume in the
         next step sent (``AsyncScheduler``), with no step in between that left it out
-        (vLLM sends such a step empty and its runner drops the request there). A cached
+        (vLLM sends such a step empty and its runner drops the request there); under
+        synchronous scheduling every step is sent, so such a request is a bookkeeping
+        bug: ``ProtocolError`` (``request X resumed from preemption is still in the
+        persistent batch``). A cached
         request that is not in the batch is re-added from its kept state after the new
         requests (vLLM ``req_ids_to_add``); when it resumes from preemption its block
         ids are replaced, not appended to. Under ``send`` every cached request's
@@ -244,6 +250,9 @@ class ModelRunner:
         if True in resumed_flags:  # vLLM: unscheduled = in batch - (scheduled - resumed)
             for req_id, resumed in zip(req_ids, resumed_flags):
                 if resumed and req_id in in_batch:
+                    if not self.async_scheduling:  # every step is sent: a bookkeeping bug
+                        raise ProtocolError(f"request {req_id} resumed from preemption is "
+                                            "still in the persistent batch")
                     batch.remove_request(req_id)  # re-added from its kept state below
 
         to_add: list[CachedRequestState] = []

@@ -24,6 +24,7 @@ from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.messages import CachedRequestData, NewRequestData, SamplingParams, SchedulerOutput
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.engine.model_runner import ModelRunner
+from ipc_bench.engine.scheduler import ProtocolError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.recording import token_digest
 from ipc_bench.engine.scheduler import RequestStatus, Scheduler, SchedulerError
@@ -397,8 +398,8 @@ def test_runner_takes_a_resumed_request_still_in_its_batch_out_first(policy):
     cfg = config(16, block_size=4, budget=16, max_model_len=64)
     pa, pb = [11, 12, 13], [21, 22, 23]
 
-    def two_steps() -> tuple[ModelRunner, int, int, int]:
-        runner = ModelRunner(cfg, MODEL, policy)
+    def two_steps(async_scheduling: bool = True) -> tuple[ModelRunner, int, int, int]:
+        runner = ModelRunner(cfg, MODEL, policy, async_scheduling=async_scheduling)
         out = runner.execute_model(_message(new=[("a", pa, [0], 3), ("b", pb, [1], 3)],
                                             policy=policy))
         ta0, tb0 = out.sampled_token_ids[0][0], out.sampled_token_ids[1][0]
@@ -426,6 +427,14 @@ def test_runner_takes_a_resumed_request_still_in_its_batch_out_first(policy):
     known = [tb0, tb1, tb2] if policy == "cached" else [tb0, tb1]
     assert runner.input_batch.token_ids_cpu[row, :3 + len(known)].tolist() == pb + known
     assert runner.requests["b"].output_token_ids == known
+    # synchronous scheduling sends every step, the one that left b out among them: b
+    # resumed while still in the batch is the scheduler's bookkeeping bug, refused
+    runner, ta1, tb0, tb1 = two_steps(async_scheduling=False)
+    with pytest.raises(ProtocolError, match="^request b resumed from preemption is still "
+                                            "in the persistent batch$"):
+        runner.execute_model(_message(
+            cached=[("a", 4, [ta1], [], 1, False), ("b", 0, pb + [tb0, tb1], [7, 8], 5,
+                                                    True)], policy=policy))
 
 
 # ------------------------------------------------------------------ whole cases

@@ -5,7 +5,7 @@ waits for its last token) is not sent; its preemptions go with the next step sen
 A request preempted there can resume in that next step, still in the runner's
 persistent batch: the runner takes it out and re-adds it from its kept state, as
 vLLM's ``_update_states`` removes ``cached_req_ids - (scheduled_req_ids -
-resumed_req_ids)``. Before that, the two small traces below (a reviewer's) stopped
+resumed_req_ids)``. Before that, the two small traces below stopped
 their async case: without drafts with ``ProtocolError: request ... resumed from
 preemption is still in the persistent batch`` at step 44, with 3 drafts with
 ``cached request ...: num_computed_tokens 0, the runner computed 35 (0 drafts
