@@ -14,7 +14,7 @@ from ipc_bench.analysis.stats import METHODS
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, EMULATED_DEFAULT_PRESET,
                                      MAX_MODEL_LEN, MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS,
-                                     MAX_STEP_TIME_MS, MIN_STEP_TIME_MS, MODELS, POLICIES,
+                                     MAX_SPEEDUP, MAX_STEP_TIME_MS, MIN_STEP_TIME_MS, MODELS, POLICIES,
                                      ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
                                      TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
@@ -27,7 +27,6 @@ MAX_STEPS = 10**9
 MAX_NUM_SEQS = 65536
 MAX_BLOCK_SIZE = 2**16
 MAX_TIMEOUT_S = 86400.0
-MAX_SPEEDUP = 1e6
 MAX_SEED = 2**63 - 1
 #: The shortest ``--logical-step-ms``: 1 us. A trace's timestamps span at most the
 #: 10,000 years ``datetime`` covers (about 3.2e11 s); at 1 us a step that is about

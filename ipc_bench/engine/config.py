@@ -51,6 +51,8 @@ MAX_NUM_BLOCKS = 2**22
 #: The longest ``max_model_len`` a run takes (``--max-model-len``' bound, 1,048,576
 #: tokens: above any published model's context; a typo of an extra digit is refused).
 MAX_MODEL_LEN = 2**20
+#: The largest ``--trace-speedup`` (a million times real time).
+MAX_SPEEDUP = 1e6
 #: The longest ``--step-time-ms`` (10 s: a step longer than any engine's).
 MAX_STEP_TIME_MS = 10_000
 #: The shortest ``--step-time-ms`` (1 µs): the fixed-step model's own sampling and timer

@@ -43,8 +43,8 @@ from ipc_bench.errors import one_line
 from ipc_bench.harness.spec import (ASYNC_ARM, INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC,
                                      CaseSpec)
 from ipc_bench.engine.config import (CACHED, EMULATED_DEFAULT_PRESET, MAX_NUM_BLOCKS,
-                                     POLICIES, PRESET_MODELS, ConfigError, ModelConfig,
-                                     SchedulerConfig, check_token_ids_spec,
+                                     MAX_SPEEDUP, POLICIES, PRESET_MODELS, ConfigError,
+                                     ModelConfig, SchedulerConfig, check_token_ids_spec,
                                      preset_vocab_size)
 from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
 from ipc_bench.engine.traces import PUBLISHED_SHA256, load_azure_trace
@@ -415,17 +415,31 @@ def check_replay_duration(span_s: float, speedup: float, num_requests: int,
 
 
 def _speedup_that_fits(span_s: float, num_replays: int) -> str:
-    """``: --trace-speedup 1.2 or more fits``: the least speedup, rounded up to 2
-    significant digits, under which ``num_replays`` replays of ``span_s`` seconds of
-    trace time last ``MAX_REPLAY_S`` at most; ``''`` where that is no finite number."""
+    """``: --trace-speedup 1.2 or more fits``: the least speedup of 2 significant digits
+    under which ``num_replays`` replays of ``span_s`` seconds of trace time last
+    ``MAX_REPLAY_S`` at most, checked as ``check_replay_duration`` checks it (so the
+    value named is never refused by it), written as the option takes it (no thousands
+    separator; ``1.2e-11`` below 1e-4); ``: no --trace-speedup fits (1,000,000 at
+    most)`` past ``MAX_SPEEDUP``; ``''`` where the speedup needed is no finite
+    number."""
     need = span_s * num_replays / MAX_REPLAY_S
     if not math.isfinite(need) or need <= 0:
         return ""
+    if need > MAX_SPEEDUP:
+        return f": no --trace-speedup fits ({MAX_SPEEDUP:,.0f} at most)"
     exponent = math.floor(math.log10(need))
-    value = math.ceil(need / 10.0 ** (exponent - 1) - 1e-9) * 10.0 ** (exponent - 1)
-    text = f"{value:,.{max(0, 1 - exponent)}f}"
-    return f": --trace-speedup {text.rstrip('0').rstrip('.') if '.' in text else text} or " \
-        "more fits"
+    digits = max(0, 1 - exponent)
+    k = math.ceil(need / 10.0 ** (exponent - 1))
+    while True:
+        value = k * 10.0 ** (exponent - 1)
+        value = round(value, digits) if digits else float(round(value))
+        if span_s / value * num_replays <= MAX_REPLAY_S or value >= MAX_SPEEDUP:
+            break
+        k += 1
+    text = f"{value:.2g}" if value < 1e-4 else f"{value:.{digits}f}"
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return f": --trace-speedup {text} or more fits"
 
 
 def timed_cases(cases: list[CaseSpec]) -> int:

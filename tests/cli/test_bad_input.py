@@ -1459,3 +1459,17 @@ def test_a_tmpdir_that_is_not_a_folder_is_said_with_where_the_sockets_go(tmp_pat
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)
     assert cli_run.tmpdir_note() is None
+
+
+def test_the_trace_speedup_named_to_fit_is_one_the_option_and_the_check_take():
+    # 8,424.0000001 s of trace x 4 replays needs 0.39000000000463: 0.39 itself is
+    # refused, so 0.4 is named; 1,300 without a separator (the option refuses
+    # '1,300'); past the option's 1,000,000 none fits; below 1e-4 as a float literal
+    from ipc_bench.harness.scenario import MAX_REPLAY_S, _speedup_that_fits
+
+    assert [_speedup_that_fits(span, n) for span, n in (
+        (8424.0000001, 4), (MAX_REPLAY_S * 1234.5, 1), (2.4e9, 40), (1e-6, 1),
+        (MAX_REPLAY_S, 1), (float("inf"), 1))] == [
+        ": --trace-speedup 0.4 or more fits", ": --trace-speedup 1300 or more fits",
+        ": no --trace-speedup fits (1,000,000 at most)",
+        ": --trace-speedup 1.2e-11 or more fits", ": --trace-speedup 1 or more fits", ""]
