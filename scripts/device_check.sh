@@ -74,9 +74,9 @@ await_child() {  # wait for $child through any trapped signal; returns its exit 
     return $rc
 }
 run() {  # "$@" with its output on stdout and in the log; returns its exit status
-    # The tee is waited for (10 s at most: a process the command left behind may hold
-    # the pipe) before the next line is said, which could otherwise land inside the
-    # command's last line in the log and on stdout.
+    # The tee is waited for (about 10 s at most: a process the command left behind may
+    # hold the pipe; not once a signal came) before the next line is said, which could
+    # otherwise land inside the command's last line in the log and on stdout.
     local teed tee_pid rc tries
     exec {teed}> >(trap '' INT TERM HUP; exec tee -a "$log")
     tee_pid=$!
@@ -85,7 +85,7 @@ run() {  # "$@" with its output on stdout and in the log; returns its exit statu
     exec {teed}>&-
     await_child
     rc=$?
-    for ((tries = 0; tries < 200; tries++)); do
+    for ((tries = 0; tries < 200 && signalled == 0; tries++)); do
         kill -0 "$tee_pid" 2>/dev/null || break
         sleep 0.05
     done

@@ -253,6 +253,12 @@ def _held(over: CacheOverflow, cfg: SchedulerConfig) -> list[str]:
     return held
 
 
+def _all_drafts(k: int) -> str:
+    """``all 3 drafts``; ``its one draft`` (``k``: the drafts a last step holds slots
+    for, ``max_model_len`` leaving room for fewer than ``--num-spec-tokens``)."""
+    return f"all {k} drafts" if k > 1 else "its one draft"
+
+
 def overflow_problem(over: Optional[CacheOverflow], cfg: SchedulerConfig,
                      acceptance: Optional[float] = None,
                      rej: Optional[Rejections] = None) -> Optional[str]:
@@ -276,12 +282,13 @@ def overflow_problem(over: Optional[CacheOverflow], cfg: SchedulerConfig,
         return None
     n = over.sure or over.count
     held = _held(over, cfg)
-    k = _draft_slots(cfg)
+    k = over.tokens - over.fewest  # the drafts max_model_len leaves room for
     if certain:
-        held.append(f"all {k} drafts scheduled at its last step, as --spec-acceptance 0 "
+        held.append(f"{_all_drafts(k)} scheduled at its last step, as --spec-acceptance 0 "
                     "rejects every draft")
     tokens = over.tokens if certain else over.fewest
-    more = (f" ({over.tokens:,} with the {k} drafts it can schedule there)"
+    more = (f" ({over.tokens:,} with the {k} draft{'s' if k > 1 else ''} it can schedule "
+            "there)"
             if not certain and over.tokens > over.fewest else "")
     return (f"{_who(n, over.total, 'served')} would stop every case mid-run when "
             f"{'it' if n == 1 else 'each'} outgrows the KV cache: the longest "
@@ -302,10 +309,10 @@ def overflow_warning(over: Optional[CacheOverflow], cfg: SchedulerConfig,
     and 1, and stops at 0)."""
     if over is None or over.sure or overflow_problem(over, cfg, acceptance):
         return None
-    n, k = over.count, _draft_slots(cfg)
+    n, k = over.count, over.tokens - over.fewest  # drafts max_model_len leaves room for
     their = "its" if n == 1 else "their"
     return (f"{_who(n, over.total, 'served')} can stop a case mid-run if {their} last "
-            f"step schedules all {k} drafts, as the drafts accepted before it decide: the "
+            f"step schedules {_all_drafts(k)}, as the drafts accepted before it decide: the "
             f"longest ({'; '.join(_held(over, cfg))}) then needs {over.blocks:,} KV blocks "
             f"({cfg.block_size} tokens each) for the {over.tokens:,} tokens of its last "
             f"step, more than the cache's {cfg.num_blocks:,} (without drafts "

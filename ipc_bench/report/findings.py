@@ -859,17 +859,19 @@ def _token_bytes_findings(ok) -> list[str]:
 
 
 def _resumed_words(cases) -> str:
-    """`` and the whole lists of requests resumed after preemption (12 preemptions)``
-    where ``cases`` (one workload's send cases) preempted (``num_preemptions``, over
-    the whole case: their resumed lists are counted with the prompt chunks), else
-    ``''``."""
+    """`` and the whole lists of requests resumed after preemption in the counted
+    steps, if any (up to 12 preemptions a case, warm-up included)`` where ``cases``
+    (one workload's send cases) preempted (``num_preemptions``, over the whole case,
+    warm-up included: a resumed list in a counted step is counted with the prompt
+    chunks), else ``''``."""
     if "num_preemptions" not in cases.columns:
         return ""
     n = pd.to_numeric(cases["num_preemptions"], errors="coerce").max()
     if not n or n != n:
         return ""
-    return (" and the whole lists of requests resumed after preemption (up to "
-            f"{int(n):,} preemption{'' if n == 1 else 's'} a case)")
+    return (" and the whole lists of requests resumed after preemption in the counted "
+            f"steps, if any (up to {int(n):,} preemption{'' if n == 1 else 's'} a case, "
+            "warm-up included)")
 
 
 def _arms(frame) -> list[str]:

@@ -334,7 +334,8 @@ def test_drafts_that_may_pass_the_cache_are_warned_about(tmp_path, monkeypatch):
         "tokens), which preempting every other request does not free: raise --num-blocks to "
         "9 or more, or lower --max-model-len to 129 or less")
     for name, extra in (("a07", ()), ("a1", ("--spec-acceptance", "1")),
-                        ("async", ("--async-scheduling",))):
+                        ("async", ("--async-scheduling",)),
+                        ("a1-async", ("--spec-acceptance", "1", "--async-scheduling"))):
         code, err, summary = _drafts_run(tmp_path, name, one, *extra)
         assert (code, err) == (0, [warning])
         assert summary["cases"][0]["output_tokens"] == 87
@@ -348,7 +349,8 @@ def test_drafts_that_may_pass_the_cache_are_warned_about(tmp_path, monkeypatch):
         "cache's 8, which preempting every other request does not free: raise --num-blocks "
         "to 9 or more, or lower --max-model-len to 129 or less"]
     assert overflow_warning(over, cfg, 0.0) is None
-    monkeypatch.setattr(trace_checks, "overflow_problem", lambda over, cfg, acceptance, rej=None: None)
+    monkeypatch.setattr(trace_checks, "overflow_problem",
+                        lambda over, cfg, acceptance, rej=None: None)
     for name, extra in (("a0-sync", ()), ("a0-async", ("--async-scheduling",))):
         code, err, _ = _drafts_run(tmp_path, name, one, "--spec-acceptance", "0", *extra)
         assert code == 1
@@ -438,3 +440,21 @@ def test_a_prompt_past_every_max_model_len_is_said_to_be_unservable(tmp_path):
         "num_rejected: no --max-model-len "
         "serves the longest (4,000,001 tokens with its first sampled one, 1,048,576 at "
         "most)"]
+
+
+
+def test_the_drafts_named_are_those_max_model_len_leaves_room_for(tmp_path):
+    # 40 + 89 tokens with 3 drafts under max_model_len 130: its last step computes 128
+    # tokens' K/V and has room for one draft (129 = max_model_len - 1), not 3
+    trace = _csv(tmp_path, [("18:15:46.0000000", 40, 89)])
+    args = ("--scenario", "azure-conv", "--trace", str(trace), "--warmup-steps", "0",
+            "--max-model-len", "130", "--num-spec-tokens", "3", "--model", "fixed-step")
+    code, err, _ = _bench(tmp_path, *args, "--num-blocks", "7")
+    assert code == 2 and err[0].endswith(
+        "needs 8 KV blocks (16 tokens each) for the 128 tokens of its last step (129 with "
+        "the 1 draft it can schedule there), more than the cache's 7, which preempting "
+        "every other request does not free: raise --num-blocks to 9 or more, or lower "
+        "--max-model-len to 113 or less")
+    code, err, _ = _bench(tmp_path, *args, "--num-blocks", "8", "--spec-acceptance", "0")
+    assert code == 2 and "its one draft scheduled at its last step, as --spec-acceptance 0 " \
+        "rejects every draft" in err[0]

@@ -543,8 +543,8 @@ def test_the_token_bytes_finding_says_preempted_requests_resend_whole_lists():
     assert findings._token_bytes_findings(rows) == [
         "On `trace=burst` (msgpack), send's new_token_ids take 26.2 of 400 bytes per step: "
         "20.2 B decode tokens and 6.0 B prompt chunks re-sent during chunked prefill and "
-        "the whole lists of requests resumed after preemption (up to 12 preemptions a "
-        "case)."]
+        "the whole lists of requests resumed after preemption in the counted steps, if "
+        "any (up to 12 preemptions a case, warm-up included)."]
     rows["num_preemptions"] = 0
     assert findings._token_bytes_findings(rows)[0].endswith(
         "6.0 B prompt chunks re-sent during chunked prefill.")
