@@ -918,12 +918,13 @@ def test_a_default_trace_speedup_that_would_replay_for_days_says_it_is_the_defau
 SHORT_TRACE = f"{HEADER}\n{ROW}\n2023-11-16 18:15:48.6805900,30,4\n2023-11-16 18:15:51.1805900,30,4\n"
 
 
-@pytest.mark.parametrize("extra,message", [
-    ([], "the 4 replays of 3 requests last 180,000 s in all (45,000 s each)"),
+@pytest.mark.parametrize("extra,message,fits", [
+    ([], "the 4 replays of 3 requests last 180,000 s in all (45,000 s each)", "0.00021"),
     (["--policies", "cached", "--codecs", "msgpack", "--repeat", "2"],
-     "the 2 replays of 3 requests last 90,000 s in all (45,000 s each)"),
+     "the 2 replays of 3 requests last 90,000 s in all (45,000 s each)", "0.00011"),
 ], ids=["4-cases", "2-repetitions"])
-def test_the_replay_cap_is_the_whole_runs_not_each_replays(extra, message, tmp_path, capsys):
+def test_the_replay_cap_is_the_whole_runs_not_each_replays(extra, message, fits, tmp_path,
+                                                           capsys):
     """At 0.0001x each replay of 4.5 s of trace lasts 45,000 s, under the 24 h cap;
     the run's 4 cases (2 policies x 2 codecs), or 2 repetitions of one, are over it."""
     path = tmp_path / "t.csv"
@@ -933,7 +934,7 @@ def test_the_replay_cap_is_the_whole_runs_not_each_replays(extra, message, tmp_p
                                   str(tmp_path / "run")] + extra, capsys)
     assert (code, lines, out) == (2, [
         f"bench.py: error: --trace-speedup 0.0001 would make {message}; at most 86,400 s "
-        f"(24 h)"], "")
+        f"(24 h): --trace-speedup {fits} or more fits"], "")
     assert not (tmp_path / "run").exists()
 
 
