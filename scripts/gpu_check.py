@@ -772,6 +772,7 @@ def main(argv=None) -> int:
     signals.unblock()
     out: Optional[Path] = None
     try:
+        _end_with_parent()
         try:
             out = Path(args.output or tempfile.mkdtemp(prefix="gpu-check-"))
         except OSError as exc:
@@ -788,6 +789,17 @@ def main(argv=None) -> int:
         return exc.code
     finally:
         signals.restore(old)
+
+
+def _end_with_parent() -> None:
+    """Have this process SIGTERMed when its parent dies (Linux ``PR_SET_PDEATHSIG``;
+    ``signals.set_parent_death_signal``), so that a ``device_check.sh`` SIGKILLed (a
+    machine's time limit) does not leave the check and its stage running: it ends as a
+    SIGTERM ends it (the stage told, what it measured written, exit 143). A parent
+    that died before this ran is noticed too (``signals.Interrupted`` at once)."""
+    parent = os.getppid()
+    if signals.set_parent_death_signal(signal.SIGTERM) and os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _check(args: argparse.Namespace, out: Path) -> int:

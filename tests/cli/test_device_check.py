@@ -336,3 +336,31 @@ def test_the_wheels_and_the_shared_link_are_git_ignored(tmp_path):
     done = subprocess.run(git + ["status", "--porcelain"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=True)
     assert done.stdout == "?? .gitignore\n?? scenarios/shared\n"
+
+
+def test_the_check_ends_when_the_script_above_it_is_sigkilled(tmp_path):
+    """A machine's time limit may SIGKILL device_check.sh, whose trap then never runs:
+    gpu_check.py asks the kernel for a SIGTERM when its parent dies
+    (``_end_with_parent``), so it does not run on with its stage (a SIGTERM ends it as
+    its handler says; here, with none installed, at once)."""
+    pid_file = tmp_path / "child.pid"
+    code = ("import os, sys, time; sys.path.insert(0, 'scripts'); import gpu_check; "
+            f"gpu_check._end_with_parent(); open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+            "time.sleep(60)")
+    parent = subprocess.Popen(["bash", "-c", f"{sys.executable} -c \"{code}\" & wait"],
+                              cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    parent.kill()
+    parent.wait()
+    for _ in range(100):  # reaped by init once it died
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("gpu_check.py outlived its SIGKILLed parent by 5 s")
