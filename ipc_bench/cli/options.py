@@ -95,9 +95,19 @@ def _integer(text: str) -> int:
     return int(text)
 
 
+#: A whole number written with thousands separators, as ``bench.py``'s lines print one
+#: (``--num-blocks 25,856``): a one-value option takes it so, a list option
+#: (``--num-running 4,16``) never (its commas part the values).
+_GROUPED = re.compile(r"[0-9]{1,3}(,[0-9]{3})+")
+
+
 def _parse_int(text: str, lo: int, hi: int) -> int:
+    """An integer option's value: ``text`` in ASCII digits (``_integer``), or grouped in
+    thousands (``_GROUPED``, for a one-value option: a list's items come split), from
+    ``lo`` to ``hi``; ``ArgumentTypeError`` (one line) otherwise."""
     try:
-        value = _integer(text)
+        value = (int(text.strip().replace(",", "")) if _GROUPED.fullmatch(text.strip())
+                 else _integer(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < lo:

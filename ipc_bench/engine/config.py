@@ -450,7 +450,7 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     if blocks_needed is not None and 1 <= blocks_needed <= fit < scheduler.num_blocks:
         advice = (f"give --num-blocks from {blocks_needed:,} (the most this case's "
                   f"requests hold in its steps) to {fit:,}"
-                  + (f", or --num-running {running:,} or fewer (it sizes the KV cache "
+                  + (f", or --num-running {running} or fewer (it sizes the KV cache "
                      "here)" if running >= 1 else "") + ", or a smaller --model-preset")
     raise ModelMemoryError(
         f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "

@@ -704,9 +704,9 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
     if need <= MAX_NUM_BLOCKS:
         advice = f"give --num-blocks {need:,} or more"
         if num_blocks_given and fit >= 1:
-            advice += f", or --num-running {fit:,} or fewer"
+            advice += f", or --num-running {fit} or fewer"
     else:
-        fewer = f"--num-running {fit:,} or fewer, " if fit >= 1 else ""
+        fewer = f"--num-running {fit} or fewer, " if fit >= 1 else ""
         advice = (f"--num-blocks is at most {MAX_NUM_BLOCKS:,}: give a larger --block-size, "
                   f"{fewer}or fewer --steps")
     raise ConfigError(
@@ -960,7 +960,7 @@ def _fewer_running(case: CaseSpec) -> list[str]:
         smaller = replace(case, labels={**case.labels, "num_running": fit})
         if _steady_steps_problem(smaller) is None:
             needed = steady_steps_needed(steady_case_sim(smaller), case.counted_steps)
-            return [f"lower --num-running to {fit:,} or less (about {_round2(needed):,} "
+            return [f"lower --num-running to {fit} or less (about {_round2(needed):,} "
                     f"steps in all at {fit:,})"]
     return []
 

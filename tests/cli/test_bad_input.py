@@ -8,6 +8,7 @@ handlers), so the whole table costs well under a second; one case goes through a
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -233,7 +234,7 @@ OPTION_CASES = [
      "and the step after each prefills its replacement, so about 4.7 % of steps are pure "
      "decode: 1,000 counted steps would need about 12,000 steps in all, more than the cap "
      "of 10,101 (the warm-up or the first prompts' prefill, whichever ends later: 101 "
-     "steps, then 10 steps per counted step); lower --num-running to 2,048 or less (about "
+     "steps, then 10 steps per counted step); lower --num-running to 2048 or less (about "
      "3,100 steps in all at 2,048), or give --steps 500 or fewer"),
     # more running requests than the simulation draws (MAX_SIMULATED_REQUESTS): it
     # simulates no step; 20,000 runs (was "no step of the 0 simulated ... is pure
@@ -243,14 +244,14 @@ OPTION_CASES = [
        f"requests, fewer than the {int(b):,} of its first batch, so it simulated no step "
        f"and cannot tell whether {int(steps):,} counted steps fit (10 steps per counted "
        "step at most, past the warm-up and the first prompts' prefill); lower "
-       f"--num-running to 20,000 or less (about {in_all} steps in all at 20,000)")
+       f"--num-running to 20000 or less (about {in_all} steps in all at 20,000)")
       for b, steps, in_all in [("65536", "100", "200"), ("20001", "1000", "1,100")]],
     (["--scenario", "pp", "--pp", "4", "--num-running", "65536",
       "--max-num-batched-tokens", "200000", "--steps", "100"],
      "--num-running 65536: the check of a steady case's steps simulates at most 20,000 "
      "requests, fewer than the 65,536 of its first batch, so it simulated no step and "
      "cannot tell whether 100 counted steps fit (10 steps per counted step at most, past "
-     "the warm-up and the first prompts' prefill); lower --num-running to 20,000 or less "
+     "the warm-up and the first prompts' prefill); lower --num-running to 20000 or less "
      "(about 130 steps in all at 20,000)"),
     # the draws run out before the first prefill ends: no cap to tell (was "no step of
     # the 0 simulated past the first prompts' prefill is pure decode ... the cap of 305
@@ -1474,3 +1475,17 @@ def test_the_trace_speedup_named_to_fit_is_one_the_option_and_the_check_take():
         ": --trace-speedup 0.4 or more fits", ": --trace-speedup 1300 or more fits",
         ": no --trace-speedup fits (1,000,000 at most)",
         ": --trace-speedup 1.2e-11 or more fits", ": --trace-speedup 1 or more fits", ""]
+
+
+def test_a_one_value_integer_option_takes_the_grouped_form_the_advice_prints():
+    # "give --num-blocks 25,856 or more": pasted, it was refused as no integer; a list
+    # option keeps its commas as separators (--num-running 4,16), so the advice names
+    # its values ungrouped (--num-running 1821 or fewer)
+    from ipc_bench.cli.options import _int_in, _int_list
+
+    assert [_int_in(1, 2**22)(v) for v in ("25,856", " 1,048,576 ", "25856")] == [
+        25856, 1048576, 25856]
+    for bad in ("25,85", "2,5856", ",256", "256,", "-25,856"):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected an integer"):
+            _int_in(1, 2**22)(bad)
+    assert _int_list(65536)("1,024") == [1, 24]
