@@ -282,8 +282,11 @@ def list_scenarios(scenarios: dict[str, ModuleType], problems: dict[str, str]) -
     from ipc_bench.harness.scenario import summary_line
 
     width = max((len(n) for n in scenarios), default=0)
-    for name, module in scenarios.items():
-        print(f"{name.ljust(width)}  {summary_line(module)}")
+    # one write: a reader that closes its end after the first line (``| head -1``)
+    # then meets no second write, whatever stdout's buffering
+    sys.stdout.write("".join(f"{name.ljust(width)}  {summary_line(module)}\n"
+                             for name, module in scenarios.items()))
+    sys.stdout.flush()
     for name, problem in problems.items():
         print(f"bench.py: warning: scenario {name} is left out: {problem}", file=sys.stderr)
     return 0

@@ -1175,3 +1175,25 @@ def test_a_public_preset_on_the_cpu_is_noted():
         "the torch model runs llama-3.2-1b on the CPU (4.6 GiB of float32 weights, every "
         "one read each step): expect about a second a step or more; its case runs 23 "
         "steps, warm-up included; presets tiny and cpu are sized for CPU runs")
+
+
+def test_list_is_one_write_whatever_stdout_buffering(monkeypatch):
+    # with PYTHONUNBUFFERED=1 each print was two writes (line, then "\n"): `--list |
+    # head -1` exited 141 when head had left before the second
+    import io
+
+    from ipc_bench.cli.run import list_scenarios
+    from ipc_bench.harness.scenario import discover
+
+    writes: list[str] = []
+
+    class Unbuffered(io.StringIO):
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return len(text)
+
+    monkeypatch.setattr(sys, "stdout", Unbuffered())
+    scenarios = discover({})
+    assert list_scenarios(scenarios, {}) == 0
+    assert len(writes) == 1 and writes[0].count("\n") == len(scenarios) >= 10
+    assert writes[0].startswith("azure-code ")
