@@ -370,7 +370,7 @@ def test_a_reports_comparison_finding_gives_holm_p_values_and_a_legend(tmp_path,
     """The --aa and --async-scheduling runs (no send/cached pair): the comparison's
     Holm verdicts carry their p-values, defined in a legend under them (an A/A
     finding gives a figure's own verdict only where Holm decided it, so it may have
-    none)."""
+    none, one or two)."""
     for name, (extra, base, treat) in EXTRAS.items():
         out = tmp_path / name
         assert cli.main(["report", str(runs[name][0]), "--output", str(out),
@@ -380,7 +380,9 @@ def test_a_reports_comparison_finding_gives_holm_p_values_and_a_legend(tmp_path,
         assert "Holm's correction" not in line and "after Holm adjustment" not in line
         if name == "aa" and " after Holm (p " not in line:  # no verdict to define
             continue
-        assert line.count(" after Holm (p ") == (2 if name == "async" else 1), line
+        # async's finding gives both figures' verdicts; an A/A pair's gives one or
+        # both, as the machine's noise decides
+        assert line.count(" after Holm (p ") in ((2,) if name == "async" else (1, 2)), line
         legend = md[md.index(line) + 3]
         assert legend.startswith("Reading the findings: ") and (
             "**significant, not significant or no significant difference after Holm (p, "
