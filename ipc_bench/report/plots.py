@@ -571,7 +571,8 @@ def _readable_ticks(fig, axes) -> None:
     """Make the x tick labels of ``axes`` readable once drawn: where they overlap, a log
     axis first keeps only its 2 and 5 minor labels, then none, then the labels turn
     30 degrees, then 90. Call after every artist and limit is set. Each round lays the
-    figure out once for all of ``axes`` (at most five passes, none rendered)."""
+    figure out once for all of ``axes``, none rendered: one pass where no labels
+    overlap, at most four."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     axes = [ax for ax in axes if ax.get_visible()]
@@ -579,13 +580,15 @@ def _readable_ticks(fig, axes) -> None:
         lead = round(v / 10 ** math.floor(math.log10(v) + 1e-9)) if v > 0 else 0
         return f"{v:g}" if lead in (2, 5) else ""
 
-    crowded = [ax for ax in axes if ax.get_xscale() == "log"]
-    for fmt in (FuncFormatter(two_five), NullFormatter()):  # fewer minor labels
-        crowded = _crowded(fig, crowded) if crowded else []
-        for ax in crowded:
-            ax.xaxis.set_minor_formatter(fmt)
+    crowded = _crowded(fig, axes) if axes else []
+    logs = [ax for ax in crowded if ax.get_xscale() == "log"]
+    for ax in logs:  # fewer minor labels: the 2s and 5s, then none
+        ax.xaxis.set_minor_formatter(FuncFormatter(two_five))
+    for ax in _crowded(fig, logs) if logs else []:
+        ax.xaxis.set_minor_formatter(NullFormatter())
     for angle in (30, 90):
-        crowded = _crowded(fig, axes)
+        if logs or angle == 90:  # else the first pass's answer still holds
+            crowded = _crowded(fig, axes)
         if not crowded:
             return
         for ax in crowded:
