@@ -731,15 +731,16 @@ def _check_sockets(cases) -> None:
 
 
 def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:
-    """Check every torch and emulated case's weights + KV cache fit (``ConfigError``
-    with the figures): the torch model's device probed once (in a child process, so
+    """Check every torch and emulated case's ``max_model_len`` against its preset's
+    (``check_max_position``) and that its weights + KV cache fit (``ConfigError`` with
+    the figures): the torch model's device probed once (in a child process, so
     this process never imports torch; free GPU memory), the emulated GPU's memory,
     and the torch model's attention options on that device (``--cuda-graph-sizes``
     only where the attention pads to buckets, ``--cuda-graphs`` only on CUDA with a
     backend that can be captured). Without ``num_blocks_given`` (``--num-blocks``) a
     steady case's advice also names ``--num-running``, which then sizes its KV cache.
     Returns a note for a public preset run on the CPU (``_cpu_preset_note``)."""
-    from ipc_bench.engine.config import ConfigError, check_model_memory
+    from ipc_bench.engine.config import ConfigError, check_max_position, check_model_memory
     from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, decode_buckets,
                                                   resolve_attention)
     from ipc_bench.engine.models import probe_torch_device
@@ -752,6 +753,7 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:
         model = case.model
         sized = None if num_blocks_given else _running_for_blocks(case)
         need = steady_blocks_needed(case)
+        check_max_position(case.scheduler, model)
         if model.name == "emulated":
             gpu = load_gpu_figures(EMULATED_GPU)
             check_model_memory(case.scheduler, model, EMULATED_GPU, gpu.memory_bytes,

@@ -154,9 +154,12 @@ class TorchPreset(msgspec.Struct, frozen=True):
     value heads (grouped-query attention) of ``head_dim`` each; ``intermediate_size``:
     SwiGLU MLP width. ``vocab_size``: the published vocabulary (``None``: the
     harness's ``ModelConfig.vocab_size`` applies, as for ``tiny`` and ``cpu``);
-    ``tie_word_embeddings``: the LM head is the embedding's transpose. ``cuda_dtype``:
-    weights and KV cache on CUDA (CPU always uses float32, so runs are deterministic
-    there). ``source``: where the figures come from.
+    ``tie_word_embeddings``: the LM head is the embedding's transpose.
+    ``max_position_embeddings``: the longest context the model was published for
+    (``None``: no limit, the test shapes); ``check_max_position`` refuses a
+    ``max_model_len`` above it. ``cuda_dtype``: weights and KV cache on CUDA (CPU always
+    uses float32, so runs are deterministic there). ``source``: where the figures come
+    from.
     """
 
     num_layers: int
@@ -169,6 +172,7 @@ class TorchPreset(msgspec.Struct, frozen=True):
     tie_word_embeddings: bool = False
     rope_theta: float = 500_000.0
     rms_norm_eps: float = 1e-5
+    max_position_embeddings: Optional[int] = None
     cuda_dtype: str = "bfloat16"
     source: str = ""
 
@@ -182,13 +186,14 @@ TORCH_PRESETS: dict[str, TorchPreset] = {
     "cpu": TorchPreset(2, 256, 4, 2, 64, 768, source="test shape, small enough for 2 cores"),
     "qwen2.5-0.5b": TorchPreset(
         24, 896, 14, 2, 64, 4864, vocab_size=151_936, tie_word_embeddings=True,
-        rope_theta=1_000_000.0, rms_norm_eps=1e-6,
+        rope_theta=1_000_000.0, rms_norm_eps=1e-6, max_position_embeddings=32_768,
         source="https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json"),
     "llama-3.2-1b": TorchPreset(
         16, 2048, 32, 8, 64, 8192, vocab_size=128_256, tie_word_embeddings=True,
+        max_position_embeddings=131_072,
         source="https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json"),
     "llama-3.1-8b": TorchPreset(
-        32, 4096, 32, 8, 128, 14336, vocab_size=128_256,
+        32, 4096, 32, 8, 128, 14336, vocab_size=128_256, max_position_embeddings=131_072,
         source="https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json"),
 }
 
@@ -396,6 +401,23 @@ def _digits_apart(more: int, less: int) -> int:
     ``less`` (a total just over a limit must not read as equal to it)."""
     return next((d for d in range(1, 7) if round(more / 2**30, d) > round(less / 2**30, d)),
                 6)
+
+
+def check_max_position(scheduler: "SchedulerConfig", model: ModelConfig) -> None:
+    """Raise ``ConfigError`` (one line) when ``scheduler.max_model_len`` is above the
+    preset's ``max_position_embeddings`` (the torch and emulated models; a test shape
+    has none), as vLLM's ``ModelConfig`` refuses a ``max_model_len`` above the one its
+    config.json gives (``_get_and_verify_max_len``, unless
+    ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` is set): e.g. "max_model_len 65,536 is above
+    qwen2.5-0.5b's max_position_embeddings (32,768, its config.json) ..."."""
+    if model.name not in PRESET_MODELS:
+        return
+    limit = model.torch_preset.max_position_embeddings
+    if limit is None or scheduler.max_model_len <= limit:
+        return
+    raise ConfigError(f"max_model_len {scheduler.max_model_len:,} is above {model.preset}'s "
+                      f"max_position_embeddings ({limit:,}, its config.json), which vLLM "
+                      f"refuses too: set --max-model-len {limit:,} or lower")
 
 
 def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device: str,

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
-from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig, check_model_memory
+from ipc_bench.engine.config import (ConfigError, ModelConfig, SchedulerConfig, check_max_position,
+                                     check_model_memory)
 from ipc_bench.engine.cuda_step import (DecodeGraphs, PinnedStaging, StepEventTimer,
                                         configure_cuda_attention, cuda_graph_capture,
                                         eager_capture, hidden_to_device, hidden_to_host)
@@ -248,6 +249,7 @@ class EmulatedModel(NullModel):
     def __init__(self, config: ModelConfig, scheduler: SchedulerConfig):
         super().__init__(config)
         self.gpu = load_gpu_figures(EMULATED_GPU)
+        check_max_position(scheduler, config)
         check_model_memory(scheduler, config, EMULATED_GPU, self.gpu.memory_bytes,
                            f"an emulated {self.gpu.name}")
         self.device = self.gpu.label(config.preset)
@@ -256,7 +258,8 @@ class EmulatedModel(NullModel):
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         t0 = time.perf_counter_ns()
-        step_ns = self.roofline.for_step(inputs.query_start_loc, inputs.seq_lens)
+        step_ns = self.roofline.for_step(inputs.query_start_loc, inputs.seq_lens,
+                                         len(inputs.sample_rows))
         self.emulated_step_ns.append(step_ns)
         sampled = self.sample(batch.token_ids_cpu, inputs.sample_rows, inputs.sample_positions)
         sleep_until_ns(t0 + step_ns)
@@ -409,6 +412,7 @@ class TorchModel:
             if why is not None:
                 raise ConfigError(why)
         free = torch.cuda.mem_get_info()[0] if device == "cuda" else None
+        check_max_position(scheduler, config)
         check_model_memory(scheduler, config, device, free)
         p = config.torch_preset
         self.preset = p
@@ -875,7 +879,8 @@ class TorchModel:
         ids come back at every ``inputs.sample_positions`` (int64 ``[num_samples]``),
         verified by ``ModelRunner.write_back_spec``."""
         if self.step_roofline is not None:
-            self.step_roofline.record(inputs.query_start_loc, inputs.seq_lens)
+            self.step_roofline.record(inputs.query_start_loc, inputs.seq_lens,
+                                      len(inputs.sample_rows))
         n = len(inputs.req_ids)
         logits_indices = None
         if self.num_spec_tokens:
@@ -897,7 +902,8 @@ class TorchModel:
         CUDA). ``fill(ids_t)`` overwrites input ids on the device before the forward.
         ``collect(num_reqs)`` once the step's copy to the host has completed."""
         if self.step_roofline is not None:
-            self.step_roofline.record(inputs.query_start_loc, inputs.seq_lens)
+            self.step_roofline.record(inputs.query_start_loc, inputs.seq_lens,
+                                      len(inputs.sample_rows))
         n = len(inputs.req_ids)
         ids = self._launch_step(inputs.input_ids, inputs.token_positions,
                                 inputs.query_start_loc, inputs.seq_lens,

@@ -16,14 +16,22 @@ of ``hd`` dims and ``F`` the MLP width:
   gate + up ``(d, 2F)``, down ``(F, d)``; bytes ``e (in out + T in + T out)`` (the
   weights read once per step, the activations in and out), FLOPs ``2 T in out``;
 - attention: bytes ``e x 2 K hd x sum_r seq_len_r`` (each request's K and V over its
-  whole context, read once), FLOPs ``4 H hd x sum_r q_r seq_len_r`` (``q_r``: the
-  request's scheduled tokens; QK^T and PV, no saving for the causal mask).
+  whole context, read once), FLOPs ``4 H hd`` per (query, key) pair the causal mask
+  keeps: ``sum_r q_r (seq_len_r - q_r) + q_r (q_r + 1) / 2`` (``q_r``: the request's
+  scheduled tokens; QK^T and PV; a FlashAttention-class kernel skips the masked
+  tiles), ``seq_len_r`` for a decode.
 
-Then the LM head once, ``[R, d] @ [d, V]`` (logits at each request's last token).
+Then the LM head once, ``[S, d] @ [d, V]`` over the ``S`` positions that get logits
+(vLLM's ``logits_indices``): each request's last token, and with speculative decoding
+also its drafts' (``R x (1 + k)`` for ``k`` drafts each).
 
-Not modelled (left to ``efficiency`` and ``fixed_step_ns`` once calibrated): the
-embedding lookup, norms, RoPE, activation functions, KV-cache writes, sampling and
-kernel launches. The emulated model's figures come from ``gpu_figures.json`` beside
+Not modelled: the embedding lookup, norms, RoPE, activation functions, KV-cache
+writes, sampling (logits to float32, argmax), a drafter's own forward and kernel
+launches. All but the launches grow with the step's tokens or requests (a few % of a
+decode step at 256 running on an H200, about 10 % of a step that also prefills 2,048
+tokens), so neither the one ``efficiency`` nor ``fixed_step_ns`` can absorb them
+exactly: the time is a lower bound at the figures' rates (which are measured, not
+the datasheet's peaks, so a kernel may exceed them). The emulated model's figures come from ``gpu_figures.json`` beside
 this module, each with its provenance; ``calibrated`` is false until efficiency and
 fixed time are fitted to a GPU run, and every output of an emulated case says which.
 The torch model's come from ``measure_device_figures`` (a device-to-device copy and a
@@ -116,11 +124,14 @@ class RooflineStep:
     KV cache of ``element_bytes`` bytes an element (2: bf16, the default; 4: float32).
     See the module docstring for the ops and their bytes and FLOPs.
 
-    ``ns(num_tokens, num_reqs, context_tokens, attention_pairs)``: one step, in ns
-    (float); ``context_tokens`` = sum of the requests' ``seq_len`` (tokens in the cache
-    after the step), ``attention_pairs`` = sum of ``q_r * seq_len_r``.
-    ``for_step(query_start_loc, seq_lens)``: the same from a step's
-    ``StepInputs`` arrays (``[R + 1]`` and ``[R]`` int), as an int.
+    ``ns(num_tokens, num_reqs, context_tokens, attention_pairs, num_logits)``: one
+    step, in ns (float); ``context_tokens`` = sum of the requests' ``seq_len`` (tokens
+    in the cache after the step), ``attention_pairs`` = the (query, key) pairs the
+    causal mask keeps (``causal_pairs``), ``num_logits`` = the positions that get
+    logits (default ``num_reqs``: no drafts).
+    ``for_step(query_start_loc, seq_lens, num_logits)``: the same from a step's
+    ``StepInputs`` arrays (``[R + 1]`` and ``[R]`` int; ``len(sample_rows)``), as an
+    int.
     """
 
     def __init__(self, preset: TorchPreset, vocab_size: int, gpu: "GpuFigures | MeasuredFigures",
@@ -150,46 +161,63 @@ class RooflineStep:
         return self._op_ns(num_bytes, 2.0 * rows * n_in * n_out)
 
     def breakdown(self, num_tokens: int, num_reqs: int, context_tokens: int,
-                  attention_pairs: int) -> dict[str, float]:
+                  attention_pairs: int, num_logits: Optional[int] = None
+                  ) -> dict[str, float]:
         """ns per op kind over the whole step: ``qkv``, ``o``, ``gate_up``, ``down``,
-        ``attention`` (all layers), ``lm_head``, ``fixed``."""
+        ``attention`` (all layers), ``lm_head`` (over ``num_logits`` rows, default
+        ``num_reqs``), ``fixed``."""
         names = ("qkv", "o", "gate_up", "down")
         out = {name: self.num_layers * self._matmul_ns(num_tokens, n_in, n_out)
                for name, (n_in, n_out) in zip(names, self.layer_matmuls)}
         out["attention"] = self.num_layers * self._op_ns(
             float(self.kv_bytes_per_token) * context_tokens,
             float(self.attention_flops_per_pair) * attention_pairs)
-        out["lm_head"] = self._matmul_ns(num_reqs, self.hidden_size, self.vocab_size)
+        out["lm_head"] = self._matmul_ns(num_reqs if num_logits is None else num_logits,
+                                         self.hidden_size, self.vocab_size)
         out["fixed"] = self.fixed_ns
         return out
 
     def ns(self, num_tokens: int, num_reqs: int, context_tokens: int,
-           attention_pairs: int) -> float:
+           attention_pairs: int, num_logits: Optional[int] = None) -> float:
         """The step's roofline time in ns: the sum of ``breakdown``."""
         if num_reqs == 0:
             return 0.0
         return sum(self.breakdown(num_tokens, num_reqs, context_tokens,
-                                  attention_pairs).values())
+                                  attention_pairs, num_logits).values())
 
     @staticmethod
-    def step_counts(query_start_loc: np.ndarray, seq_lens: np.ndarray
-                    ) -> tuple[int, int, int, int]:
-        """``(num_tokens, num_reqs, context_tokens, attention_pairs)`` of one step from
-        its ``StepInputs`` arrays (``[R + 1]`` and ``[R]`` int): ``ns``'s arguments."""
+    def step_counts(query_start_loc: np.ndarray, seq_lens: np.ndarray,
+                    num_logits: Optional[int] = None) -> tuple[int, int, int, int, int]:
+        """``(num_tokens, num_reqs, context_tokens, attention_pairs, num_logits)`` of one
+        step from its ``StepInputs`` arrays (``[R + 1]`` and ``[R]`` int) and the
+        positions that get logits (``len(sample_rows)``; default one a request):
+        ``ns``'s arguments."""
         num_reqs = len(seq_lens)
         if num_reqs == 0:
-            return 0, 0, 0, 0
-        q = np.diff(query_start_loc)
+            return 0, 0, 0, 0, 0
         return (int(query_start_loc[-1]), num_reqs, int(seq_lens.sum()),
-                int(np.dot(q, seq_lens)))
+                causal_pairs(np.diff(query_start_loc), seq_lens),
+                num_reqs if num_logits is None else int(num_logits))
 
-    def rounded_ns(self, counts: tuple[int, int, int, int]) -> int:
+    def rounded_ns(self, counts: tuple[int, int, int, int, int]) -> int:
         """``ns(*counts)`` rounded to an int (0 for a step without requests)."""
         return int(round(self.ns(*counts))) if counts[1] else 0
 
-    def for_step(self, query_start_loc: np.ndarray, seq_lens: np.ndarray) -> int:
+    def for_step(self, query_start_loc: np.ndarray, seq_lens: np.ndarray,
+                 num_logits: Optional[int] = None) -> int:
         """``ns`` of one step from its ``StepInputs`` arrays, rounded to an int."""
-        return self.rounded_ns(self.step_counts(query_start_loc, seq_lens))
+        return self.rounded_ns(self.step_counts(query_start_loc, seq_lens, num_logits))
+
+
+def causal_pairs(num_scheduled: np.ndarray, seq_lens: np.ndarray) -> int:
+    """The (query, key) pairs a causal mask keeps in one step: for each request, its
+    ``q`` scheduled tokens (``num_scheduled``, int ``[R]``) each see the ``seq_len - q``
+    tokens computed before and the scheduled ones up to itself:
+    ``sum q (seq_len - q) + q (q + 1) / 2`` (``seq_lens``, int ``[R]``, tokens after
+    the step). ``seq_len`` for a decode (``q`` 1)."""
+    q = np.asarray(num_scheduled, dtype=np.int64)
+    s = np.asarray(seq_lens, dtype=np.int64)
+    return int(np.dot(q, s - q) + (q * (q + 1) // 2).sum())
 
 
 class MeasuredFigures(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -320,8 +348,9 @@ class StepRoofline:
     """The torch model's roofline per step: ``RooflineStep`` of ``preset`` on
     ``figures`` (``measure_device_figures``, in the model's dtype and element size).
 
-    ``record(query_start_loc, seq_lens)`` once per step (``StepInputs`` arrays, ``[R +
-    1]`` and ``[R]`` int): keeps the step's four counts (``RooflineStep.step_counts``),
+    ``record(query_start_loc, seq_lens, num_logits)`` once per step (``StepInputs``
+    arrays, ``[R + 1]`` and ``[R]`` int, and ``len(sample_rows)``): keeps the step's five
+    counts (``RooflineStep.step_counts``),
     so a step pays no float arithmetic. ``columns()``: ``{"roofline_ns": [...]}``, one
     int per recorded step, each ``RooflineStep.for_step`` of that step's arrays.
     ``info()``: ``{"roofline_figures": the figures as builtins}``, for the case's
@@ -331,7 +360,7 @@ class StepRoofline:
     def __init__(self, preset: TorchPreset, vocab_size: int, figures: MeasuredFigures):
         self.figures = figures
         self.step = RooflineStep(preset, vocab_size, figures, figures.element_bytes)
-        self._counts: list[tuple[int, int, int, int]] = []
+        self._counts: list[tuple[int, int, int, int, int]] = []
 
     @classmethod
     def measure(cls, torch, device: Any, dtype: Any, preset: TorchPreset,
@@ -340,8 +369,9 @@ class StepRoofline:
         default sizes) and keep the roofline of ``preset`` on them."""
         return cls(preset, vocab_size, measure_device_figures(torch, device, dtype))
 
-    def record(self, query_start_loc: np.ndarray, seq_lens: np.ndarray) -> None:
-        self._counts.append(RooflineStep.step_counts(query_start_loc, seq_lens))
+    def record(self, query_start_loc: np.ndarray, seq_lens: np.ndarray,
+               num_logits: Optional[int] = None) -> None:
+        self._counts.append(RooflineStep.step_counts(query_start_loc, seq_lens, num_logits))
 
     def columns(self) -> dict[str, list[int]]:
         return {"roofline_ns": [self.step.rounded_ns(c) for c in self._counts]}

@@ -16,7 +16,7 @@ from ipc_bench.cli import main as cli_main
 from ipc_bench.engine.config import TORCH_PRESETS, ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import EmulatedModel
-from ipc_bench.engine.roofline import (GPU_FIGURES_PATH, RooflineStep, load_gpu_figures,
+from ipc_bench.engine.roofline import (GPU_FIGURES_PATH, RooflineStep, causal_pairs, load_gpu_figures,
                                        sleep_until_ns)
 from ipc_bench.engine.scheduler import Scheduler
 
@@ -83,16 +83,59 @@ def test_roofline_step_of_llama_3_2_1b_matches_the_hand_calculation(running, ste
 
 
 def test_roofline_counts_prefill_chunks_and_calibration():
-    """A 100-token prefill chunk next to a decode: attention FLOPs over q x seq_len
-    pairs; efficiency scales both rates, fixed time adds to every step."""
+    """A 100-token prefill chunk next to a decode: attention FLOPs over the (query, key)
+    pairs the causal mask keeps; efficiency scales both rates, fixed time adds to every
+    step."""
     step = RooflineStep(TORCH_PRESETS["llama-3.2-1b"], 128_256, H200)
     qsl = np.array([0, 100, 101])
     lens = np.array([100, 500])
-    assert step.for_step(qsl, lens) == round(step.ns(101, 2, 600, 100 * 100 + 500))
+    # the chunk's token i sees i + 1 keys: 100 x 101 / 2 = 5,050; the decode sees 500
+    assert causal_pairs(np.diff(qsl), lens) == 5_550
+    assert step.for_step(qsl, lens) == round(step.ns(101, 2, 600, 5_550))
+    # a chunk after 300 computed tokens: each of its 100 sees those 300 too
+    assert causal_pairs(np.array([100]), np.array([400])) == 100 * 300 + 5_050
     half = RooflineStep(TORCH_PRESETS["llama-3.2-1b"], 128_256,
                         msgspec.structs.replace(H200, efficiency=0.5, fixed_step_ns=30_000))
     assert half.ns(1, 1, 1024, 1024) == pytest.approx(2 * 582_911.884 + 30_000, abs=0.02)
     assert step.for_step(np.array([0]), np.array([], dtype=np.int64)) == 0
+
+
+# With 4 drafts a request (k = 4) vLLM computes logits at 1 + k positions of each:
+# the LM head's rows are R (1 + k), not R. At 256 running, 1,280 rows: 2 x 1,280 x 2048 x
+# 128,256 = 672,430,817,280 FLOP -> 851.18 us, compute-bound (170.24 us at 256 rows).
+def test_the_lm_head_counts_every_position_that_gets_logits():
+    step = RooflineStep(TORCH_PRESETS["llama-3.2-1b"], 128_256, H200)
+    qsl = np.arange(0, 5 * 256 + 1, 5, dtype=np.int64)
+    lens = np.full(256, 1024, dtype=np.int64)
+    one = step.breakdown(*RooflineStep.step_counts(qsl, lens))["lm_head"]
+    five = step.breakdown(*RooflineStep.step_counts(qsl, lens, 1280))["lm_head"]
+    assert (round(one, 2), round(five, 2)) == (170_235.65, 851_178.25)
+    assert step.for_step(qsl, lens, 1280) - step.for_step(qsl, lens) == round(
+        five - one)
+
+
+def test_the_emulated_model_times_its_lm_head_over_the_drafts_logits_too():
+    cfg = SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=64,
+                          block_size=4, num_blocks=64, num_spec_tokens=2)
+    runner = ModelRunner(cfg, ModelConfig(name="emulated", preset="tiny", seed=1,
+                                          spec_acceptance=1.0), "cached")
+    model = runner.model
+    seen = []
+    timed = model.roofline.for_step
+    model.roofline.for_step = lambda qsl, lens, num_logits: (
+        seen.append((len(lens), num_logits, so.scheduled_spec_decode_tokens))
+        or timed(qsl, lens, num_logits))
+    sched = Scheduler(cfg, "cached")
+    for i in range(3):
+        sched.add_request(f"r{i}", 0, list(range(5, 13 + i)), 12)
+    while sched.has_unfinished_requests():
+        plan = sched.schedule()
+        so = sched.build_scheduler_output(plan)
+        sched.update_from_output(plan, runner.execute_model(so))
+    # one logit row a request, and one more for each draft it verifies
+    assert all(n == reqs + sum(map(len, drafts.values())) for reqs, n, drafts in seen)
+    assert max(n - reqs for reqs, n, _ in seen) == 6  # 3 requests, 2 drafts each
+    assert len(model.step_columns()["emulated_step_ns"]) == len(seen)
 
 
 def test_sleep_until_never_returns_early():

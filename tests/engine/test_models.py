@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -17,11 +18,13 @@ from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.cli import main as cli_main
 from ipc_bench.wire.codecs import messages_of, model_runner_output_codec, scheduler_output_codec
 from ipc_bench.engine.config import (
+    MAX_MODEL_LEN,
     TORCH_PRESETS,
     ConfigError,
     ModelConfig,
     SchedulerConfig,
     TorchPreset,
+    check_max_position,
     check_model_memory,
     kv_cache_bytes,
     weight_bytes,
@@ -620,23 +623,52 @@ def test_step_time_runs_end_to_end(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name, shape, vocab, tied, weights", [
-    # (layers, hidden, heads, KV heads, head dim, intermediate): config.json of each
-    # model card (TorchPreset.source); weight counts as on the model cards (0.49 B less
-    # Qwen2.5's 27,648 QKV biases, 1.24 B, 8.03 B).
-    ("qwen2.5-0.5b", (24, 896, 14, 2, 64, 4864), 151_936, True, 494_005_120),
-    ("llama-3.2-1b", (16, 2048, 32, 8, 64, 8192), 128_256, True, 1_235_814_400),
-    ("llama-3.1-8b", (32, 4096, 32, 8, 128, 14336), 128_256, False, 8_030_261_248),
+    # (layers, hidden, heads, KV heads, head dim, intermediate, max_position_embeddings):
+    # config.json of each model card (TorchPreset.source); weight counts as on the model
+    # cards (0.49 B less Qwen2.5's 27,648 QKV biases, 1.24 B, 8.03 B).
+    ("qwen2.5-0.5b", (24, 896, 14, 2, 64, 4864, 32_768), 151_936, True, 494_005_120),
+    ("llama-3.2-1b", (16, 2048, 32, 8, 64, 8192, 131_072), 128_256, True, 1_235_814_400),
+    ("llama-3.1-8b", (32, 4096, 32, 8, 128, 14336, 131_072), 128_256, False,
+     8_030_261_248),
 ])
 def test_public_presets_have_their_published_shapes(name, shape, vocab, tied, weights):
     p = TORCH_PRESETS[name]
     assert (p.num_layers, p.hidden_size, p.num_heads, p.num_kv_heads, p.head_dim,
-            p.intermediate_size) == shape
+            p.intermediate_size, p.max_position_embeddings) == shape
     assert (p.vocab_size, p.tie_word_embeddings, p.cuda_dtype) == (vocab, tied, "bfloat16")
     assert p.source.startswith("https://huggingface.co/") and p.source.endswith("config.json")
     model = ModelConfig(name="torch", preset=name, vocab_size=vocab)
     model.validate()
     assert weight_count(model) == weights
     assert weight_bytes(model, "cuda") == 2 * weights
+
+
+@pytest.mark.parametrize("model", ["torch", "emulated"])
+def test_a_max_model_len_above_the_presets_published_context_is_refused(model, tmp_path,
+                                                                        capsys):
+    """As vLLM's ModelConfig refuses it (``_get_and_verify_max_len``): exit 2, one line,
+    before any case runs; the preset's own limit is taken, and the test shapes have
+    none."""
+    from ipc_bench.cli import main
+
+    args = ["--scenario", "decode-steady", "--model", model, "--num-running", "2",
+            "--steps", "5", "--policies", "cached", "--codecs", "msgpack"]
+    assert main(args + ["--model-preset", "qwen2.5-0.5b", "--max-model-len", "32769",
+                        "--output", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err == (
+        "bench.py: error: max_model_len 32,769 is above qwen2.5-0.5b's "
+        "max_position_embeddings (32,768, its config.json), which vLLM refuses too: set "
+        "--max-model-len 32,768 or lower\n")
+    assert not (tmp_path / "r").exists()
+    sched = SchedulerConfig(max_num_seqs=2, max_num_batched_tokens=64, max_model_len=32_768,
+                            num_blocks=64)
+    check_max_position(sched, ModelConfig(name=model, preset="qwen2.5-0.5b"))
+    long = msgspec.structs.replace(sched, max_model_len=MAX_MODEL_LEN)
+    check_max_position(long, ModelConfig(name=model, preset="tiny"))
+    check_max_position(long, ModelConfig(name="null", preset="qwen2.5-0.5b"))
+    with pytest.raises(ConfigError, match=r"^max_model_len 1,048,576 is above llama-3\.1-8b's "
+                       r"max_position_embeddings \(131,072,"):
+        check_max_position(long, ModelConfig(name=model, preset="llama-3.1-8b"))
 
 
 def test_a_presets_vocabulary_sets_the_sampled_id_range():
