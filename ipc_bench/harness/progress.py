@@ -156,12 +156,13 @@ class CaseHeartbeat(_Strided):
     that (10 s) of steps or is ``every_s`` old; its steps, then its floor::
 
         15:42:07 [2/8] num_running=256/send/msgpack#0: 41,200 of 60,200 steps (200 of them warm-up) after 1 min 0 s, 3,310 tok/s; about 28 s of steps left at this pace, then the floor; about 9 min 40 s of the run left
-        15:43:07 [2/8] num_running=256/send/msgpack#0: floor 31,000 of 60,000 steps after 2 min 0 s; about 19 s of the floor left at this pace; about 8 min 50 s of the run left
+        15:43:07 [2/8] num_running=256/send/msgpack#0: floor 31,000 of 60,000 steps, 2 min 0 s into the case; about 19 s of the floor left at this pace; about 8 min 50 s of the run left
 
     ``warmup``: the case's warm-up steps, which ``total`` counts (the case line gives
     the counted ones), said so. ``stamp()``: the line's first word (default
     ``_stamp``: the local time of day).
-    ``after``: since the case began (its runner's start-up included). The time left is
+    ``after`` / ``into the case``: since the case began (its runner's start-up
+    included; a floor line says so, the floor having begun later). The time left is
     the pace since the case's first step (the floor's start) carried to ``total`` (the
     floor's); none without a total. ``floor``: the case replays its floor after its
     steps, which the steps' estimate leaves out. Tokens/s count from the first step, as
@@ -216,8 +217,8 @@ class CaseHeartbeat(_Strided):
         self.floor_n, self.floor_total, self.t_floor_look = n, total, now
         if not self._due(now, n > 0):  # a line with a floor step done and its pace
             return
-        line = (f"{self.desc}: floor {n:,} of {total:,} step{'' if total == 1 else 's'} "
-                f"after {duration_words(now - self.t_start)}")
+        line = (f"{self.desc}: floor {n:,} of {total:,} step{'' if total == 1 else 's'}, "
+                f"{duration_words(now - self.t_start)} into the case")
         pace = self.floor_pace()
         if n < total and pace is not None:
             line += f"; about {duration_words((total - n) * pace)} of the floor left at this pace"
@@ -405,8 +406,11 @@ def left_out_words(left: "RunLeft") -> str:
 
 
 def duration_words(seconds: float) -> str:
-    """``45 s``, ``1 min 0 s``, ``2 h 5 min``: whole seconds, the heartbeat's words."""
+    """``45 s``, ``1 min 0 s``, ``2 h 5 min``: whole seconds, the heartbeat's words;
+    ``under 1 s`` for a time above 0 that rounds to none."""
     s = int(round(seconds))
+    if s == 0 and seconds > 0:
+        return "under 1 s"
     if s < 60:
         return f"{s} s"
     if s < 3600:

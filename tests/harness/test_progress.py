@@ -187,7 +187,7 @@ def test_heartbeat_reports_the_floor_at_the_same_cadence(monkeypatch):
     _floor(beat, clock, 2950, per_s=50)  # 59 s of floor
     lines = out.getvalue().splitlines()
     # The first look a minute into the case: 15 s into the floor, 750 steps at 50 a second.
-    assert lines == ["00:17:40 [1/2] c: floor 750 of 2,950 steps after 1 min 0 s; about "
+    assert lines == ["00:17:40 [1/2] c: floor 750 of 2,950 steps, 1 min 0 s into the case; about "
                      "44 s of the floor left at this pace"]
 
 
@@ -331,7 +331,7 @@ def test_a_run_off_a_terminal_reports_each_floor(tmp_path, monkeypatch):
     monkeypatch.setattr(execute, "case_progress", every_look)
     monkeypatch.setattr(execute, "progress_enabled", lambda quiet: False)
     assert cli.main(ARGS[1:] + ["--policies", "send", "--output", str(tmp_path / "r")]) == 0
-    floors = [line.split(": ", 1)[1].split(" after")[0] for line in out.getvalue().splitlines()
+    floors = [line.split(": ", 1)[1].split(", ")[0] for line in out.getvalue().splitlines()
               if ": floor " in line]
     # a line once a floor step is done (its pace known), up to the floor's end
     assert 0 < int(floors[0].split()[1]) <= 300 and floors[-1] == "floor 300 of 300 steps"
@@ -599,3 +599,8 @@ def test_a_run_of_short_cases_writes_a_line_a_minute(monkeypatch):
         "00:18:41 [6/6] c5: 10 of 20 steps after 21 s, 2 tok/s; about 22 s of steps left "
         "at this pace, then the floor; about 22 s of the run left; the estimate leaves out "
         "the floors (none replayed yet)")
+
+
+def test_duration_words_says_under_a_second_rather_than_none():
+    assert [progress.duration_words(s) for s in (0, 0.3, 0.5, 59.6, 61, 7300)] == [
+        "0 s", "under 1 s", "under 1 s", "1 min 0 s", "1 min 1 s", "2 h 1 min"]
