@@ -146,6 +146,11 @@ def _main(argv: list[str], swept: list[str]) -> int:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
               "token ids the runner feeds are not checked (the summary and tables say so)",
               file=sys.stderr)
+    if args.aa and opts.repeat < 2:
+        print("bench.py: warning: --aa with one repetition gives the A/A pair no verdict "
+              "(its comparison's interval needs >= 2 pairs): add --repeat 2 or more to "
+              "see this machine's noise; bytes and times are measured all the same",
+              file=sys.stderr)
     if getattr(sys.stdout, "closed_at_start", False):  # ``console.GuardedStream``
         raise UsageError("stdout is closed (>&-): the run's tables would go nowhere; send "
                          "it to a file, or to /dev/null to keep the run folder alone")
