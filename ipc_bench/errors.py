@@ -66,6 +66,27 @@ def utf8_text(text: str) -> str:
 STEP_NUMBERING = "steps.csv seq: warm-up and uncounted steps included"
 
 
+def module_doc(module) -> Optional[str]:
+    """``module.__doc__``; under ``python -OO`` (``sys.flags.optimize >= 2``, or
+    ``PYTHONOPTIMIZE=2``), which strips docstrings, the docstring read from the module's
+    source file instead (``ast.get_docstring``, the string as written), so that
+    ``--list``, help texts and descriptions built from it stay. ``None`` when the
+    module has no docstring, or under ``-OO`` when its source cannot be read or parsed
+    (no ``__file__``, an ``OSError``, a ``SyntaxError``)."""
+    doc = getattr(module, "__doc__", None)
+    if doc is not None or sys.flags.optimize < 2:
+        return doc
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None
+    import ast
+
+    try:
+        return ast.get_docstring(ast.parse(Path(path).read_bytes()), clean=False)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 def runner_failed_text(step: int, message: str) -> str:
     """The line of a runner's failure at step ``step`` (``STEP_NUMBERING``):
     ``runner failed at step 634 (steps.csv seq: warm-up and uncounted steps included):

@@ -67,7 +67,7 @@ from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E
                                    _int_in, _parse_int, list_items, no_repeats,
                                    nonempty_path, writable_folder)
 from ipc_bench.engine.config import POLICIES  # noqa: E402
-from ipc_bench.errors import one_line  # noqa: E402
+from ipc_bench.errors import module_doc, one_line  # noqa: E402
 from ipc_bench.wire.codecs import CODECS  # noqa: E402
 from ipc_bench.analysis.stats import (COMPARED_KEYS, EXACT_KEYS, compare_paired,  # noqa: E402
                                       holm, min_pairs)
@@ -579,7 +579,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
+    p = _Parser(prog=PROG, description=module_doc(sys.modules[__name__]).splitlines()[0])
     _add_study_options(p)
     _add_run_options(p)
     _add_folder_options(p)

@@ -54,6 +54,7 @@ from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, _choices, _int_in, _parse_int,  # noqa: E402
                                    list_items, no_repeats, writable_file)
 from ipc_bench.harness import signals  # noqa: E402
+from ipc_bench.errors import module_doc  # noqa: E402
 
 COL = {c: i for i, c in enumerate(SCHED_COLUMNS)}
 
@@ -140,7 +141,8 @@ def _token_ids(text: str) -> list[str]:
 
 def parse_args(argv=None) -> argparse.Namespace:
     """The options, every one checked (histograms read) before any case runs."""
-    p = _Parser(prog="byte_sweep.py", description=__doc__.split("\n\nUsage")[0],
+    doc = module_doc(sys.modules[__name__])  # also under python -OO
+    p = _Parser(prog="byte_sweep.py", description=doc.split("\n\nUsage")[0],
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--num-running", type=_int_in(1, MAX_NUM_SEQS), default=256, metavar="N",
                    help="running requests of every decode-steady case (default 256)")

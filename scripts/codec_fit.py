@@ -54,7 +54,7 @@ from ipc_bench.analysis.results import ResultsError, read_summary  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_STEPS, _int_in, writable_file,  # noqa: E402
                                    writable_folder)
-from ipc_bench.errors import one_line  # noqa: E402
+from ipc_bench.errors import module_doc, one_line  # noqa: E402
 from ipc_bench.harness.run_folder import default_run_dir  # noqa: E402
 from ipc_bench.harness.spec import NO_CODEC  # noqa: E402
 
@@ -182,7 +182,7 @@ class _Parser(OnceParser):
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
+    p = _Parser(prog=PROG, description=module_doc(sys.modules[__name__]).splitlines()[0])
     p.add_argument("--fit-run", metavar="DIR", help="decode-steady run to fit (several B)")
     p.add_argument("--check-run", metavar="DIR", help="decode-steady run at 1,024")
     p.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=None, metavar="N",

@@ -99,6 +99,7 @@ from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
+from ipc_bench.errors import module_doc  # noqa: E402
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
@@ -312,7 +313,7 @@ def json_path(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(description=__doc__.split("\n\n")[0],
+    p = _Parser(description=module_doc(sys.modules[__name__]).split("\n\n")[0],
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--preset", type=preset_name,
                    help="model shape (default: llama-3.2-1b on CUDA, tiny on CPU)")

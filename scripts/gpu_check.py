@@ -151,6 +151,7 @@ from ipc_bench.engine.paged_attention import triton_toolchain_problem  # noqa: E
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
+from ipc_bench.errors import module_doc  # noqa: E402
 
 #: The smoke stage's time limit, seconds (CUDA start and model load included).
 SMOKE_LIMIT_S = 90.0
@@ -738,7 +739,7 @@ def output_folder(text: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(description=__doc__.splitlines()[0])
+    p = _Parser(description=module_doc(sys.modules[__name__]).splitlines()[0])
     p.add_argument("--output", type=output_folder, help="folder for the stages' run folders "
                    "(default: a new folder gpu-check-XXXXXXXX in the temporary folder, here "
                    f"{tempfile.gettempdir()} ($TMPDIR, else /tmp), kept; the last line "

@@ -52,7 +52,7 @@ BENCH_FIGURES = (("wall_s", "wall s", 1.0), ("step_ns_median", "step us", 1e-3))
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_STEPS, _int_in,  # noqa: E402
                                    _parse_int, int_items, list_items, no_repeats)
-from ipc_bench.errors import one_line  # noqa: E402
+from ipc_bench.errors import module_doc, one_line  # noqa: E402
 from ipc_bench.harness.oracle import CHECK_INTERVAL_STEPS  # noqa: E402
 
 
@@ -158,7 +158,8 @@ def _num_running(text: str) -> str:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = _Parser(prog="oracle_cost.py", description=" ".join(__doc__.split("\n\n")[0].split()))
+    doc = module_doc(sys.modules[__name__])  # also under python -OO
+    p = _Parser(prog="oracle_cost.py", description=" ".join(doc.split("\n\n")[0].split()))
     p.add_argument("--num-running", type=_num_running, default="1,64,256", metavar="B[,B...]",
                    help=f"B values, comma-separated, each 1 to {MAX_NUM_SEQS:,} "
                    "(default 1,64,256)")

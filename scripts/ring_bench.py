@@ -47,7 +47,7 @@ import zmq  # noqa: E402
 
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats  # noqa: E402
-from ipc_bench.errors import one_line  # noqa: E402
+from ipc_bench.errors import module_doc, one_line  # noqa: E402
 from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter  # noqa: E402
 from ipc_bench.wire.transport import EndpointDir, destroy_context, open_socket  # noqa: E402
 
@@ -189,8 +189,8 @@ def _transports(text: str) -> list[str]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = _Parser(prog="ring_bench.py",
-                description=" ".join(__doc__.split("\n\n")[0].split()))
+    doc = module_doc(sys.modules[__name__])  # also under python -OO
+    p = _Parser(prog="ring_bench.py", description=" ".join(doc.split("\n\n")[0].split()))
     p.add_argument("--sizes", type=_sizes, default=[64, 1024, 16384, 262144, 2097152],
                    metavar="N[,N...]",
                    help=f"comma-separated message sizes in bytes, each 0 to {MAX_SIZE:,} "

@@ -47,7 +47,7 @@ from ipc_bench.engine.config import (MAX_CPU_MODEL_BYTES,  # noqa: E402
                                      ModelMemoryError, SchedulerConfig, TORCH_PRESETS,
                                      check_model_memory, kv_cache_bytes,
                                      script_memory_refusal, weight_bytes)
-from ipc_bench.errors import one_line  # noqa: E402
+from ipc_bench.errors import module_doc, one_line  # noqa: E402
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
@@ -144,7 +144,7 @@ def _num_running(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(description=__doc__.split("\n\n")[0],
+    ap = _Parser(description=module_doc(sys.modules[__name__]).split("\n\n")[0],
                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", default="tiny", choices=sorted(TORCH_PRESETS))
     ap.add_argument("--vocab-size", type=_int_in(2, 2**31 - 1), default=512, metavar="N",

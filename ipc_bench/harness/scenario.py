@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Optional
 import msgspec
 
 import ipc_bench
-from ipc_bench.errors import one_line
+from ipc_bench.errors import module_doc, one_line
 from ipc_bench.harness.spec import (ASYNC_ARM, INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC,
                                      CaseSpec)
 from ipc_bench.engine.config import (CACHED, EMULATED_DEFAULT_PRESET, MAX_NUM_BLOCKS,
@@ -351,7 +351,7 @@ def missing_parts(module: ModuleType) -> Optional[str]:
         parts.append("declares no NAME (the --scenario value, a non-empty str)"
                      if name is None else
                      f"declares NAME {name!r}, not a non-empty str (the --scenario value)")
-    if not (module.__doc__ or "").strip():
+    if not (module_doc(module) or "").strip():
         parts.append("has no docstring (its first line is the --list summary)")
     if not callable(getattr(module, "cases", None)):
         parts.append("declares no cases(opts) function")
@@ -457,7 +457,7 @@ def check_timed_replays(opts: ScenarioOptions, cases: list[CaseSpec]) -> None:
 
 
 def summary_line(module: ModuleType) -> str:
-    doc = (module.__doc__ or "").strip()
+    doc = (module_doc(module) or "").strip()
     return doc.splitlines()[0] if doc else ""
 
 
