@@ -12,8 +12,8 @@ the exit code: stdout on a broken pipe turns a 0 into 141 (128 + SIGPIPE, what a
 reports for a writer killed by SIGPIPE) and says nothing; any other stdout error is one
 line on stderr and turns a 0 into 1 (a run also records it in ``summary.json``:
 ``stdout_failure``); so does stdout closed at start, at its first write (``Bad file
-descriptor (closed at start)``: the output went nowhere; a run is refused before it
-starts instead, ``cli.run``). A failing stderr changes nothing: there is nowhere left to
+descriptor (closed at start)``: the output went nowhere; a run and a report are refused
+before they start instead, ``closed_stdout_refusal``). A failing stderr changes nothing: there is nowhere left to
 report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
 it as its escape (``\\xb1``), as Python's stderr writes it.
 """
@@ -101,6 +101,18 @@ def stdout_failure(stream) -> Optional[str]:
     if error is None or error.errno == errno.EPIPE:
         return None
     return f"cannot write to stdout: {error.strerror or error}"
+
+
+def closed_stdout_refusal(lost: str, kept: str) -> Optional[str]:
+    """The refusal of a command whose stdout was closed at start (``>&-``: ``sys.stdout``
+    a ``GuardedStream`` with ``closed_at_start``), given before it does anything:
+    ``stdout is closed (>&-): LOST would go nowhere; send it to a file, or to /dev/null
+    to keep KEPT alone`` (``lost``: what it prints, ``the run's tables``; ``kept``: what
+    it writes besides, ``the run folder``). ``None`` when stdout was open."""
+    if not getattr(sys.stdout, "closed_at_start", False):
+        return None
+    return (f"stdout is closed (>&-): {lost} would go nowhere; send it to a file, or to "
+            f"/dev/null to keep {kept} alone")
 
 
 def _open_std_fds() -> None:

@@ -15,7 +15,11 @@ refused for its permissions or a read-only file system, ``; write it elsewhere w
 --output DIR``) is one line on stderr and exit code 2; a
 report file that cannot be written once its folder is made (disk full: ``cannot write
 PATH: REASON``, the file that failed) is one line and exit code 1, as a run whose
-results cannot be written; either way nothing is written or changed. Every line is
+results cannot be written; either way nothing is written or changed. stdout closed
+at start (``>&-``) is refused once the options are parsed, before anything is read or
+written, as a run is (``console.closed_stdout_refusal``: ``stdout is closed (>&-): the
+line naming the report would go nowhere; send it to a file, or to /dev/null to keep
+the report alone``), exit code 2. Every line is
 one line (a line break in a path escaped, ``errors.one_line``);
 a file cut short or a hand edit no run writes is one warning line on stderr (and a
 note in the report), and the report covers what is valid; so is a run that shares no
@@ -38,6 +42,7 @@ import warnings
 from typing import Sequence
 
 from ipc_bench.analysis.results import ResultsError, ResultsWarning, RunStatusWarning
+from ipc_bench.cli.console import closed_stdout_refusal
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import one_line, shell_line
@@ -77,6 +82,9 @@ def main(argv: Sequence[str]) -> int:
     is one line (``errors.one_line``: a line break in a path is escaped)."""
     try:
         args = build_parser().parse_args(list(argv))
+        refusal = closed_stdout_refusal("the line naming the report", "the report")
+        if refusal is not None:  # refused before anything is written, as a run is
+            raise ResultsError(refusal)
         running: list = []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResultsWarning)

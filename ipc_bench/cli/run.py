@@ -16,6 +16,7 @@ import tempfile
 from types import ModuleType
 from typing import Any, Callable, Optional
 
+from ipc_bench.cli.console import closed_stdout_refusal
 from ipc_bench.cli.once import COMMAND_WORDS, did_you_mean
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
@@ -151,9 +152,9 @@ def _main(argv: list[str], swept: list[str]) -> int:
               "(its comparison's interval needs >= 2 pairs): add --repeat 2 or more to "
               "see this machine's noise; bytes and times are measured all the same",
               file=sys.stderr)
-    if getattr(sys.stdout, "closed_at_start", False):  # ``console.GuardedStream``
-        raise UsageError("stdout is closed (>&-): the run's tables would go nowhere; send "
-                         "it to a file, or to /dev/null to keep the run folder alone")
+    refusal = closed_stdout_refusal("the run's tables", "the run folder")
+    if refusal is not None:
+        raise UsageError(refusal)
     from ipc_bench.cli.execute import run_cases
 
     remote = _remote_runners(args, cases)
