@@ -2721,8 +2721,10 @@ def _load_warnings(run_dir: Path, notes: dict[str, list[str]],
                    short: dict[str, str]) -> list[str]:
     """One line per CSV file of ``run_dir`` found cut short: ``notes`` per file stem,
     ``short``: per file stem, the words on its rows missing (``_short_steps``,
-    ``_short_requests``, ``_short_itl``)."""
-    notes = {stem: lines + ([short[stem]] if short.get(stem) else [])
+    ``_short_requests``, ``_short_itl``), after the notes a clause of its own: ``...
+    (left out), and it holds 10 of the 12 rows that ...``."""
+    notes = {stem: lines + ([("it holds " if lines else "") + short[stem]]
+                            if short.get(stem) else [])
              for stem, lines in notes.items()}
     return [f"{run_dir / (stem + '.csv')}: {', and '.join(lines)}; loaded what is valid"
             for stem, lines in notes.items() if lines]

@@ -53,7 +53,7 @@ def test_a_torn_last_row_is_left_out_with_one_warning(small_run, tmp_path, capsy
     assert len(caught) == 1
     message = str(caught[0].message)
     assert message == (
-        f"{steps}: its last line is cut mid-row (left out), and {rows - 1:,} of the "
+        f"{steps}: its last line is cut mid-row (left out), and it holds {rows - 1:,} of the "
         f"{sum(want.values()):,} rows that summary.json counts (1 case(s) short: {last_case}: "
         f"{want[last_case] - 1:,} of {want[last_case]:,}); loaded what is valid")
     assert res.warnings["torn"] == [message]
@@ -146,7 +146,7 @@ def test_a_csv_with_a_wrong_header_is_left_out_with_one_warning(small_run, tmp_p
     message = (f"{path}: its header is not {stem}.csv's columns (missing {_missing(stem)}; "
                "unexpected garbage, x), so its row is left out")
     if stem in ("steps", "requests"):
-        message += ", and " + _none_of(run, "num_total_steps" if stem == "steps"
+        message += ", and it holds " + _none_of(run, "num_total_steps" if stem == "steps"
                                        else "num_requests")
     message += "; loaded what is valid"
     with pytest.warns(ResultsWarning) as caught:
@@ -229,7 +229,7 @@ def test_a_value_that_is_not_a_number_leaves_its_row_out(small_run, tmp_path, ca
     steps.write_text("".join(lines))
     total, of_case = _case_total(run, fields[0])
     message = (f"{steps}: 1 row holds a value that is not a number (in step_ns; left "
-               f"out), and {total - 1:,} of the {total:,} rows that summary.json counts (1 "
+               f"out), and it holds {total - 1:,} of the {total:,} rows that summary.json counts (1 "
                f"case(s) short: {fields[0]}: {of_case - 1:,} of {of_case:,}); loaded what "
                "is valid")
     with pytest.warns(ResultsWarning) as caught:
@@ -253,7 +253,7 @@ def test_nul_bytes_in_a_row_leave_it_out(small_run, tmp_path, capsys):
     case = bytes(data[data.rindex(b"\n", 0, start) + 1:]).split(b",")[0].decode()
     total, of_case = _case_total(run, case)
     message = (f"{steps}: 1 row does not have the header's "
-               f"{len(STEPS_HEADER)} fields (left out), and "
+               f"{len(STEPS_HEADER)} fields (left out), and it holds "
                f"{total - 1:,} of the {total:,} rows that summary.json counts (1 case(s) short: "
                f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid")
     with pytest.warns(ResultsWarning) as caught:
@@ -279,7 +279,7 @@ def test_a_value_that_is_not_a_number_in_requests_csv(small_run, tmp_path):
         res = load(run)
     assert [str(w.message) for w in caught] == [
         f"{path}: 2 rows hold a value that is not a number (in num_output_tokens; left "
-        "out), and 10 of the 12 rows that summary.json counts (1 case(s) short: "
+        "out), and it holds 10 of the 12 rows that summary.json counts (1 case(s) short: "
         "num_running=2/send/msgpack#0: 0 of 2); loaded what is valid"]
     assert len(res.requests) == len(lines) - 3
     assert str(res.requests["num_output_tokens"].dtype) == "int64"
@@ -334,7 +334,7 @@ def test_an_unterminated_quote_leaves_out_its_line_only(small_run, tmp_path, cap
         lines[k] = 'garbage,,"unterminated\r\n'
     path.write_text("".join(lines))
     total, of_case = _counted(run, count, case)
-    message = (f"{path}: line {k + 1} holds an unterminated quote (left out), and "
+    message = (f"{path}: line {k + 1} holds an unterminated quote (left out), and it holds "
                f"{total - 1:,} of the {total:,} rows that summary.json counts (1 case(s) short: "
                f"{case}: {of_case - 1:,} of {of_case:,}); loaded what is valid")
     with pytest.warns(ResultsWarning) as caught:
@@ -383,7 +383,7 @@ def test_lines_of_only_commas_and_quotes_are_named(small_run, tmp_path, capsys):
     case = cases.pop()
     total, of_case = _counted(run, "num_total_steps", case)
     message = (f"{path}: lines 31, 32, 33, 34, 35 and 2 more hold an unterminated quote "
-               "(left out), and lines 21 and 22 hold only commas (left out), and "
+               "(left out), and lines 21 and 22 hold only commas (left out), and it holds "
                f"{total - 7:,} of the {total:,} rows that summary.json counts (1 case(s) short: "
                f"{case}: {of_case - 7:,} of {of_case:,}); loaded what is valid")
     with pytest.warns(ResultsWarning) as caught:

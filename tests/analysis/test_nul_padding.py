@@ -209,7 +209,7 @@ def test_a_utf16_csv_is_named_so_in_one_line(four_case_run, tmp_path, encoding, 
     with pytest.warns(ResultsWarning) as caught:
         load(run)
     assert [str(w.message) for w in caught] == [
-        f"{path}: it is {name} text, not UTF-8, so its 12 rows are left out, and 0 of the "
+        f"{path}: it is {name} text, not UTF-8, so its 12 rows are left out, and it holds 0 of the "
         "12 rows that summary.json counts (4 case(s) short: num_running=2/send/msgpack#0: 0 of "
         "2; num_running=2/cached/msgpack#0: 0 of 2; num_running=4/send/msgpack#0: 0 of 4; "
         "1 more); loaded what is valid"]
