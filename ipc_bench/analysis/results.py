@@ -3183,6 +3183,11 @@ def _numbers(value: Any) -> bool:
         for v in value)
 
 
+def _seed(value: Any) -> bool:
+    """A seed as ``--seed`` / ``--order-seed`` take it: a whole number in [0, 2**63)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+
+
 #: Fields of ``summary.json``'s ``metadata`` the report reads as values, with the test
 #: each must pass and what it must be (``check_shapes``): anything else is dropped
 #: with a warning (``collect_metadata`` writes them).
@@ -3193,6 +3198,8 @@ _METADATA_VALUES = {
     "command_line": (lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v),
                      "a list of texts"),
     "ci_method": (lambda v: v in METHODS, f"one of {', '.join(METHODS)}"),
+    "seed": (_seed, "a whole number from 0 to 2**63 - 1"),
+    "order_seed": (_seed, "a whole number from 0 to 2**63 - 1"),
     "start_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
     "end_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
 }

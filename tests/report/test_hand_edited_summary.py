@@ -998,6 +998,10 @@ def _set(path: str, value):
     ("metadata.ci_method", {}, "metadata.ci_method is {}, not one of t, bootstrap, sign"),
     ("metadata.ci_method", "bayes",
      'metadata.ci_method is "bayes", not one of t, bootstrap, sign'),
+    ("metadata.seed", "abc", 'metadata.seed is "abc", not a whole number from 0 to '
+     "2**63 - 1"),
+    ("metadata.order_seed", -1, "metadata.order_seed is -1, not a whole number from 0 to "
+     "2**63 - 1"),
     ("metadata.cases", [1], "metadata.cases[0] is 1, not a case with a case_id"),
     ("cases.0.num_cut_at_max_model_len", "abc",
      f"case '{SEND}' has num_cut_at_max_model_len \"abc\", not a number"),
