@@ -88,7 +88,8 @@ def test_the_terminal_table_marks_it(slow_floor_run):
 
 def test_the_report_marks_it_and_leaves_it_out_of_the_floor_range(slow_floor_run, tmp_path):
     run, summary = slow_floor_run
-    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     row = next(ln for ln in md.splitlines() if ln.startswith("| 0 | cached | msgpack |"))
     assert row.split(" | ")[7] == "0.89!"

@@ -98,7 +98,8 @@ def test_a_summary_written_before_the_record_is_inferred_from_its_settings(runs,
     old = _without_record(runs / "no_floor", tmp_path / "old")
     assert _notes(_cases(old)) == [NOTE]
     assert _notes(_cases(_without_record(runs / "overhead", tmp_path / "old_overhead"))) == []
-    assert cli.main(["report", str(old), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(old), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
     assert REPORT_NOTE in (tmp_path / "rep" / "report.md").read_text().splitlines()
 
 
@@ -109,7 +110,8 @@ def test_the_report_reads_the_record_beside_an_older_run(runs, tmp_path):
                      "--no-figures"]) == 0
     md = (out / "report.md").read_text().splitlines()
     assert md.count(REPORT_NOTE) == 1
-    assert cli.main(["report", str(runs / "floor"), "--output", str(tmp_path / "r2")]) == 0
+    assert cli.main(["report", str(runs / "floor"), "--output", str(tmp_path / "r2"),
+                     "--no-figures"]) == 0
     assert REPORT_NOTE not in (tmp_path / "r2" / "report.md").read_text()
 
 

@@ -236,7 +236,8 @@ def test_a_comparison_of_a_case_the_loader_left_out_is_recomputed_without_it(
     case = next(c for c in summary["cases"] if c["arm"] == "cached+async")
     case["output_tokens_per_s"] = "fast"
     (run / "summary.json").write_text(json.dumps(summary))
-    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep")]) == 0
+    assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
+                     "--no-figures"]) == 0
     err = capsys.readouterr().err
     assert f"case '{case['case_id']}' has output_tokens_per_s \"fast\"" in err
     md = (tmp_path / "rep" / "report.md").read_text()
