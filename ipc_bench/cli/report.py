@@ -14,7 +14,9 @@ name over 255 bytes, an earlier folder that cannot be renamed aside, immutable s
 refused for its permissions or a read-only file system, ``; write it elsewhere with
 --output DIR``) is one line on stderr and exit code 2; a
 report file that cannot be written once its folder is made (disk full: ``cannot write
-PATH: REASON``, the file that failed) is one line and exit code 1, as a run whose
+PATH: REASON``, the file that failed; a write the file-size limit refused names it,
+``File too large (the file-size limit, ulimit -f 100: 100 KiB a file)``, as a run's
+line does: ``errors.file_size_text``) is one line and exit code 1, as a run whose
 results cannot be written; either way nothing is written or changed. stdout closed
 at start (``>&-``) is refused once the options are parsed, before anything is read or
 written, as a run is (``console.closed_stdout_refusal``: ``stdout is closed (>&-): the
@@ -45,7 +47,7 @@ from ipc_bench.analysis.results import ResultsError, ResultsWarning, RunStatusWa
 from ipc_bench.cli.console import closed_stdout_refusal
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
-from ipc_bench.errors import one_line, shell_line
+from ipc_bench.errors import file_size_text, one_line, shell_line
 from ipc_bench.report.document import WriteFailed, write_report
 
 #: The command as its lines name it (``PROG: error: ...``, as the run's ``bench.py:``).
@@ -106,8 +108,9 @@ def main(argv: Sequence[str]) -> int:
         # The default place (RUN_DIR/report) refused: another one is a flag away.
         hint = ("; write it elsewhere with --output DIR" if args.output is None
                 and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "")
-        print(one_line(f"{PROG}: error: cannot write {where}: {exc.strerror or exc}{hint}"),
-              file=sys.stderr)
+        # a write the file-size limit (ulimit -f) refused says so, as a run's does
+        reason = file_size_text(exc) or exc.strerror or exc
+        print(one_line(f"{PROG}: error: cannot write {where}: {reason}{hint}"), file=sys.stderr)
         return 1 if isinstance(exc, WriteFailed) else 2
     for run_dir in running:  # the report says so too: a log reader sees it here
         print(one_line(f"{PROG}: warning: {run_dir} is still running: the report "
