@@ -119,8 +119,11 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str
             mark = cores.MARK if hide and key == "transport" else ""
             out.append("-" if value is None else f"{value}{mark}")
         elif (hide and metric(key).unit in cores.TIMING_UNITS) \
-                or not performed(key, summary.get("codec")):
-            out.append("-")  # withheld, or nothing the case does (single process: no bytes)
+                or not performed(key, summary.get("codec")) \
+                or (key == "num_steps" and summary.get("instrumentation") == "totals"):
+            # withheld, nothing the case does (single process: no bytes), or a bare
+            # loop's steps, which it runs but does not record (BARE_LOOP_NOTE)
+            out.append("-")
         elif key == FLOOR_RATIO and floor_below_one(value):
             out.append(floor_ratio_cell(value) + FLOOR_MARK)
         else:

@@ -88,6 +88,9 @@ def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
                      "its cells are '-'; its loop time per step is in the instrumentation "
                      "overhead lines") == 2
     assert not [ln for ln in out if ln.startswith("  steps 0:")]
+    # its rows: every cell after the identity '-', its steps too (it ran them, unrecorded)
+    bare = [ln.split() for ln in out if re.match(r"\d+\s+totals\s", ln)]
+    assert len(bare) == 4 and all(row[4:] == ["-"] * 12 for row in bare), bare
     assert [ln for ln in out if "not compared" in ln] == [
         f"note: token streams not compared in overhead [num_running=4,of={p}] for the 2 "
         "bare-loop case(s) (instrumentation totals): they keep no schedule digest, by design"
