@@ -40,16 +40,29 @@ pairs took 27 minutes there):
 
 ``--from-run DIR`` re-analyses an earlier study folder instead of running one.
 Writes ``aa_false_positive.json`` into the study folder.
+
+Exit 0; 1 if a run fails; 2 for bad input (one line); 130 / 143 / 129 when interrupted
+by SIGINT / SIGTERM / SIGHUP: the running ``bench.py`` gets the same signal, writes what
+it measured and is reaped, the busy process is stopped, and one line on stderr says
+where the study so far is and which run it stopped (``aa_false_positive.py: interrupted
+by SIGINT (exit 130); the study so far is in DIR (0 bench.py runs complete); bench.py's
+run DIR/busy/aa is incomplete (17 cases complete)``).
 """
 
 from __future__ import annotations
+
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 import argparse
 import contextlib
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -62,7 +75,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.analysis.results import ResultsError, load, read_summary  # noqa: E402
+from ipc_bench.analysis.results import (ResultsError, load, read_summary,  # noqa: E402
+                                        run_state)
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats,
                                    nonempty_path, writable_folder)
@@ -72,6 +86,7 @@ from ipc_bench.wire.codecs import CODECS  # noqa: E402
 from ipc_bench.analysis.stats import (COMPARED_KEYS, EXACT_KEYS, compare_paired,  # noqa: E402
                                       holm, min_pairs)
 from ipc_bench.harness.environment import cpu_usage_between, read_cpu_times  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 #: The comparison block's timed metrics: the family Holm's adjustment covers.
 FAMILY = tuple(k for k in COMPARED_KEYS if k not in EXACT_KEYS)
@@ -279,10 +294,15 @@ def precision(cases: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
 
 class BackgroundLoad:
     """One busy-looping Python process pinned to ``cpu`` (a bounded load: one core),
-    stopped on ``stop``/exit of the ``with`` block whatever happens; it also exits by
-    itself within about a second of this process dying (it polls its parent)."""
+    stopped on ``stop``/exit of the ``with`` block whatever happens (started and
+    stopped with signals deferred, so an interrupt cannot leave it running); it also
+    exits by itself within about a second of this process dying (it polls its parent).
+    It ignores SIGINT and SIGHUP: a Ctrl-C reaches the whole process group, and this
+    script stops it."""
 
-    CODE = ("import os, time\nos.sched_setaffinity(0, {{{cpu}}})\nparent = os.getppid()\n"
+    CODE = ("import os, signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+            "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+            "os.sched_setaffinity(0, {{{cpu}}})\nparent = os.getppid()\n"
             "deadline = time.monotonic()\nwhile True:\n"
             "    if time.monotonic() > deadline:\n"
             "        if os.getppid() != parent:\n            break\n"
@@ -293,20 +313,23 @@ class BackgroundLoad:
         self.proc: Optional[subprocess.Popen] = None
 
     def __enter__(self) -> "BackgroundLoad":
-        self.proc = subprocess.Popen([sys.executable, "-c", self.CODE.format(cpu=self.cpu)])
+        with signals.deferred():  # no signal between the fork and holding the handle
+            self.proc = subprocess.Popen([sys.executable, "-c",
+                                          self.CODE.format(cpu=self.cpu)])
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        with signals.deferred():
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
 
 
 class MachineSampler:
@@ -349,14 +372,17 @@ class MachineSampler:
 
 def run_bench(extra: list[str], out_dir: Path) -> float:
     """``bench.py --scenario decode-steady`` with ``extra`` options into ``out_dir``;
-    its wall time in seconds. Exits (``SystemExit``) if the run fails."""
+    its wall time in seconds. Exits (``SystemExit``) if the run fails. A signal
+    meanwhile is passed on to ``bench.py`` (``signals.call``: it writes what it
+    measured; its own interrupt line is left out), which is reaped before the
+    ``signals.Interrupted`` goes on."""
     cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady",
            "--no-floor", "--no-single-process", "--quiet", "--output", str(out_dir)] + extra
     print("running:", " ".join(cmd[1:]), file=sys.stderr, flush=True)
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        raise SystemExit(f"aa_false_positive: bench.py exited {proc.returncode} ({out_dir})")
+    code = signals.call(cmd, stdout=subprocess.DEVNULL, child_line=False)
+    if code != 0:
+        raise SystemExit(f"aa_false_positive: bench.py exited {code} ({out_dir})")
     return time.monotonic() - t0
 
 
@@ -373,7 +399,8 @@ def run_condition(args, condition: str, study: Path) -> None:
 
     def save() -> None:
         info["machine"] = sampler.summary()
-        (where / "condition.json").write_text(json.dumps(info, indent=1) + "\n")
+        with signals.deferred():  # written whole
+            (where / "condition.json").write_text(json.dumps(info, indent=1) + "\n")
 
     with MachineSampler() as sampler, busy:
         info["aa_wall_s"] = run_bench(
@@ -619,25 +646,90 @@ def study_problem(study: Path, conditions: list[str]) -> Optional[str]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    args = parse_args(argv)
-    if args.from_run:
-        study = Path(args.from_run)
-    else:
-        from ipc_bench.harness.run_folder import default_run_dir
+    """The study, or with ``--from-run`` its analysis; exit 0, 1 (a run failed, or a
+    run folder cannot be read), 2 (bad input). SIGINT / SIGTERM / SIGHUP: the running
+    ``bench.py`` gets the same signal, writes what it measured and is reaped, the busy
+    process is stopped, then one line on stderr saying where the study so far is and
+    which run it stopped (``interrupt_line``), exit 130 / 143 / 129."""
+    old = signals.install()
+    args = study = None
+    try:
+        args = parse_args(argv)
+        signals.unblock()
+        if args.from_run:
+            study = Path(args.from_run)
+        else:
+            from ipc_bench.harness.run_folder import default_run_dir
 
-        study = Path(args.output) if args.output else default_run_dir(ROOT / "results", "aa")
-        study.mkdir(parents=True, exist_ok=True)
-        # SIGTERM ends the study the way Ctrl-C does, so the busy process is stopped
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        for condition in args.load:
-            run_condition(args, condition, study)
+            study = Path(args.output) if args.output else default_run_dir(ROOT / "results",
+                                                                          "aa")
+            study.mkdir(parents=True, exist_ok=True)
+            for condition in args.load:
+                run_condition(args, condition, study)
+        code = _analyse(args, study)
+        signals.raise_pending()  # a signal the interpreter dropped (signals module)
+        return code
+    except signals.Interrupted as exc:
+        print(interrupt_line(exc, args, study), file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old)
+
+
+def study_runs(args: argparse.Namespace, study: Path) -> list[Path]:
+    """The ``bench.py`` run folders of ``study`` that exist, in the order they run."""
+    names = ["aa"] + [f"ref-steps{steps}" for steps in args.reference_steps]
+    return [study / c / n for c in args.load for n in names if (study / c / n).is_dir()]
+
+
+def run_kept(folder: Path) -> tuple[bool, str]:
+    """(whether complete, what a ``bench.py`` run folder holds): ``DIR is incomplete
+    (17 cases complete)``; ``DIR has no readable summary.json`` where it cannot be
+    read."""
+    try:
+        summary = read_summary(folder)
+    except ResultsError:
+        return False, f"{folder} has no readable summary.json"
+    cases = summary.get("cases") if isinstance(summary.get("cases"), list) else []
+    done = sum(1 for c in cases if isinstance(c, dict) and c.get("complete") is True)
+    n = f"{done} case{'' if done == 1 else 's'}"
+    if summary.get("status") == "complete":
+        return True, f"{folder} is complete ({n})"
+    return False, f"{folder} {run_state(summary.get('status'))} ({n} complete)"
+
+
+def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
+                   study: Optional[Path]) -> str:
+    """``aa_false_positive.py: interrupted by SIGINT (exit 130)``; for a study run
+    here, where it is and what its runs hold: ``; the study so far is in DIR (1
+    bench.py run complete); bench.py's run DIR/busy/aa is incomplete (17 cases
+    complete)``, and how the running ``bench.py`` ended where it did not exit with
+    the signal's code (``; bench.py had not exited 15 s later and was killed by
+    SIGKILL``)."""
+    line = f"{PROG}: interrupted by {exc.signal_name} (exit {exc.code})"
+    if args is None or study is None or args.from_run or not study.is_dir():
+        return line
+    kept = [run_kept(folder) for folder in study_runs(args, study)]
+    whole = sum(complete for complete, _ in kept)
+    line += (f"; the study so far is in {study} ({whole} bench.py "
+             f"run{'' if whole == 1 else 's'} complete)")
+    line += "".join(f"; bench.py's run {what}" for complete, what in kept if not complete)
+    if exc.child is not None and exc.child != f"exited {exc.code}":
+        line += f"; bench.py {exc.child}"
+    return line
+
+
+def _analyse(args: argparse.Namespace, study: Path) -> int:
+    """``main``'s analysis of ``study``: ``aa_false_positive.json`` (written whole or
+    not at all) and the tables."""
     try:
         result = analyse_study(study, args.load, args.group_sizes)
     except ResultsError as exc:
         # a folder given to --from-run is input: its problem is bad input (exit 2)
         print(one_line(f"{PROG}: error: {exc}"), file=sys.stderr)
         return 2 if args.from_run else 1
-    (study / "aa_false_positive.json").write_text(json.dumps(result, indent=1) + "\n")
+    with signals.deferred():
+        (study / "aa_false_positive.json").write_text(json.dumps(result, indent=1) + "\n")
     print(f"A/A study {study}")
     for info in result["conditions"].values():
         print_condition(info)

@@ -33,10 +33,22 @@ out of range, a ``--json`` path that cannot be written, an ``--output`` folder t
 cannot be written in (or ``--output``, ``--steps`` or ``--repeat`` with both runs
 given: nothing is run), a run
 folder that cannot be read or lacks what the fit needs (a policy and codec at fewer than 3 batch sizes, a
-fitted policy and codec without a complete case at 1,024 in the check run).
+fitted policy and codec without a complete case at 1,024 in the check run); 130 / 143 /
+129 when interrupted by SIGINT / SIGTERM / SIGHUP: the running ``bench.py`` gets the
+same signal, writes what it measured and is reaped, then one line on stderr names the
+run folders made here that are kept and what they hold (``codec_fit.py: interrupted by
+SIGINT (exit 130); kept: the fit run DIR is incomplete (2 cases complete)``); a
+``--json`` file is written whole or not at all.
 """
 
 from __future__ import annotations
+
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 import argparse
 import json
@@ -50,13 +62,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
-from ipc_bench.analysis.results import ResultsError, read_summary  # noqa: E402
+from ipc_bench.analysis.results import ResultsError, read_summary, run_state  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_STEPS, _int_in, writable_file,  # noqa: E402
                                    writable_folder)
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
 from ipc_bench.harness.run_folder import default_run_dir  # noqa: E402
 from ipc_bench.harness.spec import NO_CODEC  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 PARTS = ("sched_encode_ns_per_step", "runner_decode_ns_per_step",
          "runner_encode_ns_per_step", "sched_decode_ns_per_step")
@@ -155,7 +168,9 @@ def run(sizes: str, steps: int, repeat: int, out: Path,
         pairs: Optional[set[tuple[str, str]]] = None) -> None:
     """``bench.py --scenario decode-steady`` into ``out`` (removed again if the run
     leaves it empty); with ``pairs``, their policies and codecs only. ``SystemExit``
-    (exit 1) if the run fails."""
+    (exit 1) if the run fails. A signal meanwhile is passed on to ``bench.py``
+    (``signals.call``: it writes what it measured), which is reaped before the
+    ``signals.Interrupted`` goes on."""
     cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady",
            "--num-running", sizes, "--steps", str(steps), "--repeat", str(repeat),
            "--no-floor", "--no-single-process", "--quiet", "--output", str(out)]
@@ -164,7 +179,7 @@ def run(sizes: str, steps: int, repeat: int, out: Path,
                 "--codecs", ",".join(sorted({c for _, c in pairs}))]
     print("running:", " ".join(cmd), file=sys.stderr, flush=True)
     try:
-        code = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
+        code = signals.call(cmd, stdout=subprocess.DEVNULL, child_line=False)
     finally:
         if out.is_dir() and not any(out.iterdir()):
             out.rmdir()
@@ -208,6 +223,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.steps = 300 if args.steps is None else args.steps
     args.repeat = 3 if args.repeat is None else args.repeat
     args.error = p.error
+    args.made = []  # (name, folder) of each run made here, as it starts (``_made``)
     return args
 
 
@@ -271,6 +287,7 @@ def _made(args, sizes: str, name: str, pairs: set[tuple[str, str]]) -> tuple[Pat
     except OSError as exc:
         raise SystemExit(f"{PROG}: error: cannot make a run folder in {root}: "
                          f"{exc.strerror or exc}") from None
+    args.made.append((name.removesuffix(str(CHECK_SIZE)), out))
     run(sizes, args.steps, args.repeat, out, pairs)
     try:
         return out, read_summary(out)
@@ -327,7 +344,60 @@ def print_fits(rows: list[dict]) -> None:
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    """The fit; returns the exit code (the module's docstring). SIGINT / SIGTERM /
+    SIGHUP: the running ``bench.py`` gets the same signal, writes what it measured and
+    is reaped (``run``), then one line naming the runs made here that are kept
+    (``interrupt_line``), exit 130 / 143 / 129; ``--json`` is written whole or not
+    at all."""
+    old = signals.install()
+    args = None
+    try:
+        args = parse_args(argv)
+        signals.unblock()
+        code = _fit(args)
+        signals.raise_pending()  # a signal the interpreter dropped (signals module)
+        return code
+    except signals.Interrupted as exc:
+        print(interrupt_line(exc, args.made if args is not None else []), file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old)
+
+
+def run_kept(folder: Path) -> str:
+    """What a ``bench.py`` run folder holds, for an interrupt's line: ``DIR is
+    complete (15 cases)``, ``DIR is incomplete (2 cases complete)``; ``DIR has no
+    readable summary.json`` where it cannot be read."""
+    try:
+        summary = read_summary(folder)
+    except ResultsError:
+        return f"{folder} has no readable summary.json"
+    cases = summary.get("cases") if isinstance(summary.get("cases"), list) else []
+    done = sum(1 for c in cases if isinstance(c, dict) and c.get("complete") is True)
+    status = summary.get("status")
+    if status == "complete":
+        return f"{folder} is complete ({done} case{'' if done == 1 else 's'})"
+    return f"{folder} {run_state(status)} ({done} case{'' if done == 1 else 's'} complete)"
+
+
+def interrupt_line(exc: signals.Interrupted, made: list[tuple[str, Path]]) -> str:
+    """``codec_fit.py: interrupted by SIGINT (exit 130)``, then what was kept of the
+    runs made here (``made``: (name, folder) each; one that left its folder empty is
+    gone): ``; kept: the fit run DIR is complete (15 cases), the check run DIR is
+    incomplete (1 case complete)``; and how the running ``bench.py`` ended where it did
+    not exit with the signal's code (``; bench.py had not exited 15 s later and was
+    killed by SIGKILL``)."""
+    line = f"{PROG}: interrupted by {exc.signal_name} (exit {exc.code})"
+    kept = [f"the {name} run {run_kept(folder)}" for name, folder in made if folder.is_dir()]
+    if kept:
+        line += "; kept: " + ", ".join(kept)
+    if exc.child is not None and exc.child != f"exited {exc.code}":
+        line += f"; bench.py {exc.child}"
+    return line
+
+
+def _fit(args: argparse.Namespace) -> int:
+    """``main``'s work: the runs (``prepare``), the fits printed, ``--json``."""
     fit_dir, fit_summary, check_dir, check_summary = prepare(args)
     fit_med = check_med = None
     if args.stat == "median":
@@ -340,7 +410,8 @@ def main(argv=None) -> int:
     if args.json:
         report = dict(fit_run=str(fit_dir), check_run=str(check_dir), stat=args.stat,
                       fits=rows)
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+        with signals.deferred():  # written whole, a signal meanwhile raised after it
+            Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 

@@ -26,9 +26,22 @@ step (``step_ns_median``: the timed region, which does not), and the ratio on / 
 each median:
 
     python scripts/oracle_cost.py --bench --num-running 256 --steps 2000 --pairs 5
+
+Exit 0; 2 for bad input (one line, before anything runs); 130 / 143 / 129 when
+interrupted by SIGINT / SIGTERM / SIGHUP: with ``--bench`` the running ``bench.py`` gets
+the same signal and is reaped and the runs' temporary folder removed; one line on stderr
+says what was printed (``oracle_cost.py: interrupted by SIGINT (exit 130); rows printed
+for 1 of 3 B values (1)``).
 """
 
 from __future__ import annotations
+
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 import argparse
 import gc
@@ -38,6 +51,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -54,6 +68,7 @@ from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_STEPS, _int_in,  # noqa: E4
                                    _parse_int, int_items, list_items, no_repeats)
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
 from ipc_bench.harness.oracle import CHECK_INTERVAL_STEPS  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 
 def block_ns(engine: SteadyEngine, steps: int) -> float:
@@ -94,13 +109,17 @@ def measure(num_running: int, pairs: int, steps: int = CHECK_INTERVAL_STEPS) -> 
 def bench_run(out: Path, num_running: str, steps: int, oracle_on: bool) -> dict[str, dict]:
     """One ``bench.py --scenario decode-steady`` run into ``out`` with the input oracle
     on (the default interval) or off (``--input-oracle-interval 0``); its cases'
-    summaries by case id. ``RuntimeError`` (with bench.py's stderr) if it fails."""
+    summaries by case id. ``RuntimeError`` (with bench.py's stderr) if it fails. A
+    signal meanwhile is passed on to ``bench.py``, which is reaped before the
+    ``signals.Interrupted`` goes on (``signals.call``)."""
     cmd = [sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
            "--num-running", num_running, "--steps", str(steps), "--quiet",
            "--output", str(out)] + ([] if oracle_on else ["--input-oracle-interval", "0"])
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
+        code = signals.call(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
+        err.seek(0)
+        if code != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited {code}: {err.read().strip()}")
     cases = json.loads((out / "summary.json").read_text())["cases"]
     return {c["case_id"]: c for c in cases}
 
@@ -183,17 +202,59 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    """Exit 0; 2 on bad input (one line); 130 / 143 / 129 when interrupted by SIGINT /
+    SIGTERM / SIGHUP (``ipc_bench.harness.signals``): with ``--bench`` the running
+    ``bench.py`` gets the same signal and is reaped, and the temporary folder of the
+    runs is removed; then one line on stderr saying what was printed
+    (``interrupt_line``)."""
+    old = signals.install()
+    done: list[int] = []  # B values whose row is printed
+    args = None
+    try:
+        args = parse_args(argv)
+        signals.unblock()
+        code = _measure(args, done)
+        signals.raise_pending()  # a signal the interpreter dropped (signals module)
+        return code
+    except signals.Interrupted as exc:
+        print(interrupt_line(exc, args, done), file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old)
+
+
+def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
+                   done: list[int]) -> str:
+    """``oracle_cost.py: interrupted by SIGINT (exit 130)``, then what was printed:
+    ``; rows printed for 1 of 3 B values (1)``, ``; no row printed (0 of 3 B values
+    measured)``; with ``--bench``: ``; nothing printed: the runs' temporary folder is
+    removed``."""
+    line = f"oracle_cost.py: interrupted by {exc.signal_name} (exit {exc.code})"
+    if args is None:
+        return line
+    if args.bench:
+        return line + "; nothing printed: the runs' temporary folder is removed"
+    total = len(int_items(args.num_running))
+    if not done:
+        return line + f"; no row printed (0 of {total} B values measured)"
+    return (line + f"; rows printed for {len(done)} of {total} B values "
+            f"({', '.join(map(str, done))})")
+
+
+def _measure(args: argparse.Namespace, done: list[int]) -> int:
+    """``main``'s work: the table, each B value appended to ``done`` once its row is
+    printed."""
     if args.bench:
         print_bench(bench_pairs(args.num_running, args.steps, args.pairs))
         return 0
     print(f"{'B':>5}  {'off us/step':>11}  {'on us/step':>10}  {'on - off us':>11}  "
-          f"{'IQR of the difference':>22}  {'share':>6}")
+          f"{'IQR of the difference':>22}  {'share':>6}", flush=True)
     for b in int_items(args.num_running):
         m = measure(b, args.pairs)
         print(f"{b:>5}  {m['off'] / 1e3:>11.1f}  {m['on'] / 1e3:>10.1f}  "
               f"{m['diff'] / 1e3:>11.1f}  {m['q1'] / 1e3:>10.1f} .. {m['q3'] / 1e3:>9.1f}  "
               f"{m['diff'] / m['off']:>6.1%}", flush=True)
+        done.append(b)
     return 0
 
 

@@ -7,7 +7,10 @@ Usage::
                                  [--repeat 5]
 
 Sizes go from 0 to 16 MiB. Bad input is one line on stderr naming the option and its
-value, exit 2, before any process starts.
+value, exit 2, before any process starts. SIGINT / SIGTERM / SIGHUP stop the run: the
+reader process is killed and reaped, the socket folder removed, one line on stderr
+(``ring_bench.py: interrupted by SIGINT (exit 130)``), exit 130 / 143 / 129; nothing is
+printed before the table, at the end.
 
 Two processes (this script starts a copy of itself as the reader). For each message
 size and each transport (``ring-spin``, ``ring-block``: ``ipc_bench.wire.shm_ring`` with
@@ -30,6 +33,14 @@ the machine's load: say what else ran when quoting them.
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() (or the reader,
+    # ``child``) has set up its handling (ipc_bench.harness.signals), so none lands in
+    # an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import json
 import os
@@ -50,6 +61,7 @@ from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats  #
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
 from ipc_bench.wire.shm_ring import RingHandle, RingReader, RingWriter  # noqa: E402
 from ipc_bench.wire.transport import EndpointDir, destroy_context, open_socket  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 TRANSPORTS = ("ring-spin", "ring-block", "zmq-ipc")
 ACK = b"ack-0001"
@@ -68,7 +80,11 @@ def _iterations(size: int, iterations: int) -> int:
 
 def child(transport: str, handle_json: str, s2r: str, r2s: str, plan_json: str) -> None:
     """The reader: for each (size, count) of the plan, answer ``count`` round trips,
-    then take ``count`` messages and answer once."""
+    then take ``count`` messages and answer once. It ignores SIGINT and SIGHUP (a
+    Ctrl-C reaches the whole process group: the writer stops and reaps it) and is
+    SIGKILLed should the writer die (``signals.child_of_scheduler``)."""
+    signals.child_of_scheduler()
+    signals.unblock()  # SIGTERM: the default, end at once
     ctx = zmq.Context()
     back = open_socket(ctx, zmq.PUSH, r2s, bind=False)
     if transport == "zmq-ipc":
@@ -92,7 +108,9 @@ def child(transport: str, handle_json: str, s2r: str, r2s: str, plan_json: str) 
 
 
 def measure(transport: str, plan: list[tuple[int, int]]) -> list[dict]:
-    """Run ``plan`` over ``transport`` with a reader process; one row per size."""
+    """Run ``plan`` over ``transport`` with a reader process; one row per size. The
+    reader is killed and reaped, and the socket folder removed, however this ends
+    (``signals.Interrupted`` included: the clean-up runs deferred, whole)."""
     folder, ctx = EndpointDir(), zmq.Context()
     writer, rows = None, []
     try:
@@ -108,9 +126,10 @@ def measure(transport: str, plan: list[tuple[int, int]]) -> list[dict]:
                                 timeout_s=30.0)
             handle = msgspec.json.encode(writer.handle).decode()
             send = writer.send
-        proc = subprocess.Popen([sys.executable, __file__, "--child", transport, handle,
-                                 f"ipc://{folder.path}/s2r", f"ipc://{folder.path}/r2s",
-                                 json.dumps(plan)])
+        with signals.deferred():  # no signal between the fork and holding the handle
+            proc = subprocess.Popen([sys.executable, __file__, "--child", transport, handle,
+                                     f"ipc://{folder.path}/s2r", f"ipc://{folder.path}/r2s",
+                                     json.dumps(plan)])
         try:
             assert pull.recv() == b"ready"
             if writer is not None:
@@ -120,13 +139,15 @@ def measure(transport: str, plan: list[tuple[int, int]]) -> list[dict]:
             if proc.wait(60) != 0:
                 raise SystemExit(f"{transport}: the reader process failed")
         finally:
-            proc.kill()
-            proc.wait(10)
+            with signals.deferred():
+                proc.kill()
+                proc.wait(10)
     finally:
-        if writer is not None:
-            writer.close()
-        destroy_context(ctx)
-        folder.cleanup()
+        with signals.deferred():
+            if writer is not None:
+                writer.close()
+            destroy_context(ctx)
+            folder.cleanup()
     return rows
 
 
@@ -209,8 +230,27 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    """Parse the options, run every transport, print one table."""
-    args = parse_args(argv)
+    """Parse the options, run every transport, print one table; exit 0, 2 on bad
+    input. SIGINT / SIGTERM / SIGHUP: the reader process is killed and reaped and the
+    socket folder removed (``measure``), then one line on stderr, exit 130 / 143 /
+    129 (nothing is printed before the table, at the end)."""
+    old = signals.install()
+    try:
+        args = parse_args(argv)
+        signals.unblock()
+        code = _bench(args)
+        signals.raise_pending()  # a signal the interpreter dropped (signals module)
+        return code
+    except signals.Interrupted as exc:
+        print(f"ring_bench.py: interrupted by {exc.signal_name} (exit {exc.code})",
+              file=sys.stderr)
+        return exc.code
+    finally:
+        signals.restore(old)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """``main``'s work: every transport run, the table printed."""
     sizes, transports = args.sizes, args.transports
     plan = [(s, _iterations(s, args.iterations)) for s in sizes]
     runs = []

@@ -33,14 +33,23 @@ end of the next ``deferred()`` block or when the command returns (``raise_pendin
 
 Without ``install()`` (library use, tests), ``deferred()`` is a no-op and signals keep
 their default behaviour.
+
+A script that starts a process of its own (``scripts/codec_fit.py``'s ``bench.py`` run)
+runs it with ``call``: the signal is passed on to the child (``stop_child``: it writes
+what it measured and exits, or is killed after ``CHILD_GRACE_S``), which is reaped
+before ``Interrupted`` goes on, so that the script's one line comes last and no child
+outlives it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
@@ -53,13 +62,16 @@ class Interrupted(BaseException):
 
     A ``BaseException``, like ``KeyboardInterrupt``, so ``except Exception`` blocks
     on the way up do not swallow it. ``reported``: the interrupt's one line has been
-    printed on the way up (``bench.py``'s own line is then left out).
+    printed on the way up (``bench.py``'s own line is then left out). ``child``: how
+    the child process that ``call`` was running ended once passed the signal
+    (``exited 130``), ``None`` where none was running.
     """
 
     def __init__(self, code: int):
         super().__init__(code)
         self.code = code
         self.reported = False
+        self.child: Optional[str] = None
 
     @property
     def signal_name(self) -> str:
@@ -259,3 +271,88 @@ def child_of_scheduler() -> Callable[[], Optional[str]]:
         return None
 
     return peer_problem
+
+
+# ======================================================================================
+# Child processes a script starts (a bench.py run, a reader): stopped with the script
+
+#: How long a child passed a signal (``stop_child``) has to write what it has and exit
+#: before it is killed with SIGKILL, in seconds.
+CHILD_GRACE_S = 15.0
+
+
+def child_ended(code: int) -> str:
+    """How a child with ``returncode`` ``code`` ended: ``exited 130``, ``was killed by
+    SIGKILL`` (a negative code), ``was killed by signal 99``."""
+    if code >= 0:
+        return f"exited {code}"
+    try:
+        return f"was killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"was killed by signal {-code}"
+
+
+def stop_child(proc: subprocess.Popen, signum: int, grace_s: float = CHILD_GRACE_S) -> str:
+    """Pass ``signum`` on to ``proc`` (a ``bench.py`` writes what it measured and exits
+    128 + ``signum``; one already shutting down, having had the same Ctrl-C, ignores
+    it), then SIGCONT (a stopped process could not act on it), wait up to ``grace_s``
+    seconds for it to exit, then SIGKILL it; reaped either way, also when it had
+    exited already. Returns how it ended (``child_ended``: ``exited 130``), or ``had
+    not exited 15 s later and was killed by SIGKILL``."""
+    if proc.poll() is None:  # not reaped: the pid is still its own
+        proc.send_signal(signum)
+        with contextlib.suppress(OSError):
+            os.kill(proc.pid, signal.SIGCONT)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return f"had not exited {grace_s:g} s later and was killed by SIGKILL"
+    return child_ended(proc.returncode)
+
+
+def call(cmd: list[str], grace_s: float = CHILD_GRACE_S, *, child_line: bool = True,
+         **popen) -> int:
+    """``subprocess.call(cmd, **popen)`` for a command that has ``install()``ed: the
+    child is SIGTERMed should this process die (``terminated_with_parent``), and a
+    signal that arrives while it runs (``Interrupted``) is passed on to it
+    (``stop_child``, which sets the exception's ``child``: how it ended) and raised
+    again once the child is reaped, so that no child outlives the command. Returns
+    the child's exit code (negative: killed by that signal).
+
+    ``child_line=False`` (a ``bench.py`` child, which prints its own interrupt line):
+    the child's stderr is held in a temporary file and written to this process's
+    stderr once the child has ended, without, when a signal was passed on, the lines
+    naming it (``... interrupted by SIGINT ...``), so that the caller's line is the
+    interrupt's one line."""
+    if child_line:
+        return _call(cmd, grace_s, popen)
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
+        said = ""
+        try:
+            return _call(cmd, grace_s, dict(popen, stderr=err))
+        except Interrupted as exc:
+            said = f"interrupted by {exc.signal_name}"
+            raise
+        finally:
+            with deferred():
+                err.seek(0)
+                sys.stderr.writelines(line for line in err
+                                      if not (said and said in line))
+                sys.stderr.flush()
+
+
+def _call(cmd: list[str], grace_s: float, popen: dict) -> int:
+    """``call`` with the child's output where ``popen`` sends it."""
+    proc = None
+    try:
+        with deferred():  # no signal between the fork and holding the handle
+            proc = subprocess.Popen(cmd, preexec_fn=terminated_with_parent(os.getpid()),
+                                    **popen)
+        return proc.wait()
+    except Interrupted as exc:
+        if proc is not None:
+            with deferred():
+                exc.child = stop_child(proc, exc.code - 128, grace_s)
+        raise
