@@ -424,6 +424,21 @@ def _code_warnings(summary: dict[str, Any], metadata: dict[str, Any]) -> list[st
             "one's (start it from the same checkout to compare like with like)"]
 
 
+def with_pointer(reason: str, pointer: str) -> str:
+    """``reason`` followed by ``pointer``, the end of a stop's line (``_Run.pointer``:
+    ``; partial results: DIR``). A reason that ends its sentence, as a peer's or the
+    system's own message may (``Read error [127.0.0.1]:45754: Connection reset by
+    peer.``), loses that period and any whitespace after it first, so the line reads
+    ``... by peer; partial results: DIR``, not ``peer.; partial results``; an ellipsis
+    (``..``) stays. ``reason`` unchanged when ``pointer`` is empty (no folder to name)."""
+    if not pointer:
+        return reason
+    reason = reason.rstrip()
+    if reason.endswith(".") and not reason.endswith(".."):
+        reason = reason[:-1].rstrip()
+    return reason + pointer
+
+
 @dataclass
 class _Run:
     """One run in progress: its folder, writer, log and the captures kept for the
@@ -479,8 +494,9 @@ class _Run:
             where = (f"at step {result.failed_step} ({STEP_NUMBERING})" if recorded
                      else "before its first step")
             kept = self.pointer(bool(self.num_done or recorded))
-            print(one_line(f"bench.py: {case.case_id}: interrupted by {exc.signal_name} "
-                           f"{where} (exit {exc.code}){kept}"), file=sys.stderr)
+            print(one_line(with_pointer(f"bench.py: {case.case_id}: interrupted by "
+                                        f"{exc.signal_name} {where} (exit {exc.code})",
+                                        kept)), file=sys.stderr)
             exc.reported = True
             self.quiet_count()
             raise
@@ -556,8 +572,8 @@ class _Run:
             self.write_failed(exc_write)
             exc.reported = True
             return
-        print(f"bench.py: {case_id}: {line} ({STEP_NUMBERING}) (exit {exc.code})"
-              f"{self.pointer(True)}", file=sys.stderr)
+        print(with_pointer(f"bench.py: {case_id}: {line} ({STEP_NUMBERING}) "
+                           f"(exit {exc.code})", self.pointer(True)), file=sys.stderr)
         exc.reported = True
         self.quiet_count()
 
@@ -601,8 +617,8 @@ class _Run:
                                    failed_case=case_id)
         except RunFolderError as exc_write:
             return self.write_failed(exc_write)
-        print(one_line(f"bench.py: error: {case_id}: {message}{self.pointer(True)}"),
-              file=sys.stderr)
+        print(one_line(with_pointer(f"bench.py: error: {case_id}: {message}",
+                                    self.pointer(True))), file=sys.stderr)
         self.quiet_count()
         return 2 if names_fd_limit(message) else 1
 
@@ -644,13 +660,15 @@ class _Run:
                     else f"error under the scenario's code ({under})")
             written = self._stop(result, f"{what}: {type(exc).__name__}: {exc}", "failed")
             kept = self.pointer(bool(self.num_done or result.failed_step))
-            print(one_line(f"bench.py: {what} in {case_id}: "
-                           f"{type(exc).__name__}: {exc}{kept}"), file=sys.stderr)
+            print(one_line(with_pointer(f"bench.py: {what} in {case_id}: "
+                                        f"{type(exc).__name__}: {exc}", kept)),
+                  file=sys.stderr)
             self.quiet_count()
             return max(1, written)
         written = self._stop(result, message, "failed")
         kept = self.pointer(bool(self.num_done or result.failed_step))
-        print(one_line(f"bench.py: error: {case_id}: {message}{kept}"), file=sys.stderr)
+        print(one_line(with_pointer(f"bench.py: error: {case_id}: {message}", kept)),
+              file=sys.stderr)
         self.quiet_count()
         # 2: sockets that could not be set up, or too few file descriptors (here, in
         # a runner, whose report names the limit, or writing the case: ``written``)
@@ -723,7 +741,8 @@ class _Run:
                 measured = len(result.sched_rows) if result is not None else 0
                 message += f" ({self._left_behind(again.reason, case_id, measured)})"
             else:  # where the folder's summary.json says what was kept, as other stops do
-                message += self.pointer(bool(self.num_done or _steps_measured(result)))
+                message = with_pointer(message, self.pointer(
+                    bool(self.num_done or _steps_measured(result))))
         print(f"bench.py: error: {message}", file=sys.stderr)
         self.quiet_count()
         return exc.exit_code
@@ -773,7 +792,8 @@ class _Run:
                 pass
 
     def pointer(self, measured: bool) -> str:
-        """The end of an interrupt's line: ``; partial results: DIR`` when steps were
+        """The end of a stop's line (joined by ``with_pointer``, which drops a period
+        that ends the reason): ``; partial results: DIR`` when steps were
         ``measured`` (a case finished, or the interrupted one recorded steps), else
         ``; run folder (nothing measured): DIR``, since the folder stays and a rerun
         needs another ``--output`` or the folder removed; ``""`` when the folder no
@@ -809,10 +829,10 @@ class _Run:
             pass
         if exc.reported or not self.kept():
             return
-        print(one_line(f"bench.py: interrupted by {exc.signal_name}"
-                       + (f" {when}" if every else "") + f" (exit {exc.code})"
-                       + (f"; results: {self.run_dir}" if every
-                          else self.pointer(self.num_done > 0))),
+        print(one_line(with_pointer(f"bench.py: interrupted by {exc.signal_name}"
+                                    + (f" {when}" if every else "") + f" (exit {exc.code})",
+                                    f"; results: {self.run_dir}" if every
+                                    else self.pointer(self.num_done > 0))),
               file=sys.stderr)
         exc.reported = True
         self.quiet_count()
