@@ -209,7 +209,7 @@ class CaseHeartbeat(_Strided):
             line += f", {rate:,.0f} tok/s"
         if self.total and n < self.total and pace is not None:
             unit = "requests" if self.by_requests else "steps"
-            line += (f"; about {duration_words((self.total - n) * pace)} of {unit} left at this "
+            line += (f"; {about_words((self.total - n) * pace)} of {unit} left at this "
                      "pace" + (", then the floor" if self.floor_after else ""))
         self._print(line)
 
@@ -221,7 +221,7 @@ class CaseHeartbeat(_Strided):
                 f"{duration_words(now - self.t_start)} into the case")
         pace = self.floor_pace()
         if n < total and pace is not None:
-            line += f"; about {duration_words((total - n) * pace)} of the floor left at this pace"
+            line += f"; {about_words((total - n) * pace)} of the floor left at this pace"
         self._print(line)
 
     def _due(self, now: float, ready: bool) -> bool:
@@ -256,7 +256,7 @@ class CaseHeartbeat(_Strided):
         if self.run is not None:
             left = self.run.left_s(self)
             if left is not None:
-                line += f"; about {duration_words(left.seconds)} of the run left" + \
+                line += f"; {about_words(left.seconds)} of the run left" + \
                     left_out_words(left)
         print(f"{self.stamp()} {line}", file=sys.stderr if self.stream is None else self.stream,
               flush=True)
@@ -405,12 +405,17 @@ def left_out_words(left: "RunLeft") -> str:
     return f"; the estimate leaves out {' and '.join(out)}" if out else ""
 
 
-def duration_words(seconds: float) -> str:
-    """``45 s``, ``1 min 0 s``, ``2 h 5 min``: whole seconds, the heartbeat's words;
-    ``under 1 s`` for a time above 0 that rounds to none."""
-    s = int(round(seconds))
-    if s == 0 and seconds > 0:
+def about_words(seconds: float) -> str:
+    """A time left in the heartbeat's words: ``about 45 s`` (``duration_words``), or
+    ``under 1 s`` for a time above 0 that rounds to none (not ``about 0 s``)."""
+    if 0 < seconds and round(seconds) == 0:
         return "under 1 s"
+    return f"about {duration_words(seconds)}"
+
+
+def duration_words(seconds: float) -> str:
+    """``45 s``, ``1 min 0 s``, ``2 h 5 min``: whole seconds, the heartbeat's words."""
+    s = int(round(seconds))
     if s < 60:
         return f"{s} s"
     if s < 3600:

@@ -9,7 +9,7 @@ import time
 from typing import IO, Any, Optional
 
 from ipc_bench.analysis import cores
-from ipc_bench.harness.progress import duration_words, progress_enabled
+from ipc_bench.harness.progress import about_words, progress_enabled
 from ipc_bench.report.tables import render
 
 
@@ -65,7 +65,7 @@ class MicrobenchProgress:
             self.bar.update(1)
             return
         left = self.left_s()
-        tail = f"about {duration_words(left)} left" if self.n < self.total else "all done"
+        tail = f"{about_words(left)} left" if self.n < self.total else "all done"
         print(f"microbench: benchmark {self.n}/{self.total} done ({result}), {tail}",
               file=self.stream, flush=True)
 

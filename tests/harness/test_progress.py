@@ -601,6 +601,14 @@ def test_a_run_of_short_cases_writes_a_line_a_minute(monkeypatch):
         "the floors (none replayed yet)")
 
 
-def test_duration_words_says_under_a_second_rather_than_none():
-    assert [progress.duration_words(s) for s in (0, 0.3, 0.5, 59.6, 61, 7300)] == [
-        "0 s", "under 1 s", "under 1 s", "1 min 0 s", "1 min 1 s", "2 h 1 min"]
+def test_a_time_left_under_half_a_second_is_under_1_s_not_about_0_s():
+    assert [progress.about_words(s) for s in (0, 0.3, 0.5, 59.6, 61, 7300)] == [
+        "about 0 s", "under 1 s", "under 1 s", "about 1 min 0 s", "about 1 min 1 s",
+        "about 2 h 1 min"]
+    line = io.StringIO()
+    beat = CaseHeartbeat("[1/2] c", 10, False, stream=line, every_s=0.0,
+                         stamp=lambda: "00:01:00")
+    beat.floor_pace = lambda: 0.01  # 10 ms a floor step: 2 steps left, 0.02 s
+    beat._show_floor(2_940, 2_942, beat.t_start + 60)
+    assert line.getvalue().endswith("floor 2,940 of 2,942 steps, 1 min 0 s into the case; "
+                                    "under 1 s of the floor left at this pace\n")
