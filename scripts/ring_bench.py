@@ -131,7 +131,10 @@ def measure(transport: str, plan: list[tuple[int, int]]) -> list[dict]:
                                      f"ipc://{folder.path}/s2r", f"ipc://{folder.path}/r2s",
                                      json.dumps(plan)])
         try:
-            assert pull.recv() == b"ready"
+            ready = pull.recv()  # not an assert: -O would drop the receive with it
+            if ready != b"ready":
+                raise SystemExit(f"ring_bench.py: the reader's first message was "
+                                 f"{ready[:40]!r}, not b'ready'")
             if writer is not None:
                 writer.wait_for_readers()
             for size, count in plan:
