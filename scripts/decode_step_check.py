@@ -93,8 +93,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.engine.config import (ConfigError, ModelConfig,  # noqa: E402
-                                     ModelMemoryError, SchedulerConfig, check_model_memory,
-                                     script_memory_refusal)
+                                     ModelMemoryError, SchedulerConfig, check_max_position,
+                                     check_model_memory, script_memory_refusal)
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
@@ -477,6 +477,12 @@ def _check(args: argparse.Namespace) -> int:
                             block_size=BLOCK_SIZE,
                             num_blocks=max(runs) * -(-max_len // BLOCK_SIZE))
     # once, before anything runs: every configuration builds the same model
+    try:  # contexts past --context-max by the warm-up and counted steps, plus one
+        check_max_position(sched, model_config(preset, device), lambda most: (
+            f"--context-max {most - (max_len - hi):,} at most (with --warmup "
+            f"{args.warmup} and --steps {args.steps})"))
+    except ConfigError as exc:
+        return _error(str(exc))
     refusal = memory_refusal(sched, model_config(preset, device), device,
                              torch.cuda.mem_get_info()[0] if cuda else None, hi,
                              max_len - hi, lo)

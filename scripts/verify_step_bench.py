@@ -45,7 +45,8 @@ from ipc_bench.cli.options import (MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_SEED,  # noq
 from ipc_bench.engine.config import (MAX_CPU_MODEL_BYTES,  # noqa: E402
                                      MAX_NUM_SPEC_TOKENS, ConfigError, ModelConfig,
                                      ModelMemoryError, SchedulerConfig, TORCH_PRESETS,
-                                     check_model_memory, kv_cache_bytes,
+                                     check_max_position, check_model_memory,
+                                     kv_cache_bytes,
                                      script_memory_refusal, weight_bytes)
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
 
@@ -188,6 +189,11 @@ def parse_args(argv=None) -> argparse.Namespace:
             scheduler_config(args, n).validate()
         except ConfigError as err:
             raise BadInput(f"--num-running {n}: {err}") from None
+    try:  # the rows' contexts reach --context-max + 1 (the bonus token)
+        check_max_position(scheduler_config(args, 1), model_config(args),
+                           lambda most: f"--context-max {most - 1:,} at most")
+    except ConfigError as err:
+        raise BadInput(str(err)) from None
     if args.device == "cpu":  # the largest size needs the most memory
         rows = max(args.num_running)
         sched = scheduler_config(args, rows)

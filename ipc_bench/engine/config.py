@@ -403,21 +403,25 @@ def _digits_apart(more: int, less: int) -> int:
                 6)
 
 
-def check_max_position(scheduler: "SchedulerConfig", model: ModelConfig) -> None:
+def check_max_position(scheduler: "SchedulerConfig", model: ModelConfig,
+                       advice: Optional[Callable[[int], str]] = None) -> None:
     """Raise ``ConfigError`` (one line) when ``scheduler.max_model_len`` is above the
     preset's ``max_position_embeddings`` (the torch and emulated models; a test shape
     has none), as vLLM's ``ModelConfig`` refuses a ``max_model_len`` above the one its
     config.json gives (``_get_and_verify_max_len``, unless
     ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` is set): e.g. "max_model_len 65,536 is above
-    qwen2.5-0.5b's max_position_embeddings (32,768, its config.json) ..."."""
+    qwen2.5-0.5b's max_position_embeddings (32,768, its config.json) ...", ending in
+    ``advice(limit)`` (default: ``bench.py``'s ``set --max-model-len 32,768 or lower``;
+    a script names its own options)."""
     if model.name not in PRESET_MODELS:
         return
     limit = model.torch_preset.max_position_embeddings
     if limit is None or scheduler.max_model_len <= limit:
         return
+    advice = advice or (lambda most: f"set --max-model-len {most:,} or lower")
     raise ConfigError(f"max_model_len {scheduler.max_model_len:,} is above {model.preset}'s "
                       f"max_position_embeddings ({limit:,}, its config.json), which vLLM "
-                      f"refuses too: set --max-model-len {limit:,} or lower")
+                      f"refuses too: {advice(limit)}")
 
 
 def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device: str,

@@ -169,6 +169,18 @@ BAD_INPUT = [
      "(num_blocks 562,500,000,027 x block_size 16), 4291534.4 GiB in all, on cpu; the CPU "
      "limit is 6.0 GiB: lower --context-max (at most 1,394,444 at this --num-running), or "
      "use a smaller --preset"),
+    # a context past the preset's max_position_embeddings, before the device is measured
+    ("decode_step_check", ["--preset", "qwen2.5-0.5b", "--device", "cpu", "--num-running",
+                           "1", "--steps", "2", "--warmup", "0", "--context-min", "33000",
+                           "--context-max", "33000"],
+     "decode_step_check: error: max_model_len 33,003 is above qwen2.5-0.5b's "
+     "max_position_embeddings (32,768, its config.json), which vLLM refuses too: "
+     "--context-max 32,765 at most (with --warmup 0 and --steps 2)"),
+    ("verify_step_bench", ["--preset", "qwen2.5-0.5b", "--device", "cpu", "--num-running",
+                           "1", "--context-max", "40000"],
+     "verify_step_bench: max_model_len 40,001 is above qwen2.5-0.5b's "
+     "max_position_embeddings (32,768, its config.json), which vLLM refuses too: "
+     "--context-max 32,767 at most"),
     ("byte_sweep", ["--steps", "5", "--steps", "6"], "byte_sweep.py: error: --steps given "
      "twice (5, then 6): give it once"),
     ("oracle_cost", ["--pairs", "2", "--pairs", "3"], "oracle_cost.py: error: --pairs given "
