@@ -540,8 +540,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", choices=MODELS, help=(
         "runner model: null (no compute), fixed-step (waits --step-time-ms as --step-wait "
         "says, then samples as null), torch (decoder with a paged KV cache), emulated (sleeps the "
-        "preset's roofline step time on an H200's figures, gpu_figures.json, then samples "
-        "as null); default: the scenario's"))
+        "preset's roofline step time on an H200's figures, gpu_figures.json's, "
+        "uncalibrated until fitted to a GPU run, then samples as null); default: the scenario's"))
     p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
                    help=f"fixed-step model's step time, in [{MIN_STEP_TIME_MS}, "
                    f"{MAX_STEP_TIME_MS}] ms (default 5; a list in step-time; a step shorter "

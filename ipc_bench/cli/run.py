@@ -147,14 +147,14 @@ def _main(argv: list[str], swept: list[str]) -> int:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "
               "token ids the runner feeds are not checked (the summary and tables say so)",
               file=sys.stderr)
+    refusal = closed_stdout_refusal("the run's tables", "the run folder")
+    if refusal is not None:
+        raise UsageError(refusal)
     if args.aa and opts.repeat < 2:
         print("bench.py: warning: --aa with one repetition gives the A/A pair no verdict "
               "(its comparison's interval needs >= 2 pairs): add --repeat 2 or more to "
               "see this machine's noise; bytes and times are measured all the same",
               file=sys.stderr)
-    refusal = closed_stdout_refusal("the run's tables", "the run folder")
-    if refusal is not None:
-        raise UsageError(refusal)
     from ipc_bench.cli.execute import run_cases
 
     remote = _remote_runners(args, cases)

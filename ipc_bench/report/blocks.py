@@ -2503,8 +2503,8 @@ def _run_gaps(means, groups: list[tuple], ids: list[str], base: str,
             elif means[group + (r,)] != means[group + (r,)]:  # NaN
                 empty[r] = empty.get(r, 0) + 1
     ran = {key[-1] for key in means.index}
-    out = [f"`-` in run {code_span(r)}'s column on {n} row{'' if n == 1 else 's'}: that run did not "
-           "run, or did not finish, a case of the row's workload, arm and codec." if r in ran else
+    out = [f"`-` in run {code_span(r)}'s column on {n} row{'' if n == 1 else 's'}: that run ran no "
+           "case of the row's workload, arm and codec, or finished none." if r in ran else
            f"`-` in run {code_span(r)}'s column: that run finished no case (its section says why)."
            for r, n in absent.items()]
     out += [f"`-` in run {code_span(r)}'s column on {n} row{'' if n == 1 else 's'} where "

@@ -55,8 +55,8 @@ def test_a_run_that_finished_no_case_is_said_once_under_a_side_by_side_table():
     means = pd.Series({groups[0] + ("a",): 1.0, groups[1] + ("a",): 2.0,
                        groups[2] + ("a",): 3.0, groups[2] + ("b",): 4.0})
     assert _run_gaps(means, groups, ["a", "b", "k"], "a", lambda g, r: False) == [
-        "`-` in run `b`'s column on 2 rows: that run did not run, or did not finish, a "
-        "case of the row's workload, arm and codec.",
+        "`-` in run `b`'s column on 2 rows: that run ran no case of the row's "
+        "workload, arm and codec, or finished none.",
         "`-` in run `k`'s column: that run finished no case (its section says why)."]
     assert base_unfinished_note("k", []) == (
         "`-` in every ratio column: run `k`, the baseline, finished no case (its section "

@@ -93,9 +93,9 @@ def test_a_row_the_first_run_lacks_says_so_by_default_too():
 def test_a_row_another_run_lacks_has_its_dash_with_its_own_note():
     blocks = _side_by_side(_results_without(["a", "b"], "b"), "output_tokens_per_s")
     assert blocks[1][2][1] == ["num_running=4", "cached", "msgpack", "1,500", "-", "-"]
-    assert blocks[2:] == [("p", "`-` in run `b`'s column on 1 row: that run did not "
-                                "run, or did not finish, a case of the row's workload, "
-                                "arm and codec."),
+    assert blocks[2:] == [("p", "`-` in run `b`'s column on 1 row: that run ran no "
+                                "case of the row's workload, arm and codec, or "
+                                "finished none."),
                           ("p", SIDE_NO_INTERVAL_NOTE)]
 
 
