@@ -2009,7 +2009,29 @@ def _summary_caption(cases, tables, withheld: frozenset, shares: dict[tuple, Any
     basis = _summary_basis(cases, [t for _, t in shown], shares)
     notes = [_mean_median_note(cases, key, t, shares.get((key[0], key[1])))
              for key, t in shown]
+    notes += [_whole_path_note(where, s) for where, s in shares.items()]
     return " ".join([basis] + [n for n in notes if n]) if basis else ""
+
+
+def _whole_path_note(where: tuple, shared) -> str:
+    """Where a row's whole step's share (``shared.whole``, a ``send_cost.StepShares``'),
+    ``MEAN_MEDIAN_FLOOR`` or more, is over ``MEAN_MEDIAN_FACTOR`` times its
+    SchedulerOutput path's (``shared.s2r``) and has no interval (one repetition): ``azure
+    (msgpack): the whole step's share (+59.19 %) is over 10 times its SchedulerOutput
+    path's (+3.11 %): ...``, saying the rest is not send's work (the two arms run the
+    same batches) but what one repetition cannot tell from the machine's noise; ''
+    otherwise. ``where``: (workload, codec)."""
+    whole, path = shared.whole.share, shared.s2r.share
+    if (whole is None or path is None or shared.whole.low is not None
+            or abs(whole) < MEAN_MEDIAN_FLOOR or abs(whole) <= MEAN_MEDIAN_FACTOR * abs(path)):
+        return ""
+    workload, codec = where
+    name = "single process" if codec == SINGLE_PROCESS else codec
+    return (f"{workload} ({name}): the whole step's share ({100 * whole:+.2f} %) is over "
+            f"{MEAN_MEDIAN_FACTOR} times its SchedulerOutput path's ({100 * path:+.2f} %): "
+            "the two arms run the same batches, so the rest is not send's work but a "
+            "difference between the two cases that one repetition cannot tell from the "
+            "machine's noise (no interval): quote the path's share, or run --repeat 5.")
 
 
 def _summary_basis(cases, changes: list[dict], shared: dict[tuple, Any]) -> str:

@@ -307,6 +307,29 @@ def test_the_bases_name_the_rows_whose_share_is_of_another_step():
         "median.")
 
 
+def test_a_whole_step_share_far_over_its_path_share_is_called_the_machines_noise():
+    """One repetition of the same batches: a whole step's share over 10 times the
+    SchedulerOutput path's (here +59.19 % beside +3.11 %) is not send's work; the caption
+    says so. Within 10 times, under 2 %, or with an interval: no note."""
+    from ipc_bench.analysis.send_cost import step_shares
+
+    far = step_shares([9_280.0], [176_600.0], [298_350.0], "t", "median")
+    assert (round(far.s2r.share, 4), round(far.whole.share, 4)) == (0.0311, 0.5919)
+    assert findings._whole_path_note(("azure", "msgpack"), far) == (
+        "azure (msgpack): the whole step's share (+59.19 %) is over 10 times its "
+        "SchedulerOutput path's (+3.11 %): the two arms run the same batches, so the rest "
+        "is not send's work but a difference between the two cases that one repetition "
+        "cannot tell from the machine's noise (no interval): quote the path's share, or "
+        "run --repeat 5.")
+    near = step_shares([9_280.0], [92_000.0], [298_350.0], "t", "median")  # 9.9 times
+    small = step_shares([10.0], [5_000.0], [298_350.0], "t", "median")  # 1.68 %
+    repeated = step_shares([9_280.0, 9_300.0], [176_600.0, 170_000.0],
+                           [298_350.0, 298_000.0], "t", "median")
+    assert repeated.whole.low is not None
+    assert [findings._whole_path_note(("a", "msgpack"), s) for s in (near, small, repeated)] \
+        == ["", "", ""]
+
+
 def test_a_whole_step_share_not_established_is_marked_under_the_table(monkeypatch):
     # the whole step's share, +22.17 % [+17.50, +26.85] %, excludes 0, but the run's
     # recorded comparison of the step median is not significant after Holm: the bullet
