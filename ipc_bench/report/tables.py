@@ -822,13 +822,15 @@ SPEC_COLUMNS = (("scheduled_tokens_per_step", "sched tok/step", 1.0),
 
 def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
     """Under a case table: the speculative-decoding figures of its cases
-    (``SPEC_COLUMNS``) when any of them ran with draft tokens; nothing otherwise."""
+    (``SPEC_COLUMNS``) when any of them ran with draft tokens; nothing otherwise. Bytes
+    a case does not send (the single process) are ``-``, as in the case table."""
     if not any(s.get("num_spec_tokens") for s in cases):
         return []
     rows = [cells(s, IDENTITY)
             + [str(s.get("num_spec_tokens") or 0),
                "-" if s.get("spec_acceptance") is None else f"{s['spec_acceptance']:g}"]
-            + [_num(s.get(key), scale) for key, _, scale in SPEC_COLUMNS] for s in cases]
+            + [_num(s.get(key), scale) if performed(key, s.get("codec")) else "-"
+               for key, _, scale in SPEC_COLUMNS] for s in cases]
     table = _render_with_rep(cases, list(IDENTITY) + ["K", "P"]
                              + [h for _, h, _ in SPEC_COLUMNS], rows)
     return ["  speculative decoding per counted step (K drafts per request, P: chance a "

@@ -37,6 +37,11 @@ def test_spec_block_gives_send_minus_cached_and_its_share():
                                 "B/step", "tok", "B/step"]
     assert lines[5].split() == ["send", "msgpack", "ipc", "2", "0.7", "12.0", "8.76", "4.76",
                                 "0.59", "700.0", "-"]
+    # the single process sends no bytes: '-', as in the case table, not 0
+    inproc = dict(case(2, "send", 0.0, **spec), codec="none", transport="inproc",
+                  decode_token_bytes_per_step=0.0)
+    (row,) = spec_decode_lines([inproc])[3:]
+    assert row.split()[-2:] == ["-", "-"]
 
 
 def test_no_spec_block_without_draft_tokens():
