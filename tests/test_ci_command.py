@@ -28,5 +28,5 @@ def test_readme_gives_the_ci_test_command():
 def test_the_default_run_leaves_out_the_slow_tests_only():
     toml = (REPO / "pyproject.toml").read_text()
     (addopts,) = re.findall(r"^addopts = (.*)$", toml, re.M)
-    assert addopts.startswith("\"-ra --durations=25 -m 'not slow'\"")
+    assert addopts == "\"-ra --durations=25 -m 'not slow' --dist loadfile\""
     assert re.findall(r'^    "(\w+): ', toml, re.M) == ["slow"]  # the only marker
