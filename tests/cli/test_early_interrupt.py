@@ -65,13 +65,20 @@ def test_ctrl_c_early_in_a_run_is_one_line_exit_130_and_leaves_no_process(delay_
     proc = bench(["--scenario", "decode-steady", "--num-running", "4", "--steps", "100000",
                   "--model", "fixed-step", "--step-time-ms", "1", "--policies", "send",
                   "--codecs", "msgpack", "--no-single-process", "--quiet", "--output",
-                  str(run_dir)], env=dict(os.environ, TMPDIR=str(tmpdir)))
+                  str(run_dir)], env=dict(os.environ, TMPDIR=str(tmpdir),
+                                          PYTHONFAULTHANDLER="1"))
     try:
         wait_for(lambda: bench_started(proc.pid) or proc.poll() is not None,
                  what="bench.py's first statement")
         time.sleep(delay_s)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # where it stood: faulthandler's stacks
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=30)
+            pytest.fail(f"bench.py ran on 60 s after a SIGINT {delay_s} s in; its "
+                        f"threads at SIGABRT:\n{err[-8000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
