@@ -179,17 +179,9 @@ def main(argv=None) -> int:
     """Exit 0, 1 if the model misses a frame, 2 on bad input; SIGINT / SIGTERM /
     SIGHUP end the running case as ``bench.py`` does (``ipc_bench.harness.signals``:
     the runner reaped, the socket folder removed), one line, exit 130 / 143 / 129."""
-    old = signals.install()
-    try:
-        args = parse_args(argv)
-        signals.unblock()
-        return _sweep(args)
-    except signals.Interrupted as exc:
-        print(f"byte_sweep.py: interrupted by {exc.signal_name} (exit {exc.code})",
-              file=sys.stderr)
-        return exc.code
-    finally:
-        signals.restore(old)
+    return signals.run_command(
+        lambda: parse_args(argv), _sweep,
+        lambda exc, _: f"byte_sweep.py: interrupted by {exc.signal_name} (exit {exc.code})")
 
 
 def _sweep(args: argparse.Namespace) -> int:

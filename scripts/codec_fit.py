@@ -349,19 +349,9 @@ def main(argv=None) -> int:
     is reaped (``run``), then one line naming the runs made here that are kept
     (``interrupt_line``), exit 130 / 143 / 129; ``--json`` is written whole or not
     at all."""
-    old = signals.install()
-    args = None
-    try:
-        args = parse_args(argv)
-        signals.unblock()
-        code = _fit(args)
-        signals.raise_pending()  # a signal the interpreter dropped (signals module)
-        return code
-    except signals.Interrupted as exc:
-        print(interrupt_line(exc, args.made if args is not None else []), file=sys.stderr)
-        return exc.code
-    finally:
-        signals.restore(old)
+    return signals.run_command(
+        lambda: parse_args(argv), _fit,
+        lambda exc, args: interrupt_line(exc, args.made if args is not None else []))
 
 
 def run_kept(folder: Path) -> str:

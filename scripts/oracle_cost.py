@@ -207,20 +207,9 @@ def main(argv=None) -> int:
     ``bench.py`` gets the same signal and is reaped, and the temporary folder of the
     runs is removed; then one line on stderr saying what was printed
     (``interrupt_line``)."""
-    old = signals.install()
     done: list[int] = []  # B values whose row is printed
-    args = None
-    try:
-        args = parse_args(argv)
-        signals.unblock()
-        code = _measure(args, done)
-        signals.raise_pending()  # a signal the interpreter dropped (signals module)
-        return code
-    except signals.Interrupted as exc:
-        print(interrupt_line(exc, args, done), file=sys.stderr)
-        return exc.code
-    finally:
-        signals.restore(old)
+    return signals.run_command(lambda: parse_args(argv), lambda args: _measure(args, done),
+                               lambda exc, args: interrupt_line(exc, args, done))
 
 
 def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],

@@ -237,19 +237,9 @@ def main(argv=None) -> int:
     input. SIGINT / SIGTERM / SIGHUP: the reader process is killed and reaped and the
     socket folder removed (``measure``), then one line on stderr, exit 130 / 143 /
     129 (nothing is printed before the table, at the end)."""
-    old = signals.install()
-    try:
-        args = parse_args(argv)
-        signals.unblock()
-        code = _bench(args)
-        signals.raise_pending()  # a signal the interpreter dropped (signals module)
-        return code
-    except signals.Interrupted as exc:
-        print(f"ring_bench.py: interrupted by {exc.signal_name} (exit {exc.code})",
-              file=sys.stderr)
-        return exc.code
-    finally:
-        signals.restore(old)
+    return signals.run_command(
+        lambda: parse_args(argv), _bench,
+        lambda exc, _: f"ring_bench.py: interrupted by {exc.signal_name} (exit {exc.code})")
 
 
 def _bench(args: argparse.Namespace) -> int:

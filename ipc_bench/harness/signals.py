@@ -156,6 +156,30 @@ def raise_pending() -> None:
         raise Interrupted(code)
 
 
+def run_command(parse: Callable[[], object], work: Callable[[object], int],
+                interrupt_line: Callable[[Interrupted, object], str]) -> int:
+    """A script's ``main`` under ``install``: ``args = parse()`` with the signals still
+    blocked (a bad option exits 2 before any handler matters), then ``work(args)``
+    with them let through; its exit code, or on SIGINT / SIGTERM / SIGHUP
+    ``interrupt_line(exc, args)`` on stderr (``args`` ``None`` when the signal came
+    before parsing ended) and 130 / 143 / 129. A signal the interpreter dropped is
+    raised before the code is returned (``raise_pending``); the handlers and mask are
+    put back either way (``restore``)."""
+    old = install()
+    args = None
+    try:
+        args = parse()
+        unblock()
+        code = work(args)
+        raise_pending()  # a signal the interpreter dropped
+        return code
+    except Interrupted as exc:
+        print(interrupt_line(exc, args), file=sys.stderr)
+        return exc.code
+    finally:
+        restore(old)
+
+
 def block() -> set:
     """Block ``HANDLED`` in this thread (signals that arrive stay pending); returns the
     previous mask."""
