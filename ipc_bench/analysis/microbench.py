@@ -550,23 +550,11 @@ class _ArmFailed(Exception):
         self.code, self.line, self.arm = code, line, ""
 
 
-def _stop_arm(proc: subprocess.Popen, signum: int) -> None:
-    """Forward ``signum`` to the arm process and reap it (killed after
-    ``STOP_TIMEOUT_S``)."""
-    if proc.poll() is None:
-        try:
-            proc.send_signal(signum)
-            proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 class _ArmProcess:
     """One arm process, started at once and kept waiting on its stdin: ``step`` lets
     it run its next benchmark (``GO_LINE``) and reads its stdout up to that
     benchmark's ``DONE_TAG`` record; ``finish`` ends its stdin and waits for it to
-    exit; ``stop`` stops it (``_stop_arm``). ``_ArmFailed`` when it fails (its exit
+    exit; ``stop`` stops it (``signals.stop_child``). ``_ArmFailed`` when it fails (its exit
     code and last line of stderr)."""
 
     def __init__(self, cmd: list[str], verbose: bool):
@@ -612,7 +600,7 @@ class _ArmProcess:
         for stream in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
-        _stop_arm(self.proc, signum)
+        signals.stop_child(self.proc, signum, STOP_TIMEOUT_S)
         self.err.close()
 
 
