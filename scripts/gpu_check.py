@@ -51,10 +51,14 @@ attention pads to buckets (flex, varlen; ``auto`` is flex on CUDA) each stage bu
 Azure replay passes its running counts as ``--cuda-graph-sizes`` (``bucket_args``), so
 a runner compiles one or two flex kernels at start-up, not one per power of two up to
 its batch. ``--stages 1,3``
-runs only those stages (numbered as above). The async stage (6) came later and was
-sized the same way, not measured: it runs last and gets what is left of the budget
-(at most ``ASYNC_LIMIT_S``), so where stages 1-5 spend it, it is not run (a failure);
-a session with little device time should run ``--stages 1,6``.
+runs only those stages (numbered as above). Stage 0 may take ``DECODE_STEP_LIMIT_S``
+and the smoke stage ``SMOKE_LIMIT_S``; each later stage gets a share of what is left
+of the budget when it starts, weighted by its cases against the stages still to run
+after it (``STAGE_WEIGHTS``, ``stage_limit_s``; the async stage's at most
+``ASYNC_LIMIT_S``), so a stage slower than its sizing is cut with its finished cases
+written, and every later stage still runs. Its heading gives its limit. The async
+stage (6) was sized the same way, not measured; a session with little device time
+should run ``--stages 1,6``.
 
 Per case it prints the steady-state output tokens/s (the counted steps' output tokens
 over their summed step time: running requests / mean step in pure decode) beside the
@@ -161,6 +165,11 @@ BUDGET_S = 420.0
 ASYNC_LIMIT_S = 75.0
 #: Stage 0's time limit, seconds (``scripts/decode_step_check.py``).
 DECODE_STEP_LIMIT_S = 150.0
+#: Stages 2-6's shares of the budget left when each starts (``stage_limit_s``), by
+#: their cases: 10 of the 1B shape (two running counts, two codecs, both policies and
+#: the single process), 5 of the 8B's (slower to load and step), the A/A pair, the
+#: replay's two (about 850 steps each), the async pair (at most ``ASYNC_LIMIT_S``).
+STAGE_WEIGHTS = {2: 4.0, 3: 3.0, 4: 1.0, 5: 1.5, 6: 1.0}
 
 #: After interrupting a stage (at the budget, or passing on a signal this script got),
 #: how long it may take to write and exit before it is killed.
@@ -201,6 +210,22 @@ class Stage:
     stand_in: str = ""
     #: A line printed under the stage's table (the smoke stage's: ``SMOKE_NOTE``).
     note: str = ""
+    #: Its share of what is left of the budget against the stages after it
+    #: (``stage_limit_s``); 0: its own ``limit_s`` alone (the smoke stage's).
+    weight: float = 1.0
+
+
+def stage_limit_s(stage: Stage, later: list[Stage], left_s: float) -> float:
+    """Seconds ``stage`` may run when ``left_s`` seconds of the budget are left and
+    ``later`` are the stages still to run after it: ``left_s`` times its ``weight``
+    over its own and ``later``'s weights, so that a stage that runs long leaves each
+    later one its share (a stage that ends early leaves its time to them), at most its
+    own ``limit_s``. A stage of weight 0 (smoke, without which no other stage runs) gets
+    its ``limit_s``, at most ``left_s``."""
+    share = left_s
+    if stage.weight:
+        share = left_s * stage.weight / (stage.weight + sum(s.weight for s in later))
+    return min(share, stage.limit_s or share)
 
 
 def bucket_args(stage: Stage, attention: str, cuda: bool) -> list[str]:
@@ -254,23 +279,27 @@ def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
     stages = [
         Stage("smoke", _steady(smoke_preset, smoke_b, steps_smoke, 5 if cuda else 2,
                                "--codecs", "msgpack", "--no-single-process", "--no-floor"),
-              SMOKE_LIMIT_S, buckets=smoke_b, note=SMOKE_NOTE.format(steps=steps_smoke)),
+              SMOKE_LIMIT_S, buckets=smoke_b, note=SMOKE_NOTE.format(steps=steps_smoke),
+              weight=0),
         Stage(small if cuda else f"{small}-preset",
               _steady(small, b_small, steps, warmup, "--codecs",
-                      "msgpack,pickle" if cuda else "msgpack"), buckets=b_small),
+                      "msgpack,pickle" if cuda else "msgpack"), buckets=b_small,
+              weight=STAGE_WEIGHTS[2]),
         Stage(big if cuda else f"{big}-preset",
               _steady(big, b_big, steps_big, warmup, "--codecs", "msgpack,pickle")
               if cuda else _steady(big, b_big, steps_big, warmup, "--codecs", "msgpack",
-                                   "--no-single-process", "--no-floor"), buckets=b_big),
+                                   "--no-single-process", "--no-floor"), buckets=b_big,
+              weight=STAGE_WEIGHTS[3]),
         Stage("aa", _steady(small, b_aa, steps, warmup, "--aa",
                             "--policies", "send", "--codecs", "msgpack",
-                            "--no-single-process"), buckets=b_aa),
+                            "--no-single-process"), buckets=b_aa, weight=STAGE_WEIGHTS[4]),
         # the replay's batches vary (about 21 running on average): the default buckets
         Stage("azure-conv", conv, skip="" if trace and Path(trace).is_file()
-              else "no Azure conversation trace (give --trace PATH)"),
+              else "no Azure conversation trace (give --trace PATH)",
+              weight=STAGE_WEIGHTS[5]),
         Stage("async", _steady(small, b_async, steps_async, warmup, "--async-scheduling",
                                "--codecs", "msgpack", "--no-single-process", "--no-floor"),
-              ASYNC_LIMIT_S, buckets=b_async),
+              ASYNC_LIMIT_S, buckets=b_async, weight=STAGE_WEIGHTS[6]),
     ]
     if not cuda:
         for stage in stages:
@@ -830,7 +859,8 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         base += ["--attention", attention]
         print(f"gpu_check: the stages use --attention gather: {triton_toolchain_problem()}",
               flush=True)
-    for i, stage in enumerate(build_stages(cuda, trace), 1):
+    stages = build_stages(cuda, trace)
+    for i, stage in enumerate(stages, 1):
         if wanted is not None and i not in wanted:
             continue
         if stage.skip:
@@ -841,8 +871,10 @@ def _check(args: argparse.Namespace, out: Path) -> int:
             failed.append(f"{stage.name}: not run, the {args.budget_s:g} s budget is spent")
             continue
         run_dir = out / f"{i}-{stage.name}"
+        later = [s for j, s in enumerate(stages[i:], i + 1)
+                 if (wanted is None or j in wanted) and not s.skip]
         code, how = run_stage(stage, base + bucket_args(stage, attention, cuda), run_dir,
-                              min(left, stage.limit_s or left))
+                              stage_limit_s(stage, later, left))
         report_stage(stage, code, how, run_dir, time.monotonic() - t0)
         if code != 0:
             failed.append(f"{stage.name}: {how.splitlines()[0]}")

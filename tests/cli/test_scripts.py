@@ -903,3 +903,40 @@ def test_script_refuses_an_empty_list_item_in_one_line(script, argv, line):
                          capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stderr.splitlines()[-1:], out.stdout) == (2, [line], "")
     assert "Traceback" not in out.stderr
+
+
+def test_gpu_check_gives_each_later_stage_its_share_of_the_budget(monkeypatch, tmp_path):
+    """A stage that runs to its limit leaves each later stage its weighted share of
+    the budget (``STAGE_WEIGHTS``); the smoke stage its own 90 s, the async stage at
+    most its 75 s. A fake clock: stage 0 spends 100 s, each stage all of its limit."""
+    trace = tmp_path / "conv.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+    now = [0.0]
+    limits = {}
+
+    def fake_decode_step(cuda, out, timeout_s):
+        now[0] += 100.0
+        return "flex", []
+
+    def fake_stage(stage, base, out, timeout_s):
+        limits[stage.name] = round(timeout_s, 6)
+        now[0] += timeout_s
+        return 0, "passed"
+
+    monkeypatch.setattr(gpu_check.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(gpu_check, "run_decode_step", fake_decode_step)
+    monkeypatch.setattr(gpu_check, "run_stage", fake_stage)
+    monkeypatch.setattr(gpu_check, "_preflight", lambda device: (True, 0))
+    assert gpu_check.main(["--output", str(tmp_path / "out"), "--trace", str(trace),
+                           "--budget-s", "400"]) == 0
+    # 400 - 100 - 90 = 210 s for weights 4, 3, 1, 1.5, 1: 80, 60, 20, 30, then the
+    # async stage's 20 s left (under its own 75 s)
+    assert limits == {"smoke": 90.0, "llama-3.2-1b": 80.0, "llama-3.1-8b": 60.0,
+                      "aa": 20.0, "azure-conv": 30.0, "async": 20.0}
+    limits.clear()
+    now[0] = 0.0
+    assert gpu_check.main(["--output", str(tmp_path / "out2"), "--budget-s", "400",
+                           "--stages", "2,6"]) == 0
+    # stage 0 not asked for: 400 s for weights 4 and 1; the async stage's 80 s is over
+    # its own 75 s
+    assert limits == {"llama-3.2-1b": 320.0, "async": 75.0}
