@@ -139,6 +139,19 @@ def test_it_runs_the_tests_then_the_check_and_packs_what_they_wrote(
     assert env[2].startswith("torch ")
 
 
+def test_the_tests_run_under_the_projects_pytest_settings_without_xdist(tmp_path):
+    """The project's pyproject.toml names xdist's ``--dist`` in ``addopts``; a Python
+    whose pytest lacks pytest-xdist (here: the plugin blocked) refused it, exit 4, and
+    the CUDA tests never ran. device_check.sh gives its own ``addopts``."""
+    repo = _fake_repo(tmp_path, 0, True)
+    shutil.copy(ROOT / "pyproject.toml", repo)
+    done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), "--stages",
+                "1,6", cwd=tmp_path, PYTEST_ADDOPTS="-p no:xdist")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    assert "== CUDA tests: exit 0" in done.stdout.splitlines()
+
+
 def test_what_the_check_printed_is_logged_before_the_line_after_it(tmp_path):
     """A check that leaves a process behind which prints 1 s after the check exits:
     device_check.sh waits for the log's tee (up to 10 s) before it says the check's exit
