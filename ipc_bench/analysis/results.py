@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.pace import as_record
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.engine.config import SEND
@@ -681,7 +682,7 @@ class Results:
 def records(frame) -> list[dict[str, Any]]:
     """The rows of ``frame`` (a pandas DataFrame, e.g. ``Results.cases``) in order, each
     a dict with NaN read as ``None`` (``pace.as_record``)."""
-    return [as_record(r) for r in frame.to_dict("records")]
+    return [as_record(r) for r in frame_records(frame)]
 
 
 def _not_complete(value: Any) -> bool:
@@ -2623,7 +2624,7 @@ def _unwritten(cases, name: str) -> set[str]:
     then, by a run written before ``rows_not_written``; ``rows_not_written``: the rows
     of each file that failed, counted), so that the file lacks rows of them."""
     out = set()
-    for case in cases.to_dict("records") if "case_id" in cases else ():
+    for case in frame_records(cases) if "case_id" in cases else ():
         lost = case.get("rows_not_written")
         if isinstance(case.get("steps_kept_in"), str) and not isinstance(lost, dict) \
                 or isinstance(lost, dict) and name in lost:
@@ -2656,7 +2657,7 @@ def _itl_wanted(requests, cases) -> dict[str, int]:
     gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
     per_case = gaps.groupby(requests["case_id"].astype(str), observed=True).sum()
     return {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
-            for c in cases.to_dict("records") if _has_itl([c])}
+            for c in frame_records(cases) if _has_itl([c])}
 
 
 def _surplus_rows(df, want: dict[str, int], path: Path, what: str):

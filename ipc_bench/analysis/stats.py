@@ -102,6 +102,7 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 
 from ipc_bench.analysis.cores import TIMING_UNITS, footnote
+from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import all_load_bound, as_record
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
@@ -1234,7 +1235,7 @@ def paired(cases, metric: str, baseline: str = SEND, treatment: str = CACHED,
         ok = ok[ok["complete"].astype(bool)]
     group_keys = [k for k in keys if k != "repetition"]
     rows = []
-    for key, arms in arms_by_repetition(ok.to_dict("records"), group_keys).items():
+    for key, arms in arms_by_repetition(frame_records(ok), group_keys).items():
         a, b = arms.get(baseline, {}), arms.get(treatment, {})
         for rep in sorted(set(a) & set(b)):
             send, cached = float(a[rep][metric]), float(b[rep][metric])

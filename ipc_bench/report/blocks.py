@@ -15,6 +15,7 @@ import warnings
 from typing import Any, Collection, Optional
 
 from ipc_bench.analysis import cores
+from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record, is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning, run_state
@@ -495,7 +496,7 @@ def _warning_blocks(results, level: int) -> list[Block]:
     from ipc_bench.analysis.summary import floor_pair_notes
 
     warn = _case_warnings(results)
-    pairs = floor_pair_notes(results.cases.to_dict("records")) if not results.cases.empty \
+    pairs = floor_pair_notes(frame_records(results.cases)) if not results.cases.empty \
         else []
     if not warn and not pairs:
         return []
@@ -521,7 +522,7 @@ def _case_tables(results) -> list[Block]:
     cases = results.cases
     if cases.empty:
         return [("note", "No case finished.")]
-    records = cases.to_dict("records")
+    records = frame_records(cases)
     for workload in dict.fromkeys(cases["workload"]):
         rows, shown = [], []
         for s in records:
@@ -800,7 +801,7 @@ def _soak_blocks(results, level: int) -> list[Block]:
     if cases.empty or "scenario" not in cases.columns:
         return []
     out: list[Block] = []
-    for r in cases[cases["scenario"] == "soak"].to_dict("records"):
+    for r in frame_records(cases[cases["scenario"] == "soak"]):
         memory = any(k.endswith("_growth_pct") and v == v and v is not None
                      for k, v in r.items())
         drift = drift_lines(r)
@@ -891,7 +892,7 @@ def _pair_keys(cases) -> list[tuple]:
     cols = [c if c in cases.columns else None for c in ("workload", "codec", "transport",
                                                          "model")]
     return list(dict.fromkeys(tuple(r.get(c) if c else None for c in cols)
-                              for r in cases.to_dict("records")))
+                              for r in frame_records(cases)))
 
 
 def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
@@ -1112,7 +1113,7 @@ def _pair_table(results) -> list[Block]:
     # no bytes in-process
     rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]
     rows.sort(key=lambda r: (order.get(r[0], 0), codec_rank(r[1]), r[1]))
-    note = (cores.footnote(results.cases.to_dict("records"))
+    note = (cores.footnote(frame_records(results.cases))
             if withheld_keys(results.cases) else None)
     differ = sorted({f"{r[1]}" for r in rows} - {SINGLE_PROCESS_CODEC})
     differ_pairs = {c: [p for w, c2, t, m in _pair_keys(results.cases) if c2 == c
@@ -1481,7 +1482,7 @@ def _processes_phrase(cases) -> str:
     processes (the scheduler and its N runner ranks or stages)': a case runs one
     process (single-process baseline), else the scheduler and max(tp, pp, 1) runners."""
     counts = set()
-    for rec in cases.to_dict("records"):
+    for rec in frame_records(cases):
         if rec.get("codec") == SINGLE_PROCESS_CODEC:
             counts.add(1)
             continue
@@ -1637,7 +1638,7 @@ def _pp_blocks(results, level: int) -> list[Block]:
     cases = results.cases
     if cases.empty or "pp_s2r_bytes_per_step" not in cases.columns:
         return []
-    header, rows = hop_table(cases.to_dict("records"))
+    header, rows = hop_table(frame_records(cases))
     if not rows:
         return []
     hops = [("h", level, "Pipeline hops"),
@@ -1653,7 +1654,7 @@ def _pp_blocks(results, level: int) -> list[Block]:
                   "receiving stage); `*`: fewer than N + 2 cores, times and tokens/s left "
                   "out (`-`)."),
             ("table", header, rows)]
-    records = cases.to_dict("records")
+    records = frame_records(cases)
     withheld = footnote(records)
     if withheld:
         hops.append(("p", withheld.replace("* ", "`*` ", 1)))
@@ -2167,7 +2168,7 @@ def absent_base_cases(results, base: str) -> tuple[dict[tuple, str], bool]:
     before it); and whether ``base`` recorded its grid (``planned_cases``), so that a row
     missing from all three is one its grid lacks."""
     cut = {(u["run_id"], u["case_id"]) for u in results.unfinished()}
-    cases = results.cases.to_dict("records") if not results.cases.empty else []
+    cases = frame_records(results.cases) if not results.cases.empty else []
     mine = {(r["workload"], r["policy"], r["codec"]): (r["run_id"], r["case_id"]) in cut
             for r in cases if r["run_id"] == base}
     absent = {k: UNFINISHED for k, unfinished in mine.items() if unfinished}
@@ -2237,7 +2238,7 @@ def _held_cells(results, key: str) -> dict[tuple, dict[str, Any]]:
     if metric(key).unit not in cores.TIMING_UNITS or results.cases.empty:
         return {}
     return {(r["workload"], r["policy"], r["codec"], r["run_id"]): r
-            for r in results.cases.to_dict("records") if cores.is_withheld(r)}
+            for r in frame_records(results.cases) if cores.is_withheld(r)}
 
 
 #: Marks a side-by-side cell that is its run's arithmetic mean over repetitions, not
@@ -2397,7 +2398,7 @@ def _side_by_side(results, key: str,
                                 results.cases["codec"])
     timed = {g for g, sel in results.cases.groupby(["workload", "policy", "codec"],
                                                    sort=False, observed=True)
-             if is_timed(sel.to_dict("records"))}
+             if is_timed(frame_records(sel))}
     paced = _arrival_paced(results) if key == "output_tokens_per_s" else set()
     others = [r for r in ids if r != base]
     header = ["workload", "arm", "codec"] + ids + [ratio_column(r, base) for r in others]

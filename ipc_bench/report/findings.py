@@ -33,6 +33,7 @@ import math
 import pandas as pd
 from typing import Any, Callable
 
+from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
@@ -130,7 +131,7 @@ def _where(row: dict[str, Any]) -> str:
 def _where_of(cases, labels: list[str]) -> Where:
     """workload -> 'At 256 running requests...' from the run's label columns."""
     wl_labels = {rec["workload"]: {c: rec[c] for c in labels}
-                 for rec in cases.drop_duplicates("workload").to_dict("records")}
+                 for rec in frame_records(cases.drop_duplicates("workload"))}
 
     def where(workload: str) -> str:
         lab = dict(wl_labels.get(workload, {}))
@@ -299,7 +300,7 @@ def pair_records(cases, key: tuple) -> list[tuple[dict, dict]]:
             sel = sel[sel[col] == value]
     out = []
     by_run = ("run_id",) if "run_id" in sel.columns else ()  # a report of several runs
-    for arms in arms_by_repetition(sel.to_dict("records"), by_run).values():
+    for arms in arms_by_repetition(frame_records(sel), by_run).values():
         send, cached = arms.get(SEND, {}), arms.get(CACHED, {})
         out += [(send[r], cached[r]) for r in sorted(set(send) & set(cached))]
     return out
@@ -507,7 +508,7 @@ def withheld_keys(cases) -> set[tuple]:
     from ipc_bench.analysis.cores import is_withheld
 
     return {(r["workload"], r["codec"], r.get("transport"))
-            for r in cases.to_dict("records") if is_withheld(r)}
+            for r in frame_records(cases) if is_withheld(r)}
 
 
 def recorded_metrics(results) -> dict[tuple, dict[str, dict[str, Any]]]:
@@ -1253,7 +1254,7 @@ def _share_findings(cases, where: Where, labels: list[str], method: str = "t",
     from ipc_bench.analysis.cores import is_withheld
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN, send_cost_table
 
-    cases = cases[[not is_withheld(r) for r in cases.to_dict("records")]]
+    cases = cases[[not is_withheld(r) for r in frame_records(cases)]]
 
     table = send_cost_table(cases, labels=labels)
     if len(table) == 0 or table["share_s2r"].isna().all():
@@ -1318,7 +1319,7 @@ def _emulated_words(cases, workload: Any, codec: Any) -> str:
     if "emulated" not in cases.columns:
         return ""
     mine = cases[(cases["workload"] == workload) & (cases["codec"] == codec)]
-    return emulated_words(mine.to_dict("records"))
+    return emulated_words(frame_records(mine))
 
 
 def _step_verdict(recorded: dict[tuple, dict[str, dict[str, Any]]] | None, workload: Any,
@@ -1350,7 +1351,7 @@ def _step_time_findings(cases, method: str = "t") -> list[str]:
 
     if "send_cost_share_of_step" not in cases.columns:
         return []
-    rows = cost_rows(cases.to_dict("records"), method)
+    rows = cost_rows(frame_records(cases), method)
     if not rows:
         return []
     out = [_short_words(share_line(r)) for r in rows]
@@ -1431,7 +1432,7 @@ def _floor_findings(ok) -> list[str]:
     else:
         span = f"take {low} to {high} {floor} across {_the_n(n, causes)} {which}"
     span += _noisy_floors(known.loc[r.index])
-    steps = model_steps(known.loc[r.index].to_dict("records"))
+    steps = model_steps(frame_records(known.loc[r.index]))
     if steps is None:
         return [f"The harness's measured steps {span}"
                 + (f"; {noise}, left out." if causes else ".")]
@@ -1458,7 +1459,7 @@ def _incomparable_floors(ok) -> set[str]:
 
     if "case_id" not in ok.columns:
         return set()
-    records = ok.to_dict("records")
+    records = frame_records(ok)
     sends = [r for r in records if r.get("policy") == SEND]
     out: set[str] = set()
     for c in (r for r in records if r.get("policy") == CACHED):
@@ -1502,7 +1503,7 @@ def _overhead_findings(cases) -> list[str]:
     if "instrumentation" not in cases.columns or not (cases["instrumentation"] == "totals").any():
         return []
     out = []
-    for cmp in compare_cases(cases.to_dict("records"), metrics=(("loop_step_ns_mean", "ns"),)):
+    for cmp in compare_cases(frame_records(cases), metrics=(("loop_step_ns_mean", "ns"),)):
         m = cmp["metrics"].get("loop_step_ns_mean")
         if not m:
             continue
@@ -1562,7 +1563,7 @@ def _arrival_bound_marked(c: dict[str, Any], run) -> dict[str, Any]:
     arms = run["arm"] if "arm" in run.columns else run["policy"]
     arms = [a if isinstance(a, str) and a else p for a, p in zip(arms, run["policy"])]
     reps = c.get("repetitions")
-    records = [r for r, arm in zip(run.to_dict("records"), arms)
+    records = [r for r, arm in zip(frame_records(run), arms)
                if arm in (c.get("baseline"), c.get("treatment"))
                and (r.get("workload"), r.get("codec")) == (c.get("workload"), c.get("codec"))
                and all(c.get(k) is None or r.get(k) == c.get(k) for k in ("transport", "model"))
@@ -1749,7 +1750,7 @@ def _pp_findings(cases) -> list[str]:
 
     if "pp" not in cases.columns or not cases["pp"].notna().any():
         return []
-    records = [r for r in cases.to_dict("records") if not is_missing(r.get("pp"))]
+    records = [r for r in frame_records(cases) if not is_missing(r.get("pp"))]
     out = send_direct_lines(records)
     withheld = footnote(records)
     if withheld:
@@ -1799,7 +1800,7 @@ def findings(results) -> list[str]:
         if not pp:  # a pp run's lines carry the footnote already
             from ipc_bench.analysis.cores import footnote
 
-            out.append(footnote(cases.to_dict("records")).replace("* ", "`*` ", 1))
+            out.append(footnote(frame_records(cases)).replace("* ", "`*` ", 1))
     else:
         out.extend(_floor_findings(ok))
     compared = other_comparisons(results)
@@ -2230,7 +2231,7 @@ def _request_findings(cases, where: Where) -> list[str]:
     from ipc_bench.report.tables import cut_note, preempted_note, rejected_note
 
     out = []
-    records = cases.to_dict("records")
+    records = frame_records(cases)
     for workload in dict.fromkeys(cases["workload"]):
         shown = [r for r in records if r["workload"] == workload]
         rejected, cut = rejected_note(shown), cut_note(shown)
@@ -2264,6 +2265,6 @@ def _soak_findings(cases) -> list[str]:
     if "scenario" not in cases.columns:
         return []
     out = []
-    for r in cases[cases["scenario"] == "soak"].to_dict("records"):
+    for r in frame_records(cases[cases["scenario"] == "soak"]):
         out += [line for line in (memory_finding(r), drift_finding(r)) if line]
     return out

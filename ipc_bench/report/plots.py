@@ -49,6 +49,7 @@ import re
 from typing import Optional, Sequence
 
 from ipc_bench.analysis import cores
+from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import all_load_bound, is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, records
@@ -193,7 +194,7 @@ def _mark_emulated(fig, cases) -> None:
     if cases.empty or "emulated" not in cases.columns:
         return
     mark = emulated_mark([r if r.get("emulated") is True else {"run_id": r.get("run_id")}
-                          for r in cases.to_dict("records")])
+                          for r in frame_records(cases)])
     if not mark:
         return
     title = fig.get_suptitle()
@@ -236,7 +237,7 @@ def _timed_only(results):
     cases = results.cases
     if cases.empty:
         return results, None
-    records = cases.to_dict("records")
+    records = frame_records(cases)
     hidden = [cores.is_withheld(r) for r in records]
     if not any(hidden):
         return results, None
@@ -854,7 +855,7 @@ def _schedules_differ_ids(cases, codec: str) -> Optional[float]:
     sel = cases[cases["codec"] == codec]
     keys = [k for k in ("workload", "transport", "model") if k in sel.columns]
     pairs = []
-    for arms in arms_by_repetition(sel.to_dict("records"), keys).values():
+    for arms in arms_by_repetition(frame_records(sel), keys).values():
         send, cached = arms.get(SEND, {}), arms.get(CACHED, {})
         pairs += [(send[r], cached[r]) for r in sorted(set(send) & set(cached))]
     if not schedules_differ(pairs):
@@ -1598,7 +1599,7 @@ def send_cost_share(results):
     fig, axes = _figure(1, 2, width=12, height=5.2)
     method = results_ci_method(results.metadata)
     bars, left_out = _send_cost_series(table, other, axes,
-                                       _withheld_shares(cases.to_dict("records")), method)
+                                       _withheld_shares(frame_records(cases)), method)
     if not any(y == y for b in bars for y in b[2]):
         raise NoData("every share is withheld (`-*` in the step-time table: each pair's "
                      "fixed step ran off nominal, or send's whole step is not explained by "
@@ -1733,7 +1734,7 @@ def tp_saving_figure(results):
     if "tp" not in cases.columns:
         raise NoData("no tensor-parallel cases (scenario tp-broadcast)")
     records = [{k: v for k, v in r.items() if not (is_missing(v) and v is not None)}
-               for r in cases.to_dict("records") if not is_missing(r.get("tp"))]
+               for r in frame_records(cases) if not is_missing(r.get("tp"))]
     hidden = [r for r in records if cores.is_withheld(r)]
     for r in hidden:  # their bytes stay; their times are not drawn
         for k in [k for k in r if k in timing_keys]:
@@ -1853,7 +1854,7 @@ def _replica_panel(ax, done, markers: dict) -> tuple[bool, list[dict]]:
     ax.set_title("replicated: the replica scheduler per step", fontsize="medium")
     ax.set_ylabel("µs per step")
     has = _REPLICA in done.columns and done[_REPLICA].notna().any()
-    rows = done[done["codec"] == "replicated"].to_dict("records") if has else []
+    rows = frame_records(done[done["codec"] == "replicated"]) if has else []
     rows = [r for r in rows if r.get(_REPLICA) is not None and r[_REPLICA] == r[_REPLICA]]
     hidden = [r for r in rows if cores.is_withheld(r)]
     shown = [r for r in rows if not cores.is_withheld(r)]
