@@ -77,6 +77,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import (ResultsError, load, read_summary,  # noqa: E402
                                         run_state)
+from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats,
                                    nonempty_path, writable_folder)
@@ -528,8 +529,9 @@ CONDITIONS = ("idle", "busy")
 MIN_GROUP = min_pairs("t")
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad input: one line on stderr (``aa_false_positive.py: error: ...``), exit 2."""
+class _Parser(OnceParser):
+    """Bad input: one line on stderr (``aa_false_positive.py: error: ...``), exit 2; an option
+    given twice is refused (``OnceParser``)."""
 
     def error(self, message: str):
         print(one_line(f"{PROG}: error: {message}"), file=sys.stderr)

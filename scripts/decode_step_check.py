@@ -96,6 +96,7 @@ from ipc_bench.engine.config import (ConfigError, ModelConfig,  # noqa: E402
                                      ModelMemoryError, SchedulerConfig, check_max_position,
                                      check_model_memory, script_memory_refusal)
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
+from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
@@ -243,8 +244,9 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
                         if below_roofline(r["x_roofline"] for r in rows) else []))
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad input: one line on stderr (``decode_step_check: error: ...``), exit 2."""
+class _Parser(OnceParser):
+    """Bad input: one line on stderr (``decode_step_check: error: ...``), exit 2; an option
+    given twice is refused (``OnceParser``)."""
 
     def error(self, message: str):
         print(f"decode_step_check: error: {message}", file=sys.stderr)

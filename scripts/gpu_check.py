@@ -149,6 +149,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
+from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.engine.config import TORCH_PRESETS, ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 from ipc_bench.engine.paged_attention import triton_toolchain_problem  # noqa: E402
@@ -695,8 +696,9 @@ def _preflight(device: str) -> tuple[bool, int]:
     return False, 0
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad input: one line on stderr (``gpu_check: error: ...``), exit 2."""
+class _Parser(OnceParser):
+    """Bad input: one line on stderr (``gpu_check: error: ...``), exit 2; an option
+    given twice is refused (``OnceParser``)."""
 
     def error(self, message: str):
         print(f"gpu_check: error: {message}", file=sys.stderr)

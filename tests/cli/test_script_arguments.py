@@ -189,6 +189,12 @@ BAD_INPUT = [
      "given twice (2, then 3): give it once"),
     ("verify_step_bench", ["--reps", "1", "--reps", "2"], "verify_step_bench: --reps given "
      "twice (1, then 2): give it once"),
+    ("gpu_check", ["--budget-s", "1", "--budget-s", "2"], "gpu_check: error: --budget-s "
+     "given twice (1, then 2): give it once"),
+    ("decode_step_check", ["--device", "cpu", "--device", "cpu"], "decode_step_check: "
+     "error: --device given twice (cpu, then cpu): give it once"),
+    ("aa_false_positive", ["--pairs", "4", "--pairs", "5"], "aa_false_positive.py: error: "
+     "--pairs given twice (4, then 5): give it once"),
     ("aa_false_positive", ["--codec", "x"], "aa_false_positive.py: error: argument --codec: "
      "invalid choice: 'x' (choose from 'msgpack', 'pickle', 'packed', 'slots', "
      "'replicated')"),
