@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         "per benchmark (about 1.5 minutes for decode-steady's 64 benchmarks on 2 idle "
         "cores). Other options (--fast, -p, -n, -w, -l, --min-time, --affinity ...) are "
         "pyperf's and are passed to it."))
-    p.add_argument("run_dir", metavar="RUN_DIR", help="run folder with messages/")
+    p.add_argument("run_dir", metavar="RUN_DIR", type=nonempty_path("folder"),
+                   help="run folder with messages/")
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="where the pyperf JSON files go (default RUN_DIR/microbench; "
                         "earlier microbench files there are replaced once the new ones "

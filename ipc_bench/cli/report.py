@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Render run folders into report.md and a self-contained report.html with "
         "figures (PNG beside them), findings, tables, configuration and environment; "
         "two or more runs are compared side by side."))
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run folder(s)")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", type=nonempty_path("folder"),
+                   help="run folder(s)")
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="report folder (default: RUN_DIR/report, or report-<time> beside "
                         "the first run for several, or for one still going)")

@@ -443,6 +443,7 @@ def test_report_intervals_are_the_cli_comparison_block(tmp_path):
     (["{tmp}/missing"], "bench.py report: error: {tmp}/missing: no such folder"),
     (["{tmp}"], "bench.py report: error: {tmp}: not a run folder (no summary.json)"),
     ([], "bench.py report: error: the following arguments are required: RUN_DIR"),
+    ([""], "bench.py report: error: argument RUN_DIR: expected the path of a folder, got ''"),
 ])
 def test_report_bad_input_exit_2(tmp_path, capsys, args, message):
     argv = ["report"] + [a.format(tmp=tmp_path) for a in args]

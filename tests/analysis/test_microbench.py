@@ -724,3 +724,10 @@ def test_an_arm_killed_by_a_signal_names_it():
     assert arm_failed_line("send", 2, "ValueError: exit code 3") == (
         "bench.py microbench: error: pyperf run of arm send exited with 2: ValueError: exit "
         "code 3")
+
+
+def test_an_empty_run_folder_name_is_refused_as_an_empty_output_is(capsys):
+    """``bench.py microbench ""`` read as the current folder (``.: not a run folder``)."""
+    assert main(["microbench", ""]) == 2
+    assert capsys.readouterr().err == ("bench.py microbench: error: argument RUN_DIR: "
+                                       "expected the path of a folder, got ''\n")
