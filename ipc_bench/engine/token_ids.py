@@ -127,18 +127,26 @@ def zipf_weights(vocab_size: int, exponent: float = ZIPF_EXPONENT) -> np.ndarray
 def load_histogram(path: str, vocab_size: int) -> np.ndarray:
     """Counts, int64 ``[vocab_size]``, from a ``token_id,count`` CSV file (format in the
     module docstring), read once (a pipe too: ``engine.input_files``). Raises
-    ``ConfigError`` (one line naming the file and line) on an unreadable file, a
+    ``ConfigError`` (one line naming the file and line) on an unreadable file, bytes
+    that are not UTF-8 (the line and byte, as a trace's error gives them), a
     malformed line (a number in other than ASCII digits included), an id outside
     ``[0, vocab_size)`` or listed twice, a negative count, a count above ``2**63 - 1``
     or no positive count."""
     try:
-        with open(open_input_fd(path), encoding="utf-8") as f:
-            text = f.read()
-            if not text and is_pipe(f.fileno()):
+        with open(open_input_fd(path), "rb") as f:
+            data = f.read()
+            if not data and is_pipe(f.fileno()):
                 raise OSError(0, EMPTY_PIPE)
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    except OSError as exc:
+        reason = exc.strerror or exc
         raise ConfigError(f"cannot read token-id histogram {path}: {reason}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # where, as a trace's line says it
+        newline = b"\n"
+        line, start = data.count(newline, 0, exc.start) + 1, data.rfind(newline, 0, exc.start)
+        raise ConfigError(f"token-id histogram {path} line {line}: not UTF-8 text (byte "
+                          f"{exc.start - start} of the line)") from None
     return parse_histogram(text, path, vocab_size)
 
 

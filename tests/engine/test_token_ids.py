@@ -156,6 +156,19 @@ def test_bad_histogram_files(tmp_path):
     assert str(exc.value) == f"cannot read token-id histogram {missing}: No such file or directory"
 
 
+@pytest.mark.parametrize("data,where", [
+    (b"token_id,count\n1,5\n2,\xff3\n", "line 3: not UTF-8 text (byte 3 of the line)"),
+    (b"\xfe1,2\n", "line 1: not UTF-8 text (byte 1 of the line)"),
+    (b"1,2\r\n3,\xc3", "line 2: not UTF-8 text (byte 3 of the line)"),  # cut mid-character
+])
+def test_a_histogram_that_is_not_utf8_names_its_line_as_a_trace_does(tmp_path, data, where):
+    path = tmp_path / "hist.csv"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as exc:
+        token_id_distribution(f"hist:{path}", V)
+    assert str(exc.value) == f"token-id histogram {path} {where}"
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--token-ids", "zipfian"], "unknown token-id distribution 'zipfian' (--token-ids); "
      "choose from uniform, zipf, hist:PATH"),
