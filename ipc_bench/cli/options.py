@@ -382,7 +382,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", help="scenario to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
-                   help="run folder (default: results/<scenario>-<time>)")
+                   help="run folder (default: results/<scenario>-<time> in the checkout bench.py "
+                        "is in, from any current folder)")
     p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0,
                    help="workload and model seed (and the arms' order, without "
                    "--order-seed)")
