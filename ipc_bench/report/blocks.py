@@ -54,12 +54,47 @@ def _listed(names, code: bool = True) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _arm_sentences(arms: list[str], unfinished=()) -> str:
+def _lost_arms(arms: list[str], missing, said=()) -> list[str]:
+    """The arms of ``missing`` (``plots.missing_steps``) whose counted steps
+    ``steps.csv`` holds none of, which a figure of ``arms`` does not draw, less those in
+    ``said`` (already named as left out)."""
+    return [a for a, (held, _) in (missing or {}).items()
+            if not held and a not in arms and a not in said]
+
+
+def _missing_steps_sentences(arms: list[str], missing, against: bool = True,
+                             said=()) -> str:
+    """What a figure of counted steps lacks because ``steps.csv`` does not hold them
+    (``missing``: ``plots.missing_steps``, arm -> (held, recorded)): the arms it does not
+    draw (``_lost_arms``), said to be missing from ``steps.csv`` (``plots.STEPS_SHORT``),
+    never to have not run, with ``against`` and a single arm drawn that no other line is
+    set against it; then, per arm drawn (``arms``) from part of its counted steps, how
+    many ``steps.csv`` holds. ``""`` where ``missing`` is empty."""
+    from ipc_bench.report.plots import STEPS_SHORT
+
+    missing = missing or {}
+    lost = _lost_arms(arms, missing, said)
+    out = []
+    if lost:
+        out.append(f" The counted steps of {_listed(lost)} are missing from {STEPS_SHORT}"
+                   + (f", so no other line is set against `{arms[0]}`."
+                      if against and len(arms) == 1 else "."))
+    for arm in (a for a in arms if a in missing):
+        held, recorded = missing[arm]
+        out.append(f" Of `{arm}`'s {recorded:,} counted steps, steps.csv holds only "
+                   f"{held:,}" + ("." if out else " (it is short: see the loading note "
+                                                "above)."))
+    return "".join(out)
+
+
+def _arm_sentences(arms: list[str], unfinished=(), missing=None) -> str:
     """What the arms of a figure are, beyond send and cached: each A/A copy (``send'``:
     the same policy run a second time) and each async arm (``cached+async``); a single
     arm says it has nothing to be set against, or, when another arm's cases ran but did
     not finish (``unfinished``: the (arm, codec) the figure left out, ``plots.drawn``),
-    that they are left out."""
+    that they are left out, or, when ``steps.csv`` lacks another arm's counted steps
+    (``missing``: ``plots.missing_steps``), that they are missing from it
+    (``_missing_steps_sentences``)."""
     out = []
     gone = [a for a in dict.fromkeys(a for a, _ in unfinished) if a not in arms]
     if gone:
@@ -67,6 +102,7 @@ def _arm_sentences(arms: list[str], unfinished=()) -> str:
                    + ("it ran but is" if len(gone) == 1 else "they ran but are")
                    + " left out" + (f", so no other line is set against `{arms[0]}`."
                                     if len(arms) == 1 else "."))
+    out.append(_missing_steps_sentences(arms, missing, against=not gone, said=gone))
     for arm in arms:
         base = arm.rstrip("'")
         if arm != base and base in arms:
@@ -74,7 +110,7 @@ def _arm_sentences(arms: list[str], unfinished=()) -> str:
                        "a copy of itself).")
         elif arm.endswith("+async") and arm[:-len("+async")] in arms:
             out.append(f" `{arm}` is `{arm[:-len('+async')]}` with async scheduling.")
-    if len(arms) == 1 and not gone:
+    if len(arms) == 1 and not gone and not _lost_arms(arms, missing):
         out.append(f" Only `{arms[0]}` ran, so no other line is set against it.")
     return "".join(out)
 
@@ -93,7 +129,7 @@ def _pp_bytes_caption(d: dict, arms: list[str], codecs: list[str]) -> str:
             f"{per}: {_listed(arms)} ({', '.join(codecs)}). The runner → scheduler "
             "message is the same for both arms."
             + (EQUAL_LINES if d.get("r2s_equal") or d.get("s2r_equal") else "")
-            + _arm_sentences(arms, d.get("unfinished") or ()))
+            + _arm_sentences(arms, d.get("unfinished") or (), d.get("steps_missing")))
 
 
 #: The bytes figures' caption where an arm's bytes equal send's in a panel (``plots.
@@ -135,7 +171,7 @@ def _bytes_caption(d: dict) -> str:
                      "policy and the gap between them is not the policy's saving; the box "
                      "gives send's own new_token_ids instead, per counted step over the "
                      "whole run.")
-    return text + _arm_sentences(arms, d.get("unfinished") or ())
+    return text + _arm_sentences(arms, d.get("unfinished") or (), d.get("steps_missing"))
 
 
 def _codec_time_caption(d: dict) -> str:
@@ -146,7 +182,7 @@ def _codec_time_caption(d: dict) -> str:
             "directions summed (the scheduler's "
             f"SchedulerOutput and the runner's ModelRunnerOutput){against}, one panel per codec "
             f"({', '.join(d['panels'])}), one line per arm: {_listed(arms)}."
-            + _arm_sentences(arms, d.get("unfinished") or ()))
+            + _arm_sentences(arms, d.get("unfinished") or (), d.get("steps_missing")))
 
 
 def ratio_panel_phrase(d: dict) -> str:
@@ -283,7 +319,7 @@ def _throughput_caption(d: dict) -> str:
                                          "the log axis)" if d.get("log") else ""))
     if d.get("timed"):
         text += _timed_note_sentence(d)
-    return text + _arm_sentences(arms, d.get("unfinished") or ())
+    return text + _arm_sentences(arms, d.get("unfinished") or (), d.get("steps_missing"))
 
 
 def _timed_note_sentence(d: dict) -> str:
@@ -455,11 +491,17 @@ _CAPTION_BUILDERS = {
 def caption(name: str, drawn: dict) -> str:
     """The caption of figure ``name`` (``plots.FIGURES``), built from what its function
     drew (``drawn``: ``plots.drawn``), so that it names only the panels, arms and lines
-    the figure has; ``""`` for a figure without a caption."""
+    the figure has; ``""`` for a figure without a caption. A fixed caption
+    (``FIXED_CAPTIONS``) of a figure of counted steps that ``steps.csv`` lacks
+    (``drawn``'s ``steps_missing``) ends saying so (``_missing_steps_sentences``)."""
     build = _CAPTION_BUILDERS.get(name)
     if build is not None and drawn.get("series") is not None:
         return build(drawn)
-    return FIXED_CAPTIONS.get(name, "")
+    text = FIXED_CAPTIONS.get(name, "")
+    if text and drawn.get("steps_missing"):
+        arms = list(dict.fromkeys(a for a, _ in drawn.get("series") or ()))
+        text += _missing_steps_sentences(arms, drawn["steps_missing"], against=False)
+    return text
 
 
 def format_value(value: Any, digits: int = 1) -> str:

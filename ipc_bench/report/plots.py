@@ -185,6 +185,26 @@ def _finished_cases(draw):
     return figure
 
 
+def _steps_drawn(two_process: bool = True, timed: bool = False):
+    """A figure function of counted steps (``_counted``) that records, in what it drew
+    (``drawn``), ``steps_missing``: the arms whose counted steps ``steps.csv`` lacks
+    (``missing_steps`` of the cases it draws: two-process ones alone with
+    ``two_process``, those whose timings are published alone with ``timed``,
+    ``_timed_only``), so that its caption says so (``blocks.caption``); ``{}`` where
+    none does."""
+    def wrap(draw):
+        @functools.wraps(draw)
+        def figure(results):
+            fig = draw(results)
+            what = getattr(fig, _DRAWN, None)
+            if what is not None:
+                shown = _timed_only(results)[0] if timed else results
+                what["steps_missing"] = missing_steps(shown, two_process)
+            return fig
+        return figure
+    return wrap
+
+
 def _mark_emulated(fig, cases) -> None:
     """Below ``fig``'s title, ``tables.emulated_mark`` when ``cases`` (a
     ``Results.cases`` table) ran the emulated model: its step times are a roofline
@@ -320,11 +340,57 @@ def no_runner_timings(steps) -> str:
 ALL_WARMUP = "every step was warm-up: --warmup-steps"
 
 
+#: Where a figure lacks counted steps that ``summary.json`` records because
+#: ``steps.csv`` does not hold them (``missing_steps``): the loading note above the
+#: figures says how short it is.
+STEPS_SHORT = "steps.csv, which is short (see the loading note above)"
+
+
+def _steps_csv_warned(results) -> set:
+    """The ids of the runs of ``results`` with a loading warning naming ``steps.csv``
+    (``Results.warnings``: rows cut short or left out)."""
+    return {run for run, lines in (getattr(results, "warnings", None) or {}).items()
+            if any("steps.csv" in line for line in lines)}
+
+
+def missing_steps(results, two_process: bool = True) -> dict[str, tuple[int, int]]:
+    """Arm -> (counted steps ``steps.csv`` holds, counted steps ``summary.json``
+    records: ``num_steps``), each summed over the arm's cases of ``results`` (two-process
+    ones alone with ``two_process``), for every arm with a case whose ``steps.csv``
+    holds fewer counted rows than its ``num_steps``, in a run whose loading warnings
+    name ``steps.csv`` (``_steps_csv_warned``: the file cut short, or rows left out);
+    ``{}`` where none does, or ``results`` has no ``cases`` or ``num_steps``. What a
+    figure of counted steps lacks for that reason, which its note says (not that the
+    arm did not run, nor that warm-up took every step)."""
+    cases = getattr(results, "cases", None)
+    warned = _steps_csv_warned(results)
+    if not warned or cases is None or cases.empty or "num_steps" not in cases.columns:
+        return {}
+    st = results.steps
+    held = ({} if st.empty or "counted" not in st.columns else
+            st[st["counted"].astype(bool)].groupby(["run_id", "case_id"], observed=True)
+            .size().to_dict())
+    totals: dict[str, list[int]] = {}
+    short = set()
+    for run, case, arm, codec, n in zip(cases["run_id"], cases["case_id"], cases["policy"],
+                                        cases["codec"], cases["num_steps"]):
+        if run not in warned or is_missing(n) or (two_process
+                                                  and codec == SINGLE_PROCESS_CODEC):
+            continue
+        got = min(int(held.get((run, case), 0)), int(n))
+        total = totals.setdefault(str(arm), [0, 0])
+        total[0], total[1] = total[0] + got, total[1] + int(n)
+        if got < int(n):
+            short.add(str(arm))
+    return {arm: (got, n) for arm, (got, n) in totals.items() if arm in short}
+
+
 def _counted(results, two_process: bool = True):
     """The counted ``steps.csv`` rows of ``results``' finished cases (two-process ones
-    alone with ``two_process``); raises ``NoData`` without any, saying why where every
-    step of those cases was warm-up (``ALL_WARMUP``) or a loading warning names
-    ``steps.csv`` (its rows left out)."""
+    alone with ``two_process``); raises ``NoData`` without any, saying why where
+    ``steps.csv`` lacks the counted steps ``summary.json`` records (``missing_steps``:
+    cut short), where every step of those cases was warm-up (``ALL_WARMUP``) or where a
+    loading warning names ``steps.csv`` (its rows left out)."""
     st = results.steps
     if st.empty or "counted" not in st.columns:
         loaded = any("steps.csv" in line for lines in (getattr(results, "warnings", None)
@@ -336,6 +402,11 @@ def _counted(results, two_process: bool = True):
         st = st[st["codec"] != SINGLE_PROCESS_CODEC]
     counted = st[st["counted"]]
     if counted.empty:
+        lost = sum(n for _, n in missing_steps(results, two_process).values())
+        if lost:
+            raise NoData(f"the counted {'two-process ' * two_process}steps are missing from "
+                         f"{STEPS_SHORT}: it holds none of the {lost:,} that summary.json "
+                         "records for the finished cases")
         why = ("no counted two-process steps of a finished case in this run" if two_process
                else "no counted steps of a finished case in this run")
         warm = len(st) and "warmup" in st.columns and st["warmup"].astype(bool).all()
@@ -699,6 +770,7 @@ def _pp_bytes(st, panels) -> object:
 
 
 @_finished_cases
+@_steps_drawn()
 def bytes_per_step(results):
     """Payload bytes per step in each direction (SchedulerOutput: scheduler -> runner;
     ModelRunnerOutput: runner -> scheduler) against running requests, one line per
@@ -865,6 +937,7 @@ def _schedules_differ_ids(cases, codec: str) -> Optional[float]:
 
 
 @_finished_cases
+@_steps_drawn(timed=True)
 def codec_time_per_step(results):
     """Encode and decode µs per step (both directions summed: the scheduler's
     SchedulerOutput plus the runner's ModelRunnerOutput) against running requests, one
@@ -1250,6 +1323,7 @@ def step_components(steps):
 
 
 @_finished_cases
+@_steps_drawn(two_process=False, timed=True)
 def step_breakdown(results):
     """Where a step's time goes: mean µs per counted step of each ``STEP_COMPONENTS``
     part, stacked (the stack's top is the mean ``step_ns``), one bar per policy and
