@@ -910,6 +910,8 @@ def _header_names(path: Path, size: int | None = None
         return None, EMPTY_FILE
     if not first.strip():
         return None, "its first line is blank, not its header"
+    if first.endswith(b"\n"):  # its CRs are its line end or STRAY_CR: read without them
+        first = first.replace(b"\r", b"")
     try:
         names = next(csv.reader([first.decode("utf-8-sig").rstrip("\r\n")]))
     except (UnicodeDecodeError, csv.Error):
@@ -974,7 +976,7 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
             with open(path, "rb") as f:
                 data = f.read(size)
             # rstrip: the NUL bytes of UTF-16 or UTF-32 text's last line break
-            rows = max(len(data.rstrip(b"\0").splitlines()) - 1, 0)
+            rows = max(_line_count(data.rstrip(b"\0")) - 1, 0)
             if notes is not None:
                 left = ("nothing is loaded from it" if rows == 0 else "its row is left out"
                         if rows == 1 else f"its {rows:,} rows are left out")
@@ -993,17 +995,21 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
             notes.append("its last line is cut mid-row (left out)")
         if whole is not None and whole <= 1:
             return pd.DataFrame(columns=list(columns))
-        header, lines, damaged = _data_lines(path, whole, size)
+        header, lines, damaged, stray = _data_lines(path, whole, size)
         if notes is not None:
             notes.extend(f"{_lines_named(numbers)} {why} (left out)"
                          for why, numbers in damaged.items() if numbers)
         trimmed = [_trim_empty_tail(line, len(names)) for line in [header, *lines]]
         widths = _field_counts(trimmed[1:])
         source = path
-        if padding or any(damaged.values()) or trimmed != [header, *lines]:
+        if (padding or stray or any(damaged.values()) or trimmed != [header, *lines]
+                or max(widths, default=0) > len(names)):
             # pandas reads the lines kept (without a spreadsheet's empty columns past
-            # the header's), each a row on its own
-            header, lines = trimmed[0], trimmed[1:]
+            # the header's, nor a row of more fields than it: read first, pandas would
+            # take its first field for an index and shift every row), each a row on
+            # its own (_whole_rows counts those left out)
+            header = trimmed[0]
+            lines = [ln for ln, w in zip(trimmed[1:], widths) if w <= len(names)]
             source = io.BytesIO(b"\n".join([header, *lines, b""]))
             whole = None
         df = pd.read_csv(source, keep_default_na=True, low_memory=False,
@@ -1089,22 +1095,45 @@ def _lines_named(numbers: list[int]) -> str:
     return f"lines {named} hold"
 
 
+#: A carriage return that does not end its line (``\r`` then a byte other than
+#: ``\r`` or ``\n``): left where the run's ``\r\n`` line end was by an edit that ends
+#: lines at ``\n`` only (``sed 's/$/,x/'`` makes ``...\r,x\n``). The run never writes
+#: one inside a field, so a line is read without it, as the edit meant: a ``\r`` is no
+#: line break of its own (a line is numbered, and counted, as ``sed``, ``grep -n`` and
+#: ``wc -l`` do).
+STRAY_CR = re.compile(rb"\r[^\r\n]")
+
+
+def _line_count(data: bytes) -> int:
+    """The lines of ``data`` (a file's bytes, blank lines included): its ``\\n`` line
+    breaks, and one more for a last line without one (``STRAY_CR``: a ``\\r`` is no
+    line break of its own); those ``bytes.splitlines`` tells in text without a ``\\n``
+    (a classic Mac save, lines ended by ``\\r``)."""
+    if b"\n" not in data:
+        return len(data.splitlines())
+    return data.count(b"\n") + (not data.endswith(b"\n"))
+
+
 def _data_lines(path: Path, whole: int | None, size: int | None = None
-                ) -> tuple[bytes, list[bytes], dict[str, list[int]]]:
+                ) -> tuple[bytes, list[bytes], dict[str, list[int]], bool]:
     """The CSV file ``path``'s header line (of its first ``size`` bytes, all when
     ``None``), its data lines that can be read (the first
     ``whole - 1`` only when ``whole`` is given; blank lines skipped, as pandas does),
-    and the numbers (1-based, the header's 1) of those left out, by why
+    the numbers (1-based, the header's 1) of those left out, by why
     (``UNTERMINATED_QUOTE``, ``ONLY_COMMAS``, ``NOT_UTF8``: a byte a run never
     writes, which would make the whole file unreadable). The run writes a row on one line
     (``harness.run_folder``'s ``csv.writer`` quotes only a field with a comma, a
     ``case_id`` or ``workload`` of several labels, and no field holds a line break),
     so a line whose quoted field does not close on it (an edit) is damaged on its own:
     read as CSV, the field would run to the next ``"`` in the file and swallow the
-    rows between. A line of only commas is a row with no value (no ``case_id``)."""
+    rows between. A line of only commas is a row with no value (no ``case_id``). Lines
+    end at ``\\n`` (``_line_count``) and are returned without their ``\\r`` bytes; the
+    last item is whether any was a ``STRAY_CR`` (pandas would break the line there)."""
     with open(path, "rb") as f:
         data = f.read(-1 if size is None else size)
-    lines = data.splitlines()
+    stray = b"\r" in data and STRAY_CR.search(data) is not None
+    lines = [line.replace(b"\r", b"") for line in data.split(b"\n")] if b"\r" in data \
+        else data.split(b"\n")
     header, rows = (lines[0] if lines else b""), lines[1:None if whole is None else whole]
     damaged: dict[str, list[int]] = {UNTERMINATED_QUOTE: [], ONLY_COMMAS: [], NOT_UTF8: []}
     quotes = b'"' in data
@@ -1125,7 +1154,7 @@ def _data_lines(path: Path, whole: int | None, size: int | None = None
             damaged[ONLY_COMMAS].append(number)
         else:
             kept.append(line)
-    return header, kept, damaged
+    return header, kept, damaged, stray
 
 
 def _trim_empty_tail(line: bytes, ncols: int) -> bytes:
@@ -1159,7 +1188,7 @@ def _field_counts(lines: list[bytes]) -> list[int]:
 def _whole_rows(df, widths: list[int], ncols: int, notes: list[str] | None):
     """``df`` without the rows that had fewer fields than the header (``widths``: each
     row's count, ``_field_counts``; pandas pads such a row, its values in the wrong
-    columns); rows with more were skipped while reading. Both are counted in
+    columns); rows with more were left out before (``_read_csv``). Both are counted in
     ``notes``. ``df`` as it is when ``widths`` does not match its rows."""
     kept = [w for w in widths if w <= ncols]
     wrong = sum(w != ncols for w in widths)
