@@ -22,7 +22,7 @@ def test_readme_gives_the_ci_test_command():
     # README shows pip's progress (.ci/run's -q keeps CI's log short)
     assert readme == ("python3 -m venv .venv && . .venv/bin/activate && "
                       + command.replace("pip install -q ", "pip install "))
-    assert command.endswith("python -m pytest -n 2 && python -m pytest -n 2 -m slow")
+    assert command.endswith("python -m pytest -n 3 && python -m pytest -n 3 -m slow")
 
 
 def test_the_default_run_leaves_out_the_slow_tests_only():
