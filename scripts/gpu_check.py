@@ -471,7 +471,8 @@ def _stop(proc: subprocess.Popen, signum: int) -> str:
         proc.kill()
         proc.wait()
         return f"{note}{INTERRUPT_GRACE_S:g} s later it had not exited and was killed by SIGKILL"
-    return f"{note}{time.monotonic() - t0:.1f} s later it {_ended(proc.returncode)}"
+    ended = signals.child_ended(proc.returncode)
+    return f"{note}{time.monotonic() - t0:.1f} s later it {ended}"
 
 
 def _is_stopped(pid: int) -> bool:
@@ -546,20 +547,12 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
             raise
 
 
-def _ended(code: int) -> str:
-    """``exited 143``, or ``was killed by SIGKILL`` for a negative ``returncode``."""
-    if code >= 0:
-        return f"exited {code}"
-    try:
-        return f"was killed by {signal.Signals(-code).name}"
-    except ValueError:
-        return f"was killed by signal {-code}"
-
-
 def _failure(code: int) -> str:
     """How a stage that was not cut failed: ``failed with exit 1``, ``killed by
     SIGKILL``."""
-    return f"failed with exit {code}" if code >= 0 else _ended(code).replace("was ", "", 1)
+    if code >= 0:
+        return f"failed with exit {code}"
+    return signals.child_ended(code).replace("was ", "", 1)
 
 
 def run_stage(stage: Stage, base: list[str], out: Path, timeout_s: float) -> tuple[int, str]:
