@@ -90,7 +90,7 @@ status: 0 when every stage passed;
 policies' token streams differ) or ran out of time; 2 for bad input, refused in one
 line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
 a positive finite number, a ``--trace`` that is not a readable file, an ``--output``
-that cannot be created or written); 130 / 143 / 129 when interrupted by SIGINT /
+that cannot be created or written, or holds an earlier check's stage results); 130 / 143 / 129 when interrupted by SIGINT /
 SIGTERM / SIGHUP: the running stage gets the same signal, then SIGCONT (``bench.py``
 then writes what it measured), is killed if it has not exited ``INTERRUPT_GRACE_S``
 later, and is reaped before the script exits with one line.
@@ -162,6 +162,8 @@ from ipc_bench.errors import module_doc  # noqa: E402
 SMOKE_LIMIT_S = 90.0
 #: Default budget of the whole check, seconds (stage 0 included).
 BUDGET_S = 420.0
+#: The largest ``--budget-s``: 24 h, as ``bench.py`` caps its timeouts.
+MAX_BUDGET_S = 86400.0
 #: The async stage's time limit, seconds (two cases of the 1B shape at 64 running).
 ASYNC_LIMIT_S = 75.0
 #: Stage 0's time limit, seconds (``scripts/decode_step_check.py``).
@@ -699,7 +701,7 @@ class _Parser(OnceParser):
 
 
 def budget_seconds(text: str) -> float:
-    """argparse type of ``--budget-s``: a finite number of seconds > 0."""
+    """argparse type of ``--budget-s``: a number of seconds > 0, at most ``MAX_BUDGET_S``."""
     try:
         value = float(text)
     except ValueError:
@@ -707,6 +709,8 @@ def budget_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, "
                                          f"got {text!r}")
+    if value > MAX_BUDGET_S:  # as bench.py caps its timeouts
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BUDGET_S:.0f}, got {text}")
     return value
 
 
@@ -736,12 +740,34 @@ def trace_file(text: str) -> str:
     return text
 
 
+def stage_entries(folder: Path) -> list[str]:
+    """The names in ``folder`` that a stage writes (``N-NAME`` run folders, their
+    ``.log`` files, ``0-decode-step.json``: ``STAGE_NAMES``), sorted; ``[]`` where it
+    is missing or cannot be listed."""
+    names = {f"{i}-{name}" for i, name in enumerate(STAGE_NAMES)}
+    names |= {f"{i}-{preset}-preset" for i, preset in enumerate(CPU_STAND_INS, 2)}
+    try:
+        listed = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(n for n in listed if n.split(".", 1)[0] in names)
+
+
 def output_folder(text: str) -> str:
     """argparse type of ``--output``: a folder this script can create (if missing) and
     write in, found out by making its missing folders and a file in it, all removed
-    again, so a bad path is refused before any stage runs and leaves nothing."""
+    again, so a bad path is refused before any stage runs and leaves nothing; one that
+    holds an earlier check's stage results (``stage_entries``) is refused too (each
+    stage's ``bench.py`` would refuse its run folder, and its log be overwritten)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected the path of a folder, got {text!r}")
+    earlier = stage_entries(Path(text))
+    if earlier:
+        shown = ", ".join(earlier[:4]) + (f" and {len(earlier) - 4} more" if len(earlier) > 4
+                                          else "")
+        raise argparse.ArgumentTypeError(
+            f"{text} holds an earlier check's stage results ({shown}), which the stages "
+            "would refuse or overwrite: give a new or empty folder")
     missing, folder = [], Path(text)
     while not os.path.lexists(folder):
         missing.append(folder)

@@ -1224,6 +1224,7 @@ GPU_CHECK_CASES = [
     (["--budget-s", "inf"],
      "argument --budget-s: must be a positive, finite number of seconds, got 'inf'"),
     (["--budget-s", "5m"], "argument --budget-s: expected a number of seconds, got '5m'"),
+    (["--budget-s", "1e30"], "argument --budget-s: must be at most 86400, got 1e30"),
     (["--trace", "{tmp}/nope.csv"], "argument --trace: no such trace file: {tmp}/nope.csv"),
     (["--trace", "{tmp}"], "argument --trace: {tmp} is not a file"),
     (["--output", "{tmp}/f/sub"], "argument --output: cannot write to {tmp}/f/sub: "

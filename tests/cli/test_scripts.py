@@ -940,3 +940,25 @@ def test_gpu_check_gives_each_later_stage_its_share_of_the_budget(monkeypatch, t
     # stage 0 not asked for: 400 s for weights 4 and 1; the async stage's 80 s is over
     # its own 75 s
     assert limits == {"llama-3.2-1b": 320.0, "async": 75.0}
+
+
+def test_gpu_check_refuses_an_output_holding_an_earlier_checks_stages(tmp_path, capsys):
+    """A second check into the same --output ran its stages, whose bench.py refused the
+    earlier run folder (exit 1, a FAILED row for a case that never ran) and whose log
+    replaced the earlier one; now it is refused up front, exit 2, nothing touched."""
+    out = tmp_path / "g"
+    for name in ("1-smoke", "2-tiny-preset"):
+        (out / name).mkdir(parents=True)
+    (out / "1-smoke.log").write_text("earlier log\n")
+    (out / "notes.txt").write_text("mine\n")
+    assert gpu_check.main(["--output", str(out), "--stages", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"gpu_check: error: argument --output: {out} holds an earlier check's stage results "
+        "(1-smoke, 1-smoke.log, 2-tiny-preset), which the stages would refuse or "
+        "overwrite: give a new or empty folder\n")
+    assert (out / "1-smoke.log").read_text() == "earlier log\n"
+    assert gpu_check.stage_entries(tmp_path / "none") == []
+    (out / "1-smoke").rmdir()
+    (out / "1-smoke.log").unlink()
+    (out / "2-tiny-preset").rmdir()
+    assert gpu_check.stage_entries(out) == []  # a folder of other files is taken
