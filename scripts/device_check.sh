@@ -118,8 +118,10 @@ if ! quiet "$python" -c 'import msgspec, zmq, pyperf' 2>/dev/null; then
     shopt -s nullglob
     wheels=(wheels/*.whl)
     if [ ${#wheels[@]} -eq 0 ]; then
-        echo "device_check.sh: msgspec, pyzmq or pyperf is missing and wheels/ holds no" \
-             "wheel (scripts/gpu_check.py's docstring says how to fetch them)" >&2
+        echo "device_check.sh: msgspec, pyzmq or pyperf is missing from $python and" \
+             "wheels/ holds no wheel (scripts/gpu_check.py's docstring says how to fetch" \
+             "them; or give PYTHON=PATH a Python that has them, e.g. the project's" \
+             ".venv/bin/python)" >&2
         exit 2
     fi
     site=$(mktemp -d "${TMPDIR:-/tmp}/device-check-site-XXXXXX") || exit 2

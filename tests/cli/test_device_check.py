@@ -256,8 +256,9 @@ def test_missing_packages_without_wheels_are_refused(tmp_path):
     done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"),
                 python=str(python))
     assert (done.returncode, done.stdout, done.stderr) == (
-        2, "", "device_check.sh: msgspec, pyzmq or pyperf is missing and wheels/ holds no "
-        "wheel (scripts/gpu_check.py's docstring says how to fetch them)\n")
+        2, "", f"device_check.sh: msgspec, pyzmq or pyperf is missing from {python} and "
+        "wheels/ holds no wheel (scripts/gpu_check.py's docstring says how to fetch them; or "
+        "give PYTHON=PATH a Python that has them, e.g. the project's .venv/bin/python)\n")
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
