@@ -353,7 +353,9 @@ HEADER = ["workload", "arm", "codec", "transport", "tok/s", "run tok/s", "step m
 LEGEND = ("  tok/s: output tokens of the counted steps over their summed step time (running "
           "requests / step ms (mean) when every counted step decodes one token each); run "
           "tok/s: every token over the case's wall time, warm-up and start-up included (CUDA "
-          "only: - on the CPU stages); step ms (mean), (median): of the counted steps")
+          "only: - on the CPU stages); step ms (mean), (median): of the counted steps; GPU "
+          "busy, host, host/decode and GPU idle ms: CUDA events per step, x roofline: GPU busy "
+          "over the step's roofline (CUDA only: - on the CPU stages)")
 
 
 def send_shares(cases: list[dict[str, Any]]) -> list[str]:

@@ -264,7 +264,9 @@ def test_gpu_check_names_its_step_statistics_and_what_tok_s_rests_on(tmp_path):
         "  tok/s: output tokens of the counted steps over their summed step time (running "
         "requests / step ms (mean) when every counted step decodes one token each); run "
         "tok/s: every token over the case's wall time, warm-up and start-up included (CUDA "
-        "only: - on the CPU stages); step ms (mean), (median): of the counted steps")
+        "only: - on the CPU stages); step ms (mean), (median): of the counted steps; GPU "
+        "busy, host, host/decode and GPU idle ms: CUDA events per step, x roofline: GPU busy "
+        "over the step's roofline (CUDA only: - on the CPU stages)")
 
 
 def test_gpu_check_help_says_where_its_default_output_goes(monkeypatch):
