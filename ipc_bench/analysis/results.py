@@ -2670,12 +2670,12 @@ def _short_itl(itl, requests, cases) -> str:
     if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
         return ""
     gone = _unwritten(cases, "itl.csv") | _unwritten(cases, "requests.csv")
-    want = {c: n for c, n in _itl_wanted(requests, cases).items() if c not in gone}
+    want = {c: n for c, n in itl_wanted(requests, cases).items() if c not in gone}
     return _short_rows(itl, want, "requests.csv counts",
                        "n - 1 for a request of n output tokens")
 
 
-def _itl_wanted(requests, cases) -> dict[str, int]:
+def itl_wanted(requests, cases) -> dict[str, int]:
     """Case id -> the ``itl.csv`` rows its ``requests`` rows give, ``n - 1`` gaps for a
     request of ``n`` output tokens (``recording.request_record``), for each case of
     ``cases`` (summary entries, in their order) that records ITL figures; ``{}``
@@ -2708,7 +2708,7 @@ def _surplus_rows(df, want: dict[str, int], path: Path, what: str):
 def _surplus_latency_rows(requests, itl, cases, run_dir: Path):
     """(``requests``, ``itl``, lines, ids): the rows of each case with more ``requests.csv``
     rows than its ``num_requests``, or more ``itl.csv`` rows than its requests give
-    (``_itl_wanted``), left out of both, said (``_surplus_rows``), and those cases' ids;
+    (``itl_wanted``), left out of both, said (``_surplus_rows``), and those cases' ids;
     their latency figures, over rows left out, are then withheld
     (``_withheld_latencies``)."""
     want = {c: int(n) for c, n in _case_values(cases, "num_requests").items()}
@@ -2732,7 +2732,7 @@ def _surplus_gaps(itl, requests, cases, path: Path) -> tuple[set[str], list[str]
         return set(), []
     asked = _case_values(cases, "num_requests")
     over, lines = set(), []
-    for case_id, want in _itl_wanted(requests, cases).items():
+    for case_id, want in itl_wanted(requests, cases).items():
         mine = requests[requests["case_id"].astype(str) == case_id]
         tokens = mine["num_output_tokens"].astype(float)
         wanted = dict(zip(mine["index"].astype(str), (tokens - 1).clip(lower=0).fillna(0)))

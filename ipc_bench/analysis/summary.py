@@ -1212,6 +1212,12 @@ NOISY_FLOOR_BLOCK_CV = 0.10
 FLOOR_NOISE_WORDS = "the floor tok/s and x floor with it"
 
 
+#: What the warning of a case whose floor replay was cut short (interrupted, or the
+#: runner failed while it ran: ``cli.execute``) says is absent; the report tells such a
+#: case, whose step times are as measured, from one whose steps are noisy.
+FLOOR_ABSENT_WORDS = "the floor's figures (floor tok/s, x floor) are absent"
+
+
 def floor_noise_warning(summary: dict[str, Any]) -> str | None:
     """The warning of a case whose floor is noisy: the standard deviation of its
     ``STEP_BLOCK``-step mean floor step times (``floor_step_ns_block_cv``) is over

@@ -35,8 +35,8 @@ from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captur
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.errors import STEP_NUMBERING
-from ipc_bench.analysis.summary import (all_of, attach_token_bytes, check_digests,
-                                        core_warnings, floor_pair_notes,
+from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token_bytes,
+                                        check_digests, core_warnings, floor_pair_notes,
                                         no_request_served, no_step_counted,
                                         noise_warnings,
                                         summarize_case)
@@ -553,9 +553,8 @@ class _Run:
         if result.floor_interrupted:
             line = (f"interrupted by {exc.signal_name} while replaying the floor after "
                     f"step {last}")
-            warning = (f"{line}: the floor's figures (floor tok/s, x floor) are absent, and "
-                       "so are the runner's per-step columns (its report comes after the "
-                       "floor)")
+            warning = (f"{line}: {FLOOR_ABSENT_WORDS}, and so are the runner's per-step "
+                       "columns (its report comes after the floor)")
             result.floor_step_ns = []  # a floor cut short is no floor
         else:
             after = "after the floor, after" if result.floor_step_ns else "after"
@@ -596,9 +595,8 @@ class _Run:
         last = result.sched_rows[-1][0]
         if result.floor_failed is not None:
             warning = (f"the runner failed while replaying the floor after step {last} "
-                       f"({STEP_NUMBERING}): {message}: the floor's figures (floor tok/s, "
-                       "x floor) are absent, and so are the runner's per-step columns (its "
-                       "report comes after the floor)")
+                       f"({STEP_NUMBERING}): {message}: {FLOOR_ABSENT_WORDS}, and so are the "
+                       "runner's per-step columns (its report comes after the floor)")
             result.floor_failed = message
             result.floor_step_ns = []  # a floor cut short is no floor
         else:

@@ -63,25 +63,28 @@ def _lost_arms(arms: list[str], missing, said=()) -> list[str]:
 
 
 def _missing_steps_sentences(arms: list[str], missing, against: bool = True,
-                             said=()) -> str:
+                             said=(), what: str = "counted steps",
+                             name: str = "steps.csv") -> str:
     """What a figure of counted steps lacks because ``steps.csv`` does not hold them
     (``missing``: ``plots.missing_steps``, arm -> (held, recorded)): the arms it does not
-    draw (``_lost_arms``), said to be missing from ``steps.csv`` (``plots.STEPS_SHORT``),
+    draw (``_lost_arms``), said to be missing from ``steps.csv`` (``plots.csv_short``),
     never to have not run, with ``against`` and a single arm drawn that no other line is
     set against it; then, per arm drawn (``arms``) from part of its counted steps, how
-    many ``steps.csv`` holds. ``""`` where ``missing`` is empty."""
-    from ipc_bench.report.plots import STEPS_SHORT
+    many ``steps.csv`` holds. ``what`` and ``name`` say it of other rows and another
+    file (``ITL rows``, ``itl.csv``: ``plots.missing_itl``). ``""`` where ``missing`` is
+    empty."""
+    from ipc_bench.report.plots import csv_short
 
     missing = missing or {}
     lost = _lost_arms(arms, missing, said)
     out = []
     if lost:
-        out.append(f" The counted steps of {_listed(lost)} are missing from {STEPS_SHORT}"
+        out.append(f" The {what} of {_listed(lost)} are missing from {csv_short(name)}"
                    + (f", so no other line is set against `{arms[0]}`."
                       if against and len(arms) == 1 else "."))
     for arm in (a for a in arms if a in missing):
         held, recorded = missing[arm]
-        out.append(f" Of `{arm}`'s {recorded:,} counted steps, steps.csv holds only "
+        out.append(f" Of `{arm}`'s {recorded:,} {what}, {name} holds only "
                    f"{held:,}" + ("." if out else " (it is short: see the loading note "
                                                 "above)."))
     return "".join(out)
@@ -456,12 +459,23 @@ def _times_withheld(n: int) -> str:
 
 
 def _latency_caption(d: dict) -> str:
+    """The caption of ``plots.latency_cdfs``: its panels and the arms each draws (the
+    ITL panel's named apart where it draws fewer, ``itl_series``), why an arm's ITL
+    rows are absent where ``itl.csv`` is short (``itl_missing``: ``plots.missing_itl``,
+    ``_missing_steps_sentences``), values the log axis cannot place, and arms left out
+    unfinished."""
     names = {"ttft": "TTFT (from each request's intended arrival, so queueing counts)",
              "itl": "inter-token latency"}
     what = " and ".join(names[p] for p in d["panels"])
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
+    itl_arms = list(dict.fromkeys(a for a, _ in d.get("itl_series") or d["series"]))
+    drawn = (_listed(arms) if "itl" not in d["panels"] or itl_arms == arms
+             else f"TTFT: {_listed(arms)}; inter-token latency: {_listed(itl_arms)}")
     text = (f"{what[0].upper()}{what[1:]} distribution{'s' if len(d['panels']) > 1 else ''}"
-            f" per arm and codec ({_listed(arms)}), from a timed replay.")
+            f" per arm and codec ({drawn}), from a timed replay.")
+    if "itl" in d["panels"]:
+        text += _missing_steps_sentences(itl_arms, d.get("itl_missing"), against=False,
+                                         what="ITL rows", name="itl.csv")
     for panel, n in (d.get("nonpositive") or {}).items():
         text += (f" {n:,} {'TTFT' if panel == 'ttft' else 'inter-token latency'} "
                  f"value{'s' if n > 1 else ''} at or below 0 cannot be placed on the log "

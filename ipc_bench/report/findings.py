@@ -1817,26 +1817,46 @@ def findings(results) -> list[str]:
                                                     pairs=bool(summary)), caption)
 
 
+def _warning_kinds(marks) -> tuple[int, int, int]:
+    """Of ``marks`` (each a case's non-empty ``warnings``): how many cases carry a
+    warning on their steps, how many only warnings of a noisy floor (ending
+    ``summary.FLOOR_NOISE_WORDS``), and how many only the warning that their floor replay
+    was cut short (holding ``summary.FLOOR_ABSENT_WORDS``: their floor's figures absent,
+    their step times as measured)."""
+    from ipc_bench.analysis.summary import FLOOR_ABSENT_WORDS, FLOOR_NOISE_WORDS
+
+    steps = noisy = lost = 0
+    for w in marks:
+        rest = [x for x in w if FLOOR_ABSENT_WORDS not in str(x)]
+        if not rest:
+            lost += 1
+        elif all(str(x).endswith(FLOOR_NOISE_WORDS) for x in rest):
+            noisy += 1
+        else:
+            steps += 1
+    return steps, noisy, lost
+
+
 def _noise_findings(cases) -> list[str]:
     """The sentence on how many of ``cases`` carry measurement warnings (their
     ``warnings``, which the report lists under Measurement warnings), so that the
     findings say how far their figures can be leaned on: those with a warning on their
-    steps (their times, intervals and verdicts less certain) and those whose only
+    steps (their times, intervals and verdicts less certain), those whose only
     warnings are of a noisy floor (``summary.floor_noise_warning``, ending
     ``FLOOR_NOISE_WORDS``: their ``x floor`` and floor tok/s less certain, their times
-    not); ``[]`` when none has one. Cases that counted no step (``num_steps`` 0) are
-    left out: their warnings say why. Raises nothing."""
-    from ipc_bench.analysis.summary import FLOOR_NOISE_WORDS
-
+    not) and those whose only warning is that their floor replay was cut short
+    (``FLOOR_ABSENT_WORDS``: their floor's figures and the runner's per-step columns
+    absent, their times not less certain), ``_warning_kinds``; ``[]`` when none has
+    one. Cases that counted no step (``num_steps`` 0) are left out: their warnings say
+    why. Raises nothing."""
     if cases.empty or "warnings" not in cases.columns:
         return []
     if "num_steps" in cases.columns:  # no step counted: the warnings say why, not noise
         cases = cases[cases["num_steps"].fillna(0) > 0]
     marks = [w for w in cases["warnings"] if isinstance(w, (list, tuple)) and w]
-    floor_only = sum(1 for w in marks if all(str(x).endswith(FLOOR_NOISE_WORDS) for x in w))
-    timed = len(marks) - floor_only
     if not marks:
         return []
+    timed, floor_only, lost = _warning_kinds(marks)
     n = len(cases)
     parts = []
     if timed:
@@ -1846,11 +1866,17 @@ def _noise_findings(cases) -> list[str]:
                      f"steps: {its} times, and the intervals and verdicts drawn from them, "
                      "are less certain than the figures alone say")
     if floor_only:
-        parts.append(f"{floor_only:,} {'more ' if timed else f'of {n:,} '}"
-                     f"case{'' if floor_only == 1 else 's'} "
+        parts.append(f"{floor_only:,} {'more ' if parts else f'of {n:,} '}"
+                     f"case{'' if (floor_only if parts else n) == 1 else 's'} "
                      f"{'has' if floor_only == 1 else 'have'} a noisy floor alone: "
                      f"{'its' if floor_only == 1 else 'their'} x floor and floor tok/s are "
                      f"less certain, {'its' if floor_only == 1 else 'their'} times not")
+    if lost:
+        its = "its" if lost == 1 else "their"
+        parts.append(f"{lost:,} {'more ' if parts else f'of {n:,} '}"
+                     f"case{'' if (lost if parts else n) == 1 else 's'} lost {its} floor, {its} replay cut "
+                     f"short: {its} x floor, floor tok/s and the runner's per-step columns "
+                     f"are absent, {its} times not less certain")
     return ["; ".join(parts) + " (all listed under Measurement warnings); bytes are "
             "exact whatever the load."]
 

@@ -340,17 +340,41 @@ def no_runner_timings(steps) -> str:
 ALL_WARMUP = "every step was warm-up: --warmup-steps"
 
 
+def csv_short(name: str) -> str:
+    """How a figure's note names file ``name`` (``steps.csv``, ``itl.csv``) where it
+    lacks rows that the run records because the file does not hold them (cut short):
+    the loading note above the figures says how short it is."""
+    return f"{name}, which is short (see the loading note above)"
+
+
 #: Where a figure lacks counted steps that ``summary.json`` records because
-#: ``steps.csv`` does not hold them (``missing_steps``): the loading note above the
-#: figures says how short it is.
-STEPS_SHORT = "steps.csv, which is short (see the loading note above)"
+#: ``steps.csv`` does not hold them (``missing_steps``).
+STEPS_SHORT = csv_short("steps.csv")
+#: Where a figure lacks ITL gaps that ``requests.csv`` counts because ``itl.csv`` does
+#: not hold them (``missing_itl``).
+ITL_SHORT = csv_short("itl.csv")
 
 
-def _steps_csv_warned(results) -> set:
-    """The ids of the runs of ``results`` with a loading warning naming ``steps.csv``
+def _csv_warned(results, name: str = "steps.csv") -> set:
+    """The ids of the runs of ``results`` with a loading warning naming file ``name``
     (``Results.warnings``: rows cut short or left out)."""
     return {run for run, lines in (getattr(results, "warnings", None) or {}).items()
-            if any("steps.csv" in line for line in lines)}
+            if any(name in line for line in lines)}
+
+
+def _short_arms(rows) -> dict[str, tuple[int, int]]:
+    """Arm -> (rows held, rows recorded), each summed over the arm's ``rows`` ((arm,
+    held, recorded) per case, held capped at recorded), for every arm with a case that
+    holds fewer than it records; ``{}`` where none does."""
+    totals: dict[str, list[int]] = {}
+    short = set()
+    for arm, held, n in rows:
+        got = min(int(held), int(n))
+        total = totals.setdefault(str(arm), [0, 0])
+        total[0], total[1] = total[0] + got, total[1] + int(n)
+        if got < int(n):
+            short.add(str(arm))
+    return {arm: (got, n) for arm, (got, n) in totals.items() if arm in short}
 
 
 def missing_steps(results, two_process: bool = True) -> dict[str, tuple[int, int]]:
@@ -358,31 +382,48 @@ def missing_steps(results, two_process: bool = True) -> dict[str, tuple[int, int
     records: ``num_steps``), each summed over the arm's cases of ``results`` (two-process
     ones alone with ``two_process``), for every arm with a case whose ``steps.csv``
     holds fewer counted rows than its ``num_steps``, in a run whose loading warnings
-    name ``steps.csv`` (``_steps_csv_warned``: the file cut short, or rows left out);
+    name ``steps.csv`` (``_csv_warned``: the file cut short, or rows left out);
     ``{}`` where none does, or ``results`` has no ``cases`` or ``num_steps``. What a
     figure of counted steps lacks for that reason, which its note says (not that the
     arm did not run, nor that warm-up took every step)."""
     cases = getattr(results, "cases", None)
-    warned = _steps_csv_warned(results)
+    warned = _csv_warned(results, "steps.csv")
     if not warned or cases is None or cases.empty or "num_steps" not in cases.columns:
         return {}
     st = results.steps
     held = ({} if st.empty or "counted" not in st.columns else
             st[st["counted"].astype(bool)].groupby(["run_id", "case_id"], observed=True)
             .size().to_dict())
-    totals: dict[str, list[int]] = {}
-    short = set()
-    for run, case, arm, codec, n in zip(cases["run_id"], cases["case_id"], cases["policy"],
-                                        cases["codec"], cases["num_steps"]):
-        if run not in warned or is_missing(n) or (two_process
-                                                  and codec == SINGLE_PROCESS_CODEC):
-            continue
-        got = min(int(held.get((run, case), 0)), int(n))
-        total = totals.setdefault(str(arm), [0, 0])
-        total[0], total[1] = total[0] + got, total[1] + int(n)
-        if got < int(n):
-            short.add(str(arm))
-    return {arm: (got, n) for arm, (got, n) in totals.items() if arm in short}
+    return _short_arms(
+        (arm, held.get((run, case), 0), n)
+        for run, case, arm, codec, n in zip(cases["run_id"], cases["case_id"],
+                                            cases["policy"], cases["codec"],
+                                            cases["num_steps"])
+        if run in warned and not is_missing(n)
+        and not (two_process and codec == SINGLE_PROCESS_CODEC))
+
+
+def missing_itl(results) -> dict[str, tuple[int, int]]:
+    """Arm -> (ITL gaps ``itl.csv`` holds, gaps ``requests.csv`` counts: ``n - 1`` for
+    a request of ``n`` output tokens, ``results.itl_wanted``), each summed over the arm's
+    cases of ``results`` (one run's: ``latency_cdfs``) that record ITL figures, for
+    every arm with a case whose ``itl.csv`` holds fewer, in a run whose loading warnings
+    name ``itl.csv`` (``_csv_warned``: the file cut short, or rows left out); ``{}``
+    where none does. What the ITL panel lacks for that reason, which its caption says
+    (not that the arm did not run)."""
+    from ipc_bench.analysis.results import itl_wanted
+
+    cases, itl = getattr(results, "cases", None), getattr(results, "itl", None)
+    warned = _csv_warned(results, "itl.csv")
+    if not warned or cases is None or cases.empty or itl is None:
+        return {}
+    cases = cases[cases["run_id"].isin(warned)]
+    want = itl_wanted(results.requests, cases)
+    held = ({} if not len(itl) or "case_id" not in itl.columns
+            else itl["case_id"].astype(str).value_counts().to_dict())
+    return _short_arms((arm, held.get(str(case), 0), want[str(case)])
+                       for case, arm in zip(cases["case_id"], cases["policy"])
+                       if str(case) in want)
 
 
 def _counted(results, two_process: bool = True):
@@ -2051,8 +2092,11 @@ def latency_cdfs(results):
         _legend(ax, loc="lower right")
     fig.suptitle(_with_note("Latency distributions per policy (timed replay)", note))
     _readable_ticks(fig, axes[0])
-    _record(fig, series=[key for key, _ in _series(sources[panels[0]][0])], panels=panels,
-            withheld=note, nonpositive={k: v for k, v in nonpositive.items() if v})
+    drawn = {what: [key for key, _ in _series(sources[what][0])] for what in panels}
+    gaps = sources.get("itl", (None,))[0] is getattr(results, "itl", None)
+    _record(fig, series=drawn[panels[0]], panels=panels, withheld=note,
+            nonpositive={k: v for k, v in nonpositive.items() if v},
+            itl_series=drawn.get("itl"), itl_missing=missing_itl(results) if gaps else {})
     return fig
 
 
