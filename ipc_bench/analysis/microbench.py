@@ -804,7 +804,7 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     state: dict[str, Any] = {"done": 0, "total": None, "out": None}
     try:
         try:
-            check_run_dir(ns.run_dir)
+            check_run_dir(ns.run_dir, several=False)  # one RUN_DIR
             read_summary(ns.run_dir)  # cut short, not an object, another format version
         except ResultsError as exc:  # the words of bench.py report
             raise MicrobenchError(one_line(str(exc))) from None

@@ -717,14 +717,16 @@ def _lone_summary_hint(p: Path) -> str:
             f"pandas.json_normalize(json.load(open({str(p)!r}))['cases']))")
 
 
-def check_run_dir(path: str | os.PathLike) -> Path:
+def check_run_dir(path: str | os.PathLike, several: bool = True) -> Path:
     """``Path(path)`` if it is a run folder, else ``ResultsError`` (one line): ``PATH:
     no such folder``, ``PATH: not a folder`` (for a lone ``summary.json``, how to read
     it, ``_lone_summary_hint``), ``PATH: not a run folder (no
     summary.json)`` (and what it holds instead, ``_what_it_holds``: a rendered report,
     run folders), ``PATH: not a run folder (summary.json is not a file)``, or
     ``cannot read run folder PATH: REASON`` when the system will not look it up (a
-    name over 255 bytes, a file or a link loop on the way, no permission)."""
+    name over 255 bytes, a file or a link loop on the way, no permission).
+    ``several``: the command takes several run folders (``report``), so a folder of
+    runs is answered "give one or more of them", else "give one of them"."""
     p = Path(path)
     try:
         if not stat.S_ISDIR(_mode_of(p, p, "no such folder")):
@@ -732,7 +734,7 @@ def check_run_dir(path: str | os.PathLike) -> Path:
         try:
             summary = _mode_of(p / "summary.json", p, "not a run folder (no summary.json)")
         except ResultsError as exc:
-            raise ResultsError(f"{exc}{_what_it_holds(p)}") from None
+            raise ResultsError(f"{exc}{_what_it_holds(p, several)}") from None
     except OSError as exc:
         raise ResultsError(f"cannot read run folder {p}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(summary):
@@ -740,7 +742,7 @@ def check_run_dir(path: str | os.PathLike) -> Path:
     return p
 
 
-def _what_it_holds(folder: Path) -> str:
+def _what_it_holds(folder: Path, several: bool = True) -> str:
     """What a folder without ``summary.json`` holds instead, said after the refusal:
     a rendered report (``report.md``, as ``results/published/*``: its figures come from
     the runs it names, not from this folder), or run folders (``results/``: the runs
@@ -758,8 +760,9 @@ def _what_it_holds(folder: Path) -> str:
     from ipc_bench.errors import one_line
 
     example = one_line(str(folder / runs[0]))
+    which = "it" if len(runs) == 1 else "one or more of them" if several else "one of them"
     return (f"; it holds {len(runs)} run folder{'s' if len(runs) > 1 else ''}: give "
-            f"{'one or more of them' if len(runs) > 1 else 'it'}, e.g. {example}")
+            f"{which}, e.g. {example}")
 
 
 def _mode_of(path: Path, run_dir: Path, missing: str) -> int:

@@ -731,3 +731,15 @@ def test_an_empty_run_folder_name_is_refused_as_an_empty_output_is(capsys):
     assert main(["microbench", ""]) == 2
     assert capsys.readouterr().err == ("bench.py microbench: error: argument RUN_DIR: "
                                        "expected the path of a folder, got ''\n")
+
+
+def test_a_folder_of_runs_is_answered_with_one_of_them(tmp_path, capsys):
+    """microbench takes one RUN_DIR: a folder of runs is answered "give one of them"
+    (report, which takes several, says "one or more of them")."""
+    for name in ("b-run", "a-run"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text("{}")
+    assert main(["microbench", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"bench.py microbench: error: {tmp_path}: not a run folder (no summary.json); it "
+        f"holds 2 run folders: give one of them, e.g. {tmp_path}/a-run\n")
