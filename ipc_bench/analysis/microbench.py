@@ -738,10 +738,14 @@ class Coordination:
     """What ``coordinate`` needs besides the command line: ``format_rows`` turns
     ``in_loop_vs_pyperf``'s rows into text (``ipc_bench.report.microbench``);
     ``progress(total)`` returns an object with ``done(arm, name, mean_s, stdev_s)`` and
-    ``close()`` (called more than once)."""
+    ``close()`` (called more than once); ``written(text)`` is told, once the new files
+    have replaced the earlier ones and before anything is printed on stdout, where they
+    are (``the results are in DIR (send.json, cached.json, in_loop_vs_pyperf.json)``),
+    for the line of a stdout that then fails (``cli.console.written_elsewhere``)."""
 
     format_rows: Callable[[list[dict[str, Any]]], str]
     progress: Callable[[int], Any]
+    written: Callable[[str], None] = lambda _text: None
 
 
 def effective_settings(rigorous: bool, rest: Sequence[str]) -> Optional[dict[str, Any]]:
@@ -857,7 +861,7 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
                        arm_failed_line(exc.arm, exc.code, exc.line))
     finally:
         progress.close()
-    return _report(selected, out, how.format_rows, run_cases(ns.run_dir))
+    return _report(selected, out, how, run_cases(ns.run_dir))
 
 
 def run_cases(run_dir: str) -> dict[str, dict[str, Any]]:
@@ -882,12 +886,12 @@ def _write_text(path: Path, text: str, shown: Path) -> None:
             raise OSError(exc.errno, exc.strerror or str(exc), str(shown)) from None
 
 
-def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output,
-            format_rows: Callable[[list[dict[str, Any]]], str],
+def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output, how: Coordination,
             cases: Optional[dict[str, dict[str, Any]]] = None) -> int:
     """Write the in-loop against pyperf rows, put the run's files in place of the
-    earlier ones (saying which were replaced), print the rows and the pyperf commands;
-    returns 0, or 1 when a file could not be written."""
+    earlier ones (saying which were replaced, and telling ``how.written`` where they
+    are), print the rows (``how.format_rows``) and the pyperf commands; returns 0, or 1
+    when a file could not be written."""
     caps = [load_capture(p) for p, _ in selected]
     rows = in_loop_vs_pyperf(caps, {a: out.new(arm_file_name(a)) for a in out.arms}, cases)
     try:
@@ -896,10 +900,11 @@ def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output,
     except OSError as exc:
         return _failed(out, f"{ERROR_PREFIX}cannot write {exc.filename}: {exc.strerror}")
     replaced = _commit(out)
+    how.written(f"the results are in {out.dir} ({', '.join(out.names)})")
     if replaced:
         print(f"microbench: replaced the earlier {', '.join(replaced)} in {out.dir}",
               file=sys.stderr, flush=True)
-    print(format_rows(rows))
+    print(how.format_rows(rows))
     names = [str(out.dir / arm_file_name(a)) for a in out.arms]
     line = unstable_line(names)
     if line:

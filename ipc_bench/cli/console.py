@@ -13,8 +13,10 @@ reports for a writer killed by SIGPIPE) and says nothing; any other stdout error
 line on stderr and turns a 0 into 1 (a run also records it in ``summary.json``:
 ``stdout_failure``); so does stdout closed at start, at its first write (``Bad file
 descriptor (closed at start)``: the output went nowhere; a run and a report are refused
-before they start instead, ``closed_stdout_refusal``). A failing stderr changes nothing: there is nowhere left to
-report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
+before they start instead, ``closed_stdout_refusal``). A command that wrote its results to
+files before printing them says so at the end of that line (``written_elsewhere``:
+``...: No space left on device; the results are in DIR (send.json, ...)``). A failing
+stderr changes nothing: there is nowhere left to report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
 it as its escape (``\\xb1``), as Python's stderr writes it.
 """
 
@@ -43,6 +45,8 @@ class GuardedStream:
         self.stream = stream if stream is not None else open(os.devnull, "w")
         self.fd = fd
         self.error: Optional[OSError] = None
+        #: What the command wrote elsewhere all the same (``written_elsewhere``).
+        self.written: Optional[str] = None
 
     def write(self, text: str) -> int:
         if self.error is None and self.closed_at_start and text:
@@ -103,6 +107,17 @@ def stdout_failure(stream) -> Optional[str]:
     return f"cannot write to stdout: {error.strerror or error}"
 
 
+def written_elsewhere(text: str) -> None:
+    """Have the line of a failed stdout (``Console.restore``: ``PROG: error: cannot
+    write to stdout: REASON``) end ``; TEXT``: what the command wrote all the same, once
+    it is written (``the results are in DIR (send.json, cached.json)``), so that the
+    line does not read as if nothing was. Nothing when ``sys.stdout`` is not a
+    ``GuardedStream`` (a test's capture) or stdout's reader went away (a broken pipe
+    prints no line)."""
+    if isinstance(sys.stdout, GuardedStream):
+        sys.stdout.written = text
+
+
 def closed_stdout_refusal(lost: str, kept: str) -> Optional[str]:
     """The refusal of a command whose stdout was closed at start (``>&-``: ``sys.stdout``
     a ``GuardedStream`` with ``closed_at_start``), given before it does anything:
@@ -152,7 +167,8 @@ class Console:
         error = self.stdout.error
         failure = stdout_failure(self.stdout)
         if failure is not None:
-            print(f"{prog}: error: {failure}", file=self.stderr)
+            written = f"; {self.stdout.written}" if self.stdout.written else ""
+            print(f"{prog}: error: {failure}{written}", file=self.stderr)
         self.stderr.flush()
         sys.stdout, sys.stderr = self.saved
         if error is None or code != 0:

@@ -9,7 +9,10 @@ this parser does not know are pyperf's and are passed through (checked by pyperf
 parser first); a list option refuses an item given more than once. Bad input: one
 line on stderr, exit code 2; so is an output folder that cannot be made (``cannot write
 to DIR: REASON``, before anything is timed). A file that cannot be written once the
-folder is made: one line naming it, exit code 1. Interrupted: earlier results in the output folder are kept as they were (the
+folder is made: one line naming it, exit code 1. stdout that fails once the files
+are written (``> /dev/full``): ``bench.py microbench: error: cannot write to stdout:
+REASON; the results are in DIR (send.json, cached.json, in_loop_vs_pyperf.json)``, exit
+code 1 (``console.written_elsewhere``). Interrupted: earlier results in the output folder are kept as they were (the
 finished benchmarks only where there were none), exit code 130 (SIGINT) or 143
 (SIGTERM), with one line on stderr:
 ``coordinate``'s (how many benchmarks had finished) once the benchmarks are planned,
@@ -26,6 +29,7 @@ from typing import Sequence
 from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
                                            check_pyperf_options, coordinate, run_arm)
+from ipc_bench.cli.console import written_elsewhere
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import list_items, no_repeats, nonempty_path
 from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
@@ -110,8 +114,8 @@ def main(argv: Sequence[str]) -> int:
         # imported here: pyperf's workers re-run this module and need neither
         from ipc_bench.report.microbench import MicrobenchProgress, format_in_loop_vs_pyperf
 
-        return coordinate(ns, rest, selection,
-                          Coordination(format_in_loop_vs_pyperf, MicrobenchProgress))
+        return coordinate(ns, rest, selection, Coordination(
+            format_in_loop_vs_pyperf, MicrobenchProgress, written_elsewhere))
     except (MicrobenchError, CaptureError) as exc:
         print(f"bench.py microbench: error: {exc}", file=sys.stderr)
         return 2
