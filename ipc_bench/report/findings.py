@@ -406,21 +406,24 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
                            f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} "
                            f"% {OF_SEND_PAYLOAD})")
     e, d = tables["enc"].get(key), tables["dec"].get(key)
+    of = (tables["tput"].get(key) or {}).get("n") or 0  # the finding's repetitions
     if e and codec != SINGLE_PROCESS:
         clauses.append(_time_clause(e, *TIME_CLAUSE_WORDS["enc"],
-                                    (recorded or {}).get(PAIR_METRICS["enc"])))
+                                    (recorded or {}).get(PAIR_METRICS["enc"]), of=of))
     if d and codec != SINGLE_PROCESS:
         words = DECODE_AFTER_ENCODE if e else TIME_CLAUSE_WORDS["dec"]
-        clauses.append(_time_clause(d, *words, (recorded or {}).get(PAIR_METRICS["dec"])))
+        clauses.append(_time_clause(d, *words, (recorded or {}).get(PAIR_METRICS["dec"]),
+                                    of=of))
     bl = tables["build"].get(key)
     if bl:
         clauses.append(_time_clause(bl, *TIME_CLAUSE_WORDS["build"],
-                                    (recorded or {}).get(PAIR_METRICS["build"])))
+                                    (recorded or {}).get(PAIR_METRICS["build"]), of=of))
     return clauses
 
 
 def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
-                 noun: str, same: str, m: dict[str, Any] | None = None) -> str:
+                 noun: str, same: str, m: dict[str, Any] | None = None,
+                 of: int = 0) -> str:
     """What cached saves or spends of a per-step time against send, from its
     ``summarize_pairs`` row (``diff``: send - cached, ns, what send costs, the pair
     table's ``send - cached`` column), with the interval the pair table's cached/send
@@ -451,15 +454,20 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
     repetition, no interval)`` (``same``), as equal bytes read ``sends as many bytes
     per step``. A saving or cost the run's comparison ``m`` finds significant after
     Holm's correction says so: ``(-44.1 % [-52.5, -34.2] %; significant after Holm (p
-    <0.001, adjusted 0.004))``."""
+    <0.001, adjusted 0.004))``. Where ``row``'s pairs are fewer than ``of``, the
+    repetitions the finding's tokens/s is over (a case lost the runner's per-step
+    columns, its floor replay cut short), its figures say how many they are over:
+    ``(-28.4 % [-40.0, -15.0] % over 2 of 3 repetitions)``, ``(2 of 3 repetitions, no
+    interval)``."""
     saved_us = row["diff"] / 1e3
     interval = _interval(row) if row["n"] > 1 else ""
     if not interval and f"{abs(saved_us):.2f}" == "0.00":
-        return f"{same} (0.00 µs difference; {_no_interval(row)})"
+        return f"{same} (0.00 µs difference; {_no_interval(row, of)})"
     if not interval:
         return ((saves if saved_us >= 0 else spends).format(f"{abs(saved_us):.2f} µs")
-                + f" ({_no_interval(row)})")
-    change = f"{_pct(row['ratio'])}{interval}"
+                + f" ({_no_interval(row, of)})")
+    change = f"{_pct(row['ratio'])}{interval}" + (
+        f" over {row['n']} of {of} repetitions" if of > row["n"] else "")
     lo, hi = row["ratio_low"], row["ratio_high"]
     costs = f"send - cached: {point_text(saved_us + 0.0, 2, sign=True)} µs"
     if lo <= 1.0 <= hi and inconclusive(lo, hi):
@@ -478,15 +486,20 @@ def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,
         f"{point_text(abs(saved_us), 2)} µs") + f" ({change}{verdict})"
 
 
-def _no_interval(row: dict[str, Any]) -> str:
+def _no_interval(row: dict[str, Any], of: int = 0) -> str:
     """Why a ``summarize_pairs`` row (with the pair table's ``method``) shows a
     difference with no interval: ``one repetition, no interval`` (``ONE_PAIR``) for one
     pair, else ``3 repetitions, no interval`` and, where the pairs are fewer than the
     method's interval needs (``stats.min_pairs``), ``: a sign-test interval needs >= 6
-    pairs``."""
-    if row["n"] <= 1:
+    pairs``. Where the row's pairs are fewer than ``of`` (the repetitions its finding
+    is over), ``one of 3 repetitions, no interval``, ``2 of 3 repetitions, ...``."""
+    n = row["n"]
+    if of > n:
+        return (f"{'one' if n <= 1 else n} of {of} repetitions, no interval"
+                + (_too_few_pairs(row) if n > 1 else ""))
+    if n <= 1:
         return ONE_PAIR
-    return f"{row['n']} repetitions, no interval{_too_few_pairs(row)}"
+    return f"{n} repetitions, no interval{_too_few_pairs(row)}"
 
 
 def _too_few_pairs(row: dict[str, Any]) -> str:
