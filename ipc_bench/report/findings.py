@@ -1830,24 +1830,28 @@ def findings(results) -> list[str]:
                                                     pairs=bool(summary)), caption)
 
 
-def _warning_kinds(marks) -> tuple[int, int, int]:
+def _warning_kinds(marks) -> tuple[int, int, int, int]:
     """Of ``marks`` (each a case's non-empty ``warnings``): how many cases carry a
     warning on their steps, how many only warnings of a noisy floor (ending
-    ``summary.FLOOR_NOISE_WORDS``), and how many only the warning that their floor replay
-    was cut short (holding ``summary.FLOOR_ABSENT_WORDS``: their floor's figures absent,
-    their step times as measured)."""
+    ``summary.FLOOR_NOISE_WORDS``), how many the warning that their floor replay was cut
+    short (holding ``summary.FLOOR_ABSENT_WORDS``: their floor's figures absent, their
+    step times as measured), whatever else they carry, and how many of those last are
+    counted in one of the first two too."""
     from ipc_bench.analysis.summary import FLOOR_ABSENT_WORDS, FLOOR_NOISE_WORDS
 
-    steps = noisy = lost = 0
+    steps = noisy = lost = both = 0
     for w in marks:
         rest = [x for x in w if FLOOR_ABSENT_WORDS not in str(x)]
+        cut = len(rest) < len(w)
+        lost += cut
+        both += cut and bool(rest)
         if not rest:
-            lost += 1
-        elif all(str(x).endswith(FLOOR_NOISE_WORDS) for x in rest):
+            continue
+        if all(str(x).endswith(FLOOR_NOISE_WORDS) for x in rest):
             noisy += 1
         else:
             steps += 1
-    return steps, noisy, lost
+    return steps, noisy, lost, both
 
 
 def _noise_findings(cases) -> list[str]:
@@ -1869,7 +1873,7 @@ def _noise_findings(cases) -> list[str]:
     marks = [w for w in cases["warnings"] if isinstance(w, (list, tuple)) and w]
     if not marks:
         return []
-    timed, floor_only, lost = _warning_kinds(marks)
+    timed, floor_only, lost, both = _warning_kinds(marks)
     n = len(cases)
     parts = []
     if timed:
@@ -1885,13 +1889,31 @@ def _noise_findings(cases) -> list[str]:
                      f"{'its' if floor_only == 1 else 'their'} x floor and floor tok/s are "
                      f"less certain, {'its' if floor_only == 1 else 'their'} times not")
     if lost:
-        its = "its" if lost == 1 else "their"
-        parts.append(f"{lost:,} {'more ' if parts else f'of {n:,} '}"
-                     f"case{'' if (lost if parts else n) == 1 else 's'} lost {its} floor, {its} replay cut "
-                     f"short: {its} x floor, floor tok/s and the runner's per-step columns "
-                     f"are absent, {its} times not less certain")
+        parts.append(_lost_floor_words(lost, both, n, more=bool(parts)))
     return ["; ".join(parts) + " (all listed under Measurement warnings); bytes are "
             "exact whatever the load."]
+
+
+def _lost_floor_words(lost: int, both: int, n: int, more: bool) -> str:
+    """``_noise_findings``' words on the ``lost`` of ``n`` cases whose floor replay was
+    cut short: ``1 more case lost its floor, ...`` after the other counts (``more``)
+    where none of them is among those, else ``2 of 4 cases lost their floor, ...``, with
+    the ``both`` of them counted above too said so (``1 of them also among those
+    above``), so that each count is true of its own kind. The loss of the floor leaves
+    their times as they were: ``its times not less certain``, ``no less certain for that
+    loss`` where some are among those whose step warnings make them so."""
+    its = "its" if lost == 1 else "their"
+    head = (f"{lost:,} more case{'' if lost == 1 else 's'}" if more and not both
+            else f"{lost:,} of {n:,} case{'' if n == 1 else 's'}")
+    also = times = ""
+    if both:
+        who = ("" if lost == 1 else "both of them " if both == lost == 2 else
+               "all of them " if both == lost else f"{both:,} of them ")
+        also = f" ({who}also among those above)"
+        times = " no less certain for that loss"
+    return (f"{head} lost {its} floor, {its} replay cut short{also}: {its} x floor, floor "
+            f"tok/s and the runner's per-step columns are absent, {its} times"
+            + (times or " not less certain"))
 
 
 class Findings(list):
