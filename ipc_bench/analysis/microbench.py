@@ -28,7 +28,8 @@ loops calibrated by pyperf: about 1.2 s of CPU per benchmark); ``rigorous``:
 pyperf's own defaults in its ``--rigorous`` mode (40 processes x (1 warm-up + 3
 values) of at least 100 ms: about 18 s of CPU per benchmark). Every other pyperf
 option (``--fast``, ``-p``, ``-n``, ``-w``, ``-l``, ``--min-time``, ``--affinity`` ...)
-is passed through and applies on top of these.
+is passed through and applies on top of these; the counts pyperf would take without
+end are capped (``PYPERF_COUNT_CAPS``), as is ``--min-time`` (``MAX_MIN_TIME_S``).
 
 Then the in-loop figures the run measured for the very same messages (the
 ``encode_ns`` / ``decode_ns`` of those steps) are printed next to pyperf's, and saved
@@ -103,6 +104,23 @@ DEFAULT_SETTINGS = dict(processes=3, values=3, warmups=1, min_time=0.05)
 #: that: at 10 s a benchmark of the default settings takes over 3 x (1 + 3) x 10 s = 2
 #: minutes, decode-steady's 64 benchmarks over 2 hours; pyperf's own default is 0.1 s.
 MAX_MIN_TIME_S = 10.0
+#: The largest pyperf counts microbench accepts, by pyperf's name of each: (its options,
+#: the cap as said, what it counts). pyperf takes any whole number >= 1 (``-p``, ``-n``)
+#: or >= 0 (``-w``, ``-l``, also as ``X^Y``) and would run them all: its worker
+#: processes one after another, per benchmark. The caps are far above any real use; the
+#: last two are pyperf's own calibration limits (``MAX_WARMUP_VALUES``, ``MAX_LOOPS``).
+PYPERF_COUNT_CAPS: dict[str, tuple[str, int, str, str]] = {
+    "processes": ("-p/--processes", 1000, "1000",
+                  "worker processes per benchmark, run one after another; --rigorous "
+                  "runs 40"),
+    "values": ("-n/--values", 1000, "1000",
+               "values per worker process; pyperf's default is 3"),
+    "warmups": ("-w/--warmups", 300, "300",
+                "warm-up values per worker process, where pyperf's own calibration of "
+                "them stops"),
+    "loops": ("-l/--loops", 2 ** 32, "2^32",
+              "loops per value, where pyperf's own calibration of them stops"),
+}
 #: Start of the line an arm process prints on stdout after each benchmark, followed by
 #: JSON: ``{"name", "mean_s", "stdev_s"}`` (seconds per message).
 DONE_TAG = "ipc-bench-microbench-done "
@@ -460,9 +478,10 @@ def probe_runner(**kwargs):
 def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool) -> None:
     """Raise ``MicrobenchError`` (one line) when ``rest`` holds an option pyperf does not
     know, a bad value, one microbench sets itself (``RESERVED``), or ``--fast`` with
-    ``rigorous``; pyperf's parser takes any float as ``--min-time`` and any text as
-    ``--affinity``, so these are checked here (``_check_min_time``,
-    ``_check_pyperf_affinity``: an empty one too). ``parser_class``: an
+    ``rigorous``; pyperf's parser takes any count, any float as ``--min-time`` and any
+    text as ``--affinity``, so these are checked here (``_check_counts``: at most
+    ``PYPERF_COUNT_CAPS``, ``_check_min_time``, ``_check_pyperf_affinity``: an empty one
+    too). ``parser_class``: an
     ``argparse.ArgumentParser`` subclass whose ``error`` raises ``MicrobenchError``;
     pyperf's own parser is built on it."""
     import pyperf
@@ -472,12 +491,46 @@ def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool
             raise MicrobenchError(f"option {opt} is set by microbench itself")
     parser = parser_class(prog="bench.py microbench")
     probe_runner(_argparser=parser)
+    for action in parser._actions:  # argparse keeps no public list of them
+        if action.dest in ("warmups", "loops"):
+            action.type = _no_huge_power(action.type)
     args = parser.parse_args(list(rest))
     if rigorous and args.fast:
         raise MicrobenchError("--fast and --rigorous exclude each other")
+    _check_counts(args)
     _check_min_time(args.min_time)
     if args.affinity is not None:  # pyperf reads "" as not given: isolated CPUs
         _check_pyperf_affinity(args.affinity)
+
+
+def _no_huge_power(convert: Callable[[str], int]) -> Callable[[str], int]:
+    """pyperf's ``positive_or_nul`` (``convert``) for ``-w`` / ``-l``, but an ``X^Y``
+    beyond 2^64 (|X| >= 2, Y > 64) is not computed (``10^100000000`` would take minutes):
+    it reads as 2^65, above every cap (``_check_counts``), or as pyperf's refusal where
+    it is negative. Keeps ``convert``'s name, which argparse shows in its refusals."""
+    def parse(text: str) -> int:
+        x, hat, y = text.partition("^")
+        with contextlib.suppress(ValueError):  # not whole numbers: pyperf's refusal
+            base, exp = int(x), int(y)
+            if hat and abs(base) >= 2 and exp > 64:
+                if base < 0 and exp % 2:
+                    raise argparse.ArgumentTypeError(
+                        f"invalid {convert.__name__} value: {text!r}")
+                return 2 ** 65
+        return convert(text)
+    parse.__name__ = convert.__name__
+    return parse
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    """``MicrobenchError`` (one line) for a pyperf ``-p``, ``-n``, ``-w`` or ``-l`` (as
+    pyperf parsed them into ``args``) above its cap in ``PYPERF_COUNT_CAPS``: ``-p/--processes
+    100000: expected at most 1000 (worker processes per benchmark, ...)``."""
+    for dest, (options, cap, cap_text, what) in PYPERF_COUNT_CAPS.items():
+        n = getattr(args, dest, None)
+        if n is not None and n > cap:
+            shown = str(n) if n.bit_length() <= 64 else "over 2^64"
+            raise MicrobenchError(f"{options} {shown}: expected at most {cap_text} ({what})")
 
 
 def _check_min_time(seconds: float) -> None:

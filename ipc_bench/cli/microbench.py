@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
         "every captured case, 3 worker processes x (1 warm-up + 3 values) of >= 50 ms "
         "per benchmark (about 1.5 minutes for decode-steady's 64 benchmarks on 2 idle "
         "cores). Other options (--fast, -p, -n, -w, -l, --min-time, --affinity ...) are "
-        "pyperf's and are passed to it."))
+        "pyperf's and are passed to it, within caps no real use reaches: -p and -n at "
+        "most 1000, -w at most 300, -l at most 2^32 (pyperf's own calibration limits "
+        "for the last two), --min-time at most 10 s."))
     p.add_argument("run_dir", metavar="RUN_DIR", type=nonempty_path("folder"),
                    help="run folder with messages/")
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
