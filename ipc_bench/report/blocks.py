@@ -459,18 +459,22 @@ def _times_withheld(n: int) -> str:
 
 
 def _latency_caption(d: dict) -> str:
-    """The caption of ``plots.latency_cdfs``: its panels and the arms each draws (the
-    ITL panel's named apart where it draws fewer, ``itl_series``), why an arm's ITL
-    rows are absent where ``itl.csv`` is short (``itl_missing``: ``plots.missing_itl``,
-    ``_missing_steps_sentences``), values the log axis cannot place, and arms left out
-    unfinished."""
+    """The caption of ``plots.latency_cdfs``: its panels and the series each draws (the
+    ITL panel's named apart where it draws fewer, ``itl_series``): its arms, or, where
+    the series are of more than one codec, each arm and codec as the legend names them
+    (``_latency_series``); why an arm's ITL rows are absent where ``itl.csv`` is short
+    (``itl_missing``: ``plots.missing_itl``, ``_missing_steps_sentences``), values the
+    log axis cannot place, and arms left out unfinished."""
     names = {"ttft": "TTFT (from each request's intended arrival, so queueing counts)",
              "itl": "inter-token latency"}
     what = " and ".join(names[p] for p in d["panels"])
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
-    itl_arms = list(dict.fromkeys(a for a, _ in d.get("itl_series") or d["series"]))
-    drawn = (_listed(arms) if "itl" not in d["panels"] or itl_arms == arms
-             else f"TTFT: {_listed(arms)}; inter-token latency: {_listed(itl_arms)}")
+    itl_series = d.get("itl_series") or d["series"]
+    itl_arms = list(dict.fromkeys(a for a, _ in itl_series))
+    codecs = {c for _, c in list(d["series"]) + list(itl_series)}
+    shown, itl_shown = (_latency_series(x, len(codecs) > 1) for x in (d["series"], itl_series))
+    drawn = (_listed(shown) if "itl" not in d["panels"] or itl_shown == shown
+             else f"TTFT: {_listed(shown)}; inter-token latency: {_listed(itl_shown)}")
     text = (f"{what[0].upper()}{what[1:]} distribution{'s' if len(d['panels']) > 1 else ''}"
             f" per arm and codec ({drawn}), from a timed replay.")
     if "itl" in d["panels"]:
@@ -483,6 +487,15 @@ def _latency_caption(d: dict) -> str:
     if d.get("unfinished"):  # an arm that ran but did not finish is named as left out
         text += _arm_sentences(arms, d["unfinished"])
     return text
+
+
+def _latency_series(series, by_codec: bool) -> list[str]:
+    """The names of a latency panel's ``series`` ((arm, codec) pairs) in its caption:
+    each arm once, or, ``by_codec`` (the figure draws more than one codec), each series
+    as its legend names it (``plots.series_label``: ``send / msgpack``)."""
+    from ipc_bench.report.plots import series_label
+
+    return list(dict.fromkeys(series_label(a, c) if by_codec else a for a, c in series))
 
 
 #: Captions that need nothing from the figure beyond its name.
