@@ -1217,6 +1217,12 @@ FLOOR_NOISE_WORDS = "the floor tok/s and x floor with it"
 #: case, whose step times are as measured, from one whose steps are noisy.
 FLOOR_ABSENT_WORDS = "the floor's figures (floor tok/s, x floor) are absent"
 
+#: Fewer counted steps than this make a case's figures rough (``noise_warnings``).
+MIN_STEPS = 100
+#: How the warning of a case of fewer counted steps than ``MIN_STEPS`` ends (the report
+#: tells its findings' verdicts over such cases apart).
+ROUGH_WORDS = "figures are rough"
+
 
 def floor_noise_warning(summary: dict[str, Any]) -> str | None:
     """The warning of a case whose floor is noisy: the standard deviation of its
@@ -1349,7 +1355,7 @@ def core_warnings(summary: dict[str, Any]) -> list[str]:
 
 
 def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None = None,
-                   min_steps: int = 100) -> list[str]:
+                   min_steps: int = MIN_STEPS) -> list[str]:
     """Warnings in the style of ``python -m pyperf check`` for one case summary.
 
     Flags: fewer requests per counted step than the batch asked for
@@ -1388,8 +1394,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     elif n == 0:
         warnings.append(no_counted_steps_warning(summary))
     elif n < min_steps:
-        warnings.append(f"only {n} counted step{'s' * (n != 1)} (< {min_steps}): figures "
-                        "are rough")
+        warnings.append(f"only {n} counted step{'s' * (n != 1)} (< {min_steps}): "
+                        + ROUGH_WORDS)
     warm_heavy = warmup_tokens_warning(summary)
     if warm_heavy:
         warnings.append(warm_heavy)

@@ -29,6 +29,7 @@ it first, saying what its findings then cover (``_request_findings``).
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 from typing import Any, Callable
@@ -1787,7 +1788,8 @@ def findings(results) -> list[str]:
     withheld = frozenset(withheld_keys(cases))
     recorded = recorded_metrics(results)
     out = _request_findings(cases, where) + [
-        _pair_finding(cases, tables, key, where, timed, withheld, recorded)
+        _rough_caveat(_pair_finding(cases, tables, key, where, timed, withheld, recorded),
+                      pair_records(cases, key))
         for key in tables["tput"]]
     if timed:
         out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
@@ -1828,6 +1830,42 @@ def findings(results) -> list[str]:
     # comparisons', the single-process baseline's)
     return Findings(lines, summary, findings_legend(lines, method, recorded, compared,
                                                     pairs=bool(summary)), caption)
+
+
+#: A verdict that calls a difference significant (after Holm, or by its unadjusted
+#: test), not one that finds none (``not significant``, ``no significant difference``).
+SIGNIFICANT = re.compile(r"(?<!not )(?<!no )\bsignificant (after Holm|\(unadjusted test\))")
+
+
+def _rough_caveat(text: str, pairs: list[tuple[dict, dict]], cell: bool = False) -> str:
+    """``text`` (a pair finding, or with ``cell`` the summary table's verdict of one)
+    with a caveat where it calls a difference significant (``SIGNIFICANT``) while some
+    of its ``pairs``' cases (``pair_records``) counted fewer steps than
+    ``summary.MIN_STEPS`` (their warning ends ``summary.ROUGH_WORDS``), as their
+    warnings say lower down: `` Its cases' figures are rough: only 1 counted step each
+    (< 100), as their warnings say.`` (``1 of its 6 cases' figures are rough: only 50
+    counted steps (< 100), as its warning says.``; ``only 1 to 50 counted steps
+    each``); the cell: ``significant after Holm (rough: only 1 counted step each)``.
+    ``text`` as it is elsewhere."""
+    from ipc_bench.analysis.summary import MIN_STEPS, ROUGH_WORDS
+
+    if not SIGNIFICANT.search(text):
+        return text
+    cases = [c for pair in pairs for c in pair]
+    steps = [int(c.get("num_steps") or 0) for c in cases
+             if any(str(w).endswith(ROUGH_WORDS) for w in (c.get("warnings") or ()))]
+    if not steps:
+        return text
+    lo, hi = min(steps), max(steps)
+    many = len(steps) > 1
+    counted = (f"only {lo:,}{'' if lo == hi else f' to {hi:,}'} counted "
+               f"step{'' if hi == 1 else 's'}{' each' if many else ''}")
+    if cell:
+        return f"{text} (rough: {counted})"
+    who = ("Its cases'" if len(steps) == len(cases)
+           else f"{len(steps):,} of its {len(cases):,} cases'")
+    return (f"{text} {who} figures are rough: {counted} (< {MIN_STEPS}), as "
+            f"{'their warnings say' if many else 'its warning says'}.")
 
 
 def _warning_kinds(marks) -> tuple[int, int, int, int]:
@@ -2037,7 +2075,8 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
             change = _pct(t["ratio"]) + (interval or f" ({_no_interval(t)})")
             if interval:
                 m = ((recorded or {}).get(key) or {}).get("output_tokens_per_s")
-                verdict = _verdict_label(_verdict_clause(t, m))
+                verdict = _rough_caveat(_verdict_label(_verdict_clause(t, m)),
+                                        pair_records(cases, key), cell=True)
         shared = shares.get((workload, codec))
         path, whole = (_share_cell(x) for x in ((shared.s2r, shared.whole) if shared
                                                 else (None, None)))
