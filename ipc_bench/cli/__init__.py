@@ -92,6 +92,18 @@ COMMANDS: dict[str, Callable[[], Command]] = {
 }
 
 
+def _interrupted_line(exc: Interrupted, prog: str, report_argv: Optional[list[str]]) -> str:
+    """``PROG: interrupted by SIGINT (exit 130)``; ``report_argv``: the arguments of a
+    ``bench.py report`` stopped before it started, whose line also says whether an
+    earlier report is untouched (``ipc_bench.cli.report.interrupted_line``; its module
+    is loaded by then, as the signals are let through only once it is)."""
+    if report_argv is not None:
+        from ipc_bench.cli.report import interrupted_line
+
+        return interrupted_line(exc, report_argv)
+    return f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``bench.py``; returns the exit code. Guards stdout and stderr
     (``console.Console``), turns SIGINT / SIGTERM / SIGHUP into ``Interrupted`` (one
@@ -102,15 +114,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     console = Console.install()
     old_handlers = signals.install()
     code = 1
+    returned = False
     try:
         command = COMMANDS[word]() if word else _run()
         signals.unblock()
         code = command(argv[1:] if word else argv)
+        returned = True
         signals.raise_pending()  # a signal the interpreter dropped (signals module)
     except Interrupted as exc:
         if not exc.reported:  # a case interrupted has said so in its own line
-            print(f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})",
-                  file=sys.stderr)
+            print(_interrupted_line(exc, prog, argv[1:] if word == "report" and not returned
+                                    else None), file=sys.stderr)
         code = exc.code
     except SystemExit as exc:  # --help
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)

@@ -28,7 +28,12 @@ note in the report), and the report covers what is valid; so is a run that share
 case (workload, arm and codec) with the reference run, whose side-by-side rows then
 have no ratio (``blocks.NothingShared``: what differs and how to compare them, as the
 report says over its side-by-side tables); SIGINT / SIGTERM / SIGHUP
-end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``). On success it
+end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``), which says, where
+an earlier report is in the output folder, that it is untouched (``bench.py report:
+interrupted by SIGINT (exit 130); the earlier report in RUN_DIR/report is untouched``:
+the report is written all or nothing), and where the signal came while the report was
+being written, which is then finished first, that it was (``; the report was written
+before it stopped: PATH/report.html``). On success it
 prints ``report: PATH/report.html`` (after a warning line for each run folder still
 read as still running: ``Results.still_running``, as the report says, whatever the run
 did after it was read), PATH spelt as ``document.write_report`` returns it
@@ -38,17 +43,21 @@ line break in it escaped as in the error lines."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import io
 import sys
 import warnings
-from typing import Sequence
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, ResultsWarning, RunStatusWarning
 from ipc_bench.cli.console import closed_stdout_refusal
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import file_size_text, one_line, shell_line
-from ipc_bench.report.document import WriteFailed, write_report
+from ipc_bench.harness.signals import Interrupted
+from ipc_bench.report.document import WriteFailed, earlier_report_files, write_report
 
 #: The command as its lines name it (``PROG: error: ...``, as the run's ``bench.py:``).
 PROG = "bench.py report"
@@ -79,12 +88,75 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _earlier_report(args: argparse.Namespace) -> Optional[Path]:
+    """The folder of an earlier report that this one would replace: ``--output``, or
+    ``RUN_DIR/report`` of a single run, where it is a folder holding a report's files
+    (``document.earlier_report_files``); ``None`` otherwise (several runs without
+    ``--output`` get a new ``report-<time>`` folder)."""
+    folder = Path(args.output) if args.output else \
+        Path(args.run_dirs[0]) / "report" if len(args.run_dirs) == 1 else None
+    try:
+        return folder if folder is not None and folder.is_dir() \
+            and earlier_report_files(folder) else None
+    except OSError:  # cannot be read: nothing said about it
+        return None
+
+
+def interrupted_line(exc: Interrupted, argv: Sequence[str],
+                     written: Sequence[Path] = ()) -> str:
+    """The one line of a SIGINT / SIGTERM / SIGHUP (``exc``) that stopped ``bench.py
+    report ARGV`` before it had returned: ``bench.py report: interrupted by SIGINT (exit
+    130)``, then ``; the earlier report in DIR is untouched`` where there is one
+    (``_earlier_report``: the report is written all or nothing, ``document.write_folder``,
+    so one stopped before it wrote changed nothing), or, where the signal came while the
+    report was written (``written``, which ``write_report`` fills once it is in place:
+    it finishes first), ``; the report was written before it stopped:
+    DIR/report.html``. ``bench.py``'s ``main`` asks for it too when the signal came
+    before the command started (options that do not parse: no note)."""
+    line = f"{PROG}: interrupted by {exc.signal_name} (exit {exc.code})"
+    if written:
+        return one_line(f"{line}; the report was written before it stopped: "
+                        f"{written[0] / 'report.html'}")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # --help would print its text
+            args = build_parser().parse_args(list(argv))
+    except (ResultsError, SystemExit):
+        return line
+    earlier = _earlier_report(args)
+    return one_line(line if earlier is None else
+                    f"{line}; the earlier report in {earlier} is untouched")
+
+
+@contextlib.contextmanager
+def _interrupt_line(argv: Sequence[str], written: list) -> Iterator[None]:
+    """Print ``interrupted_line`` of a signal that stops the block and mark the
+    ``Interrupted`` reported (``bench.py`` prints no line of its own then)."""
+    try:
+        yield
+    except Interrupted as exc:
+        print(interrupted_line(exc, argv, written), file=sys.stderr)
+        exc.reported = True
+        raise
+
+
 def main(argv: Sequence[str]) -> int:
     """``bench.py report`` entry point; returns the exit code: 0, 2 on bad input, 1 when
     a report file cannot be written (``document.WriteFailed``). Each error or warning
-    is one line (``errors.one_line``: a line break in a path is escaped)."""
+    is one line (``errors.one_line``: a line break in a path is escaped); so is an
+    interrupt once the options are parsed (``_interrupt_line``)."""
     try:
         args = build_parser().parse_args(list(argv))
+    except ResultsError as exc:
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    written: list = []
+    with _interrupt_line(argv, written):
+        return _report(args, argv, written)
+
+
+def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int:
+    """``main``'s work once the options are parsed (``written``: ``write_report``'s)."""
+    try:
         refusal = closed_stdout_refusal("the line naming the report", "the report")
         if refusal is not None:  # refused before anything is written, as a run is
             raise ResultsError(refusal)
@@ -94,7 +166,7 @@ def main(argv: Sequence[str]) -> int:
             out = write_report(args.run_dirs, args.output,
                                command=shell_line(["python", "bench.py", "report", *argv]),
                                baseline=args.baseline, figures=args.figures,
-                               running=running)
+                               running=running, written=written)
         # files cut short, runs that share no case: one line each (the report says so
         # too); a run not complete is the report's note (and a line below if running)
         for w in caught:

@@ -61,7 +61,8 @@ REPORT_FILES = ("report.md", "report.html")
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
                  command: Optional[str] = None, baseline: Optional[str] = None,
-                 figures: bool = True, running: Optional[list] = None) -> Path:
+                 figures: bool = True, running: Optional[list] = None,
+                 written: Optional[list] = None) -> Path:
     """Load ``run_dirs``, write the report into ``output`` (see the module docstring)
     and return the folder; ``baseline``: the run folder, one of ``run_dirs``, that the
     side-by-side ratio columns divide by and the other runs' environment differences are
@@ -69,7 +70,10 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     is drawn and no PNG written, the report saying so where they would be; ``running``:
     a list, where given, that the run folders (of ``run_dirs``) read as still going are
     appended to (``Results.still_running``: their report says so, whatever the run did
-    after it was read). Raises ``ResultsError``
+    after it was read); ``written``: a list, where given, that the folder is appended to
+    once the report is in place, so that a signal that arrived while it was written
+    (raised once it is: ``signals.deferred``) can be told from one that stopped it
+    before (the earlier report untouched). Raises ``ResultsError``
     (one line) on bad input (``baseline_run`` too; a run's file that cannot be read:
     ``cannot read PATH: REASON``) and ``OSError`` naming the file when the output folder
     cannot be written (nothing changed then: ``write_folder``)."""
@@ -108,6 +112,8 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
             out = claim_folder(out)
         try:
             write_folder(out, files)
+            if written is not None:
+                written.append(out)
         except BaseException:
             if stamped:
                 _remove_if_empty(out)
