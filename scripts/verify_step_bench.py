@@ -126,8 +126,8 @@ def torch_model(args, sched: SchedulerConfig):
 
 
 class BadInput(Exception):
-    """Bad input: ``main`` prints its one line (``verify_step_bench: --OPTION: ...``) and
-    returns 2."""
+    """Bad input: ``main`` prints its one line (``verify_step_bench: error: --OPTION:
+    ...``, as the other scripts start theirs: ``gpu_check: error: ...``) and returns 2."""
 
 
 class _Parser(OnceParser):
@@ -239,12 +239,12 @@ def main(argv=None) -> int:
     try:
         args = parse_args(argv)
     except BadInput as exc:
-        print(f"verify_step_bench: {one_line(str(exc))}", file=sys.stderr)
+        print(f"verify_step_bench: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():
-        print("verify_step_bench: --device: cuda, but torch sees no CUDA device",
+        print("verify_step_bench: error: --device: cuda, but torch sees no CUDA device",
               file=sys.stderr)
         return 2
     k = args.num_spec_tokens
@@ -257,7 +257,7 @@ def main(argv=None) -> int:
         try:
             r = run_size(torch, args, n)
         except ConfigError as err:
-            print(f"verify_step_bench: {err}", file=sys.stderr)
+            print(f"verify_step_bench: error: {one_line(str(err))}", file=sys.stderr)
             return 2
         print(f"{r['running']:>8} {r['batched_ms']:>11.2f} {r['serial_ms']:>14.2f} "
               f"{r['ratio']:>6.2f} {str(r['same_ids']):>9} {r['max_diff']:>13.2e}")

@@ -893,8 +893,8 @@ EMPTY_ITEM_CASES = [
     ("variant_table", ["--only", "send,,cached"], "variant_table.py: error: argument "
      "--only: expected comma-separated alternatives, got 'send,,cached' (an item is "
      "empty)"),
-    ("verify_step_bench", ["--num-running", "16,,64"], "verify_step_bench: --num-running: "
-     "expected comma-separated integers, got '16,,64' (an item is empty)"),
+    ("verify_step_bench", ["--num-running", "16,,64"], "verify_step_bench: error: "
+     "--num-running: expected comma-separated integers, got '16,,64' (an item is empty)"),
 ]
 
 
