@@ -38,7 +38,10 @@ prints ``report: PATH/report.html`` (after a warning line for each run folder st
 read as still running: ``Results.still_running``, as the report says, whatever the run
 did after it was read), PATH spelt as ``document.write_report`` returns it
 (relative when the first run folder was given relative, for one run and several), a
-line break in it escaped as in the error lines."""
+line break in it escaped as in the error lines; a stdout that fails then (``>
+/dev/full``) is ``bench.py report: error: cannot write to stdout: REASON; the report is
+in PATH/report.html``, exit code 1 (``console.written_elsewhere``: the report was
+written all the same)."""
 
 from __future__ import annotations
 
@@ -52,7 +55,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, ResultsWarning, RunStatusWarning
-from ipc_bench.cli.console import closed_stdout_refusal
+from ipc_bench.cli.console import closed_stdout_refusal, written_elsewhere
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import file_size_text, one_line, shell_line
@@ -189,5 +192,7 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
         print(one_line(f"{PROG}: warning: {run_dir} is still running: the report "
                        "covers the cases it had recorded; run it again once the run "
                        "ends"), file=sys.stderr)
-    print(f"report: {one_line(str(out / 'report.html'))}")
+    where = one_line(str(out / 'report.html'))
+    written_elsewhere(f"the report is in {where}")  # a stdout that fails says so
+    print(f"report: {where}")
     return 0

@@ -464,7 +464,8 @@ def test_report_into_a_closed_pipe_writes_the_report(tiny_run, tmp_path):
     with open("/dev/full", "w") as full:
         assert bench_to(full, "report", str(tiny_run), "--output", str(tmp_path / "rep2"),
                         "--no-figures") == (
-            1, f"bench.py report: error: cannot write to stdout: {NO_SPACE}\n")
+            1, f"bench.py report: error: cannot write to stdout: {NO_SPACE}; the report "
+               f"is in {tmp_path / 'rep2' / 'report.html'}\n")
 
 
 # ---------------------------------------------------------------------------- interrupts
