@@ -465,20 +465,17 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
     clause names it: a share within noise whose block ratio reaches beyond 1.1x either way or
     excludes 1 is not called within noise alone. With 2+ repetitions a median step is
     named by the statistic over them (``as the mean of its 3 repetitions' median
-    steps``)."""
+    steps``); where the SchedulerOutput path's pairs are fewer than the whole step's (a
+    case whose floor replay was cut short lost the runner's per-step columns), the
+    count it is over is named (``_step_names``)."""
     from ipc_bench.analysis.stats import ONE_PAIR
 
     s2r, whole, n, step = shares.s2r, shares.whole, shares.pairs, shares.step
     over = (f"{whole.statistic}s over {n} repetitions of each case's figures" if n > 1
             else ONE_PAIR)
-    base = f"cached's {s2r.base_ns / 1e3:,.1f} µs {step} step"
-    send_whole = f"send's whole {step} step, {shares.send_step_ns / 1e3:,.1f} µs,"
-    if n > 1 and step == "median":  # named by the statistic over repetitions
+    base, send_whole = _step_names(shares)
+    if n > 1 and step == "median":
         stat = whole.statistic
-        base = (f"cached's step, {s2r.base_ns / 1e3:,.1f} µs as the {stat} of its {n} "
-                "repetitions' median steps")
-        send_whole = (f"send's whole step, {shares.send_step_ns / 1e3:,.1f} µs as the same "
-                      f"{stat},")
         over += (", not the geometric means over repetitions that `bench.py`'s comparison "
                  "block prints as `step median`" if stat == "mean" else
                  ", not the geometric means the comparison block prints as `step "
@@ -491,6 +488,39 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
     longer = step_difference(whole.share, bounds(whole), whole.method, whole.pairs)
     block = "" if verdict else block_clause(shares)  # a verdict: the block disagrees
     return f"{path}; {send_whole} {longer}{verdict}{block} (noisier; {over})."
+
+
+def _step_names(shares: StepShares) -> tuple[str, str]:
+    """The steps ``steady_share_words`` gives its shares of: cached's (the SchedulerOutput
+    path's base, ``shares.s2r.base_ns``) and send's whole step, ending ``,``. One
+    repetition: ``cached's 765.3 µs median step``, ``send's whole median step, 785.3
+    µs,``. With 2+ repetitions a median step is named by the statistic over them:
+    ``cached's step, 132.5 µs as the mean of its 3 repetitions' median steps``, ``send's
+    whole step, 129.0 µs as the same mean,``. Where the path's pairs (``s2r.pairs``) are
+    fewer than the repetitions (``shares.pairs``: a case that lost the runner's per-step
+    columns has no path), cached's step is over those pairs alone and says so (``as the
+    mean of 2 of its 3 repetitions' median steps``, ``as the median step of one of its
+    3 repetitions``; ``cached's 309.2 µs mean step (2 of 3 repetitions)`` of a mean
+    step), and send's names its own count and the cached step its share is of, which
+    is over every repetition (``send's whole step, 456.7 µs as the mean of its 3
+    repetitions' median steps (cached's 301.5 µs),``)."""
+    s2r, whole, n, step = shares.s2r, shares.whole, shares.pairs, shares.step
+    cached, send = f"{s2r.base_ns / 1e3:,.1f} µs", f"{shares.send_step_ns / 1e3:,.1f} µs"
+    fewer = 0 < s2r.pairs < n
+    whole_base = f" (cached's {whole.base_ns / 1e3:,.1f} µs)" if fewer else ""
+    if n < 2 or step != "median":
+        count = f" ({'one' if s2r.pairs == 1 else s2r.pairs} of {n} repetitions)"
+        return (f"cached's {cached} {step} step{count if fewer else ''}",
+                f"send's whole {step} step, {send}{whole_base},")
+    stat = whole.statistic  # named by the statistic over repetitions
+    if not fewer:
+        return (f"cached's step, {cached} as the {stat} of its {n} repetitions' median "
+                "steps", f"send's whole step, {send} as the same {stat},")
+    of = (f"the median step of one of its {n} repetitions" if s2r.pairs == 1 else
+          f"the {stat} of {s2r.pairs} of its {n} repetitions' median steps")
+    return (f"cached's step, {cached} as {of}",
+            f"send's whole step, {send} as the {stat} of its {n} repetitions' median "
+            f"steps{whole_base},")
 
 
 def reading(interval: Optional[tuple[float, float]], null: float = 0.0) -> Optional[str]:
