@@ -290,9 +290,12 @@ def _pair_tables(results) -> dict[str, dict[tuple, dict[str, Any]]]:
     return out
 
 
-def pair_records(cases, key: tuple) -> list[tuple[dict, dict]]:
+def pair_records(cases, key: tuple, arms: tuple[str, str] = (SEND, CACHED),
+                 repetitions: list | None = None) -> list[tuple[dict, dict]]:
     """The (send, cached) case records of ``key`` (workload, codec, transport, model),
-    paired by run and repetition (``stats.arms_by_repetition``)."""
+    paired by run and repetition (``stats.arms_by_repetition``); of the two ``arms``
+    given (a recorded comparison's treatment and baseline: ``comparison_pairs``), and
+    of ``repetitions`` alone where given."""
     from ipc_bench.analysis.stats import arms_by_repetition
 
     sel = cases[(cases["workload"] == key[0]) & (cases["codec"] == key[1])]
@@ -301,10 +304,22 @@ def pair_records(cases, key: tuple) -> list[tuple[dict, dict]]:
             sel = sel[sel[col] == value]
     out = []
     by_run = ("run_id",) if "run_id" in sel.columns else ()  # a report of several runs
-    for arms in arms_by_repetition(frame_records(sel), by_run).values():
-        send, cached = arms.get(SEND, {}), arms.get(CACHED, {})
-        out += [(send[r], cached[r]) for r in sorted(set(send) & set(cached))]
+    for by_arm in arms_by_repetition(frame_records(sel), by_run).values():
+        send, cached = by_arm.get(arms[0], {}), by_arm.get(arms[1], {})
+        out += [(send[r], cached[r]) for r in sorted(set(send) & set(cached))
+                if repetitions is None or r in repetitions]
     return out
+
+
+def comparison_pairs(cases, comparison: dict[str, Any]) -> list[tuple[dict, dict]]:
+    """The (treatment, baseline) case records of a recorded comparison (``stats.
+    compare_cases``' shape: ``other_comparisons``, an ``overhead`` run's), its arms at
+    its workload, codec, transport and model in each of its ``repetitions`` (all
+    where it records none), from ``cases`` (``pair_records``)."""
+    reps = comparison.get("repetitions")
+    key = tuple(comparison.get(k) for k in ("workload", "codec", "transport", "model"))
+    return pair_records(cases, key, (comparison["treatment"], comparison["baseline"]),
+                        reps if isinstance(reps, list) and reps else None)
 
 
 def _schedules_differ_clause(b: dict[str, Any], pairs: list[tuple[dict, dict]]) -> str:
@@ -690,10 +705,11 @@ def _timed_replay_finding(cases, tput: dict[tuple, dict[str, Any]], where: Where
     """A timed replay's finding on its tokens/s: ``TIMED_REPLAY`` (what the figure
     measures), then per send/cached pair of ``tput`` (``_pair_tables``' ``tput``: the
     wall tok/s, ``output_tokens_per_s``) its wall times and wall tok/s
-    (``_wall_time_clause``)."""
+    (``_wall_time_clause``), each with ``_rough_caveat`` of its cases."""
     return " ".join([_timed_replay_words(cases)] + [
-        _wall_time_clause(cases, key, t, where,
-                          ((recorded or {}).get(key) or {}).get(PAIR_METRICS["tput"]))
+        _rough_caveat(_wall_time_clause(
+            cases, key, t, where, ((recorded or {}).get(key) or {}).get(PAIR_METRICS["tput"])),
+            pair_records(cases, key))
         for key, t in tput.items()])
 
 
@@ -1511,7 +1527,8 @@ def _overhead_findings(cases) -> list[str]:
     """An ``overhead`` run's findings: per workload and codec, the paired ratio of loop
     time per step (``loop_step_ns_mean``) with per-step recording and checks (arm
     ``steps``) to without (``totals``), its 95 % interval and verdict
-    (``stats.compare_cases``, as ``scenarios/overhead`` prints it)."""
+    (``stats.compare_cases``, as ``scenarios/overhead`` prints it), a significant one
+    over cases of few counted steps with ``_rough_caveat``."""
     from ipc_bench.analysis.stats import compare_cases
 
     if "instrumentation" not in cases.columns or not (cases["instrumentation"] == "totals").any():
@@ -1528,6 +1545,7 @@ def _overhead_findings(cases) -> list[str]:
                    f"({m['treatment']}/{m['baseline']}, 95 % interval {ci} over "
                    f"{m['n_pairs']} pairs"
                    + arm_geomeans(m, "against", "us per step") + f"): {verdict_of(m)}.")
+        out[-1] = _rough_caveat(out[-1], comparison_pairs(cases, cmp))
     return out
 
 
@@ -1819,7 +1837,8 @@ def findings(results) -> list[str]:
     else:
         out.extend(_floor_findings(ok))
     compared = other_comparisons(results)
-    others = [_comparison_finding(c, where) for c in compared]
+    others = [_rough_caveat(_comparison_finding(c, where), comparison_pairs(cases, c))
+              for c in compared]
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
              + _noise_findings(cases))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
@@ -1832,13 +1851,18 @@ def findings(results) -> list[str]:
                                                     pairs=bool(summary)), caption)
 
 
-#: A verdict that calls a difference significant (after Holm, or by its unadjusted
-#: test), not one that finds none (``not significant``, ``no significant difference``).
-SIGNIFICANT = re.compile(r"(?<!not )(?<!no )\bsignificant (after Holm|\(unadjusted test\))")
+#: A verdict that calls a difference significant (after Holm, by its unadjusted test,
+#: or a recorded verdict's ``significant: ...``, ``stats.verdict_of``), not one that
+#: finds none (``not significant``, ``no significant difference``).
+SIGNIFICANT = re.compile(
+    r"(?<!not )(?<!no )\bsignificant( after Holm| \(unadjusted test\)|: )")
 
 
 def _rough_caveat(text: str, pairs: list[tuple[dict, dict]], cell: bool = False) -> str:
-    """``text`` (a pair finding, or with ``cell`` the summary table's verdict of one)
+    """``text`` (a finding of a comparison: cached against send's, a timed replay's
+    wall-time clause, another recorded comparison's such as ``cached+async`` against
+    ``cached`` or an A/A pair, an ``overhead`` run's; or with ``cell`` the summary
+    table's verdict of cached against send)
     with a caveat where it calls a difference significant (``SIGNIFICANT``) while some
     of its ``pairs``' cases (``pair_records``) counted fewer steps than
     ``summary.MIN_STEPS`` (their warning ends ``summary.ROUGH_WORDS``), as their
