@@ -91,6 +91,32 @@ if __name__ == "__main__":
 '''
 
 
+def _stand_in_python(tmp_path: Path) -> str:
+    """A PYTHON for the tests of device_check.sh's own flow: the real Python, except
+    that the environment line is written without importing torch and the CUDA tests
+    are judged without starting pytest (exit 1, as pytest's, when a stand-in test file
+    of ``_fake_repo`` holds ``assert False``). One test of each runs the real ones
+    (``test_it_runs_the_tests_then_the_check_and_packs_what_they_wrote``'s first case,
+    ``test_the_tests_run_under_the_projects_pytest_settings_without_xdist``)."""
+    python = tmp_path / "stand-in-python"
+    python.write_text(f"""#!/bin/sh
+if [ "$1" = -c ]; then
+    case $2 in "import sys, torch;"*)
+        echo "python {sys.version.split()[0]}"; echo "torch (stand-in)"; exit 0 ;;
+    esac
+fi
+if [ "$1 $2" = "-m pytest" ]; then
+    if grep -q "assert False" tests/engine/test_cuda_step.py tests/engine/test_device_inputs.py
+    then echo "1 failed, 1 passed (stand-in)"; exit 1
+    fi
+    echo "2 passed (stand-in)"; exit 0
+fi
+exec {sys.executable} "$@"
+""")
+    python.chmod(0o755)
+    return str(python)
+
+
 def _fake_repo(tmp_path: Path, check_rc: int, tests_pass: bool) -> Path:
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
@@ -112,8 +138,11 @@ def test_it_runs_the_tests_then_the_check_and_packs_what_they_wrote(
     out = tmp_path / "out"
     tmp = tmp_path / "tmp"
     tmp.mkdir()
+    # the real torch and pytest in the first case, the stand-ins in the others
+    python = sys.executable if (check_rc, tests_pass) == (0, True) else _stand_in_python(
+        tmp_path)
     done = _run(repo / "scripts" / "device_check.sh", str(out), "--stages", "1,6",
-                cwd=tmp_path, tmp=tmp)
+                python=python, cwd=tmp_path, tmp=tmp)
     assert list(tmp.iterdir()) == []  # the check's folders were removed once packed
     assert done.returncode == rc, done.stderr
     assert sorted(p.name for p in out.iterdir()) == [
@@ -161,7 +190,7 @@ def test_what_the_check_printed_is_logged_before_the_line_after_it(tmp_path):
     (repo / "scripts" / "late").write_text("")
     out = tmp_path / "out"
     done = _run(repo / "scripts" / "device_check.sh", str(out), "--stages", "1,6",
-                cwd=tmp_path)
+                python=_stand_in_python(tmp_path), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     for text in (done.stdout, (out / "device-check.log").read_text()):
         lines = text.splitlines()
@@ -186,7 +215,7 @@ def test_the_check_gets_what_is_left_of_the_deadline(tmp_path):
     less PACK_MARGIN_S (30 s) as its --budget-s, so a cut stage is packed in time."""
     repo = _fake_repo(tmp_path, 0, True)
     done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), "--stages",
-                "1", cwd=tmp_path, DEADLINE_S="100")
+                "1", python=_stand_in_python(tmp_path), cwd=tmp_path, DEADLINE_S="100")
     assert done.returncode == 0, done.stderr
     heading = re.search(r"^== scripts/gpu_check.py --budget-s (\d+) --stages 1$",
                         done.stdout, re.M)
@@ -198,7 +227,7 @@ def test_the_check_gets_what_is_left_of_the_deadline(tmp_path):
 def test_a_budget_of_the_users_is_kept(tmp_path):
     repo = _fake_repo(tmp_path, 0, True)
     done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), "--budget-s",
-                "500", cwd=tmp_path, DEADLINE_S="100")
+                "500", python=_stand_in_python(tmp_path), cwd=tmp_path, DEADLINE_S="100")
     assert done.returncode == 0, done.stderr
     assert "gpu_check args: --budget-s 500\n" in done.stdout
 
@@ -206,7 +235,7 @@ def test_a_budget_of_the_users_is_kept(tmp_path):
 def test_a_deadline_the_tests_use_up_skips_the_check(tmp_path):
     repo = _fake_repo(tmp_path, 0, True)
     done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), cwd=tmp_path,
-                DEADLINE_S="20")
+                python=_stand_in_python(tmp_path), DEADLINE_S="20")
     assert done.returncode == 1
     assert done.stdout.splitlines()[-1] == (
         "device_check.sh: 0 s of DEADLINE_S=20 left after the tests and packing's 30 s: "
@@ -218,7 +247,8 @@ def test_a_deadline_the_tests_use_up_skips_the_check(tmp_path):
 def test_a_deadline_with_a_leading_zero_is_decimal(tmp_path):
     repo = _fake_repo(tmp_path, 0, True)
     done = _run(repo / "scripts" / "device_check.sh", str(tmp_path / "out"), "--stages",
-                "1", cwd=tmp_path, DEADLINE_S="0090")  # octal would be an error
+                "1", python=_stand_in_python(tmp_path), cwd=tmp_path,
+                DEADLINE_S="0090")  # octal would be an error
     assert done.returncode == 0, done.stderr
     budget = re.search(r"gpu_check args: --budget-s (\d+) --stages 1", done.stdout)
     assert budget and 30 <= int(budget.group(1)) <= 60, done.stdout
@@ -284,7 +314,7 @@ def test_a_signal_before_the_check_wrote_anything_is_one_line(tmp_path):
     run folder"."""
     repo = _fake_repo(tmp_path, 0, True)
     (repo / "scripts" / "rc").write_text("sleep")
-    env = dict(os.environ, PYTHON=sys.executable, TESTS_LIMIT_S="60")
+    env = dict(os.environ, PYTHON=_stand_in_python(tmp_path), TESTS_LIMIT_S="60")
     proc, out, err, _ = _signalled(repo, tmp_path / "out", env, "gpu_check.py --output",
                                    signal.SIGTERM)
     assert proc.returncode == 143, err
