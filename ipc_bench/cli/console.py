@@ -17,7 +17,9 @@ before they start instead, ``closed_stdout_refusal``). A command that wrote its 
 files before printing them says so at the end of that line (``written_elsewhere``:
 ``...: No space left on device; the results are in DIR (send.json, ...)``). A failing
 stderr changes nothing: there is nowhere left to report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
-it as its escape (``\\xb1``), as Python's stderr writes it.
+it as its escape (``\\xb1``), as Python's stderr writes it. The scripts of ``scripts/``
+run their ``main`` the same way (``script_main``), and write their output files with
+``write_output`` (one line on a write that fails, the file named on a failed stdout).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import errno
 import os
 import signal
 import sys
-from typing import Optional, TextIO
+from typing import Callable, Optional, TextIO
 
 #: Exit code after stdout's reader went away (128 + SIGPIPE).
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
@@ -111,11 +113,16 @@ def written_elsewhere(text: str) -> None:
     """Have the line of a failed stdout (``Console.restore``: ``PROG: error: cannot
     write to stdout: REASON``) end ``; TEXT``: what the command wrote all the same, once
     it is written (``the results are in DIR (send.json, cached.json)``), so that the
-    line does not read as if nothing was. Nothing when ``sys.stdout`` is not a
-    ``GuardedStream`` (a test's capture) or stdout's reader went away (a broken pipe
-    prints no line)."""
+    line does not read as if nothing was; a second call adds its ``; TEXT`` after the
+    first's (a script's run folders, then its ``--json`` file). Nothing when
+    ``sys.stdout`` is not a ``GuardedStream`` (a test's capture) or stdout's reader went
+    away (a broken pipe prints no line)."""
     if isinstance(sys.stdout, GuardedStream):
-        sys.stdout.written = text
+        earlier = sys.stdout.written
+        if earlier is None:
+            sys.stdout.written = text
+        elif text not in earlier.split("; "):
+            sys.stdout.written = f"{earlier}; {text}"
 
 
 def closed_stdout_refusal(lost: str, kept: str) -> Optional[str]:
@@ -174,3 +181,40 @@ class Console:
         if error is None or code != 0:
             return code
         return EXIT_BROKEN_PIPE if error.errno == errno.EPIPE else 1
+
+
+def script_main(prog: str, main: Callable[[], Optional[int]]) -> int:
+    """The exit code of a script of ``scripts/`` (``sys.exit(script_main(PROG, main))``):
+    ``main()`` run under ``Console``, as ``bench.py``'s commands are, so that stdout that
+    fails ends as ``bench.py``'s does: ``PROG: error: cannot write to stdout: REASON``
+    (with what was written elsewhere: ``written_elsewhere``) and exit 1; a reader that
+    went away (``| head``) exit 141 and no line; ``--help`` the same. ``main``'s
+    ``SystemExit`` gives its code (``None``: 0); one with a message (``write_output``'s
+    line) prints it on stderr and gives 1, as Python does."""
+    console = Console.install()
+    code = 1
+    try:
+        code = main() or 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    finally:
+        code = console.restore(code, prog)
+    return code
+
+
+def write_output(path, text: str, prog: str, note: str) -> None:
+    """Write ``text`` to the file ``path`` (a script's ``--json``) and keep ``note``
+    (``the rows are in PATH``) for a stdout that fails afterwards (``written_elsewhere``);
+    a write that fails (disk full: ``--json /dev/full``) raises ``SystemExit`` with the
+    line ``PROG: error: cannot write PATH: REASON`` (``script_main``: on stderr, exit 1)."""
+    from pathlib import Path
+
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise SystemExit(f"{prog}: error: cannot write {path}: {exc.strerror or exc}") from None
+    written_elsewhere(note)
