@@ -77,6 +77,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import (ResultsError, load, read_summary,  # noqa: E402
                                         run_state)
+from ipc_bench.cli.console import script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats,
@@ -401,7 +402,8 @@ def run_condition(args, condition: str, study: Path) -> None:
     def save() -> None:
         info["machine"] = sampler.summary()
         with signals.deferred():  # written whole
-            (where / "condition.json").write_text(json.dumps(info, indent=1) + "\n")
+            write_output(where / "condition.json", json.dumps(info, indent=1) + "\n", PROG,
+                         f"the study is in {study}")
 
     with MachineSampler() as sampler, busy:
         info["aa_wall_s"] = run_bench(
@@ -648,8 +650,9 @@ def study_problem(study: Path, conditions: list[str]) -> Optional[str]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """The study, or with ``--from-run`` its analysis; exit 0, 1 (a run failed, or a
-    run folder cannot be read), 2 (bad input). SIGINT / SIGTERM / SIGHUP: the running
+    """The study, or with ``--from-run`` its analysis; exit 0, 1 (a run failed, a
+    run folder cannot be read, or a file cannot be written: ``aa_false_positive.py:
+    error: cannot write PATH: REASON``), 2 (bad input). SIGINT / SIGTERM / SIGHUP: the running
     ``bench.py`` gets the same signal, writes what it measured and is reaped, the busy
     process is stopped, then one line on stderr saying where the study so far is and
     which run it stopped (``interrupt_line``), exit 130 / 143 / 129."""
@@ -731,7 +734,8 @@ def _analyse(args: argparse.Namespace, study: Path) -> int:
         print(one_line(f"{PROG}: error: {exc}"), file=sys.stderr)
         return 2 if args.from_run else 1
     with signals.deferred():
-        (study / "aa_false_positive.json").write_text(json.dumps(result, indent=1) + "\n")
+        write_output(study / "aa_false_positive.json", json.dumps(result, indent=1) + "\n",
+                     PROG, f"the analysis is in {study / 'aa_false_positive.json'}")
     print(f"A/A study {study}")
     for info in result["conditions"].values():
         print_condition(info)
@@ -739,4 +743,4 @@ def _analyse(args: argparse.Namespace, study: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main(PROG, main))

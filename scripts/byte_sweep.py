@@ -50,6 +50,7 @@ from ipc_bench.harness.scenario import ScenarioOptions, steady_cases  # noqa: E4
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.token_ids import token_id_distribution  # noqa: E402
+from ipc_bench.cli.console import script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, _choices, _int_in, _parse_int,  # noqa: E402
                                    list_items, no_repeats, writable_file)
@@ -176,9 +177,11 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    """Exit 0, 1 if the model misses a frame, 2 on bad input; SIGINT / SIGTERM /
-    SIGHUP end the running case as ``bench.py`` does (``ipc_bench.harness.signals``:
-    the runner reaped, the socket folder removed), one line, exit 130 / 143 / 129."""
+    """Exit 0, 1 if the model misses a frame or the ``--json`` file cannot be written
+    (disk full: ``byte_sweep.py: error: cannot write PATH: REASON``), 2 on bad input;
+    SIGINT / SIGTERM / SIGHUP end the running case as ``bench.py`` does
+    (``ipc_bench.harness.signals``: the runner reaped, the socket folder removed), one
+    line, exit 130 / 143 / 129."""
     return signals.run_command(
         lambda: parse_args(argv), _sweep,
         lambda exc, _: f"byte_sweep.py: interrupted by {exc.signal_name} (exit {exc.code})")
@@ -192,10 +195,11 @@ def _sweep(args: argparse.Namespace) -> int:
         rows += measure(fmt, vocab, args.num_running, args.steps, args.codecs, dist)
     print_table(rows, args.num_running)
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+        write_output(args.json, json.dumps(rows, indent=1) + "\n", "byte_sweep.py",
+                     f"the rows are in {args.json}")
     bad = sum(r["model_mismatches"] for r in rows)
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main("byte_sweep.py", main))

@@ -28,8 +28,9 @@ single-process case (codec ``none``) has no codec. A fitted fixed or per-request
 below 0 is not physical (noise or load on the machine bent the line): a warning line
 says so.
 
-Exit status 0; 1 if a run fails; 2 for bad input (one line, before any run): an option
-out of range, a ``--json`` path that cannot be written, an ``--output`` folder that
+Exit status 0; 1 if a run fails or the ``--json`` file cannot be written once the fit
+is made (disk full: ``codec_fit.py: error: cannot write PATH: REASON``); 2 for bad
+input (one line, before any run): an option out of range, a ``--json`` path that cannot be written, an ``--output`` folder that
 cannot be written in (or ``--output``, ``--steps`` or ``--repeat`` with both runs
 given: nothing is run), a run
 folder that cannot be read or lacks what the fit needs (a policy and codec at fewer than 3 batch sizes, a
@@ -63,6 +64,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
 from ipc_bench.analysis.results import ResultsError, read_summary, run_state  # noqa: E402
+from ipc_bench.cli.console import script_main, write_output, written_elsewhere  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_STEPS, _int_in, writable_file,  # noqa: E402
                                    writable_folder)
@@ -289,6 +291,7 @@ def _made(args, sizes: str, name: str, pairs: set[tuple[str, str]]) -> tuple[Pat
                          f"{exc.strerror or exc}") from None
     args.made.append((name.removesuffix(str(CHECK_SIZE)), out))
     run(sizes, args.steps, args.repeat, out, pairs)
+    written_elsewhere(f"the {args.made[-1][0]} run is in {out}")  # stdout that fails says so
     try:
         return out, read_summary(out)
     except ResultsError as exc:
@@ -401,9 +404,10 @@ def _fit(args: argparse.Namespace) -> int:
         report = dict(fit_run=str(fit_dir), check_run=str(check_dir), stat=args.stat,
                       fits=rows)
         with signals.deferred():  # written whole, a signal meanwhile raised after it
-            Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+            write_output(args.json, json.dumps(report, indent=1) + "\n", PROG,
+                         f"the fits are in {args.json}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main(PROG, main))

@@ -96,6 +96,7 @@ from ipc_bench.engine.config import (ConfigError, ModelConfig,  # noqa: E402
                                      ModelMemoryError, SchedulerConfig, check_max_position,
                                      check_model_memory, script_memory_refusal)
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
+from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
@@ -521,6 +522,7 @@ def _check(args: argparse.Namespace) -> int:
         if error is not None:
             print(f"decode_step_check: error: {error}", file=sys.stderr)
             return 1
+        written_elsewhere(f"the rows are in {args.json}")  # stdout that fails says so
     return 1 if failed else 0
 
 
@@ -620,4 +622,4 @@ def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figu
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main("decode_step_check", main))

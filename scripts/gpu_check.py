@@ -149,6 +149,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
+from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.engine.config import TORCH_PRESETS, ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
@@ -866,6 +867,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         return code
     trace = args.trace or next((str(t) for t in TRACE_CANDIDATES if t.is_file()), None)
     out.mkdir(parents=True, exist_ok=True)
+    written_elsewhere(f"the results are in {out}")  # stdout that fails says so
     base = ["--model", "torch", "--device", "cuda" if cuda else "cpu", "--quiet",
             "--no-hostname"]
     failed: list[str] = []
@@ -913,4 +915,4 @@ def _check(args: argparse.Namespace, out: Path) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(main())
+    sys.exit(script_main("gpu_check", main))

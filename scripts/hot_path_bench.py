@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-import os
 import sys
 import types
 from pathlib import Path
@@ -46,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
+from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
 from ipc_bench.cli.options import list_items, output_problem  # noqa: E402
 from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
@@ -318,11 +318,10 @@ def main() -> None:
             why = path is not None and output_problem(path)
             if why:
                 _error(f"argument {flag}: cannot write {why}")
+            if path is not None and not args.list:  # stdout that fails says where they are
+                written_elsewhere(f"the results are in {path}")
     if args.list:
-        try:
-            print("\n".join(benchmark_names()), flush=True)
-        except BrokenPipeError:  # a reader that went away (``| head``): nothing lost
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("\n".join(benchmark_names()))
         return
     texts = [""] if args.only is None else args.only.split(",")
 
@@ -363,4 +362,4 @@ def run_benchmarks(bench: pyperf.Runner, only) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_main("hot_path_bench.py", main))

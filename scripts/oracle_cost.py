@@ -63,6 +63,7 @@ from hot_path_bench import STEPS, SteadyEngine  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 #: The per-case figures ``--bench`` compares: summary key, heading, scale to print.
 BENCH_FIGURES = (("wall_s", "wall s", 1.0), ("step_ns_median", "step us", 1e-3))
+from ipc_bench.cli.console import script_main  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_STEPS, _int_in,  # noqa: E402
                                    _parse_int, int_items, list_items, no_repeats)
@@ -248,4 +249,4 @@ def _measure(args: argparse.Namespace, done: list[int]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main("oracle_cost.py", main))

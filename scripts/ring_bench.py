@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's ipc_bench, installed or not
 import msgspec  # noqa: E402
 import zmq  # noqa: E402
 
+from ipc_bench.cli.console import script_main  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats  # noqa: E402
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
@@ -264,4 +265,4 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(*sys.argv[2:7])
     else:
-        sys.exit(main())
+        sys.exit(script_main("ring_bench.py", main))

@@ -75,6 +75,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import io
 import os
 import stat
 import itertools
@@ -87,6 +88,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 
 from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
+from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
 from ipc_bench.cli.options import MAX_NUM_SEQS, list_items, output_problem  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.outputs import build_engine_core_outputs  # noqa: E402
@@ -427,7 +429,7 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> None:
     """PNG at ``path``: SchedulerOutput bytes per running request and the hop's µs per
     step (build + both encodes and decodes) against running requests, log-log; one
     colour per codec, solid send, dashed cached, uniform ids (Zipf's lines lie within
-    2 % of them)."""
+    2 % of them). ``OSError`` when the file cannot be written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -455,8 +457,11 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> None:
     fig.suptitle("send / cached x msgpack / pickle / packed (vLLM PR #54406) / slots / "
                  "replicated (SGLang style), uniform ids")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
+    # written here: matplotlib's own file loses a failed close (--figure /dev/full)
+    Path(path).write_bytes(png.getvalue())
 
 
 ONLY_HELP = ("comma-separated alternatives, each a set of words matched in any order: "
@@ -596,6 +601,8 @@ def main() -> int:
         why = path is not None and not args.worker and _unwritable(path)
         if why:
             error(f"argument {flag}: cannot write {why}")
+        if path is not None and flag != "--figure" and not args.worker:
+            written_elsewhere(f"the results are in {path}")  # stdout that fails says so
     batch_sizes, alts = args.batch_sizes, selection(args.only or "")
     rows = selected_rows(batch_sizes, alts)
     frontend_only = not rows and any(selected_frontend(alts, w, b, t) for b in batch_sizes
@@ -613,7 +620,12 @@ def main() -> int:
             except ValueError as exc:
                 error(f"argument --table-from: {exc}")
         if args.figure:
-            plot(batch_sizes, medians, args.figure)
+            try:
+                plot(batch_sizes, medians, args.figure)
+            except OSError as exc:  # disk full (--figure /dev/full)
+                raise SystemExit(f"{prog}: error: cannot write {args.figure}: "
+                                 f"{exc.strerror or exc}") from None
+            written_elsewhere(f"the figure is in {args.figure}")
         if args.compact:
             print_compact(batch_sizes, medians, rows)
         else:
@@ -635,4 +647,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main("variant_table.py", main))

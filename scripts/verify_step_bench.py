@@ -39,6 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ipc_bench.cli.console import script_main  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_MODEL_LEN, MAX_NUM_SEQS, MAX_SEED,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats)
@@ -265,4 +266,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(script_main("verify_step_bench", main))
