@@ -8,14 +8,13 @@ count its steps is refused up front (``scenario.check_steady_steps``; its line t
 from __future__ import annotations
 
 import collections
+import functools
 import json
-import subprocess
-import sys
 from dataclasses import replace
 
 import pytest
 
-from fault_helpers import REPO
+from ipc_bench.cli import main
 from ipc_bench.cli.run import with_spec_decoding
 from ipc_bench.engine.config import ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.messages import SchedulerOutput
@@ -30,6 +29,7 @@ from ipc_bench.harness.steady_steps import simulate_steady_steps
 from ipc_bench.wire.codecs import make_codec
 
 
+@functools.cache  # deterministic: a reference two tests compare with is run once
 def real_windowed_steps_in_all(b: int, budget: int, warmup: int, steps: int, *,
                                pp: int = 0, num_spec_tokens: int = 0,
                                model: ModelConfig = ModelConfig()) -> int:
@@ -142,13 +142,10 @@ def test_a_batch_the_old_cap_cut_short_counts_every_step(tmp_path):
     # the cap was warm-up + prefill + steps + 2 * (steps * B // 1000 + 10) = 842 steps,
     # and this case counts its 400th pure-decode step at step 946
     run = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "128",
-         "--max-num-batched-tokens", "144", "--steps", "400", "--warmup-steps", "5",
-         "--codecs", "msgpack", "--policies", "cached", "--no-single-process",
-         "--no-floor", "--output", str(run), "--quiet"],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
+    assert main(["--scenario", "decode-steady", "--num-running", "128",
+                 "--max-num-batched-tokens", "144", "--steps", "400", "--warmup-steps", "5",
+                 "--codecs", "msgpack", "--policies", "cached", "--no-single-process",
+                 "--no-floor", "--output", str(run), "--quiet"]) == 0
     (case,) = json.loads((run / "summary.json").read_text())["cases"]
     assert (case["num_steps"], case["num_total_steps"], case["max_steps"]) == (400, 947, 1199)
 
@@ -215,13 +212,11 @@ def test_an_async_case_with_drafts_takes_the_reference_steps_in_both_processes(t
     the token oracle relies on) as the in-process reference, 666 in all (the reference
     took 645 while its runner lacked the case's async scheduling)."""
     run = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "64",
-         "--max-num-batched-tokens", "300", "--steps", "600", "--warmup-steps", "5",
-         "--codecs", "msgpack", "--policies", "cached", "--async-scheduling",
-         "--num-spec-tokens", "1", "--no-floor", "--output", str(run), "--quiet"],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
+    assert main(["--scenario", "decode-steady", "--num-running", "64",
+                 "--max-num-batched-tokens", "300", "--steps", "600", "--warmup-steps", "5",
+                 "--codecs", "msgpack", "--policies", "cached", "--async-scheduling",
+                 "--num-spec-tokens", "1", "--no-floor", "--output", str(run),
+                 "--quiet"]) == 0
     cases = json.loads((run / "summary.json").read_text())["cases"]
     assert [(c["transport"], c["num_steps"], c["num_total_steps"]) for c in cases] == [
         ("ipc", 600, 666), ("inproc", 600, 666)]
