@@ -314,12 +314,21 @@ EARLIER = ["--num-running", "4", "--directions", "s2r", *QUICK]
 EARLIER_FILES = ["cached.json", "in_loop_vs_pyperf.json", "send.json"]
 
 
-def _earlier_results(run_dir, out: Path) -> dict[str, bytes]:
-    """Run ``EARLIER`` into ``out`` (a new folder: no file replaced) and return its
-    files' bytes by name."""
+@pytest.fixture(scope="module")
+def earlier_dir(run_dir, tmp_path_factory):
+    """``EARLIER`` run once into a new folder (no file replaced), for the tests that
+    each start from a copy of its results."""
+    out = tmp_path_factory.mktemp("earlier") / "mb"
     proc = _microbench([run_dir, "--output", out, *EARLIER])
     assert proc.returncode == 0, proc.stderr
     assert "replaced" not in proc.stderr
+    return out
+
+
+def _earlier_results(earlier_dir: Path, out: Path) -> dict[str, bytes]:
+    """A copy of ``EARLIER``'s results (``earlier_dir``) as ``out``; its files' bytes
+    by name."""
+    shutil.copytree(earlier_dir, out)
     return _files(out)
 
 
@@ -332,12 +341,12 @@ def _files(folder: Path) -> dict[str, bytes]:
     (["-p", "2", "-n", "1", "-w", "0", "--min-time", "0.2"], "microbench: benchmark 1/16 done",
      r"\d+"),
 ])
-def test_interrupt_keeps_the_earlier_results_whole(run_dir, tmp_path, args, after_line,
-                                                   finished):
+def test_interrupt_keeps_the_earlier_results_whole(run_dir, earlier_dir, tmp_path, args,
+                                                   after_line, finished):
     """The earlier files stay as they were, byte for byte, and no new or temporary file
     is left beside them, whether benchmarks had finished or not."""
     out = tmp_path / "mb"
-    earlier = _earlier_results(run_dir, out)
+    earlier = _earlier_results(earlier_dir, out)
     assert sorted(earlier) == EARLIER_FILES
     code, lines = _interrupt([run_dir, "--output", out, *args], after_line)
     assert code == 130, lines
@@ -347,11 +356,12 @@ def test_interrupt_keeps_the_earlier_results_whole(run_dir, tmp_path, args, afte
     assert _files(out) == earlier
 
 
-def test_a_narrower_run_replaces_the_earlier_files_and_says_so(run_dir, tmp_path):
+def test_a_narrower_run_replaces_the_earlier_files_and_says_so(run_dir, earlier_dir,
+                                                              tmp_path):
     import pyperf
 
     out = tmp_path / "mb"
-    earlier = _earlier_results(run_dir, out)
+    earlier = _earlier_results(earlier_dir, out)
     proc = _microbench([run_dir, "--output", out, *EARLIER, "--ops", "decode"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines()[-1] == (
@@ -366,8 +376,8 @@ def test_a_narrower_run_replaces_the_earlier_files_and_says_so(run_dir, tmp_path
 
 
 @pytest.mark.parametrize("earlier", [False, True])
-def test_a_file_too_large_for_the_disk_is_named_and_nothing_is_left(run_dir, tmp_path,
-                                                                    earlier):
+def test_a_file_too_large_for_the_disk_is_named_and_nothing_is_left(run_dir, earlier_dir,
+                                                                    tmp_path, earlier):
     """A real limit (RLIMIT_FSIZE: writes past 1 KiB fail with EFBIG, as a full disk
     fails them), not a stub: the arm cannot write its first benchmark. One line naming
     the file, exit 1; no temporary file; the earlier results as they were, or no
@@ -378,7 +388,7 @@ def test_a_file_too_large_for_the_disk_is_named_and_nothing_is_left(run_dir, tmp
         resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
 
     out = tmp_path / "mb"
-    before = _earlier_results(run_dir, out) if earlier else None
+    before = _earlier_results(earlier_dir, out) if earlier else None
     proc = subprocess.run([sys.executable, "bench.py", "microbench", str(run_dir),
                            "--output", str(out), *EARLIER], cwd=ROOT, capture_output=True,
                           text=True, timeout=300, preexec_fn=limit)
@@ -395,12 +405,12 @@ def test_a_file_too_large_for_the_disk_is_named_and_nothing_is_left(run_dir, tmp
 
 @pytest.mark.parametrize("earlier", [False, True])
 def test_in_loop_vs_pyperf_that_cannot_be_written_is_named_and_removed(
-        run_dir, tmp_path, monkeypatch, capsys, earlier):
+        run_dir, earlier_dir, tmp_path, monkeypatch, capsys, earlier):
     """The disk fills up under in_loop_vs_pyperf.json after a few bytes: its partial
     file goes; the earlier results stay as they were, or, where there were none, the
     finished pyperf files are kept."""
     out = tmp_path / "mb"
-    before = _earlier_results(run_dir, out) if earlier else None
+    before = _earlier_results(earlier_dir, out) if earlier else None
     write_text = Path.write_text
 
     def full(self, text, *args, **kwargs):
