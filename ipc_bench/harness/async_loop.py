@@ -218,7 +218,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     send_step, recv_step = link.send_step, link.recv_step
     perf, cpu = time.perf_counter_ns, time.thread_time_ns
     gc_counter = GcCounter()
-    record = result.sched_rows.append
+    record = result.sched_rows.record  # packed int64 (spec.StepRows)
     release = None
     if flusher is not None and flusher.stream:
         record, release = flusher.record, flusher.release_finished

@@ -36,6 +36,7 @@ import os
 import sys
 import time
 import traceback
+from array import array
 from typing import Any, Callable, Optional
 
 import zmq
@@ -109,9 +110,11 @@ def say(line: str) -> None:
 
 
 def _column(record: bool):
-    """A per-step column: a list, or (``record`` false) a one-slot deque whose
-    ``append`` costs the same C call but keeps nothing (long streamed runs)."""
-    return [] if record else collections.deque(maxlen=1)
+    """A per-step column: an ``array('q')`` (8 bytes a step, where a list held an
+    8-byte pointer and, for most values, a 32-byte int object), or (``record`` false) a
+    one-slot deque whose ``append`` costs the same C call but keeps nothing (long
+    streamed runs)."""
+    return array("q") if record else collections.deque(maxlen=1)
 
 
 def _no_record(seq: int, num_scheduled_tokens: dict, rows: dict, inputs: Any) -> None:
@@ -210,7 +213,7 @@ class RunnerLoop:
         self.seq = 0
         self.columns: dict[str, Any] = {name: _column(self.record) for name in RUNNER_COLUMNS}
         self.columns.update(self.stepper.columns)
-        self.out_frames = _column(self.record)
+        self.out_frames = [] if self.record else collections.deque(maxlen=1)
         self.input_log = RunnerInputLog()
         self.encode, self.decode = session_codecs(config.codec, "runner", config.scheduler,
                                                   config.policy)
@@ -267,7 +270,9 @@ class RunnerLoop:
             columns = {}
             if self.record and not bare:
                 for k, v in self.columns.items():
-                    columns[k] = list(v)
+                    columns[k] = list(v) if not isinstance(v, array) else v.tolist()
+                    if isinstance(v, array):  # the case is over: the packed copy goes
+                        del v[:]
                     beat()
                 # the model's own columns (CUDA events, ...)
                 columns.update(model_step_columns(self.stepper.runner.model))

@@ -629,7 +629,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     perf = time.perf_counter_ns
     cpu = time.thread_time_ns
     gc_counter = GcCounter()
-    record = result.sched_rows.append
+    record = result.sched_rows.record  # packed int64 (spec.StepRows)
     release = None
     if flusher is not None and flusher.stream:  # rows packed, finished requests dropped
         record, release = flusher.record, flusher.release_finished

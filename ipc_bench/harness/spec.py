@@ -3,8 +3,11 @@ how it failed (``CaseError``)."""
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+import numpy as np
 
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.errors import one_line
@@ -91,6 +94,89 @@ OPTIONAL_RUNNER_COLUMNS = (
 #: The runner's columns that are moments, not durations or counts: a mean of them per
 #: step means nothing, so the summary has no ``*_per_step`` figure of them.
 RUNNER_TIMESTAMP_COLUMNS = ("runner_t0_ns", "runner_forward_start_ns")
+
+
+class StepRows:
+    """The scheduler's per-step rows of a case (``CaseResult.sched_rows``), packed: one
+    int64 per ``SCHED_COLUMNS`` value in one ``array('q')``, 8 bytes a value (200 bytes
+    a row), where a list of tuples held about 470 bytes a row (the tuple, the list's
+    pointer and an int object per large value) in many small blocks.
+
+    Reads as the list of tuples it replaces: ``len``, ``rows[i]`` (a tuple of ints,
+    negative ``i`` too), ``rows[a:b]`` (a list of tuples), iteration, truth, ``==``
+    with any sequence of rows, ``del rows[a:b]``, ``np.asarray(rows)`` (an int64 copy
+    ``[len(rows), len(SCHED_COLUMNS)]``). ``append(row)`` checks the row's length;
+    the loops record through ``record`` (the array's own ``extend``, a C call, as
+    ``list.append`` was), which does not. ``IndexError`` for a row out of range,
+    ``ValueError`` for a row of another length."""
+
+    __slots__ = ("_values",)
+    width = len(SCHED_COLUMNS)
+
+    def __init__(self, rows: Iterable[Iterable[int]] = ()):
+        self._values = array("q")
+        for row in rows:
+            self.append(row)
+
+    @property
+    def record(self) -> Callable[[Iterable[int]], None]:
+        """The hot loops' ``append``: ``extend`` of the packed values (no check)."""
+        return self._values.extend
+
+    def append(self, row: Iterable[int]) -> None:
+        row = tuple(row)
+        if len(row) != self.width:
+            raise ValueError(f"a step row has {self.width} values, got {len(row)}")
+        self._values.extend(row)
+
+    def __len__(self) -> int:
+        return len(self._values) // self.width
+
+    def __bool__(self) -> bool:
+        return len(self._values) > 0
+
+    def _row(self, i: int) -> tuple:
+        w = self.width
+        return tuple(self._values[i * w:(i + 1) * w])
+
+    def __getitem__(self, index):
+        n = len(self)
+        if isinstance(index, slice):
+            return [self._row(i) for i in range(*index.indices(n))]
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError(f"step row {index} of {n}")
+        return self._row(i)
+
+    def __delitem__(self, index: slice) -> None:
+        start, stop, step = index.indices(len(self))
+        if step != 1:
+            raise ValueError("StepRows deletes contiguous rows only")
+        if stop > start:
+            del self._values[start * self.width:stop * self.width]
+
+    def __iter__(self) -> Iterator[tuple]:
+        return (self._row(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StepRows):
+            return self._values == other._values
+        try:
+            return list(self) == [tuple(r) for r in other]  # type: ignore[union-attr]
+        except TypeError:
+            return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the list was
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        view = np.frombuffer(self._values, dtype=np.int64) if self._values else \
+            np.zeros(0, dtype=np.int64)
+        out = view.reshape(-1, self.width).astype(dtype or np.int64, copy=True)
+        del view  # the array can grow again once no view of it is left
+        return out
+
+    def __repr__(self) -> str:
+        return f"StepRows({len(self)} rows)"
 
 
 @dataclass
@@ -210,8 +296,8 @@ class CaseSpec:
 
 @dataclass
 class CaseResult:
-    """Everything one case measured. ``sched_rows``: tuples in ``SCHED_COLUMNS``
-    order; ``runner_columns``: ``RUNNER_COLUMNS`` -> per-step list (same step order);
+    """Everything one case measured. ``sched_rows``: one row per step in
+    ``SCHED_COLUMNS`` order (``StepRows``, packed int64; reads as a list of tuples); ``runner_columns``: ``RUNNER_COLUMNS`` -> per-step list (same step order);
     ``floor_step_ns``: per replayed step of the floor; ``requests``: per-request dicts;
     ``s2r_frames``: the counted steps' SchedulerOutput frames (for byte analysis);
     ``r2s_frames``: the ModelRunnerOutput frames of the same steps, as received;
@@ -219,7 +305,7 @@ class CaseResult:
     model measured about its device at start-up (``engine.models.model_info``)."""
 
     spec: CaseSpec
-    sched_rows: list[tuple] = field(default_factory=list)
+    sched_rows: StepRows = field(default_factory=StepRows)
     runner_columns: dict[str, list[int]] = field(default_factory=dict)
     floor_step_ns: list[int] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
