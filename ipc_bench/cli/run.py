@@ -22,7 +22,7 @@ from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds
-from ipc_bench.harness.memory import HeapReport
+from ipc_bench.harness.memory import HeapReport, check_step_memory
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import INPROC
 from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
@@ -140,8 +140,10 @@ def _main(argv: list[str], swept: list[str]) -> int:
         opts.notes.append(note)
     opts.notes.extend(_check_cases(args, cases))
     _check_order_seed(args, opts, cases)
+    # the per-step records of the largest case against the memory free now
+    step_warning = check_step_memory(cases, available_memory_bytes(), args.remote_runners)
     cases = with_cpu_affinity(cases, args.cpu_affinity, args.remote_runners)
-    for line in trace_warnings:
+    for line in trace_warnings + ([step_warning] if step_warning else []):
         print(f"bench.py: warning: {line}", file=sys.stderr)
     if args.input_oracle_interval == 0:
         print("bench.py: warning: --input-oracle-interval 0: the input oracle is off, the "

@@ -315,3 +315,89 @@ class HeapReport:
                          f"(now {s.size:,} B in {s.count:,})")
             lines.extend(f"      {f.filename}:{f.lineno}" for f in s.traceback)
         return lines
+
+
+# ======================================================================================
+# Memory a run's per-step records need (checked before the first case)
+
+#: Peak memory of a case that keeps its per-step records (every scenario but soak, whose
+#: cases stream them: ``CaseSpec.stream``), per step it runs (warm-up included), in
+#: bytes: ``STEP_BYTES_SCHEDULER + STEP_BYTES_SCHEDULER_PER_RUNNING * running`` in the
+#: scheduler (``bench.py``: its rows, both directions' frames of the counted steps,
+#: the requests' token ids, and at the end the runner's report and every counted
+#: message decoded for the floor) and the ``RUNNER`` pair in each runner process (its
+#: columns and every reply it sent, decoded again for the floor). Each case's records
+#: are dropped once its files are written, so repetitions and cases do not add up: the
+#: run's peak is its largest case's. Measured as the growth of each process's peak
+#: RssAnon (sampled every 50 ms) from ``--steps 20000`` to ``--steps 100000`` at 4
+#: running and from ``--steps 1000`` to ``--steps 5000`` at 256, ``python bench.py
+#: --scenario decode-steady --num-running B --steps N --codecs msgpack
+#: --no-single-process`` (both policies, floor on), on the 2-core x86-64 development
+#: machine (Python 3.11, 24 GB): the scheduler 4,888 and 186,621 bytes a step, the
+#: runner 2,562 and 123,334, the line through both points rounded up. See
+#: docs/usage.md, "Memory per step".
+STEP_BYTES_SCHEDULER = 2_000
+STEP_BYTES_SCHEDULER_PER_RUNNING = 722
+STEP_BYTES_RUNNER = 642
+STEP_BYTES_RUNNER_PER_RUNNING = 480
+
+
+def case_steps(case: Any) -> Optional[int]:
+    """The steps a case runs that its records keep: ``warmup_steps + counted_steps``
+    (the uncounted mixed steps between the counted ones are in the bytes per step),
+    capped by ``max_steps``; ``None`` for a case that keeps none (streamed) or whose
+    count is not known before it runs (a trace replay runs until its requests finish)."""
+    if case.stream or case.counted_steps is None:
+        return None
+    steps = case.warmup_steps + case.counted_steps
+    return steps if case.max_steps is None else min(steps, case.max_steps)
+
+
+def step_bytes(case: Any, remote_runners: bool = False) -> int:
+    """Peak bytes a step of ``case`` holds on this machine: the scheduler's share and,
+    unless its runners run elsewhere (``remote_runners``, not the single process), each
+    runner process's (``--tp`` ranks, ``--pp`` stages); the running requests are its
+    ``num_running`` label, else its ``max_num_seqs``."""
+    running = case.labels.get("num_running")
+    if not isinstance(running, int):
+        running = case.scheduler.max_num_seqs
+    total = STEP_BYTES_SCHEDULER + STEP_BYTES_SCHEDULER_PER_RUNNING * running
+    if not remote_runners or case.transport == "inproc":
+        runners = case.tp or case.pp or 1
+        total += runners * (STEP_BYTES_RUNNER + STEP_BYTES_RUNNER_PER_RUNNING * running)
+    return total
+
+
+def size_text(num_bytes: float) -> str:
+    """``3.2 TB``, ``1.9 GB``, ``512 MB``, ``0.8 MB`` (decimal units)."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9)):
+        if num_bytes >= scale:
+            return f"{num_bytes / scale:,.1f} {unit}"
+    return f"{num_bytes / 1e6:,.{0 if num_bytes >= 1e7 else 1}f} MB"
+
+
+def check_step_memory(cases: Sequence[Any], available: Optional[int],
+                      remote_runners: bool = False) -> Optional[str]:
+    """Before the first case: the peak memory of the run's largest case (``case_steps``
+    x ``step_bytes``) against ``available`` (bytes, ``available_memory_bytes``; ``None``:
+    no check). Raises ``ConfigError`` (one line: the estimate, the memory available and
+    the largest ``--steps`` that fits) when it exceeds ``available``; returns a warning
+    line when it exceeds half of it, else ``None``."""
+    sized = [(steps * step_bytes(c, remote_runners), steps, c) for c in cases
+             if (steps := case_steps(c)) is not None]
+    if available is None or not sized:
+        return None
+    need, steps, case = max(sized, key=lambda s: s[0])
+    what = (f"the largest case, {case.case_id} ({steps:,} steps with warm-up), needs "
+            f"about {size_text(need)} of memory for its per-step records "
+            f"({step_bytes(case, remote_runners):,} bytes a step)")
+    have = f"the {size_text(available)} available (MemAvailable)"
+    if need > available:
+        fits = min(available // step_bytes(c, remote_runners) - c.warmup_steps
+                   for _, _, c in sized)
+        advice = (f"--steps {fits:,} or fewer fits" if fits >= 1 else
+                  "not even --steps 1 fits: fewer running requests, or more memory")
+        raise ConfigError(f"{what}, more than {have}: {advice}")
+    if need > available / 2:
+        return f"{what}, more than half of {have}"
+    return None

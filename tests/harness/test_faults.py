@@ -251,7 +251,7 @@ _SUBREAPER = textwrap.dedent("""
         return found
     if mode == "bench":  # SIGKILL python bench.py in the middle of a case
         sched = subprocess.Popen([sys.executable, "bench.py", "--scenario", "decode-steady",
-                                  "--num-running", "16", "--steps", "100000000",
+                                  "--num-running", "16", "--steps", "300000",
                                   "--policies", "send", "--codecs", "msgpack",
                                   "--output", out_dir, "--quiet"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

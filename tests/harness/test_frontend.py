@@ -244,7 +244,7 @@ def test_a_dead_runner_kills_the_frontend(monkeypatch):
 def test_ctrl_c_reaps_the_frontend(tmp_path, bench_tmpdir):
     ctrl_c_reaps_every_child(tmp_path, bench_tmpdir,
                              ["--scenario", "decode-steady", "--frontend",
-                              "--num-running", "16", "--steps", "100000000",
+                              "--num-running", "16", "--steps", "300000",
                               "--policies", "send", "--codecs", "msgpack"],
                              2, "the runner and the frontend")
 
@@ -252,7 +252,7 @@ def test_ctrl_c_reaps_the_frontend(tmp_path, bench_tmpdir):
 def test_a_killed_scheduler_takes_the_frontend_with_it(tmp_path, killed_bench_tmpdir):
     env = dict(os.environ, TMPDIR=str(killed_bench_tmpdir))
     proc = bench(["--scenario", "decode-steady", "--frontend", "--num-running", "4",
-                  "--steps", "100000000", "--policies", "send", "--codecs", "msgpack",
+                  "--steps", "300000", "--policies", "send", "--codecs", "msgpack",
                   "--output", str(tmp_path / "run")], env=env)
     kids = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
                     what="the runner and the frontend", proc=proc)

@@ -624,7 +624,7 @@ def test_without_a_stage_report_the_schedulers_line_stands(late, stopped):
 def test_ctrl_c_reaps_every_stage(tmp_path, bench_tmpdir):
     ctrl_c_reaps_every_child(tmp_path, bench_tmpdir,
                              ["--scenario", "pp", "--pp", "2", "--num-running", "8",
-                              "--steps", "100000000", "--policies", "send",
+                              "--steps", "300000", "--policies", "send",
                               "--codecs", "msgpack"], 2, "two stages")
 
 

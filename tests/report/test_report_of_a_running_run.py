@@ -19,7 +19,7 @@ from ipc_bench.harness.run_folder import run_in_progress
 
 def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmpdir, capsys):
     run = tmp_path / "run"
-    proc = bench(["--scenario", "decode-steady", "--num-running", "4", "--steps", "100000000",
+    proc = bench(["--scenario", "decode-steady", "--num-running", "4", "--steps", "300000",
                   "--codecs", "msgpack", "--policies", "send", "--no-floor",
                   "--no-single-process", "--output", str(run)],
                  env=dict(os.environ, TMPDIR=str(bench_tmpdir)))

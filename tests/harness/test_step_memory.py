@@ -1,0 +1,154 @@
+"""The check before the first case of what a run's per-step records will need
+(``memory.check_step_memory``), with ``MemAvailable`` faked through its seam
+(``cli.run.available_memory_bytes``), and the packed rows (``spec.StepRows``) that
+replaced a tuple per step."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ipc_bench import cli
+from ipc_bench.cli import execute
+from ipc_bench.cli import run as cli_run
+from ipc_bench.engine.config import ConfigError
+from ipc_bench.harness import memory
+from ipc_bench.harness.memory import case_steps, check_step_memory, size_text, step_bytes
+from ipc_bench.harness.spec import SCHED_COLUMNS, StepRows
+
+RUN = ["--scenario", "decode-steady", "--codecs", "msgpack", "--no-single-process"]
+
+
+def _main(argv, capsys):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, err.splitlines(), out
+
+
+@pytest.fixture
+def no_run(monkeypatch):
+    """Cases that pass every check are not run: ``run_cases`` answers 0 at once."""
+    ran = []
+    monkeypatch.setattr(execute, "run_cases", lambda args, cases, *a, **k: ran.append(
+        len(cases)) or 0)
+    return ran
+
+
+def test_bytes_per_step_are_the_measured_constants():
+    # the scheduler's and the runner's lines, at 4 and at 256 running requests
+    assert (memory.STEP_BYTES_SCHEDULER, memory.STEP_BYTES_SCHEDULER_PER_RUNNING,
+            memory.STEP_BYTES_RUNNER, memory.STEP_BYTES_RUNNER_PER_RUNNING) == (
+        2_000, 722, 642, 480)
+
+
+def test_a_run_that_cannot_fit_is_refused_with_the_steps_that_fit(monkeypatch, capsys,
+                                                                   no_run):
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
+    code, lines, out = _main(RUN + ["--num-running", "4", "--steps", "1000000000"], capsys)
+    # 7,450 bytes a step x 1,000,000,100 steps; 10**10 // 7,450 - 100 warm-up steps
+    assert (code, lines, out, no_run) == (2, [
+        "bench.py: error: the largest case, num_running=4/send/msgpack#0 (1,000,000,100 "
+        "steps with warm-up), needs about 7.5 TB of memory for its per-step records "
+        "(7,450 bytes a step), more than the 10.0 GB available (MemAvailable): --steps "
+        "1,342,181 or fewer fits"], "", [])
+
+
+def test_the_largest_case_is_named_and_the_steps_fit_every_case(monkeypatch, capsys,
+                                                                no_run):
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
+    code, lines, _ = _main(RUN + ["--num-running", "4,256", "--steps", "1000000"], capsys)
+    # 256 running: 2,000 + 722 x 256 + 642 + 480 x 256 = 310,354 bytes a step
+    assert (code, lines) == (2, [
+        "bench.py: error: the largest case, num_running=256/send/msgpack#0 (1,000,100 steps "
+        "with warm-up), needs about 310.4 GB of memory for its per-step records (310,354 "
+        "bytes a step), more than the 10.0 GB available (MemAvailable): --steps 32,121 or "
+        "fewer fits"])
+
+
+def test_a_run_over_half_the_memory_is_warned_and_runs(monkeypatch, capsys, no_run):
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**9)
+    code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "100000"], capsys)
+    # 7,450 x 100,100 = 745,745,000 bytes: over half of 1 GB, under all of it
+    assert (code, no_run) == (0, [2])
+    assert lines == [
+        "bench.py: warning: the largest case, num_running=4/send/msgpack#0 (100,100 steps "
+        "with warm-up), needs about 746 MB of memory for its per-step records (7,450 bytes "
+        "a step), more than half of the 1.0 GB available (MemAvailable)"]
+
+
+def test_a_run_under_half_the_memory_says_nothing(monkeypatch, capsys, no_run):
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**9)
+    code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "50000"], capsys)
+    assert (code, lines, no_run) == (0, [], [2])
+
+
+def test_no_check_where_memavailable_cannot_be_read(monkeypatch, capsys, no_run):
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: None)
+    code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "1000000000"], capsys)
+    assert (code, lines, no_run) == (0, [], [2])
+
+
+def test_not_even_one_step_fits(monkeypatch, capsys, no_run):
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 700_000)
+    code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "10"], capsys)
+    # 700,000 // 7,450 = 93 steps, fewer than the 100 warm-up steps
+    assert (code, lines) == (2, [
+        "bench.py: error: the largest case, num_running=4/send/msgpack#0 (110 steps with "
+        "warm-up), needs about 0.8 MB of memory for its per-step records (7,450 bytes a "
+        "step), more than the 0.7 MB available (MemAvailable): not even --steps 1 fits: "
+        "fewer running requests, or more memory"])
+
+
+def _steady_cases(argv):
+    from ipc_bench.cli.options import build_parser
+    from ipc_bench.harness.scenario import discover
+
+    args = build_parser().parse_args(RUN + argv)
+    module = discover()[args.scenario]
+    opts = cli_run._scenario_options(args)
+    return cli_run._build_cases(args.scenario, module, opts)
+
+
+def test_streamed_and_trace_cases_are_exempt():
+    case = _steady_cases(["--num-running", "4", "--steps", "1000000000"])[0]
+    assert case_steps(case) == 1_000_000_100
+    streamed = dataclasses.replace(case, stream=True)  # soak: records leave memory
+    replay = dataclasses.replace(case, counted_steps=None)  # runs until requests finish
+    assert (case_steps(streamed), case_steps(replay)) == (None, None)
+    assert check_step_memory([streamed, replay], 1) is None
+    with pytest.raises(ConfigError):
+        check_step_memory([streamed, case], 1)
+
+
+def test_remote_runners_count_the_scheduler_alone():
+    case = _steady_cases(["--num-running", "4", "--steps", "100"])[0]
+    assert (step_bytes(case), step_bytes(case, remote_runners=True)) == (7_450, 4_888)
+    assert step_bytes(dataclasses.replace(case, tp=4)) == 4_888 + 4 * 2_562
+
+
+def test_size_text():
+    assert [size_text(b) for b in (819_500, 499_000_000, 1.5e9, 3.16e9, 7.45e12)] == [
+        "0.8 MB", "499 MB", "1.5 GB", "3.2 GB", "7.5 TB"]
+
+
+ROWS = [tuple(range(i, i + len(SCHED_COLUMNS))) for i in (0, 100, 2**40)]
+
+
+def test_step_rows_read_as_the_list_of_tuples():
+    rows = StepRows()
+    for row in ROWS:
+        rows.record(row)
+    assert (len(rows), bool(rows), bool(StepRows())) == (3, True, False)
+    assert (rows[0], rows[-1], rows[1:], list(rows)) == (ROWS[0], ROWS[2], ROWS[1:], ROWS)
+    assert rows == ROWS and StepRows() == [] and rows == StepRows(ROWS)
+    a = np.asarray(rows, dtype=np.int64)
+    assert a.shape == (3, len(SCHED_COLUMNS)) and a.tolist() == [list(r) for r in ROWS]
+    rows.record(ROWS[0])  # no view of the buffer is left to block it
+    del rows[:2]
+    assert rows == [ROWS[2], ROWS[0]]
+    with pytest.raises(IndexError, match="step row 2 of 2"):
+        rows[2]
+    with pytest.raises(ValueError, match="a step row has 25 values, got 3"):
+        rows.append((1, 2, 3))
