@@ -76,7 +76,7 @@ def test_codec_fit_ctrl_c_names_the_fit_run_kept(tmp_path, bench_tmpdir):
     holds."""
     out = tmp_path / "runs"
     env = dict(os.environ, TMPDIR=str(bench_tmpdir))
-    proc = _start("codec_fit", "--output", str(out), "--steps", "100000000", "--repeat", "1",
+    proc = _start("codec_fit", "--output", str(out), "--steps", "30000", "--repeat", "1",
                   env=env)
     _wait_until(proc, lambda: any(_in_a_case(d)() for d in out.glob("fit-*")),
                 "the fit run's first case")
@@ -100,7 +100,7 @@ def test_aa_false_positive_sigint_to_it_alone_stops_bench_and_the_busy_process(
     stopped; the one line says where the study is and that the run is incomplete."""
     study = tmp_path / "study"
     proc = _start("aa_false_positive", "--load", "busy", "--pairs", "2", "--group-sizes",
-                  "2", "--num-running", "4", "--steps", "100000000", "--reference-steps",
+                  "2", "--num-running", "4", "--steps", "300000", "--reference-steps",
                   "100", "--reference-pairs", "2", "--output", str(study),
                   env=dict(os.environ, TMPDIR=str(bench_tmpdir)))
     _wait_until(proc, _in_a_case(study / "busy" / "aa"), "the A/A run's first case")
@@ -135,7 +135,7 @@ def test_oracle_cost_bench_sigterm_stops_the_run_and_removes_its_folder(bench_tm
     """``--bench``: SIGTERM to oracle_cost.py alone reaches the running bench.py, which is
     reaped; the runs' temporary folder is removed and the line says so."""
     env = dict(os.environ, TMPDIR=str(bench_tmpdir))
-    proc = _start("oracle_cost", "--bench", "--num-running", "2", "--steps", "100000000",
+    proc = _start("oracle_cost", "--bench", "--num-running", "2", "--steps", "300000",
                   "--pairs", "1", env=env)
     _wait_until(proc, lambda: any(_in_a_case(d)() for d in
                                   bench_tmpdir.glob("oracle-cost-*/0-off")),

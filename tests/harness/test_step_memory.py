@@ -152,3 +152,19 @@ def test_step_rows_read_as_the_list_of_tuples():
         rows[2]
     with pytest.raises(ValueError, match="a step row has 25 values, got 3"):
         rows.append((1, 2, 3))
+
+
+def test_a_case_without_a_floor_holds_the_no_floor_figures(monkeypatch, capsys, no_run):
+    case = _steady_cases(["--num-running", "256", "--steps", "100", "--no-floor"])[0]
+    # 2,200 + 260 x 256 + 760 + 126 x 256: no counted message is decoded again at the end
+    assert (case.floor, step_bytes(case)) == (False, 101_776)
+    assert step_bytes(dataclasses.replace(case, floor=True)) == 310_354
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
+    code, lines, _ = _main(RUN + ["--num-running", "256", "--steps", "60000", "--no-floor"],
+                           capsys)
+    # 101,776 x 60,100 = 6.1 GB: over half of 10 GB, where the floor's figures (18.7 GB)
+    # would have refused it
+    assert (code, no_run, lines) == (0, [2], [
+        "bench.py: warning: the largest case, num_running=256/send/msgpack#0 (60,100 steps "
+        "with warm-up), needs about 6.1 GB of memory for its per-step records (101,776 "
+        "bytes a step), more than half of the 10.0 GB available (MemAvailable)"])
