@@ -248,8 +248,9 @@ def shared_small_run(tmp_path_factory) -> Path:
 def shared_pp_run(tmp_path_factory) -> Path:
     """One real ``--pp 1,2`` run (``analysis_run.PP_RUN_ARGS``: 4 running, 20 steps,
     msgpack, send and direct; a folder named ``pp``) for every test of a worker that
-    reads it (the pipeline bytes figure's, the nullable columns' beside a --tp and a
-    steady run): its four cases start six stage processes that import torch, so one run
+    reads it (the pipeline bytes figure's, the figure offsets' pipeline bytes figure's,
+    drawn as of 8 and 16 running, the nullable columns' beside a --tp and a steady run):
+    its four cases start six stage processes that import torch, so one run
     serves them all. Tests only read it."""
     from analysis_run import PP_RUN_ARGS, run_bench
 

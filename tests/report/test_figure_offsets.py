@@ -175,11 +175,29 @@ def test_an_aa_run_notes_send_prime_equal_to_send_in_both_panels(tmp_path):
     assert blocks.EQUAL_LINES in blocks.caption("bytes_per_step", d)
 
 
-def test_the_pipeline_size_bytes_figure_rings_send_too(tmp_path):
-    run_bench(tmp_path / "pp", ["--scenario", "pp", "--pp", "1,2", "--num-running", "8,16",
-                                "--steps", "10", "--warmup-steps", "2", "--codecs",
-                                "msgpack", "--no-floor"])
-    fig = plots.bytes_per_step(load(tmp_path / "pp").by_arm())
+def _two_running_counts(results):
+    """``results`` (a run of one running count) as if it had run 8 and 16 running: its
+    steps twice, labelled ``num_running`` 8 and 16 (their case ids and workloads too),
+    the 16's scheduler -> runner bytes doubled. The bytes figure reads only the steps
+    (tests/report/test_pp_bytes_figure's second running count is made the same way)."""
+    import pandas as pd
+
+    st = results.steps
+    eight = st.assign(num_running=8, case_id=st["case_id"] + "-8",
+                      workload=st["workload"].str.replace("num_running=4", "num_running=8"))
+    sixteen = st.assign(num_running=16, case_id=st["case_id"] + "-16",
+                        workload=st["workload"].str.replace("num_running=4", "num_running=16"),
+                        s2r_payload_bytes=st["s2r_payload_bytes"] * 2)
+    return replace(results, steps=pd.concat([eight, sixteen], ignore_index=True))
+
+
+def test_the_pipeline_size_bytes_figure_rings_send_too(shared_pp_run):
+    # the shared --pp 1,2 run (4 running, send and direct, msgpack: conftest's
+    # shared_pp_run) drawn as a run of 8 and 16 running: its stages import torch, so
+    # one run serves every pipeline figure test of the worker
+    results = load(shared_pp_run).by_arm()
+    assert set(results.steps["num_running"]) == {4} and set(results.steps["pp"]) == {1, 2}
+    fig = plots.bytes_per_step(_two_running_counts(results))
     send = plots.POLICY_COLORS["send"]
     for ax in fig.axes[:2]:  # each running count its own marker, send's small and filled
         assert _looks(ax) == {"send / msgpack, B = 8": ("o", 5.0, send, 3),
