@@ -272,11 +272,21 @@ OVERHEAD = ["--scenario", "overhead", "--steps", "20", "--warmup-steps", "5",
             "--num-running", "4", "--repeat", "2"]
 
 
-def test_a_run_given_the_model_its_scenario_defaults_to_is_the_same_run(tmp_path):
+@pytest.fixture(scope="module")
+def overhead_run(tmp_path_factory):
+    """A run of ``OVERHEAD`` (a folder named ``default``), read by the test of a run given
+    its scenario's default model and by the test of its recorded warm-up steps; tests
+    only read it."""
+    path = tmp_path_factory.mktemp("overhead") / "default"
+    run_bench(path, OVERHEAD)
+    return path
+
+
+def test_a_run_given_the_model_its_scenario_defaults_to_is_the_same_run(tmp_path,
+                                                                       overhead_run):
     run_bench(tmp_path / "given", OVERHEAD + ["--model", "null"])
-    run_bench(tmp_path / "default", OVERHEAD)
     out = tmp_path / "report"
-    assert cli.main(["report", str(tmp_path / "given"), str(tmp_path / "default"),
+    assert cli.main(["report", str(tmp_path / "given"), str(overhead_run),
                      "--output", str(out), "--no-figures"]) == 0
     md = (out / "report.md").read_text().splitlines()
     assert [ln for ln in md if "differs" in ln] == []
@@ -523,9 +533,8 @@ def test_warmup_steps_are_an_option_as_steps_are():
         "option --warmup-steps differs: 10 vs default (30)")
 
 
-def test_a_run_records_its_warmup_steps_as_given(tmp_path):
-    run_bench(tmp_path / "r", OVERHEAD)
-    md = json.loads((tmp_path / "r" / "summary.json").read_text())["metadata"]
+def test_a_run_records_its_warmup_steps_as_given(overhead_run):
+    md = json.loads((overhead_run / "summary.json").read_text())["metadata"]
     assert md["options"]["warmup_steps"] == 5
     assert {c["warmup_steps"] for c in md["cases"]} == {5}
 
