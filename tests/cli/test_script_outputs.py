@@ -3,10 +3,15 @@
 naming a file written all the same; a reader that went away (``| head``) exit 141 and
 no line; an output file that cannot be written (``--json /dev/full``) one line
 (``PROG: error: cannot write PATH: REASON``) and exit 1; never a traceback. Each script
-by its ``--help``, and the cheapest real run of those that have one (no bench.py run)."""
+by its ``--help``, and the cheapest real run of those that have one (no bench.py run).
+The pyperf scripts (``hot_path_bench``, ``variant_table``: one ``pyperf.Runner`` a
+process) run as commands; the others' ``main`` runs in this process under
+``script_main`` with ``sys.stdout`` on the failing file, and one command of theirs per
+behaviour checks the same from the outside."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -14,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from script_module import ROOT
+from script_module import ROOT, load_script
+
+from ipc_bench.cli.console import script_main
 
 FULL = "No space left on device"
 
@@ -24,6 +31,8 @@ PROGS = {"aa_false_positive": "aa_false_positive.py", "byte_sweep": "byte_sweep.
          "gpu_check": "gpu_check", "hot_path_bench": "hot_path_bench.py",
          "oracle_cost": "oracle_cost.py", "ring_bench": "ring_bench.py",
          "variant_table": "variant_table.py", "verify_step_bench": "verify_step_bench"}
+#: scripts whose ``main`` makes a ``pyperf.Runner`` (one a process): run as commands
+PYPERF = ("hot_path_bench", "variant_table")
 
 PUBLISHED = str(ROOT / "results" / "published" / "variants" / "variants.json.gz")
 BYTE_SWEEP = ["--num-running", "1", "--steps", "1", "--formats", "numeric",
@@ -31,6 +40,8 @@ BYTE_SWEEP = ["--num-running", "1", "--steps", "1", "--formats", "numeric",
 BYTE_SWEEP_PROGRESS = "... numeric ids, vocabulary 2, uniform token ids\n"
 VARIANT_TABLE = ["--table-from", PUBLISHED, "--only", "send packed zipf", "--compact",
                  "--batch-sizes", "1"]
+HOT_PATH_ONE = ["--only", "schedule digest repeat B=1", "-p", "1", "-n", "1", "-w", "0",
+                "-l", "1"]
 
 
 def _run(script: str, argv: list[str], stdout) -> subprocess.CompletedProcess:
@@ -56,6 +67,48 @@ def to_closed_pipe(script: str, *argv: str) -> subprocess.CompletedProcess:
         os.close(write)
 
 
+def script(name: str):
+    """``scripts/NAME.py`` as a module (the one loaded already, if any)."""
+    module = sys.modules.get(name)
+    if getattr(module, "__file__", None) == str(ROOT / "scripts" / f"{name}.py"):
+        return module
+    return load_script(name)
+
+
+def in_process(name: str, argv: list[str], stdout, monkeypatch) -> tuple[int, str]:
+    """(exit code, stderr) of ``script_main(PROG, lambda: main(ARGV))`` in this process,
+    ``sys.stdout`` being ``stdout`` (a file object, ``None``: closed at start) and
+    ``sys.stderr`` a buffer, as ``python scripts/NAME.py ARGV...`` would end."""
+    main = script(name).main
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(sys, "stderr", err)
+    code = script_main(PROGS[name], lambda: main(argv))
+    return code, err.getvalue()
+
+
+def _in_process_to(stream, name: str, argv: list[str], monkeypatch) -> tuple[int, str]:
+    """``in_process`` on ``stream``, closed afterwards (what the script left in its
+    buffer is lost as the failing write was)."""
+    try:
+        return in_process(name, argv, stream, monkeypatch)
+    finally:
+        try:
+            stream.close()
+        except OSError:
+            pass
+
+
+def in_process_to_full(name: str, argv: list[str], monkeypatch) -> tuple[int, str]:
+    return _in_process_to(open("/dev/full", "w"), name, argv, monkeypatch)
+
+
+def in_process_to_closed_pipe(name: str, argv: list[str], monkeypatch) -> tuple[int, str]:
+    read, write = os.pipe()
+    os.close(read)
+    return _in_process_to(os.fdopen(write, "w"), name, argv, monkeypatch)
+
+
 def stdout_line(script: str, written: str = "") -> str:
     return f"{PROGS[script]}: error: cannot write to stdout: {FULL}{written}\n"
 
@@ -64,15 +117,28 @@ def test_every_script_is_covered():
     assert sorted(PROGS) == sorted(p.stem for p in (ROOT / "scripts").glob("*.py"))
 
 
-@pytest.mark.parametrize("script", sorted(PROGS))
-def test_help_to_a_full_disk_is_one_line_and_exit_1(script):
-    out = to_full(script, "--help")
-    assert (out.returncode, out.stderr) == (1, stdout_line(script))
+IN_PROCESS = sorted(set(PROGS) - set(PYPERF))
 
 
-@pytest.mark.parametrize("script", sorted(PROGS))
-def test_help_to_a_closed_pipe_is_quiet_and_exit_141(script):
-    out = to_closed_pipe(script, "--help")
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_help_to_a_full_disk_is_one_line_and_exit_1(name, monkeypatch):
+    assert in_process_to_full(name, ["--help"], monkeypatch) == (1, stdout_line(name))
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_help_to_a_closed_pipe_is_quiet_and_exit_141(name, monkeypatch):
+    assert in_process_to_closed_pipe(name, ["--help"], monkeypatch) == (141, "")
+
+
+@pytest.mark.parametrize("name", PYPERF + ("byte_sweep",))
+def test_help_command_to_a_full_disk_is_one_line_and_exit_1(name):
+    out = to_full(name, "--help")
+    assert (out.returncode, out.stderr) == (1, stdout_line(name))
+
+
+@pytest.mark.parametrize("name", PYPERF + ("byte_sweep",))
+def test_help_command_to_a_closed_pipe_is_quiet_and_exit_141(name):
+    out = to_closed_pipe(name, "--help")
     assert (out.returncode, out.stderr) == (141, "")
 
 
@@ -85,27 +151,40 @@ RUNS = [
     ("hot_path_bench", ["--list"], ""),
     ("variant_table", VARIANT_TABLE, ""),
 ]
+#: of ``RUNS``, those also run as commands (the pyperf scripts only ever are)
+RUNS_AS_COMMANDS = ("oracle_cost",) + PYPERF
 
 
-@pytest.mark.parametrize("script,argv,before", RUNS, ids=[r[0] for r in RUNS])
-def test_a_run_to_a_full_disk_is_one_line_and_exit_1(script, argv, before):
-    out = to_full(script, *argv)
-    assert (out.returncode, out.stderr) == (1, before + stdout_line(script))
+@pytest.mark.parametrize("name,argv,before", RUNS, ids=[r[0] for r in RUNS])
+def test_a_run_to_a_full_disk_is_one_line_and_exit_1(name, argv, before, monkeypatch):
+    if name not in PYPERF:
+        assert in_process_to_full(name, argv, monkeypatch) == (1, before + stdout_line(name))
+    if name in RUNS_AS_COMMANDS:
+        out = to_full(name, *argv)
+        assert (out.returncode, out.stderr) == (1, before + stdout_line(name))
 
 
-@pytest.mark.parametrize("script,argv,before", RUNS, ids=[r[0] for r in RUNS])
-def test_a_run_to_a_closed_pipe_is_quiet_and_exit_141(script, argv, before):
-    out = to_closed_pipe(script, *argv)
-    assert (out.returncode, out.stderr) == (141, before)
+@pytest.mark.parametrize("name,argv,before", RUNS, ids=[r[0] for r in RUNS])
+def test_a_run_to_a_closed_pipe_is_quiet_and_exit_141(name, argv, before, monkeypatch):
+    if name not in PYPERF:
+        assert in_process_to_closed_pipe(name, argv, monkeypatch) == (141, before)
+    if name in RUNS_AS_COMMANDS:
+        out = to_closed_pipe(name, *argv)
+        assert (out.returncode, out.stderr) == (141, before)
 
 
 def _codec_fit_runs(tmp_path: Path) -> list[str]:
     """``--fit-run`` and ``--check-run`` folders of synthetic summaries (no run)."""
     from test_script_arguments import _case, _fit_run, _run as summary_run
 
-    check = summary_run(tmp_path / "check", [_case(p, "msgpack", 1024, 36000.0)
-                                             for p in ("send", "cached")])
-    return ["--fit-run", _fit_run(tmp_path / "fit"), "--check-run", check, "--stat", "mean"]
+    where = tmp_path / "codec_fit_runs"
+    if not where.is_dir():
+        where.mkdir()
+        summary_run(where / "check", [_case(p, "msgpack", 1024, 36000.0)
+                                      for p in ("send", "cached")])
+        _fit_run(where / "fit")
+    return ["--fit-run", str(where / "fit"), "--check-run", str(where / "check"), "--stat",
+            "mean"]
 
 
 #: (script, arguments whose output file is FILE, what the stdout line says of it,
@@ -115,8 +194,7 @@ FILES = [
      BYTE_SWEEP_PROGRESS),
     ("codec_fit", ["CODEC_FIT_RUNS", "--json", "FILE"], "the fits are in FILE", ""),
     ("variant_table", VARIANT_TABLE + ["--figure", "FILE"], "the figure is in FILE", ""),
-    ("hot_path_bench", ["--only", "schedule digest repeat B=1", "-p", "1", "-n", "1", "-w",
-                        "0", "-l", "1", "-o", "FILE"], "the results are in FILE", ""),
+    ("hot_path_bench", HOT_PATH_ONE + ["-o", "FILE"], "the results are in FILE", ""),
 ]
 
 
@@ -128,18 +206,35 @@ def _argv(argv: list[str], file: str, tmp_path: Path) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("script,argv,note,before", FILES[:3], ids=[f[0] for f in FILES[:3]])
-def test_an_output_file_on_a_full_disk_is_one_line_and_exit_1(script, argv, note, before,
-                                                              tmp_path):
-    out = _run(script, _argv(argv, "/dev/full", tmp_path), subprocess.DEVNULL)
+@pytest.mark.parametrize("name,argv,note,before", FILES[:3], ids=[f[0] for f in FILES[:3]])
+def test_an_output_file_on_a_full_disk_is_one_line_and_exit_1(name, argv, note, before,
+                                                              tmp_path, monkeypatch):
+    argv = _argv(argv, "/dev/full", tmp_path)
+    line = f"{before}{PROGS[name]}: error: cannot write /dev/full: {FULL}\n"
+    if name in PYPERF:
+        out = _run(name, argv, subprocess.DEVNULL)
+        assert (out.returncode, out.stderr) == (1, line)
+    else:
+        with open(os.devnull, "w") as null:
+            assert in_process(name, argv, null, monkeypatch) == (1, line)
+
+
+def test_an_output_file_on_a_full_disk_as_a_command():
+    out = _run("byte_sweep", BYTE_SWEEP + ["--json", "/dev/full"], subprocess.DEVNULL)
     assert (out.returncode, out.stderr) == (
-        1, f"{before}{PROGS[script]}: error: cannot write /dev/full: {FULL}\n")
+        1, f"{BYTE_SWEEP_PROGRESS}byte_sweep.py: error: cannot write /dev/full: {FULL}\n")
 
 
-@pytest.mark.parametrize("script,argv,note,before", FILES, ids=[f[0] for f in FILES])
-def test_stdout_that_fails_names_the_file_written(script, argv, note, before, tmp_path):
+@pytest.mark.parametrize("name,argv,note,before", FILES, ids=[f[0] for f in FILES])
+def test_stdout_that_fails_names_the_file_written(name, argv, note, before, tmp_path,
+                                                  monkeypatch):
     file = str(tmp_path / "out.file")
-    out = to_full(script, *_argv(argv, file, tmp_path))
-    assert (out.returncode, out.stderr) == (
-        1, before + stdout_line(script, "; " + note.replace("FILE", file)))
+    argv = _argv(argv, file, tmp_path)
+    line = before + stdout_line(name, "; " + note.replace("FILE", file))
+    if name in PYPERF:
+        out = to_full(name, *argv)
+        assert (out.returncode, out.stderr) == (1, line)
+    else:
+        assert in_process_to_full(name, argv, monkeypatch) == (1, line)
     assert Path(file).stat().st_size > 0
+
