@@ -140,12 +140,12 @@ def pair_sequence(cases: list[dict[str, Any]]) -> tuple[list[str], list[tuple[di
     are exactly two arms and each repetition's two cases ran one after the other."""
     arms = list(dict.fromkeys(c["arm"] for c in cases))
     if len(arms) != 2:
-        raise SystemExit(f"aa_false_positive: expected two arms, got {arms}")
+        raise SystemExit(f"{PROG}: error: expected two arms, got {arms}")
     pairs = []
     for i in range(0, len(cases) - 1, 2):
         first, second = cases[i], cases[i + 1]
         if first["repetition"] != second["repetition"] or first["arm"] == second["arm"]:
-            raise SystemExit(f"aa_false_positive: cases {i} and {i + 1} are not one pair "
+            raise SystemExit(f"{PROG}: error: cases {i} and {i + 1} are not one pair "
                              "run back to back")
         pairs.append((first, second))
     return arms, pairs
@@ -384,7 +384,7 @@ def run_bench(extra: list[str], out_dir: Path) -> float:
     t0 = time.monotonic()
     code = signals.call(cmd, stdout=subprocess.DEVNULL, child_line=False)
     if code != 0:
-        raise SystemExit(f"aa_false_positive: bench.py exited {code} ({out_dir})")
+        raise SystemExit(f"{PROG}: error: bench.py exited {code} ({out_dir})")
     return time.monotonic() - t0
 
 
@@ -447,7 +447,7 @@ def analyse_study(study: Path, conditions: list[str], group_sizes: list[int]) ->
             info = dict(condition=condition, reference=[], stopped_early=True,
                         background_load=None if condition == "idle" else "unknown")
         except (OSError, ValueError) as exc:
-            raise SystemExit(f"aa_false_positive: cannot read {where / 'condition.json'}: "
+            raise SystemExit(f"{PROG}: error: cannot read {where / 'condition.json'}: "
                              f"{exc}") from None
         cases = case_records(where / "aa")
         info["aa"] = dict(analyse_aa(cases[:len(cases) // 2 * 2], group_sizes),

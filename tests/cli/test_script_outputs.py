@@ -238,3 +238,18 @@ def test_stdout_that_fails_names_the_file_written(name, argv, note, before, tmp_
         assert in_process_to_full(name, argv, monkeypatch) == (1, line)
     assert Path(file).stat().st_size > 0
 
+
+# ------------------------------------------------------------------ aa_false_positive
+
+
+def test_aa_false_positive_errors_start_as_its_parser_errors():
+    aa = script("aa_false_positive")
+    cases = [dict(arm=a, repetition=0) for a in ("send", "cached", "send'")]
+    with pytest.raises(SystemExit) as three:
+        aa.pair_sequence(cases)
+    cases = [dict(arm="send", repetition=0), dict(arm="send'", repetition=1)]
+    with pytest.raises(SystemExit) as apart:
+        aa.pair_sequence(cases)
+    assert [three.value.code, apart.value.code] == [
+        "aa_false_positive.py: error: expected two arms, got ['send', 'cached', \"send'\"]",
+        "aa_false_positive.py: error: cases 0 and 1 are not one pair run back to back"]
