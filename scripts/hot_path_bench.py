@@ -46,7 +46,7 @@ import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
 from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
-from ipc_bench.cli.options import list_items, output_problem  # noqa: E402
+from ipc_bench.cli.options import append_problem, list_items, output_problem  # noqa: E402
 from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -315,6 +315,10 @@ def main() -> None:
     args = bench.parse_args()
     if not args.worker:  # pyperf writes its -o/--append file only after every benchmark
         for flag, path in (("-o", args.output), ("--append", args.append)):
+            # pyperf reads an --append file that exists before it adds the results
+            why = path is not None and flag == "--append" and append_problem(path)
+            if why:
+                _error(f"argument {flag}: {why}")
             why = path is not None and output_problem(path)
             if why:
                 _error(f"argument {flag}: cannot write {why}")

@@ -89,7 +89,8 @@ import pyperf  # noqa: E402
 
 from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
 from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
-from ipc_bench.cli.options import MAX_NUM_SEQS, list_items, output_problem  # noqa: E402
+from ipc_bench.cli.options import (MAX_NUM_SEQS, append_problem, list_items,  # noqa: E402
+                                   output_problem)
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.outputs import build_engine_core_outputs  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -541,6 +542,28 @@ def _unwritable(path: str) -> str | None:
     return output_problem(path)
 
 
+def _output_refusal(args: argparse.Namespace) -> str | None:
+    """Why an output file of the command line cannot be used (``argument FLAG: cannot
+    write REASON``; for ``--append``, ``argument --append: REASON`` where pyperf could
+    not read it first: ``append_problem``), or ``None``. Notes each pyperf output for a
+    stdout that fails later (``written_elsewhere``)."""
+    for flag, path in (("-o", None if args.table_from else args.output),
+                       ("--append", None if args.table_from else args.append),
+                       ("--figure", args.figure)):
+        if path is None:
+            continue
+        # pyperf reads an --append file that exists before it adds the results
+        why = flag == "--append" and append_problem(path)
+        if why:
+            return f"argument {flag}: {why}"
+        why = _unwritable(path)
+        if why:
+            return f"argument {flag}: cannot write {why}"
+        if flag != "--figure":
+            written_elsewhere(f"the results are in {path}")  # stdout that fails says so
+    return None
+
+
 def _load_medians(path: str) -> dict[str, float]:
     """Benchmark name -> median of the pyperf suite at ``path`` (.json or .json.gz);
     ``ValueError`` with one line if it is not one."""
@@ -595,14 +618,9 @@ def main() -> int:
         for flag in ("--compact", "--figure"):
             if getattr(args, flag[2:]):
                 error(f"{flag} applies to --table-from")
-    for flag, path in (("-o", None if args.table_from else args.output),
-                       ("--append", None if args.table_from else args.append),
-                       ("--figure", args.figure)):
-        why = path is not None and not args.worker and _unwritable(path)
-        if why:
-            error(f"argument {flag}: cannot write {why}")
-        if path is not None and flag != "--figure" and not args.worker:
-            written_elsewhere(f"the results are in {path}")  # stdout that fails says so
+    why = None if args.worker else _output_refusal(args)
+    if why:
+        error(why)
     batch_sizes, alts = args.batch_sizes, selection(args.only or "")
     rows = selected_rows(batch_sizes, alts)
     frontend_only = not rows and any(selected_frontend(alts, w, b, t) for b in batch_sizes

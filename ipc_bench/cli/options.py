@@ -331,6 +331,35 @@ def output_problem(path: str) -> "str | None":
     return None
 
 
+def append_problem(path: str) -> "str | None":
+    """Why pyperf's ``--append PATH`` would fail as it reads ``PATH``, or ``None`` (then
+    ``output_problem`` says whether it can be written): pyperf reads a file that exists
+    before it adds to it, so ``PATH: not a regular file (pyperf reads the file it
+    appends to)`` for a device, FIFO or socket (``/dev/full`` reads as endless zeros:
+    pyperf ran out of memory; a FIFO blocks), ``cannot read PATH: REASON``, and ``PATH:
+    not a pyperf benchmark suite (TYPE: REASON)`` for a file pyperf cannot load (an
+    empty one too: pyperf failed with a traceback once every benchmark had run). Checked
+    before any work."""
+    import os
+
+    if not os.path.exists(path) or os.path.isdir(path):  # a folder: output_problem's
+        return None
+    if not os.path.isfile(path):
+        return f"{path}: not a regular file (pyperf reads the file it appends to)"
+    import pyperf
+
+    from ipc_bench.errors import one_line
+
+    try:
+        pyperf.BenchmarkSuite.load(path)
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    except Exception as exc:  # pyperf raises KeyError, TypeError, ValueError, ...
+        return one_line(f"{path}: not a pyperf benchmark suite "
+                        f"({type(exc).__name__}: {exc})")
+    return None
+
+
 def _cpu_affinity(text: str):
     """``--cpu-affinity``: CPU sets in process order (``harness.affinity.parse_affinity``)."""
     from ipc_bench.harness.affinity import AffinityError, parse_affinity

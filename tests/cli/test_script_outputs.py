@@ -2,7 +2,8 @@
 ``bench.py``, stdout on a full disk (``> /dev/full``) is one line on stderr and exit 1,
 naming a file written all the same; a reader that went away (``| head``) exit 141 and
 no line; an output file that cannot be written (``--json /dev/full``) one line
-(``PROG: error: cannot write PATH: REASON``) and exit 1; never a traceback. Each script
+(``PROG: error: cannot write PATH: REASON``) and exit 1; pyperf's ``--append`` file
+refused before any work where pyperf could not read it; never a traceback. Each script
 by its ``--help``, and the cheapest real run of those that have one (no bench.py run).
 The pyperf scripts (``hot_path_bench``, ``variant_table``: one ``pyperf.Runner`` a
 process) run as commands; the others' ``main`` runs in this process under
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,7 @@ import pytest
 from script_module import ROOT, load_script
 
 from ipc_bench.cli.console import script_main
+from ipc_bench.cli.options import append_problem
 
 FULL = "No space left on device"
 
@@ -237,6 +240,54 @@ def test_stdout_that_fails_names_the_file_written(name, argv, note, before, tmp_
     else:
         assert in_process_to_full(name, argv, monkeypatch) == (1, line)
     assert Path(file).stat().st_size > 0
+
+
+# ------------------------------------------------------------------ pyperf's --append
+
+
+def _limited(script: str, argv: list[str]) -> subprocess.CompletedProcess:
+    """``_run`` with stdout discarded and 2 GiB of address space: pyperf reading an
+    endless file (``--append /dev/full``) fails fast rather than filling the memory."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / f"{script}.py"), *argv],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=120, cwd=ROOT, preexec_fn=limit)
+
+
+@pytest.mark.parametrize("name,argv", [("hot_path_bench", HOT_PATH_ONE),
+                                       ("variant_table", ["--batch-sizes", "1"])])
+def test_append_to_a_device_is_refused_before_any_work(name, argv):
+    out = _limited(name, argv + ["--append", "/dev/full"])
+    assert (out.returncode, out.stderr) == (
+        2, f"{PROGS[name]}: error: argument --append: /dev/full: not a regular file (pyperf "
+           "reads the file it appends to)\n")
+
+
+def test_append_to_a_file_pyperf_cannot_read_is_refused(tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    out = _limited("hot_path_bench", HOT_PATH_ONE + ["--append", str(empty)])
+    assert (out.returncode, out.stderr) == (
+        2, f"hot_path_bench.py: error: argument --append: {empty}: not a pyperf benchmark "
+           "suite (JSONDecodeError: Expecting value: line 1 column 1 (char 0))\n")
+    assert empty.read_text() == ""
+
+
+def test_append_problem(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    not_suite = tmp_path / "rows.json"
+    not_suite.write_text("[]\n")
+    assert append_problem(str(fifo)) == (
+        f"{fifo}: not a regular file (pyperf reads the file it appends to)")
+    assert append_problem(str(not_suite)) == (
+        f"{not_suite}: not a pyperf benchmark suite (AttributeError: 'list' object has no "
+        "attribute 'get')")
+    # a suite, a new file and a folder (output_problem names the folder) are not its
+    assert [append_problem(p) for p in (PUBLISHED, str(tmp_path / "new.json"),
+                                        str(tmp_path))] == [None, None, None]
 
 
 # ------------------------------------------------------------------ aa_false_positive
