@@ -743,4 +743,4 @@ def _analyse(args: argparse.Namespace, study: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main(PROG, main))
+    sys.exit(script_main(PROG, main, "the study's tables", "the study folder"))

@@ -202,4 +202,4 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("byte_sweep.py", main))
+    sys.exit(script_main("byte_sweep.py", main, "the table", "the --json file"))

@@ -410,4 +410,5 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main(PROG, main))
+    sys.exit(script_main(PROG, main, "the fits' table",
+                         "the run folders and the --json file"))

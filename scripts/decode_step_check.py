@@ -622,4 +622,4 @@ def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figu
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("decode_step_check", main))
+    sys.exit(script_main("decode_step_check", main, "the table", "the --json file"))

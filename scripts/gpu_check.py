@@ -915,4 +915,4 @@ def _check(args: argparse.Namespace, out: Path) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(script_main("gpu_check", main))
+    sys.exit(script_main("gpu_check", main, "the stages' results", "the output folder"))

@@ -366,4 +366,5 @@ def run_benchmarks(bench: pyperf.Runner, only) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("hot_path_bench.py", main))
+    sys.exit(script_main("hot_path_bench.py", main, "pyperf's results",
+                         "the -o or --append file"))

@@ -249,4 +249,4 @@ def _measure(args: argparse.Namespace, done: list[int]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("oracle_cost.py", main))
+    sys.exit(script_main("oracle_cost.py", main, "the table"))

@@ -265,4 +265,4 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(*sys.argv[2:7])
     else:
-        sys.exit(script_main("ring_bench.py", main))
+        sys.exit(script_main("ring_bench.py", main, "the table"))

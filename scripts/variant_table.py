@@ -665,4 +665,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("variant_table.py", main))
+    sys.exit(script_main("variant_table.py", main, "the table",
+                         "the -o or --append file and the --figure"))

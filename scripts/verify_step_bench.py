@@ -266,4 +266,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("verify_step_bench", main))
+    sys.exit(script_main("verify_step_bench", main, "the table"))

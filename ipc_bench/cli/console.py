@@ -18,8 +18,9 @@ files before printing them says so at the end of that line (``written_elsewhere`
 ``...: No space left on device; the results are in DIR (send.json, ...)``). A failing
 stderr changes nothing: there is nowhere left to report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
 it as its escape (``\\xb1``), as Python's stderr writes it. The scripts of ``scripts/``
-run their ``main`` the same way (``script_main``), and write their output files with
-``write_output`` (one line on a write that fails, the file named on a failed stdout).
+run their ``main`` the same way (``script_main``: stdout closed at start refused before
+``main`` runs, as a run is), and write their output files with ``write_output`` (one line
+on a write that fails, the file named on a failed stdout).
 """
 
 from __future__ import annotations
@@ -125,16 +126,17 @@ def written_elsewhere(text: str) -> None:
             sys.stdout.written = f"{earlier}; {text}"
 
 
-def closed_stdout_refusal(lost: str, kept: str) -> Optional[str]:
+def closed_stdout_refusal(lost: str, kept: Optional[str]) -> Optional[str]:
     """The refusal of a command whose stdout was closed at start (``>&-``: ``sys.stdout``
     a ``GuardedStream`` with ``closed_at_start``), given before it does anything:
     ``stdout is closed (>&-): LOST would go nowhere; send it to a file, or to /dev/null
     to keep KEPT alone`` (``lost``: what it prints, ``the run's tables``; ``kept``: what
-    it writes besides, ``the run folder``). ``None`` when stdout was open."""
+    it writes besides, ``the run folder``; ``None``: nothing, and the line ends ``send
+    it to a file``). ``None`` when stdout was open."""
     if not getattr(sys.stdout, "closed_at_start", False):
         return None
-    return (f"stdout is closed (>&-): {lost} would go nowhere; send it to a file, or to "
-            f"/dev/null to keep {kept} alone")
+    line = f"stdout is closed (>&-): {lost} would go nowhere; send it to a file"
+    return line if kept is None else f"{line}, or to /dev/null to keep {kept} alone"
 
 
 def _open_std_fds() -> None:
@@ -183,18 +185,27 @@ class Console:
         return EXIT_BROKEN_PIPE if error.errno == errno.EPIPE else 1
 
 
-def script_main(prog: str, main: Callable[[], Optional[int]]) -> int:
+def script_main(prog: str, main: Callable[[], Optional[int]], lost: str = "its output",
+                kept: Optional[str] = None) -> int:
     """The exit code of a script of ``scripts/`` (``sys.exit(script_main(PROG, main))``):
     ``main()`` run under ``Console``, as ``bench.py``'s commands are, so that stdout that
     fails ends as ``bench.py``'s does: ``PROG: error: cannot write to stdout: REASON``
     (with what was written elsewhere: ``written_elsewhere``) and exit 1; a reader that
     went away (``| head``) exit 141 and no line; ``--help`` the same. ``main``'s
     ``SystemExit`` gives its code (``None``: 0); one with a message (``write_output``'s
-    line) prints it on stderr and gives 1, as Python does."""
+    line) prints it on stderr and gives 1, as Python does. stdout closed at start
+    (``>&-``) is refused before ``main`` runs, as ``bench.py run`` refuses it:
+    ``PROG: error: stdout is closed (>&-): LOST would go nowhere; send it to a file[, or
+    to /dev/null to keep KEPT alone]`` (``closed_stdout_refusal``), exit 2."""
     console = Console.install()
     code = 1
     try:
-        code = main() or 0
+        refusal = closed_stdout_refusal(lost, kept)
+        if refusal is not None:
+            print(f"{prog}: error: {refusal}", file=sys.stderr)
+            code = 2
+        else:
+            code = main() or 0
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             code = exc.code or 0

@@ -1,7 +1,8 @@
 """The scripts of scripts/ on stdout or a file that fails (``console.script_main``): as
 ``bench.py``, stdout on a full disk (``> /dev/full``) is one line on stderr and exit 1,
 naming a file written all the same; a reader that went away (``| head``) exit 141 and
-no line; an output file that cannot be written (``--json /dev/full``) one line
+no line; stdout closed at start (``>&-``) refused before anything runs, exit 2; an output
+file that cannot be written (``--json /dev/full``) one line
 (``PROG: error: cannot write PATH: REASON``) and exit 1; pyperf's ``--append`` file
 refused before any work where pyperf could not read it; never a traceback. Each script
 by its ``--help``, and the cheapest real run of those that have one (no bench.py run).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import io
 import os
 import resource
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +70,13 @@ def to_closed_pipe(script: str, *argv: str) -> subprocess.CompletedProcess:
         return _run(script, list(argv), write)
     finally:
         os.close(write)
+
+
+def with_stdout_closed(script: str, *argv: str) -> subprocess.CompletedProcess:
+    """``python scripts/SCRIPT.py ARGV... >&-`` in bash: stdout closed, not /dev/null."""
+    line = shlex.join([sys.executable, str(ROOT / "scripts" / f"{script}.py"), *argv])
+    return subprocess.run(["bash", "-c", f"exec {line} >&-"], cwd=ROOT,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
 
 
 def script(name: str):
@@ -288,6 +297,49 @@ def test_append_problem(tmp_path):
     # a suite, a new file and a folder (output_problem names the folder) are not its
     assert [append_problem(p) for p in (PUBLISHED, str(tmp_path / "new.json"),
                                         str(tmp_path))] == [None, None, None]
+
+
+# ------------------------------------------------------------------ stdout closed at start
+
+
+def test_stdout_closed_at_start_is_refused_before_anything_runs(tmp_path):
+    rows = tmp_path / "rows.json"
+    out = with_stdout_closed("byte_sweep", *BYTE_SWEEP, "--json", str(rows))
+    assert (out.returncode, out.stderr) == (
+        2, "byte_sweep.py: error: stdout is closed (>&-): the table would go nowhere; send "
+           "it to a file, or to /dev/null to keep the --json file alone\n")
+    assert not rows.exists()
+
+
+def test_stdout_closed_at_start_is_refused_by_a_pyperf_script(tmp_path):
+    results = tmp_path / "hot.json"
+    out = with_stdout_closed("hot_path_bench", *HOT_PATH_ONE, "-o", str(results))
+    assert (out.returncode, out.stderr) == (
+        2, "hot_path_bench.py: error: stdout is closed (>&-): pyperf's results would go "
+           "nowhere; send it to a file, or to /dev/null to keep the -o or --append file "
+           "alone\n")
+    assert not results.exists()
+
+
+def test_stdout_closed_at_start_of_a_script_that_writes_no_file():
+    out = with_stdout_closed("ring_bench", "--help")
+    assert (out.returncode, out.stderr) == (
+        2, "ring_bench.py: error: stdout is closed (>&-): the table would go nowhere; send "
+           "it to a file\n")
+
+
+def test_script_main_refuses_a_closed_stdout_without_running_main(monkeypatch):
+    ran = []
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", None)  # what Python sets for a closed descriptor 1
+    monkeypatch.setattr(sys, "stderr", err)
+    assert script_main("prog", lambda: ran.append(1), "the rows", "the --json file") == 2
+    assert script_main("prog", lambda: ran.append(1)) == 2
+    assert (ran, err.getvalue()) == ([], (
+        "prog: error: stdout is closed (>&-): the rows would go nowhere; send it to a file, "
+        "or to /dev/null to keep the --json file alone\n"
+        "prog: error: stdout is closed (>&-): its output would go nowhere; send it to a "
+        "file\n"))
 
 
 # ------------------------------------------------------------------ aa_false_positive
