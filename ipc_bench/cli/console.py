@@ -19,8 +19,8 @@ files before printing them says so at the end of that line (``written_elsewhere`
 stderr changes nothing: there is nowhere left to report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
 it as its escape (``\\xb1``), as Python's stderr writes it. The scripts of ``scripts/``
 run their ``main`` the same way (``script_main``: stdout closed at start refused before
-``main`` runs, as a run is), and write their output files with ``write_output`` (one line
-on a write that fails, the file named on a failed stdout).
+``main`` runs, as a run is), and write their output files with ``write_output`` (whole or
+not at all; one line on a write that fails, the file named on a failed stdout).
 """
 
 from __future__ import annotations
@@ -219,13 +219,49 @@ def script_main(prog: str, main: Callable[[], Optional[int]], lost: str = "its o
 
 def write_output(path, text: str, prog: str, note: str) -> None:
     """Write ``text`` to the file ``path`` (a script's ``--json``) and keep ``note``
-    (``the rows are in PATH``) for a stdout that fails afterwards (``written_elsewhere``);
-    a write that fails (disk full: ``--json /dev/full``) raises ``SystemExit`` with the
-    line ``PROG: error: cannot write PATH: REASON`` (``script_main``: on stderr, exit 1)."""
-    from pathlib import Path
-
+    (``the rows are in PATH``) for a stdout that fails afterwards (``written_elsewhere``).
+    A file is written whole or not at all (``_replace_file``): a write that fails leaves
+    the earlier file, if any, as it was and no partial one; a device or FIFO
+    (``/dev/stdout``, ``/dev/full``) is written in place. A write that fails (disk full:
+    ``--json /dev/full``) raises ``SystemExit`` with the line ``PROG: error: cannot write
+    PATH: REASON`` (``script_main``: on stderr, exit 1)."""
+    target = os.path.realpath(path)  # a link's target is replaced, not the link
     try:
-        Path(path).write_text(text)
+        if os.path.exists(target) and not os.path.isfile(target):
+            with open(target, "w") as out:
+                out.write(text)
+        else:
+            _replace_file(target, text)
     except OSError as exc:
         raise SystemExit(f"{prog}: error: cannot write {path}: {exc.strerror or exc}") from None
     written_elsewhere(note)
+
+
+def _replace_file(path: str, text: str) -> None:
+    """Write ``text`` to ``.NAME.PID.tmp`` beside the regular file ``path`` (made with
+    ``path``'s permissions where it exists, else as a new file is) and rename it over
+    ``path``; the temporary file is removed whatever stops the write (``OSError``,
+    a signal). A folder that cannot take a new file (no write permission) has ``path``
+    written in place, as before."""
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    try:
+        if os.path.lexists(tmp):  # left by a killed process of the same id
+            os.unlink(tmp)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except PermissionError:
+        with open(path, "w") as out:
+            out.write(text)
+        return
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

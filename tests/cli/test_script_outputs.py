@@ -2,8 +2,8 @@
 ``bench.py``, stdout on a full disk (``> /dev/full``) is one line on stderr and exit 1,
 naming a file written all the same; a reader that went away (``| head``) exit 141 and
 no line; stdout closed at start (``>&-``) refused before anything runs, exit 2; an output
-file that cannot be written (``--json /dev/full``) one line
-(``PROG: error: cannot write PATH: REASON``) and exit 1; pyperf's ``--append`` file
+file that cannot be written (``--json /dev/full``) one line (``PROG: error: cannot write
+PATH: REASON``) and exit 1, the earlier file kept whole; pyperf's ``--append`` file
 refused before any work where pyperf could not read it; never a traceback. Each script
 by its ``--help``, and the cheapest real run of those that have one (no bench.py run).
 The pyperf scripts (``hot_path_bench``, ``variant_table``: one ``pyperf.Runner`` a
@@ -25,7 +25,7 @@ import pytest
 
 from script_module import ROOT, load_script
 
-from ipc_bench.cli.console import script_main
+from ipc_bench.cli.console import script_main, write_output
 from ipc_bench.cli.options import append_problem
 
 FULL = "No space left on device"
@@ -340,6 +340,48 @@ def test_script_main_refuses_a_closed_stdout_without_running_main(monkeypatch):
         "or to /dev/null to keep the --json file alone\n"
         "prog: error: stdout is closed (>&-): its output would go nowhere; send it to a "
         "file\n"))
+
+
+# ------------------------------------------------------------------ write_output
+
+
+def _write_too_large(path: Path) -> str:
+    """``write_output`` of 100 bytes to ``path`` with files limited to 10 bytes
+    (``ulimit -f``: the write fails with EFBIG, as on a full disk); its error line."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (10, hard))
+    try:
+        write_output(path, "x" * 100, "prog", f"the rows are in {path}")
+    except SystemExit as exc:
+        return str(exc.code)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    return "written"
+
+
+def test_a_failed_write_keeps_the_earlier_file_and_leaves_no_partial_one(tmp_path):
+    rows = tmp_path / "rows.json"
+    rows.write_text("earlier\n")
+    assert _write_too_large(rows) == f"prog: error: cannot write {rows}: File too large"
+    assert rows.read_text() == "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.json"]
+    new = tmp_path / "new.json"
+    assert _write_too_large(new) == f"prog: error: cannot write {new}: File too large"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.json"]
+
+
+def test_write_output_keeps_the_mode_a_link_and_a_device(tmp_path):
+    rows = tmp_path / "rows.json"
+    rows.write_text("earlier\n")
+    rows.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(rows)
+    write_output(link, "new\n", "prog", "note")
+    write_output(os.devnull, "new\n", "prog", "note")  # written to, not replaced
+    assert (rows.read_text(), rows.stat().st_mode & 0o777, link.is_symlink()) == (
+        "new\n", 0o640, True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "rows.json"]
+    assert Path(os.devnull).is_char_device()
 
 
 # ------------------------------------------------------------------ aa_false_positive
