@@ -391,8 +391,8 @@ def check_step_memory(cases: Sequence[Any], available: Optional[int],
                       remote_runners: bool = False) -> Optional[str]:
     """Before the first case: the peak memory of the run's largest case (``case_steps``
     x ``step_bytes``) against ``available`` (bytes, ``available_memory_bytes``; ``None``:
-    no check). Raises ``ConfigError`` (one line: the estimate, the memory available and
-    the largest ``--steps`` that fits) when it exceeds ``available``; returns a warning
+    no check). Raises ``ConfigError`` (one line: the estimate, the memory available, the
+    largest ``--steps`` that fits and the soak scenario for longer runs) when it exceeds ``available``; returns a warning
     line when it exceeds half of it, else ``None``."""
     sized = [(steps * step_bytes(c, remote_runners), steps, c) for c in cases
              if (steps := case_steps(c)) is not None]
@@ -408,7 +408,8 @@ def check_step_memory(cases: Sequence[Any], available: Optional[int],
                    for _, _, c in sized)
         advice = (f"--steps {fits:,} or fewer fits" if fits >= 1 else
                   "not even --steps 1 fits: fewer running requests, or more memory")
-        raise ConfigError(f"{what}, more than {have}: {advice}")
+        raise ConfigError(f"{what}, more than {have}: {advice} (--scenario soak writes "
+                          "its steps to disk as it goes and runs as long as asked)")
     if need > available / 2:
         return f"{what}, more than half of {have}"
     return None

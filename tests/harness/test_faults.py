@@ -251,7 +251,7 @@ _SUBREAPER = textwrap.dedent("""
         return found
     if mode == "bench":  # SIGKILL python bench.py in the middle of a case
         sched = subprocess.Popen([sys.executable, "bench.py", "--scenario", "decode-steady",
-                                  "--num-running", "16", "--steps", "300000",
+                                  "--num-running", "16", "--steps", "100000",
                                   "--policies", "send", "--codecs", "msgpack",
                                   "--output", out_dir, "--quiet"],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -329,7 +329,7 @@ def test_runner_sets_pdeathsig():
 
 def _start_long_run(run_dir, extra=(), **kw):
     proc = bench(["--scenario", "decode-steady", "--num-running", "16", "--steps",
-                  "100000000", "--policies", "send", "--codecs", "msgpack", "--output",
+                  "100000", "--policies", "send", "--codecs", "msgpack", "--output",
                   str(run_dir), *extra], **kw)
     # Wait until the case has flushed rows at least once (it is well into its run).
     wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush")

@@ -244,7 +244,7 @@ def test_a_dead_runner_kills_the_frontend(monkeypatch):
 def test_ctrl_c_reaps_the_frontend(tmp_path, bench_tmpdir):
     ctrl_c_reaps_every_child(tmp_path, bench_tmpdir,
                              ["--scenario", "decode-steady", "--frontend",
-                              "--num-running", "16", "--steps", "300000",
+                              "--num-running", "16", "--steps", "100000",
                               "--policies", "send", "--codecs", "msgpack"],
                              2, "the runner and the frontend")
 

@@ -179,7 +179,7 @@ def test_a_runner_that_never_connects_fails_the_case_within_the_startup_timeout(
 
 def test_a_runner_killed_mid_run_fails_the_case_and_the_scheduler_exits(tmp_path):
     port = free_base_port(3)
-    args = [a if a != "40" else "100000000" for a in CASE]  # still running when killed
+    args = [a if a != "40" else "300000" for a in CASE]  # still running when killed
     sched = start_scheduler(args + ["--remote-runners", "--port", str(port)], tmp_path / "r")
     runner = start_runner(port)
     deadline = time.monotonic() + 60
@@ -285,7 +285,7 @@ def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path
 
 def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path, killed_bench_tmpdir):
     port = free_base_port(3)
-    args = [a if a != "40" else "100000000" for a in CASE]
+    args = [a if a != "40" else "300000" for a in CASE]
     # a SIGKILLed bench.py leaves its socket folder there
     env = dict(os.environ, TMPDIR=str(killed_bench_tmpdir))
     sched = subprocess.Popen([sys.executable, "bench.py", *args, "--remote-runners", "--port",
@@ -309,7 +309,7 @@ def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path, killed_bench
 
 def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp_path):
     port = free_base_port(3)
-    args = [a if a != "40" else "100000000" for a in CASE]
+    args = [a if a != "40" else "300000" for a in CASE]
     sched = start_scheduler(args + ["--remote-runners", "--port", str(port),
                                     "--peer-timeout", "2"], tmp_path / "r")
     runner = start_runner(port)

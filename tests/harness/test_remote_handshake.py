@@ -74,7 +74,7 @@ def test_a_second_runner_on_a_taken_control_port_is_refused_at_once(tmp_path):
 @pytest.mark.parametrize("offset", [1, 2], ids=["SchedulerOutput", "ModelRunnerOutput"])
 def test_a_runner_pointed_at_a_data_port_says_it_is_not_the_control_port(tmp_path, offset):
     port = free_base_port(3)
-    sched = scheduler(port, 10**8, tmp_path / "r")
+    sched = scheduler(port, 300_000, tmp_path / "r")
     first = runner(port)
     try:
         wait_for_steps(tmp_path / "r")  # the case binds its data ports
@@ -132,7 +132,7 @@ def test_the_doorman_admits_one_peer_per_control_port():
 
 def test_a_runner_whose_scheduler_hangs_mid_case_exits_within_the_peer_timeout(tmp_path):
     port = free_base_port(3)
-    sched = scheduler(port, 10**8, tmp_path / "r", "--peer-timeout", "2")
+    sched = scheduler(port, 300_000, tmp_path / "r", "--peer-timeout", "2")
     proc = runner(port)
     try:
         wait_for_steps(tmp_path / "r")
@@ -155,7 +155,7 @@ def test_a_runner_whose_scheduler_hangs_mid_case_exits_within_the_peer_timeout(t
 
 def test_a_runner_interrupted_mid_case_ends_in_one_line_and_fails_the_case(tmp_path):
     port = free_base_port(3)
-    sched = scheduler(port, 10**8, tmp_path / "r")
+    sched = scheduler(port, 300_000, tmp_path / "r")
     proc = runner(port)
     try:
         wait_for_steps(tmp_path / "r")

@@ -202,7 +202,7 @@ def test_a_sigkilled_bench_leaves_no_segment(tmp_path, killed_bench_tmpdir):
     repo = Path(__file__).resolve().parents[2]
     bench = subprocess.Popen(
         [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "16",
-         "--steps", "300000", "--policies", "send", "--codecs", "msgpack",
+         "--steps", "100000", "--policies", "send", "--codecs", "msgpack",
          "--transport", "shm", "--no-single-process", "--output", str(out), "--quiet"],
         cwd=repo, env=dict(os.environ, TMPDIR=str(tmp)),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -52,7 +52,8 @@ def test_a_run_that_cannot_fit_is_refused_with_the_steps_that_fit(monkeypatch, c
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (1,000,000,100 "
         "steps with warm-up), needs about 7.5 TB of memory for its per-step records "
         "(7,450 bytes a step), more than the 10.0 GB available (MemAvailable): --steps "
-        "1,342,181 or fewer fits"], "", [])
+        "1,342,181 or fewer fits (--scenario soak writes its steps to disk as it goes and "
+        "runs as long as asked)"], "", [])
 
 
 def test_the_largest_case_is_named_and_the_steps_fit_every_case(monkeypatch, capsys,
@@ -64,7 +65,8 @@ def test_the_largest_case_is_named_and_the_steps_fit_every_case(monkeypatch, cap
         "bench.py: error: the largest case, num_running=256/send/msgpack#0 (1,000,100 steps "
         "with warm-up), needs about 310.4 GB of memory for its per-step records (310,354 "
         "bytes a step), more than the 10.0 GB available (MemAvailable): --steps 32,121 or "
-        "fewer fits"])
+        "fewer fits (--scenario soak writes its steps to disk as it goes and runs as long "
+        "as asked)"])
 
 
 def test_a_run_over_half_the_memory_is_warned_and_runs(monkeypatch, capsys, no_run):
@@ -98,7 +100,8 @@ def test_not_even_one_step_fits(monkeypatch, capsys, no_run):
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (110 steps with "
         "warm-up), needs about 0.8 MB of memory for its per-step records (7,450 bytes a "
         "step), more than the 0.7 MB available (MemAvailable): not even --steps 1 fits: "
-        "fewer running requests, or more memory"])
+        "fewer running requests, or more memory (--scenario soak writes its steps to "
+        "disk as it goes and runs as long as asked)"])
 
 
 def _steady_cases(argv):

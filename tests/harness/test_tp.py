@@ -249,7 +249,7 @@ def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, bench_tmpdir, t
     run_dir = tmp_path / "run"
     env = dict(os.environ, TMPDIR=str(bench_tmpdir))
     proc = bench(["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", transport,
-                  "--num-running", "16", "--steps", "300000", "--policies", "send",
+                  "--num-running", "16", "--steps", "60000", "--policies", "send",
                   "--codecs", "msgpack", "--output", str(run_dir)], env=env)
     wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush", proc=proc)
     ranks = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
