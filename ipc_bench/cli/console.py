@@ -225,16 +225,26 @@ def write_output(path, text: str, prog: str, note: str) -> None:
     (``/dev/stdout``, ``/dev/full``) is written in place. A write that fails (disk full:
     ``--json /dev/full``) raises ``SystemExit`` with the line ``PROG: error: cannot write
     PATH: REASON`` (``script_main``: on stderr, exit 1)."""
-    target = os.path.realpath(path)  # a link's target is replaced, not the link
     try:
-        if os.path.exists(target) and not os.path.isfile(target):
-            with open(target, "w") as out:
+        if _exists_not_regular(path):  # opened as given: /dev/stdout on a pipe resolves
+            with open(path, "w") as out:  # to /proc/PID/fd/pipe:[N], no path to open
                 out.write(text)
-        else:
-            _replace_file(target, text)
+        else:  # a link's target is replaced, not the link
+            _replace_file(os.path.realpath(path), text)
     except OSError as exc:
         raise SystemExit(f"{prog}: error: cannot write {path}: {exc.strerror or exc}") from None
     written_elsewhere(note)
+
+
+def _exists_not_regular(path) -> bool:
+    """Whether ``path`` (links followed) is there and not a regular file: a device, a
+    pipe, a folder."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _replace_file(path: str, text: str) -> None:

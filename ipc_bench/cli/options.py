@@ -272,9 +272,12 @@ def nonempty_path(kind: str):
 
 def writable_file(text: str) -> str:
     """argparse type of an output file (a script's ``--json``): one that can be
-    written, checked before any work (opened to append, then removed again if it did
-    not exist); ``ArgumentTypeError`` naming the path and why (``is a directory``, the
-    system's reason) otherwise."""
+    written, checked before any work and without blocking (opened to append, without
+    waiting, then removed again if it did not exist); ``ArgumentTypeError`` naming the
+    path and why (``is a directory``, ``special_file_problem``'s FIFO, socket or block
+    device, the system's reason) otherwise. A character device (``/dev/null``,
+    ``/dev/full``, a terminal) is taken, as is ``/dev/stdout`` on a pipe."""
+    import os
     from pathlib import Path
 
     if not text.strip():
@@ -283,14 +286,67 @@ def writable_file(text: str) -> str:
     existed = path.exists()
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: is a directory")
-    try:
-        with open(path, "a"):
-            pass
+    why = special_file_problem(text)
+    if why:
+        raise argparse.ArgumentTypeError(why)
+    try:  # O_NONBLOCK: a device (a serial line) or a pipe never makes the check wait
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK,
+                         0o666))
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
     if not existed:
         path.unlink()
     return text
+
+
+def special_file_problem(path: str) -> "str | None":
+    """Why the existing ``path`` is no place for an output file, or ``None`` (a regular
+    file, a character device such as ``/dev/null`` or ``/dev/full``, a missing path):
+    ``PATH: not a regular file (a FIFO: writing it waits for a reader; give a file, or
+    /dev/stdout)`` for a named FIFO (opened to write, it blocks until some process opens
+    it to read: the command hung at its start), ``PATH: not a regular file (a socket)``,
+    ``PATH: not a regular file (a block device)``. A pipe that is one of this process's
+    own descriptors (``/dev/stdout`` piped to ``jq``, ``/dev/fd/63`` of ``>(...)``) is
+    taken: its reader is there."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # missing (or unreadable): the open that follows says why
+        return None
+    if stat.S_ISFIFO(mode) and not _own_pipe(path):
+        return (f"{path}: not a regular file (a FIFO: writing it waits for a reader; "
+                f"give a file, or /dev/stdout)")
+    if stat.S_ISSOCK(mode):
+        return f"{path}: not a regular file (a socket)"
+    if stat.S_ISBLK(mode):
+        return f"{path}: not a regular file (a block device)"
+    return None
+
+
+def _own_pipe(path: str) -> bool:
+    """Whether the pipe or FIFO at ``path`` is open in this process (``/dev/stdout``
+    on a pipe, ``/dev/fd/N``): the same device and inode as one of its descriptors."""
+    import os
+
+    try:
+        st = os.stat(path)
+        fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):
+        fds = [0, 1, 2]
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+    for fd in fds:
+        try:
+            own = os.fstat(fd)
+        except OSError:
+            continue
+        if (own.st_dev, own.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
 
 
 def writable_folder(text: str) -> str:

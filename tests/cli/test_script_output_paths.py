@@ -1,0 +1,74 @@
+"""Output paths of the scripts of scripts/ checked before any work and without blocking:
+a named FIFO, a socket or a block device given as ``--json`` (``options.writable_file``)
+or pyperf's ``-o`` / ``--append`` is one line and exit 2, where a FIFO with no reader
+hung the script at its start (signals held until its handlers were installed: only
+SIGKILL ended it); a character device (``/dev/null``, ``/dev/full``) and a pipe of the
+process's own (``/dev/stdout`` piped on, ``/dev/fd/N``) are taken, and ``write_output``
+writes the latter (it resolved ``/dev/stdout`` to ``/proc/PID/fd/pipe:[N]`` and failed)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from script_module import ROOT
+
+from ipc_bench.cli.console import write_output
+from ipc_bench.cli.options import output_problem, special_file_problem
+
+FIFO_WHY = "not a regular file (a FIFO: writing it waits for a reader; give a file, or /dev/stdout)"
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    return str(path)
+
+
+def test_a_fifo_a_socket_and_a_block_device_are_refused(fifo, tmp_path):
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(tmp_path / "sock"))
+        assert output_problem(fifo) == f"{fifo}: {FIFO_WHY}"
+        assert output_problem(str(tmp_path / "sock")) == (
+            f"{tmp_path / 'sock'}: not a regular file (a socket)")
+    finally:
+        sock.close()
+    block = next((f"/dev/{n}" for n in ("loop0", "sda", "vda", "nvme0n1")
+                  if os.path.exists(f"/dev/{n}")), None)
+    if block is not None:
+        assert special_file_problem(block) == f"{block}: not a regular file (a block device)"
+
+
+def test_character_devices_files_and_own_pipes_are_taken(tmp_path):
+    read, write = os.pipe()
+    try:
+        assert [output_problem(p) for p in ("/dev/null", "/dev/full", f"/dev/fd/{write}",
+                                            str(tmp_path / "new.json"))] == [None] * 4
+    finally:
+        os.close(read)
+        os.close(write)
+    assert not (tmp_path / "new.json").exists()  # the check leaves no file behind
+
+
+def test_json_to_a_fifo_is_refused_at_once_as_a_command(fifo):
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "byte_sweep.py"),
+                           "--num-running", "4", "--steps", "1", "--json", fifo],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"byte_sweep.py: error: argument --json: {fifo}: {FIFO_WHY}\n")
+
+
+def test_write_output_writes_an_own_pipe():
+    read, write = os.pipe()
+    try:
+        write_output(f"/dev/fd/{write}", '{"rows": []}\n', "byte_sweep.py", "the rows")
+        assert os.read(read, 100) == b'{"rows": []}\n'
+    finally:
+        os.close(read)
+        os.close(write)
