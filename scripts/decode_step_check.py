@@ -95,13 +95,15 @@ sys.path.insert(0, str(ROOT))
 from ipc_bench.engine.config import (ConfigError, ModelConfig,  # noqa: E402
                                      ModelMemoryError, SchedulerConfig, check_max_position,
                                      check_model_memory, script_memory_refusal)
-from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
-from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
+from ipc_bench.cli.options import list_items, no_repeats, special_file_problem  # noqa: E402
+from ipc_bench.cli.console import script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
 from ipc_bench.errors import module_doc  # noqa: E402
+
+PROG = "decode_step_check"
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
@@ -298,16 +300,20 @@ def config_list(text: str) -> list[tuple[str, bool]]:
 
 def json_path(text: str) -> str:
     """argparse type of ``--json``: a file this script can write, found out now (by
-    opening it to append; a file that was not there is removed again), not after the
-    run."""
+    opening it to append without waiting; a file that was not there is removed again),
+    not after the run; a named FIFO, a socket or a block device is refused
+    (``options.special_file_problem``)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected the path of a file, got {text!r}")
     if os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text} is a folder")
+    why = special_file_problem(text)  # a FIFO with no reader: opening it would block
+    if why:
+        raise argparse.ArgumentTypeError(why)
     existed = os.path.lexists(text)
-    try:
-        with open(text, "a"):
-            pass
+    try:  # O_NONBLOCK: a device never makes the check wait
+        os.close(os.open(text, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK,
+                         0o666))
         if not existed:
             os.unlink(text)
     except OSError as exc:
@@ -518,11 +524,10 @@ def _check(args: argparse.Namespace) -> int:
               file=sys.stderr)
         failed = 1
     if args.json:
-        error = write_json(args.json, progress)
+        error = write_json(args.json, progress)  # stdout that fails names the file
         if error is not None:
-            print(f"decode_step_check: error: {error}", file=sys.stderr)
+            print(error, file=sys.stderr)
             return 1
-        written_elsewhere(f"the rows are in {args.json}")  # stdout that fails says so
     return 1 if failed else 0
 
 
@@ -560,19 +565,23 @@ class Progress:
 def write_json(path: str, progress: Progress) -> Optional[str]:
     """Write ``progress``: how far the run got (``Progress.record``), the device's
     measured figures (null before they were measured) and the rows (tokens left out)
-    to ``path``; ``None``, or the one-line error (``cannot write PATH: ...``)."""
+    to ``path``, whole or not at all (``console.write_output``: a write that fails
+    leaves the earlier file as it was; a stdout that fails later names the file);
+    ``None``, or the one-line error (``decode_step_check: error: cannot write PATH:
+    REASON``)."""
     figures = progress.figures
+    text = json.dumps(dict(
+        **progress.record(),
+        figures=None if figures is None else dict(
+            name=figures.name, bandwidth=figures.memory_bandwidth_bytes_per_s,
+            flops=figures.flops_per_s, dtype=figures.dtype),
+        rows=[{k: v for k, v in r.items() if k != "tokens"} for r in progress.rows]),
+        indent=1)
     try:
         with signals.deferred():  # a signal meanwhile is raised once the file is whole
-            Path(path).write_text(json.dumps(dict(
-                **progress.record(),
-                figures=None if figures is None else dict(
-                    name=figures.name, bandwidth=figures.memory_bandwidth_bytes_per_s,
-                    flops=figures.flops_per_s, dtype=figures.dtype),
-                rows=[{k: v for k, v in r.items() if k != "tokens"} for r in progress.rows]),
-                indent=1))
-    except OSError as exc:
-        return f"cannot write {path}: {exc.strerror or exc}"
+            write_output(path, text, PROG, f"the rows are in {path}")
+    except SystemExit as exc:  # write_output's line
+        return str(exc.code)
     return None
 
 
@@ -622,4 +631,4 @@ def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figu
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("decode_step_check", main, "the table", "the --json file"))
+    sys.exit(script_main(PROG, main, "the table", "the --json file"))

@@ -8,14 +8,17 @@ writes the latter (it resolved ``/dev/stdout`` to ``/proc/PID/fd/pipe:[N]`` and 
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import resource
 import socket
 import subprocess
 import sys
 
 import pytest
 
-from script_module import ROOT
+from script_module import ROOT, load_script
 
 from ipc_bench.cli.console import write_output
 from ipc_bench.cli.options import output_problem, special_file_problem
@@ -72,3 +75,36 @@ def test_write_output_writes_an_own_pipe():
     finally:
         os.close(read)
         os.close(write)
+
+
+def _decode_step_check():
+    module = sys.modules.get("decode_step_check")
+    if getattr(module, "__file__", None) == str(ROOT / "scripts" / "decode_step_check.py"):
+        return module
+    return load_script("decode_step_check")
+
+
+def test_decode_step_check_json_to_a_fifo_is_refused(fifo):
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        _decode_step_check().json_path(fifo)
+    assert str(refused.value) == f"{fifo}: {FIFO_WHY}"
+
+
+def test_decode_step_check_json_that_fails_keeps_the_earlier_file(tmp_path):
+    dsc = _decode_step_check()
+    rows = tmp_path / "rows.json"
+    rows.write_text("earlier\n")
+    progress = dsc.Progress(configs=["gather"])
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (10, hard))  # ulimit -f: EFBIG at 10 bytes
+    try:
+        error = dsc.write_json(str(rows), progress)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert error == f"decode_step_check: error: cannot write {rows}: File too large"
+    assert rows.read_text() == "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.json"]
+    assert dsc.write_json("/dev/full", progress) == (
+        "decode_step_check: error: cannot write /dev/full: No space left on device")
+    assert dsc.write_json(str(rows), progress) is None
+    assert json.loads(rows.read_text())["not_run"] == ["gather"]
