@@ -46,7 +46,8 @@ import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
 from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
-from ipc_bench.cli.options import append_problem, list_items, output_problem  # noqa: E402
+from ipc_bench.cli.options import (append_problem, list_items, new_output_problem,  # noqa: E402
+                                   output_problem)
 from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -312,8 +313,10 @@ def main() -> None:
                                       "the TEXTs (each must be in some name: see --list)")
     bench.argparser.add_argument("--list", action="store_true",
                                  help="print the benchmarks' names, one a line, and exit")
-    args = bench.parse_args()
-    if not args.worker:  # pyperf writes its -o/--append file only after every benchmark
+    # checked before bench.parse_args, whose own checks (-o PATH that exists) print on
+    # stdout and exit 1; pyperf writes its -o/--append file only after every benchmark
+    args = bench.argparser.parse_args()
+    if not args.worker:
         for flag, path in (("-o", args.output), ("--append", args.append)):
             # pyperf reads an --append file that exists before it adds the results
             why = path is not None and flag == "--append" and append_problem(path)
@@ -322,8 +325,12 @@ def main() -> None:
             why = path is not None and output_problem(path)
             if why:
                 _error(f"argument {flag}: cannot write {why}")
+            why = path is not None and flag == "-o" and new_output_problem(path)
+            if why:
+                _error(f"argument {flag}: {why}")
             if path is not None and not args.list:  # stdout that fails says where they are
                 written_elsewhere(f"the results are in {path}")
+    args = bench.parse_args()
     if args.list:
         print("\n".join(benchmark_names()))
         return

@@ -90,7 +90,7 @@ import pyperf  # noqa: E402
 from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
 from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, append_problem, list_items,  # noqa: E402
-                                   output_problem)
+                                   new_output_problem, output_problem)
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.outputs import build_engine_core_outputs  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -547,6 +547,8 @@ def _output_refusal(args: argparse.Namespace) -> str | None:
     write REASON``; for ``--append``, ``argument --append: REASON`` where pyperf could
     not read it first: ``append_problem``), or ``None``. Notes each pyperf output for a
     stdout that fails later (``written_elsewhere``)."""
+    if args.table_from and args.output and new_output_problem(args.output):
+        return f"argument -o: {new_output_problem(args.output)}"  # pyperf refuses it too
     for flag, path in (("-o", None if args.table_from else args.output),
                        ("--append", None if args.table_from else args.append),
                        ("--figure", args.figure)):
@@ -559,6 +561,9 @@ def _output_refusal(args: argparse.Namespace) -> str | None:
         why = _unwritable(path)
         if why:
             return f"argument {flag}: cannot write {why}"
+        why = flag == "-o" and new_output_problem(path)
+        if why:
+            return f"argument {flag}: {why}"
         if flag != "--figure":
             written_elsewhere(f"the results are in {path}")  # stdout that fails says so
     return None
@@ -613,7 +618,9 @@ def main() -> int:
     runner.argparser.add_argument("--figure", metavar="PNG",
                                   help="with --table-from: also draw bytes and µs per step "
                                   "against running requests into PNG")
-    args = runner.parse_args()
+    # checked before runner.parse_args, whose own checks (-o PATH that exists) print on
+    # stdout and exit 1
+    args = runner.argparser.parse_args()
     if not args.table_from:
         for flag in ("--compact", "--figure"):
             if getattr(args, flag[2:]):
@@ -621,6 +628,7 @@ def main() -> int:
     why = None if args.worker else _output_refusal(args)
     if why:
         error(why)
+    args = runner.parse_args()
     batch_sizes, alts = args.batch_sizes, selection(args.only or "")
     rows = selected_rows(batch_sizes, alts)
     frontend_only = not rows and any(selected_frontend(alts, w, b, t) for b in batch_sizes

@@ -387,6 +387,21 @@ def output_problem(path: str) -> "str | None":
     return None
 
 
+def new_output_problem(path: str) -> "str | None":
+    """Why pyperf's ``-o PATH`` would be refused, or ``None``: pyperf writes only a new
+    file, and refuses one that exists as it parses its options (``ERROR: The JSON file
+    'PATH' already exists`` on stdout, exit 1: lost when stdout fails), so ``PATH:
+    already exists (pyperf's -o writes only a new file: give another path, or add to it
+    with --append PATH)`` (no ``--append`` hint for a device or folder). Checked before
+    pyperf parses its options."""
+    import os
+
+    if not os.path.exists(path):
+        return None
+    hint = f", or add to it with --append {path}" if os.path.isfile(path) else ""
+    return f"{path}: already exists (pyperf's -o writes only a new file: give another path{hint})"
+
+
 def append_problem(path: str) -> "str | None":
     """Why pyperf's ``--append PATH`` would fail as it reads ``PATH``, or ``None`` (then
     ``output_problem`` says whether it can be written): pyperf reads a file that exists

@@ -108,3 +108,30 @@ def test_decode_step_check_json_that_fails_keeps_the_earlier_file(tmp_path):
         "decode_step_check: error: cannot write /dev/full: No space left on device")
     assert dsc.write_json(str(rows), progress) is None
     assert json.loads(rows.read_text())["not_run"] == ["gather"]
+
+
+def test_new_output_problem(tmp_path):
+    from ipc_bench.cli.options import new_output_problem
+
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text("{}")
+    assert [new_output_problem(p) for p in (str(earlier), os.devnull,
+                                            str(tmp_path / "new.json"))] == [
+        f"{earlier}: already exists (pyperf's -o writes only a new file: give another "
+        f"path, or add to it with --append {earlier})",
+        "/dev/null: already exists (pyperf's -o writes only a new file: give another path)",
+        None]
+
+
+@pytest.mark.parametrize("name", ["hot_path_bench", "variant_table"])
+def test_pyperf_output_that_exists_is_refused_on_stderr(name, tmp_path):
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text("{}")
+    with open("/dev/full", "w") as full:  # pyperf's own refusal went to stdout: lost
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / f"{name}.py"), "-o",
+                               str(earlier)], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60, cwd=ROOT)
+    assert (done.returncode, done.stderr) == (
+        2, f"{name}.py: error: argument -o: {earlier}: already exists (pyperf's -o writes "
+        f"only a new file: give another path, or add to it with --append {earlier})\n")
+    assert earlier.read_text() == "{}"
