@@ -103,7 +103,7 @@ from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  #
                                      roofline_ratio)
 from ipc_bench.errors import module_doc  # noqa: E402
 
-PROG = "decode_step_check"
+PROG = "decode_step_check.py"
 
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
@@ -248,11 +248,11 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
 
 
 class _Parser(OnceParser):
-    """Bad input: one line on stderr (``decode_step_check: error: ...``), exit 2; an option
+    """Bad input: one line on stderr (``decode_step_check.py: error: ...``), exit 2; an option
     given twice is refused (``OnceParser``)."""
 
     def error(self, message: str):
-        print(f"decode_step_check: error: {message}", file=sys.stderr)
+        print(f"{PROG}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -361,14 +361,14 @@ def main(argv=None) -> int:
     try:
         return _check(args)
     except signals.Interrupted as exc:
-        print(f"decode_step_check: interrupted by {exc.signal_name}", file=sys.stderr)
+        print(f"{PROG}: interrupted by {exc.signal_name}", file=sys.stderr)
         return exc.code
     finally:
         signals.restore(old)
 
 
 def _error(message: str) -> int:
-    print(f"decode_step_check: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {message}", file=sys.stderr)
     return 2
 
 
@@ -520,7 +520,7 @@ def _check(args: argparse.Namespace) -> int:
         progress.goals = goal_lines(rows, preset, lo, hi, figures.name)
         print("\n".join(progress.goals))
     elif not failed:
-        print("decode_step_check: error: every configuration was skipped: nothing measured",
+        print(f"{PROG}: error: every configuration was skipped: nothing measured",
               file=sys.stderr)
         failed = 1
     if args.json:
@@ -567,7 +567,7 @@ def write_json(path: str, progress: Progress) -> Optional[str]:
     measured figures (null before they were measured) and the rows (tokens left out)
     to ``path``, whole or not at all (``console.write_output``: a write that fails
     leaves the earlier file as it was; a stdout that fails later names the file);
-    ``None``, or the one-line error (``decode_step_check: error: cannot write PATH:
+    ``None``, or the one-line error (``decode_step_check.py: error: cannot write PATH:
     REASON``)."""
     figures = progress.figures
     text = json.dumps(dict(

@@ -159,6 +159,9 @@ from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  #
                                      roofline_ratio)
 from ipc_bench.errors import module_doc  # noqa: E402
 
+#: The name every error line starts with (``gpu_check.py: error: ...``).
+PROG = "gpu_check.py"
+
 #: The smoke stage's time limit, seconds (CUDA start and model load included).
 SMOKE_LIMIT_S = 90.0
 #: Default budget of the whole check, seconds (stage 0 included).
@@ -683,7 +686,7 @@ def _preflight(device: str) -> tuple[bool, int]:
     try:
         found, memory = probe_torch_device(device)
     except ConfigError as exc:
-        print(f"gpu_check: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return False, 2
     if found == "cuda":
         print(f"gpu_check: CUDA present ({memory / 1e9:.1f} GB free): stages on the GPU",
@@ -695,11 +698,11 @@ def _preflight(device: str) -> tuple[bool, int]:
 
 
 class _Parser(OnceParser):
-    """Bad input: one line on stderr (``gpu_check: error: ...``), exit 2; an option
+    """Bad input: one line on stderr (``gpu_check.py: error: ...``), exit 2; an option
     given twice is refused (``OnceParser``)."""
 
     def error(self, message: str):
-        print(f"gpu_check: error: {message}", file=sys.stderr)
+        print(f"{PROG}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -830,7 +833,7 @@ def main(argv=None) -> int:
         try:
             out = Path(args.output or tempfile.mkdtemp(prefix="gpu-check-"))
         except OSError as exc:
-            print(f"gpu_check: error: cannot create a temporary folder: "
+            print(f"{PROG}: error: cannot create a temporary folder: "
                   f"{exc.strerror or exc}", file=sys.stderr)
             return 2
         code = _check(args, out)
@@ -839,7 +842,7 @@ def main(argv=None) -> int:
         return code
     except signals.Interrupted as exc:
         where = f"; results so far in {out}" if out is not None and out.is_dir() else ""
-        print(f"gpu_check: interrupted by {exc.signal_name}{where}", file=sys.stderr)
+        print(f"{PROG}: interrupted by {exc.signal_name}{where}", file=sys.stderr)
         return exc.code
     finally:
         signals.restore(old)
@@ -915,4 +918,4 @@ def _check(args: argparse.Namespace, out: Path) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(script_main("gpu_check", main, "the stages' results", "the output folder"))
+    sys.exit(script_main(PROG, main, "the stages' results", "the output folder"))

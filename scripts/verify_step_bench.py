@@ -51,6 +51,9 @@ from ipc_bench.engine.config import (MAX_CPU_MODEL_BYTES,  # noqa: E402
                                      script_memory_refusal, weight_bytes)
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
 
+#: The name every error line starts with (``verify_step_bench.py: error: ...``).
+PROG = "verify_step_bench.py"
+
 #: Tokens per KV block (the scheduler's default, as vLLM's).
 BLOCK_SIZE = 16
 
@@ -127,7 +130,7 @@ def torch_model(args, sched: SchedulerConfig):
 
 
 class BadInput(Exception):
-    """Bad input: ``main`` prints its one line (``verify_step_bench: error: --OPTION:
+    """Bad input: ``main`` prints its one line (``verify_step_bench.py: error: --OPTION:
     ...``, as the other scripts start theirs: ``gpu_check: error: ...``) and returns 2."""
 
 
@@ -240,12 +243,12 @@ def main(argv=None) -> int:
     try:
         args = parse_args(argv)
     except BadInput as exc:
-        print(f"verify_step_bench: error: {one_line(str(exc))}", file=sys.stderr)
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():
-        print("verify_step_bench: error: --device: cuda, but torch sees no CUDA device",
+        print(f"{PROG}: error: --device: cuda, but torch sees no CUDA device",
               file=sys.stderr)
         return 2
     k = args.num_spec_tokens
@@ -258,7 +261,7 @@ def main(argv=None) -> int:
         try:
             r = run_size(torch, args, n)
         except ConfigError as err:
-            print(f"verify_step_bench: error: {one_line(str(err))}", file=sys.stderr)
+            print(f"{PROG}: error: {one_line(str(err))}", file=sys.stderr)
             return 2
         print(f"{r['running']:>8} {r['batched_ms']:>11.2f} {r['serial_ms']:>14.2f} "
               f"{r['ratio']:>6.2f} {str(r['same_ids']):>9} {r['max_diff']:>13.2e}")
@@ -266,4 +269,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("verify_step_bench", main, "the table"))
+    sys.exit(script_main(PROG, main, "the table"))

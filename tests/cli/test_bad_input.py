@@ -1208,7 +1208,7 @@ def test_frontend_with_a_streamed_scenario_is_refused(tmp_path, capsys):
 STAGES = ("the stages are 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
           "5 azure-conv, 6 async")
 
-#: (gpu_check arguments, the exact error after "gpu_check: error: "); {tmp}: tmp_path
+#: (gpu_check arguments, the exact error after "gpu_check.py: error: "); {tmp}: tmp_path
 GPU_CHECK_CASES = [
     (["--stages", "9"], f"argument --stages: unknown stage '9'; {STAGES}"),
     (["--stages", "1,-1"], f"argument --stages: unknown stage '-1'; {STAGES}"),
@@ -1247,7 +1247,7 @@ def test_gpu_check_bad_input_is_one_line_before_any_stage(argv, message, tmp_pat
     (tmp_path / "f").write_text("x")
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     assert gpu_check.main(argv) == 2
-    assert capsys.readouterr() == ("", f"gpu_check: error: "
+    assert capsys.readouterr() == ("", f"gpu_check.py: error: "
                                        f"{message.replace('{tmp}', str(tmp_path))}\n")
     assert started == [] and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
@@ -1257,12 +1257,12 @@ def test_gpu_check_bad_input_in_its_own_process_has_no_traceback(tmp_path):
                            "--output", str(tmp_path / "out")], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert (proc.returncode, proc.stdout, proc.stderr) == (
-        2, "", "gpu_check: error: argument --budget-s: must be a positive, finite number "
+        2, "", "gpu_check.py: error: argument --budget-s: must be a positive, finite number "
                "of seconds, got 'nan'\n")
     assert not (tmp_path / "out").exists()
 
 
-#: (decode_step_check arguments, the exact error after "decode_step_check: error: ")
+#: (decode_step_check arguments, the exact error after "decode_step_check.py: error: ")
 DECODE_STEP_CASES = [
     (["--device", "cpu", "--preset", "llama-3.1-8b"],  # once, not once per configuration
      "llama-3.1-8b needs 29.9 GiB of weights + 0.3 GiB of KV cache (num_blocks 81 x "
@@ -1309,7 +1309,7 @@ def test_decode_step_check_bad_input_is_one_line_before_it_runs(argv, message, t
     monkeypatch.setattr(dsc, "run_config", lambda *a: ran.append(a))
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     assert dsc.main(argv) == 2
-    assert capsys.readouterr() == ("", f"decode_step_check: error: "
+    assert capsys.readouterr() == ("", f"decode_step_check.py: error: "
                                        f"{message.replace('{tmp}', str(tmp_path))}\n")
     assert ran == [] and list(tmp_path.iterdir()) == []
 

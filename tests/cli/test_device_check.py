@@ -62,7 +62,7 @@ from pathlib import Path
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="gpu_check")
+    parser = argparse.ArgumentParser(prog="gpu_check.py")
     parser.add_argument("--stages", choices=["1", "1,6"])
     parser.add_argument("--output")
     parser.add_argument("--budget-s")
@@ -205,7 +205,7 @@ def test_options_gpu_check_refuses_are_refused_before_the_tests(tmp_path):
     done = _run(repo / "scripts" / "device_check.sh", str(out), "--stages", "9",
                 cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.endswith("gpu_check: error: argument --stages: invalid choice: "
+    assert done.stderr.endswith("gpu_check.py: error: argument --stages: invalid choice: "
                                 "'9' (choose from '1', '1,6')\n")
     assert (out / "device-check.log").read_text() == ""  # no test ran
 

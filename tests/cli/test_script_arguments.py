@@ -32,47 +32,47 @@ BAD_INPUT = [
     # below --context-min 64, and no vocabulary fits beside 457.8 GiB of cache
     ("verify_step_bench", ["--device", "cpu", "--preset", "cpu", "--num-running", "60000",
                            "--context-max", "4000"],
-     "verify_step_bench: error: --num-running 60000: cpu needs 0.0 GiB of weights + 457.8 "
+     "verify_step_bench.py: error: --num-running 60000: cpu needs 0.0 GiB of weights + 457.8 "
      "GiB of KV cache (num_blocks 15,000,000 x block_size 16), 457.8 GiB in all, on cpu; "
      "the CPU limit is 6.0 GiB: lower --num-running (at most 785 at this --context-max), "
      "or use a smaller --preset"),
     # the largest size is the one checked: 65 blocks a row at 3,000 rows, 1,040 tokens
     ("verify_step_bench", ["--device", "cpu", "--preset", "cpu", "--num-running",
                            "16,3000,64", "--context-max", "4000"],
-     "verify_step_bench: error: --num-running 3000: cpu needs 0.0 GiB of weights + 22.9 "
+     "verify_step_bench.py: error: --num-running 3000: cpu needs 0.0 GiB of weights + 22.9 "
      "GiB of KV cache (num_blocks 750,000 x block_size 16), 22.9 GiB in all, on cpu; the "
      "CPU limit is 6.0 GiB: lower --num-running (at most 785 at this --context-max) or "
      "--context-max (at most 1,040 at this --num-running), or use a smaller --preset"),
     # the cpu preset's weights grow by 1 KiB an id (embedding and LM head of 256 floats)
     ("verify_step_bench", ["--device", "cpu", "--preset", "cpu", "--vocab-size",
                            "2000000000"],
-     "verify_step_bench: error: --num-running 64: cpu needs 3814.7 GiB of weights + 0.1 "
+     "verify_step_bench.py: error: --num-running 64: cpu needs 3814.7 GiB of weights + 0.1 "
      "GiB of KV cache (num_blocks 2,048 x block_size 16), 3814.8 GiB in all, on cpu; the "
      "CPU limit is 6.0 GiB: the weights alone do not fit: lower --vocab-size (at most "
      "3,109,885 at this --num-running and --context-max), or use a smaller --preset"),
     ("verify_step_bench", ["--device", "cpu", "--preset", "llama-3.1-8b", "--num-running",
                            "4"],
-     "verify_step_bench: error: --num-running 4: llama-3.1-8b needs 26.0 GiB of weights + "
+     "verify_step_bench.py: error: --num-running 4: llama-3.1-8b needs 26.0 GiB of weights + "
      "0.5 GiB of KV cache (num_blocks 128 x block_size 16), 26.5 GiB in all, on cpu; the "
      "CPU limit is 6.0 GiB: the weights alone do not fit: use a smaller --preset"),
     ("verify_step_bench", ["--vocab-size", "0"],
-     "verify_step_bench: error: --vocab-size: must be at least 2, got 0"),
+     "verify_step_bench.py: error: --vocab-size: must be at least 2, got 0"),
     ("verify_step_bench", ["--threads", "0"],
-     "verify_step_bench: error: --threads: must be at least 1, got 0"),
+     "verify_step_bench.py: error: --threads: must be at least 1, got 0"),
     ("verify_step_bench", ["--threads", "2000"],
-     "verify_step_bench: error: --threads: must be at most 1,024, got 2,000"),
-    ("verify_step_bench", ["--seed", "-1"], "verify_step_bench: error: --seed: must be at "
+     "verify_step_bench.py: error: --threads: must be at most 1,024, got 2,000"),
+    ("verify_step_bench", ["--seed", "-1"], "verify_step_bench.py: error: --seed: must be at "
      "least 0, got -1"),
-    ("verify_step_bench", ["--preset", "x"], "verify_step_bench: error: --preset: invalid "
+    ("verify_step_bench", ["--preset", "x"], "verify_step_bench.py: error: --preset: invalid "
      "choice: 'x' (choose from 'cpu', 'llama-3.1-8b', 'llama-3.2-1b', 'qwen2.5-0.5b', "
      "'tiny')"),
-    ("verify_step_bench", ["--context-min", "2"], "verify_step_bench: error: "
+    ("verify_step_bench", ["--context-min", "2"], "verify_step_bench.py: error: "
      "--context-min: must be at least --num-spec-tokens + 1 (3) for a row of 3 query "
      "tokens, got 2"),
-    ("verify_step_bench", ["--context-max", "32"], "verify_step_bench: error: "
+    ("verify_step_bench", ["--context-max", "32"], "verify_step_bench.py: error: "
      "--context-max: must be at least --context-min (64), got 32"),
     ("verify_step_bench", ["--num-running", "65536", "--context-max", "40000"],
-     "verify_step_bench: error: --num-running 65536: max_num_seqs x max_model_len "
+     "verify_step_bench.py: error: --num-running 65536: max_num_seqs x max_model_len "
      "(2621505536) exceeds the runner's 2**31-token buffer"),
     ("codec_fit", ["--steps", "0"], "codec_fit.py: error: argument --steps: must be at "
      "least 1, got 0"),
@@ -157,17 +157,17 @@ BAD_INPUT = [
      "empty (give a file's path)"),
     ("byte_sweep", ["--vocab-sizes", "32000,32000"], "byte_sweep.py: error: argument "
      "--vocab-sizes: 32000 given more than once"),
-    ("decode_step_check", ["--configs", "gather,gather"], "decode_step_check: error: "
+    ("decode_step_check", ["--configs", "gather,gather"], "decode_step_check.py: error: "
      "argument --configs: gather given more than once"),
-    ("decode_step_check", ["--num-running", "4,4"], "decode_step_check: error: argument "
+    ("decode_step_check", ["--num-running", "4,4"], "decode_step_check.py: error: argument "
      "--num-running: 4 given more than once"),
     ("decode_step_check", ["--num-running", "99999999", "--device", "cpu"],
-     "decode_step_check: error: tiny needs 0.0 GiB of weights + 6866.5 GiB of KV cache "
+     "decode_step_check.py: error: tiny needs 0.0 GiB of weights + 6866.5 GiB of KV cache "
      "(num_blocks 900,000,000 x block_size 16), 6866.5 GiB in all, on cpu; the CPU limit "
      "is 6.0 GiB: lower --num-running (at most 87,154 at this --context-max), or use a "
      "smaller --preset"),
     ("decode_step_check", ["--context-max", "999999999999", "--device", "cpu"],
-     "decode_step_check: error: tiny needs 0.0 GiB of weights + 4291534.4 GiB of KV cache "
+     "decode_step_check.py: error: tiny needs 0.0 GiB of weights + 4291534.4 GiB of KV cache "
      "(num_blocks 562,500,000,027 x block_size 16), 4291534.4 GiB in all, on cpu; the CPU "
      "limit is 6.0 GiB: lower --context-max (at most 1,394,444 at this --num-running), or "
      "use a smaller --preset"),
@@ -175,12 +175,12 @@ BAD_INPUT = [
     ("decode_step_check", ["--preset", "qwen2.5-0.5b", "--device", "cpu", "--num-running",
                            "1", "--steps", "2", "--warmup", "0", "--context-min", "33000",
                            "--context-max", "33000"],
-     "decode_step_check: error: max_model_len 33,003 is above qwen2.5-0.5b's "
+     "decode_step_check.py: error: max_model_len 33,003 is above qwen2.5-0.5b's "
      "max_position_embeddings (32,768, its config.json), which vLLM refuses too: "
      "--context-max 32,765 at most (with --warmup 0 and --steps 2)"),
     ("verify_step_bench", ["--preset", "qwen2.5-0.5b", "--device", "cpu", "--num-running",
                            "1", "--context-max", "40000"],
-     "verify_step_bench: error: max_model_len 40,001 is above qwen2.5-0.5b's "
+     "verify_step_bench.py: error: max_model_len 40,001 is above qwen2.5-0.5b's "
      "max_position_embeddings (32,768, its config.json), which vLLM refuses too: "
      "--context-max 32,767 at most"),
     ("byte_sweep", ["--steps", "5", "--steps", "6"], "byte_sweep.py: error: --steps given "
@@ -189,11 +189,11 @@ BAD_INPUT = [
      "twice (2, then 3): give it once"),
     ("ring_bench", ["--repeat", "2", "--repeat", "3"], "ring_bench.py: error: --repeat "
      "given twice (2, then 3): give it once"),
-    ("verify_step_bench", ["--reps", "1", "--reps", "2"], "verify_step_bench: error: "
+    ("verify_step_bench", ["--reps", "1", "--reps", "2"], "verify_step_bench.py: error: "
      "--reps given twice (1, then 2): give it once"),
-    ("gpu_check", ["--budget-s", "1", "--budget-s", "2"], "gpu_check: error: --budget-s "
+    ("gpu_check", ["--budget-s", "1", "--budget-s", "2"], "gpu_check.py: error: --budget-s "
      "given twice (1, then 2): give it once"),
-    ("decode_step_check", ["--device", "cpu", "--device", "cpu"], "decode_step_check: "
+    ("decode_step_check", ["--device", "cpu", "--device", "cpu"], "decode_step_check.py: "
      "error: --device given twice (cpu, then cpu): give it once"),
     ("aa_false_positive", ["--pairs", "4", "--pairs", "5"], "aa_false_positive.py: error: "
      "--pairs given twice (4, then 5): give it once"),

@@ -101,11 +101,11 @@ def test_decode_step_check_json_that_fails_keeps_the_earlier_file(tmp_path):
         error = dsc.write_json(str(rows), progress)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-    assert error == f"decode_step_check: error: cannot write {rows}: File too large"
+    assert error == f"decode_step_check.py: error: cannot write {rows}: File too large"
     assert rows.read_text() == "earlier\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.json"]
     assert dsc.write_json("/dev/full", progress) == (
-        "decode_step_check: error: cannot write /dev/full: No space left on device")
+        "decode_step_check.py: error: cannot write /dev/full: No space left on device")
     assert dsc.write_json(str(rows), progress) is None
     assert json.loads(rows.read_text())["not_run"] == ["gather"]
 

@@ -551,7 +551,7 @@ def test_gpu_check_sigterm_stops_and_reaps_the_running_stage(tmp_path):
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
     assert (proc.returncode, stderr) == (
-        143, f"gpu_check: interrupted by SIGTERM; results so far in {out}\n")
+        143, f"gpu_check.py: interrupted by SIGTERM; results so far in {out}\n")
     assert re.fullmatch(r"gpu_check: \[smoke\] stopped: SIGTERM passed on; \d+\.\d s later "
                         r"it exited 143", stdout.splitlines()[-1]), stdout
     assert processes_matching("bench.py", str(out)) == []  # reaped before the exit
@@ -677,7 +677,7 @@ def test_decode_step_check_json_says_how_far_the_run_got(tmp_path, monkeypatch, 
     monkeypatch.setattr(paged_attention, "flex_unsupported", lambda device, block_size: None)
     code = dsc.main(["--device", "cpu", "--num-running", "2", "--json", str(out),
                      "--configs", "gather,varlen,flex,flex+graphs"])
-    assert (code, capsys.readouterr().err) == (143, "decode_step_check: interrupted by SIGTERM\n")
+    assert (code, capsys.readouterr().err) == (143, "decode_step_check.py: interrupted by SIGTERM\n")
     left = json.loads(out.read_text())
     common = dict(skipped={"varlen": "varlen needs CUDA: no CPU kernel"},
                   failed={"flex": "RuntimeError"}, goals=[])
@@ -703,7 +703,7 @@ def test_gpu_check_says_which_configurations_stage_0_did_not_run(monkeypatch, tm
             rows=[dict(config="gather", num_running=2, bucket=2, step_ns=1, gpu_busy_ns=1)])))
         if interrupt:
             raise signals.Interrupted(143)
-        return 143, "decode_step_check: interrupted by SIGTERM\n", cut
+        return 143, "decode_step_check.py: interrupted by SIGTERM\n", cut
 
     monkeypatch.setattr(gpu_check, "run_child", fake_child)
     state = "0-decode-step.json is incomplete (interrupted by SIGTERM): flex, flex+graphs not run"
@@ -871,11 +871,11 @@ EMPTY_ITEM_CASES = [
     ("byte_sweep", ["--token-ids", "uniform,,zipf"], "byte_sweep.py: error: argument "
      "--token-ids: expected comma-separated token-id distributions, got 'uniform,,zipf' "
      "(an item is empty)"),
-    ("decode_step_check", ["--num-running", "2,,4"], "decode_step_check: error: argument "
+    ("decode_step_check", ["--num-running", "2,,4"], "decode_step_check.py: error: argument "
      "--num-running: expected comma-separated whole numbers, got '2,,4' (an item is empty)"),
-    ("decode_step_check", ["--configs", "gather,"], "decode_step_check: error: argument "
+    ("decode_step_check", ["--configs", "gather,"], "decode_step_check.py: error: argument "
      "--configs: expected comma-separated configurations, got 'gather,' (an item is empty)"),
-    ("gpu_check", ["--stages", "1,,2"], "gpu_check: error: argument --stages: expected "
+    ("gpu_check", ["--stages", "1,,2"], "gpu_check.py: error: argument --stages: expected "
      "comma-separated stage numbers, got '1,,2' (an item is empty)"),
     ("hot_path_bench", ["--only", "encode,,decode"], "hot_path_bench.py: error: argument "
      "--only: expected comma-separated texts, got 'encode,,decode' (an item is empty)"),
@@ -893,7 +893,7 @@ EMPTY_ITEM_CASES = [
     ("variant_table", ["--only", "send,,cached"], "variant_table.py: error: argument "
      "--only: expected comma-separated alternatives, got 'send,,cached' (an item is "
      "empty)"),
-    ("verify_step_bench", ["--num-running", "16,,64"], "verify_step_bench: error: "
+    ("verify_step_bench", ["--num-running", "16,,64"], "verify_step_bench.py: error: "
      "--num-running: expected comma-separated integers, got '16,,64' (an item is empty)"),
 ]
 
@@ -955,7 +955,7 @@ def test_gpu_check_refuses_an_output_holding_an_earlier_checks_stages(tmp_path, 
     (out / "notes.txt").write_text("mine\n")
     assert gpu_check.main(["--output", str(out), "--stages", "1"]) == 2
     assert capsys.readouterr().err == (
-        f"gpu_check: error: argument --output: {out} holds an earlier check's stage results "
+        f"gpu_check.py: error: argument --output: {out} holds an earlier check's stage results "
         "(1-smoke, 1-smoke.log, 2-tiny-preset), which the stages would refuse or "
         "overwrite: give a new or empty folder\n")
     assert (out / "1-smoke.log").read_text() == "earlier log\n"

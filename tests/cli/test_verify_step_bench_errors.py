@@ -1,5 +1,5 @@
-"""``scripts/verify_step_bench.py``'s error lines start ``verify_step_bench: error:``, as
-``gpu_check: error:`` and ``bench.py: error:`` do: bad input, a CUDA device torch does
+"""``scripts/verify_step_bench.py``'s error lines start ``verify_step_bench.py: error:``, as
+``gpu_check.py: error:`` and ``bench.py: error:`` do: bad input, a CUDA device torch does
 not see, and a size the model refuses once the timing started; each one line, exit 2."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def bench():
 def test_bad_input_starts_with_error(bench, capsys):
     assert bench.main(["--threads", "0"]) == 2
     assert capsys.readouterr() == (
-        "", "verify_step_bench: error: --threads: must be at least 1, got 0\n")
+        "", "verify_step_bench.py: error: --threads: must be at least 1, got 0\n")
 
 
 def test_a_cuda_device_torch_does_not_see_starts_with_error(bench, capsys, monkeypatch):
@@ -27,7 +27,7 @@ def test_a_cuda_device_torch_does_not_see_starts_with_error(bench, capsys, monke
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert bench.main(["--device", "cuda"]) == 2
     assert capsys.readouterr() == (
-        "", "verify_step_bench: error: --device: cuda, but torch sees no CUDA device\n")
+        "", "verify_step_bench.py: error: --device: cuda, but torch sees no CUDA device\n")
 
 
 def test_a_size_refused_while_timing_starts_with_error_in_one_line(bench, capsys,
@@ -38,6 +38,6 @@ def test_a_size_refused_while_timing_starts_with_error_in_one_line(bench, capsys
     monkeypatch.setattr(bench, "run_size", refused)
     assert bench.main(["--num-running", "2", "--reps", "1", "--warmup", "0"]) == 2
     out, err = capsys.readouterr()
-    assert err == "verify_step_bench: error: num_running 2: refused\\nby the model\n"
+    assert err == "verify_step_bench.py: error: num_running 2: refused\\nby the model\n"
     assert out.splitlines()[1].split() == ["running", "batched", "ms", "one-by-one", "ms",
                                            "ratio", "same", "ids", "max", "|dlogit|"]

@@ -97,7 +97,7 @@ def test_a_run_whose_every_configuration_was_skipped_fails(monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert out.splitlines()[1:] == ["  flex: skipped (no toolchain here)",
                                     "  flex+graphs: skipped (no toolchain here)"]
-    assert err == "decode_step_check: error: every configuration was skipped: nothing measured\n"
+    assert err == "decode_step_check.py: error: every configuration was skipped: nothing measured\n"
 
 
 def test_help_says_each_size_also_runs_one_row_larger(capsys):
@@ -116,7 +116,7 @@ def test_help_says_each_size_also_runs_one_row_larger(capsys):
 def test_bad_sizes_exit_2(capsys):
     assert dsc.main(["--device", "cpu", "--num-running", "0"]) == 2
     assert capsys.readouterr() == (
-        "", "decode_step_check: error: argument --num-running: must be at least 1, got 0\n")
+        "", "decode_step_check.py: error: argument --num-running: must be at least 1, got 0\n")
 
 
 def _steady(top: int, max_len: int):
@@ -175,7 +175,7 @@ def test_memory_refusal_does_not_depend_on_the_engines_words(monkeypatch, capsys
     # 130 blocks, rows of ceil(136 / 16) = 9 blocks: 14 rows, so B + 1 <= 14; 5 rows of
     # 26 blocks: 416 tokens, less the 36 of warm-up and counted steps
     assert capsys.readouterr() == ("", (
-        "decode_step_check: error: tiny needs X; the CPU limit is 6.0 GiB: lower "
+        "decode_step_check.py: error: tiny needs X; the CPU limit is 6.0 GiB: lower "
         "--num-running (at most 13 at this --context-max) or --context-max (at most 380 "
         "at this --num-running), or use a smaller --preset\n"))
 
@@ -198,7 +198,7 @@ def test_memory_is_checked_for_the_model_the_run_builds(monkeypatch, capsys):
         assert dsc.main(["--device", "cpu", "--preset", preset, "--num-running", "4",
                          "--context-max", "100"]) == 2
     assert seen == [("qwen2.5-0.5b", 151_936, "cpu", 5, 45), ("tiny", 32_000, "cpu", 5, 45)]
-    assert capsys.readouterr().err == "decode_step_check: error: refused\n" * 2
+    assert capsys.readouterr().err == "decode_step_check.py: error: refused\n" * 2
     monkeypatch.undo()
     qwen = dsc.model_config("qwen2.5-0.5b", "cpu")
     assert dsc.memory_refusal(_steady(9, 20_192), qwen, "cpu", None, 20_156, 36, 30) is None
@@ -233,7 +233,7 @@ def test_interrupted_is_one_line(sig):
     # torch.utils.benchmark (the roofline's timer) is imported
     err = "".join(line for line in err.splitlines(keepends=True)
                   if not re.match(r"[IWEF]\d{4} [\d:.]+ +\d+ torch/", line))
-    assert (proc.returncode, err) == (code, f"decode_step_check: interrupted by {sig}\n")
+    assert (proc.returncode, err) == (code, f"decode_step_check.py: interrupted by {sig}\n")
 
 
 def test_an_interrupted_run_keeps_the_rows_of_finished_configurations(tmp_path, monkeypatch,
@@ -254,7 +254,7 @@ def test_an_interrupted_run_keeps_the_rows_of_finished_configurations(tmp_path, 
     out = tmp_path / "rows.json"
     code = dsc.main(["--device", "cpu", "--num-running", "2", "--configs", "gather,flex",
                      "--json", str(out)])
-    assert (code, capsys.readouterr().err) == (130, "decode_step_check: interrupted by SIGINT\n")
+    assert (code, capsys.readouterr().err) == (130, "decode_step_check.py: interrupted by SIGINT\n")
     rows = json.loads(out.read_text())["rows"]
     assert [(r["config"], r["num_running"], r["step_ns"]) for r in rows] == [
         ("gather", 2, 2e6), ("gather", 3, 2e6)]
