@@ -29,7 +29,7 @@ from typing import Sequence
 from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
                                            check_pyperf_options, coordinate, run_arm)
-from ipc_bench.cli.console import written_elsewhere
+from ipc_bench.cli.console import closed_stdout_refusal, written_elsewhere
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import list_items, no_repeats, nonempty_path
 from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
@@ -113,6 +113,9 @@ def main(argv: Sequence[str]) -> int:
             build_parser().print_help()
             return 0
         check_pyperf_options(rest, _Parser, ns.rigorous)
+        refusal = closed_stdout_refusal("the comparison table", "the pyperf files")
+        if refusal is not None:  # refused before any benchmark, as a run and a report
+            raise MicrobenchError(refusal)
         # imported here: pyperf's workers re-run this module and need neither
         from ipc_bench.report.microbench import MicrobenchProgress, format_in_loop_vs_pyperf
 
