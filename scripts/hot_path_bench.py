@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
-from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
+from ipc_bench.cli.console import pyperf_staged, script_main, written_elsewhere  # noqa: E402
 from ipc_bench.cli.options import (append_problem, list_items, new_output_problem,  # noqa: E402
                                    output_problem)
 from ipc_bench.errors import one_line  # noqa: E402
@@ -301,7 +301,7 @@ def _error(message: str):
     raise SystemExit(2)
 
 
-def main() -> None:
+def main() -> int:
     def worker_args(cmd, args):
         if args.only is not None:
             cmd.extend(["--only", args.only])
@@ -333,14 +333,14 @@ def main() -> None:
     args = bench.parse_args()
     if args.list:
         print("\n".join(benchmark_names()))
-        return
+        return 0
     texts = [""] if args.only is None else args.only.split(",")
 
     class Only:  # ``name in only``: one of the texts is in the name
         def __contains__(self, name: str) -> bool:
             return any(t in name for t in texts)
 
-    run_benchmarks(bench, Only())
+    return pyperf_staged("hot_path_bench.py", args, lambda: run_benchmarks(bench, Only()))
 
 
 def run_benchmarks(bench: pyperf.Runner, only) -> None:

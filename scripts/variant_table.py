@@ -88,7 +88,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 
 from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
-from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
+from ipc_bench.cli.console import pyperf_staged, script_main, written_elsewhere  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, append_problem, list_items,  # noqa: E402
                                    new_output_problem, output_problem)
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
@@ -661,15 +661,18 @@ def main() -> int:
                          if selected(alts, w, *v))
     keys.update(dict.fromkeys(frontend_key(w, b, t) for b in batch_sizes for t in TOKEN_IDS
                               for w in FRONTEND_WHATS if selected_frontend(alts, w, b, t)))
-    means = {}  # benchmark name -> median seconds
-    for key in keys:
-        name = bench_name(key)
-        result = runner.bench_time_func(name, time_func(*key))
-        if result is not None and not args.worker:
-            means[name] = result.median()
-    if not args.worker:
-        print_table(batch_sizes, means, rows)
-    return 0
+
+    def work() -> int:
+        means = {}  # benchmark name -> median seconds
+        for key in keys:
+            name = bench_name(key)
+            result = runner.bench_time_func(name, time_func(*key))
+            if result is not None and not args.worker:
+                means[name] = result.median()
+        if not args.worker:
+            print_table(batch_sizes, means, rows)
+        return 0
+    return pyperf_staged(prog, args, work)
 
 
 if __name__ == "__main__":

@@ -275,3 +275,85 @@ def _replace_file(path: str, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def pyperf_staged(prog: str, args, work: Callable[[], Optional[int]]) -> int:
+    """Run ``work()`` (the ``bench_func`` calls of a ``pyperf.Runner`` whose parsed
+    options are ``args``) so that its ``-o`` / ``--append`` files are written whole or
+    not at all: pyperf writes to ``.NAME.PID.tmp`` beside each (an ``--append`` file
+    that exists copied there first), renamed over the real path (a link's target)
+    only once ``work`` returned. SIGINT / SIGTERM / SIGHUP (``signals.run_command``)
+    stop pyperf's worker (pyperf kills it), remove the temporary files, leave an
+    ``--append`` file as it was and no ``-o`` file, and give one line on stderr,
+    ``PROG: interrupted by SIGINT (exit 130)``, and 130 / 143 / 129; another exception
+    removes them too and is raised. pyperf's workers start with SIGINT ignored (a
+    Ctrl-C reaches the whole process group; a worker still importing would print a
+    traceback, one running would print pyperf's own line) and die with the main
+    process (SIGKILL; one started as the signal came is killed so, not by pyperf):
+    ``_worker_popen``. A signal that arrived in a finalizer (kept pending) ends the
+    run after its last benchmark, still with no file written. In a worker
+    (``args.worker``) ``work()`` runs as it is. Returns ``work()``'s code (``None``:
+    0), or 130 / 143 / 129."""
+    import shutil
+
+    import pyperf._manager
+
+    from ipc_bench.harness import signals
+
+    if args.worker:
+        return work() or 0
+    staged = []  # (temporary path, real path)
+    manager_subprocess = pyperf._manager.subprocess
+    pyperf._manager.subprocess = _worker_popen(manager_subprocess)
+
+    def run(_) -> int:
+        for attr in ("output", "append"):
+            path = getattr(args, attr, None)
+            if path is None:
+                continue
+            real = os.path.realpath(path)
+            folder, name = os.path.split(real)
+            tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+            if os.path.lexists(tmp):  # left by a killed process of the same id
+                os.unlink(tmp)
+            staged.append((tmp, real))
+            if attr == "append" and os.path.exists(real):
+                shutil.copy2(real, tmp)
+            setattr(args, attr, tmp)
+        code = work() or 0
+        signals.raise_pending()  # one that arrived in a finalizer: no file either
+        with signals.deferred():
+            for tmp, real in staged:
+                if os.path.exists(tmp):
+                    os.replace(tmp, real)
+        return code
+
+    try:
+        return signals.run_command(
+            lambda: None, run,
+            lambda exc, _: f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})")
+    finally:
+        pyperf._manager.subprocess = manager_subprocess
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def _worker_popen(subprocess_module):
+    """``subprocess`` as pyperf's ``Manager`` uses it (``subprocess.Popen``), its
+    ``Popen`` starting each worker with SIGINT ignored and SIGKILLed when its parent
+    dies (``signals.set_parent_death_signal``, Linux)."""
+    import functools
+    import types
+
+    from ipc_bench.harness import signals
+
+    def preexec() -> None:  # in the child, between fork and exec
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signals.set_parent_death_signal()
+
+    shim = types.SimpleNamespace(**vars(subprocess_module))
+    shim.Popen = functools.partial(subprocess_module.Popen, preexec_fn=preexec)
+    return shim
