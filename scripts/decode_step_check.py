@@ -95,7 +95,7 @@ sys.path.insert(0, str(ROOT))
 from ipc_bench.engine.config import (ConfigError, ModelConfig,  # noqa: E402
                                      ModelMemoryError, SchedulerConfig, check_max_position,
                                      check_model_memory, script_memory_refusal)
-from ipc_bench.cli.options import list_items, no_repeats, special_file_problem  # noqa: E402
+from ipc_bench.cli.options import list_items, no_repeats, writable_file  # noqa: E402
 from ipc_bench.cli.console import script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
@@ -298,29 +298,6 @@ def config_list(text: str) -> list[tuple[str, bool]]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def json_path(text: str) -> str:
-    """argparse type of ``--json``: a file this script can write, found out now (by
-    opening it to append without waiting; a file that was not there is removed again),
-    not after the run; a named FIFO, a socket or a block device is refused
-    (``options.special_file_problem``)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"expected the path of a file, got {text!r}")
-    if os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"{text} is a folder")
-    why = special_file_problem(text)  # a FIFO with no reader: opening it would block
-    if why:
-        raise argparse.ArgumentTypeError(why)
-    existed = os.path.lexists(text)
-    try:  # O_NONBLOCK: a device never makes the check wait
-        os.close(os.open(text, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK,
-                         0o666))
-        if not existed:
-            os.unlink(text)
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"cannot write {text}: {exc.strerror or exc}") from None
-    return text
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(description=module_doc(sys.modules[__name__]).split("\n\n")[0],
                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -343,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="longest context (CUDA 2000, CPU 100)")
     p.add_argument("--seed", type=whole_number(0), default=0)
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    p.add_argument("--json", metavar="PATH", type=json_path,
+    p.add_argument("--json", metavar="PATH", type=writable_file,
                    help="also write the rows (tokens left out)")
     return p
 

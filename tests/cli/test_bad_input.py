@@ -1271,8 +1271,8 @@ DECODE_STEP_CASES = [
     (["--device", "cuda"], "--device cuda: no CUDA device here (torch.cuda.is_available() "
                            "is False); use --device cpu or auto"),
     (["--json", "{tmp}/no/rows.json"],
-     "argument --json: cannot write {tmp}/no/rows.json: No such file or directory"),
-    (["--json", "{tmp}"], "argument --json: {tmp} is a folder"),
+     "argument --json: {tmp}/no/rows.json: No such file or directory"),
+    (["--json", "{tmp}"], "argument --json: {tmp}: is a directory"),
     (["--preset", "llama-9"], "argument --preset: unknown preset 'llama-9'; choose from tiny, "
                               "cpu, qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
     (["--configs", "varlen"], "varlen needs CUDA (FlashAttention's paged kernel has no CPU "

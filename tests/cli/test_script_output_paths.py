@@ -86,7 +86,7 @@ def _decode_step_check():
 
 def test_decode_step_check_json_to_a_fifo_is_refused(fifo):
     with pytest.raises(argparse.ArgumentTypeError) as refused:
-        _decode_step_check().json_path(fifo)
+        _decode_step_check().writable_file(fifo)
     assert str(refused.value) == f"{fifo}: {FIFO_WHY}"
 
 
