@@ -2102,8 +2102,8 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
                 verdict = _rough_caveat(_verdict_label(_verdict_clause(t, m)),
                                         pair_records(cases, key), cell=True)
         shared = shares.get((workload, codec))
-        path, whole = (_share_cell(x) for x in ((shared.s2r, shared.whole) if shared
-                                                else (None, None)))
+        path, whole = (_share_cell(x, t["n"]) for x in ((shared.s2r, shared.whole)
+                                                       if shared else (None, None)))
         if _unestablished(shared, recorded, workload, codec):
             whole += UNESTABLISHED_MARK
         rows.append([workload, name, saved, change, verdict, path, whole])
@@ -2262,12 +2262,15 @@ def _verdict_label(clause: str) -> str:
     return re.sub(r" \(p [^)]*\)$", "", first) or ABSENT
 
 
-def _share_cell(share) -> str:
+def _share_cell(share, of: int = 0) -> str:
     """``+2.70 % [-2.79, +8.20] %``: a ``send_cost.MeanShare`` of cached's step, send -
     cached, with its interval (``send_cost.share_interval``'s figures) where it has
     one, else why not as the tok/s column says it (``_no_interval``): ``+0.45 % (one
     repetition, no interval)``, ``+0.45 % (3 repetitions, no interval: a sign-test
-    interval needs >= 6 pairs)``; ``ABSENT`` for none. An interval end that 2 decimals
+    interval needs >= 6 pairs)``; ``ABSENT`` for none. Over fewer pairs than ``of``
+    (the row's tok/s pairs: a case's floor replay cut short), it says how many, as
+    the share line does: ``+2.70 % [-2.79, +8.20] % (over 2 of 3 repetitions)``,
+    ``+0.45 % (one of 3 repetitions, no interval)``. An interval end that 2 decimals
     would round onto 0 % while it is not 0, or across or onto the noise band's edge
     (-9.09 %, +10 %), gets more (``stats.interval_end``)."""
     if share is None or share.share is None:
@@ -2276,8 +2279,9 @@ def _share_cell(share) -> str:
     if share.low is not None and share.high is not None:
         ends = (interval_end(100 * end, 2, sign=True, band="percent")
                 for end in (share.low, share.high))
-        return text + f" [{', '.join(ends)}] %"
-    return text + f" ({_no_interval({'n': share.pairs, 'method': share.method})})"
+        fewer = f" (over {share.pairs} of {of} repetitions)" if of > share.pairs else ""
+        return text + f" [{', '.join(ends)}] %" + fewer
+    return text + f" ({_no_interval({'n': share.pairs, 'method': share.method}, of)})"
 
 
 def findings_legend(lines: list[str], method: str,

@@ -117,3 +117,7 @@ def test_the_share_finding_of_a_run_whose_last_case_lost_its_floor(tmp_path):
             f"median steps (cached's {cached3 / 1e3:,.1f} µs), ") in line
     assert "the mean of its 3 repetitions' median steps (send - cached" not in line
     assert "as the same mean" not in line
+    (row,) = [ln.split(" | ") for ln in md if ln.startswith("| num_running=4 | msgpack | 19 ")]
+    path, whole = row[-2], row[-1].removesuffix(" |")
+    assert path.endswith("] % (over 2 of 3 repetitions)"), path
+    assert whole.endswith("] %"), whole  # the whole step's share is over all 3
