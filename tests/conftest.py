@@ -257,3 +257,36 @@ def shared_pp_run(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("pp-shared") / "pp"
     run_bench(path, PP_RUN_ARGS)
     return path
+
+
+@pytest.fixture(scope="session")
+def shared_timed_run(tmp_path_factory) -> tuple[Path, str, str, str]:
+    """One real timed replay (6 requests of 8 output tokens, send then cached, msgpack,
+    no single-process cases; a folder named ``run``) for the whole session, every xdist
+    worker included: the first worker that asks makes it under a lock in the session's
+    base temporary folder, the others wait for it and read it (the latency figures', the
+    ITL notes' and the hand-edited timed replay's tests). Tests only read it, and copy
+    it to change it. Returns (folder, its stdout, send case id, cached case id)."""
+    import fcntl
+    import json
+
+    from analysis_run import run_bench
+    from test_timed_no_floor import write_trace
+
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "timed-replay"
+    root.mkdir(exist_ok=True)
+    run, out = root / "run", root / "stdout.txt"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():  # (stdout is written last: a run that failed is made again)
+            shutil.rmtree(run, ignore_errors=True)
+            write_trace(root / "trace.csv")
+            stdout = run_bench(run, ["--scenario", "azure-conv-timed", "--trace",
+                                     str(root / "trace.csv"), "--max-requests", "6",
+                                     "--codecs", "msgpack", "--warmup-steps", "2",
+                                     "--no-single-process"])
+            out.write_text(stdout)
+    cases = json.loads((run / "summary.json").read_text())["cases"]
+    assert [c["policy"] for c in cases] == ["send", "cached"]
+    return run, out.read_text(), cases[0]["case_id"], cases[1]["case_id"]

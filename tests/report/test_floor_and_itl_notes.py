@@ -79,18 +79,10 @@ def test_the_report_of_a_run_whose_floor_was_interrupted(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def timed_run(tmp_path_factory):
+def timed_run(shared_timed_run):
     """A real timed replay of 6 requests of 8 output tokens (7 gaps each: 42 ITL rows
-    a case), send then cached, msgpack alone."""
-    from test_timed_no_floor import write_trace
-
-    base = tmp_path_factory.mktemp("itl-notes")
-    write_trace(base / "trace.csv")
-    run = base / "run"
-    run_bench(run, ["--scenario", "azure-conv-timed", "--trace", str(base / "trace.csv"),
-                    "--max-requests", "6", "--codecs", "msgpack", "--warmup-steps", "2",
-                    "--no-single-process"])
-    return run
+    a case), send then cached, msgpack alone (conftest's ``shared_timed_run``)."""
+    return shared_timed_run[0]
 
 
 LATENCY = ("TTFT (from each request's intended arrival, so queueing counts) and "

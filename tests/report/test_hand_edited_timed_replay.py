@@ -24,19 +24,11 @@ from test_latency_figures import _edit_csv
 
 
 @pytest.fixture(scope="module")
-def timed_run(tmp_path_factory):
-    """A real timed replay of 6 requests of 8 output tokens: (folder, send id, cached id)."""
-    from test_timed_no_floor import write_trace
-
-    base = tmp_path_factory.mktemp("timed_edit")
-    write_trace(base / "trace.csv")
-    run = base / "run"
-    run_bench(run, ["--scenario", "azure-conv-timed", "--trace", str(base / "trace.csv"),
-                    "--max-requests", "6", "--codecs", "msgpack", "--warmup-steps", "2",
-                    "--no-single-process"])
-    cases = json.loads((run / "summary.json").read_text())["cases"]
-    assert [c["policy"] for c in cases] == ["send", "cached"]
-    return run, cases[0]["case_id"], cases[1]["case_id"]
+def timed_run(shared_timed_run):
+    """A real timed replay of 6 requests of 8 output tokens (conftest's
+    ``shared_timed_run``): (folder, send id, cached id)."""
+    run, _, send, cached = shared_timed_run
+    return run, send, cached
 
 
 def _copy(timed_run, tmp_path, change=lambda case: None):

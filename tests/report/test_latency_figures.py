@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER, WALL_S_MEANING
 from ipc_bench.analysis.results import Results, ResultsError, ResultsWarning, load
@@ -28,20 +27,10 @@ MANUAL = manual()
 
 
 @pytest.fixture(scope="module")
-def timed_run(tmp_path_factory):
-    """A real timed replay of 6 requests of 8 output tokens: (folder, stdout, send id,
-    cached id)."""
-    from test_timed_no_floor import write_trace
-
-    base = tmp_path_factory.mktemp("latency")
-    write_trace(base / "trace.csv")
-    run = base / "run"
-    out = run_bench(run, ["--scenario", "azure-conv-timed", "--trace",
-                          str(base / "trace.csv"), "--max-requests", "6", "--codecs",
-                          "msgpack", "--warmup-steps", "2", "--no-single-process"])
-    cases = json.loads((run / "summary.json").read_text())["cases"]
-    assert [c["policy"] for c in cases] == ["send", "cached"]
-    return run, out, cases[0]["case_id"], cases[1]["case_id"]
+def timed_run(shared_timed_run):
+    """A real timed replay of 6 requests of 8 output tokens (conftest's
+    ``shared_timed_run``): (folder, stdout, send id, cached id)."""
+    return shared_timed_run
 
 
 def _copy(timed_run, tmp_path, change=lambda summary: None) -> Path:
