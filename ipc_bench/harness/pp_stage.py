@@ -115,6 +115,7 @@ class StageLoop(RunnerLoop):
         keep_reply = self.out_frames.append
         record_inputs = self.input_log.record if self.config.check_inputs else _no_record
         rows = runner.input_batch.req_id_to_index
+        release, window = link.release_hidden, stage.pp_size
         t_origin = perf()
         try:
             while True:
@@ -160,6 +161,8 @@ class StageLoop(RunnerLoop):
                 self._record(t1, t2, t3, t4, t5, t6, t7, t8, t9, gc_counter.count - gc0)
                 keep_reply(out_frame)
                 record_inputs(self.seq, so.num_scheduled_tokens, rows, inputs)
+                if not last:  # outside the step's times: sends the next stage has
+                    release(self.seq - window)
                 self.seq += 1
         finally:
             gc_counter.close()

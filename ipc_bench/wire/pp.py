@@ -9,7 +9,9 @@ reads every ``SchedulerOutput`` from the XPUB broadcast; the last stage replies 
   hidden_size]``), sent with ``isend`` so the stage goes on with
   its next micro-batch while the bytes travel (the arrays are kept until their send
   completes; a gloo send completes once the receiver has posted its receive, so the
-  sender never waits for one before ``finish``);
+  sender never waits for one it does not know received: between steps it drops those
+  the scheduler's window proves received, ``StageLink.release_hidden``, a window's
+  worth at most, the rest at ``finish``);
 - under ``direct``, the last stage's sampled ids, int32 ``[num_reqs]`` per step, to
   every other stage (vLLM #32618 broadcasts them over the GPU).
 
@@ -223,7 +225,8 @@ class StageLink:
         self.next = rank + 1 if rank < size - 1 else None
         self.last = size - 1
         self.columns: dict[str, list[int]] = {name: [] for name in PP_COLUMNS}
-        self._sends: collections.deque = collections.deque()  # (work, array, what)
+        # (work, array, what, seq): seq of a hidden-state send, None for ids
+        self._sends: collections.deque = collections.deque()
         if size > 1:
             if remote:
                 try:
@@ -261,18 +264,20 @@ class StageLink:
                                  f"(raise {option})")
         return out
 
-    def _isend(self, array: np.ndarray, dst: int, what: str) -> int:
-        """Hand ``array`` to ``isend`` (nothing for an empty one); returns its bytes."""
+    def _isend(self, array: np.ndarray, dst: int, what: str,
+               seq: Optional[int] = None) -> int:
+        """Hand ``array`` to ``isend`` (nothing for an empty one); returns its bytes.
+        ``seq``: the step of a hidden-state send (``release_hidden``), else ``None``."""
         if array.size:
             work = self.dist.isend(self.torch.from_numpy(array), dst)
-            self._sends.append((work, array, what))
+            self._sends.append((work, array, what, seq))
         sends = self._sends  # drop the completed ones; never wait here: a send of ids
         while sends and sends[0][0].is_completed():  # completes when its receiver posts
             self._wait_oldest()                       # the receive, which may be later
         return array.nbytes
 
     def _wait_oldest(self) -> None:
-        work, _, what = self._sends.popleft()
+        work, _, what, _ = self._sends.popleft()
         try:
             work.wait()
         except RuntimeError as exc:
@@ -294,7 +299,24 @@ class StageLink:
         """Step ``seq``'s hidden states to the next stage (``isend``)."""
         self.columns["pp_out_start_ns"].append(perf())
         self.columns["pp_out_bytes"].append(
-            self._isend(hidden, self.next, f"hidden states of step {seq} to stage {self.next}"))
+            self._isend(hidden, self.next, f"hidden states of step {seq} to stage {self.next}",
+                        seq))
+
+    def release_hidden(self, through: int) -> None:
+        """Wait for and drop the hidden-state sends of steps up to ``through``, which
+        the next stage has received: call it between steps, with ``through`` the step
+        just served less the scheduler's window (``pp_size``; it sent that step only
+        once the last stage had replied to every step up to ``through``, and each
+        stage receives a step's hidden states before it sends its own). Their waits
+        return at once. gloo's ``Work.is_completed()`` stays false until ``wait()``,
+        so ``_isend``'s check never dropped one and each step's hidden states
+        (``num_tokens x HIDDEN_BYTES_PER_TOKEN`` bytes) stayed until ``finish``. The
+        sampled ids' sends are left to ``_isend`` and ``finish``: a stage receives
+        them only when it needs them, which no window bounds. ``StageLinkError`` as
+        ``finish``."""
+        sends = self._sends
+        while sends and sends[0][3] is not None and sends[0][3] <= through:
+            self._wait_oldest()
 
     def send_ids(self, ids: np.ndarray, seq: int, perf=time.perf_counter_ns) -> None:
         """The last stage, ``direct``: step ``seq``'s sampled ids to every other stage."""
