@@ -236,57 +236,84 @@ def killed_bench_tmpdir(tmp_path):
 @pytest.fixture(scope="session")
 def shared_small_run(tmp_path_factory) -> Path:
     """One small real run (``analysis_run.make_small_run``: a folder named ``small-run``)
-    for every test of a worker that reads it (the loader, plots and report tests, the
-    notebook's): tests only read it, and copy it to change it. (``test_cut_short`` makes
-    its own, another run.)"""
+    for every test of the session that reads it (``_session_run``: the loader, plots and
+    report tests, the notebook's): tests only read it, and copy it to change it.
+    (``test_cut_short`` makes its own, another run.)"""
     from analysis_run import make_small_run
 
-    return make_small_run(tmp_path_factory.mktemp("small") / "small-run")
+    def make(run: Path) -> str:
+        make_small_run(run)
+        return ""
+
+    return _session_run(tmp_path_factory, "small-shared", "small-run", make)[0]
+
+
+def _session_run(tmp_path_factory, name: str, folder: str, make) -> tuple[Path, str]:
+    """A run made once for the whole session, every xdist worker included: the first
+    worker that asks calls ``make(path) -> stdout`` under a lock in the session's base
+    temporary folder (the run in ``NAME/FOLDER``, its stdout written to
+    ``NAME/stdout.txt`` last, so a run that failed is made again), the others wait for
+    it and read it. Returns (path, stdout). Tests only read the folder, and copy it to
+    change it."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    root.mkdir(exist_ok=True)
+    run, out = root / folder, root / "stdout.txt"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():
+            shutil.rmtree(run, ignore_errors=True)
+            out.write_text(make(run))
+    return run, out.read_text()
+
+
+def _pp_run(tmp_path_factory) -> tuple[Path, str]:
+    from analysis_run import PP_RUN_ARGS, run_bench
+
+    return _session_run(tmp_path_factory, "pp-shared", "pp",
+                        lambda run: run_bench(run, PP_RUN_ARGS))
 
 
 @pytest.fixture(scope="session")
 def shared_pp_run(tmp_path_factory) -> Path:
     """One real ``--pp 1,2`` run (``analysis_run.PP_RUN_ARGS``: 4 running, 20 steps,
-    msgpack, send and direct; a folder named ``pp``) for every test of a worker that
-    reads it (the pipeline bytes figure's, the figure offsets' pipeline bytes figure's,
-    drawn as of 8 and 16 running, the nullable columns' beside a --tp and a steady run):
-    its four cases start six stage processes that import torch, so one run
-    serves them all. Tests only read it."""
-    from analysis_run import PP_RUN_ARGS, run_bench
+    msgpack, send and direct; a folder named ``pp``) for the whole session
+    (``_session_run``): the pipeline bytes figure's tests, the figure offsets' pipeline
+    bytes figure's, drawn as of 8 and 16 running, the nullable columns' beside a --tp
+    and a steady run, and the pp scenario's report test (``shared_pp_stdout``): its four
+    cases start six stage processes that import torch, so one run serves them all.
+    Tests only read it."""
+    return _pp_run(tmp_path_factory)[0]
 
-    path = tmp_path_factory.mktemp("pp-shared") / "pp"
-    run_bench(path, PP_RUN_ARGS)
-    return path
+
+@pytest.fixture(scope="session")
+def shared_pp_stdout(tmp_path_factory) -> str:
+    """The stdout (the tables, ``--quiet``) of ``shared_pp_run``'s run."""
+    return _pp_run(tmp_path_factory)[1]
 
 
 @pytest.fixture(scope="session")
 def shared_timed_run(tmp_path_factory) -> tuple[Path, str, str, str]:
     """One real timed replay (6 requests of 8 output tokens, send then cached, msgpack,
-    no single-process cases; a folder named ``run``) for the whole session, every xdist
-    worker included: the first worker that asks makes it under a lock in the session's
-    base temporary folder, the others wait for it and read it (the latency figures', the
-    ITL notes' and the hand-edited timed replay's tests). Tests only read it, and copy
-    it to change it. Returns (folder, its stdout, send case id, cached case id)."""
-    import fcntl
+    no single-process cases; a folder named ``run``) for the whole session
+    (``_session_run``): the latency figures', the ITL notes' and the hand-edited timed
+    replay's tests. Tests only read it, and copy it to change it. Returns (folder, its
+    stdout, send case id, cached case id)."""
     import json
 
     from analysis_run import run_bench
     from test_timed_no_floor import write_trace
 
-    base = tmp_path_factory.getbasetemp()
-    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "timed-replay"
-    root.mkdir(exist_ok=True)
-    run, out = root / "run", root / "stdout.txt"
-    with open(root / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not out.exists():  # (stdout is written last: a run that failed is made again)
-            shutil.rmtree(run, ignore_errors=True)
-            write_trace(root / "trace.csv")
-            stdout = run_bench(run, ["--scenario", "azure-conv-timed", "--trace",
-                                     str(root / "trace.csv"), "--max-requests", "6",
-                                     "--codecs", "msgpack", "--warmup-steps", "2",
-                                     "--no-single-process"])
-            out.write_text(stdout)
+    def make(run: Path) -> str:
+        write_trace(run.parent / "trace.csv")
+        return run_bench(run, ["--scenario", "azure-conv-timed", "--trace",
+                               str(run.parent / "trace.csv"), "--max-requests", "6",
+                               "--codecs", "msgpack", "--warmup-steps", "2",
+                               "--no-single-process"])
+
+    run, out = _session_run(tmp_path_factory, "timed-replay", "run", make)
     cases = json.loads((run / "summary.json").read_text())["cases"]
     assert [c["policy"] for c in cases] == ["send", "cached"]
-    return run, out.read_text(), cases[0]["case_id"], cases[1]["case_id"]
+    return run, out, cases[0]["case_id"], cases[1]["case_id"]
