@@ -1,9 +1,10 @@
 """``--pp N``: pipeline stages over torch.distributed (``harness.pp_case``).
 
-- N = 1, 2, 4 stages under send and direct produce the single runner's token stream on a
-  workload where every request finishes (the null model's tokens do not depend on the
+- N = 1 and 4 stages under send and direct produce the single runner's token stream on
+  a workload where every request finishes (the null model's tokens do not depend on the
   schedule), with prompts chunked over steps that are in flight together; send and
-  direct schedule the same batches at each N.
+  direct schedule the same batches at each N. (N = 4 has a first, middle and last stage:
+  every branch of N = 2's, which the torch model's and the fault tests run.)
 - The hidden-state hop carries exactly 4,096 bytes per scheduled token per step (as
   received by the next stage), the direct path 4 bytes per scheduled request; the
   summary's per-hop figures follow.
@@ -23,7 +24,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 from dataclasses import replace
 
@@ -143,7 +143,7 @@ def test_stages_compute_the_single_runners_tokens(monkeypatch):
     single = run_case(batch_case())
     assert sum(r[_COL["num_finished"]] for r in single.sched_rows) == 12  # all finished
     spy = spy_on(monkeypatch)
-    for n in (1, 2, 4):
+    for n in (1, 4):
         send = run_case(batch_case(n))
         direct = run_case(batch_case(n, direct=True))
         assert send.token_digest == single.token_digest, n
@@ -160,7 +160,7 @@ def test_stages_compute_the_single_runners_tokens(monkeypatch):
         for stage in direct.tp_rank_columns[:-1]:
             assert stage["pp_direct_in_bytes"] == [4 * q for q in reqs], n
         assert send.tp_rank_columns[-1]["pp_direct_out_bytes"] == []  # send: no ids
-    assert all(p.returncode == 0 for p in spy.procs) and len(spy.procs) == 2 * (1 + 2 + 4)
+    assert all(p.returncode == 0 for p in spy.procs) and len(spy.procs) == 2 * (1 + 4)
     assert_clean(spy)
 
 
@@ -628,18 +628,13 @@ def test_ctrl_c_reaps_every_stage(tmp_path, bench_tmpdir):
                               "--codecs", "msgpack"], 2, "two stages")
 
 
-def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
-    run_dir = tmp_path / "run"
-    cwd = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "pp", "--pp", "1,2", "--num-running", "8",
-         "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
-         "--output", str(run_dir)], cwd=cwd, capture_output=True, text=True, timeout=200,
-        env=dict(os.environ, TMPDIR=str(bench_tmpdir)))
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
+def test_the_scenario_reports_every_hop(tmp_path, shared_pp_run, shared_pp_stdout):
+    """The shared ``--pp 1,2`` run (conftest's ``shared_pp_run``: ``bench.py`` with
+    ``analysis_run.PP_RUN_ARGS``, 4 running, 20 steps, msgpack; its stages import torch,
+    so one run serves every test that reads one): its tables, summary and report."""
+    run_dir, out = shared_pp_run, shared_pp_stdout
     assert "pipeline hops per counted step" in out
-    assert "token streams of send and direct: B=8 N=1: one token stream; B=8 N=2: one " \
+    assert "token streams of send and direct: B=4 N=1: one token stream; B=4 N=2: one " \
         "token stream" in out
     summary = json.loads((run_dir / "summary.json").read_text())
     # a stage case runs no floor (pp_case), and the run records none, though no
@@ -650,12 +645,16 @@ def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
     assert [c["no_floor"] for c in summary["cases"]] == [False] * 4
     cases = [c for c in summary["cases"] if c.get("pp") == 2]
     assert sorted(c["arm"] for c in cases) == ["direct", "send"]
-    for c in cases:
-        assert c["pp_hidden_bytes_per_step"] == 4 * HIDDEN_BYTES_PER_TOKEN
+    for c in cases:  # micro-batches of 2 requests (4 running over 2 stages)
+        assert c["pp_hidden_bytes_per_step"] == 2 * HIDDEN_BYTES_PER_TOKEN
         assert c["output_tokens_per_s"] > 0
-        assert c["pp_zmq_frame_head_bytes_per_step"] == 27  # 2 x 9 + 9: frames over 255 B
+        # 2 x 2 + 2: every frame here is under 256 B, so 2 B heads (9 B over 255 B:
+        # test_each_hop_carries_exact_bytes)
+        assert max(c["sched_to_runner_payload_bytes_per_step"],
+                   c["runner_to_sched_payload_bytes_per_step"]) < 256
+        assert c["pp_zmq_frame_head_bytes_per_step"] == 6
         assert c["pp_s2r_bytes_per_step"] == c["sched_to_runner_payload_bytes_per_step"]
-    assert [c for c in cases if c["arm"] == "direct"][0]["pp_direct_bytes_per_step"] == 16
+    assert [c for c in cases if c["arm"] == "direct"][0]["pp_direct_bytes_per_step"] == 8
     # in this process: bench.py report's own start is tested in tests/cli
     assert cli.main(["report", str(run_dir), "--output", str(tmp_path / "report")]) == 0
     md = (tmp_path / "report" / "report.md").read_text()
@@ -666,23 +665,23 @@ def test_the_scenario_reports_every_hop(tmp_path, bench_tmpdir):
     lines = out.splitlines()
     start = lines.index("send against direct per step (means over repetitions):")
     compared = lines[start + 1:start + 3]
-    assert [ln.split(":")[0] for ln in compared] == ["B=8 N=1 (msgpack)", "B=8 N=2 (msgpack)"]
-    assert "and 16 B of sampled ids per step over gloo, last stage -> the other stage; " \
+    assert [ln.split(":")[0] for ln in compared] == ["B=4 N=1 (msgpack)", "B=4 N=2 (msgpack)"]
+    assert "and 8 B of sampled ids per step over gloo, last stage -> the other stage; " \
         in compared[1]
-    assert "hidden states 16,384 B per hop under both" in compared[1]
+    assert "hidden states 8,192 B per hop under both" in compared[1]
     findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
     for line in compared:
         assert f"- {line}\n" in findings
-    assert ("- token streams of send and direct: B=8 N=1: one token stream; B=8 N=2: one "
+    assert ("- token streams of send and direct: B=4 N=1: one token stream; B=4 N=2: one "
             "token stream.\n") in findings
     footnote = [ln for ln in lines if ln.startswith("* timings left out")]
     if footnote:  # fewer than N + 2 cores for some N: the terminal's footnote, verbatim
         assert f"- `*`{footnote[0][1:]}\n" in findings
         assert "; times and tokens/s left out (fewer than N + 2 cores)." in compared[1]
     # the byte model's lines name the arms as the summary does: send against direct
-    byte_lines = sorted(ln for ln in lines if ln.startswith("  [num_running=8,pp="))
+    byte_lines = sorted(ln for ln in lines if ln.startswith("  [num_running=4,pp="))
     assert [ln.split(":")[0] for ln in byte_lines] == [
-        f"  [num_running=8,pp={n}] msgpack {arm}" for n in (1, 2) for arm in ("direct", "send")]
+        f"  [num_running=4,pp={n}] msgpack {arm}" for n in (1, 2) for arm in ("direct", "send")]
     for ln in byte_lines[1::2]:
         assert re.fullmatch(r".*: \d+ of \d+ messages exact \(both directions: \d+ "
                             r"SchedulerOutput, \d+ ModelRunnerOutput; every one of its \d+ "
