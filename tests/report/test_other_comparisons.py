@@ -252,18 +252,20 @@ def test_a_comparison_of_a_case_the_loader_left_out_is_recomputed_without_it(
 
 
 def test_a_pp_aa_run_gives_its_comparison_not_a_note_on_direct(tmp_path):
-    """``--pp 2 --aa``: send' against send is the run's comparison (its own section
-    and finding), not "a --pp run compares send with direct", which no case ran."""
+    """``--pp 1 --aa``: send' against send is the run's comparison (its own section
+    and finding), not "a --pp run compares send with direct", which no case ran. (One
+    stage: a --pp run is one whatever its stage count, and each stage process imports
+    torch.)"""
     run = tmp_path / "ppaa"
-    run_bench(run, ["--scenario", "pp", "--pp", "2", "--num-running", "2", "--steps",
+    run_bench(run, ["--scenario", "pp", "--pp", "1", "--num-running", "2", "--steps",
                     "20", "--warmup-steps", "3", "--codecs", "msgpack", "--aa",
                     "--repeat", "2"])
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
                      "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "compares send with `direct`" not in md and "## cached against send" not in md
-    assert "\n## send' against send\n\nsend' vs send  [num_running=2,pp=2]  msgpack: " in md
-    assert ("- At 2 running requests, pp=2 (msgpack), the A/A pair send' against send (one "
+    assert "\n## send' against send\n\nsend' vs send  [num_running=2,pp=1]  msgpack: " in md
+    assert ("- At 2 running requests, pp=1 (msgpack), the A/A pair send' against send (one "
             "policy run twice) over 2 paired repetitions") in md
 
 
