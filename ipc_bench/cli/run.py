@@ -560,13 +560,21 @@ def _check_transport(args) -> list[str]:
         if args.transport == "tcp" and not args.allow_pickle_over_tcp:
             return ["msgpack"]
         return list(DEFAULT_CODECS)
-    if (PICKLED_CODECS & set(args.codecs) and args.transport == "tcp"
-            and not args.allow_pickle_over_tcp):
-        raise UsageError("refusing to decode pickle from a TCP peer: pickle runs code on load "
-                         "and any local user can connect to a TCP port; use --codecs msgpack "
-                         "or --transport ipc, or pass --allow-pickle-over-tcp if every host "
-                         "that can reach the port is trusted")
+    pickled = [c for c in args.codecs if c in PICKLED_CODECS]
+    if pickled and args.transport == "tcp" and not args.allow_pickle_over_tcp:
+        raise UsageError(f"refusing to decode pickle from a TCP peer ({_pickle_words(pickled)}):"
+                         " pickle runs code on load and any local user can connect to a TCP "
+                         "port; use --codecs msgpack or --transport ipc, or pass "
+                         "--allow-pickle-over-tcp if every host that can reach the port is "
+                         "trusted")
     return args.codecs
+
+
+def _pickle_words(codecs: list[str]) -> str:
+    """Which of ``--codecs`` are pickled (``codecs``: the ``PICKLED_CODECS`` ones, in
+    the order given): ``--codecs packed is pickled``, ``--codecs pickle, packed are
+    pickled``. Raises nothing."""
+    return f"--codecs {', '.join(codecs)} {'is' if len(codecs) == 1 else 'are'} pickled"
 
 
 def _check_remote(args) -> None:

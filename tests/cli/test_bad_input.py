@@ -410,13 +410,20 @@ OPTION_CASES = [
     (DS + ["--transport", "tcp", "--host", "localhost"],
      "argument --host: --host must be an IP address such as 127.0.0.1 or ::1, got 'localhost'"),
     (DS + ["--transport", "tcp", "--codecs", "pickle"],
-     "refusing to decode pickle from a TCP peer: pickle runs code on load and any local user "
+     "refusing to decode pickle from a TCP peer (--codecs pickle is pickled): pickle runs code "
+     "on load and any local user "
      "can connect to a TCP port; use --codecs msgpack or --transport ipc, or pass "
      "--allow-pickle-over-tcp if every host that can reach the port is trusted"),
     (DS + ["--transport", "tcp", "--codecs", "msgpack,packed"],
-     "refusing to decode pickle from a TCP peer: pickle runs code on load and any local user "
-     "can connect to a TCP port; use --codecs msgpack or --transport ipc, or pass "
-     "--allow-pickle-over-tcp if every host that can reach the port is trusted"),
+     "refusing to decode pickle from a TCP peer (--codecs packed is pickled): pickle runs code "
+     "on load and any local user can connect to a TCP port; use --codecs msgpack or "
+     "--transport ipc, or pass --allow-pickle-over-tcp if every host that can reach the port "
+     "is trusted"),
+    (DS + ["--transport", "tcp", "--codecs", "packed,msgpack,pickle"],
+     "refusing to decode pickle from a TCP peer (--codecs packed, pickle are pickled): pickle "
+     "runs code on load and any local user can connect to a TCP port; use --codecs msgpack or "
+     "--transport ipc, or pass --allow-pickle-over-tcp if every host that can reach the port "
+     "is trusted"),
     # scenarios that need a trace
     (["--scenario", "azure-conv"],
      "scenario azure-conv needs --trace PATH (the AzureLLMInferenceTrace_conv.csv file)"),
