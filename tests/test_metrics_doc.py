@@ -6,7 +6,7 @@ emulated one (``--model emulated``: the GPU figures it slept on) and a timed rep
 requests of the Azure conversation trace, read from ``shared/traces`` next to the
 checkout (never copied into it; skipped where it is absent); then one small run of each
 scenario or option whose cases add fields of their own: ``tp-broadcast`` (``--tp 2``),
-``pp`` (``--pp 2``, the direct arm: its hops are a superset of send's), decode-steady
+``pp`` (the session's ``--pp 1,2`` run, conftest ``shared_pp_run``), decode-steady
 with ``--num-spec-tokens 2`` and with ``--frontend``, a soak of a 100-request burst
 (in process, sampling memory and flushing every 20 ms so that its growth and drift
 figures exist) and, marked slow (the torch model: about 10 s), the torch model with
@@ -46,7 +46,6 @@ TIMED_ARGS = ["--scenario", "azure-conv-timed", "--trace", str(TRACE), "--max-re
 #: Small steady runs: 4 running, 20 counted steps after 5 warm-up steps, msgpack.
 SMALL = ["--num-running", "4", "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack"]
 TP_ARGS = ["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", "ipc", *SMALL]
-PP_ARGS = ["--scenario", "pp", "--pp", "2", "--policies", "cached", *SMALL]
 SPEC_ARGS = ["--scenario", "decode-steady", "--num-spec-tokens", "2", "--no-floor",
              "--no-single-process", *SMALL]
 FRONTEND_ARGS = ["--scenario", "decode-steady", "--frontend", "--no-floor", *SMALL]
@@ -114,17 +113,25 @@ def test_every_field_of_a_timed_replay_is_in_the_metrics_page(tmp_path):
     ("tp", TP_ARGS, {"tp_cores", "tp_s2r_wire_bytes_all_ranks_per_step",
                      "tp_rank_decode_ns_per_step", "tp_ready_ns_median",
                      "tp_slowest_rank_share"}),
-    ("pp", PP_ARGS, {"pp_direct", "pp_hidden_bytes_per_step", "pp_hidden_ns_median",
-                     "pp_direct_ns_median", "pp_zmq_frame_head_bytes_per_step"}),
     ("spec", SPEC_ARGS, {"spec_draft_tokens_per_step", "spec_draft_acceptance_rate"})])
-def test_every_field_of_a_tp_pp_or_drafts_run_is_in_the_metrics_page(tmp_path, name, args,
-                                                                     some):
-    """A tp-broadcast run, a pp run and a run with drafts: ``some`` of the fields each
-    writes are there (the run is not empty), and every field is documented."""
+def test_every_field_of_a_tp_or_drafts_run_is_in_the_metrics_page(tmp_path, name, args,
+                                                                  some):
+    """A tp-broadcast run and a run with drafts: ``some`` of the fields each writes are
+    there (the run is not empty), and every field is documented."""
     run = tmp_path / name
     run_bench(run, args)
     assert some <= case_keys(run)
     assert_documented(run)
+
+
+def test_every_field_of_a_pp_run_is_in_the_metrics_page(shared_pp_run):
+    """The session's ``--pp 1,2`` run (send and direct: the direct arm's hops are a
+    superset of send's; its stages import torch, so one run serves every test that
+    reads one): as a tp-broadcast run's."""
+    assert {"pp_direct", "pp_hidden_bytes_per_step", "pp_hidden_ns_median",
+            "pp_direct_ns_median", "pp_zmq_frame_head_bytes_per_step"} <= case_keys(
+        shared_pp_run)
+    assert_documented(shared_pp_run)
 
 
 def test_every_field_of_a_frontend_run_is_in_the_metrics_page(tmp_path):
