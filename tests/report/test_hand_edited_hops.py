@@ -24,14 +24,20 @@ PP_SEND = "num_running=4,pp=2/send/msgpack#0"
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, shared_pp_run):
     """``tp``: send over 2 ranks, over ipc and over the shm-block ring; ``pp``: send and
-    direct over 2 stages."""
+    direct over 1 and 2 stages (the shared ``--pp 1,2`` run, ``analysis_run.PP_RUN_ARGS``:
+    ``COMMON``'s options; its stages import torch, so one run serves every test that
+    reads one)."""
     base = tmp_path_factory.mktemp("hops")
     run_bench(base / "tp", ["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports",
                             "ipc,shm-block", "--policies", "send"] + COMMON)
-    run_bench(base / "pp", ["--scenario", "pp", "--pp", "2"] + COMMON)
+    (base / "pp").symlink_to(shared_pp_run)
     return base
+
+
+#: Cases of each run.
+NUM_CASES = {"tp": 2, "pp": 4}
 
 
 _loaded = load_with_warnings
@@ -53,8 +59,8 @@ def _counted(run, case_id: str) -> pd.DataFrame:
 
 
 def test_unedited_tp_and_pp_runs_load_without_a_warning(runs):
-    for run, n in ((runs / "tp", 2), (runs / "pp", 2)):
-        results, lines = _loaded(run)
+    for run, n in NUM_CASES.items():
+        results, lines = _loaded(runs / run)
         assert lines == [] and len(results.cases) == n
 
 
@@ -157,7 +163,9 @@ def test_an_edited_pp_hop_figure_leaves_the_case_out(runs, tmp_path, figure, col
     assert lines == [
         f"{edited / 'steps.csv'}: case {PP_SEND!r} has a {figure} of {want:,.6g} from its 20 "
         f"counted rows' {column}, but summary.json has {figure} 999 (left out)"]
-    assert list(results.cases["arm"]) == ["direct"]
+    assert list(results.cases["case_id"]) == [
+        c["case_id"] for c in json.loads((edited / "summary.json").read_text())["cases"]
+        if c["case_id"] != PP_SEND]
 
 
 def test_direct_bytes_of_a_case_without_direct_ids_must_be_0(runs, tmp_path):
@@ -180,4 +188,4 @@ def test_figures_no_file_records_the_inputs_of_are_not_checked(runs, tmp_path, r
     """docs/faults.md's list (loader section): an edit of one loads without a warning."""
     edited = _edited(runs / run, tmp_path / run, case_id, figure, 7.0)
     results, lines = _loaded(edited)
-    assert lines == [] and len(results.cases) == 2
+    assert lines == [] and len(results.cases) == NUM_CASES[run]
