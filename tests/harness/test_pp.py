@@ -282,20 +282,21 @@ def test_an_oversubscribed_pp_case_carries_the_warning():
 
 
 def test_the_oversubscription_warning_is_logged_once_a_run(tmp_path):
-    """--pp 2 on one core, two cases: the warning under the first case's line only;
-    both cases' summaries keep it."""
-    warning = "--pp 2 on 1 core(s): 3 processes share them; those timings are not comparable"
-    proc = bench(["--scenario", "pp", "--pp", "2", "--num-running", "4", "--steps", "20",
+    """--pp 1 on one core (the scheduler and one stage: each stage process imports
+    torch), two cases: the warning under the first case's line only; both cases'
+    summaries keep it."""
+    warning = "--pp 1 on 1 core(s): 2 processes share them; those timings are not comparable"
+    proc = bench(["--scenario", "pp", "--pp", "1", "--num-running", "4", "--steps", "20",
                   "--warmup-steps", "5", "--codecs", "msgpack", "--output",
                   str(tmp_path / "run")], preexec_fn=_one_core)
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, err
     lines = without_load_note(err.splitlines())
     # (a loaded machine may add a case's own warnings: steal time)
-    assert lines[1].startswith("[1/2] num_running=4,pp=2/send/msgpack#0: 20 steps, - tok/s ")
+    assert lines[1].startswith("[1/2] num_running=4,pp=1/send/msgpack#0: 20 steps, - tok/s ")
     assert lines[2] == f"  warning: {warning}"
     assert err.count(warning) == 1, err
-    assert sum(ln.startswith("[2/2] num_running=4,pp=2/direct/msgpack#0: 20 steps, - tok/s ")
+    assert sum(ln.startswith("[2/2] num_running=4,pp=1/direct/msgpack#0: 20 steps, - tok/s ")
                for ln in lines) == 1, err
     assert err.count("  warning: only 20 counted steps (< 100): figures are rough") == 2, err
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
