@@ -296,7 +296,7 @@ class RunnerLoop:
                 raise ProtocolError("floor requested but this runner keeps no replies "
                                     "(record_steps is off)")
             answer_floor(self.channel, self.config.codec, self.out_frames, msg.steps,
-                         self.config.peer_timeout_s)
+                         self.config.peer_timeout_s, msg.chunk_steps)
             return False
         raise ProtocolError(f"unexpected control message {type(msg).__name__}"
                             + (" (this runner records nothing: no floor)" if bare else ""))

@@ -33,7 +33,13 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: skips it in every control wait). 9: ``RunnerConfig.startup_timeout_s`` (the runner's
 #: wait for the first step). 10: ``EndWarmup`` / ``WarmupEnded`` (the runner collects and
 #: freezes its heap when the scheduler ends warm-up, inside the scheduler's pause).
-PROTOCOL_VERSION = 10
+#: 11: ``BeginFloor.chunk_steps`` (the floor's messages decoded a chunk at a time, a
+#: ``FloorReady`` per chunk, ``KeepAlive`` markers before a chunk's first frame).
+PROTOCOL_VERSION = 11
+
+#: Counted steps whose recorded messages each end of the floor holds decoded at a time
+#: (``BeginFloor.chunk_steps``'s default; ``harness.floor``).
+FLOOR_CHUNK_STEPS = 1024
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)
@@ -62,14 +68,17 @@ class Ready(msgspec.Struct, tag="ready", **_CTL):
 
 
 class BeginFloor(msgspec.Struct, tag="begin_floor", **_CTL):
-    """Scheduler -> runner: replay the recorded outputs of ``steps`` (the floor case)."""
+    """Scheduler -> runner: replay the recorded outputs of ``steps`` (the floor case),
+    decoding them ``chunk_steps`` at a time (at least 1), a ``FloorReady`` per chunk."""
 
     steps: list[int]
+    chunk_steps: int = FLOOR_CHUNK_STEPS
 
 
 class FloorReady(msgspec.Struct, tag="floor_ready", **_CTL):
-    """Runner -> scheduler: the floor's replies are decoded and ready; the scheduler
-    starts the floor's clock only after this, so no floor step pays for it."""
+    """Runner -> scheduler: the replies of the floor's next chunk of steps are decoded
+    and ready; the scheduler starts the clock of the chunk's first step only after this
+    (and after decoding its own frames of the chunk), so no floor step pays for it."""
 
 
 class Stop(msgspec.Struct, tag="stop", **_CTL):
