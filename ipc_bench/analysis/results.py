@@ -1677,14 +1677,22 @@ def _rate_problem(case, path: Path) -> str | None:
     over wall time, ``_wall_rate_problem``) is not its ``output_tokens`` over its
     ``num_steps`` counted steps of ``step_ns_mean`` ns each (``analysis.summary.
     _step_figures``: tokens / sum of counted ``step_ns``; relative
-    ``STEP_MEAN_TOLERANCE``); ``None`` when it is, or when one of those figures is
-    absent or no step was counted."""
+    ``STEP_MEAN_TOLERANCE``), or a case not of a timed replay whose
+    ``output_tokens_per_s`` is null or absent while those figures make one (a run
+    writes it wherever it counted a step; the loader cannot tell null from absent);
+    ``None`` when it is, or when one of those figures is absent or no step was
+    counted."""
     tokens, n, mean = (_figure(case, k) for k in ("output_tokens", "num_steps",
                                                   "step_ns_mean"))
     if tokens is None or not n or not mean:
         return None
     want = tokens / (n * mean / 1e9)
     timed = _figure(case, "trace_speedup") is not None
+    if not timed and _figure(case, "output_tokens_per_s") is None:
+        return (f"{path}: case {str(case['case_id'])!r} has no output_tokens_per_s (null "
+                "or absent), but its output_tokens "
+                f"{tokens:,.15g} over its {n:,.15g} counted steps of step_ns_mean "
+                f"{mean:,.6g} make {want:,.6g} (left out)")
     for key in ("busy_output_tokens_per_s",) + (() if timed else ("output_tokens_per_s",)):
         got = _figure(case, key)
         if got is not None and _differ(got, want):

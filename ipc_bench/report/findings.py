@@ -958,7 +958,7 @@ def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> l
         arms = [a for a in arms if any(a in by_arm for by_arm in compared.values())]
         parts = [f"{arm}: " + _single_process_arm_parts(
             {c: by_arm[arm] for c, by_arm in compared.items() if arm in by_arm},
-            max(counts) > 1, {c: by_arm[arm] for c, by_arm in steps.items()})
+            max(counts) > 1, {c: by_arm[arm] for c, by_arm in steps.items() if arm in by_arm})
             for arm in arms]
         over = _single_process_over(counts, unpaired, intervals, method) + (
             _step_cost_over(method, intervals, max(counts) > 1) if any(
