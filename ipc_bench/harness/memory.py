@@ -324,22 +324,26 @@ class HeapReport:
 #: cases stream them: ``CaseSpec.stream``), per step it runs (warm-up included), in
 #: bytes: ``STEP_BYTES_SCHEDULER + STEP_BYTES_SCHEDULER_PER_RUNNING * running`` in the
 #: scheduler (``bench.py``: its rows, both directions' frames of the counted steps,
-#: the requests' token ids, and at the end the runner's report and every counted
-#: message decoded for the floor) and the ``RUNNER`` pair in each runner process (its
-#: columns and every reply it sent, decoded again for the floor). Each case's records
+#: the requests' token ids, and at the end the runner's report) and the ``RUNNER`` pair
+#: in each runner process (its columns and every reply it sent). The floor decodes the
+#: counted messages again a chunk of 1,024 steps at a time (``harness.floor``): one
+#: chunk's, about 90 MB in the scheduler and 85 MB in a runner at 256 running, however
+#: many steps, left out as each process's own baseline is. Each case's records
 #: are dropped once its files are written, so repetitions and cases do not add up: the
 #: run's peak is its largest case's. Measured as the growth of each process's peak
-#: RssAnon (sampled every 50 ms) from ``--steps 20000`` to ``--steps 100000`` at 4
-#: running and from ``--steps 1000`` to ``--steps 5000`` at 256, ``python bench.py
-#: --scenario decode-steady --num-running B --steps N --codecs msgpack
+#: RssAnon (``/proc/PID/status``, read every 20 ms) from ``--steps 5000`` to ``--steps
+#: 45000`` at 4 running and from ``--steps 2000`` to ``--steps 6000`` at 256, ``python
+#: bench.py --scenario decode-steady --num-running B --steps N --codecs msgpack
 #: --no-single-process`` (both policies, floor on), on the 2-core x86-64 development
-#: machine (Python 3.11, 24 GB): the scheduler 4,888 and 186,621 bytes a step, the
-#: runner 2,562 and 123,334, the line through both points rounded up. See
-#: docs/usage.md, "Memory per step".
-STEP_BYTES_SCHEDULER = 2_000
-STEP_BYTES_SCHEDULER_PER_RUNNING = 722
-STEP_BYTES_RUNNER = 642
-STEP_BYTES_RUNNER_PER_RUNNING = 480
+#: machine (Python 3.11, 24 GB), the median peak of 3 to 6 runs at each point,
+#: 2026-12-05: the scheduler 3,198 and 63,049 bytes a step, the runner 1,083 and
+#: 32,903, the line through both points rounded up. While the floor decoded every
+#: counted message up front, the measurement then gave 4,888 and 186,621, 2,562 and
+#: 123,334 (``(2_000, 722, 642, 480)``). See docs/usage.md, "Memory per step".
+STEP_BYTES_SCHEDULER = 2_250
+STEP_BYTES_SCHEDULER_PER_RUNNING = 238
+STEP_BYTES_RUNNER = 580
+STEP_BYTES_RUNNER_PER_RUNNING = 127
 #: The same four for a case that replays no floor (``--no-floor``, or a scenario whose
 #: cases run none: ``CaseSpec.floor`` false), which decodes no counted message again at
 #: its end: measured as above with ``--no-floor``, from ``--steps 20000`` to ``--steps

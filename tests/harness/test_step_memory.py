@@ -41,45 +41,45 @@ def test_bytes_per_step_are_the_measured_constants():
     # the scheduler's and the runner's lines, at 4 and at 256 running requests
     assert (memory.STEP_BYTES_SCHEDULER, memory.STEP_BYTES_SCHEDULER_PER_RUNNING,
             memory.STEP_BYTES_RUNNER, memory.STEP_BYTES_RUNNER_PER_RUNNING) == (
-        2_000, 722, 642, 480)
+        2_250, 238, 580, 127)
 
 
 def test_a_run_that_cannot_fit_is_refused_with_the_steps_that_fit(monkeypatch, capsys,
                                                                    no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
     code, lines, out = _main(RUN + ["--num-running", "4", "--steps", "1000000000"], capsys)
-    # 7,450 bytes a step x 1,000,000,100 steps; advice in half of it:
-    # 10**10 // 2 // 7,450 - 100 warm-up steps
+    # 4,290 bytes a step x 1,000,000,100 steps; advice in half of it:
+    # 10**10 // 2 // 4,290 - 100 warm-up steps
     assert (code, lines, out, no_run) == (2, [
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (1,000,000,100 "
-        "steps with warm-up), needs about 7.5 TB of memory for its per-step records "
-        "(7,450 bytes a step), more than the 10.0 GB available (MemAvailable): --steps "
-        "671,040 or fewer fits in half of it (--scenario soak writes its steps to disk as "
-        "it goes and runs as long as asked)"], "", [])
+        "steps with warm-up), needs about 4.3 TB of memory for its per-step records "
+        "(4,290 bytes a step), more than the 10.0 GB available (MemAvailable): --steps "
+        "1,165,401 or fewer fits in half of it (--scenario soak writes its steps to disk "
+        "as it goes and runs as long as asked)"], "", [])
 
 
 def test_the_largest_case_is_named_and_the_steps_fit_every_case(monkeypatch, capsys,
                                                                 no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
     code, lines, _ = _main(RUN + ["--num-running", "4,256", "--steps", "1000000"], capsys)
-    # 256 running: 2,000 + 722 x 256 + 642 + 480 x 256 = 310,354 bytes a step
+    # 256 running: 2,250 + 238 x 256 + 580 + 127 x 256 = 96,270 bytes a step
     assert (code, lines) == (2, [
         "bench.py: error: the largest case, num_running=256/send/msgpack#0 (1,000,100 steps "
-        "with warm-up), needs about 310.4 GB of memory for its per-step records (310,354 "
-        "bytes a step), more than the 10.0 GB available (MemAvailable): --steps 16,010 or "
+        "with warm-up), needs about 96.3 GB of memory for its per-step records (96,270 "
+        "bytes a step), more than the 10.0 GB available (MemAvailable): --steps 51,837 or "
         "fewer fits in half of it (--scenario soak writes its steps to disk as it goes and "
         "runs as long as asked)"])
 
 
 def test_a_run_over_half_the_memory_is_warned_and_runs(monkeypatch, capsys, no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**9)
-    code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "100000"], capsys)
-    # 7,450 x 100,100 = 745,745,000 bytes: over half of 1 GB, under all of it
+    code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "200000"], capsys)
+    # 4,290 x 200,100 = 858,429,000 bytes: over half of 1 GB, under all of it
     assert (code, no_run) == (0, [2])
     assert lines == [
-        "bench.py: warning: the largest case, num_running=4/send/msgpack#0 (100,100 steps "
-        "with warm-up), needs about 746 MB of memory for its per-step records (7,450 bytes "
-        "a step), 75 % of the 1.0 GB available (MemAvailable)"]
+        "bench.py: warning: the largest case, num_running=4/send/msgpack#0 (200,100 steps "
+        "with warm-up), needs about 858 MB of memory for its per-step records (4,290 bytes "
+        "a step), 86 % of the 1.0 GB available (MemAvailable)"]
 
 
 def test_a_run_under_half_the_memory_says_nothing(monkeypatch, capsys, no_run):
@@ -95,13 +95,13 @@ def test_no_check_where_memavailable_cannot_be_read(monkeypatch, capsys, no_run)
 
 
 def test_not_even_one_step_fits(monkeypatch, capsys, no_run):
-    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 700_000)
+    monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 400_000)
     code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "10"], capsys)
-    # 700,000 // 2 // 7,450 = 46 steps, fewer than the 100 warm-up steps
+    # 400,000 // 2 // 4,290 = 46 steps, fewer than the 100 warm-up steps
     assert (code, lines) == (2, [
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (110 steps with "
-        "warm-up), needs about 0.8 MB of memory for its per-step records (7,450 bytes a "
-        "step), more than the 0.7 MB available (MemAvailable): not even --steps 1 fits in "
+        "warm-up), needs about 0.5 MB of memory for its per-step records (4,290 bytes a "
+        "step), more than the 0.4 MB available (MemAvailable): not even --steps 1 fits in "
         "half of it: "
         "fewer running requests, or more memory (--scenario soak writes its steps to "
         "disk as it goes and runs as long as asked)"])
@@ -140,8 +140,8 @@ def test_pipelines_and_drafts_are_not_estimated():
 
 def test_remote_runners_count_the_scheduler_alone():
     case = _steady_cases(["--num-running", "4", "--steps", "100"])[0]
-    assert (step_bytes(case), step_bytes(case, remote_runners=True)) == (7_450, 4_888)
-    assert step_bytes(dataclasses.replace(case, tp=4)) == 4_888 + 4 * 2_562
+    assert (step_bytes(case), step_bytes(case, remote_runners=True)) == (4_290, 3_202)
+    assert step_bytes(dataclasses.replace(case, tp=4)) == 3_202 + 4 * 1_088
 
 
 def test_size_text():
@@ -174,12 +174,12 @@ def test_a_case_without_a_floor_holds_the_no_floor_figures(monkeypatch, capsys, 
     case = _steady_cases(["--num-running", "256", "--steps", "100", "--no-floor"])[0]
     # 2,200 + 260 x 256 + 760 + 126 x 256: no counted message is decoded again at the end
     assert (case.floor, step_bytes(case)) == (False, 101_776)
-    assert step_bytes(dataclasses.replace(case, floor=True)) == 310_354
+    # with a floor: 2,250 + 238 x 256 + 580 + 127 x 256 (its chunk is not per step)
+    assert step_bytes(dataclasses.replace(case, floor=True)) == 96_270
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
     code, lines, _ = _main(RUN + ["--num-running", "256", "--steps", "60000", "--no-floor"],
                            capsys)
-    # 101,776 x 60,100 = 6.1 GB: over half of 10 GB, where the floor's figures (18.7 GB)
-    # would have refused it
+    # 101,776 x 60,100 = 6.1 GB: over half of 10 GB
     assert (code, no_run, lines) == (0, [2], [
         "bench.py: warning: the largest case, num_running=256/send/msgpack#0 (60,100 steps "
         "with warm-up), needs about 6.1 GB of memory for its per-step records (101,776 "
