@@ -146,19 +146,19 @@ def test_the_runner_waits_while_the_scheduler_decodes_a_later_chunk(monkeypatch,
 
 
 def test_no_floor_step_holds_a_chunks_decoding(monkeypatch):
-    # 30 counted steps in chunks of 5; each end takes 50 ms more per message decoded,
-    # so each chunk's decoding takes at least 0.25 s on each end: no step took as long
+    # 20 counted steps in chunks of 5; each end takes 0.1 s more per message decoded,
+    # so each chunk's decoding takes at least 0.5 s on each end: no step took as long
     monkeypatch.setattr(floor, "FLOOR_CHUNK_STEPS", 5)
     real = floor.scheduler_output_codec
     monkeypatch.setattr(floor, "scheduler_output_codec",
-                        lambda name: SlowDecode(real(name), 0.05))
+                        lambda name: SlowDecode(real(name), 0.1))
     monkeypatch.setenv("FAKE_RUNNER_MODE", "slow-floor")
-    monkeypatch.setenv("FAKE_RUNNER_DELAY_S", "0.05")
+    monkeypatch.setenv("FAKE_RUNNER_DELAY_S", "0.1")
     calls = _count_decoded(monkeypatch)
-    result = run_case(_spec(35), runner_command=[sys.executable, str(FAKE_RUNNER)])
-    assert result.error is None and len(result.floor_step_ns) == 30
-    assert calls == [[0, 5]] * 6
-    assert max(result.floor_step_ns) < 0.25e9, sorted(result.floor_step_ns)[-3:]
+    result = run_case(_spec(25), runner_command=[sys.executable, str(FAKE_RUNNER)])
+    assert result.error is None and len(result.floor_step_ns) == 20
+    assert calls == [[0, 5]] * 4
+    assert max(result.floor_step_ns) < 0.5e9, sorted(result.floor_step_ns)[-3:]
 
 
 def _failing_runner(how: str, at: int) -> list[str]:
