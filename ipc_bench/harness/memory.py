@@ -353,36 +353,108 @@ STEP_BYTES_RUNNER_PER_RUNNING = 127
 STEP_BYTES_NO_FLOOR = (2_200, 260, 760, 126)
 
 
+#: ``--pp N`` cases (scenario ``pp``, which replays no floor, ``--no-floor`` or not), in
+#: the requests of a micro-batch (``ceil(num_running / N)``: each step schedules one),
+#: bytes a step: the scheduler ``(constant, per request, per stage)`` (it keeps each
+#: stage's report), the last stage ``(constant, per request, per other stage)`` (its
+#: replies; under ``direct`` every step's sampled-id sends to each other stage, which
+#: it keeps until the case ends), each other stage ``(constant, per request)`` (its
+#: columns; the hidden states it sent are dropped a window later,
+#: ``wire.pp.StageLink.release_hidden``). Measured as ``STEP_BYTES_*``: ``python
+#: bench.py --scenario pp --pp N --num-running B --steps S --codecs msgpack
+#: --no-single-process`` (send and direct), on the same 2-core machine, ``--steps``
+#: 20,000 against 60,000 at 4 running and 4,000 against 8,000 at 256: the scheduler
+#: 2,874 and 31,939 bytes a step at N = 2 (micro-batches of 2 and 128), 3,870 and
+#: 21,294 at N = 4 (1 and 64); the last stage 1,880 and 17,352 at N = 2, 4,315 at 4
+#: running and N = 4 (at 256 its peak stayed its start-up's, 226 MB, until 4,000
+#: steps: 11,052 from there to 8,000, a floor); each other stage 902 at 4 running and
+#: N = 2, 1,028 at N = 4, at 256 its start-up's peak throughout, so there its RssAnon
+#: at the case's end (``IPC_BENCH_HEAP_REPORT=stats``, ``--policies send``, 1,000
+#: against 3,000 steps): 3,770. Lines covering every point (intercepts rounded up).
+STEP_BYTES_PP_SCHEDULER = (0, 231, 1_628)
+STEP_BYTES_PP_LAST_STAGE = (860, 123, 1_120)
+STEP_BYTES_PP_OTHER_STAGE = (1_010, 23)
+#: ``--num-spec-tokens K`` cases: ``(scheduler, per running, runner, per running)`` as
+#: ``STEP_BYTES_*`` at K = 8, with a floor or without (the floor's chunk does not grow
+#: with the steps); each draft over 8 adds ``STEP_BYTES_SPEC_PER_DRAFT`` (``(scheduler,
+#: runner)`` bytes a step per running request); K of 8 or fewer are estimated at 8's
+#: figures (an over-estimate: fewer drafts make smaller messages). Measured as
+#: ``STEP_BYTES_*``: ``python bench.py --scenario decode-steady --num-spec-tokens 8
+#: --num-running B --steps N --codecs msgpack --no-single-process --no-floor`` (both
+#: policies, acceptance 0.7), on the same 2-core machine, ``--steps`` 20,000 against
+#: 60,000 at 4 running and 1,000 against 4,000 at 256: the scheduler 3,415 and 150,790
+#: bytes a step, the runner 1,576 and 82,820, a line covering both points (intercept
+#: rounded up); at 24 drafts and 256 running (1,000 against 3,000 steps) 196,145 and
+#: 129,790: 11.1 and 11.5 bytes a draft per running request over 8's, rounded up. (With
+#: a floor, measured while it still decoded every counted message up front: 344,952 and
+#: 295,177 at 8 drafts and 256 running, 3,339 and 1,378 at 4.)
+STEP_BYTES_SPEC = (1_100, 585, 300, 323)
+STEP_BYTES_SPEC_PER_DRAFT = (12, 12)
+#: The draft count ``STEP_BYTES_SPEC`` were measured at.
+SPEC_MEASURED_DRAFTS = 8
+
+
 def case_steps(case: Any) -> Optional[int]:
     """The steps a case runs that its records keep: ``warmup_steps + counted_steps``
     (the uncounted mixed steps between the counted ones are in the bytes per step),
-    capped by ``max_steps``; ``None`` for a case that keeps none (streamed), whose
-    count is not known before it runs (a trace replay runs until its requests finish),
-    or whose bytes a step these figures do not measure: a pipeline's (``--pp``: each
-    stage kept about 275 kB a step at 256 running, 8 times a plain runner's) and one
-    with draft tokens (``--num-spec-tokens``: about twice the figures at 8 drafts)."""
-    if case.stream or case.counted_steps is None or case.pp or case.scheduler.num_spec_tokens:
+    capped by ``max_steps``; ``None`` for a case that keeps none (streamed) or whose
+    count is not known before it runs (a trace replay runs until its requests
+    finish)."""
+    if case.stream or case.counted_steps is None:
         return None
     steps = case.warmup_steps + case.counted_steps
     return steps if case.max_steps is None else min(steps, case.max_steps)
 
 
+def _running(case: Any) -> int:
+    """The case's running requests: its ``num_running`` label, else ``max_num_seqs``."""
+    running = case.labels.get("num_running")
+    return running if isinstance(running, int) else case.scheduler.max_num_seqs
+
+
+def _pp_step_bytes(case: Any, local: bool) -> int:
+    """``step_bytes`` of a ``--pp`` case (``STEP_BYTES_PP_*``)."""
+    pp = case.pp
+    batch = -(-_running(case) // pp)
+    sched, sched_per, sched_per_stage = STEP_BYTES_PP_SCHEDULER
+    total = sched + sched_per * batch + sched_per_stage * pp
+    if local:
+        last, last_per, last_per_other = STEP_BYTES_PP_LAST_STAGE
+        other, other_per = STEP_BYTES_PP_OTHER_STAGE
+        total += (last + last_per * batch + last_per_other * (pp - 1)
+                  + (pp - 1) * (other + other_per * batch))
+    return total
+
+
+def _lines(case: Any) -> tuple[int, int, int, int]:
+    """``(scheduler, per running, runner, per running)`` of a case without ``--pp``:
+    the plain figures, or with drafts ``STEP_BYTES_SPEC`` and the drafts over 8."""
+    k = case.scheduler.num_spec_tokens
+    if not k:
+        return ((STEP_BYTES_SCHEDULER, STEP_BYTES_SCHEDULER_PER_RUNNING, STEP_BYTES_RUNNER,
+                 STEP_BYTES_RUNNER_PER_RUNNING) if case.floor else STEP_BYTES_NO_FLOOR)
+    sched, sched_per, runner, runner_per = STEP_BYTES_SPEC
+    more_sched, more_runner = STEP_BYTES_SPEC_PER_DRAFT
+    extra = max(0, k - SPEC_MEASURED_DRAFTS)
+    return sched, sched_per + extra * more_sched, runner, runner_per + extra * more_runner
+
+
 def step_bytes(case: Any, remote_runners: bool = False) -> int:
     """Peak bytes a step of ``case`` holds on this machine: the scheduler's share and,
     unless its runners run elsewhere (``remote_runners``, not the single process), each
-    runner process's (``--tp`` ranks, ``--pp`` stages); the running requests are its
-    ``num_running`` label, else its ``max_num_seqs``; a case without a floor holds about
-    a third of what one with a floor does (``STEP_BYTES_NO_FLOOR``)."""
-    running = case.labels.get("num_running")
-    if not isinstance(running, int):
-        running = case.scheduler.max_num_seqs
-    sched, sched_per_running, runner, runner_per_running = (
-        (STEP_BYTES_SCHEDULER, STEP_BYTES_SCHEDULER_PER_RUNNING, STEP_BYTES_RUNNER,
-         STEP_BYTES_RUNNER_PER_RUNNING) if case.floor else STEP_BYTES_NO_FLOOR)
+    runner process's (``--tp`` ranks; ``--pp`` stages: ``STEP_BYTES_PP``, in the
+    requests of a micro-batch); the running requests are its ``num_running`` label,
+    else its ``max_num_seqs``; a case without a floor holds about a third of what one
+    with a floor does (``STEP_BYTES_NO_FLOOR``); one with drafts its own figures
+    (``STEP_BYTES_SPEC``)."""
+    local = not remote_runners or case.transport == "inproc"
+    if case.pp:
+        return _pp_step_bytes(case, local)
+    running = _running(case)
+    sched, sched_per_running, runner, runner_per_running = _lines(case)
     total = sched + sched_per_running * running
-    if not remote_runners or case.transport == "inproc":
-        runners = case.tp or case.pp or 1
-        total += runners * (runner + runner_per_running * running)
+    if local:
+        total += (case.tp or 1) * (runner + runner_per_running * running)
     return total
 
 
