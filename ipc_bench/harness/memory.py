@@ -471,7 +471,8 @@ def check_step_memory(cases: Sequence[Any], available: Optional[int],
     """Before the first case: the peak memory of the run's largest case (``case_steps``
     x ``step_bytes``) against ``available`` (bytes, ``available_memory_bytes``; ``None``:
     no check). Raises ``ConfigError`` (one line: the estimate, the memory available, the
-    largest ``--steps`` that fits in half of it and the soak scenario for longer runs)
+    largest ``--steps`` that fits in half of it, or the most warm-up and counted steps
+    together where the warm-up alone does not fit, and the soak scenario for longer runs)
     when it exceeds ``available``; returns a warning
     line (the estimate's share of it) when it exceeds half of it, else ``None``."""
     sized = [(steps * step_bytes(c, remote_runners), steps, c) for c in cases
@@ -486,11 +487,18 @@ def check_step_memory(cases: Sequence[Any], available: Optional[int],
     if need > available:
         # advice for half of it: the estimate leaves out each process's own baseline
         # (60-300 MB) and MemAvailable moves from one run to the next
-        fits = min(available // 2 // step_bytes(c, remote_runners) - c.warmup_steps
-                   for _, _, c in sized)
-        advice = (f"--steps {fits:,} or fewer fits in half of it" if fits >= 1 else
-                  "not even --steps 1 fits in half of it: fewer running requests, or "
-                  "more memory")
+        room = min(available // 2 // step_bytes(c, remote_runners) for _, _, c in sized)
+        fits = min(room - c.warmup_steps for _, _, c in sized)
+        warm = max(c.warmup_steps for _, _, c in sized)
+        if fits >= 1:
+            advice = f"--steps {fits:,} or fewer fits in half of it"
+        elif room >= 1:  # the warm-up alone is too long
+            advice = (f"not even --steps 1 fits in half of it beside the {warm:,} warm-up "
+                      f"steps: --warmup-steps plus --steps at most {room:,} fits, or fewer "
+                      "running requests, or more memory")
+        else:
+            advice = ("not even --steps 1 fits in half of it: fewer running requests, or "
+                      "more memory")
         raise ConfigError(f"{what}, more than {have}: {advice} (--scenario soak writes "
                           "its steps to disk as it goes and runs as long as asked)")
     if need > available / 2:

@@ -101,9 +101,9 @@ def test_not_even_one_step_fits(monkeypatch, capsys, no_run):
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (110 steps with "
         "warm-up), needs about 0.5 MB of memory for its per-step records (4,290 bytes a "
         "step), more than the 0.4 MB available (MemAvailable): not even --steps 1 fits in "
-        "half of it: "
-        "fewer running requests, or more memory (--scenario soak writes its steps to "
-        "disk as it goes and runs as long as asked)"])
+        "half of it beside the 100 warm-up steps: --warmup-steps plus --steps at most 46 "
+        "fits, or fewer running requests, or more memory (--scenario soak writes its steps "
+        "to disk as it goes and runs as long as asked)"])
 
 
 def _steady_cases(argv):
@@ -173,3 +173,20 @@ def test_a_case_without_a_floor_holds_the_no_floor_figures(monkeypatch, capsys, 
         "bench.py: warning: the largest case, num_running=256/send/msgpack#0 (60,100 steps "
         "with warm-up), needs about 6.1 GB of memory for its per-step records (101,776 "
         "bytes a step), 61 % of the 10.0 GB available (MemAvailable)"])
+
+
+def test_not_even_one_step_without_warm_up_fits():
+    """Where one step alone is more than half of the memory, no --warmup-steps helps
+    (the runner-buffer check refuses such a run through the CLI first)."""
+    case = _steady_cases(["--num-running", "4", "--steps", "10"])[0]
+    per_step = step_bytes(case)
+    with pytest.raises(ConfigError) as refused:
+        check_step_memory([case], 2 * per_step - 1)
+    assert str(refused.value).endswith(
+        ": not even --steps 1 fits in half of it: fewer running requests, or more memory "
+        "(--scenario soak writes its steps to disk as it goes and runs as long as asked)")
+    with pytest.raises(ConfigError) as refused:
+        check_step_memory([case], 2 * per_step)
+    assert (": not even --steps 1 fits in half of it beside the 100 warm-up steps: "
+            "--warmup-steps plus --steps at most 1 fits, or fewer running requests, or "
+            "more memory (--scenario soak") in str(refused.value)
