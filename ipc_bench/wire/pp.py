@@ -211,9 +211,11 @@ class StageLink:
             iface = _loopback_interface()
             if iface:
                 os.environ.setdefault("GLOO_SOCKET_IFNAME", iface)
-        import torch
-        import torch.distributed as dist
-
+        if size > 1:  # one stage sends and receives nothing: no torch import (1.4 s)
+            import torch
+            import torch.distributed as dist
+        else:
+            torch = dist = None
         self.torch, self.dist = torch, dist
         self.device = device  # "cuda": hidden states are received into page-locked memory
         self.rank, self.size, self.timeout_s = rank, size, timeout_s

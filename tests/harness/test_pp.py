@@ -415,6 +415,9 @@ def test_a_receive_between_stages_waits_the_startup_allowance_at_step_0_only():
     link = StageLink("unused", 0, 1, 0.5, first_timeout_s=60.0)  # one stage: no group
     link.prev = 0
     link.dist = gloo = _GlooRecv()
+    import torch
+
+    link.torch = torch  # a one-stage link imports none
     lines = []
     for seq in (0, 7):
         for recv in (lambda: link.recv_hidden((3, 2048), np.int16, seq),

@@ -69,6 +69,9 @@ def _link(rank: int, size: int):
     link.next = rank + 1 if rank < size - 1 else None
     link.last = size - 1
     link.dist = _GlooSends()
+    import torch
+
+    link.torch = torch  # a one-stage link imports none
     return link
 
 
@@ -153,3 +156,17 @@ def test_a_stage_holds_a_window_of_sends_and_reports_the_same_bytes(monkeypatch,
     assert stage1["pp_in_bytes"] == stage0["pp_out_bytes"]
     assert all(p.returncode == 0 for p in spy.procs)
     assert_clean(spy)
+
+
+def test_a_one_stage_link_imports_no_torch():
+    """``--pp 1``: the one stage sends and receives nothing, so its link starts no gloo
+    group and imports no torch (1.4 s of a stage's start), checked in a fresh process."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from ipc_bench.wire.pp import StageLink; "
+            "link = StageLink('unused', 0, 1, 0.5); "
+            "print(link.dist, link.torch, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out == "None None False\n"
