@@ -26,10 +26,17 @@ step costs what it costs without a floor (63 kB and 33 kB, ``memory.STEP_BYTES_*
 the floor adds one chunk's messages, about 90 MB to the scheduler's peak and 85 MB to
 the runner's, however many steps the case counted (``decode-steady``, msgpack, 2-core
 development machine, 2026-12-05). 1,024 steps: decoding a chunk takes about 0.25 s in
-the scheduler and 0.13 s in the runner at 256 running, far under the peer timeout, and
-a chunk's first step runs with the caches its decoding cooled, as the floor's first
-step always did (0.7 ms against 0.23 ms for the others at 256 running): some 0.5 ms
-more per 1,024 steps, 0.2 % of the floor's mean step, nothing on its median.
+the scheduler and 0.13 s in the runner at 256 running, far under the peer timeout. The
+chunks cost the floor some speed: a chunk's first step runs with the caches its
+decoding cooled (0.7 ms against about 0.27 ms for the others at 256 running, as the
+floor's first step always did), and the first hundred or so steps of each later chunk
+run slower than the rest (about 20 % for the first 128 at 256 running; a pause before
+them, or the runner decoding after the scheduler, did not remove it; the cause is not
+known), so at 256 running the floor's median step came out about 5 % slower and its
+mean 8 % than with every counted step in one chunk (282 against 269 us and 299 against
+276 us, the medians of 10 runs of 6,000 counted steps, ``--policies send``, on that
+machine while it was lightly loaded). A larger chunk has fewer such starts and holds
+more memory.
 
 ``decode_all`` decodes a chunk with the collector off and freezes what it decoded: the
 chunk's messages live until it ends, so a collection would only walk them, and the
