@@ -7,7 +7,7 @@ per-step records. The floor's step time is what the exchange alone costs, so a c
 step time over the floor's (``step_to_floor_ratio``) is the harness's overhead,
 measured side by side.
 
-Sequence, ``FLOOR_CHUNK_STEPS`` (1,024) counted steps at a time: the scheduler decodes
+Sequence, ``FLOOR_CHUNK_STEPS`` (4,096) counted steps at a time: the scheduler decodes
 its frames of the chunk (before the first chunk it then sends the marker and
 ``BeginFloor(steps, chunk_steps)``); the runner decodes its recorded replies of the
 chunk and answers ``FloorReady``; the scheduler starts the clock of the chunk's first
@@ -23,20 +23,23 @@ decoding every counted step up front kept them all (at 256 running requests, 187
 step in the scheduler and 123 kB in the runner where a case without a floor kept 68 kB
 and 33 kB, so a 50,000-step case needed some 15 GB); a chunk at a time, each counted
 step costs what it costs without a floor (63 kB and 33 kB, ``memory.STEP_BYTES_*``) and
-the floor adds one chunk's messages, about 90 MB to the scheduler's peak and 85 MB to
-the runner's, however many steps the case counted (``decode-steady``, msgpack, 2-core
-development machine, 2026-12-05). 1,024 steps: decoding a chunk takes about 0.25 s in
-the scheduler and 0.13 s in the runner at 256 running, far under the peer timeout. The
-chunks cost the floor some speed: a chunk's first step runs with the caches its
-decoding cooled (0.7 ms against about 0.27 ms for the others at 256 running, as the
-floor's first step always did), and the first hundred or so steps of each later chunk
-run slower than the rest (about 20 % for the first 128 at 256 running; a pause before
+the floor adds one chunk's messages, at most 4,096 steps' (about 118 kB and 90 kB a
+step at 256 running, ``memory.FLOOR_CHUNK_BYTES_PER_RUNNING``: some 480 MB and 370 MB),
+however many steps the case counted (``decode-steady``, msgpack, 2-core development
+machine, 2026-12-05). Decoding a chunk of 1,024 steps took about 0.25 s in the
+scheduler and 0.13 s in the runner at 256 running, far under the peer timeout. Chunks
+cost the floor some speed: a chunk's first step runs with the caches its decoding
+cooled (0.7 ms against about 0.27 ms for the others at 256 running, as the floor's
+first step always did), and the first hundred or so steps of each later chunk run
+slower than the rest (about 20 % for the first 128 at 256 running; a pause before
 them, or the runner decoding after the scheduler, did not remove it; the cause is not
-known), so at 256 running the floor's median step came out about 5 % slower and its
-mean 8 % than with every counted step in one chunk (282 against 269 us and 299 against
-276 us, the medians of 10 runs of 6,000 counted steps, ``--policies send``, on that
-machine while it was lightly loaded). A larger chunk has fewer such starts and holds
-more memory.
+known): with chunks of 1,024 steps, at 256 running the floor's median step came out
+about 5 % slower and its mean 8 % than with every counted step in one chunk (282
+against 269 us and 299 against 276 us, the medians of 10 runs of 6,000 counted steps,
+``--policies send``, on that machine while it was lightly loaded). Hence 4,096: a case
+of up to 4,096 counted steps (the default is 1,000) replays its floor in one chunk, as
+before chunks, and a longer one has one such start per 4,096 steps (about 3 % of its
+floor steps), for a chunk's memory that the run's memory check counts.
 
 ``decode_all`` decodes a chunk with the collector off and freezes what it decoded: the
 chunk's messages live until it ends, so a collection would only walk them, and the

@@ -326,9 +326,8 @@ class HeapReport:
 #: scheduler (``bench.py``: its rows, both directions' frames of the counted steps,
 #: the requests' token ids, and at the end the runner's report) and the ``RUNNER`` pair
 #: in each runner process (its columns and every reply it sent). The floor decodes the
-#: counted messages again a chunk of 1,024 steps at a time (``harness.floor``): one
-#: chunk's, about 90 MB in the scheduler and 85 MB in a runner at 256 running, however
-#: many steps, left out as each process's own baseline is. Each case's records
+#: counted messages again a chunk of ``FLOOR_CHUNK_STEPS`` at a time (``harness.floor``):
+#: one chunk's, however many steps, is ``FLOOR_CHUNK_BYTES_PER_RUNNING``. Each case's records
 #: are dropped once its files are written, so repetitions and cases do not add up: the
 #: run's peak is its largest case's. Measured as the growth of each process's peak
 #: RssAnon (``/proc/PID/status``, read every 20 ms) from ``--steps 5000`` to ``--steps
@@ -351,6 +350,14 @@ STEP_BYTES_RUNNER_PER_RUNNING = 127
 #: scheduler 3,180 and 68,110 bytes a step, the runner 1,263 and 32,955, the line
 #: through both points rounded up.
 STEP_BYTES_NO_FLOOR = (2_200, 260, 760, 126)
+#: The floor's decoded messages, bytes per counted step in its chunk per running
+#: request, ``(scheduler, each runner process)``: what a counted step held with the
+#: floor, when it decoded every counted message up front (``(2_000, 722, 642, 480)``,
+#: measured as ``STEP_BYTES_*``), less what it holds without one (``STEP_BYTES_NO_FLOOR``),
+#: per running request (the constants' differences, -200 and -118 bytes, dropped): 118
+#: kB and 91 kB a step at 256 running, so a chunk of ``FLOOR_CHUNK_STEPS`` (4,096) holds
+#: about 480 MB and 370 MB there (``floor_chunk_bytes``).
+FLOOR_CHUNK_BYTES_PER_RUNNING = (462, 354)
 
 
 #: ``--pp N`` cases (scenario ``pp``, which replays no floor, ``--no-floor`` or not), in
@@ -458,11 +465,33 @@ def step_bytes(case: Any, remote_runners: bool = False) -> int:
     return total
 
 
+def floor_chunk_bytes(case: Any, remote_runners: bool = False) -> int:
+    """Peak bytes of ``case``'s floor chunk on this machine: its counted steps up to
+    ``FLOOR_CHUNK_STEPS`` times ``FLOOR_CHUNK_BYTES_PER_RUNNING`` (the scheduler's and,
+    unless its runners run elsewhere, each runner process's), 0 for a case that
+    replays no floor (``CaseSpec.floor`` false, the single process, ``--pp``)."""
+    if not case.floor or case.pp or case.transport == "inproc" or not case.counted_steps:
+        return 0
+    sched, runner = FLOOR_CHUNK_BYTES_PER_RUNNING
+    per_step = sched + (0 if remote_runners else (case.tp or 1) * runner)
+    return _chunk_steps(case) * per_step * _running(case)
+
+
+def _chunk_steps(case: Any) -> int:
+    """The counted steps of ``case``'s largest floor chunk."""
+    from ipc_bench.wire.control import FLOOR_CHUNK_STEPS
+
+    return min(case.counted_steps or 0, FLOOR_CHUNK_STEPS)
+
+
 def size_text(num_bytes: float) -> str:
-    """``3.2 TB``, ``1.9 GB``, ``512 MB``, ``0.8 MB`` (decimal units)."""
+    """``3.2 TB``, ``1.9 GB``, ``512 MB``, ``0.8 MB``, ``33 kB`` (decimal units; kB
+    below 0.1 MB, which one decimal of MB would show as 0.0 or 0.1)."""
     for unit, scale in (("TB", 1e12), ("GB", 1e9)):
         if num_bytes >= scale:
             return f"{num_bytes / scale:,.1f} {unit}"
+    if num_bytes < 1e5:
+        return f"{num_bytes / 1e3:,.0f} kB"
     return f"{num_bytes / 1e6:,.{0 if num_bytes >= 1e7 else 1}f} MB"
 
 
@@ -474,20 +503,25 @@ def check_step_memory(cases: Sequence[Any], available: Optional[int],
     largest ``--steps`` that fits in half of it, or the most warm-up and counted steps
     together where the warm-up alone does not fit, and the soak scenario for longer runs)
     when it exceeds ``available``; returns a warning
-    line (the estimate's share of it) when it exceeds half of it, else ``None``."""
-    sized = [(steps * step_bytes(c, remote_runners), steps, c) for c in cases
-             if (steps := case_steps(c)) is not None]
+    line (the estimate's share of it) when it exceeds half of it, else ``None``. A case
+    with a floor adds its chunk (``floor_chunk_bytes``), which the line names."""
+    sized = [(steps * step_bytes(c, remote_runners) + floor_chunk_bytes(c, remote_runners),
+              steps, c) for c in cases if (steps := case_steps(c)) is not None]
     if available is None or not sized:
         return None
     need, steps, case = max(sized, key=lambda s: s[0])
+    chunk = floor_chunk_bytes(case, remote_runners)
     what = (f"the largest case, {case.case_id} ({steps:,} steps with warm-up), needs "
             f"about {size_text(need)} of memory for its per-step records "
-            f"({step_bytes(case, remote_runners):,} bytes a step)")
+            f"({step_bytes(case, remote_runners):,} bytes a step"
+            + (f", and {size_text(chunk)} for its floor's chunk of "
+               f"{_chunk_steps(case):,} decoded steps" if chunk else "") + ")")
     have = f"the {size_text(available)} available (MemAvailable)"
     if need > available:
         # advice for half of it: the estimate leaves out each process's own baseline
         # (60-300 MB) and MemAvailable moves from one run to the next
-        room = min(available // 2 // step_bytes(c, remote_runners) for _, _, c in sized)
+        room = min(max(0, available // 2 - floor_chunk_bytes(c, remote_runners))
+                   // step_bytes(c, remote_runners) for _, _, c in sized)
         fits = min(room - c.warmup_steps for _, _, c in sized)
         warm = max(c.warmup_steps for _, _, c in sized)
         if fits >= 1:

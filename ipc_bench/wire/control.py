@@ -38,8 +38,10 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 PROTOCOL_VERSION = 11
 
 #: Counted steps whose recorded messages each end of the floor holds decoded at a time
-#: (``BeginFloor.chunk_steps``'s default; ``harness.floor``).
-FLOOR_CHUNK_STEPS = 1024
+#: (``BeginFloor.chunk_steps``'s default; ``harness.floor``): a case of up to this many
+#: counted steps replays its floor in one chunk, as before chunks, and a longer one
+#: pays a chunk's slow first steps once per 4,096.
+FLOOR_CHUNK_STEPS = 4096
 
 
 _CTL = dict(tag_field="kind", forbid_unknown_fields=True)

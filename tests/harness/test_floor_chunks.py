@@ -86,7 +86,7 @@ def _spec(steps: int, **kw):
 
 
 def test_the_default_chunk():
-    assert FLOOR_CHUNK_STEPS == 1024 and BeginFloor(steps=[1]).chunk_steps == 1024
+    assert FLOOR_CHUNK_STEPS == 4096 and BeginFloor(steps=[1]).chunk_steps == 4096
 
 
 def test_a_floor_over_several_chunks_times_and_answers_every_counted_step(monkeypatch):

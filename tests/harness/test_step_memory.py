@@ -15,7 +15,8 @@ from ipc_bench.cli import execute
 from ipc_bench.cli import run as cli_run
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness import memory
-from ipc_bench.harness.memory import case_steps, check_step_memory, size_text, step_bytes
+from ipc_bench.harness.memory import (case_steps, check_step_memory, floor_chunk_bytes,
+                                      size_text, step_bytes)
 from ipc_bench.harness.spec import SCHED_COLUMNS, StepRows
 
 RUN = ["--scenario", "decode-steady", "--codecs", "msgpack", "--no-single-process"]
@@ -47,38 +48,42 @@ def test_a_run_that_cannot_fit_is_refused_with_the_steps_that_fit(monkeypatch, c
                                                                    no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
     code, lines, out = _main(RUN + ["--num-running", "4", "--steps", "1000000000"], capsys)
-    # 4,290 bytes a step x 1,000,000,100 steps; advice in half of it:
-    # 10**10 // 2 // 4,290 - 100 warm-up steps
+    # 4,290 bytes a step x 1,000,000,100 steps, and the floor's chunk: 4,096 steps x
+    # (462 + 354) x 4 running = 13,369,344 bytes; advice in half of it:
+    # (10**10 // 2 - 13,369,344) // 4,290 - 100 warm-up steps
     assert (code, lines, out, no_run) == (2, [
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (1,000,000,100 "
         "steps with warm-up), needs about 4.3 TB of memory for its per-step records "
-        "(4,290 bytes a step), more than the 10.0 GB available (MemAvailable): --steps "
-        "1,165,401 or fewer fits in half of it (--scenario soak writes its steps to disk "
-        "as it goes and runs as long as asked)"], "", [])
+        "(4,290 bytes a step, and 13 MB for its floor's chunk of 4,096 decoded steps), "
+        "more than the 10.0 GB available (MemAvailable): --steps 1,162,284 or fewer fits "
+        "in half of it (--scenario soak writes its steps to disk as it goes and runs as "
+        "long as asked)"], "", [])
 
 
 def test_the_largest_case_is_named_and_the_steps_fit_every_case(monkeypatch, capsys,
                                                                 no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
     code, lines, _ = _main(RUN + ["--num-running", "4,256", "--steps", "1000000"], capsys)
-    # 256 running: 2,250 + 238 x 256 + 580 + 127 x 256 = 96,270 bytes a step
+    # 256 running: 2,250 + 238 x 256 + 580 + 127 x 256 = 96,270 bytes a step, and the
+    # floor's chunk, 4,096 x (462 + 354) x 256 = 855,638,016 bytes
     assert (code, lines) == (2, [
         "bench.py: error: the largest case, num_running=256/send/msgpack#0 (1,000,100 steps "
-        "with warm-up), needs about 96.3 GB of memory for its per-step records (96,270 "
-        "bytes a step), more than the 10.0 GB available (MemAvailable): --steps 51,837 or "
-        "fewer fits in half of it (--scenario soak writes its steps to disk as it goes and "
-        "runs as long as asked)"])
+        "with warm-up), needs about 97.1 GB of memory for its per-step records (96,270 "
+        "bytes a step, and 856 MB for its floor's chunk of 4,096 decoded steps), more than "
+        "the 10.0 GB available (MemAvailable): --steps 42,949 or fewer fits in half of it "
+        "(--scenario soak writes its steps to disk as it goes and runs as long as asked)"])
 
 
 def test_a_run_over_half_the_memory_is_warned_and_runs(monkeypatch, capsys, no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**9)
     code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "200000"], capsys)
-    # 4,290 x 200,100 = 858,429,000 bytes: over half of 1 GB, under all of it
+    # 4,290 x 200,100 + 13,369,344 = 871,798,344 bytes: over half of 1 GB, under all of it
     assert (code, no_run) == (0, [2])
     assert lines == [
         "bench.py: warning: the largest case, num_running=4/send/msgpack#0 (200,100 steps "
-        "with warm-up), needs about 858 MB of memory for its per-step records (4,290 bytes "
-        "a step), 86 % of the 1.0 GB available (MemAvailable)"]
+        "with warm-up), needs about 872 MB of memory for its per-step records (4,290 bytes "
+        "a step, and 13 MB for its floor's chunk of 4,096 decoded steps), 87 % of the 1.0 "
+        "GB available (MemAvailable)"]
 
 
 def test_a_run_under_half_the_memory_says_nothing(monkeypatch, capsys, no_run):
@@ -96,14 +101,16 @@ def test_no_check_where_memavailable_cannot_be_read(monkeypatch, capsys, no_run)
 def test_not_even_one_step_fits(monkeypatch, capsys, no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 400_000)
     code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "10"], capsys)
-    # 400,000 // 2 // 4,290 = 46 steps, fewer than the 100 warm-up steps
+    # (400,000 // 2 - 32,640) // 4,290 = 39 steps, fewer than the 100 warm-up steps (the
+    # floor's chunk: 10 counted steps x (462 + 354) x 4 running = 32,640 bytes)
     assert (code, lines) == (2, [
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (110 steps with "
         "warm-up), needs about 0.5 MB of memory for its per-step records (4,290 bytes a "
-        "step), more than the 0.4 MB available (MemAvailable): not even --steps 1 fits in "
-        "half of it beside the 100 warm-up steps: --warmup-steps plus --steps at most 46 "
-        "fits, or fewer running requests, or more memory (--scenario soak writes its steps "
-        "to disk as it goes and runs as long as asked)"])
+        "step, and 33 kB for its floor's chunk of 10 decoded steps), more than the 0.4 MB "
+        "available (MemAvailable): not even --steps 1 fits in half of it beside the 100 "
+        "warm-up steps: --warmup-steps plus --steps at most 39 fits, or fewer running "
+        "requests, or more memory (--scenario soak writes its steps to disk as it goes and "
+        "runs as long as asked)"])
 
 
 def _steady_cases(argv):
@@ -134,8 +141,21 @@ def test_remote_runners_count_the_scheduler_alone():
 
 
 def test_size_text():
-    assert [size_text(b) for b in (819_500, 499_000_000, 1.5e9, 3.16e9, 7.45e12)] == [
-        "0.8 MB", "499 MB", "1.5 GB", "3.2 GB", "7.5 TB"]
+    assert [size_text(b) for b in (32_640, 99_999, 100_000, 819_500, 499_000_000, 1.5e9,
+                                   3.16e9, 7.45e12)] == [
+        "33 kB", "100 kB", "0.1 MB", "0.8 MB", "499 MB", "1.5 GB", "3.2 GB", "7.5 TB"]
+
+
+def test_the_floors_chunk_is_its_counted_steps_up_to_4096():
+    # (462 + 354) bytes a step per running request: scheduler and runner
+    few = _steady_cases(["--num-running", "4", "--steps", "10"])[0]
+    many = _steady_cases(["--num-running", "256", "--steps", "100000"])[0]
+    assert floor_chunk_bytes(few) == 10 * 816 * 4 == 32_640
+    assert floor_chunk_bytes(many) == 4_096 * 816 * 256 == 855_638_016
+    assert floor_chunk_bytes(many, remote_runners=True) == 4_096 * 462 * 256
+    assert floor_chunk_bytes(dataclasses.replace(many, tp=2)) == 4_096 * (462 + 2 * 354) * 256
+    bare = _steady_cases(["--num-running", "256", "--steps", "100000", "--no-floor"])[0]
+    assert floor_chunk_bytes(bare) == 0
 
 
 ROWS = [tuple(range(i, i + len(SCHED_COLUMNS))) for i in (0, 100, 2**40)]
@@ -179,7 +199,7 @@ def test_not_even_one_step_without_warm_up_fits():
     """Where one step alone is more than half of the memory, no --warmup-steps helps
     (the runner-buffer check refuses such a run through the CLI first)."""
     case = _steady_cases(["--num-running", "4", "--steps", "10"])[0]
-    per_step = step_bytes(case)
+    per_step = step_bytes(case) + floor_chunk_bytes(case)  # 10 counted steps' chunk
     with pytest.raises(ConfigError) as refused:
         check_step_memory([case], 2 * per_step - 1)
     assert str(refused.value).endswith(

@@ -82,26 +82,29 @@ def test_a_draft_run_that_cannot_fit_is_refused(monkeypatch, capsys, no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
     code, lines, out = _main(STEADY + ["--num-running", "256", "--num-spec-tokens", "8",
                                        "--steps", "100000"], capsys)
-    # 233,848 bytes a step x 100,100 steps; advice: 10**10 // 2 // 233,848 - 100
+    # 233,848 bytes a step x 100,100 steps and the floor's chunk, 4,096 x (462 + 354) x
+    # 256 = 855,638,016 bytes; advice: (10**10 // 2 - 855,638,016) // 233,848 - 100
     assert (code, lines, out, no_run) == (2, [
         "bench.py: error: the largest case, num_running=256,num_spec_tokens=8/send/msgpack#0 "
-        "(100,100 steps with warm-up), needs about 23.4 GB of memory for its per-step "
-        "records (233,848 bytes a step), more than the 10.0 GB available (MemAvailable): "
-        "--steps 21,281 or fewer fits in half of it (--scenario soak writes its steps to "
-        "disk as it goes and runs as long as asked)"], "", [])
+        "(100,100 steps with warm-up), needs about 24.3 GB of memory for its per-step "
+        "records (233,848 bytes a step, and 856 MB for its floor's chunk of 4,096 decoded "
+        "steps), more than the 10.0 GB available (MemAvailable): --steps 17,622 or fewer "
+        "fits in half of it (--scenario soak writes its steps to disk as it goes and runs "
+        "as long as asked)"], "", [])
 
 
 def test_a_draft_run_over_half_the_memory_is_warned_and_runs(monkeypatch, capsys, no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**9)
     code, lines, _ = _main(STEADY + ["--num-running", "256", "--num-spec-tokens", "8",
-                                     "--steps", "3000"], capsys)
-    # 233,848 x 3,100 = 724,928,800 bytes: over half of 1 GB, under all of it
+                                     "--steps", "1500"], capsys)
+    # 233,848 x 1,600 + 1,500 x (462 + 354) x 256 = 687,500,800 bytes: over half of 1 GB,
+    # under all of it
     assert (code, no_run) == (0, [2])
     assert lines == [
         "bench.py: warning: the largest case, num_running=256,num_spec_tokens=8/send/"
-        "msgpack#0 (3,100 steps with warm-up), needs about 725 MB of memory for its "
-        "per-step records (233,848 bytes a step), 72 % of the 1.0 GB available "
-        "(MemAvailable)"]
+        "msgpack#0 (1,600 steps with warm-up), needs about 688 MB of memory for its "
+        "per-step records (233,848 bytes a step, and 313 MB for its floor's chunk of 1,500 "
+        "decoded steps), 69 % of the 1.0 GB available (MemAvailable)"]
 
 
 def test_pipeline_stages_are_estimated_in_their_micro_batches():
