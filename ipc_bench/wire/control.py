@@ -34,8 +34,9 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: wait for the first step). 10: ``EndWarmup`` / ``WarmupEnded`` (the runner collects and
 #: freezes its heap when the scheduler ends warm-up, inside the scheduler's pause).
 #: 11: ``BeginFloor.chunk_steps`` (the floor's messages decoded a chunk at a time, a
-#: ``FloorReady`` per chunk, ``KeepAlive`` markers before a chunk's first frame).
-PROTOCOL_VERSION = 11
+#: ``FloorReady`` per chunk, ``KeepAlive`` markers before a chunk's first frame). 12: a
+#: marker and ``KeepAlive`` after a chunk's last step, before the runner decodes the next.
+PROTOCOL_VERSION = 12
 
 #: Counted steps whose recorded messages each end of the floor holds decoded at a time
 #: (``BeginFloor.chunk_steps``'s default; ``harness.floor``): a case of up to this many

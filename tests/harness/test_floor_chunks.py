@@ -25,7 +25,7 @@ from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire import channel as channel_module
 from ipc_bench.wire import tp as tp_module
 from ipc_bench.wire.channel import FLOOR_REPLY, FLOOR_REQUEST
-from ipc_bench.wire.control import FLOOR_CHUNK_STEPS, BeginFloor, FloorReady, KeepAlive, Stop
+from ipc_bench.wire.control import FLOOR_CHUNK_STEPS, BeginFloor, KeepAlive, Stop
 
 WARMUP = 5  # steady_case's
 
@@ -222,12 +222,16 @@ class _Channel:
     """A runner's channel that serves ``frames`` (floor frame ``i`` is ``frames[i]``;
     ``extra[i]``: frames and control messages served before it) and records what the
     runner sends: ``sent`` holds ``("reply", i, frame)`` and control message types, each
-    ``FloorReady`` with the messages decoded and alive as it was sent."""
+    ``FloorReady`` with the messages decoded and alive as it was sent. ``chunk``: the
+    scheduler's marker and ``KeepAlive`` that end each chunk of that many frames come
+    first at each later chunk's first frame."""
 
     timeout_s = 10.0
 
-    def __init__(self, frames, extra=None):
-        self.frames, self.extra = frames, dict(extra or {})
+    def __init__(self, frames, extra=None, chunk=None):
+        self.frames, self.extra = frames, {i: list(v) for i, v in (extra or {}).items()}
+        for i in range(chunk or len(frames), len(frames), chunk or 1):
+            self.extra[i] = [(b"", KeepAlive())] + self.extra.get(i, [])
         self.sent = []
         self.control = []
 
@@ -263,7 +267,7 @@ def test_the_runner_holds_one_chunk_and_answers_each_frame_with_its_recorded_rep
         monkeypatch, recorded):
     s2r, r2s = recorded
     calls = _count_decoded(monkeypatch)
-    channel = _Channel(s2r[:18])
+    channel = _Channel(s2r[:18], chunk=4)
     # the recorded replies of steps 2..19, as the floor of counted steps 2..19 asks
     floor.answer_floor(channel, "msgpack", r2s, list(range(2, 20)), chunk_steps=4)
     assert calls == [[0, 4]] * 4 + [[0, 2]] and _Decoded.most == 4 and _Decoded.live == 0
@@ -277,17 +281,44 @@ def test_the_runner_holds_one_chunk_and_answers_each_frame_with_its_recorded_rep
 def test_the_runner_skips_keepalive_markers_before_a_chunk_only(recorded):
     s2r, r2s = recorded
     steps = list(range(8))
-    channel = _Channel(s2r, {4: [(b"", KeepAlive()), (b"", KeepAlive())]})
+    channel = _Channel(s2r, {4: [(b"", KeepAlive()), (b"", KeepAlive())]}, chunk=4)
     floor.answer_floor(channel, "msgpack", r2s, steps, chunk_steps=4)
     assert [s[2] for s in channel.sent if s[0] == "reply"] == r2s[:8]
     with pytest.raises(ProtocolError) as info:
-        floor.answer_floor(_Channel(s2r, {4: [(b"", Stop())]}), "msgpack", r2s, steps,
-                           chunk_steps=4)
+        floor.answer_floor(_Channel(s2r, {4: [(b"", Stop())]}, chunk=4), "msgpack", r2s,
+                           steps, chunk_steps=4)
     assert str(info.value) == "expected KeepAlive before floor frame 4, got Stop"
     with pytest.raises(ProtocolError) as info:
-        floor.answer_floor(_Channel(s2r, {5: [(b"", KeepAlive())]}), "msgpack", r2s,
-                           steps, chunk_steps=4)
+        floor.answer_floor(_Channel(s2r, {5: [(b"", KeepAlive())]}, chunk=4), "msgpack",
+                           r2s, steps, chunk_steps=4)
     assert str(info.value) == "empty frame in the middle of the floor (frame 5)"
     with pytest.raises(ProtocolError) as info:
         floor.answer_floor(_Channel(s2r), "msgpack", r2s, steps, chunk_steps=0)
     assert str(info.value) == "floor chunks of 0 steps"
+
+
+def test_the_runner_decodes_a_later_chunk_only_once_the_scheduler_has_timed_the_last(
+        monkeypatch, recorded):
+    """The scheduler's marker and ``KeepAlive`` end each chunk (its last step timed);
+    the runner decodes the next chunk only then, never while the last step's reply is
+    on its way. Without them, or with another message in their place, a
+    ``ProtocolError``."""
+    s2r, r2s = recorded
+    steps = list(range(8))
+    calls = _count_decoded(monkeypatch)
+    channel = _Channel(s2r, chunk=4)
+    order = []
+    real_recv_control = channel.recv_control
+    channel.recv_control = lambda what: order.append((what, list(calls))) or \
+        real_recv_control(what)
+    floor.answer_floor(channel, "msgpack", r2s, steps, chunk_steps=4)
+    assert order == [("KeepAlive before floor frame 4", [[0, 4]])]  # one chunk decoded
+    assert calls == [[0, 4], [0, 4]]
+    with pytest.raises(ProtocolError) as info:
+        floor.answer_floor(_Channel(s2r), "msgpack", r2s, steps, chunk_steps=4)
+    assert str(info.value) == ("floor frame 4 before the scheduler's marker that ends the "
+                               "last chunk")
+    with pytest.raises(ProtocolError) as info:
+        floor.answer_floor(_Channel(s2r, {4: [(b"", Stop())]}), "msgpack", r2s, steps,
+                           chunk_steps=4)
+    assert str(info.value) == "expected KeepAlive after the last chunk's marker, got Stop"
