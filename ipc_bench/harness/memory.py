@@ -404,10 +404,11 @@ SPEC_MEASURED_DRAFTS = 8
 def case_steps(case: Any) -> Optional[int]:
     """The steps a case runs that its records keep: ``warmup_steps + counted_steps``
     (the uncounted mixed steps between the counted ones are in the bytes per step),
-    capped by ``max_steps``; ``None`` for a case that keeps none (streamed) or whose
+    capped by ``max_steps``; ``None`` for a case that keeps none (streamed, or the
+    ``overhead`` scenario's bare loop, ``instrumentation`` ``"totals"``) or whose
     count is not known before it runs (a trace replay runs until its requests
     finish)."""
-    if case.stream or case.counted_steps is None:
+    if case.stream or case.counted_steps is None or case.instrumentation == "totals":
         return None
     steps = case.warmup_steps + case.counted_steps
     return steps if case.max_steps is None else min(steps, case.max_steps)
@@ -465,23 +466,50 @@ def step_bytes(case: Any, remote_runners: bool = False) -> int:
     return total
 
 
-def floor_chunk_bytes(case: Any, remote_runners: bool = False) -> int:
-    """Peak bytes of ``case``'s floor chunk on this machine: its counted steps up to
-    ``FLOOR_CHUNK_STEPS`` times ``FLOOR_CHUNK_BYTES_PER_RUNNING`` (the scheduler's and,
-    unless its runners run elsewhere, each runner process's), 0 for a case that
-    replays no floor (``CaseSpec.floor`` false, the single process, ``--pp``)."""
+def floor_chunk_bytes(case: Any, remote_runners: bool = False,
+                      counted: Optional[int] = None) -> int:
+    """Peak bytes of ``case``'s floor chunk on this machine: its counted steps
+    (``counted`` in their place where given) up to ``FLOOR_CHUNK_STEPS``, times
+    ``FLOOR_CHUNK_BYTES_PER_RUNNING`` (the scheduler's and, unless its runners run
+    elsewhere, each runner process's), 0 for a case that replays no floor
+    (``CaseSpec.floor`` false, the single process, ``--pp``)."""
     if not case.floor or case.pp or case.transport == "inproc" or not case.counted_steps:
         return 0
     sched, runner = FLOOR_CHUNK_BYTES_PER_RUNNING
     per_step = sched + (0 if remote_runners else (case.tp or 1) * runner)
-    return _chunk_steps(case) * per_step * _running(case)
+    return _chunk_steps(case, counted) * per_step * _running(case)
 
 
-def _chunk_steps(case: Any) -> int:
-    """The counted steps of ``case``'s largest floor chunk."""
+def _chunk_steps(case: Any, counted: Optional[int] = None) -> int:
+    """The counted steps of ``case``'s largest floor chunk (of ``counted`` steps where
+    given)."""
     from ipc_bench.wire.control import FLOOR_CHUNK_STEPS
 
-    return min(case.counted_steps or 0, FLOOR_CHUNK_STEPS)
+    return min(case.counted_steps if counted is None else counted, FLOOR_CHUNK_STEPS)
+
+
+def _room(case: Any, half: int, remote_runners: bool) -> int:
+    """Steps, warm-up and counted together, of ``case`` whose records and floor chunk
+    fit in ``half`` bytes. The chunk is the case's own (advice for fewer counted steps
+    has no larger one), or, where more steps than it counts would fit (a warm-up too
+    long for even one step: the advice may move steps from warm-up to counted), that of
+    as many counted steps as would fit."""
+    per_step = step_bytes(case, remote_runners)
+    room = max(0, half - floor_chunk_bytes(case, remote_runners)) // per_step
+    if room > (case.counted_steps or 0):
+        room = max(0, half - floor_chunk_bytes(case, remote_runners, room)) // per_step
+    return room
+
+
+def _round_down(count: int) -> int:
+    """``count`` rounded down to two significant digits (``225,965`` -> ``220,000``;
+    under 100 as it is): the steps a refusal advises leave a margin below half the
+    memory, which MemAvailable's moves from one run to the next would otherwise cross
+    into the over-half warning."""
+    if count < 100:
+        return count
+    scale = 10 ** (len(str(count)) - 2)
+    return count // scale * scale
 
 
 def size_text(num_bytes: float) -> str:
@@ -520,9 +548,9 @@ def check_step_memory(cases: Sequence[Any], available: Optional[int],
     if need > available:
         # advice for half of it: the estimate leaves out each process's own baseline
         # (60-300 MB) and MemAvailable moves from one run to the next
-        room = min(max(0, available // 2 - floor_chunk_bytes(c, remote_runners))
-                   // step_bytes(c, remote_runners) for _, _, c in sized)
-        fits = min(room - c.warmup_steps for _, _, c in sized)
+        room = min(_room(c, available // 2, remote_runners) for _, _, c in sized)
+        fits = _round_down(min(room - c.warmup_steps for _, _, c in sized))
+        room = _round_down(room)
         warm = max(c.warmup_steps for _, _, c in sized)
         if fits >= 1:
             advice = f"--steps {fits:,} or fewer fits in half of it"

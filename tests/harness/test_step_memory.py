@@ -50,12 +50,13 @@ def test_a_run_that_cannot_fit_is_refused_with_the_steps_that_fit(monkeypatch, c
     code, lines, out = _main(RUN + ["--num-running", "4", "--steps", "1000000000"], capsys)
     # 4,290 bytes a step x 1,000,000,100 steps, and the floor's chunk: 4,096 steps x
     # (462 + 354) x 4 running = 13,369,344 bytes; advice in half of it:
-    # (10**10 // 2 - 13,369,344) // 4,290 - 100 warm-up steps
+    # (10**10 // 2 - 13,369,344) // 4,290 - 100 warm-up steps = 1,162,284, rounded down
+    # to two significant digits (a margin below half)
     assert (code, lines, out, no_run) == (2, [
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (1,000,000,100 "
         "steps with warm-up), needs about 4.3 TB of memory for its per-step records "
         "(4,290 bytes a step, and 13 MB for its floor's chunk of 4,096 decoded steps), "
-        "more than the 10.0 GB available (MemAvailable): --steps 1,162,284 or fewer fits "
+        "more than the 10.0 GB available (MemAvailable): --steps 1,100,000 or fewer fits "
         "in half of it (--scenario soak writes its steps to disk as it goes and runs as "
         "long as asked)"], "", [])
 
@@ -70,7 +71,7 @@ def test_the_largest_case_is_named_and_the_steps_fit_every_case(monkeypatch, cap
         "bench.py: error: the largest case, num_running=256/send/msgpack#0 (1,000,100 steps "
         "with warm-up), needs about 97.1 GB of memory for its per-step records (96,270 "
         "bytes a step, and 856 MB for its floor's chunk of 4,096 decoded steps), more than "
-        "the 10.0 GB available (MemAvailable): --steps 42,949 or fewer fits in half of it "
+        "the 10.0 GB available (MemAvailable): --steps 42,000 or fewer fits in half of it "
         "(--scenario soak writes its steps to disk as it goes and runs as long as asked)"])
 
 
@@ -102,13 +103,15 @@ def test_not_even_one_step_fits(monkeypatch, capsys, no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 400_000)
     code, lines, _ = _main(RUN + ["--num-running", "4", "--steps", "10"], capsys)
     # (400,000 // 2 - 32,640) // 4,290 = 39 steps, fewer than the 100 warm-up steps (the
-    # floor's chunk: 10 counted steps x (462 + 354) x 4 running = 32,640 bytes)
+    # floor's chunk: 10 counted steps x (462 + 354) x 4 running = 32,640 bytes); the
+    # advice may count all 39, whose chunk, 127,296 bytes, leaves (200,000 - 127,296) //
+    # 4,290 = 16
     assert (code, lines) == (2, [
         "bench.py: error: the largest case, num_running=4/send/msgpack#0 (110 steps with "
         "warm-up), needs about 0.5 MB of memory for its per-step records (4,290 bytes a "
         "step, and 33 kB for its floor's chunk of 10 decoded steps), more than the 0.4 MB "
         "available (MemAvailable): not even --steps 1 fits in half of it beside the 100 "
-        "warm-up steps: --warmup-steps plus --steps at most 39 fits, or fewer running "
+        "warm-up steps: --warmup-steps plus --steps at most 16 fits, or fewer running "
         "requests, or more memory (--scenario soak writes its steps to disk as it goes and "
         "runs as long as asked)"])
 
@@ -210,3 +213,22 @@ def test_not_even_one_step_without_warm_up_fits():
     assert (": not even --steps 1 fits in half of it beside the 100 warm-up steps: "
             "--warmup-steps plus --steps at most 1 fits, or fewer running requests, or "
             "more memory (--scenario soak") in str(refused.value)
+
+
+def test_advice_is_rounded_down_to_two_significant_digits():
+    assert [memory._round_down(n) for n in (7, 99, 100, 999, 1_162_284, 42_949, 225_965)] == [
+        7, 99, 100, 990, 1_100_000, 42_000, 220_000]
+
+
+def test_the_bare_loop_of_overhead_keeps_no_records():
+    """``--scenario overhead``'s ``totals`` case records no step: not estimated, so a
+    refusal names its ``steps`` twin."""
+    from ipc_bench.cli.options import build_parser
+    from ipc_bench.harness.scenario import discover
+
+    args = build_parser().parse_args(["--scenario", "overhead", "--num-running", "4",
+                                      "--steps", "100", "--repeat", "2"])
+    cases = cli_run._build_cases("overhead", discover()["overhead"],
+                                 cli_run._scenario_options(args))
+    kinds = {c.instrumentation: case_steps(c) for c in cases}
+    assert kinds == {"steps": 200, "totals": None}

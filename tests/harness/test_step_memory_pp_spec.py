@@ -83,12 +83,13 @@ def test_a_draft_run_that_cannot_fit_is_refused(monkeypatch, capsys, no_run):
     code, lines, out = _main(STEADY + ["--num-running", "256", "--num-spec-tokens", "8",
                                        "--steps", "100000"], capsys)
     # 233,848 bytes a step x 100,100 steps and the floor's chunk, 4,096 x (462 + 354) x
-    # 256 = 855,638,016 bytes; advice: (10**10 // 2 - 855,638,016) // 233,848 - 100
+    # 256 = 855,638,016 bytes; advice: (10**10 // 2 - 855,638,016) // 233,848 - 100 =
+    # 17,622, rounded down to two significant digits
     assert (code, lines, out, no_run) == (2, [
         "bench.py: error: the largest case, num_running=256,num_spec_tokens=8/send/msgpack#0 "
         "(100,100 steps with warm-up), needs about 24.3 GB of memory for its per-step "
         "records (233,848 bytes a step, and 856 MB for its floor's chunk of 4,096 decoded "
-        "steps), more than the 10.0 GB available (MemAvailable): --steps 17,622 or fewer "
+        "steps), more than the 10.0 GB available (MemAvailable): --steps 17,000 or fewer "
         "fits in half of it (--scenario soak writes its steps to disk as it goes and runs "
         "as long as asked)"], "", [])
 
@@ -136,12 +137,13 @@ def test_a_pipeline_run_that_cannot_fit_is_refused(monkeypatch, capsys, no_run):
     monkeypatch.setattr(cli_run, "available_memory_bytes", lambda: 10**10)
     code, lines, out = _main(PP + ["--pp", "1", "--num-running", "256", "--steps",
                                    "1000000"], capsys)
-    # 93,112 bytes a step x 1,000,030 steps; advice: 10**10 // 2 // 93,112 - 30
+    # 93,112 bytes a step x 1,000,030 steps; advice: 10**10 // 2 // 93,112 - 30 = 53,668,
+    # rounded down to two significant digits
     assert (code, _estimate_lines(lines), out, no_run) == (2, [
         "bench.py: error: the largest case, num_running=256,pp=1/send/msgpack#0 "
         "(1,000,030 steps with warm-up), needs about 93.1 GB of memory for its per-step "
         "records (93,112 bytes a step), more than the 10.0 GB available (MemAvailable): "
-        "--steps 53,668 or fewer fits in half of it (--scenario soak writes its steps to "
+        "--steps 53,000 or fewer fits in half of it (--scenario soak writes its steps to "
         "disk as it goes and runs as long as asked)"], "", [])
 
 
