@@ -190,7 +190,7 @@ def serve_stage(config: RunnerConfig, socks: RunnerSockets, stage: PipelineStage
         return EXIT_STEP_FAILED
     except Exception as exc:  # a bug: report, then fail
         traceback.print_exc(file=sys.stderr)
-        loop.report_error(f"{type(exc).__name__} while handling SchedulerOutput: {exc}")
+        loop.report_error(f"{type(exc).__name__} while handling {loop.handling}: {exc}")
         return EXIT_STEP_FAILED
     finally:
         stage.link.close()

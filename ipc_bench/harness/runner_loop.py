@@ -211,6 +211,8 @@ class RunnerLoop:
         self.record = config.record_steps
         self.stepper = TimedModelRunner(runner, self.record)
         self.seq = 0
+        #: the message being handled, for an error report (``_control`` sets it)
+        self.handling = "SchedulerOutput"
         self.columns: dict[str, Any] = {name: _column(self.record) for name in RUNNER_COLUMNS}
         self.columns.update(self.stepper.columns)
         self.out_frames = [] if self.record else collections.deque(maxlen=1)
@@ -250,8 +252,14 @@ class RunnerLoop:
     def _control(self, bare: bool = False) -> bool:
         """After the scheduler's empty frame: read and act on its control message.
         Returns True on ``Stop`` (the report is sent); ``ProtocolError`` for a message
-        this loop cannot act on."""
-        return self._act(self.channel.recv_control(), bare)
+        this loop cannot act on. ``handling`` names the message while it is acted on (an
+        error report says ``while handling BeginFloor``), and ``SchedulerOutput`` again
+        after."""
+        msg = self.channel.recv_control()
+        self.handling = type(msg).__name__
+        done = self._act(msg, bare)
+        self.handling = "SchedulerOutput"
+        return done
 
     def _act(self, msg, bare: bool = False) -> bool:
         """Act on control message ``msg`` (``_control``'s part after the read)."""
@@ -580,7 +588,7 @@ def _serve(loop: RunnerLoop) -> int:
             loop.report_error(fd_shortage_text(exc))
             return EXIT_STEP_FAILED
         traceback.print_exc(file=sys.stderr)
-        loop.report_error(f"{type(exc).__name__} while handling SchedulerOutput: {exc}")
+        loop.report_error(f"{type(exc).__name__} while handling {loop.handling}: {exc}")
         return EXIT_STEP_FAILED
     return EXIT_OK
 

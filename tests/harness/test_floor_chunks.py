@@ -209,7 +209,7 @@ def test_a_runner_that_fails_between_chunks_reports_it(monkeypatch):
     with pytest.raises(Exception) as info:
         run_case(spec, runner_command=_failing_runner("raise", 10), result=result)
     # the runner's own line for an error in its loop
-    line = ("runner failed before floor step 7: ValueError while handling SchedulerOutput: "
+    line = ("runner failed before floor step 7: ValueError while handling BeginFloor: "
             "bad reply 10")
     assert str(info.value) == line and result.floor_failed == line
 
