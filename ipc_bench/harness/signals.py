@@ -23,13 +23,15 @@ A signal that lands in code whose exceptions the interpreter prints and drops (a
 ``__del__``, a function marked ``unraisable`` such as the gc callback that counts
 collections), or in pyzmq's socket makers (an exception there would leave a socket
 its context cannot close, ``_zmq_socket_makers``), is deferred the same way instead
-of raised there: it is raised at the end of the next ``deferred()`` block (the
-running case enters one at least once a second, to flush its rows). One that lands in
+of raised there. One that lands in
 such code the handler cannot recognise from its frames (a weakref callback that a
 deallocation runs, e.g. ``WeakKeyDictionary``'s, inside matplotlib) is raised there,
 and the interpreter hands it to ``sys.unraisablehook``: while installed, the hook
-(``_unraisable_hook``) keeps it pending instead of printing it, and it is raised at the
-end of the next ``deferred()`` block or when the command returns (``raise_pending``).
+(``_unraisable_hook``) keeps it pending instead of printing it. A signal kept pending
+either way is raised at the end of the next ``deferred()`` block, when the command
+returns (``raise_pending``), or as soon as the main thread runs outside such code:
+a thread hands it back every ``NUDGE_S`` (``_nudge``), so a loop that enters no
+``deferred()`` block (a script measuring in process) still stops.
 
 Without ``install()`` (library use, tests), ``deferred()`` is a no-op and signals keep
 their default behaviour.
@@ -49,7 +51,10 @@ import os
 import signal
 import subprocess
 import sys
+import _thread
 import tempfile
+import threading
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
@@ -118,7 +123,14 @@ def _in_unraisable(frame) -> bool:
     return False
 
 
+#: How often (s) a signal kept pending outside ``deferred()`` is handed back to the main
+#: thread (``_nudge``).
+NUDGE_S = 0.005
+
+
 class _State:
+    installed = False              # between install() and restore()
+    nudging = False                # a _nudge thread is running
     depth = 0                      # nesting of deferred() blocks
     pending: Optional[int] = None  # exit code of a signal that arrived while deferred
     first: Optional[int] = None    # exit code of the first signal of the run
@@ -128,12 +140,42 @@ class _State:
 
 def _handler(signum, frame) -> None:
     if _State.first is not None:
+        if (_State.pending is not None and _State.depth == 0
+                and not _in_unraisable(frame)):  # a kept signal, handed back (_nudge)
+            code, _State.pending = _State.pending, None
+            raise Interrupted(code)
         return  # already shutting down: a second Ctrl-C must not cut the clean-up short
     _State.first = 128 + signum
-    if _State.depth > 0 or _in_unraisable(frame):
+    if _State.depth > 0:  # raised as the block ends
         _State.pending = _State.first
         return
+    if _in_unraisable(frame):
+        _State.pending = _State.first
+        _nudge(signum)
+        return
     raise Interrupted(_State.first)
+
+
+def _nudge(signum: int) -> None:
+    """Hand a signal kept pending outside ``deferred()`` back to the main thread every
+    ``NUDGE_S`` (``_thread.interrupt_main``: the handler runs again there), from a
+    daemon thread that ends once it is raised (``_handler``, ``deferred``,
+    ``raise_pending``) or the handlers are put back (``restore``). Inside a
+    ``deferred()`` block it waits: the block's end raises it."""
+    if _State.nudging:
+        return
+    _State.nudging = True
+
+    def hand_back() -> None:
+        try:
+            while _State.installed and _State.pending is not None:
+                time.sleep(NUDGE_S)
+                if _State.installed and _State.pending is not None and _State.depth == 0:
+                    _thread.interrupt_main(signum)
+        finally:
+            _State.nudging = False
+
+    threading.Thread(target=hand_back, name="signal-hand-back", daemon=True).start()
 
 
 def _unraisable_hook(unraisable) -> None:
@@ -143,6 +185,7 @@ def _unraisable_hook(unraisable) -> None:
     if isinstance(unraisable.exc_type, type) and issubclass(unraisable.exc_type, Interrupted):
         if _State.pending is None:
             _State.pending = getattr(unraisable.exc_value, "code", None) or _State.first
+            _nudge(_State.pending - 128)
         return
     (_State.unraisable_hook or sys.__unraisablehook__)(unraisable)
 
@@ -194,6 +237,7 @@ def install() -> dict:
     it, and a signal ignored before ``install`` could not be caught there anyway."""
     _State.depth, _State.pending, _State.first = 0, None, None
     _State.mask = block()
+    _State.installed = True
     _UNRAISABLE.update(_zmq_socket_makers())
     if sys.unraisablehook is not _unraisable_hook:
         _State.unraisable_hook, sys.unraisablehook = sys.unraisablehook, _unraisable_hook
@@ -213,6 +257,7 @@ def restore(old: dict) -> None:
     signal arrived, further ones stay ignored until the process exits, so repeated
     Ctrl-C during shutdown prints no traceback."""
     block()
+    _State.installed = False  # a _nudge thread stops
     for s, h in old.items():
         signal.signal(s, signal.SIG_IGN if _State.first is not None else h)
     if sys.unraisablehook is _unraisable_hook:

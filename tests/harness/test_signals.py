@@ -1,5 +1,6 @@
 """``ipc_bench.harness.signals`` in this process: a signal that lands where an exception
-would be dropped (a gc callback, a ``__del__``) is not lost, and one that arrives while
+would be dropped (a gc callback, a ``__del__``) is not lost but raised once the main
+thread runs outside that code, also in a loop that enters no ``deferred()`` block, and one that arrives while
 the signals are blocked acts when they are let through."""
 
 from __future__ import annotations
@@ -7,6 +8,8 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -34,17 +37,56 @@ def _signal_in_gc_callback(phase: str, info: dict) -> None:
         signal.raise_signal(signal.SIGINT)  # handled before raise_signal returns
 
 
-def test_a_signal_in_a_gc_callback_is_raised_at_the_next_deferred_block(installed, capsys):
+def _run_outside_deferred(limit_s: float = 30.0) -> None:
+    """The main thread in a loop that enters no ``deferred()`` block (a script
+    measuring in process), until a kept signal is handed back to it or ``limit_s``."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def _hand_back_threads() -> list[str]:
+    """Names of ``signals._nudge``'s threads still alive, after up to 5 s for them to
+    end."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        alive = [t.name for t in threading.enumerate() if t.name == "signal-hand-back"]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.01)
+
+
+def test_a_signal_in_a_gc_callback_is_raised_once_outside_it(installed, capsys):
+    """Not raised in the callback (the interpreter would drop it), but as soon as the
+    main thread runs outside it, in a loop that enters no ``deferred()`` block."""
     gc.callbacks.append(_signal_in_gc_callback)
-    try:
-        gc.collect()  # the handler ran inside the callback and raised nothing there
-    finally:
-        gc.callbacks.remove(_signal_in_gc_callback)
-    assert capsys.readouterr().err == ""  # no "Exception ignored in ..."
     with pytest.raises(signals.Interrupted) as err:
-        with signals.deferred():
-            pass
+        try:
+            gc.collect()  # the handler runs inside the callback and raises nothing there
+        finally:
+            gc.callbacks.remove(_signal_in_gc_callback)
+        _run_outside_deferred()
+    assert capsys.readouterr().err == ""  # no "Exception ignored in ..."
     assert err.value.code == 130
+    assert _hand_back_threads() == []
+
+
+def test_a_signal_kept_from_a_gc_callback_waits_for_a_deferred_block_to_end(
+        installed, monkeypatch):
+    """Handed back while a ``deferred()`` block runs, it waits for the block's end."""
+    monkeypatch.setattr(signals, "NUDGE_S", 0.2)  # the block starts well within it
+    done = []
+    gc.callbacks.append(_signal_in_gc_callback)
+    with pytest.raises(signals.Interrupted) as err:
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(_signal_in_gc_callback)
+        with signals.deferred():
+            time.sleep(1.0)  # five hand-backs land here
+            done.append("block")
+    assert (err.value.code, done) == (130, ["block"])
+    assert _hand_back_threads() == []
 
 
 def test_gc_counter_callback_is_marked_unraisable():
@@ -57,11 +99,10 @@ def test_a_signal_in_a_del_is_not_dropped(installed, capsys):
             signal.raise_signal(signal.SIGTERM)
 
     obj = Finalized()
-    del obj
-    assert capsys.readouterr().err == ""  # no "Exception ignored in ..."
     with pytest.raises(signals.Interrupted) as err:
-        with signals.deferred():
-            pass
+        del obj
+        _run_outside_deferred()
+    assert capsys.readouterr().err == ""  # no "Exception ignored in ..."
     assert err.value.code == 143
 
 
@@ -146,13 +187,13 @@ def test_a_signal_in_a_weakref_callback_is_not_dropped(installed, capsys):
 
     obj = _Referent()
     ref = weakref.ref(obj, lambda _: signal.raise_signal(signal.SIGINT))
-    del obj  # the callback runs here
+    with pytest.raises(signals.Interrupted) as err:
+        del obj  # the callback runs here
+        _run_outside_deferred()
     assert ref() is None
     assert capsys.readouterr().err == ""  # no "Exception ignored in ..."
-    with pytest.raises(signals.Interrupted) as err:
-        with signals.deferred():
-            pass
     assert err.value.code == 130
+    assert _hand_back_threads() == []
 
 
 def test_a_dropped_signal_ends_the_command_with_its_code(monkeypatch, capsys):
