@@ -21,7 +21,9 @@ kernel picked, so it also holds while other threads (the RSS sampler) run.
 
 A signal that lands in code whose exceptions the interpreter prints and drops (a
 ``__del__``, a function marked ``unraisable`` such as the gc callback that counts
-collections), or in pyzmq's socket makers (an exception there would leave a socket
+collections), in an import (a C extension's initialisation may swallow it: numpy.random's
+Cython modules do, and a lazy import inside a measuring loop then lost the signal), or
+in pyzmq's socket makers (an exception there would leave a socket
 its context cannot close, ``_zmq_socket_makers``), is deferred the same way instead
 of raised there. One that lands in
 such code the handler cannot recognise from its frames (a weakref callback that a
@@ -115,9 +117,15 @@ def unraisable(func):
 
 
 def _in_unraisable(frame) -> bool:
-    """True when ``frame`` or one of its callers is a ``__del__`` or ``unraisable``."""
+    """True when ``frame`` or one of its callers is a ``__del__``, ``unraisable``, or
+    an import's machinery (``importlib._bootstrap``: a module's code or a C
+    extension's initialisation runs under it, and an exception raised there can be
+    swallowed by the extension, as numpy.random's Cython modules do, or leave a
+    half-made module behind)."""
     while frame is not None:
-        if frame.f_code in _UNRAISABLE or frame.f_code.co_name == "__del__":
+        code = frame.f_code
+        if (code in _UNRAISABLE or code.co_name == "__del__"
+                or code.co_filename.startswith("<frozen importlib._bootstrap")):
             return True
         frame = frame.f_back
     return False
@@ -156,6 +164,7 @@ def _handler(signum, frame) -> None:
     raise Interrupted(_State.first)
 
 
+@unraisable  # a hand-back landing while it starts its thread waits
 def _nudge(signum: int) -> None:
     """Hand a signal kept pending outside ``deferred()`` back to the main thread every
     ``NUDGE_S`` (``_thread.interrupt_main``: the handler runs again there), from a
@@ -178,6 +187,7 @@ def _nudge(signum: int) -> None:
     threading.Thread(target=hand_back, name="signal-hand-back", daemon=True).start()
 
 
+@unraisable  # an exception raised here would be dropped too
 def _unraisable_hook(unraisable) -> None:
     """``sys.unraisablehook`` while ``install()`` holds: an ``Interrupted`` that the
     interpreter dropped (raised by the handler inside a weakref callback or a finalizer)

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from fault_helpers import children, processes_matching
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,12 +24,32 @@ ROOT = Path(__file__).resolve().parents[2]
 START_S = 60
 
 
+#: The process groups ``_start`` made in the running test (``_no_group_left`` kills them).
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_group_left():
+    """A test that fails (a script that ignored its signal) leaves no process behind
+    to load the machine for the tests after it: each group ``_start`` made is killed."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # the group is gone
+        proc.communicate()
+
+
 def _start(name: str, *argv: str, env=None) -> subprocess.Popen:
     """``python scripts/NAME.py ARGV...`` in its own process group (so a test can
     signal the group, as a terminal's Ctrl-C does), its output as text."""
-    return subprocess.Popen([sys.executable, str(ROOT / "scripts" / f"{name}.py"), *argv],
+    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / f"{name}.py"), *argv],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, start_new_session=True)
+    _STARTED.append(proc)
+    return proc
 
 
 def _wait_until(proc: subprocess.Popen, ready, what: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -87,6 +88,30 @@ def test_a_signal_kept_from_a_gc_callback_waits_for_a_deferred_block_to_end(
             done.append("block")
     assert (err.value.code, done) == (130, ["block"])
     assert _hand_back_threads() == []
+
+
+def test_a_signal_during_an_import_is_raised_once_the_module_is_made(installed, tmp_path,
+                                                                     monkeypatch):
+    """A signal landing in a module's code while it is imported (a lazy import inside a
+    measuring loop; a C extension's initialisation there may swallow an exception, as
+    numpy.random's Cython modules do) waits for the import to end, then is raised."""
+    (tmp_path / "signalled_module.py").write_text(
+        "import signal\nsignal.raise_signal(signal.SIGINT)\nMADE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(signals.Interrupted) as err:
+            import signalled_module  # noqa: F401
+            _run_outside_deferred()
+        assert sys.modules["signalled_module"].MADE is True  # the whole module was made
+    finally:
+        sys.modules.pop("signalled_module", None)
+    assert err.value.code == 130
+    assert _hand_back_threads() == []
+
+
+def test_the_hand_back_and_the_unraisable_hook_are_marked_unraisable():
+    # a hand-back landing while the hook starts the thread that hands it back must wait
+    assert {signals._nudge.__code__, signals._unraisable_hook.__code__} <= signals._UNRAISABLE
 
 
 def test_gc_counter_callback_is_marked_unraisable():
@@ -219,7 +244,6 @@ def test_a_dropped_signal_ends_the_command_with_its_code(monkeypatch, capsys):
         for s, h in saved.items():
             signal.signal(s, h)
     assert capsys.readouterr().err == "bench.py report: interrupted by SIGTERM (exit 143)\n"
-    import sys
     assert sys.unraisablehook is not signals._unraisable_hook  # restored
 
 
