@@ -196,7 +196,10 @@ def script_main(prog: str, main: Callable[[], Optional[int]], lost: str = "its o
     line) prints it on stderr and gives 1, as Python does. stdout closed at start
     (``>&-``) is refused before ``main`` runs, as ``bench.py run`` refuses it:
     ``PROG: error: stdout is closed (>&-): LOST would go nowhere; send it to a file[, or
-    to /dev/null to keep KEPT alone]`` (``closed_stdout_refusal``), exit 2."""
+    to /dev/null to keep KEPT alone]`` (``closed_stdout_refusal``), exit 2. A case
+    that failed in ``main`` (``run_case`` raised ``CaseError``: a runner killed, one
+    that stopped answering) is one line and exit 1, as ``bench.py`` gives it, not a
+    traceback (``failure_line``); any other exception (a bug) is raised as it was."""
     console = Console.install()
     code = 1
     try:
@@ -212,9 +215,55 @@ def script_main(prog: str, main: Callable[[], Optional[int]], lost: str = "its o
         else:
             print(exc.code, file=sys.stderr)
             code = 1
+    except Exception as exc:
+        failure = failure_line(prog, exc)
+        if failure is None:  # a bug: its traceback
+            raise
+        print(failure[0], file=sys.stderr)
+        code = failure[1]
     finally:
         code = console.restore(code, prog)
     return code
+
+
+#: The exceptions of a case or a step that failed, whose message is its one line, as
+#: ``bench.py`` gives it (``execute._Run._failed``): (module, class, exit code). Looked
+#: up in ``sys.modules``, not imported: an exception can only be one of them once its
+#: module is loaded, and a script that failed for another reason (a bug) imports
+#: nothing more (``zmq``, ``numpy``) on its way to the traceback.
+FAILURES = (("ipc_bench.harness.spec", "CaseError", 1),
+            ("ipc_bench.wire.transport", "EndpointError", 2),
+            ("ipc_bench.engine.scheduler", "SchedulerError", 1),
+            ("ipc_bench.engine.config", "ConfigError", 1))
+
+
+def failure_line(prog: str, exc: BaseException) -> Optional[tuple[str, int]]:
+    """The line and exit code of a script whose ``main`` raised ``exc``, as
+    ``bench.py`` ends a case that raised it: for a failed case (``FAILURES``: a
+    ``CaseError``, ``runner process 4242 was killed by SIGKILL, noticed while waiting
+    for ModelRunnerOutput for step 1185``) ``PROG: error: MESSAGE`` and 1 (2 for
+    sockets that could not be set up, ``EndpointError``, and for a message naming the
+    file-descriptor limit, ``errors.names_fd_limit``); for a process out of file
+    descriptors (``errors.out_of_fds``) ``PROG: error: `` and
+    ``errors.fd_shortage_text``'s line, 2; at another resource limit (a thread that
+    could not start, ``MemoryError``) ``errors.resource_shortage_text``'s line, 1.
+    ``None`` for any other exception: a bug, whose traceback is worth more than a
+    line."""
+    from ipc_bench.errors import (fd_shortage_text, names_fd_limit, one_line, out_of_fds,
+                                  resource_shortage_text)
+
+    for module, name, code in FAILURES:
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and isinstance(exc, cls):
+            message = str(exc)
+            return (one_line(f"{prog}: error: {message}"),
+                    2 if names_fd_limit(message) else code)
+    if out_of_fds(exc):
+        return one_line(f"{prog}: error: {fd_shortage_text(exc)}"), 2
+    shortage = resource_shortage_text(exc)
+    if shortage is not None:
+        return one_line(f"{prog}: error: {shortage}"), 1
+    return None
 
 
 def write_output(path, text: str, prog: str, note: str) -> None:

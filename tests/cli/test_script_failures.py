@@ -1,0 +1,175 @@
+"""A case that fails under a script of scripts/ that runs it in process (byte_sweep:
+``run_case`` raises ``CaseError``): one line on stderr and exit 1, no traceback, as
+``console.script_main`` lines it. Each test that kills a runner waits for a sign that
+it is where the test means to kill it (started, stepping), not a fixed time."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fault_helpers import alive, runners_of
+
+ROOT = Path(__file__).resolve().parents[2]
+#: How long a script may take to reach the point a test waits for.
+START_S = 60
+#: Voluntary context switches of a runner's main thread that only stepping reaches:
+#: it blocks on its socket about twice a step (1,700 a second at 16 running on the
+#: 2-core development machine), and none while it imports and a few in its handshake.
+STEPPING_SWITCHES = 1000
+
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_group_left():
+    """Each process group ``_start`` made is killed after the test, passed or not."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+
+
+def _start(name: str, *argv: str, tmpdir: Path) -> subprocess.Popen:
+    """``python scripts/NAME.py ARGV...`` in its own process group, ``TMPDIR`` set to
+    ``tmpdir``, its output as text."""
+    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / f"{name}.py"), *argv],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, TMPDIR=str(tmpdir)),
+                            start_new_session=True)
+    _STARTED.append(proc)
+    return proc
+
+
+def _wait_until(proc: subprocess.Popen, ready, what: str):
+    """Poll ``ready()`` until it returns something true (returned); fail with the
+    script's output if it exits first or ``START_S`` passes."""
+    deadline = time.monotonic() + START_S
+    while not (value := ready()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            _, err = proc.communicate()
+            raise AssertionError(f"{what} never happened (exit {proc.returncode}):\n{err}")
+        time.sleep(0.01)
+    return value
+
+
+def _voluntary_switches(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    (line,) = [s for s in status.splitlines() if s.startswith("voluntary_ctxt_switches:")]
+    return int(line.split()[1])
+
+
+def _stepping_runner(scheduler_pids):
+    """A ``ready`` test: the pid of a runner of one of ``scheduler_pids()`` that is
+    stepping (``STEPPING_SWITCHES``)."""
+    def ready():
+        for pid in scheduler_pids():
+            for runner in runners_of(pid):
+                if _voluntary_switches(runner) >= STEPPING_SWITCHES:
+                    return runner
+        return None
+    return ready
+
+
+# ------------------------------------------------------------------ byte_sweep
+
+BYTE_SWEEP = ("--formats", "cmpl", "--vocab-sizes", "32000", "--codecs", "msgpack",
+              "--num-running", "16", "--steps", "1000000")
+BYTE_SWEEP_PROGRESS = "... cmpl ids, vocabulary 32,000, uniform token ids"
+
+
+def test_byte_sweep_runner_killed_mid_case_is_one_line_and_exit_1(bench_tmpdir):
+    proc = _start("byte_sweep", *BYTE_SWEEP, tmpdir=bench_tmpdir)
+    runner = _wait_until(proc, _stepping_runner(lambda: [proc.pid]), "the case's steps")
+    os.kill(runner, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=START_S)
+    assert (proc.returncode, stdout) == (1, ""), stderr
+    progress, line = stderr.splitlines()
+    assert progress == BYTE_SWEEP_PROGRESS
+    assert re.fullmatch(
+        f"byte_sweep.py: error: runner process {runner} was killed by SIGKILL, noticed "
+        r"while (waiting for ModelRunnerOutput|sending SchedulerOutput) for step \d+",
+        line), stderr
+    assert not alive(runner)
+
+
+def test_byte_sweep_runner_killed_in_its_handshake_is_one_line_and_exit_1(bench_tmpdir):
+    """Killed as soon as it runs (it is still importing: the scheduler is sending it
+    the handshake)."""
+    proc = _start("byte_sweep", *BYTE_SWEEP, tmpdir=bench_tmpdir)
+    (runner,) = _wait_until(proc, lambda: runners_of(proc.pid), "the runner's start")
+    os.kill(runner, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=START_S)
+    assert (proc.returncode, stdout, stderr) == (
+        1, "", f"{BYTE_SWEEP_PROGRESS}\nbyte_sweep.py: error: runner process {runner} was "
+        "killed by SIGKILL, noticed while sending Handshake\n")
+
+
+# ------------------------------------------------------------------ script_main
+
+
+def _script_main(monkeypatch, exc: BaseException) -> tuple[int, str]:
+    """(exit code, stderr) of ``script_main("prog.py", main)`` with ``main`` raising
+    ``exc``."""
+    from ipc_bench.cli.console import script_main
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.setattr(sys, "stderr", err)
+
+    def main():
+        raise exc
+
+    return script_main("prog.py", main), err.getvalue()
+
+
+def test_script_main_gives_a_failed_case_one_line_as_bench_py_does(monkeypatch):
+    from ipc_bench.engine.config import ConfigError
+    from ipc_bench.engine.scheduler import SchedulerError
+    from ipc_bench.errors import fd_limit_text
+    from ipc_bench.harness.spec import CaseError
+    from ipc_bench.wire.transport import EndpointError
+
+    for exc, expected in (
+            (CaseError("runner process 4242 was killed by SIGKILL, noticed while waiting "
+                       "for ModelRunnerOutput for step 1185", 1185),
+             (1, "prog.py: error: runner process 4242 was killed by SIGKILL, noticed "
+                 "while waiting for ModelRunnerOutput for step 1185\n")),
+            (CaseError(f"runner: {fd_limit_text()}"),  # a runner's report: the limit
+             (2, f"prog.py: error: runner: {fd_limit_text()}\n")),
+            (EndpointError("cannot bind ipc:///tmp/x/s: Address in use"),
+             (2, "prog.py: error: cannot bind ipc:///tmp/x/s: Address in use\n")),
+            (SchedulerError("request r1 needs 40 blocks, the cache has 32"),
+             (1, "prog.py: error: request r1 needs 40 blocks, the cache has 32\n")),
+            (ConfigError("block_size must be at least 1, got 0"),
+             (1, "prog.py: error: block_size must be at least 1, got 0\n")),
+            (OSError(errno.EMFILE, "Too many open files"),
+             (2, f"prog.py: error: {fd_limit_text()}\n")),
+            (MemoryError(),
+             (1, "prog.py: error: out of memory (MemoryError): a memory limit (ulimit -v, "
+                 "a container's) or the machine's memory is too small for this case\n"))):
+        assert _script_main(monkeypatch, exc) == expected, exc
+
+
+def test_script_main_raises_a_bug_as_it_was(monkeypatch):
+    with pytest.raises(KeyError, match="num_running"):
+        _script_main(monkeypatch, KeyError("num_running"))
+    with pytest.raises(OSError, match="No space left"):  # not a descriptor shortage
+        _script_main(monkeypatch, OSError(errno.ENOSPC, "No space left on device"))
