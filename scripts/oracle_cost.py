@@ -27,11 +27,15 @@ each median:
 
     python scripts/oracle_cost.py --bench --num-running 256 --steps 2000 --pairs 5
 
-Exit 0; 2 for bad input (one line, before anything runs); 130 / 143 / 129 when
-interrupted by SIGINT / SIGTERM / SIGHUP: with ``--bench`` the running ``bench.py`` gets
-the same signal and is reaped and the runs' temporary folder removed; one line on stderr
-says what was printed (``oracle_cost.py: interrupted by SIGINT (exit 130); rows printed
-for 1 of 3 B values (1)``).
+Exit 0; 1 when a ``--bench`` run fails, which ends the rest: one line quoting
+``bench.py``'s error (``oracle_cost.py: error: the oracle-off run of pair 1 failed:
+bench.py exited 1: bench.py: error: num_running=4/send/msgpack#0: runner process 4242
+was killed by SIGKILL, noticed while waiting for ModelRunnerOutput for step 1185; the
+runs' temporary folder is removed``); 2 for bad input (one line, before anything runs);
+130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP: with ``--bench`` the
+running ``bench.py`` gets the same signal and is reaped and the runs' temporary folder
+removed; one line on stderr says what was printed (``oracle_cost.py: interrupted by
+SIGINT (exit 130); rows printed for 1 of 3 B values (1)``).
 """
 
 from __future__ import annotations
@@ -107,11 +111,35 @@ def measure(num_running: int, pairs: int, steps: int = CHECK_INTERVAL_STEPS) -> 
                 q3=float(np.percentile(diff, 75)))
 
 
+class RunFailed(Exception):
+    """A ``bench.py`` run that failed; the message says how, quoting bench.py's last
+    line (``run_failure``)."""
+
+
+def run_failure(code: int, stderr: str, out: Path) -> str:
+    """How a ``bench.py`` run into ``out`` ended (``code``: its exit status, negative
+    when a signal killed it) and its last stderr line, the error line, without the
+    run folder it names (``; partial results: OUT``, ``; run folder (nothing measured):
+    OUT``), which goes with the runs' temporary folder: ``bench.py exited 1: bench.py:
+    error: num_running=4/send/msgpack#0: runner process 4242 was killed by SIGKILL,
+    noticed while waiting for ModelRunnerOutput for step 1185``; ``bench.py was killed
+    by SIGKILL`` where it wrote nothing."""
+    how = (f"was killed by {signal.Signals(-code).name}" if code < 0
+           else f"exited {code}")
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return f"bench.py {how}"
+    said = lines[-1]
+    for pointer in (f"; partial results: {out}", f"; run folder (nothing measured): {out}"):
+        said = said.removesuffix(pointer)
+    return one_line(f"bench.py {how}: {said}")
+
+
 def bench_run(out: Path, num_running: str, steps: int, oracle_on: bool) -> dict[str, dict]:
     """One ``bench.py --scenario decode-steady`` run into ``out`` with the input oracle
     on (the default interval) or off (``--input-oracle-interval 0``); its cases'
-    summaries by case id. ``RuntimeError`` (with bench.py's stderr) if it fails. A
-    signal meanwhile is passed on to ``bench.py``, which is reaped before the
+    summaries by case id. ``RunFailed`` (``run_failure``: bench.py's error line) if it
+    fails. A signal meanwhile is passed on to ``bench.py``, which is reaped before the
     ``signals.Interrupted`` goes on (``signals.call``)."""
     cmd = [sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
            "--num-running", num_running, "--steps", str(steps), "--quiet",
@@ -120,28 +148,52 @@ def bench_run(out: Path, num_running: str, steps: int, oracle_on: bool) -> dict[
         code = signals.call(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
         err.seek(0)
         if code != 0:
-            raise RuntimeError(f"{' '.join(cmd)} exited {code}: {err.read().strip()}")
+            raise RunFailed(run_failure(code, err.read(), out))
     cases = json.loads((out / "summary.json").read_text())["cases"]
     return {c["case_id"]: c for c in cases}
 
 
-def bench_pairs(num_running: str, steps: int, pairs: int) -> dict[str, dict]:
+def bench_pairs(num_running: str, steps: int, pairs: int,
+                made: Optional[list[str]] = None) -> dict[str, dict]:
     """``pairs`` pairs of ``bench_run``s, off then on, then on then off, ...; per case
-    id and ``BENCH_FIGURES`` key, ``{"off": [...], "on": [...]}`` in pair order."""
+    id and ``BENCH_FIGURES`` key, ``{"off": [...], "on": [...]}`` in pair order. The
+    runs go under a temporary folder, appended to ``made`` (if given) once made, and
+    removed whatever ends them. A run that fails ends the rest: ``SystemExit``, line
+    ``oracle_cost.py: error: the oracle-off run of pair 1 failed: bench.py exited 1:
+    bench.py: error: ...; the runs' temporary folder is removed`` (exit 1)."""
     figures: dict[str, dict] = {}
+    failed = None
     with tempfile.TemporaryDirectory(prefix="oracle-cost-") as tmp:
-        for i in range(pairs):
-            for on in ((False, True) if i % 2 == 0 else (True, False)):
-                run = bench_run(Path(tmp) / f"{i}-{'on' if on else 'off'}", num_running,
-                                steps, on)
-                for case_id, c in run.items():
-                    for key, _, _ in BENCH_FIGURES:
-                        side = figures.setdefault(case_id, {}).setdefault(
-                            key, {"off": [], "on": []})
-                        side["on" if on else "off"].append(c[key])
-                print(f"pair {i + 1}/{pairs}: {'on' if on else 'off'} done",
-                      file=sys.stderr, flush=True)
+        if made is not None:
+            made.append(tmp)
+        try:
+            _run_pairs(Path(tmp), num_running, steps, pairs, figures)
+        except RunFailed as exc:
+            failed = str(exc)
+    if failed is not None:  # said once the folder is gone
+        raise SystemExit(f"oracle_cost.py: error: {failed}; the runs' temporary folder "
+                         "is removed")
     return figures
+
+
+def _run_pairs(tmp: Path, num_running: str, steps: int, pairs: int,
+               figures: dict[str, dict]) -> None:
+    """``bench_pairs``' runs into ``tmp``, their figures added to ``figures``;
+    ``RunFailed`` naming the run that failed (``the oracle-off run of pair 1 failed:
+    ...``)."""
+    for i in range(pairs):
+        for on in ((False, True) if i % 2 == 0 else (True, False)):
+            side = "on" if on else "off"
+            try:
+                run = bench_run(tmp / f"{i}-{side}", num_running, steps, on)
+            except RunFailed as exc:
+                raise RunFailed(f"the oracle-{side} run of pair {i + 1} failed: {exc}") \
+                    from None
+            for case_id, c in run.items():
+                for key, _, _ in BENCH_FIGURES:
+                    figures.setdefault(case_id, {}).setdefault(
+                        key, {"off": [], "on": []})[side].append(c[key])
+            print(f"pair {i + 1}/{pairs}: {side} done", file=sys.stderr, flush=True)
 
 
 def print_bench(figures: dict[str, dict]) -> None:
@@ -203,27 +255,30 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    """Exit 0; 2 on bad input (one line); 130 / 143 / 129 when interrupted by SIGINT /
-    SIGTERM / SIGHUP (``ipc_bench.harness.signals``): with ``--bench`` the running
-    ``bench.py`` gets the same signal and is reaped, and the temporary folder of the
-    runs is removed; then one line on stderr saying what was printed
-    (``interrupt_line``)."""
+    """Exit 0; 1 when a ``--bench`` run fails (one line, ``bench_pairs``); 2 on bad
+    input (one line); 130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP
+    (``ipc_bench.harness.signals``): with ``--bench`` the running ``bench.py`` gets the
+    same signal and is reaped, and the temporary folder of the runs is removed; then
+    one line on stderr saying what was printed (``interrupt_line``)."""
     done: list[int] = []  # B values whose row is printed
-    return signals.run_command(lambda: parse_args(argv), lambda args: _measure(args, done),
-                               lambda exc, args: interrupt_line(exc, args, done))
+    made: list[str] = []  # with --bench, the runs' temporary folder once made
+    return signals.run_command(lambda: parse_args(argv),
+                               lambda args: _measure(args, done, made),
+                               lambda exc, args: interrupt_line(exc, args, done, made))
 
 
 def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
-                   done: list[int]) -> str:
+                   done: list[int], made: list[str]) -> str:
     """``oracle_cost.py: interrupted by SIGINT (exit 130)``, then what was printed:
     ``; rows printed for 1 of 3 B values (1)``, ``; no row printed (0 of 3 B values
-    measured)``; with ``--bench``: ``; nothing printed: the runs' temporary folder is
-    removed``."""
+    measured)``; with ``--bench``: ``; nothing printed``, and ``: the runs' temporary
+    folder is removed`` where one was made (``made``: its path, once made)."""
     line = f"oracle_cost.py: interrupted by {exc.signal_name} (exit {exc.code})"
     if args is None:
         return line
     if args.bench:
-        return line + "; nothing printed: the runs' temporary folder is removed"
+        return line + "; nothing printed" + (
+            ": the runs' temporary folder is removed" if made else "")
     total = len(int_items(args.num_running))
     if not done:
         return line + f"; no row printed (0 of {total} B values measured)"
@@ -231,11 +286,12 @@ def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
             f"({', '.join(map(str, done))})")
 
 
-def _measure(args: argparse.Namespace, done: list[int]) -> int:
+def _measure(args: argparse.Namespace, done: list[int], made: list[str]) -> int:
     """``main``'s work: the table, each B value appended to ``done`` once its row is
-    printed."""
+    printed; with ``--bench`` the runs' temporary folder appended to ``made`` once
+    made."""
     if args.bench:
-        print_bench(bench_pairs(args.num_running, args.steps, args.pairs))
+        print_bench(bench_pairs(args.num_running, args.steps, args.pairs, made))
         return 0
     print(f"{'B':>5}  {'off us/step':>11}  {'on us/step':>10}  {'on - off us':>11}  "
           f"{'IQR of the difference':>22}  {'share':>6}", flush=True)

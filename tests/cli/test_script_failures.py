@@ -1,7 +1,8 @@
-"""A case that fails under a script of scripts/ that runs it in process (byte_sweep:
-``run_case`` raises ``CaseError``): one line on stderr and exit 1, no traceback, as
-``console.script_main`` lines it. Each test that kills a runner waits for a sign that
-it is where the test means to kill it (started, stepping), not a fixed time."""
+"""A case or a run that fails under a script of scripts/: one line on stderr and exit 1,
+no traceback. byte_sweep runs its cases in process (``run_case``: a ``CaseError`` ends
+as ``console.script_main`` lines it); oracle_cost --bench quotes the error line of the
+``bench.py`` run that failed. Each test that kills a runner waits for a sign that it is
+where the test means to kill it (started, stepping), not a fixed time."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from fault_helpers import alive, runners_of
+from fault_helpers import alive, bench_started, children, runners_of
+from script_module import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 #: How long a script may take to reach the point a test waits for.
@@ -173,3 +175,53 @@ def test_script_main_raises_a_bug_as_it_was(monkeypatch):
         _script_main(monkeypatch, KeyError("num_running"))
     with pytest.raises(OSError, match="No space left"):  # not a descriptor shortage
         _script_main(monkeypatch, OSError(errno.ENOSPC, "No space left on device"))
+
+
+# ------------------------------------------------------------------ oracle_cost --bench
+
+
+def test_oracle_cost_bench_quotes_the_error_of_a_run_that_failed(bench_tmpdir):
+    """The first run's runner killed while it steps: bench.py exits 1 with its error
+    line, which oracle_cost quotes without the run folder it names (removed with the
+    runs' temporary folder), exit 1; no later run starts."""
+    proc = _start("oracle_cost", "--bench", "--num-running", "4", "--steps", "1000000",
+                  "--pairs", "1", tmpdir=bench_tmpdir)
+    runner = _wait_until(proc, _stepping_runner(lambda: children(proc.pid)),
+                         "the first run's steps")
+    os.kill(runner, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=START_S)
+    assert (proc.returncode, stdout) == (1, ""), stderr
+    assert re.fullmatch(
+        "oracle_cost.py: error: the oracle-off run of pair 1 failed: bench.py exited 1: "
+        r"bench.py: error: num_running=4/send/msgpack#0: runner process "
+        f"{runner} was killed by SIGKILL, noticed while "
+        r"(waiting for ModelRunnerOutput|sending SchedulerOutput) for step \d+; the runs' "
+        r"temporary folder is removed\n", stderr), stderr
+    assert list(bench_tmpdir.glob("oracle-cost-*")) == []
+
+
+def test_oracle_cost_run_failure_names_how_bench_py_ended(tmp_path):
+    oracle_cost = load_script("oracle_cost")
+    out = tmp_path / "0-off"
+    assert oracle_cost.run_failure(-9, "", out) == "bench.py was killed by SIGKILL"
+    assert oracle_cost.run_failure(1, "bench.py: warning: a\n\nbench.py: error: x: refused; "
+                                      f"run folder (nothing measured): {out}\n\n", out) == (
+        "bench.py exited 1: bench.py: error: x: refused")
+    # another folder's pointer is bench.py's own words, kept
+    assert oracle_cost.run_failure(2, f"bench.py: error: y; partial results: {tmp_path}",
+                                   out) == (
+        f"bench.py exited 2: bench.py: error: y; partial results: {tmp_path}")
+
+
+def test_oracle_cost_bench_interrupted_before_its_runs_names_no_folder(bench_tmpdir):
+    """SIGINT as soon as the script has blocked its signals: it arrives once the
+    options are parsed, before the runs' temporary folder is made, and the line
+    says nothing was printed and names no folder."""
+    proc = _start("oracle_cost", "--bench", "--num-running", "4", "--steps", "1000",
+                  "--pairs", "1", tmpdir=bench_tmpdir)
+    _wait_until(proc, lambda: bench_started(proc.pid), "the script's first statement")
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=START_S)
+    assert (proc.returncode, stdout, stderr) == (
+        130, "", "oracle_cost.py: interrupted by SIGINT (exit 130); nothing printed\n")
+    assert list(bench_tmpdir.glob("oracle-cost-*")) == []
