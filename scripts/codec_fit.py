@@ -34,7 +34,8 @@ input (one line, before any run): an option out of range, a ``--json`` path that
 cannot be written in (or ``--output``, ``--steps`` or ``--repeat`` with both runs
 given: nothing is run), a run
 folder that cannot be read or lacks what the fit needs (a policy and codec at fewer than 3 batch sizes, a
-fitted policy and codec without a complete case at 1,024 in the check run); 130 / 143 /
+fitted policy and codec without a complete case at 1,024 in the check run, no case at a
+fixed number of running requests: a trace replay's run, ``azure-conv``); 130 / 143 /
 129 when interrupted by SIGINT / SIGTERM / SIGHUP: the running ``bench.py`` gets the
 same signal, writes what it measured and is reaped, then one line on stderr names the
 run folders made here that are kept and what they hold (``codec_fit.py: interrupted by
@@ -113,17 +114,37 @@ def points(summary: dict, key, medians: dict | None = None
            ) -> dict[tuple[str, str], dict[int, float]]:
     """(policy, codec) -> num_running -> median over repetitions of ``key(case)``;
     with ``medians`` (``step_medians``) the per-case values are per-step medians
-    instead of the summary's means. Complete two-process cases only: a single-process
-    case (codec ``none``) has no codec to time."""
+    instead of the summary's means. Complete two-process cases at a fixed number of
+    running requests only: a single-process case (codec ``none``) has no codec to
+    time, and a trace replay's case (``azure-conv``) no ``num_running`` to fit
+    against (``batchless_note``)."""
     acc: dict[tuple[str, str], dict[int, list[float]]] = {}
     for c in summary["cases"]:
-        if (not c.get("complete") or not c.get("num_steps") or "encode_ns_per_step" not in c
-                or c.get("codec") == NO_CODEC):
+        if not _timed(c) or c.get("num_running") is None:
             continue
         case = medians[c["case_id"]] if medians is not None else c
         acc.setdefault((c["policy"], c["codec"]), {}).setdefault(
             int(c["num_running"]), []).append(key(case))
     return {k: {b: statistics.median(v) for b, v in sorted(d.items())} for k, d in acc.items()}
+
+
+def _timed(case: dict) -> bool:
+    """Whether ``case`` is complete, has counted steps and codec times (two processes)."""
+    return bool(case.get("complete") and case.get("num_steps")
+                and "encode_ns_per_step" in case and case.get("codec") != NO_CODEC)
+
+
+def batchless_note(summary: dict) -> str:
+    """The end of a refusal's line for a run whose timed cases (``_timed``) have no
+    ``num_running`` (a trace replay's, which ``points`` leaves out): ``; its
+    azure-conv cases have no fixed number of running requests (codec_fit fits
+    decode-steady runs)``; ``""`` where there is none."""
+    scenarios = sorted({str(c.get("scenario") or "unnamed") for c in summary["cases"]
+                        if _timed(c) and c.get("num_running") is None})
+    if not scenarios:
+        return ""
+    return (f"; its {', '.join(scenarios)} cases have no fixed number of running "
+            "requests (codec_fit fits decode-steady runs)")
 
 
 def _sizes(pts: dict[int, float]) -> str:
@@ -134,12 +155,14 @@ def _pair(key: tuple[str, str]) -> str:
     return " ".join(key)
 
 
-def fit_problem(fit_dir: Path, fit_pts: dict) -> Optional[str]:
-    """Why the fit run's cases (``points``) cannot be fitted, or ``None``: no
-    two-process case, or a policy and codec at fewer than ``MIN_FIT_SIZES`` batch
+def fit_problem(fit_dir: Path, fit_pts: dict, summary: dict) -> Optional[str]:
+    """Why the fit run's cases (``points`` of its ``summary``) cannot be fitted, or
+    ``None``: no two-process case (at a fixed number of running requests:
+    ``batchless_note``), or a policy and codec at fewer than ``MIN_FIT_SIZES`` batch
     sizes."""
     if not fit_pts:
-        return f"{fit_dir} has no complete two-process case to fit"
+        return (f"{fit_dir} has no complete two-process case to fit"
+                + batchless_note(summary))
     for key, pts in fit_pts.items():
         if len(pts) < MIN_FIT_SIZES:
             return (f"{fit_dir}: {_pair(key)} at {len(pts)} batch size(s) ({_sizes(pts)}); "
@@ -147,17 +170,18 @@ def fit_problem(fit_dir: Path, fit_pts: dict) -> Optional[str]:
     return None
 
 
-def check_problem(check_dir: Path, check_pts: dict, needed) -> Optional[str]:
-    """Why the check run's cases (``points``) cannot check the fits of the ``needed``
-    (policy, codec) pairs, or ``None``: a pair without a complete two-process case at
-    ``CHECK_SIZE``, or (``needed`` empty) no such case at all."""
+def check_problem(check_dir: Path, check_pts: dict, needed, summary: dict) -> Optional[str]:
+    """Why the check run's cases (``points`` of its ``summary``) cannot check the fits
+    of the ``needed`` (policy, codec) pairs, or ``None``: a pair without a complete
+    two-process case at ``CHECK_SIZE``, or (``needed`` empty) no such case at all
+    (with ``batchless_note``'s end for a trace replay's cases)."""
     missing = [k for k in sorted(needed) if CHECK_SIZE not in check_pts.get(k, {})]
     if needed and not missing:
         return None
     there = "; ".join(f"{_pair(k)} at {_sizes(pts)}" for k, pts in sorted(check_pts.items()))
     return (f"{check_dir} has no complete two-process case at {CHECK_SIZE:,} running "
             "requests" + (f" for {', '.join(map(_pair, missing))}" if missing else "")
-            + f" (it has {there or 'none'})")
+            + f" (it has {there or 'none'})" + batchless_note(summary))
 
 
 def _product(pairs) -> set[tuple[str, str]]:
@@ -254,7 +278,7 @@ def prepare(args) -> tuple[Path, dict, Path, dict]:
     pairs: set[tuple[str, str]] = set()
     if fit:
         fit_pts = points(fit[1], codec_ns)
-        problem = fit_problem(fit[0], fit_pts)
+        problem = fit_problem(fit[0], fit_pts, fit[1])
         if problem:
             args.error(f"argument --fit-run: {problem}")
         pairs = set(fit_pts)
@@ -262,18 +286,18 @@ def prepare(args) -> tuple[Path, dict, Path, dict]:
         check_pts = points(check[1], codec_ns)
         if not fit:  # the fit run made here: the policies and codecs checked at 1,024
             pairs = _product(k for k, pts in check_pts.items() if CHECK_SIZE in pts)
-        problem = check_problem(check[0], check_pts, pairs)
+        problem = check_problem(check[0], check_pts, pairs, check[1])
         if problem:
             args.error(f"argument --check-run: {problem}")
     if not fit:
         fit = _made(args, FIT_SIZES, "fit", pairs)
-        problem = fit_problem(fit[0], points(fit[1], codec_ns))
+        problem = fit_problem(fit[0], points(fit[1], codec_ns), fit[1])
         if problem:
             raise SystemExit(f"{PROG}: error: {problem}")
     if not check:
         pairs = set(points(fit[1], codec_ns))
         check = _made(args, str(CHECK_SIZE), "check1024", pairs)
-        problem = check_problem(check[0], points(check[1], codec_ns), pairs)
+        problem = check_problem(check[0], points(check[1], codec_ns), pairs, check[1])
         if problem:
             raise SystemExit(f"{PROG}: error: {problem}")
     return fit[0], fit[1], check[0], check[1]

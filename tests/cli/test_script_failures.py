@@ -1,13 +1,16 @@
 """A case or a run that fails under a script of scripts/: one line on stderr and exit 1,
 no traceback. byte_sweep runs its cases in process (``run_case``: a ``CaseError`` ends
 as ``console.script_main`` lines it); oracle_cost --bench quotes the error line of the
-``bench.py`` run that failed. Each test that kills a runner waits for a sign that it is
-where the test means to kill it (started, stepping), not a fixed time."""
+``bench.py`` run that failed; codec_fit refuses a run folder whose cases have no fixed
+number of running requests (a trace replay's) as it refuses any run it cannot fit,
+exit 2. Each test that kills a runner waits for a sign that it is where the test
+means to kill it (started, stepping), not a fixed time."""
 
 from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import re
 import signal
@@ -19,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from fault_helpers import alive, bench_started, children, runners_of
-from script_module import load_script
+from script_module import load_script, run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 #: How long a script may take to reach the point a test waits for.
@@ -225,3 +228,53 @@ def test_oracle_cost_bench_interrupted_before_its_runs_names_no_folder(bench_tmp
     assert (proc.returncode, stdout, stderr) == (
         130, "", "oracle_cost.py: interrupted by SIGINT (exit 130); nothing printed\n")
     assert list(bench_tmpdir.glob("oracle-cost-*")) == []
+
+
+# ------------------------------------------------------------------ codec_fit
+
+
+def _replay_case(policy: str) -> dict:
+    """A complete two-process case of an ``azure-conv`` run, as ``summary.json`` has it:
+    codec times, no ``num_running``."""
+    return dict(case_id=f"trace=azure-conv:20/{policy}/msgpack#0", scenario="azure-conv",
+                workload="trace=azure-conv:20", trace="azure-conv:20", policy=policy,
+                codec="msgpack", repetition=0, complete=True, num_steps=585,
+                encode_ns_per_step=4210.4, decode_ns_per_step=3100.0,
+                sched_encode_ns_per_step=2000.0, runner_decode_ns_per_step=1500.0,
+                runner_encode_ns_per_step=2210.4, sched_decode_ns_per_step=1600.0)
+
+
+def _steady_case(policy: str, b: int) -> dict:
+    return dict(case_id=f"num_running={b}/{policy}/msgpack#0", scenario="decode-steady",
+                policy=policy, codec="msgpack", num_running=b, repetition=0,
+                complete=True, num_steps=10, encode_ns_per_step=3000.0 + 20 * b,
+                decode_ns_per_step=2000.0 + 10 * b, sched_encode_ns_per_step=1.0,
+                runner_decode_ns_per_step=1.0, runner_encode_ns_per_step=1.0,
+                sched_decode_ns_per_step=1.0)
+
+
+def _run_folder(folder: Path, cases: list[dict]) -> str:
+    folder.mkdir()
+    (folder / "summary.json").write_text(json.dumps(dict(format_version=1, cases=cases)))
+    (folder / "steps.csv").write_text("case_id,counted\n")  # --stat median reads it
+    return str(folder)
+
+
+def test_codec_fit_refuses_a_trace_replay_run(tmp_path):
+    replay = _run_folder(tmp_path / "conv", [_replay_case(p) for p in ("send", "cached")])
+    steady = _run_folder(tmp_path / "steady", [_steady_case(p, b) for p in ("send", "cached")
+                                               for b in (16, 64, 256)])
+    note = ("; its azure-conv cases have no fixed number of running requests (codec_fit "
+            "fits decode-steady runs)")
+    for argv, line in (
+            (["--fit-run", replay, "--check-run", steady],
+             f"argument --fit-run: {replay} has no complete two-process case to fit{note}"),
+            (["--fit-run", steady, "--check-run", replay],
+             f"argument --check-run: {replay} has no complete two-process case at 1,024 "
+             f"running requests for cached msgpack, send msgpack (it has none){note}"),
+            (["--check-run", replay, "--stat", "mean"],
+             f"argument --check-run: {replay} has no complete two-process case at 1,024 "
+             f"running requests (it has none){note}")):
+        out = run_script("codec_fit", *argv)
+        assert (out.returncode, out.stderr, out.stdout) == (
+            2, f"codec_fit.py: error: {line}\n", ""), argv
