@@ -12,7 +12,9 @@ for real (two processes, ZeroMQ) with each policy and codec, prints the measured
 payload bytes per step in each direction, checks every counted step's frames against
 the analytic model (``ipc_bench.analysis.bytemodel``), and prints what ``send`` costs
 over ``cached`` per running request, measured and as the model expects for the
-distribution (``expected``). Exit 1 if the model misses any frame.
+distribution (``expected``). Exit 1 if the model misses any frame. A case that fails
+is one line, as ``bench.py`` gives it (``byte_sweep.py: error: runner process 4242 was
+killed by SIGKILL, noticed while waiting for ModelRunnerOutput for step 1185``), exit 1.
 
 Usage (about 1-2 minutes on 2 cores with the defaults; each extra distribution adds as
 much again):
@@ -177,11 +179,12 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    """Exit 0, 1 if the model misses a frame or the ``--json`` file cannot be written
-    (disk full: ``byte_sweep.py: error: cannot write PATH: REASON``), 2 on bad input;
-    SIGINT / SIGTERM / SIGHUP end the running case as ``bench.py`` does
-    (``ipc_bench.harness.signals``: the runner reaped, the socket folder removed), one
-    line, exit 130 / 143 / 129."""
+    """Exit 0, 1 if the model misses a frame, a case fails (``run_case`` raises
+    ``CaseError``, which ``script_main`` gives as one line) or the ``--json`` file
+    cannot be written (disk full: ``byte_sweep.py: error: cannot write PATH: REASON``),
+    2 on bad input; SIGINT / SIGTERM / SIGHUP end the running case as ``bench.py``
+    does (``ipc_bench.harness.signals``: the runner reaped, the socket folder removed),
+    one line, exit 130 / 143 / 129."""
     return signals.run_command(
         lambda: parse_args(argv), _sweep,
         lambda exc, _: f"byte_sweep.py: interrupted by {exc.signal_name} (exit {exc.code})")
