@@ -17,7 +17,9 @@ report file that cannot be written once its folder is made (disk full: ``cannot 
 PATH: REASON``, the file that failed; a write the file-size limit refused names it,
 ``File too large (the file-size limit, ulimit -f 100: 100 KiB a file)``, as a run's
 line does: ``errors.file_size_text``) is one line and exit code 1, as a run whose
-results cannot be written; either way nothing is written or changed. stdout closed
+results cannot be written; either way nothing is written or changed (the temporary
+folder it wrote into removed, or, where that fails, named at the end of the line: ``;
+the temporary folder DIR could not be removed: REASON``). stdout closed
 at start (``>&-``) is refused once the options are parsed, before anything is read or
 written, as a run is (``console.closed_stdout_refusal``: ``stdout is closed (>&-): the
 line naming the report would go nowhere; send it to a file, or to /dev/null to keep
@@ -186,7 +188,10 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
                 and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "")
         # a write the file-size limit (ulimit -f) refused says so, as a run's does
         reason = file_size_text(exc) or exc.strerror or exc
-        print(one_line(f"{PROG}: error: cannot write {where}: {reason}{hint}"), file=sys.stderr)
+        # a temporary folder it could not remove after it (``write_folder``) is named
+        left = f"; {exc.left}" if getattr(exc, "left", "") else ""
+        print(one_line(f"{PROG}: error: cannot write {where}: {reason}{hint}{left}"),
+              file=sys.stderr)
         return 1 if isinstance(exc, WriteFailed) else 2
     for run_dir in running:  # the report says so too: a log reader sees it here
         print(one_line(f"{PROG}: warning: {run_dir} is still running: the report "

@@ -37,6 +37,7 @@ SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted or failed report
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -285,7 +286,11 @@ class WriteFailed(OSError):
     """A report file that could not be written, or the written folder that could not be
     renamed into place, once the temporary folder was made (a full disk): the report
     failed, as a run whose results cannot be written does (exit 1), where an output
-    folder that cannot be made or replaced is bad input (exit 2)."""
+    folder that cannot be made or replaced is bad input (exit 2). ``left``: where the
+    temporary folder could not be removed after it, why, in words (``_remove_written``:
+    ``the temporary folder DIR could not be removed: REASON``), else ``""``."""
+
+    left = ""
 
 
 #: The errors of renaming an earlier output folder aside that mean it may not be
@@ -306,11 +311,15 @@ def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
     (``.NAME.tmp-*``), which is renamed to ``out`` once every file is written; an
     earlier ``out`` is renamed aside first and removed after. On an error nothing
     changes (an earlier ``out`` stays as it was, the temporary folder and any parent
-    folder created for it are removed) and ``OSError`` is raised with ``filename`` the
-    path under ``out`` that could not be written (``out`` itself for the folder):
-    ``WriteFailed`` once the temporary folder was made, unless it is the earlier ``out``
-    that could not be renamed aside (it cannot be replaced, as a folder that cannot be
-    made). ``ResultsError`` (one line) from ``check_output``."""
+    folder created for it are removed: ``_remove_written``, which needs no file
+    descriptor, so that a report out of them, ``ulimit -n``, leaves none either) and
+    ``OSError`` is raised with ``filename`` the path under ``out`` that could not be
+    written (``out`` itself for the folder): ``WriteFailed`` once the temporary folder
+    was made, unless it is the earlier ``out`` that could not be renamed aside (it
+    cannot be replaced, as a folder that cannot be made); its ``left`` says where the
+    temporary folder could not be removed (``""`` where it was). Any other exception
+    (``MemoryError``) removes them too and is raised as it is. ``ResultsError`` (one
+    line) from ``check_output``."""
     target = check_output(out)
     parent = target.parent
     created = _topmost_missing(parent)
@@ -330,20 +339,71 @@ def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
                 with open(tmp / name, "wb") as f:
                     f.write(data)
         current = out
-        _move_into_place(tmp, target)
+        _move_into_place(tmp, target, [name for name, _ in files])
         tmp = None
-    except OSError as exc:
+    except BaseException as exc:
+        left = _remove_written(tmp, [name for name, _ in files], parent, created)
+        if not isinstance(exc, OSError):
+            raise
         kind = OSError if tmp is None or isinstance(exc, _NotReplaced) else WriteFailed
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-        if created is not None:
-            shutil.rmtree(created, ignore_errors=True)
-        raise kind(exc.errno, exc.strerror or str(exc), str(current)) from None
+        failed = kind(exc.errno, exc.strerror or str(exc), str(current))
+        failed.left = left
+        raise failed from None
 
 
-def _move_into_place(tmp: Path, target: Path) -> None:
+def _remove_written(tmp: Optional[Path], names: Sequence[str], parent: Path,
+                    created: Optional[Path]) -> str:
+    """Remove what a ``write_folder`` that failed made: its temporary folder ``tmp``
+    (``None``: none was made), holding some of ``names`` (``_remove_folder``, which
+    opens no file: a process out of file descriptors, ``EMFILE``, where
+    ``shutil.rmtree`` fails, removes it too), and the folders it made for it,
+    ``parent`` up to ``created`` (``None``: none), each with ``rmdir``. Returns ``""``,
+    or where ``tmp`` could not be removed, in words: ``the temporary folder DIR could
+    not be removed: REASON`` (the folders above it are then left too)."""
+    if tmp is not None:
+        try:
+            _remove_folder(tmp, names)
+        except OSError as exc:
+            return f"the temporary folder {tmp} could not be removed: {exc.strerror or exc}"
+    folder = parent
+    while created is not None:
+        try:
+            os.rmdir(folder)
+        except FileNotFoundError:  # not made: the one that failed, or one below it
+            pass
+        except OSError:  # holds more than this report put there: not ours to remove
+            break
+        if folder == created:
+            break
+        folder = folder.parent
+    return ""
+
+
+def _remove_folder(folder: Path, names: Sequence[str]) -> None:
+    """Remove ``folder``, which holds files, among them ``names`` or some of them: each
+    of ``names`` is unlinked by its path and the folder removed with ``rmdir``, which
+    open no file, so that a process out of file descriptors (``EMFILE``, where
+    ``shutil.rmtree`` fails) removes it too; one that still holds more is removed with
+    ``shutil.rmtree``. Raises ``OSError`` where it cannot be removed."""
+    for name in names:
+        try:
+            os.unlink(folder / name)
+        except OSError:  # not written (FileNotFoundError), or left to rmtree below
+            pass
+    try:
+        os.rmdir(folder)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            raise
+        shutil.rmtree(folder)
+
+
+def _move_into_place(tmp: Path, target: Path, names: Sequence[str] = ()) -> None:
     """Rename the written folder ``tmp`` to ``target``; an earlier ``target`` is renamed
-    aside first (and back if the second rename fails), then removed. ``_NotReplaced``
+    aside first (and back if the second rename fails), then removed: each of ``names``
+    in it unlinked by its path first (the earlier report's files mostly have the new
+    one's names), which opens no file, as a process out of file descriptors can.
+    ``_NotReplaced``
     when the earlier ``target`` may not be renamed aside (``NOT_REPLACED_ERRNOS``:
     permission, a read-only file system, a folder in use); the disk's own failures
     (full, I/O) stay ``OSError``s."""
@@ -363,7 +423,8 @@ def _move_into_place(tmp: Path, target: Path) -> None:
     except OSError:
         os.replace(old, target)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    with contextlib.suppress(OSError):  # the new report is in place all the same
+        _remove_folder(old, names)
 
 
 def _topmost_missing(path: Path) -> Optional[Path]:
