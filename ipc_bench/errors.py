@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import resource  # here, not where a failed allocation is being reported
 import sys
 from pathlib import Path
@@ -53,10 +54,18 @@ def shell_line(argv) -> str:
     return " ".join(shell_word(str(a)) for a in argv)
 
 
+#: Lone surrogates that are no path's byte (``os.fsdecode`` holds the bytes 0x80-0xff
+#: as U+DC80-U+DCFF): a JSON text can hold any of them (``"\ud800"``).
+_OTHER_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
 def utf8_text(text: str) -> str:
     """``text`` with each byte of a path that is not UTF-8 (held as a lone surrogate:
-    ``os.fsdecode``) written as its escape, ``tr\\xff.csv``, so that it can be encoded
-    as UTF-8 and drawn: a report's files and figures."""
+    ``os.fsdecode``) written as its escape, ``tr\\xff.csv``, and any other lone
+    surrogate (``"\\ud800"`` in a hand-edited ``summary.json``) as ``repr`` writes it,
+    ``\\ud800``, so that it can be encoded as UTF-8 and drawn: a report's files and
+    figures."""
+    text = _OTHER_SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 

@@ -2927,8 +2927,8 @@ _IDENTITY_FIELDS = ("policy", "workload")
 
 #: Fields of a ``summary.json`` case that, when there and not null, hold a text: the
 #: tables and comparisons group the cases by them (the schedule digest: which cases'
-#: token streams and floors compare).
-_TEXT_CASE_FIELDS = ("scenario", "transport", "model", "schedule_digest")
+#: token streams and floors compare; the token digest: which cases' outputs agree).
+_TEXT_CASE_FIELDS = ("scenario", "transport", "model", "schedule_digest", "token_digest")
 
 
 def known_codecs() -> tuple[str, ...]:
@@ -2974,8 +2974,8 @@ def _identity_problem(case: dict[str, Any], run_scenario: Any = None) -> str | N
     missing or empty ``policy`` or ``workload`` (``_IDENTITY_FIELDS``), or one that is
     not a text, or a ``policy`` not one of ``known_policies``; an ``arm`` (optional: an older case is its policy) that is not
     ``is_known_arm``; a ``codec`` that is not one of ``known_codecs``; a ``complete``
-    that is not true or false; a ``scenario``, ``transport``, ``model`` or
-    ``schedule_digest`` (``_TEXT_CASE_FIELDS``) there that is not a text, or a ``scenario`` other than the
+    that is not true or false; a ``scenario``, ``transport``, ``model``,
+    ``schedule_digest`` or ``token_digest`` (``_TEXT_CASE_FIELDS``) there that is not a text, or a ``scenario`` other than the
     run's (``run_scenario``, its metadata's, when that is a text). ``None`` when all are
     as a run writes them."""
     for key in _IDENTITY_FIELDS:
@@ -3215,8 +3215,13 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
 #: Fields of ``summary.json``'s ``metadata`` the report reads, with the type each must
 #: have (``check_shapes``): anything else is dropped with a warning.
 _METADATA_SHAPES = {"git": dict, "gpu": dict, "virtualization": dict, "packages": dict,
-                    "options": dict, "trace": dict, "gpus": list, "notes": list,
-                    "cases": list}
+                    "options": dict, "trace": dict, "remote_runners": dict, "gpus": list,
+                    "notes": list, "cases": list}
+
+#: Fields of ``_METADATA_SHAPES``' objects that the report reads as texts (or null):
+#: a field of another type is dropped with a warning (``check_shapes``).
+_METADATA_OBJECT_TEXTS = {"git": ("commit", "branch", "diff_sha256"),
+                          "trace": ("path", "resolved_path", "sha256")}
 
 def _numbers(value: Any) -> bool:
     return isinstance(value, list) and all(
@@ -3243,7 +3248,62 @@ _METADATA_VALUES = {
     "order_seed": (_seed, "a whole number from 0 to 2**63 - 1"),
     "start_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
     "end_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
+    "aa": (lambda v: isinstance(v, bool), "true or false"),
 }
+
+#: Fields of ``summary.json``'s ``metadata`` that a run always writes as an object:
+#: null is as wrong there as another type (``check_shapes``).
+_METADATA_NEVER_NULL = ("options",)
+
+#: Top-level fields of ``summary.json`` that name a case when set, a text
+#: (``check_shapes``): a run that failed in it, or was running it.
+_CASE_NAMING_FIELDS = ("running_case", "failed_case")
+
+
+def _label_values(value: Any) -> bool:
+    """Workload labels as a run writes them: an object of texts and numbers (the tables
+    group cases by its values)."""
+    return isinstance(value, dict) and all(
+        v is None or isinstance(v, (str, int, float)) for v in value.values())
+
+
+def _text_or_null(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+#: Fields of a ``metadata.cases`` entry (what a case ran with, ``cli.execute``) that
+#: the loader and the report read, with the test each must pass where it is there and
+#: what it must be (``_setting_problem``): the objects, the texts the cases are told
+#: apart by, ``cpu_affinity`` (as ``--cpu-affinity`` reads it, each process's set).
+_SETTING_SHAPES = {
+    "labels": (_label_values, "an object of texts and numbers"),
+    "scheduler": (lambda v: isinstance(v, dict), "an object"),
+    "model": (lambda v: isinstance(v, dict), "an object"),
+    **{key: (lambda v: isinstance(v, str), "a text")
+       for key in ("policy", "arm", "codec", "transport", "count")},
+    "cpu_affinity": (lambda v: v is None or (isinstance(v, list) and all(
+        isinstance(s, str) for s in v)), "null or a list of texts"),
+}
+
+#: Fields of a ``metadata.cases`` entry's ``model`` that the report reads as texts
+#: (or null): the model's name and the token-id histogram's path and digest.
+_MODEL_TEXTS = ("name", "token_ids", "token_ids_sha256")
+
+
+def _setting_problem(entry: dict[str, Any]) -> str | None:
+    """What is wrong with a ``metadata.cases`` entry (an object with a text ``case_id``)
+    that the report would read, in words after ``has``: a ``_SETTING_SHAPES`` field
+    that fails its test (``labels "x", not an object of texts and numbers``), or a
+    ``_MODEL_TEXTS`` field of its model that is not a text or null
+    (``model.name 5, not a text``); ``None`` when there is none."""
+    for key, (test, words) in _SETTING_SHAPES.items():
+        if key in entry and not test(entry[key]):
+            return f"{key} {_shown(entry[key])}, not {words}"
+    model = entry.get("model") or {}
+    for key in _MODEL_TEXTS:
+        if not _text_or_null(model.get(key)):
+            return f"model.{key} {_shown(model[key])}, not a text"
+    return None
 
 
 #: ``summary.json``'s top-level lists (``check_shapes``) and what each entry must be.
@@ -3261,12 +3321,11 @@ def _shape_problem(value: Any, kind: type) -> bool:
 def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
     """Drop from ``summary`` (in place) what a hand edit left in a shape the report
     cannot read: ``metadata`` that is not an object (or is missing: said, read as
-    empty), a ``_METADATA_SHAPES`` field of another type, a ``_METADATA_VALUES`` field
-    that fails its test, a ``metadata.cases`` entry that is not an object with a text
-    ``case_id``, a ``_LIST_SHAPES`` list that is not a list or its entries of another
-    type, a ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose
-    ``metrics`` are not objects, an ``end_time_utc`` before the ``start_time_utc``.
-    Returns one warning line per thing dropped."""
+    empty), a field of it of another shape (``_metadata_lines``), a ``running_case``
+    or ``failed_case`` that is not a text (``_CASE_NAMING_FIELDS``), a
+    ``_LIST_SHAPES`` list that is not a list or its entries of another type, a
+    ``comparisons`` entry without ``_COMPARISON_SHAPES``' fields or whose ``metrics``
+    are not objects. Returns one warning line per thing dropped."""
     out = []
     if "metadata" not in summary:
         out.append(f"{path}: metadata is missing (read as empty: no environment, options "
@@ -3275,28 +3334,11 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
         out.append(f"{path}: metadata is {_shown(summary['metadata'])}, not an "
                    "object (left out)")
         summary["metadata"] = {}
-    meta = summary.get("metadata") or {}
-    for key, kind in _METADATA_SHAPES.items():
-        if key in meta and meta[key] is not None and _shape_problem(meta[key], kind):
-            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not "
-                       f"{'an object' if kind is dict else 'a list'} (left out)")
-    for key, (test, words) in _METADATA_VALUES.items():
-        if key in meta and meta[key] is not None and not test(meta[key]):
-            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
-                       "(left out)")
-    start, end = iso_time(meta.get("start_time_utc")), iso_time(meta.get("end_time_utc"))
-    if start is not None and end is not None and end < start:
-        out.append(f"{path}: metadata.end_time_utc is {_shown(meta.pop('end_time_utc'))}, "
-                   f"before its start_time_utc {_shown(meta['start_time_utc'])} (left out)")
-    if isinstance(meta.get("cases"), list):
-        kept = []
-        for i, c in enumerate(meta["cases"]):
-            if isinstance(c, dict) and isinstance(c.get("case_id"), str):
-                kept.append(c)
-            else:
-                out.append(f"{path}: metadata.cases[{i}] is {_shown(c)}, not a case with a "
-                           "case_id (left out)")
-        meta["cases"] = kept
+    out += _metadata_lines(summary.get("metadata") or {}, path)
+    for key in _CASE_NAMING_FIELDS:
+        if not _text_or_null(summary.get(key)):
+            out.append(f"{path}: {key} is {_shown(summary.pop(key))}, not a case id (a "
+                       "text) (left out)")
     for key, kind in _LIST_SHAPES.items():
         value = summary.get(key)
         if value is None:
@@ -3320,6 +3362,75 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
                 kept.append(entry)
         summary[key] = kept
     return out
+
+
+def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
+    """Drop from a summary's ``metadata`` (in place) a ``_METADATA_SHAPES`` field of
+    another type, a text of one of another type (``_METADATA_OBJECT_TEXTS``), an entry
+    of ``gpus`` that is not an object, a ``_METADATA_VALUES`` field that fails its
+    test, an ``end_time_utc`` before the ``start_time_utc``, a null
+    ``_METADATA_NEVER_NULL`` field, and a ``metadata.cases`` entry that is not an
+    object with a text ``case_id``, has a field of the wrong kind or repeats an
+    earlier one's ``case_id`` (``_kept_settings``). Returns one warning line per thing
+    dropped (``check_shapes``)."""
+    out = []
+    for key, kind in _METADATA_SHAPES.items():
+        if key in meta and meta[key] is not None and _shape_problem(meta[key], kind):
+            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not "
+                       f"{'an object' if kind is dict else 'a list'} (left out)")
+    if isinstance(meta.get("gpus"), list):  # nvidia-smi's, one object per GPU
+        gpus = meta["gpus"]
+        out += [f"{path}: metadata.gpus[{i}] is {_shown(gpu)}, not an object (left out)"
+                for i, gpu in enumerate(gpus) if not isinstance(gpu, dict)]
+        meta["gpus"] = [gpu for gpu in gpus if isinstance(gpu, dict)]
+    for key, fields in _METADATA_OBJECT_TEXTS.items():
+        for field in fields if isinstance(meta.get(key), dict) else ():
+            if not _text_or_null(meta[key].get(field)):
+                out.append(f"{path}: metadata.{key}.{field} is "
+                           f"{_shown(meta[key].pop(field))}, not a text (left out)")
+    for key, (test, words) in _METADATA_VALUES.items():
+        if key in meta and meta[key] is not None and not test(meta[key]):
+            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
+                       "(left out)")
+    start, end = iso_time(meta.get("start_time_utc")), iso_time(meta.get("end_time_utc"))
+    if start is not None and end is not None and end < start:
+        out.append(f"{path}: metadata.end_time_utc is {_shown(meta.pop('end_time_utc'))}, "
+                   f"before its start_time_utc {_shown(meta['start_time_utc'])} (left out)")
+    for key in _METADATA_NEVER_NULL:
+        if key in meta and meta[key] is None:
+            out.append(f"{path}: metadata.{key} is null, not an object (left out)")
+            del meta[key]
+    if isinstance(meta.get("cases"), list):
+        meta["cases"], lines = _kept_settings(meta["cases"], path)
+        out += lines
+    return out
+
+
+def _kept_settings(entries: list, path: Path) -> tuple[list[dict], list[str]]:
+    """The entries of ``metadata.cases`` (``entries``) that the report can read, and one
+    line per entry left out: one that is not an object with a text ``case_id``, one
+    with a field of the wrong kind (``_setting_problem``: ``metadata.cases[0] (case
+    'ID') has labels "x", not an object of texts and numbers``), or one whose
+    ``case_id`` an earlier entry has (``case 'ID' is listed again as
+    metadata.cases[3]``). The case's own results (``cases``) are loaded all the same:
+    only what it ran with goes unshown."""
+    kept, lines, seen = [], [], set()
+    for i, c in enumerate(entries):
+        if not (isinstance(c, dict) and isinstance(c.get("case_id"), str)):
+            lines.append(f"{path}: metadata.cases[{i}] is {_shown(c)}, not a case with a "
+                         "case_id (left out)")
+            continue
+        problem = _setting_problem(c)
+        if problem is not None:
+            lines.append(f"{path}: metadata.cases[{i}] (case {c['case_id']!r}) has "
+                         f"{problem} (left out)")
+        elif c["case_id"] in seen:
+            lines.append(f"{path}: case {c['case_id']!r} is listed again as "
+                         f"metadata.cases[{i}] (left out)")
+        else:
+            kept.append(c)
+            seen.add(c["case_id"])
+    return kept, lines
 
 
 def _valid_cases(summary: dict[str, Any], path: Path) -> tuple[list[dict], list[str]]:
@@ -4241,16 +4352,16 @@ def load(path_or_paths) -> Results:
     a NaN or infinite field, is left out (with its rows of the CSV files, when it names its
     ``case_id``) and said in one ``ResultsWarning`` naming the case and the field; so is a case
     without ``policy`` or ``workload``, with an ``arm`` or ``codec`` no run writes
-    (``known_arms``, ``known_codecs``), a ``scenario``, ``transport`` or ``model`` not a text,
-    a ``scenario`` not the metadata's, a ``complete`` not true or false, or false in a run
-    whose ``status`` is ``complete``, a case listed again under the same ``case_id`` or with
-    the arm, workload, codec and repetition of an earlier one (the first is kept), and a
-    ``status`` not one of ``RUN_STATUSES`` is said and read as ``unknown``, a ``no_floor``
-    neither true nor false or a ``warnings`` not a list said and read as absent
-    (``_no_floor_lines``, ``_warnings_lines``). Rows of a case ``summary.json`` does not list
-    are left out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step
-    their case has in an earlier row, and rows with a negative count, time or size (one warning
-    per case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
+    (``known_arms``, ``known_codecs``), a ``_TEXT_CASE_FIELDS`` field not a text, a ``scenario``
+    not the metadata's, a ``complete`` not true or false, or false in a run whose ``status`` is
+    ``complete``, a case listed again under the same ``case_id`` or with the arm, workload,
+    codec and repetition of an earlier one (the first is kept), and a ``status`` not one of
+    ``RUN_STATUSES`` is said and read as ``unknown``, a ``no_floor`` neither true nor false or a
+    ``warnings`` not a list said and read as absent (``_no_floor_lines``, ``_warnings_lines``);
+    what ``check_shapes`` drops is said. Rows of a case ``summary.json`` does not list are left
+    out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step their
+    case has in an earlier row, and rows with a negative count, time or size (one warning per
+    case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
     ``tpot_s``, gap or step order (``_impossible_requests``, ``_impossible_itl``: one per case
     and kind, naming the requests; the figures over them withheld, ``_withheld_latencies``, the
     rest of the case loaded); a case with more ``steps.csv`` rows than its ``num_total_steps``
