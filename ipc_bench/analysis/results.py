@@ -3384,10 +3384,10 @@ def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
                 for i, gpu in enumerate(gpus) if not isinstance(gpu, dict)]
         meta["gpus"] = [gpu for gpu in gpus if isinstance(gpu, dict)]
     for key, fields in _METADATA_OBJECT_TEXTS.items():
-        for field in fields if isinstance(meta.get(key), dict) else ():
-            if not _text_or_null(meta[key].get(field)):
-                out.append(f"{path}: metadata.{key}.{field} is "
-                           f"{_shown(meta[key].pop(field))}, not a text (left out)")
+        for name in fields if isinstance(meta.get(key), dict) else ():
+            if not _text_or_null(meta[key].get(name)):
+                out.append(f"{path}: metadata.{key}.{name} is "
+                           f"{_shown(meta[key].pop(name))}, not a text (left out)")
     for key, (test, words) in _METADATA_VALUES.items():
         if key in meta and meta[key] is not None and not test(meta[key]):
             out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
