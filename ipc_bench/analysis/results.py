@@ -3224,8 +3224,10 @@ _METADATA_OBJECT_TEXTS = {"git": ("commit", "branch", "diff_sha256"),
                           "trace": ("path", "resolved_path", "sha256")}
 
 def _numbers(value: Any) -> bool:
+    """A list of numbers from 0 to ``MAX_CASE_VALUE`` (a whole number beyond a float's
+    range would not go into one)."""
     return isinstance(value, list) and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf")
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= MAX_CASE_VALUE
         for v in value)
 
 
@@ -3239,8 +3241,8 @@ def _seed(value: Any) -> bool:
 #: with a warning (``collect_metadata`` writes them).
 _METADATA_VALUES = {
     "load_avg": (_numbers, "a list of load averages"),
-    "cpu_count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-                  "a whole number of CPUs"),
+    "cpu_count": (lambda v: isinstance(v, int) and not isinstance(v, bool)
+                  and 1 <= v <= MAX_CASE_VALUE, "a whole number of CPUs"),
     "command_line": (lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v),
                      "a list of texts"),
     "ci_method": (lambda v: v in METHODS, f"one of {', '.join(METHODS)}"),
