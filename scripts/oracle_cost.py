@@ -118,7 +118,8 @@ class RunFailed(Exception):
 
 def run_failure(code: int, stderr: str, out: Path) -> str:
     """How a ``bench.py`` run into ``out`` ended (``code``: its exit status, negative
-    when a signal killed it) and its last stderr line, the error line, without the
+    when a signal killed it) and its last error line (``bench.py: error: ...``; a
+    warning is not a cause, and one killed before it said why has none), without the
     run folder it names (``; partial results: OUT``, ``; run folder (nothing measured):
     OUT``), which goes with the runs' temporary folder: ``bench.py exited 1: bench.py:
     error: num_running=4/send/msgpack#0: runner process 4242 was killed by SIGKILL,
@@ -126,8 +127,9 @@ def run_failure(code: int, stderr: str, out: Path) -> str:
     by SIGKILL`` where it wrote nothing."""
     how = (f"was killed by {signal.Signals(-code).name}" if code < 0
            else f"exited {code}")
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    if not lines:
+    lines = [line.strip() for line in stderr.splitlines()
+             if line.startswith("bench.py: error: ")]
+    if not lines:  # killed before it said why: its warnings are not the cause
         return f"bench.py {how}"
     said = lines[-1]
     for pointer in (f"; partial results: {out}", f"; run folder (nothing measured): {out}"):

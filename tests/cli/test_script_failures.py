@@ -207,6 +207,10 @@ def test_oracle_cost_run_failure_names_how_bench_py_ended(tmp_path):
     oracle_cost = load_script("oracle_cost")
     out = tmp_path / "0-off"
     assert oracle_cost.run_failure(-9, "", out) == "bench.py was killed by SIGKILL"
+    # killed after a warning: the warning is not quoted as the cause
+    assert oracle_cost.run_failure(-9, "bench.py: warning: --input-oracle-interval 0: the "
+                                   "input oracle is off\n", out) == (
+        "bench.py was killed by SIGKILL")
     assert oracle_cost.run_failure(1, "bench.py: warning: a\n\nbench.py: error: x: refused; "
                                       f"run folder (nothing measured): {out}\n\n", out) == (
         "bench.py exited 1: bench.py: error: x: refused")
