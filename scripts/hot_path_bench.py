@@ -33,6 +33,14 @@ Structs for msgpack, vLLM's dataclasses for pickle and packed: ``ipc_bench.wire.
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until pyperf_staged has
+    # installed its handlers (ipc_bench.harness.signals), so none lands in an import;
+    # a pyperf worker lets them through again before its benchmark (pyperf_staged).
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import contextlib
 import itertools
@@ -45,7 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
-from ipc_bench.cli.console import pyperf_staged, script_main, written_elsewhere  # noqa: E402
+from ipc_bench.cli.console import (interruptible, pyperf_staged, script_main,  # noqa: E402
+                                   written_elsewhere)
 from ipc_bench.cli.options import (append_problem, list_items, new_output_problem,  # noqa: E402
                                    output_problem)
 from ipc_bench.errors import one_line  # noqa: E402
@@ -332,8 +341,8 @@ def main() -> int:
                 written_elsewhere(f"the results are in {path}")
     args = bench.parse_args()
     if args.list:
-        print("\n".join(benchmark_names()))
-        return 0
+        return interruptible("hot_path_bench.py",
+                             lambda: print("\n".join(benchmark_names())))
     texts = [""] if args.only is None else args.only.split(",")
 
     class Only:  # ``name in only``: one of the texts is in the name

@@ -72,6 +72,14 @@ machine makes some values far slower.
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until pyperf_staged has
+    # installed its handlers (ipc_bench.harness.signals), so none lands in an import;
+    # a pyperf worker lets them through again before its benchmark (pyperf_staged).
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import functools
 import gc
@@ -88,7 +96,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 
 from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
-from ipc_bench.cli.console import pyperf_staged, script_main, written_elsewhere  # noqa: E402
+from ipc_bench.cli.console import (interruptible, pyperf_staged, script_main,  # noqa: E402
+                                   written_elsewhere)
 from ipc_bench.cli.options import (MAX_NUM_SEQS, append_problem, list_items,  # noqa: E402
                                    new_output_problem, output_problem)
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
@@ -638,25 +647,27 @@ def main() -> int:
     if not rows:
         error(f"--only {args.only!r} selects nothing at --batch-sizes "
               f"{','.join(map(str, batch_sizes))}")
-    if args.table_from:
-        medians = {}
-        for path in args.table_from:
-            try:
-                medians.update(_load_medians(path))
-            except ValueError as exc:
-                error(f"argument --table-from: {exc}")
-        if args.figure:
-            try:
-                plot(batch_sizes, medians, args.figure)
-            except OSError as exc:  # disk full (--figure /dev/full)
-                raise SystemExit(f"{prog}: error: cannot write {args.figure}: "
-                                 f"{exc.strerror or exc}") from None
-            written_elsewhere(f"the figure is in {args.figure}")
-        if args.compact:
-            print_compact(batch_sizes, medians, rows)
-        else:
-            print_table(batch_sizes, medians, rows)
-        return 0
+    if args.table_from:  # a signal since the start: one line (interruptible)
+        def table() -> int:
+            medians = {}
+            for path in args.table_from:
+                try:
+                    medians.update(_load_medians(path))
+                except ValueError as exc:
+                    error(f"argument --table-from: {exc}")
+            if args.figure:
+                try:
+                    plot(batch_sizes, medians, args.figure)
+                except OSError as exc:  # disk full (--figure /dev/full)
+                    raise SystemExit(f"{prog}: error: cannot write {args.figure}: "
+                                     f"{exc.strerror or exc}") from None
+                written_elsewhere(f"the figure is in {args.figure}")
+            if args.compact:
+                print_compact(batch_sizes, medians, rows)
+            else:
+                print_table(batch_sizes, medians, rows)
+            return 0
+        return interruptible(prog, table)
     keys = dict.fromkeys(bench_key(w, *v) for v in variants(batch_sizes) for w in WHATS
                          if selected(alts, w, *v))
     keys.update(dict.fromkeys(frontend_key(w, b, t) for b in batch_sizes for t in TOKEN_IDS

@@ -326,36 +326,60 @@ def _replace_file(path: str, text: str) -> None:
         raise
 
 
+def interruptible(prog: str, work: Callable[[], Optional[int]]) -> int:
+    """``work()`` under ``signals.run_command``, for a script that blocked SIGINT /
+    SIGTERM / SIGHUP in its first statements: one that arrived before (kept pending by
+    the block) or while ``work`` runs ends it with one line on stderr, ``PROG:
+    interrupted by SIGINT (exit 130)``, and 130 / 143 / 129. Returns ``work()``'s code
+    (``None``: 0), or that code."""
+    from ipc_bench.harness import signals
+
+    return signals.run_command(
+        lambda: None, lambda _: work() or 0,
+        lambda exc, _: f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})")
+
+
 def pyperf_staged(prog: str, args, work: Callable[[], Optional[int]]) -> int:
     """Run ``work()`` (the ``bench_func`` calls of a ``pyperf.Runner`` whose parsed
     options are ``args``) so that its ``-o`` / ``--append`` files are written whole or
     not at all: pyperf writes to ``.NAME.PID.tmp`` beside each (an ``--append`` file
     that exists copied there first), renamed over the real path (a link's target)
-    only once ``work`` returned. SIGINT / SIGTERM / SIGHUP (``signals.run_command``)
-    stop pyperf's worker (pyperf kills it), remove the temporary files, leave an
-    ``--append`` file as it was and no ``-o`` file, and give one line on stderr,
-    ``PROG: interrupted by SIGINT (exit 130)``, and 130 / 143 / 129; another exception
-    removes them too and is raised. pyperf's workers start with SIGINT ignored (a
-    Ctrl-C reaches the whole process group; a worker still importing would print a
-    traceback, one running would print pyperf's own line) and die with the main
-    process (SIGKILL; one started as the signal came is killed so, not by pyperf):
-    ``_worker_popen``. A signal that arrived in a finalizer (kept pending) ends the
-    run after its last benchmark, still with no file written. In a worker
-    (``args.worker``) ``work()`` runs as it is. Returns ``work()``'s code (``None``:
-    0), or 130 / 143 / 129."""
+    only once ``work`` returned. SIGINT / SIGTERM / SIGHUP (``interruptible``; the
+    script blocked them in its first statements, so one that came during its start is
+    raised here) stop pyperf's worker (pyperf kills it), remove the temporary files,
+    leave an ``--append`` file as it was and no ``-o`` file, and give one line on
+    stderr, ``PROG: interrupted by SIGINT (exit 130)``, and 130 / 143 / 129; another
+    exception removes them too and is raised. A worker that fails (pyperf's
+    ``RuntimeError``: ``python failed with exit code -9``) is one line instead,
+    ``PROG: error: pyperf's worker process 4242 for benchmark 'NAME' was killed by
+    SIGKILL; nothing was written to FILE`` (``SystemExit``: exit 1). pyperf's workers
+    start with SIGINT ignored (a Ctrl-C reaches the whole process group; a worker still
+    importing would print a traceback, one running would print pyperf's own line) and
+    die with the main process (SIGKILL; one started as the signal came is killed so,
+    not by pyperf): ``_worker_popen``. A signal that arrived in a finalizer (kept
+    pending) ends the run after its last benchmark, still with no file written. In a
+    worker (``args.worker``) the signals its start blocked are let through again (the
+    mask it was started with: the main process starts workers with them unblocked)
+    and ``work()`` runs as it is. Returns ``work()``'s code (``None``: 0), or 130 /
+    143 / 129."""
     import shutil
 
     import pyperf._manager
+    import pyperf._runner
 
     from ipc_bench.harness import signals
 
     if args.worker:
+        signals.unblock()
         return work() or 0
     staged = []  # (temporary path, real path)
+    workers: dict = {}  # the last worker started (proc), the benchmark running (name)
     manager_subprocess = pyperf._manager.subprocess
-    pyperf._manager.subprocess = _worker_popen(manager_subprocess)
+    pyperf._manager.subprocess = _worker_popen(manager_subprocess, workers)
+    runner_main = pyperf._runner.Runner._main
+    pyperf._runner.Runner._main = _naming_main(runner_main, workers)
 
-    def run(_) -> int:
+    def run() -> int:
         for attr in ("output", "append"):
             path = getattr(args, attr, None)
             if path is None:
@@ -365,35 +389,76 @@ def pyperf_staged(prog: str, args, work: Callable[[], Optional[int]]) -> int:
             tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
             if os.path.lexists(tmp):  # left by a killed process of the same id
                 os.unlink(tmp)
-            staged.append((tmp, real))
+            staged.append((tmp, real, attr, path))
             if attr == "append" and os.path.exists(real):
                 shutil.copy2(real, tmp)
             setattr(args, attr, tmp)
-        code = work() or 0
+        try:
+            code = work() or 0
+        except RuntimeError as exc:
+            line = _worker_failure(prog, exc, workers, staged)
+            if line is None:
+                raise
+            raise SystemExit(line) from None
         signals.raise_pending()  # one that arrived in a finalizer: no file either
         with signals.deferred():
-            for tmp, real in staged:
+            for tmp, real, _, _ in staged:
                 if os.path.exists(tmp):
                     os.replace(tmp, real)
         return code
 
     try:
-        return signals.run_command(
-            lambda: None, run,
-            lambda exc, _: f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})")
+        return interruptible(prog, run)
     finally:
         pyperf._manager.subprocess = manager_subprocess
-        for tmp, _ in staged:
+        pyperf._runner.Runner._main = runner_main
+        for tmp, _, _, _ in staged:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
 
 
-def _worker_popen(subprocess_module):
+def _naming_main(runner_main, workers: dict):
+    """pyperf's ``Runner._main`` (one benchmark: ``task.name``), noting the name of
+    the benchmark it runs at ``workers["name"]`` for ``_worker_failure``."""
+    def main(self, task):
+        workers["name"] = task.name
+        return runner_main(self, task)
+
+    return main
+
+
+def _worker_failure(prog: str, exc: RuntimeError, workers: dict, staged: list
+                    ) -> Optional[str]:
+    """The line of a pyperf worker that failed (``exc``: pyperf's ``RuntimeError``,
+    ``/usr/bin/python3 failed with exit code -9``, for the worker ``workers["proc"]``, a
+    ``Popen``, that ran the benchmark ``workers["name"]``): ``PROG: error: pyperf's worker
+    process 4242 for benchmark 'NAME' was killed by SIGKILL`` (``exited 1``: its own
+    error printed above), then what became of each ``-o`` / ``--append`` file
+    (``staged``: (temporary path, real path, option, path given)): ``nothing was
+    written to FILE`` / ``FILE is as it was``. ``None`` for another ``RuntimeError``
+    (a bug: its traceback)."""
+    from ipc_bench.errors import one_line
+    from ipc_bench.harness.signals import child_ended
+
+    proc = workers.get("proc")
+    code = None if proc is None else proc.returncode
+    if not code or str(exc) != f"{proc.args[0]} failed with exit code {code}":
+        return None
+    name = f" for benchmark {workers['name']!r}" if "name" in workers else ""
+    line = f"{prog}: error: pyperf's worker process {proc.pid}{name} {child_ended(code)}"
+    for _, _, attr, path in staged:
+        line += (f"; nothing was written to {path}" if attr == "output"
+                 else f"; {path} is as it was")
+    return one_line(line)
+
+
+def _worker_popen(subprocess_module, workers: dict):
     """``subprocess`` as pyperf's ``Manager`` uses it (``subprocess.Popen``), its
     ``Popen`` starting each worker with SIGINT ignored and SIGKILLed when its parent
-    dies (``signals.set_parent_death_signal``, Linux)."""
+    dies (``signals.set_parent_death_signal``, Linux), the last one started kept at
+    ``workers["proc"]``."""
     import functools
     import types
 
@@ -403,6 +468,11 @@ def _worker_popen(subprocess_module):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signals.set_parent_death_signal()
 
+    def popen(*args, **kwargs):
+        proc = subprocess_module.Popen(*args, preexec_fn=preexec, **kwargs)
+        workers["proc"] = proc
+        return proc
+
     shim = types.SimpleNamespace(**vars(subprocess_module))
-    shim.Popen = functools.partial(subprocess_module.Popen, preexec_fn=preexec)
+    shim.Popen = popen
     return shim
