@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from fault_helpers import alive, bench_started, children, runners_of
-from script_module import load_script, run_script
+from script_module import kill_started, load_script, run_script, start_script
 
 ROOT = Path(__file__).resolve().parents[2]
 #: How long a script may take to reach the point a test waits for.
@@ -32,31 +32,15 @@ START_S = 60
 #: 2-core development machine), and none while it imports and a few in its handshake.
 STEPPING_SWITCHES = 1000
 
-_STARTED: list[subprocess.Popen] = []
-
-
 @pytest.fixture(autouse=True)
 def _no_group_left():
-    """Each process group ``_start`` made is killed after the test, passed or not."""
     yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
+    kill_started()
 
 
 def _start(name: str, *argv: str, tmpdir: Path) -> subprocess.Popen:
-    """``python scripts/NAME.py ARGV...`` in its own process group, ``TMPDIR`` set to
-    ``tmpdir``, its output as text."""
-    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / f"{name}.py"), *argv],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=dict(os.environ, TMPDIR=str(tmpdir)),
-                            start_new_session=True)
-    _STARTED.append(proc)
-    return proc
+    """``start_script`` with ``TMPDIR`` set to ``tmpdir``."""
+    return start_script(name, *argv, env=dict(os.environ, TMPDIR=str(tmpdir)))
 
 
 def _wait_until(proc: subprocess.Popen, ready, what: str):

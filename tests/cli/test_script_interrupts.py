@@ -10,46 +10,26 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from fault_helpers import children, processes_matching
+from script_module import kill_started, start_script
 
-ROOT = Path(__file__).resolve().parents[2]
 #: How long a script may take to reach the point each test waits for (a loaded 2-core
 #: machine starts a bench.py in a few seconds).
 START_S = 60
 
 
-#: The process groups ``_start`` made in the running test (``_no_group_left`` kills them).
-_STARTED: list[subprocess.Popen] = []
-
-
 @pytest.fixture(autouse=True)
 def _no_group_left():
-    """A test that fails (a script that ignored its signal) leaves no process behind
-    to load the machine for the tests after it: each group ``_start`` made is killed."""
     yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass  # the group is gone
-        proc.communicate()
+    kill_started()
 
 
-def _start(name: str, *argv: str, env=None) -> subprocess.Popen:
-    """``python scripts/NAME.py ARGV...`` in its own process group (so a test can
-    signal the group, as a terminal's Ctrl-C does), its output as text."""
-    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / f"{name}.py"), *argv],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, start_new_session=True)
-    _STARTED.append(proc)
-    return proc
+_start = start_script
 
 
 def _wait_until(proc: subprocess.Popen, ready, what: str) -> None:
