@@ -13,8 +13,10 @@ payload bytes per step in each direction, checks every counted step's frames aga
 the analytic model (``ipc_bench.analysis.bytemodel``), and prints what ``send`` costs
 over ``cached`` per running request, measured and as the model expects for the
 distribution (``expected``). Exit 1 if the model misses any frame. A case that fails
-is one line, as ``bench.py`` gives it (``byte_sweep.py: error: runner process 4242 was
-killed by SIGKILL, noticed while waiting for ModelRunnerOutput for step 1185``), exit 1.
+is one line naming it, as ``bench.py`` gives it, with the sweep point it ran at
+(``byte_sweep.py: error: num_running=256/send/msgpack#0 (cmpl ids, vocabulary 32,000,
+uniform token ids): runner process 4242 was killed by SIGKILL, noticed while waiting
+for ModelRunnerOutput for step 1185``), exit 1.
 
 Usage (about 1-2 minutes on 2 cores with the defaults; each extra distribution adds as
 much again):
@@ -38,6 +40,7 @@ import itertools
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -52,7 +55,7 @@ from ipc_bench.harness.scenario import ScenarioOptions, steady_cases  # noqa: E4
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.token_ids import token_id_distribution  # noqa: E402
-from ipc_bench.cli.console import script_main, write_output  # noqa: E402
+from ipc_bench.cli.console import failure_line, script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, _choices, _int_in, _parse_int,  # noqa: E402
                                    list_items, no_repeats, writable_file)
@@ -72,7 +75,13 @@ def measure(fmt: str, vocab: int, num_running: int, steps: int, codecs: list[str
                            req_id_format=fmt, vocab_size=vocab, token_ids=token_ids)
     rows = []
     for case in steady_cases(opts, "decode-steady", [num_running]):
-        result = run_case(case)
+        try:
+            result = run_case(case)
+        except Exception as exc:
+            code = case_failure(case.case_id, sweep_point(fmt, vocab, token_ids), exc)
+            if code is None:
+                raise  # a bug: its traceback
+            raise SystemExit(code) from None
         a = np.asarray(result.sched_rows, dtype=np.int64)
         counted = a[a[:, COL["counted"]] == 1]
         s_codec = scheduler_output_codec(case.codec)
@@ -92,6 +101,29 @@ def measure(fmt: str, vocab: int, num_running: int, steps: int, codecs: list[str
                          frames_checked=len(result.s2r_frames) + len(result.r2s_frames),
                          model_mismatches=mismatches, token_digest=result.token_digest))
     return rows
+
+
+def sweep_point(fmt: str, vocab: int, token_ids: str) -> str:
+    """The sweep point a case runs at, as the progress line names it: ``cmpl ids,
+    vocabulary 32,000, uniform token ids``."""
+    return f"{fmt} ids, vocabulary {vocab:,}, {token_ids} token ids"
+
+
+def case_failure(case_id: str, point: str, exc: Exception) -> Optional[int]:
+    """A case that raised ``exc``: its one line on stderr, which names the case as
+    ``bench.py`` names a failed one (``CaseSpec.case_id``), then the sweep point
+    (``sweep_point``), then the reason (``console.failure_line``):
+    ``byte_sweep.py: error: num_running=256/send/msgpack#0 (cmpl ids, vocabulary
+    32,000, uniform token ids): runner process 4242 was killed by SIGKILL, noticed
+    while waiting for ModelRunnerOutput for step 1185``; returns the exit code, 1 (2
+    for sockets that could not be set up or a process out of file descriptors).
+    ``None``, nothing printed, for any other exception (a bug: its traceback is
+    worth more)."""
+    failure = failure_line("byte_sweep.py", exc, f"{case_id} ({point})")
+    if failure is None:
+        return None
+    print(failure[0], file=sys.stderr)
+    return failure[1]
 
 
 def print_table(rows: list[dict], num_running: int) -> None:
@@ -180,7 +212,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     """Exit 0, 1 if the model misses a frame, a case fails (``run_case`` raises
-    ``CaseError``, which ``script_main`` gives as one line) or the ``--json`` file
+    ``CaseError``: one line naming the case, ``case_failure``) or the ``--json`` file
     cannot be written (disk full: ``byte_sweep.py: error: cannot write PATH: REASON``),
     2 on bad input; SIGINT / SIGTERM / SIGHUP end the running case as ``bench.py``
     does (``ipc_bench.harness.signals``: the runner reaped, the socket folder removed),
@@ -193,8 +225,7 @@ def main(argv=None) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     rows = []
     for fmt, vocab, dist in itertools.product(args.formats, args.vocab_sizes, args.token_ids):
-        print(f"... {fmt} ids, vocabulary {vocab:,}, {dist} token ids",
-              file=sys.stderr, flush=True)
+        print(f"... {sweep_point(fmt, vocab, dist)}", file=sys.stderr, flush=True)
         rows += measure(fmt, vocab, args.num_running, args.steps, args.codecs, dist)
     print_table(rows, args.num_running)
     if args.json:

@@ -237,7 +237,8 @@ FAILURES = (("ipc_bench.harness.spec", "CaseError", 1),
             ("ipc_bench.engine.config", "ConfigError", 1))
 
 
-def failure_line(prog: str, exc: BaseException) -> Optional[tuple[str, int]]:
+def failure_line(prog: str, exc: BaseException, case: Optional[str] = None
+                 ) -> Optional[tuple[str, int]]:
     """The line and exit code of a script whose ``main`` raised ``exc``, as
     ``bench.py`` ends a case that raised it: for a failed case (``FAILURES``: a
     ``CaseError``, ``runner process 4242 was killed by SIGKILL, noticed while waiting
@@ -247,22 +248,25 @@ def failure_line(prog: str, exc: BaseException) -> Optional[tuple[str, int]]:
     descriptors (``errors.out_of_fds``) ``PROG: error: `` and
     ``errors.fd_shortage_text``'s line, 2; at another resource limit (a thread that
     could not start, ``MemoryError``) ``errors.resource_shortage_text``'s line, 1.
-    ``None`` for any other exception: a bug, whose traceback is worth more than a
-    line."""
+    ``case``: the case that raised it, named before the message as ``bench.py`` names
+    its failed case (``PROG: error: CASE: MESSAGE``, ``CASE`` a ``CaseSpec.case_id``,
+    ``num_running=64/send/msgpack#0``, and what else tells it apart). ``None`` for
+    any other exception: a bug, whose traceback is worth more than a line."""
     from ipc_bench.errors import (fd_shortage_text, names_fd_limit, one_line, out_of_fds,
                                   resource_shortage_text)
 
+    where = "" if case is None else f"{case}: "
     for module, name, code in FAILURES:
         cls = getattr(sys.modules.get(module), name, None)
         if isinstance(cls, type) and isinstance(exc, cls):
             message = str(exc)
-            return (one_line(f"{prog}: error: {message}"),
+            return (one_line(f"{prog}: error: {where}{message}"),
                     2 if names_fd_limit(message) else code)
     if out_of_fds(exc):
-        return one_line(f"{prog}: error: {fd_shortage_text(exc)}"), 2
+        return one_line(f"{prog}: error: {where}{fd_shortage_text(exc)}"), 2
     shortage = resource_shortage_text(exc)
     if shortage is not None:
-        return one_line(f"{prog}: error: {shortage}"), 1
+        return one_line(f"{prog}: error: {where}{shortage}"), 1
     return None
 
 

@@ -82,6 +82,9 @@ def _stepping_runner(scheduler_pids):
 BYTE_SWEEP = ("--formats", "cmpl", "--vocab-sizes", "32000", "--codecs", "msgpack",
               "--num-running", "16", "--steps", "1000000")
 BYTE_SWEEP_PROGRESS = "... cmpl ids, vocabulary 32,000, uniform token ids"
+#: The case a runner killed in the first case fails, as byte_sweep names it.
+BYTE_SWEEP_CASE = ("num_running=16/send/msgpack#0 (cmpl ids, vocabulary 32,000, uniform "
+                   "token ids)")
 
 
 def test_byte_sweep_runner_killed_mid_case_is_one_line_and_exit_1(bench_tmpdir):
@@ -93,8 +96,9 @@ def test_byte_sweep_runner_killed_mid_case_is_one_line_and_exit_1(bench_tmpdir):
     progress, line = stderr.splitlines()
     assert progress == BYTE_SWEEP_PROGRESS
     assert re.fullmatch(
-        f"byte_sweep.py: error: runner process {runner} was killed by SIGKILL, noticed "
-        r"while (waiting for ModelRunnerOutput|sending SchedulerOutput) for step \d+",
+        re.escape(f"byte_sweep.py: error: {BYTE_SWEEP_CASE}: runner process {runner} was "
+                  "killed by SIGKILL, noticed ")
+        + r"while (waiting for ModelRunnerOutput|sending SchedulerOutput) for step \d+",
         line), stderr
     assert not alive(runner)
 
@@ -107,8 +111,8 @@ def test_byte_sweep_runner_killed_in_its_handshake_is_one_line_and_exit_1(bench_
     os.kill(runner, signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=START_S)
     assert (proc.returncode, stdout, stderr) == (
-        1, "", f"{BYTE_SWEEP_PROGRESS}\nbyte_sweep.py: error: runner process {runner} was "
-        "killed by SIGKILL, noticed while sending Handshake\n")
+        1, "", f"{BYTE_SWEEP_PROGRESS}\nbyte_sweep.py: error: {BYTE_SWEEP_CASE}: runner "
+        f"process {runner} was killed by SIGKILL, noticed while sending Handshake\n")
 
 
 # ------------------------------------------------------------------ script_main
