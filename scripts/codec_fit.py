@@ -35,7 +35,12 @@ cannot be written in (or ``--output``, ``--steps`` or ``--repeat`` with both run
 given: nothing is run), a run
 folder that cannot be read or lacks what the fit needs (a policy and codec at fewer than 3 batch sizes, a
 fitted policy and codec without a complete case at 1,024 in the check run, no case at a
-fixed number of running requests: a trace replay's run, ``azure-conv``); 130 / 143 /
+fixed number of running requests: a trace replay's run, ``azure-conv``), or a run of
+another scenario than decode-steady, the one fitted (``step-time``, ``overhead``,
+``tp-broadcast``, ``pp`` record codec times and ``num_running`` too, but their cases at
+one batch size differ in more: ``codec_fit.py: error: argument --fit-run: DIR has no
+complete two-process case to fit; its step-time cases are not decode-steady ones
+(codec_fit fits decode-steady runs)``); 130 / 143 /
 129 when interrupted by SIGINT / SIGTERM / SIGHUP: the running ``bench.py`` gets the
 same signal, writes what it measured and is reaped, then one line on stderr names the
 run folders made here that are kept and what they hold (``codec_fit.py: interrupted by
@@ -80,6 +85,12 @@ FIT_SIZES = "16,64,128,256,512"
 CHECK_SIZE = 1024
 #: Batch sizes a line fit needs (``fit_linear``).
 MIN_FIT_SIZES = 3
+#: The scenarios whose runs are fitted: cases at the same number of running requests
+#: differ in nothing else. The others that record codec times and ``num_running``
+#: (step-time: also the step time; overhead: recording on and off; tp-broadcast and
+#: pp: the ranks or stages) would be pooled across what they vary; a trace replay
+#: (azure-conv) has no fixed number of running requests.
+FIT_SCENARIOS = ("decode-steady",)
 PROG = "codec_fit.py"
 
 
@@ -115,12 +126,13 @@ def points(summary: dict, key, medians: dict | None = None
     """(policy, codec) -> num_running -> median over repetitions of ``key(case)``;
     with ``medians`` (``step_medians``) the per-case values are per-step medians
     instead of the summary's means. Complete two-process cases at a fixed number of
-    running requests only: a single-process case (codec ``none``) has no codec to
-    time, and a trace replay's case (``azure-conv``) no ``num_running`` to fit
-    against (``batchless_note``)."""
+    running requests of a scenario fitted (``FIT_SCENARIOS``; a case that records
+    none is taken) only: a single-process case (codec ``none``) has no codec to
+    time, a trace replay's case (``azure-conv``) no ``num_running`` to fit against,
+    and another scenario's cases vary more than that (``unfit_note``)."""
     acc: dict[tuple[str, str], dict[int, list[float]]] = {}
     for c in summary["cases"]:
-        if not _timed(c) or c.get("num_running") is None:
+        if not _timed(c) or c.get("num_running") is None or not _fitted_scenario(c):
             continue
         case = medians[c["case_id"]] if medians is not None else c
         acc.setdefault((c["policy"], c["codec"]), {}).setdefault(
@@ -134,17 +146,35 @@ def _timed(case: dict) -> bool:
                 and "encode_ns_per_step" in case and case.get("codec") != NO_CODEC)
 
 
-def batchless_note(summary: dict) -> str:
-    """The end of a refusal's line for a run whose timed cases (``_timed``) have no
-    ``num_running`` (a trace replay's, which ``points`` leaves out): ``; its
-    azure-conv cases have no fixed number of running requests (codec_fit fits
-    decode-steady runs)``; ``""`` where there is none."""
-    scenarios = sorted({str(c.get("scenario") or "unnamed") for c in summary["cases"]
+def _fitted_scenario(case: dict) -> bool:
+    """Whether ``case`` is of a scenario fitted (``FIT_SCENARIOS``) or records none."""
+    scenario = case.get("scenario")
+    return scenario is None or str(scenario) in FIT_SCENARIOS
+
+
+def unfit_note(summary: dict) -> str:
+    """The end of a refusal's line for a run with cases ``points`` leaves out for their
+    scenario: timed ones (``_timed``) without ``num_running`` (a trace replay's),
+    ``; its azure-conv cases have no fixed number of running requests``, and any of a
+    scenario not fitted (``FIT_SCENARIOS``), ``; its step-time cases are not
+    decode-steady ones``; then what is fitted, `` (codec_fit fits decode-steady
+    runs)``; ``""`` where there is none."""
+    cases = summary["cases"]
+    batchless = sorted({str(c.get("scenario") or "unnamed") for c in cases
                         if _timed(c) and c.get("num_running") is None})
-    if not scenarios:
+    other = sorted({str(c["scenario"]) for c in cases if not _fitted_scenario(c)}
+                   - set(batchless))
+    notes = []
+    if batchless:
+        notes.append(f"its {', '.join(batchless)} cases have no fixed number of running "
+                     "requests")
+    if other:
+        notes.append(f"its {', '.join(other)} cases are not {' or '.join(FIT_SCENARIOS)} "
+                     "ones")
+    if not notes:
         return ""
-    return (f"; its {', '.join(scenarios)} cases have no fixed number of running "
-            "requests (codec_fit fits decode-steady runs)")
+    return ("; " + "; ".join(notes)
+            + f" (codec_fit fits {' and '.join(FIT_SCENARIOS)} runs)")
 
 
 def _sizes(pts: dict[int, float]) -> str:
@@ -157,12 +187,12 @@ def _pair(key: tuple[str, str]) -> str:
 
 def fit_problem(fit_dir: Path, fit_pts: dict, summary: dict) -> Optional[str]:
     """Why the fit run's cases (``points`` of its ``summary``) cannot be fitted, or
-    ``None``: no two-process case (at a fixed number of running requests:
-    ``batchless_note``), or a policy and codec at fewer than ``MIN_FIT_SIZES`` batch
-    sizes."""
+    ``None``: no two-process case (at a fixed number of running requests, of a
+    scenario fitted: ``unfit_note``), or a policy and codec at fewer than
+    ``MIN_FIT_SIZES`` batch sizes."""
     if not fit_pts:
         return (f"{fit_dir} has no complete two-process case to fit"
-                + batchless_note(summary))
+                + unfit_note(summary))
     for key, pts in fit_pts.items():
         if len(pts) < MIN_FIT_SIZES:
             return (f"{fit_dir}: {_pair(key)} at {len(pts)} batch size(s) ({_sizes(pts)}); "
@@ -174,14 +204,14 @@ def check_problem(check_dir: Path, check_pts: dict, needed, summary: dict) -> Op
     """Why the check run's cases (``points`` of its ``summary``) cannot check the fits
     of the ``needed`` (policy, codec) pairs, or ``None``: a pair without a complete
     two-process case at ``CHECK_SIZE``, or (``needed`` empty) no such case at all
-    (with ``batchless_note``'s end for a trace replay's cases)."""
+    (with ``unfit_note``'s end for a trace replay's cases or another scenario's)."""
     missing = [k for k in sorted(needed) if CHECK_SIZE not in check_pts.get(k, {})]
     if needed and not missing:
         return None
     there = "; ".join(f"{_pair(k)} at {_sizes(pts)}" for k, pts in sorted(check_pts.items()))
     return (f"{check_dir} has no complete two-process case at {CHECK_SIZE:,} running "
             "requests" + (f" for {', '.join(map(_pair, missing))}" if missing else "")
-            + f" (it has {there or 'none'})" + batchless_note(summary))
+            + f" (it has {there or 'none'})" + unfit_note(summary))
 
 
 def _product(pairs) -> set[tuple[str, str]]:
