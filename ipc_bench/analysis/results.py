@@ -3223,6 +3223,67 @@ _METADATA_SHAPES = {"git": dict, "gpu": dict, "virtualization": dict, "packages"
 _METADATA_OBJECT_TEXTS = {"git": ("commit", "branch", "diff_sha256"),
                           "trace": ("path", "resolved_path", "sha256")}
 
+
+def _is_whole(value: Any) -> bool:
+    """A whole number (JSON's ``true`` and ``false`` are not)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    """A number (JSON's ``true`` and ``false`` are not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _text_or_null(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_scalar(value: Any) -> bool:
+    """A text, a number or true or false: what the Environment table shows as
+    ``key=value`` (an object or a list would show as Python writes it)."""
+    return isinstance(value, (str, int, float))
+
+
+#: Tests (with what a value must be, in words) that ``check_shapes`` puts values
+#: inside the metadata and ``metadata.cases`` to.
+_TEXT = (lambda v: isinstance(v, str), "a text")
+_TEXT_OR_NULL = (_text_or_null, "a text or null")
+_WHOLE = (_is_whole, "a whole number")
+_WHOLE_OR_NULL = (lambda v: v is None or _is_whole(v), "a whole number or null")
+_NUMBER = (_is_number, "a number")
+_NUMBER_OR_NULL = (lambda v: v is None or _is_number(v), "a number or null")
+_FLAG = (lambda v: isinstance(v, bool), "true or false")
+_SCALAR = (_is_scalar, "a text, a number, true or false")
+
+#: Fields of ``summary.json``'s ``metadata`` that the report shows as texts (the
+#: title's and the headings' scenario, the Environment table's machine and software):
+#: a value of another type, null included (a run never writes one), is dropped with a
+#: warning (``check_shapes``).
+_METADATA_TEXTS = ("scenario", "hostname", "python_version", "python_implementation",
+                   "executable", "platform", "kernel", "cpu_model", "cpu_governor",
+                   "arm_order")
+
+#: The values of ``_METADATA_SHAPES``' objects the Environment table shows as
+#: ``key=value`` (``collect_metadata``: ``_gpu_info``, ``_virtualization``,
+#: ``_packages``), each with the test it must pass; ``None``: a field not named here,
+#: tested as the ``None`` entry says. A value that fails is dropped with a warning.
+_METADATA_OBJECT_VALUES = {
+    "gpu": {"name": _TEXT, "count": _WHOLE, "cuda": _TEXT_OR_NULL, "capability": _TEXT,
+            "driver": _TEXT, None: _SCALAR},
+    "virtualization": {"product_name": _TEXT, "sys_vendor": _TEXT,
+                       "cpu_hypervisor_flag": _FLAG, "systemd_detect_virt_vm": _TEXT,
+                       "systemd_detect_virt_container": _TEXT, None: _SCALAR},
+    "packages": {None: _TEXT},
+}
+
+
+def _key_path(prefix: str, key: str) -> str:
+    """``prefix.key`` where ``key`` is a plain name (letters, digits, ``_.+-``), else
+    ``prefix[KEY]``, ``KEY`` quoted as a warning line quotes a value (``_shown``)."""
+    if re.fullmatch(r"[A-Za-z0-9_.+-]+", key):
+        return f"{prefix}.{key}" if prefix else key
+    return f"{prefix}[{_shown(key)}]"
+
 def _numbers(value: Any) -> bool:
     """A list of numbers from 0 to ``MAX_CASE_VALUE`` (a whole number beyond a float's
     range would not go into one)."""
@@ -3251,6 +3312,10 @@ _METADATA_VALUES = {
     "start_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
     "end_time_utc": (lambda v: iso_time(v) is not None, "an ISO 8601 time"),
     "aa": (lambda v: isinstance(v, bool), "true or false"),
+    "cpu_affinity": (lambda v: isinstance(v, list) and all(_is_whole(c) for c in v),
+                     "a list of whole numbers (CPU ids)"),
+    "cpu_freq_mhz": (_is_number, "a number (MHz)"),
+    "niceness": (_is_whole, "a whole number"),
 }
 
 #: Fields of ``summary.json``'s ``metadata`` that a run always writes as an object:
@@ -3267,10 +3332,6 @@ def _label_values(value: Any) -> bool:
     group cases by its values)."""
     return isinstance(value, dict) and all(
         v is None or isinstance(v, (str, int, float)) for v in value.values())
-
-
-def _text_or_null(value: Any) -> bool:
-    return value is None or isinstance(value, str)
 
 
 #: Fields of a ``metadata.cases`` entry (what a case ran with, ``cli.execute``) that
@@ -3290,6 +3351,58 @@ _SETTING_SHAPES = {
 #: Fields of a ``metadata.cases`` entry's ``model`` that the report reads as texts
 #: (or null): the model's name and the token-id histogram's path and digest.
 _MODEL_TEXTS = ("name", "token_ids", "token_ids_sha256")
+
+#: The values of a ``metadata.cases`` entry (``cli.execute``: ``CaseSpec``'s fields,
+#: its ``SchedulerConfig`` and ``ModelConfig``) that the Configuration table shows as
+#: ``key=value``, each with the test it must pass where it is there: a value that fails
+#: is dropped with a warning (``_setting_value_lines``), the rest of the entry kept.
+#: ``"scheduler"`` and ``"model"``: their objects' fields (``None``: one not named).
+_SETTING_VALUES = {
+    **dict.fromkeys(("warmup_steps", "repetition", "input_oracle_interval"), _WHOLE),
+    **dict.fromkeys(("max_steps", "counted_steps", "tp", "pp"), _WHOLE_OR_NULL),
+    **dict.fromkeys(("peer_timeout_s", "startup_timeout_s"), _NUMBER),
+    "trace_speedup": _NUMBER_OR_NULL,
+    **dict.fromkeys(("stream", "async_scheduling", "frontend", "floor", "no_floor"), _FLAG),
+    "scheduler": {None: _WHOLE},
+    "model": {**dict.fromkeys(("vocab_size", "hash_window", "seed", "num_threads"), _WHOLE),
+              **dict.fromkeys(("step_time_ms", "spec_acceptance"), _NUMBER),
+              **dict.fromkeys(("step_wait", "preset", "device", "attention", "roofline"),
+                              _TEXT),
+              "cuda_graphs": _FLAG,
+              "cuda_graph_sizes": (lambda v: isinstance(v, list) and all(map(_is_whole, v)),
+                                   "a list of whole numbers"),
+              None: (lambda v: _is_scalar(v) or v is None, "a text, a number, true, false "
+                     "or null")},
+}
+
+
+def _value_lines(obj: dict[str, Any], tests: dict, where: str, path: Path,
+                 after: str = "") -> list[str]:
+    """Drop from ``obj`` (in place) each value that fails its test in ``tests`` (a
+    field's own, else the ``None`` entry's; a field with neither is not tested), and
+    one warning line for each: ``PATH: WHERE.KEY is VALUE, not WORDS (AFTER; left
+    out)`` (``metadata.gpu.count is "two", not a whole number (left out)``)."""
+    out = []
+    for key in list(obj):
+        test = tests.get(key, tests.get(None))
+        if isinstance(test, tuple) and isinstance(key, str) and not test[0](obj[key]):
+            out.append(f"{path}: {_key_path(where, key)} is {_shown(obj.pop(key))}, not "
+                       f"{test[1]} ({after}left out)")
+    return out
+
+
+def _setting_value_lines(entry: dict[str, Any], index: int, path: Path) -> list[str]:
+    """Drop from ``entry`` (the ``index``-th of ``metadata.cases``, one the report
+    keeps) each ``_SETTING_VALUES`` value of the wrong type, its ``scheduler``'s and
+    its ``model``'s included; one warning line each (``metadata.cases[0].counted_steps
+    is "many", not a whole number or null (case 'ID'; left out)``)."""
+    where, after = f"metadata.cases[{index}]", f"case {entry['case_id']!r}; "
+    out = _value_lines(entry, _SETTING_VALUES, where, path, after)
+    for key in ("scheduler", "model"):
+        if isinstance(entry.get(key), dict):
+            out += _value_lines(entry[key], _SETTING_VALUES[key], f"{where}.{key}", path,
+                                after)
+    return out
 
 
 def _setting_problem(entry: dict[str, Any]) -> str | None:
@@ -3369,11 +3482,14 @@ def check_shapes(summary: dict[str, Any], path: Path) -> list[str]:
 def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
     """Drop from a summary's ``metadata`` (in place) a ``_METADATA_SHAPES`` field of
     another type, a text of one of another type (``_METADATA_OBJECT_TEXTS``), an entry
-    of ``gpus`` that is not an object, a ``_METADATA_VALUES`` field that fails its
-    test, an ``end_time_utc`` before the ``start_time_utc``, a null
+    of ``gpus`` that is not an object, a ``_METADATA_TEXTS`` field that is not a text,
+    an entry of ``notes`` that is not a text, a value of ``gpu``, ``virtualization`` or
+    ``packages`` of the wrong type (``_METADATA_OBJECT_VALUES``), a
+    ``_METADATA_VALUES`` field that fails its test, an ``end_time_utc`` before the ``start_time_utc``, a null
     ``_METADATA_NEVER_NULL`` field, and a ``metadata.cases`` entry that is not an
     object with a text ``case_id``, has a field of the wrong kind or repeats an
-    earlier one's ``case_id`` (``_kept_settings``). Returns one warning line per thing
+    earlier one's ``case_id``, and a setting of a kept entry of the wrong type
+    (``_kept_settings``). Returns one warning line per thing
     dropped (``check_shapes``)."""
     out = []
     for key, kind in _METADATA_SHAPES.items():
@@ -3390,6 +3506,18 @@ def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
             if not _text_or_null(meta[key].get(name)):
                 out.append(f"{path}: metadata.{key}.{name} is "
                            f"{_shown(meta[key].pop(name))}, not a text (left out)")
+    for key in _METADATA_TEXTS:
+        if key in meta and not isinstance(meta[key], str):
+            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not a text "
+                       "(left out)")
+    if isinstance(meta.get("notes"), list):  # the `note:` lines the run printed
+        notes = meta["notes"]
+        out += [f"{path}: metadata.notes[{i}] is {_shown(note)}, not a text (left out)"
+                for i, note in enumerate(notes) if not isinstance(note, str)]
+        meta["notes"] = [note for note in notes if isinstance(note, str)]
+    for key, tests in _METADATA_OBJECT_VALUES.items():
+        if isinstance(meta.get(key), dict):
+            out += _value_lines(meta[key], tests, f"metadata.{key}", path)
     for key, (test, words) in _METADATA_VALUES.items():
         if key in meta and meta[key] is not None and not test(meta[key]):
             out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
@@ -3415,7 +3543,8 @@ def _kept_settings(entries: list, path: Path) -> tuple[list[dict], list[str]]:
     'ID') has labels "x", not an object of texts and numbers``), or one whose
     ``case_id`` an earlier entry has (``case 'ID' is listed again as
     metadata.cases[3]``). The case's own results (``cases``) are loaded all the same:
-    only what it ran with goes unshown."""
+    only what it ran with goes unshown. A kept entry's settings of the wrong type are
+    dropped from it, one line each (``_setting_value_lines``)."""
     kept, lines, seen = [], [], set()
     for i, c in enumerate(entries):
         if not (isinstance(c, dict) and isinstance(c.get("case_id"), str)):
@@ -3430,6 +3559,7 @@ def _kept_settings(entries: list, path: Path) -> tuple[list[dict], list[str]]:
             lines.append(f"{path}: case {c['case_id']!r} is listed again as "
                          f"metadata.cases[{i}] (left out)")
         else:
+            lines += _setting_value_lines(c, i, path)
             kept.append(c)
             seen.add(c["case_id"])
     return kept, lines
