@@ -75,12 +75,12 @@ from typing import Callable, Optional
 
 from ipc_bench.engine.scheduler import ProtocolError
 from ipc_bench.harness.memory import freeze_heap, thaw_heap
-from ipc_bench.harness.scheduler_loop import undecodable_text
 from ipc_bench.harness.spec import CaseError
 from ipc_bench.wire.channel import FLOOR_REPLY, FLOOR_REQUEST, RunnerChannel
 from ipc_bench.wire.codecs import DecodeError, model_runner_output_codec, scheduler_output_codec
 from ipc_bench.wire.control import (FLOOR_CHUNK_STEPS, BeginFloor, ErrorReport,
                                     FloorReady, Heartbeat, KeepAlive, beating, no_beat)
+from ipc_bench.wire.decode_error import undecodable_text
 
 #: ``progress(done, total)`` -> the count of steps done at which to call it next:
 #: ``done`` of the floor's ``total`` steps replayed, 0 as it begins (before its

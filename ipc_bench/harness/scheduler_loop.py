@@ -57,6 +57,7 @@ from ipc_bench.harness.recording import GcCounter, StepFlusher, record_requests
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.channel import SchedulerChannel
 from ipc_bench.wire.codecs import DecodeError, messages_of, session_codecs, session_end
+from ipc_bench.wire.decode_error import undecodable_text
 from ipc_bench.wire.control import (CheckInputs, EndWarmup, ErrorReport, Heartbeat,
                                     InputDigests, KeepAlive, RecheckInputs, StepInputIds,
                                     WarmupEnded, beating, no_beat)
@@ -91,15 +92,6 @@ def reply_origin(endpoint: Optional[str]) -> Optional[str]:
     if not endpoint or not endpoint.startswith("tcp://"):
         return None
     return f"on the tcp port {endpoint.rsplit(':', 1)[1]}: from the runner or another peer"
-
-
-def undecodable_text(size: int, origin: Optional[str]) -> str:
-    """``undecodable ModelRunnerOutput from the runner (227 bytes)``, or where the frame
-    cannot be attributed (``reply_origin``), ``undecodable ModelRunnerOutput (227
-    bytes) on the tcp port 5602: from the runner or another peer``."""
-    if origin is None:
-        return f"undecodable ModelRunnerOutput from the runner ({size:,} bytes)"
-    return f"undecodable ModelRunnerOutput ({size:,} bytes) {origin}"
 
 
 # ======================================================================================
