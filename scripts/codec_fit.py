@@ -44,8 +44,12 @@ complete two-process case to fit; its step-time cases are not decode-steady ones
 129 when interrupted by SIGINT / SIGTERM / SIGHUP: the running ``bench.py`` gets the
 same signal, writes what it measured and is reaped, then one line on stderr names the
 run folders made here that are kept and what they hold (``codec_fit.py: interrupted by
-SIGINT (exit 130); kept: the fit run DIR is incomplete (2 cases complete)``); a
-``--json`` file is written whole or not at all.
+SIGINT (exit 130); kept: the fit run DIR is incomplete (2 cases complete)``); an
+``--output`` folder made here that nothing was written to (a run that left its folder
+empty removes it) is removed again, and the line says so (``codec_fit.py: interrupted
+by SIGINT (exit 130); the --output folder DIR made here is removed: nothing was written
+to it``; one that was there is left as it was); a ``--json`` file is written whole or
+not at all.
 """
 
 from __future__ import annotations
@@ -280,6 +284,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.repeat = 3 if args.repeat is None else args.repeat
     args.error = p.error
     args.made = []  # (name, folder) of each run made here, as it starts (``_made``)
+    args.made_root = None  # the folder of the runs, where made here (``_made``)
+    args.removed_root = False  # ... and removed again, nothing written to it (``_fit``)
     return args
 
 
@@ -335,15 +341,20 @@ def prepare(args) -> tuple[Path, dict, Path, dict]:
 
 def _made(args, sizes: str, name: str, pairs: set[tuple[str, str]]) -> tuple[Path, dict]:
     """A decode-steady run at ``sizes`` made here into ``<name>-<time>`` under
-    ``--output`` (default ``results/`` of the checkout), of ``pairs``' policies and
-    codecs, or the scenario's where empty: its folder and summary."""
+    ``--output`` (default ``results/`` of the checkout; made if missing, and kept at
+    ``args.made_root`` then), of ``pairs``' policies and codecs, or the scenario's
+    where empty: its folder and summary."""
     root = Path(args.output) if args.output is not None else ROOT / "results"
-    try:
-        out = default_run_dir(root, name)
-    except OSError as exc:
-        raise SystemExit(f"{PROG}: error: cannot make a run folder in {root}: "
-                         f"{exc.strerror or exc}") from None
-    args.made.append((name.removesuffix(str(CHECK_SIZE)), out))
+    with signals.deferred():  # the folders noted as soon as made: none goes unnoticed
+        existed = root.is_dir()
+        try:
+            out = default_run_dir(root, name)
+        except OSError as exc:
+            raise SystemExit(f"{PROG}: error: cannot make a run folder in {root}: "
+                             f"{exc.strerror or exc}") from None
+        if not existed and args.made_root is None:
+            args.made_root = root
+        args.made.append((name.removesuffix(str(CHECK_SIZE)), out))
     run(sizes, args.steps, args.repeat, out, pairs)
     written_elsewhere(f"the {args.made[-1][0]} run is in {out}")  # stdout that fails says so
     try:
@@ -408,7 +419,16 @@ def main(argv=None) -> int:
     at all."""
     return signals.run_command(
         lambda: parse_args(argv), _fit,
-        lambda exc, args: interrupt_line(exc, args.made if args is not None else []))
+        lambda exc, args: interrupt_line(exc, [], None) if args is None else interrupt_line(
+            exc, args.made, _root_name(args) if args.removed_root else None))
+
+
+def _root_name(args: argparse.Namespace) -> str:
+    """The folder of the runs made here (``args.made_root``) as a line names it: ``the
+    --output folder DIR``, or ``the results folder DIR`` where ``--output`` was not
+    given."""
+    what = "--output" if args.output is not None else "results"
+    return f"the {what} folder {args.made_root}"
 
 
 def run_kept(folder: Path) -> str:
@@ -427,24 +447,49 @@ def run_kept(folder: Path) -> str:
     return f"{folder} {run_state(status)} ({done} case{'' if done == 1 else 's'} complete)"
 
 
-def interrupt_line(exc: signals.Interrupted, made: list[tuple[str, Path]]) -> str:
+def interrupt_line(exc: signals.Interrupted, made: list[tuple[str, Path]],
+                   removed: Optional[str] = None) -> str:
     """``codec_fit.py: interrupted by SIGINT (exit 130)``, then what was kept of the
     runs made here (``made``: (name, folder) each; one that left its folder empty is
     gone): ``; kept: the fit run DIR is complete (15 cases), the check run DIR is
-    incomplete (1 case complete)``; and how the running ``bench.py`` ended where it did
-    not exit with the signal's code (``; bench.py had not exited 15 s later and was
-    killed by SIGKILL``)."""
+    incomplete (1 case complete)``; or, where the folder of the runs was made here and
+    is removed again, nothing written to it (``removed``: how to name it, ``the
+    --output folder DIR``), ``; the --output folder DIR made here is removed: nothing
+    was written to it``; and how the running ``bench.py`` ended where it did not exit
+    with the signal's code (``; bench.py had not exited 15 s later and was killed by
+    SIGKILL``)."""
     line = f"{PROG}: interrupted by {exc.signal_name} (exit {exc.code})"
     kept = [f"the {name} run {run_kept(folder)}" for name, folder in made if folder.is_dir()]
     if kept:
         line += "; kept: " + ", ".join(kept)
+    if removed is not None:
+        line += f"; {removed} made here is removed: nothing was written to it"
     if exc.child is not None and exc.child != f"exited {exc.code}":
         line += f"; bench.py {exc.child}"
     return line
 
 
 def _fit(args: argparse.Namespace) -> int:
-    """``main``'s work: the runs (``prepare``), the fits printed, ``--json``."""
+    """``main``'s work (``_fit_runs``); then the folder of the runs, where made here
+    (``args.made_root``) and left empty (an interrupt, or a run that failed, before
+    ``bench.py`` wrote to it: each run made here removes its own folder left empty), is
+    removed again (``args.removed_root``); a folder that was there is left as it
+    was."""
+    try:
+        return _fit_runs(args)
+    finally:
+        with signals.deferred():
+            if args.made_root is not None:
+                try:
+                    args.made_root.rmdir()  # only an empty folder goes
+                except OSError:
+                    pass
+                else:
+                    args.removed_root = True
+
+
+def _fit_runs(args: argparse.Namespace) -> int:
+    """The runs (``prepare``), the fits printed, ``--json``."""
     fit_dir, fit_summary, check_dir, check_summary = prepare(args)
     fit_med = check_med = None
     if args.stat == "median":
