@@ -70,8 +70,20 @@ class RunStatusWarning(ResultsWarning):
     ``warnings.simplefilter("ignore", RunStatusWarning)`` silences it alone."""
 
 
-def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
+class Summary(dict):
+    """A parsed ``summary.json`` (``read_summary``): its top-level object, and in
+    ``repeated`` one warning line for each key an object of the file gives twice or
+    more, of which the last value is read (``PATH: key metadata is given 2 times (the
+    last one read)``)."""
+
+    repeated: list[str] = []
+
+
+def read_summary(run_dir: str | os.PathLike) -> Summary:
     """``summary.json`` of ``run_dir`` (UTF-8, with or without a byte-order mark);
+    an object that gives one key twice or more keeps its last value, as ``json`` does,
+    and the returned ``Summary``'s ``repeated`` says so, one line a key
+    (``_repeated_keys``);
     ``ResultsError`` if missing, unreadable (not JSON, or arrays or objects nested deeper than ``json`` can parse), not an object or
     of another format; checked before it is read (``_summary_size_problem``), so that
     nothing of it is read into memory: UTF-16 or UTF-32 text (``cannot read PATH: it
@@ -81,7 +93,9 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
     path = Path(run_dir) / "summary.json"
     try:  # utf-8-sig: a byte-order mark an editor saved the file with is no error
         problem = _summary_size_problem(path)
-        data = None if problem else json.loads(path.read_text(encoding="utf-8-sig"))
+        twice: dict[int, tuple] = {}  # id(object) -> (object, {key: times given})
+        data = None if problem else json.loads(path.read_text(encoding="utf-8-sig"),
+                                               object_pairs_hook=_pairs_noting(twice))
     except FileNotFoundError:
         raise ResultsError(f"no summary.json in {run_dir}") from None
     except OSError as exc:
@@ -96,6 +110,10 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: not a JSON object (the file holds "
                            f"{_json_kind(data)})")
+    repeated = [f"{path}: key {where} is given {n} times (the last one read)"
+                for where, n in (_repeated_keys(data, twice) if twice else ())]
+    data = Summary(data)
+    data.repeated = repeated
     version = data.get("format_version")
     if version != FORMAT_VERSION:
         if isinstance(version, int) and not isinstance(version, bool):
@@ -107,6 +125,42 @@ def read_summary(run_dir: str | os.PathLike) -> dict[str, Any]:
         raise ResultsError(f"{path}: result format version {version!r} is not supported "
                            f"(this ipc-bench reads version {FORMAT_VERSION})")
     return data
+
+
+def _pairs_noting(twice: dict[int, tuple]):
+    """A ``json`` ``object_pairs_hook`` that builds each object as ``json`` does (the
+    last value of a key given twice kept) and notes in ``twice``, by the object's
+    ``id``, the object (kept alive, so that no later object takes its ``id``) and each
+    key it was given more than once with how many times."""
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            counts: dict[str, int] = {}
+            for key, _ in pairs:
+                counts[key] = counts.get(key, 0) + 1
+            twice[id(obj)] = (obj, {k: n for k, n in counts.items() if n > 1})
+        return obj
+    return hook
+
+
+def _repeated_keys(data: Any, twice: dict[int, tuple]) -> list[tuple[str, int]]:
+    """``(key path, times given)`` of each key ``_pairs_noting`` noted in ``twice``
+    that is in ``data`` (the parsed file; a repeated key's earlier values are not), in
+    the file's order: ``metadata``, ``cases[0].num_steps``, ``metadata["a b"]``
+    (``_key_path``). Walks with a list, not recursion: any depth ``json`` parsed."""
+    out: list[tuple[str, int]] = []
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            noted = twice.get(id(value))
+            out += [(_key_path(where, k), n) for k, n in (noted[1] if noted else {}).items()]
+            stack += [(v, _key_path(where, k)) for k, v in reversed(value.items())
+                      if isinstance(v, (dict, list))]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i}]") for i, v in reversed(list(enumerate(value)))
+                      if isinstance(v, (dict, list))]
+    return out
 
 
 #: The largest ``summary.json`` ``read_summary`` reads (bytes; 1 GiB). A run writes
@@ -3284,6 +3338,7 @@ def _key_path(prefix: str, key: str) -> str:
         return f"{prefix}.{key}" if prefix else key
     return f"{prefix}[{_shown(key)}]"
 
+
 def _numbers(value: Any) -> bool:
     """A list of numbers from 0 to ``MAX_CASE_VALUE`` (a whole number beyond a float's
     range would not go into one)."""
@@ -4089,7 +4144,8 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     """One reading of ``run_dir`` (``summary.json``, then its CSV files and its lock):
     ``load``'s tables, metadata, warnings and state of the run (``_run_state``)."""
     summary = read_summary(run_dir)
-    shapes = check_shapes(summary, run_dir / "summary.json")
+    shapes = (list(getattr(summary, "repeated", ()))
+              + check_shapes(summary, run_dir / "summary.json"))
     metadata = summary.get("metadata") or {}
     valid, bad_cases = _valid_cases(summary, run_dir / "summary.json")
     bad_cases = (shapes + bad_cases + _no_floor_lines(valid, run_dir / "summary.json")
@@ -4490,7 +4546,8 @@ def load(path_or_paths) -> Results:
     codec and repetition of an earlier one (the first is kept), and a ``status`` not one of
     ``RUN_STATUSES`` is said and read as ``unknown``, a ``no_floor`` neither true nor false or a
     ``warnings`` not a list said and read as absent (``_no_floor_lines``, ``_warnings_lines``);
-    what ``check_shapes`` drops is said. Rows of a case ``summary.json`` does not list are left
+    what ``check_shapes`` drops is said, and so is a key an object of ``summary.json``
+    gives twice or more (``read_summary``: the last value read). Rows of a case ``summary.json`` does not list are left
     out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step their
     case has in an earlier row, and rows with a negative count, time or size (one warning per
     case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
