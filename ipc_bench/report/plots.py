@@ -675,7 +675,9 @@ def _overlapping(labels, fig) -> bool:
 
 def _crowded(fig, axes) -> list:
     """Those of ``axes`` whose shown x tick labels overlap (``_overlapping``), after one
-    layout pass of ``fig`` that renders nothing (every tick placed, every text sized)."""
+    layout pass of ``fig`` that renders nothing (every tick placed, every text sized,
+    drawable first: ``utf8_figure_text``)."""
+    utf8_figure_text(fig)
     fig.draw_without_rendering()
     return [ax for ax in axes if _overlapping(_shown_labels(ax), fig)]
 
@@ -2139,12 +2141,56 @@ def draw(fn, results) -> tuple[bytes, dict]:
 
 
 def figure_png(fig, dpi: int = 110) -> bytes:
-    """The figure as PNG bytes at ``dpi`` dots per inch."""
+    """The figure as PNG bytes at ``dpi`` dots per inch, its text drawable first
+    (``utf8_figure_text``)."""
     import io
 
+    utf8_figure_text(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
+
+
+def utf8_figure_text(fig) -> None:
+    """Make every text of ``fig`` drawable (in place): its titles, axis labels,
+    legends, notes and tick labels (those ``set_xticklabels`` gives, which each layout
+    sets anew from the axis's formatter, ``_utf8_tick_labels``) with a lone surrogate
+    written as its escape (``errors.utf8_text``: a workload or run label read from a
+    hand-edited ``summary.json``, ``"\\ud800"``, which matplotlib's font code refuses
+    with a ``TypeError``). A text without one, and its formatter, are left as they
+    are."""
+    from matplotlib.text import Text
+
+    from ipc_bench.errors import utf8_text
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            _utf8_tick_labels(axis)
+    for text in fig.findobj(Text):
+        words = text.get_text()
+        if isinstance(words, str) and utf8_text(words) != words:
+            text.set_text(utf8_text(words))
+
+
+def _utf8_tick_labels(axis) -> None:
+    """Where a tick label of ``axis`` (major or minor) that its formatter gives from a
+    list of texts (``FixedFormatter``, or the ``FuncFormatter`` that ``set_ticklabels``
+    makes) holds a lone surrogate, that formatter wrapped so that each label it gives
+    is written with its escape (``errors.utf8_text``). Other formatters (numbers) are
+    not called."""
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    from ipc_bench.errors import utf8_text
+
+    for minor in (False, True):
+        fmt = axis.get_minor_formatter() if minor else axis.get_major_formatter()
+        if not isinstance(fmt, (FixedFormatter, FuncFormatter)):
+            continue
+        locs = axis.get_minorticklocs() if minor else axis.get_majorticklocs()
+        if all(utf8_text(str(fmt(x, i))) == str(fmt(x, i)) for i, x in enumerate(locs)):
+            continue
+        drawable = FuncFormatter(lambda x, pos, fmt=fmt: utf8_text(str(fmt(x, pos))))
+        (axis.set_minor_formatter if minor else axis.set_major_formatter)(drawable)
 
 
 def axis_labels(fig) -> list[tuple[str, str]]:
