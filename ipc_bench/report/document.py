@@ -37,7 +37,6 @@ SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted or failed report
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
@@ -45,10 +44,12 @@ import re
 import shutil
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ipc_bench.analysis.results import ResultsError, check_distinct_runs, check_run_dir
+from ipc_bench.analysis.results import (ResultsError, ResultsWarning, check_distinct_runs,
+                                        check_run_dir)
 from ipc_bench.errors import shell_line
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks, file_slugs
@@ -402,8 +403,9 @@ def _move_into_place(tmp: Path, target: Path, names: Sequence[str] = ()) -> None
     """Rename the written folder ``tmp`` to ``target``; an earlier ``target`` is renamed
     aside first (and back if the second rename fails), then removed: each of ``names``
     in it unlinked by its path first (the earlier report's files mostly have the new
-    one's names), which opens no file, as a process out of file descriptors can.
-    ``_NotReplaced``
+    one's names), which opens no file, as a process out of file descriptors can; where
+    it cannot be removed, the new report stays in place and an ``EarlierReportLeft``
+    warning names it. ``_NotReplaced``
     when the earlier ``target`` may not be renamed aside (``NOT_REPLACED_ERRNOS``:
     permission, a read-only file system, a folder in use); the disk's own failures
     (full, I/O) stay ``OSError``s."""
@@ -423,8 +425,19 @@ def _move_into_place(tmp: Path, target: Path, names: Sequence[str] = ()) -> None
     except OSError:
         os.replace(old, target)
         raise
-    with contextlib.suppress(OSError):  # the new report is in place all the same
+    try:
         _remove_folder(old, names)
+    except OSError as exc:  # the new report is in place all the same: said, not failed
+        warnings.warn(EarlierReportLeft(
+            f"the earlier report, moved aside to {old}, could not be removed: "
+            f"{exc.strerror or exc}; remove it by hand"))
+
+
+class EarlierReportLeft(ResultsWarning):
+    """The earlier report that a new one replaced (renamed aside to ``.NAME.old-*``
+    beside it, ``_move_into_place``) could not be removed once the new one was in
+    place: one warning line naming it and why, which ``bench.py report`` prints on
+    stderr (the report itself is written; exit 0)."""
 
 
 def _topmost_missing(path: Path) -> Optional[Path]:
