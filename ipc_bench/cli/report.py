@@ -16,12 +16,12 @@ refused for its permissions or a read-only file system, ``; write it elsewhere w
 report file that cannot be written once its folder is made (disk full: ``cannot write
 PATH: REASON``, the file that failed; a write the file-size limit refused names it,
 ``File too large (the file-size limit, ulimit -f 100: 100 KiB a file)``, as a run's
-line does: ``errors.file_size_text``; one refused for want of a file descriptor names
-the limit, ``errors.fd_shortage_text``) is one line and exit code 1, as a run whose
-results cannot be written; running out of file descriptors before any report file is
-written (a library's module read as it is imported: ``ulimit -n 5``) is that line
-alone, ``too many open files (ulimit -n 5): raise it (e.g. ulimit -n 1024) and run
-again``, exit code 2, naming no file of the library's; either way nothing is written or changed (the temporary
+line does: ``errors.file_size_text``) is one line and exit code 1, as a run whose
+results cannot be written; running out of file descriptors (``EMFILE``) other than in
+a report file's write (a library's module read as it is imported: ``ulimit -n 5``) is
+one line naming the limit, ``too many open files (ulimit -n 5): raise it (e.g. ulimit
+-n 1024) and run again`` (``errors.fd_shortage_text``), exit code 2, naming no file of
+the library's; either way nothing is written or changed (the temporary
 folder it wrote into removed, or, where that fails, named at the end of the line: ``;
 the temporary folder DIR could not be removed: REASON``). stdout closed
 at start (``>&-``) is refused once the options are parsed, before anything is read or
@@ -198,9 +198,8 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
         # The default place (RUN_DIR/report) refused: another one is a flag away.
         hint = ("; write it elsewhere with --output DIR" if args.output is None
                 and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "")
-        # a write the file-size limit (ulimit -f) refused says so, as a run's does, and
-        # one refused for want of a file descriptor names the limit (ulimit -n)
-        reason = file_size_text(exc) or fd_shortage_text(exc) or exc.strerror or exc
+        # a write the file-size limit (ulimit -f) refused says so, as a run's does
+        reason = file_size_text(exc) or exc.strerror or exc
         print(one_line(f"{PROG}: error: cannot write {where}: {reason}{hint}{left}"),
               file=sys.stderr)
         return 1 if isinstance(exc, WriteFailed) else 2

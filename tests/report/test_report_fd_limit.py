@@ -2,7 +2,7 @@
 run out of descriptors as a library's module was read on import (PIL's, as a figure
 was saved), it said ``cannot write .../PIL/BmpImagePlugin.py: Too many open files``,
 a write of a library file it never made. It names the limit, and no library file;
-out of them as a report file is written, it names that file and the limit."""
+out of them as a report file is written, it names that file, as before."""
 
 from __future__ import annotations
 
@@ -36,14 +36,12 @@ def test_out_of_descriptors_on_an_import_names_the_limit_not_a_library_file(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_out_of_descriptors_on_a_report_file_names_it_and_the_limit(
+def test_out_of_descriptors_on_a_report_file_names_that_file(
         good_run, tmp_path):  # noqa: F811 (fixture)
     """One more descriptor: the imports pass, the copy of the run's summary fails."""
-    limit = 6
-    proc = _report_under(limit, good_run, tmp_path / "rep")
+    proc = _report_under(6, good_run, tmp_path / "rep")
     out = tmp_path / "rep"
     assert (proc.returncode, proc.stdout, proc.stderr) == (
-        1, "", f"bench.py report: error: cannot write {out / 'good.summary.json'}: too "
-        f"many open files (ulimit -n {limit}): raise it (e.g. ulimit -n 1024) and run "
-        "again\n")
+        1, "", f"bench.py report: error: cannot write {out / 'good.summary.json'}: Too "
+        "many open files\n")
     assert list(tmp_path.iterdir()) == []
