@@ -463,7 +463,6 @@ def _worker_popen(subprocess_module, workers: dict):
     ``Popen`` starting each worker with SIGINT ignored and SIGKILLed when its parent
     dies (``signals.set_parent_death_signal``, Linux), the last one started kept at
     ``workers["proc"]``."""
-    import functools
     import types
 
     from ipc_bench.harness import signals

@@ -36,8 +36,7 @@ from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.scheduler import Scheduler, SchedulerError
 from ipc_bench.errors import one_line
 from ipc_bench.wire.decode_error import DecodeError
-from ipc_bench.wire.slots import (Arr, SlotsReply, SlotsWireCodec, _get, _Out, pack_frame,
-                                  unpack_frame)
+from ipc_bench.wire.slots import Arr, SlotsReply, SlotsWireCodec, _get, _Out, pack_frame
 
 DIGEST_BYTES = 8
 
