@@ -23,7 +23,12 @@ one line naming the limit, ``too many open files (ulimit -n 5): raise it (e.g. u
 -n 1024) and run again`` (``errors.fd_shortage_text``), exit code 2, naming no file of
 the library's; either way nothing is written or changed (the temporary
 folder it wrote into removed, or, where that fails, named at the end of the line: ``;
-the temporary folder DIR could not be removed: REASON``). stdout closed
+the temporary folder DIR could not be removed: REASON``). A report into an
+output folder another report is writing (its lock, ``document.output_lock``) is
+refused, ``output folder DIR is being written by another report still going; give
+another --output, or run this one again once it ends``, exit code 2; one that replaced
+an earlier report of other runs says so on stderr, ``bench.py report: replaced the
+earlier report of RUN in DIR`` (``document.EarlierReportReplaced``). stdout closed
 at start (``>&-``) is refused once the options are parsed, before anything is read or
 written, as a run is (``console.closed_stdout_refusal``: ``stdout is closed (>&-): the
 line naming the report would go nowhere; send it to a file, or to /dev/null to keep
@@ -67,7 +72,8 @@ from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import (fd_shortage_text, file_size_text, one_line, out_of_fds,
                               shell_line)
 from ipc_bench.harness.signals import Interrupted
-from ipc_bench.report.document import WriteFailed, earlier_report_files, write_report
+from ipc_bench.report.document import (EarlierReportReplaced, WriteFailed,
+                                       earlier_report_files, write_report)
 
 #: The command as its lines name it (``PROG: error: ...``, as the run's ``bench.py:``).
 PROG = "bench.py report"
@@ -180,7 +186,9 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
         # files cut short, runs that share no case: one line each (the report says so
         # too); a run not complete is the report's note (and a line below if running)
         for w in caught:
-            if issubclass(w.category, ResultsWarning) \
+            if issubclass(w.category, EarlierReportReplaced):  # a note, as microbench's
+                print(f"{PROG}: {one_line(str(w.message))}", file=sys.stderr)
+            elif issubclass(w.category, ResultsWarning) \
                     and not issubclass(w.category, RunStatusWarning):
                 print(f"{PROG}: warning: {one_line(str(w.message))}", file=sys.stderr)
     except ResultsError as exc:

@@ -32,12 +32,18 @@ made (disk full) is one line and exit code 1 (``WriteFailed``). Everything is re
 first file is written; the files go into a temporary folder beside the output,
 renamed into place once all are written (``write_folder``), with SIGINT / SIGTERM /
 SIGHUP deferred (``ipc_bench.harness.signals``): an interrupted or failed report
-(disk full) writes all of it or changes nothing, an earlier report included.
+(disk full) writes all of it or changes nothing, an earlier report included. A
+report holds a lock beside its output folder while it renders and writes
+(``output_lock``): a second one into the same folder meanwhile is refused (one line,
+exit code 2), and one that replaces an earlier report of other runs says which
+(``EarlierReportReplaced``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import json
 import os
 import re
@@ -97,30 +103,131 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         out, stamped = beside(dirs[0], f"report-{stamp}"), True
-    check_output(out)
-    if running is not None:
-        running += [run_dirs[list(results.paths).index(r)] for r in results.still_running]
-    command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
-    blocks = expand_findings(build_blocks(results, command, base, figures))
-    title = plain_text(next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report"))
-    markdown, html = render_markdown(blocks), render_html(blocks, title)
-    files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
-    files += [("report.md", _utf8(markdown)), ("report.html", _utf8(html))]
-    slugs = file_slugs(list(results.paths))
-    files += [(f"{slugs[run_id]}.summary.json", path / "summary.json")
-              for run_id, path in results.paths.items()]
-    with deferred():
-        if stamped:  # a name of its own, also beside a report started in the same second
-            out = claim_folder(out)
-        try:
-            write_folder(out, files)
-            if written is not None:
-                written.append(out)
-        except BaseException:
-            if stamped:
-                _remove_if_empty(out)
-            raise
+    target = check_output(out)
+    with contextlib.ExitStack() as stack:
+        if not stamped:  # a name of its own otherwise (claim_folder)
+            stack.enter_context(output_lock(out, target))
+        earlier = set() if stamped else _earlier_runs(target)
+        if running is not None:
+            running += [run_dirs[list(results.paths).index(r)] for r in results.still_running]
+        command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
+        blocks = expand_findings(build_blocks(results, command, base, figures))
+        title = plain_text(next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report"))
+        markdown, html = render_markdown(blocks), render_html(blocks, title)
+        files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
+        files += [("report.md", _utf8(markdown)), ("report.html", _utf8(html))]
+        slugs = file_slugs(list(results.paths))
+        files += [(f"{slugs[run_id]}.summary.json", path / "summary.json")
+                  for run_id, path in results.paths.items()]
+        with deferred():
+            if stamped:  # a name of its own, also beside a report started in the same second
+                out = claim_folder(out)
+            try:
+                write_folder(out, files)
+                if written is not None:
+                    written.append(out)
+            except BaseException:
+                if stamped:
+                    _remove_if_empty(out)
+                raise
+        summaries = {name for name, _ in files if name.endswith(SUMMARY_SUFFIX)}
+        if earlier and earlier != summaries:
+            warnings.warn(EarlierReportReplaced(
+                f"replaced the earlier report of "
+                f"{', '.join(sorted(n[:-len(SUMMARY_SUFFIX)] for n in earlier))} in {out}"))
     return out
+
+
+#: The name a run's summary copy ends with (``RUN.summary.json``).
+SUMMARY_SUFFIX = ".summary.json"
+
+
+def _earlier_runs(target: Path) -> set[str]:
+    """The run summaries (``RUN.summary.json``, ``earlier_report_files``) of an earlier
+    report in the folder ``target``, which name the runs it was of; an empty set where
+    there is none, or it cannot be read."""
+    try:
+        return {n for n in earlier_report_files(target) if n.endswith(SUMMARY_SUFFIX)} \
+            if target.is_dir() else set()
+    except OSError:
+        return set()
+
+
+class EarlierReportReplaced(ResultsWarning):
+    """A report replaced an earlier one in its output folder that was of other runs
+    (its ``RUN.summary.json`` copies name other runs): ``replaced the earlier report of
+    A, B in DIR``, which ``bench.py report`` prints as a line of its own (as
+    ``microbench`` says ``replaced the earlier send.json in DIR``); a report of the same
+    runs again says nothing."""
+
+
+def lock_path(target: Path) -> Path:
+    """The lock file of a report written to the folder ``target``: ``.NAME.lock``
+    beside it, where its temporary folder (``.NAME.tmp-*``) is written too."""
+    return target.parent / f".{target.name}.lock"
+
+
+@contextlib.contextmanager
+def output_lock(out: Path, target: Path):
+    """Hold the lock of a report written to ``out`` (``target``: the folder it names,
+    ``check_output``) for the block: an exclusive ``flock`` on ``lock_path(target)``,
+    made where missing (the folders above it too, removed again at the end where they
+    are still empty) and removed at the end; the kernel drops the lock when the process
+    ends, SIGKILL included, so that a lock file a killed report left locks nothing.
+    ``ResultsError`` (one line) when another report holds it: ``output folder OUT is
+    being written by another report still going; give another --output, or run this
+    one again once it ends`` (two reports into one folder would leave only the later
+    one, each saying it was written). Where the file cannot be made or locked (a
+    read-only folder, a file system without locks) the block runs without it, and the
+    report's write says what is wrong."""
+    path = lock_path(target)
+    created = _topmost_missing(target.parent)
+    fd: Optional[int] = None
+    try:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = _take_lock(path)
+        except BlockingIOError:
+            raise ResultsError(f"output folder {out} is being written by another report "
+                               "still going; give another --output, or run this one again "
+                               "once it ends") from None
+        except OSError:
+            fd = None
+        yield
+    finally:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # while locked: a waiting opener sees another file
+            os.close(fd)
+        folder = target.parent
+        while created is not None:
+            try:
+                os.rmdir(folder)
+            except OSError:  # the report, or more, is in it: not ours to remove
+                break
+            if folder == created:
+                break
+            folder = folder.parent
+
+
+def _take_lock(path: Path) -> int:
+    """A file descriptor of ``path`` (made where missing) locked exclusively, without
+    waiting: ``BlockingIOError`` where another process holds it. A file unlinked by
+    its holder between the open and the lock is opened again."""
+    while True:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            st, now = os.fstat(fd), os.stat(path)
+        except FileNotFoundError:  # unlinked as it was released: take the new one
+            os.close(fd)
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        if (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino):
+            return fd
+        os.close(fd)
 
 
 def expand_findings(blocks: list) -> list:

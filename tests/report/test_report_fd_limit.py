@@ -38,8 +38,9 @@ def test_out_of_descriptors_on_an_import_names_the_limit_not_a_library_file(
 
 def test_out_of_descriptors_on_a_report_file_names_that_file(
         good_run, tmp_path):  # noqa: F811 (fixture)
-    """One more descriptor: the imports pass, the copy of the run's summary fails."""
-    proc = _report_under(6, good_run, tmp_path / "rep")
+    """Two more descriptors (one of them the report's lock, ``document.output_lock``):
+    the imports pass, the copy of the run's summary fails."""
+    proc = _report_under(7, good_run, tmp_path / "rep")
     out = tmp_path / "rep"
     assert (proc.returncode, proc.stdout, proc.stderr) == (
         1, "", f"bench.py report: error: cannot write {out / 'good.summary.json'}: Too "
