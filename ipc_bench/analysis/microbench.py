@@ -842,6 +842,56 @@ def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
     return base + (f"; pyperf options: {' '.join(rest)}" if rest else "")
 
 
+def least_arm_file_bytes(run_dir: str, arm: str, items: Sequence[tuple[Path, CaptureInfo, str]],
+                         settings: dict[str, Any]) -> int:
+    """The fewest bytes the pyperf file of ``arm`` (``arm_file_name``) can take once its
+    benchmarks ``items`` (``arm_benchmarks``) are all timed with ``settings``
+    (``effective_settings``: ``processes`` runs of ``values`` values each): pyperf's
+    compact JSON holding only what is known before they run (each benchmark's name and
+    case, the arm's description, run and arm; a metadata key whose value every
+    benchmark shares counted once, as pyperf stores it) and every value as ``0.0``. The
+    file written is larger (timings have more digits; pyperf adds the date, the
+    machine, warm-ups), so a limit below this is one the file cannot fit."""
+    per = [{"name": bench_name(info, op), "ipc_bench_case": info.case_id,
+            "ipc_bench_messages": len(info.seqs)} for _, info, op in items]
+    common = {k: v for k, v in per[0].items()
+              if all(m.get(k) == v for m in per)} if per else {}
+    common.update({"description": f"ipc-bench captured messages, arm {arm}",
+                   "ipc_bench_run": os.path.basename(os.path.abspath(run_dir)),
+                   "ipc_bench_arm": arm})
+    runs = [{"values": [0.0] * settings["values"]}] * settings["processes"]
+    data = {"benchmarks": [{"metadata": {k: v for k, v in m.items() if k not in common},
+                            "runs": runs} for m in per],
+            "metadata": common, "version": "1.0"}
+    return len(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+
+
+def file_size_refusal(run_dir: str, plan: dict[str, list],
+                      settings: Optional[dict[str, Any]]) -> Optional[str]:
+    """Where the process's file-size limit (``RLIMIT_FSIZE``, ``ulimit -f``) is below
+    what an arm's pyperf file needs (``least_arm_file_bytes`` of ``plan``: arm -> its
+    benchmarks, timed with ``settings``), the line refusing the run before anything is
+    measured: ``the file-size limit (ulimit -f 2: 2 KiB a file) is below what send.json
+    needs (at least 2,345 bytes for its 16 benchmarks); raise it (e.g. ulimit -f
+    unlimited), or time fewer benchmarks`` (a limit not in whole KiB: ``(1,000 bytes a
+    file)``, as ``errors.file_size_text`` words it); ``None`` otherwise (no limit, one the files fit, or ``settings`` ``None``:
+    pyperf refuses its options, which the arm then says)."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if soft == resource.RLIM_INFINITY or settings is None:
+        return None
+    for arm, items in plan.items():
+        need = least_arm_file_bytes(run_dir, arm, items, settings)
+        if need > soft:
+            limit = (f"{soft:,} bytes a file" if soft % 1024 else
+                     f"ulimit -f {soft // 1024}: {soft // 1024:,} KiB a file")
+            return (f"the file-size limit ({limit}) is below what {arm_file_name(arm)} needs (at least "
+                    f"{need:,} bytes for its {_plural(len(items), 'benchmark')}); raise it "
+                    "(e.g. ulimit -f unlimited), or time fewer benchmarks")
+    return None
+
+
 def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
                how: Coordination) -> int:
     """Run pyperf once per arm over the selected captures, the arms' benchmarks
@@ -884,6 +934,9 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     plan = {arm: arm_benchmarks(selected, arm, selection) for arm in arms}
     state["total"] = total = sum(map(len, plan.values()))
     order = interleaved_order({a: [bench_name(i, op) for _, i, op in plan[a]] for a in arms})
+    refusal = file_size_refusal(ns.run_dir, plan, effective_settings(ns.rigorous, rest))
+    if refusal is not None:  # before anything is measured or made, as a run refuses
+        raise MicrobenchError(refusal)
     with signals.deferred():
         state["out"] = out = _output_dir(ns, arms)
     verbose = any(o in ("-v", "--verbose") for o in rest)
