@@ -1053,16 +1053,20 @@ def _diff_point(value: Optional[float], scale: float) -> str:
 
 
 def _diff_interval(low: float, high: float, scale: float) -> str:
-    """``[-0.59, 2.88]``: a difference's interval at ``scale`` as ``_bracketed`` prints
-    it, except that an end ``_num``'s 2 decimals would round onto 0 while it is not 0
-    gets more (``stats.interval_end``): ``[0.003, 2.88]``, not ``[0.00, 2.88]`` beside
-    a difference that excludes 0; an end of exactly 0 stays ``0``."""
+    """``[-0.59, 2.88]``: a difference's interval at ``scale``, each end as ``_num``
+    prints the difference beside it, thousands separators included, except that an end
+    ``_num``'s 2 decimals would round onto 0 while it is not 0 gets more
+    (``stats.interval_end``): ``[0.003, 2.88]``, not ``[0.00, 2.88]`` beside a
+    difference that excludes 0; an end of exactly 0 stays ``0``. Where an end has a
+    separator the ends are joined by `` to ``, ``[-1,714 to 4,187]``, so that the
+    interval does not read as four numbers (``[-1,714, 4,187]``)."""
     def end(v: float) -> str:
         v_scaled = v * scale
         if v_scaled != 0 and abs(v_scaled) < 10:
             return interval_end(v_scaled, 2)
-        return _num(v, scale, grouped=False)
-    return f"[{end(low)}, {end(high)}]"
+        return _num(v, scale)
+    ends = (end(low), end(high))
+    return f"[{' to '.join(ends) if any(',' in e for e in ends) else ', '.join(ends)}]"
 
 
 #: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
