@@ -36,6 +36,7 @@ exactly ``2**53``: the id distribution is exactly ``diff(thresholds) / 2**53``
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 from typing import Optional
@@ -72,6 +73,7 @@ class TokenIds:
         self.thresholds = thresholds
         self.uniform = thresholds is None
         self._vocab = np.uint64(vocab_size)
+        self._threshold_view: Optional[memoryview] = None  # for ids_of_hashes
 
     def from_hash(self, h: np.ndarray) -> np.ndarray:
         """Ids for uint64 hashes ``h`` (``[n]``; modified in place): ``h % vocab_size``
@@ -82,6 +84,19 @@ class TokenIds:
             return h.astype(np.int64)
         h >>= _SHIFT
         return np.searchsorted(self.thresholds, h, side="right").astype(np.int64)
+
+    def ids_of_hashes(self, hashes: list[int]) -> list[int]:
+        """``from_hash`` over Python ints in ``[0, 2**64)`` (``[n]``), as a list of
+        ints: ``h % vocab_size`` for uniform, else ``bisect_right`` of the thresholds at
+        ``h >> 11`` (``searchsorted(side="right")``'s index). The same ids as
+        ``from_hash``, without a NumPy call: the faster for a few hashes."""
+        if self.uniform:
+            vocab = self.vocab_size
+            return [h % vocab for h in hashes]
+        if self._threshold_view is None:
+            self._threshold_view = memoryview(np.ascontiguousarray(self.thresholds))
+        thresholds, shift = self._threshold_view, 64 - HASH_BITS
+        return [bisect.bisect_right(thresholds, h >> shift) for h in hashes]
 
     def draw(self, rng: np.random.Generator, n: int) -> list[int]:
         """``n`` ids from ``rng``: ``rng.integers(0, vocab_size, n)`` for uniform (the
