@@ -827,7 +827,7 @@ def _frontend_blocks(results, level: int) -> list[Block]:
     """The frontend hop of every case that ran one (``--frontend``,
     ``analysis.frontend``) beside the scheduler <-> runner hop, under its own heading;
     nothing when no case did."""
-    from ipc_bench.report.tables import FRONTEND_COLUMNS, arm_label
+    from ipc_bench.report.tables import FRONTEND_COLUMNS, SAVING_KEYS, arm_label
 
     cases = results.cases
     if cases.empty or "frontend_bytes_per_step" not in cases.columns:
@@ -841,7 +841,9 @@ def _frontend_blocks(results, level: int) -> list[Block]:
     rows = [[str(r.get("repetition", 0)), str(r["workload"]),
              str(arm_label(r)),
              str(r["codec"]), str(r["transport"])]
-            + [format_value(None if r.get(k) is None else r[k] * scale)
+            + [format_value(None if r.get(k) is None
+                            or (k in SAVING_KEYS and r.get("policy") == CACHED)
+                            else r[k] * scale)
                for k, _, scale in FRONTEND_COLUMNS] for r in records]
     return [("h", level, "Frontend hop"), ("table", head, rows),
             ("p", "The engine core -> frontend hop (`EngineCoreOutputs`, msgspec msgpack "
@@ -850,7 +852,10 @@ def _frontend_blocks(results, level: int) -> list[Block]:
                   "the whole control plane (`control`), the frontend hop's encode (in the "
                   "scheduler) and decode (in the frontend) µs per step, the encode + "
                   "decode µs of all three messages, and send's saving in bytes and as a "
-                  "share of send's whole control plane. The single-process cases "
+                  "share of send's whole control plane (send's s2r bytes less cached's, "
+                  "of a pair that scheduled the same batches, over send's `control`), "
+                  "a figure of the pair shown once, on its send row. The single-process "
+                  "cases "
                   "serialize only the frontend hop. The frontend's token streams equalled "
                   "the scheduler's in every case shown (a difference fails the case).")]
 
