@@ -462,9 +462,13 @@ def summary_line(module: ModuleType) -> str:
 
 
 #: How ``grid`` orders the arms of one repetition (recorded in a run's metadata).
-ARM_ORDER = ("random per repetition, workload and codec (seeded by --order-seed, "
-             "default the --seed value) with --repeat 2 or more; as given with one "
-             "repetition")
+ARM_ORDER = ("counterbalanced per workload and codec with --repeat 2 or more: each "
+             "repetition runs a row of a balanced Latin square (Williams design; two "
+             "arms: A B or B A), so each arm runs first, and in each place, in as many "
+             "repetitions as their number allows; the arms' places in the square, which "
+             "rows a number of repetitions that is not a multiple of the rows' count "
+             "leaves out, and the rows' sequence are drawn at random (seeded by "
+             "--order-seed, default the --seed value); as given with one repetition")
 
 
 def arm_order_rng(seed: int) -> random.Random:
@@ -477,9 +481,72 @@ def arm_order_rng(seed: int) -> random.Random:
 
 def order_seed(opts: ScenarioOptions) -> int:
     """The seed of ``opts``'s arm orders: ``--order-seed`` where given, else ``--seed``
-    (so a run given ``--seed`` alone keeps the orders it always had)."""
+    (so the same ``--seed`` alone gives the same orders)."""
     return opts.seed if opts.order_seed is None else opts.order_seed
 
+
+def williams_rows(k: int) -> list[tuple[int, ...]]:
+    """The rows of a balanced Latin square of ``k`` arms (Williams, 1949), each a
+    tuple of the arm indices ``0 .. k-1`` in running order: ``k`` rows for an even
+    ``k`` (``[(0, 1), (1, 0)]`` for 2; ``[(0, 1, 3, 2), (1, 2, 0, 3), (2, 3, 1, 0),
+    (3, 0, 2, 1)]`` for 4), the square and its mirror, ``2k`` rows, for an odd ``k``
+    (``[(0,)]`` for 1). Over all the rows each arm takes each place equally often and
+    follows each other arm equally often, and each row's reverse is a row too (so
+    each arm runs before each other one in half the rows). Raises ``ValueError`` for
+    ``k`` < 1."""
+    if k < 1:
+        raise ValueError(f"a Latin square needs at least one arm, not {k}")
+    first, low, high = [0], 1, k - 1
+    while len(first) < k:
+        first.append(low)
+        low += 1
+        if len(first) < k:
+            first.append(high)
+            high -= 1
+    rows = [tuple((a + i) % k for a in first) for i in range(k)]
+    if k % 2 and k > 1:
+        rows += [row[::-1] for row in rows]
+    return rows
+
+
+def balanced_orders(arms: list, repeat: int, rng: random.Random) -> list[list]:
+    """``repeat`` orders of ``arms`` (k of them), one per repetition, counterbalanced:
+    the rows of ``williams_rows(k)``, the arms put in the square's places in an order
+    drawn from ``rng`` (``rng.sample``), each row ``repeat // rows`` times and,
+    where ``repeat`` is not a multiple of the rows' count, the leftover rows drawn
+    without repetition (an even ``k``: whole pairs of a row and its reverse first, then
+    one row of another pair; an odd ``k``: rows of one of its two Latin squares, then
+    of the other), and their sequence shuffled (``rng.shuffle``). So each arm runs
+    first, and in each place, in ``repeat // k`` or ``repeat // k + 1`` of the
+    repetitions, and with an even ``k`` each arm runs before each other one in
+    ``repeat // 2`` or ``repeat // 2 + 1``. The same ``rng`` state gives the same orders.
+    One arm, or ``repeat`` below 2: ``arms`` as given each time, nothing drawn. Each
+    order is a new list of the items of ``arms``."""
+    k = len(arms)
+    if k < 2 or repeat < 2:
+        return [list(arms) for _ in range(repeat)]
+    placed = rng.sample(list(arms), k)
+    rows = williams_rows(k)
+    whole, left = divmod(repeat, len(rows))
+    chosen = rows * whole
+    if left:
+        if k % 2 == 0:
+            # a row and its reverse keep every two arms' order balanced: whole such
+            # pairs, then one row of another
+            pairs = [(row, row[::-1]) for row in rows if row < row[::-1]]
+            rng.shuffle(pairs)
+            for row, back in pairs[:left // 2]:
+                chosen += [row, back]
+            if left % 2:
+                chosen.append(rng.choice(pairs[left // 2]))
+        else:  # the square, then its mirror, each a Latin square: distinct places
+            squares = [rows[:k], rows[k:]]
+            rng.shuffle(squares)
+            chosen += rng.sample(squares[0], min(left, k))
+            if left > k:
+                chosen += rng.sample(squares[1], left - k)
+    rng.shuffle(chosen)
+    return [[placed[i] for i in row] for row in chosen]
 
 
 def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
@@ -489,16 +556,29 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
 
     Order: for each repetition, for each workload, for each codec: the policies in
     turn, so both sides of each comparison run next to each other under the same
-    machine conditions. With two or more repetitions their order is drawn at random
-    for each such block (``arm_order_rng(order_seed(opts))``: the same for the same
-    ``--order-seed``, default ``--seed``; another order seed reorders the same cases);
-    a single repetition, which gets no interval, keeps the order given (``--policies``)
-    so its tables read the same from run to run. Randomising removes
-    both biases of a fixed order: running first or second (a drift, a warmer or
-    fuller parent process) cancels over pairs on average instead of favouring one
-    arm, and a burst of noise across a pair boundary no longer lands on the same arm
-    on both sides of it (with the alternating A B, B A order it did, so neighbouring
-    pairs' ratios were positively correlated and intervals too narrow). With
+    machine conditions. With two or more repetitions the orders of each workload and
+    codec (the single-process block of codec ``none`` too) are counterbalanced over
+    the repetitions (``balanced_orders``, ``ARM_ORDER``): each repetition runs a row
+    of a balanced Latin square (two arms: A B or B A; four, ``--aa`` of two policies:
+    a Williams square of 4 rows), so each arm runs first, and in each place, in
+    ``repeat // k`` or ``repeat // k + 1`` of the ``repeat`` repetitions of its k
+    arms, and each arm before each other one in ``repeat // 2`` or one more (an even
+    k); which arm takes which place in the square, the leftover rows where
+    ``repeat`` is not a multiple of the rows' count, and the rows' sequence are drawn
+    from ``arm_order_rng(order_seed(opts))``, one workload and codec after the other
+    in the order they run: the same for the same ``--order-seed``, default
+    ``--seed``, on any machine; another order seed reorders the same cases. A
+    single repetition, which gets no interval, keeps the order given (``--policies``)
+    so its tables read the same from run to run. Counterbalancing removes the bias of
+    running first or second (a drift, a warmer or fuller parent process) within each
+    run, where independent draws only cancelled it on average over seeds (5 pairs
+    could all run cached first); shuffling the rows keeps a burst of noise across a
+    pair boundary from landing on the same arm on both sides of every other boundary,
+    as the fixed alternating A B, B A order did (neighbouring pairs' ratios positively
+    correlated, intervals too narrow): with two arms the same arm sits on both sides
+    of a boundary with chance n / (2(n - 1)) over n pairs, n even, (n + 1) / (2n), n
+    odd (1 at n = 2, where balance leaves no other orders; 2/3 at 3 and 4; towards
+    1/2, that of independent draws, as n grows). With
     ``single_process`` (and ``opts.single_process``), each workload also gets the
     single-process baseline per policy (codec ``none``, transport ``inproc``).
     ``make(labels, policy, codec, repetition)`` builds one two-process case. With
@@ -522,12 +602,12 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     elif opts.async_scheduling:  # every case async: cached+async (and cached+async')
         arms = [(p, ASYNC_ARM + ("'" if a else "")) for p, a in arms]
     rng = arm_order_rng(order_seed(opts))
+    orders = [[balanced_orders(arms, opts.repeat, rng) for _ in codecs] for _ in workloads]
     cases = []
     for rep in range(opts.repeat):
-        for labels in workloads:
-            for codec in codecs:
-                order = rng.sample(arms, len(arms)) if opts.repeat > 1 else arms
-                for policy, arm in order:
+        for w, labels in enumerate(workloads):
+            for c, codec in enumerate(codecs):
+                for policy, arm in orders[w][c][rep]:
                     if codec == NO_CODEC:
                         case = replace(make(labels, policy, CODECS[0], rep), codec=NO_CODEC,
                                        transport=INPROC, floor=False, no_floor=False)

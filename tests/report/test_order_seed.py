@@ -39,14 +39,19 @@ def test_the_run_records_its_order_seed_and_runs_its_orders(runs):
     assert (seed0["seed"], seed0["order_seed"], seed0["options"]["order_seed"]) == (0, 0, None)
     assert (order2["seed"], order2["order_seed"], order2["options"]["order_seed"]) == (0, 2, 2)
     assert seed0["arm_order"] == (
-        "random per repetition, workload and codec (seeded by --order-seed, default the "
-        "--seed value) with --repeat 2 or more; as given with one repetition")
-    # the orders of harness/test_arm_order.py: cached first in repetitions 0, 2 (and 3,
-    # 4 with 5 repetitions) under order seed 0, send first in 0, 1 and 3 under 2
+        "counterbalanced per workload and codec with --repeat 2 or more: each repetition "
+        "runs a row of a balanced Latin square (Williams design; two arms: A B or B A), so "
+        "each arm runs first, and in each place, in as many repetitions as their number "
+        "allows; the arms' places in the square, which rows a number of repetitions that "
+        "is not a multiple of the rows' count leaves out, and the rows' sequence are "
+        "drawn at random (seeded by --order-seed, default the --seed value); as given "
+        "with one repetition")
+    # counterbalanced orders (scenario.balanced_orders; 3 repetitions: one arm first in
+    # 2): cached first in repetitions 0 and 2 under order seed 0, in 0 alone under 2
     assert [c["arm"] for c in seed0["cases"]] == ["cached", "send", "send", "cached",
                                                   "cached", "send"]
-    assert [c["arm"] for c in order2["cases"]] == ["send", "cached", "send", "cached",
-                                                   "cached", "send"]
+    assert [c["arm"] for c in order2["cases"]] == ["cached", "send", "send", "cached",
+                                                   "send", "cached"]
 
 
 def test_runs_that_differ_in_order_seed_alone_stay_comparable(runs, tmp_path):
