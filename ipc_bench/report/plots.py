@@ -1561,8 +1561,11 @@ def _send_cost_series(table, other: list, axes, withheld: dict,
                 agg.append((float(gw["step_ms"].mean()), float(gw["running"].mean()),
                             *(math.nan if v is None or not shown else 100.0 * v
                               for v in (m.share, m.low, m.high))))
-            agg.sort(key=lambda a: (a[1], a[0]))
             for ax, xi in ((axes[0][0], 0), (axes[0][1], 1)):
+                # each panel's line joins its points in the order of its own x: a step
+                # that is not monotone in the running requests (a noisy one, a sweep of
+                # a fixed step) would otherwise draw the line back and forth
+                agg.sort(key=lambda a: (a[xi], a[1 - xi]))
                 bars.append((ax, [a[xi] for a in agg], [a[2] for a in agg],
                              [a[3] for a in agg], [a[4] for a in agg], color, dict(
                                  _share_style(codec, whole, color), capsize=3,
@@ -1687,7 +1690,9 @@ def send_cost_share(results):
     encode + decode alone; each codec its line style and marker, as in every figure
     (``_share_style``). Against the step time (the cached case's median step, ms, on
     a log axis labelled across the points, ``_plain_log_ticks``; a fixed-step sweep
-    spreads it) and against the running requests. Series that share an x are drawn a
+    spreads it) and against the running requests, each panel's line joining its points
+    in the order of its own x (a step not monotone in the running requests would draw
+    the left one back and forth). Series that share an x are drawn a
     little apart (``_dodge_bars``), the titles and caption saying so: against the running
     requests every series shares the counts, so each takes its own slot at every count
     (``DODGE_STEP`` of the axis span apart, the slots of one count within
