@@ -842,7 +842,8 @@ def settings_text(rigorous: bool, rest: Sequence[str]) -> str:
     return base + (f"; pyperf options: {' '.join(rest)}" if rest else "")
 
 
-def least_arm_file_bytes(run_dir: str, arm: str, items: Sequence[tuple[Path, CaptureInfo, str]],
+def least_arm_file_bytes(run_dir: str, arm: str,
+                         items: Sequence[tuple[Path, CaptureInfo, str]],
                          settings: dict[str, Any]) -> int:
     """The fewest bytes the pyperf file of ``arm`` (``arm_file_name``) can take once its
     benchmarks ``items`` (``arm_benchmarks``) are all timed with ``settings``
@@ -874,8 +875,9 @@ def file_size_refusal(run_dir: str, plan: dict[str, list],
     measured: ``the file-size limit (ulimit -f 2: 2 KiB a file) is below what send.json
     needs (at least 2,345 bytes for its 16 benchmarks); raise it (e.g. ulimit -f
     unlimited), or time fewer benchmarks`` (a limit not in whole KiB: ``(1,000 bytes a
-    file)``, as ``errors.file_size_text`` words it); ``None`` otherwise (no limit, one the files fit, or ``settings`` ``None``:
-    pyperf refuses its options, which the arm then says)."""
+    file)``, as ``errors.file_size_text`` words it); ``None`` otherwise (no limit, one
+    the files fit, or ``settings`` ``None``: pyperf refuses its options, which the arm
+    then says)."""
     import resource
 
     soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
@@ -886,8 +888,8 @@ def file_size_refusal(run_dir: str, plan: dict[str, list],
         if need > soft:
             limit = (f"{soft:,} bytes a file" if soft % 1024 else
                      f"ulimit -f {soft // 1024}: {soft // 1024:,} KiB a file")
-            return (f"the file-size limit ({limit}) is below what {arm_file_name(arm)} needs (at least "
-                    f"{need:,} bytes for its {_plural(len(items), 'benchmark')}); raise it "
+            return (f"the file-size limit ({limit}) is below what {arm_file_name(arm)} "
+                    f"needs (at least {need:,} bytes for its {_plural(len(items), 'benchmark')}); raise it "
                     "(e.g. ulimit -f unlimited), or time fewer benchmarks")
     return None
 
