@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Cost of the null model's sampler (``NullModel.sample``, what ``runner_forward_ns``
+times for the null model) per call, at a range of batch sizes, next to the NumPy-only
+sampler it replaced (``_old_sample`` below, kept as it was), in one run.
+
+    python scripts/null_sample_bench.py                    # uniform, n = 1 .. 256
+    python scripts/null_sample_bench.py --token-ids zipf --sizes 1,8,16
+    python scripts/null_sample_bench.py --small-batch 0    # the NumPy path at every n
+
+Each figure is the median over ``--repeat`` timeit runs of the per-call time (us) of
+``model.sample(...).tolist()`` (as ``ModelRunner.sample`` calls it) on a 256 x 2,048
+int32 token buffer, default model settings (hash window 4, 128,256 ids), ``n``
+distinct rows at random positions; the old and new samplers alternate run by run.
+Both must give the same ids (checked before timing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import timeit
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from ipc_bench.engine.config import ModelConfig  # noqa: E402
+from ipc_bench.engine.models import NullModel  # noqa: E402
+from ipc_bench.engine.token_ids import normalized_histogram  # noqa: E402
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xBF58476D1CE4E5B9)
+_M3 = np.uint64(0x94D049BB133111EB)
+
+
+def _old_sample(model: NullModel, token_ids_cpu, rows, positions):
+    """``NullModel.sample`` before the Python-int path (NumPy at every batch size)."""
+    width = token_ids_cpu.shape[1]
+    if len(positions) and positions.max() >= width:
+        raise IndexError(f"position {int(positions.max())} outside a row of {width} tokens")
+    idx = positions - model._window_col
+    flat = np.maximum(idx, 0)
+    flat += rows * width
+    tokens = token_ids_cpu.ravel().take(flat).astype(np.uint64)
+    if len(positions) and positions.min() < len(model.window) - 1:
+        tokens[idx < 0] = 0
+    h = positions.astype(np.uint64)
+    h *= _M1
+    h += model.seed
+    tmp = np.empty_like(h)
+    for column in tokens:
+        h ^= column
+        h ^= np.right_shift(h, np.uint64(30), out=tmp)
+        h *= _M2
+        h ^= np.right_shift(h, np.uint64(27), out=tmp)
+        h *= _M3
+        h ^= np.right_shift(h, np.uint64(31), out=tmp)
+    return model.token_ids.from_hash(h)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, ``PROG: error: ...``, exit 2."""
+
+    def error(self, message: str):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def main() -> None:
+    parser = _Parser(prog="null_sample_bench.py", description=__doc__.split(
+        "\n\n")[0])
+    parser.add_argument("--token-ids", default="uniform", choices=("uniform", "zipf", "hist"))
+    parser.add_argument("--sizes", default="1,2,4,8,16,64,256")
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--small-batch", type=int, default=None,
+                        help="NullModel.SMALL_BATCH for this run (default: the model's)")
+    args = parser.parse_args()
+    try:
+        sizes = [int(x) for x in args.sizes.split(",")]
+        if not all(1 <= n <= 256 for n in sizes):
+            raise ValueError
+    except ValueError:
+        parser.error(f"--sizes: expected integers in [1, 256] separated by commas, got "
+                     f"{args.sizes!r}")
+    if args.repeat < 1:
+        parser.error(f"--repeat: expected a positive integer, got {args.repeat}")
+    spec, histogram = args.token_ids, ""
+    if spec == "hist":  # a histogram over the first 1,000 ids (its text is passed in)
+        spec = "hist:bench"
+        histogram = normalized_histogram(np.arange(1000, 0, -1, dtype=np.int64))
+    model = NullModel(ModelConfig(token_ids=spec, token_id_histogram=histogram))
+    if args.small_batch is not None:
+        model.SMALL_BATCH = args.small_batch
+    rng = np.random.default_rng(0)
+    tok = rng.integers(0, model.token_ids.vocab_size, size=(256, 2048)).astype(np.int32)
+    print(f"token ids {args.token_ids}, SMALL_BATCH {model.SMALL_BATCH}, median of "
+          f"{args.repeat} runs, us per call")
+    print(f"{'n':>5} {'old':>8} {'new':>8} {'old/new':>8}")
+    for n in sizes:
+        rows = rng.permutation(256)[:n].astype(np.int64)
+        positions = rng.integers(0, 2048, size=n).astype(np.int64)
+        old = _old_sample(model, tok, rows, positions).tolist()
+        if model.sample(tok, rows, positions).tolist() != old:
+            print(f"null_sample_bench.py: error: the samplers differ at n={n}", file=sys.stderr)
+            sys.exit(1)
+        number = max(20, 2000 // n)
+        t_old, t_new = [], []
+        for _ in range(args.repeat):
+            t_old.append(timeit.timeit(lambda: _old_sample(model, tok, rows, positions).tolist(),
+                                       number=number) / number)
+            t_new.append(timeit.timeit(lambda: model.sample(tok, rows, positions).tolist(),
+                                       number=number) / number)
+        a, b = statistics.median(t_old) * 1e6, statistics.median(t_new) * 1e6
+        print(f"{n:>5} {a:>8.1f} {b:>8.1f} {a / b:>7.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
