@@ -1840,7 +1840,7 @@ def findings(results) -> list[str]:
     others = [_rough_caveat(_comparison_finding(c, where), comparison_pairs(cases, c))
               for c in compared]
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
-             + _noise_findings(cases))
+             + order_findings(results, where) + _noise_findings(cases))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
     caption = _summary_caption(cases, tables, withheld, shares, timed) if summary else ""
     if summary and any(r[6].endswith(UNESTABLISHED_MARK) for r in summary[1]):
@@ -1890,6 +1890,63 @@ def _rough_caveat(text: str, pairs: list[tuple[dict, dict]], cell: bool = False)
            else f"{len(steps):,} of its {len(cases):,} cases'")
     return (f"{text} {who} figures are rough: {counted} (< {MIN_STEPS}), as "
             f"{'their warnings say' if many else 'its warning says'}.")
+
+
+def _balanced_firsts(n: int) -> str:
+    """How often a balanced order of ``n`` pairs runs each arm first: ``2`` (4 pairs),
+    ``2 or 3`` (5 pairs)."""
+    return f"{n // 2:,}" if n % 2 == 0 else f"{n // 2:,} or {n // 2 + 1:,}"
+
+
+def order_findings(results, where: Where) -> list[str]:
+    """One line per paired comparison of ``results`` (each run's, ``run_comparisons``:
+    cached against send, A/A, cached+async against cached...; one of a case the report
+    does not hold finished left out, as in ``other_comparisons``) over 3 or more pairs
+    (``comparison_pairs``) where one arm ran first in more pairs than ``ceil(n / 2)`` of
+    its ``n`` (not as balanced as ``n`` allows, as ``scenario.balanced_orders`` orders
+    them): ``At 4 running requests (msgpack), cached ran first in 5 of 5 pairs of
+    cached against send, where a balanced order puts each arm first in 2 or 3: ...``;
+    ``where``: workload -> its words (``_where_of``). Which case of a pair ran first is
+    read from the order of the run's cases in ``summary.json`` (``results.cases``, in
+    the order the cases ran), so runs written before the orders were counterbalanced,
+    and hand-made summaries, are judged by what they ran. ``[]`` where every
+    comparison is balanced. Raises nothing."""
+    from ipc_bench.report.tables import transport_of
+
+    done = results.finished().cases
+    if done.empty or "case_id" not in done.columns:
+        return []
+    runs = done["run_id"] if "run_id" in done.columns else [None] * len(done)
+    ran = {(r, c): i for i, (r, c) in enumerate(zip(runs, done["case_id"]))}
+    out = []
+    for run_id, recorded in run_comparisons(results).items():
+        run = done[done["run_id"] == run_id] if "run_id" in done.columns else done
+        held = _held_cases(run)
+        for c in recorded:
+            if not (c.get("baseline") and c.get("treatment")) or not _cases_held(c, held):
+                continue
+            pairs = comparison_pairs(run, c)
+            n = len(pairs)
+            if n < 3:
+                continue
+            at = [(ran.get((t.get("run_id"), t.get("case_id"))),
+                   ran.get((b.get("run_id"), b.get("case_id")))) for t, b in pairs]
+            if any(i is None or j is None for i, j in at):
+                continue
+            treatment_first = sum(i < j for i, j in at)
+            first, k = ((c["treatment"], treatment_first) if 2 * treatment_first > n
+                        else (c["baseline"], n - treatment_first))
+            if k <= -(-n // 2):
+                continue
+            out.append(
+                f"{where(c['workload'])} ({_codec_name(c['codec'])}{transport_of(c)}), "
+                f"{first} ran first in {k:,} of {n:,} pairs of {c['treatment']} against "
+                f"{c['baseline']}, where a balanced order puts each arm first in "
+                f"{_balanced_firsts(n)}: whatever favours running first or second (a "
+                "drift, a warmer parent process) leans this comparison's times and "
+                "tokens/s to one arm, and its intervals do not allow for it; its bytes "
+                "are exact whatever the order.")
+    return out
 
 
 def _warning_kinds(marks) -> tuple[int, int, int, int]:
