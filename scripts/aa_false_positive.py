@@ -5,7 +5,8 @@ For each load condition (``--load idle,busy``: as the machine is, and with one b
 process pinned to one core, started and stopped by this script), it
 
 1. runs one policy against a copy of itself (``bench.py --aa``) for ``--pairs``
-   repetition pairs in one invocation (arms in the harness's random order), splits the
+   repetition pairs in one invocation (arms in the harness's counterbalanced order, its
+   rows shuffled), splits the
    pairs into disjoint groups of K consecutive pairs (``--group-sizes``) and compares
    each group as a ``--repeat K`` run would. Both arms run the same code on the same
    workload, so every "significant" verdict is a false positive; at 95 % the rate

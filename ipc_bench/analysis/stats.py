@@ -3,12 +3,14 @@
 Steps within a case are autocorrelated (caches, allocator, frequency), so a case's
 per-step figures are *one* sample; the unit of replication is the repetition. Runs
 with ``--repeat N`` (N >= 2) run the arms of repetition ``r`` next to each other, in
-an order drawn at random per repetition (``ipc_bench.harness.scenario.grid``), and repetition
-``r`` of arm A is paired with repetition ``r`` of arm B: the pair shares machine
-conditions, so the analysis works on per-pair ratios ``B_r / A_r`` and differences
-``A_r - B_r``. The random order keeps one burst of machine noise that spans a pair
-boundary from pushing two neighbouring ratios the same way (with a fixed A B, B A
-order the same arm sits on both sides of every other boundary).
+orders counterbalanced over the repetitions (``ipc_bench.harness.scenario.grid``: each
+arm first in as many repetitions as N allows, the rows' sequence shuffled), and
+repetition ``r`` of arm A is paired with repetition ``r`` of arm B: the pair shares
+machine conditions, so the analysis works on per-pair ratios ``B_r / A_r`` and
+differences ``A_r - B_r``. Counterbalancing keeps running first or second from
+favouring one arm; the shuffle keeps one burst of machine noise that spans a pair
+boundary from pushing two neighbouring ratios the same way as a fixed A B, B A order
+would.
 
 Reported per metric and arm: the median and the interquartile range (numpy's
 ``linear`` percentiles, type 7 of Hyndman & Fan, "Sample quantiles in statistical

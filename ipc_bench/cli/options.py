@@ -695,14 +695,15 @@ def _add_repetition_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=_int_in(1, 1000),
                    help="repetitions of each case (default 1; overhead: 8 when --repeat is "
                    "not given, and at least 2; soak: 1 only, it runs one case); the arms "
-                   "of a repetition run next to each other in a random order (seeded by "
-                   "--order-seed); with 2 or more the summary "
+                   "of a repetition run next to each other, their orders counterbalanced "
+                   "over the repetitions (seeded by --order-seed); with 2 or more the "
+                   "summary "
                    "compares the arms with paired 95 %% intervals, verdicts Holm-adjusted "
                    "over the timed metrics")
     p.add_argument("--order-seed", type=_int_in(0, MAX_SEED), metavar="N",
-                   help="seed of the arms' random order per repetition (--repeat 2 or "
-                   "more; default: the --seed value, so a run without it keeps its "
-                   "orders); it draws other orders of the same cases, the workload and "
+                   help="seed of the arms' counterbalanced orders over the repetitions "
+                   "(--repeat 2 or more; default: the --seed value, so the same --seed "
+                   "gives the same orders); it draws other orders of the same cases, the workload and "
                    "model left as --seed makes them, so a rerun with another order seed "
                    "stays comparable with the first; refused where it orders nothing: "
                    "one repetition, one arm per workload and codec, overhead (its arms "

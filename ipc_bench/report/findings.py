@@ -23,7 +23,10 @@ comparison the run recorded (an ``--aa`` run's send' against send, cached+async
 against cached) gets a sentence of its own (``_comparison_finding``); an A/A pair's
 says whether the machine's noise alone produced a verdict. A workload whose cases
 rejected requests on arrival or cut them at max_model_len gets the terminal's line on
-it first, saying what its findings then cover (``_request_findings``).
+it first, saying what its findings then cover (``_request_findings``). A comparison
+of 3 or more pairs one of whose arms ran first in more of them than a balanced order
+allows gets a line naming the split, before the measurement warnings' line
+(``order_findings``).
 """
 
 from __future__ import annotations

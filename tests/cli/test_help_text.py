@@ -76,12 +76,14 @@ def test_warmup_steps_states_each_scenarios_default_and_the_scenarios_use_it():
 def test_repeat_and_peer_timeout_state_their_defaults_and_limits():
     assert _help_of("--repeat") == (
         "repetitions of each case (default 1; overhead: 8 when --repeat is not given, and "
-        "at least 2; soak: 1 only, it runs one case); the arms of a repetition run next to each other in a random order "
-        "(seeded by --order-seed); with 2 or more the summary compares the arms with paired "
+        "at least 2; soak: 1 only, it runs one case); the arms of a repetition run next to "
+        "each other, their orders counterbalanced over the repetitions (seeded by "
+        "--order-seed); with 2 or more the summary compares the arms with paired "
         "95 %% intervals, verdicts Holm-adjusted over the timed metrics")
     assert _help_of("--order-seed") == (
-        "seed of the arms' random order per repetition (--repeat 2 or more; default: the "
-        "--seed value, so a run without it keeps its orders); it draws other orders of the "
+        "seed of the arms' counterbalanced orders over the repetitions (--repeat 2 or "
+        "more; default: the --seed value, so the same --seed gives the same orders); it "
+        "draws other orders of the "
         "same cases, the workload and model left as --seed makes them, so a rerun with "
         "another order seed stays comparable with the first; refused where it orders "
         "nothing: one repetition, one arm per workload and codec, overhead (its arms "
