@@ -133,8 +133,9 @@ class ScenarioOptions:
     """Command-line settings a scenario may read (``None``: the scenario's default)."""
 
     seed: int = 0
-    #: ``--order-seed``: the seed of the arms' order per repetition (``arm_order_rng``);
-    #: ``None``: ``seed``'s, the order a run given ``--seed`` alone has always had.
+    #: ``--order-seed``: the seed of the arms' counterbalanced orders over the
+    #: repetitions (``arm_order_rng``, ``balanced_orders``); ``None``: ``seed``'s, so the
+    #: same ``--seed`` alone gives the same orders.
     order_seed: Optional[int] = None
     steps: Optional[int] = None
     warmup_steps: Optional[int] = None
