@@ -928,7 +928,9 @@ def test_report_replaces_an_earlier_reports_own_files(tiny_run, tmp_path, capsys
     assert cli.main(["report", str(tiny_run), "--output", str(tmp_path / "empty"),
                      "--no-figures"]) == 0
     assert capsys.readouterr() == (f"report: {out / 'report.html'}\n"
-                                   f"report: {tmp_path / 'empty' / 'report.html'}\n", "")
+                                   f"report: {tmp_path / 'empty' / 'report.html'}\n",
+                                   f"bench.py report: replaced the earlier report of old "
+                                   f"in {out}\n")
     for folder in (out, tmp_path / "empty"):
         assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.md",
                                                             "run.summary.json"]
