@@ -283,11 +283,14 @@ def test_run_config_frees_its_model_before_it_returns(monkeypatch):
     monkeypatch.setattr(models, "TorchModel", Recorded)
     figures = measure_device_figures(torch, "cpu", torch.float32, copy_bytes=2**20,
                                      matmul_n=64, min_run_time_s=0.01)
-    sched = dsc.SchedulerConfig(max_num_seqs=2, max_model_len=64, block_size=dsc.BLOCK_SIZE,
-                                num_blocks=8)
+    # the cache shape of test_cpu_run_gives_equal_tokens_across_backends_and_padding's
+    # run (--num-running 2: 2 and 3 rows, contexts to 100 + 5 steps), whose flex kernels
+    # the session's inductor cache then holds: this model compiles none of its own
+    sched = dsc.SchedulerConfig(max_num_seqs=3, max_model_len=105, block_size=dsc.BLOCK_SIZE,
+                                num_blocks=21)
     gc.disable()  # no collection by chance: only what run_config does itself
     try:
-        rows = dsc.run_config(torch, "tiny", "cpu", "flex", True, [2], sched, 2, 1, 10, 20,
+        rows = dsc.run_config(torch, "tiny", "cpu", "flex", True, [3], sched, 2, 1, 10, 20,
                               0, figures)
         assert [r["config"] for r in rows] == ["flex+graphs"]
         assert len(built) == 1 and built[0]() is None
