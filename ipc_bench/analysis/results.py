@@ -4580,11 +4580,9 @@ def load(path_or_paths) -> Results:
             warnings.warn(line, RunStatusWarning if line == part["status_warning"]
                           else ResultsWarning, stacklevel=2)
 
-    def cat(key: str):
-        return _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
-
-    tables = ordered_workloads(pd, {k: cat(k) for k in ("cases", "steps", "requests",
-                                                         "floor", "itl")})
+    tables = ordered_workloads(pd, {
+        key: _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
+        for key in ("cases", "steps", "requests", "floor", "itl")})
     return Results(**tables,
                    metadata={r: p["metadata"] for r, p in parts.items()},
                    status={r: p["status"] for r, p in parts.items()},
