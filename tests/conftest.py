@@ -12,7 +12,8 @@ A test that checks that ``bench.py`` removes its socket folders gives that proce
 ``bench_tmpdir`` fixture's folder as ``TMPDIR`` instead, and a test that SIGKILLs it (it
 then cannot remove them) ``killed_bench_tmpdir``'s: its own ``tmp_path``, or a short
 folder under ``/tmp`` where socket paths under ``tmp_path`` would pass the 107-byte limit.
-TorchInductor's compiled kernels are cached in one folder for the whole session.
+TorchInductor's compiled kernels are cached in one folder for the whole session, and
+its precompiled C++ header in another (``_shared_precompiled_headers``).
 
 ``ring_segments`` (autouse) records the segment name and ring folder of every
 shared-memory ring writer (``shm_ring.RingWriter``) this process makes during a test and
@@ -62,6 +63,29 @@ def _inductor_cache_dir(tmp_path_factory) -> Path:
     return cache
 
 
+def _shared_precompiled_headers(tmp: Path, tmp_path_factory) -> None:
+    """TorchInductor's precompiled C++ header (about 8 s of CPU to build) is kept in
+    ``TMPDIR/torchinductor_USER/precompiled_headers`` (its ``default_cache_dir``, not
+    ``TORCHINDUCTOR_CACHE_DIR``), and each xdist worker has its own ``TMPDIR``: that
+    folder in ``tmp`` is made a link to one folder of the session's, so the header is
+    built once for every worker and every process they start with that ``TMPDIR``."""
+    import getpass
+    import re
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        user = f"uid_{os.getuid()}"
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = root / "torchinductor_headers"
+    shared.mkdir(exist_ok=True)
+    own = tmp / ("torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
+    own.mkdir(exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        (own / "precompiled_headers").symlink_to(shared, target_is_directory=True)
+
+
 def _terminal_dispositions() -> None:
     """Give SIGINT, SIGTERM and SIGHUP this process's default handling where its
     launcher left them ignored (``nohup``'s SIGHUP, a shell script's background job's
@@ -108,6 +132,7 @@ def session_tmpdir(tmp_path_factory):
     (``_inductor_cache_dir``) unless ``TORCHINDUCTOR_CACHE_DIR`` is set already."""
     tmp = tmp_path_factory.mktemp("tmp")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(_inductor_cache_dir(tmp_path_factory)))
+    _shared_precompiled_headers(tmp, tmp_path_factory)
     before = {name: os.environ.get(name) for name in ("TMPDIR", KEEP_ENV)}
     os.environ.update({"TMPDIR": str(tmp), KEEP_ENV: "1"})
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
