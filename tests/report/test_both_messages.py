@@ -82,6 +82,8 @@ def _expected(pairs: list[tuple[float, float]], key: str,
     the saving or cost with ``significant after Holm (p, adjusted)``."""
     saves, spends, noise, changes = WORDS[key]
     diff_us = sum(s - c for s, c in pairs) / len(pairs) / 1e3
+    # as the finding prints it: never rounded onto 0 (-0.004, not -0.00)
+    diff = stats.point_text(diff_us + 0.0, 2, sign=True)
     logs = [math.log(c / s) for s, c in pairs]
     n = len(logs)
     mean = sum(logs) / n
@@ -92,16 +94,16 @@ def _expected(pairs: list[tuple[float, float]], key: str,
     # (stats.ratio_end: [<-99.9, >+99900.0] %), as two noisy pairs can give
     change = f"{100 * (ratio - 1):+.1f} % {stats.ratio_interval(lo, hi, percent=True)}"
     if lo <= 1.0 <= hi and (lo < 0.9 or hi > 1.1):  # holds 0 %, reaches beyond 1.1x either way
-        return (f"{changes} {change} (send - cached: {diff_us + 0.0:+.2f} µs; "
+        return (f"{changes} {change} (send - cached: {diff} µs; "
                 "inconclusive (interval beyond 1.1x either way))")
     if lo <= 1.0 <= hi:
-        return f"{noise} ({change}; send - cached: {diff_us + 0.0:+.2f} µs)"
+        return f"{noise} ({change}; send - cached: {diff} µs)"
     m, family = recorded or ({}, 0)
     wide = "inconclusive: " if lo < 0.9 or hi > 1.1 else ""  # beyond 1.1x either way
     holm = (f"; {wide}not significant after Holm (p {m['p_value']:.3f}, adjusted "
             f"{m['p_adjusted']:.3f})" if m.get("significant") is False else "")
     if holm or (hi < 1.0) != (diff_us > 0):
-        return f"{changes} {change} (send - cached: {diff_us + 0.0:+.2f} µs{holm})"
+        return f"{changes} {change} (send - cached: {diff} µs{holm})"
     # a saving or cost significant after Holm says so (two pairs rarely are)
     significant = (f"; significant after Holm (p {_p(m['p_value'])}, adjusted "
                    f"{_p(m['p_adjusted'])})" if m.get("significant")
