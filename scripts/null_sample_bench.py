@@ -26,9 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
+from ipc_bench.cli.console import script_main  # noqa: E402
+from ipc_bench.cli.once import OnceParser  # noqa: E402
+from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats  # noqa: E402
 from ipc_bench.engine.config import ModelConfig  # noqa: E402
 from ipc_bench.engine.models import NullModel  # noqa: E402
 from ipc_bench.engine.token_ids import normalized_histogram  # noqa: E402
+from ipc_bench.errors import module_doc, one_line  # noqa: E402
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -60,32 +64,54 @@ def _old_sample(model: NullModel, token_ids_cpu, rows, positions):
     return model.token_ids.from_hash(h)
 
 
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line, ``PROG: error: ...``, exit 2."""
+#: The name every error line starts with (``null_sample_bench.py: error: ...``).
+PROG = "null_sample_bench.py"
+#: Rows of the token buffer the samplers read (the largest ``--sizes`` value).
+MAX_ROWS = 256
+
+
+class BadInput(Exception):
+    """Bad input: ``main`` prints its one line (``null_sample_bench.py: error: --OPTION:
+    ...``) and returns 2."""
+
+
+class _Parser(OnceParser):
+    """argparse's errors as ``BadInput``, naming the option without argparse's
+    ``argument`` before it."""
 
     def error(self, message: str):
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(2)
+        raise BadInput(message.removeprefix("argument "))
 
 
-def main() -> None:
-    parser = _Parser(prog="null_sample_bench.py", description=__doc__.split(
-        "\n\n")[0])
-    parser.add_argument("--token-ids", default="uniform", choices=("uniform", "zipf", "hist"))
-    parser.add_argument("--sizes", default="1,2,4,8,16,64,256")
-    parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--small-batch", type=int, default=None,
-                        help="NullModel.SMALL_BATCH for this run (default: the model's)")
-    args = parser.parse_args()
+def _sizes(text: str) -> list[int]:
+    """``--sizes``: comma-separated rows per call, each 1 to ``MAX_ROWS``, no empty item
+    (``list_items``), none given twice."""
+    return no_repeats([_parse_int(v, 1, MAX_ROWS) for v in list_items(text, "integers")])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog=PROG, description=module_doc(sys.modules[__name__]).split("\n\n")[0],
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--token-ids", default="uniform", choices=("uniform", "zipf", "hist"),
+                    help="the ids' distribution (default uniform; hist: a histogram over "
+                    "the first 1,000 ids)")
+    ap.add_argument("--sizes", type=_sizes, default=[1, 2, 4, 8, 16, 64, 256],
+                    metavar="N[,N...]", help=f"rows per call, each 1 to {MAX_ROWS} "
+                    "(default 1,2,4,8,16,64,256)")
+    ap.add_argument("--repeat", type=_int_in(1, 10_000), default=15, metavar="N",
+                    help="timeit runs of each sampler per size, 1 to 10,000 (default 15)")
+    ap.add_argument("--small-batch", type=_int_in(0, MAX_ROWS), default=None, metavar="N",
+                    help="NullModel.SMALL_BATCH for this run, 0 (the NumPy path at every "
+                    f"size) to {MAX_ROWS} (default: the model's)")
+    return ap
+
+
+def main(argv=None) -> int:
     try:
-        sizes = [int(x) for x in args.sizes.split(",")]
-        if not all(1 <= n <= 256 for n in sizes):
-            raise ValueError
-    except ValueError:
-        parser.error(f"--sizes: expected integers in [1, 256] separated by commas, got "
-                     f"{args.sizes!r}")
-    if args.repeat < 1:
-        parser.error(f"--repeat: expected a positive integer, got {args.repeat}")
+        args = build_parser().parse_args(argv)
+    except BadInput as exc:
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
+        return 2
     spec, histogram = args.token_ids, ""
     if spec == "hist":  # a histogram over the first 1,000 ids (its text is passed in)
         spec = "hist:bench"
@@ -93,18 +119,19 @@ def main() -> None:
     model = NullModel(ModelConfig(token_ids=spec, token_id_histogram=histogram))
     if args.small_batch is not None:
         model.SMALL_BATCH = args.small_batch
-    rng = np.random.default_rng(0)
-    tok = rng.integers(0, model.token_ids.vocab_size, size=(256, 2048)).astype(np.int32)
+    runs = "run" if args.repeat == 1 else "runs"
     print(f"token ids {args.token_ids}, SMALL_BATCH {model.SMALL_BATCH}, median of "
-          f"{args.repeat} runs, us per call")
+          f"{args.repeat} {runs}, us per call")
     print(f"{'n':>5} {'old':>8} {'new':>8} {'old/new':>8}")
-    for n in sizes:
-        rows = rng.permutation(256)[:n].astype(np.int64)
+    rng = np.random.default_rng(0)
+    tok = rng.integers(0, model.token_ids.vocab_size, size=(MAX_ROWS, 2048)).astype(np.int32)
+    for n in args.sizes:
+        rows = rng.permutation(MAX_ROWS)[:n].astype(np.int64)
         positions = rng.integers(0, 2048, size=n).astype(np.int64)
         old = _old_sample(model, tok, rows, positions).tolist()
         if model.sample(tok, rows, positions).tolist() != old:
-            print(f"null_sample_bench.py: error: the samplers differ at n={n}", file=sys.stderr)
-            sys.exit(1)
+            print(f"{PROG}: error: the samplers differ at n={n}", file=sys.stderr)
+            return 1
         number = max(20, 2000 // n)
         t_old, t_new = [], []
         for _ in range(args.repeat):
@@ -114,7 +141,8 @@ def main() -> None:
                                        number=number) / number)
         a, b = statistics.median(t_old) * 1e6, statistics.median(t_new) * 1e6
         print(f"{n:>5} {a:>8.1f} {b:>8.1f} {a / b:>7.1f}x", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(script_main(PROG, main, "the table"))
