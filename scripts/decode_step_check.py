@@ -80,7 +80,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass, field
