@@ -1901,14 +1901,22 @@ def _balanced_firsts(n: int) -> str:
     return f"{n // 2:,}" if n % 2 == 0 else f"{n // 2:,} or {n // 2 + 1:,}"
 
 
+#: How an arm-order finding (``order_findings``) ends for a two-process comparison,
+#: and for the single-process block's (codec ``none``), which serialises nothing.
+BYTES_ORDER = "its bytes are exact whatever the order."
+NO_BYTES_ORDER = ("its arms run in one process and serialise nothing, so it has no "
+                  "bytes for the order to lean.")
+
+
 def order_findings(results, where: Where) -> list[str]:
     """One line per paired comparison of ``results`` (each run's, ``run_comparisons``:
-    cached against send, A/A, cached+async against cached...; one of a case the report
-    does not hold finished left out, as in ``other_comparisons``) over 3 or more pairs
-    (``comparison_pairs``) where one arm ran first in more pairs than ``ceil(n / 2)`` of
+    cached against send, A/A, cached+async against cached...) over 3 or more complete
+    pairs that ``results`` holds finished (``comparison_pairs``: a comparison one of
+    whose cases is missing is judged by the pairs it still has) where one arm ran first in more pairs than ``ceil(n / 2)`` of
     its ``n`` (not as balanced as ``n`` allows, as ``scenario.balanced_orders`` orders
     them): ``At 4 running requests (msgpack), cached ran first in 5 of 5 pairs of
-    cached against send, where a balanced order puts each arm first in 2 or 3: ...``;
+    cached against send, where a balanced order puts each arm first in 2 or 3: ...``,
+    ending ``BYTES_ORDER``, or ``NO_BYTES_ORDER`` for the single-process block;
     ``where``: workload -> its words (``_where_of``). Which case of a pair ran first is
     read from the order of the run's cases in ``summary.json`` (``results.cases``, in
     the order the cases ran), so runs written before the orders were counterbalanced,
@@ -1924,11 +1932,10 @@ def order_findings(results, where: Where) -> list[str]:
     out = []
     for run_id, recorded in run_comparisons(results).items():
         run = done[done["run_id"] == run_id] if "run_id" in done.columns else done
-        held = _held_cases(run)
         for c in recorded:
-            if not (c.get("baseline") and c.get("treatment")) or not _cases_held(c, held):
+            if not (c.get("baseline") and c.get("treatment")):
                 continue
-            pairs = comparison_pairs(run, c)
+            pairs = comparison_pairs(run, c)  # the complete pairs held
             n = len(pairs)
             if n < 3:
                 continue
@@ -1947,8 +1954,8 @@ def order_findings(results, where: Where) -> list[str]:
                 f"{c['baseline']}, where a balanced order puts each arm first in "
                 f"{_balanced_firsts(n)}: whatever favours running first or second (a "
                 "drift, a warmer parent process) leans this comparison's times and "
-                "tokens/s to one arm, and its intervals do not allow for it; its bytes "
-                "are exact whatever the order.")
+                "tokens/s to one arm, and its intervals do not allow for it; "
+                + (NO_BYTES_ORDER if c["codec"] == SINGLE_PROCESS else BYTES_ORDER))
     return out
 
 
