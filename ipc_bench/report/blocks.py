@@ -2970,6 +2970,23 @@ def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Bl
     return blocks
 
 
+def run_title(md: dict, cases, run_id: str) -> str:
+    """The title of the report of one run ``run_id``: ``ipc-bench report: decode-steady
+    (`RUN`)``, the scenario its metadata ``md`` records; where that is missing or was
+    left out (not a text), the one every case of the run in ``cases``
+    (``Results.cases``) records; where they record none or several, the title without
+    a scenario, ``ipc-bench report (`RUN`)``."""
+    scenario = md.get("scenario")
+    if not isinstance(scenario, str) or not scenario:
+        mine = cases[cases["run_id"] == run_id] if "run_id" in cases.columns else cases
+        seen = list(mine["scenario"]) if "scenario" in mine.columns else []
+        scenario = (seen[0] if seen and all(isinstance(s, str) and s for s in seen)
+                    and len(set(seen)) == 1 else None)
+    if scenario is None:
+        return f"ipc-bench report ({code_span(run_id)})"
+    return f"ipc-bench report: {scenario} ({code_span(run_id)})"
+
+
 def build_blocks(results, command: str, base: str = "", figures: bool = True) -> list[Block]:
     """All blocks of the report of ``results`` (one run or several), in order: a list
     of ``Block`` tuples (see ``ipc_bench.report.render``); ``command`` is quoted as the
@@ -2985,7 +3002,7 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
     if len(ids) == 1:
         md = results.metadata[ids[0]]
         blocks: list[Block] = [
-            ("h", 1, f"ipc-bench report: {md.get('scenario', '?')} ({code_span(ids[0])})"),
+            ("h", 1, run_title(md, results.cases, ids[0])),
             ("p", f"Rendered {now} by {code_span(command)} from run folder {code_span(ids[0])} "
                   f"(raw data: `{file_slug(ids[0])}.summary.json` beside this file)."),
         ]

@@ -102,7 +102,7 @@ def test_a_scenario_that_is_not_a_text_is_left_out_of_the_title(
     line = f"{run / 'summary.json'}: metadata.scenario is 3, not a text (left out)"
     assert (code, _warned(err)) == (0, [line])
     md = (tmp_path / "rep" / "report.md").read_text().splitlines()
-    assert md[0] == "# ipc-bench report: ? (`run`)"
+    assert md[0] == "# ipc-bench report: decode-steady (`run`)"  # its cases' scenario
     assert "- scenario: `?`, seed 0" in md
     html = (tmp_path / "rep" / "report.html").read_text()
     assert "ipc-bench report: 3" not in html
