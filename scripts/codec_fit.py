@@ -21,14 +21,17 @@ Usage (about 2-3 minutes on 2 cores):
 The fit run is ``bench.py --scenario decode-steady --num-running 16,64,128,256,512
 --steps S --repeat N``; the check run the same at ``--num-running 1024``. The runs made here go
 into ``fit-<time>`` and ``check1024-<time>`` folders under ``--output DIR`` (default
-the checkout's ``results/``; DIR is made if missing). With
+the checkout's ``results/``; DIR is made if missing, where its parent exists: one
+whose parent is missing is refused, exit 2). With
 ``--repeat`` the median over repetitions is used per batch size. Given one run, the
 other is run with its policies and codecs. Only two-process cases are fitted: a
 single-process case (codec ``none``) has no codec. A fitted fixed or per-request cost
 below 0 is not physical (noise or load on the machine bent the line): a warning line
 says so.
 
-Exit status 0; 1 if a run fails or the ``--json`` file cannot be written once the fit
+Exit status 0; 1 if a run fails (``codec_fit.py: error: run failed (exit 2): COMMAND``;
+``(bench.py was killed by SIGKILL)`` where a signal ended it; ``; kept: the fit run DIR is
+incomplete (2 cases complete)`` at the end where its folder is kept) or the ``--json`` file cannot be written once the fit
 is made (disk full: ``codec_fit.py: error: cannot write PATH: REASON``); 2 for bad
 input (one line, before any run): an option out of range, a ``--json`` path that cannot be written, an ``--output`` folder that
 cannot be written in (or ``--output``, ``--steps`` or ``--repeat`` with both runs
@@ -158,22 +161,25 @@ def _fitted_scenario(case: dict) -> bool:
 
 def unfit_note(summary: dict) -> str:
     """The end of a refusal's line for a run with cases ``points`` leaves out for their
-    scenario: timed ones (``_timed``) without ``num_running`` (a trace replay's),
-    ``; its azure-conv cases have no fixed number of running requests``, and any of a
-    scenario not fitted (``FIT_SCENARIOS``), ``; its step-time cases are not
-    decode-steady ones``; then what is fitted, `` (codec_fit fits decode-steady
+    scenario, each named: any of a scenario not fitted (``FIT_SCENARIOS``), ``; its
+    step-time cases are not decode-steady ones``, a trace replay's (timed ones,
+    ``_timed``, without ``num_running``) saying why too, ``; its azure-conv cases are
+    not decode-steady ones and have no fixed number of running requests``; then what is fitted, `` (codec_fit fits decode-steady
     runs)``; ``""`` where there is none."""
     cases = summary["cases"]
-    batchless = sorted({str(c.get("scenario") or "unnamed") for c in cases
-                        if _timed(c) and c.get("num_running") is None})
-    other = sorted({str(c["scenario"]) for c in cases if not _fitted_scenario(c)}
-                   - set(batchless))
+    batchless = {str(c.get("scenario") or "unnamed") for c in cases
+                 if _timed(c) and c.get("num_running") is None}
+    other = {str(c["scenario"]) for c in cases if not _fitted_scenario(c)}
+    fitted = " or ".join(FIT_SCENARIOS)
     notes = []
-    if batchless:
-        notes.append(f"its {', '.join(batchless)} cases have no fixed number of running "
-                     "requests")
-    if other:
-        notes.append(f"its {', '.join(other)} cases are not {' or '.join(FIT_SCENARIOS)} "
+    if batchless - other:
+        notes.append(f"its {', '.join(sorted(batchless - other))} cases have no fixed "
+                     "number of running requests")
+    if batchless & other:
+        notes.append(f"its {', '.join(sorted(batchless & other))} cases are not {fitted} "
+                     "ones and have no fixed number of running requests")
+    if other - batchless:
+        notes.append(f"its {', '.join(sorted(other - batchless))} cases are not {fitted} "
                      "ones")
     if not notes:
         return ""
@@ -228,7 +234,8 @@ def run(sizes: str, steps: int, repeat: int, out: Path,
         pairs: Optional[set[tuple[str, str]]] = None) -> None:
     """``bench.py --scenario decode-steady`` into ``out`` (removed again if the run
     leaves it empty); with ``pairs``, their policies and codecs only. ``SystemExit``
-    (exit 1) if the run fails. A signal meanwhile is passed on to ``bench.py``
+    (exit 1) if the run fails: ``codec_fit.py: error: run failed (exit 2): COMMAND``,
+    ``run failed (bench.py was killed by SIGKILL): COMMAND`` where a signal ended it. A signal meanwhile is passed on to ``bench.py``
     (``signals.call``: it writes what it measured), which is reaped before the
     ``signals.Interrupted`` goes on."""
     cmd = [sys.executable, str(ROOT / "bench.py"), "--scenario", "decode-steady",
@@ -244,7 +251,8 @@ def run(sizes: str, steps: int, repeat: int, out: Path,
         if out.is_dir() and not any(out.iterdir()):
             out.rmdir()
     if code != 0:
-        raise SystemExit(f"{PROG}: error: run failed (exit {code}): {' '.join(cmd)}")
+        how = f"exit {code}" if code > 0 else f"bench.py {signals.child_ended(code)}"
+        raise SystemExit(f"{PROG}: error: run failed ({how}): {' '.join(cmd)}")
 
 
 class _Parser(OnceParser):
@@ -272,7 +280,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="write fits and checks as JSON")
     p.add_argument("--output", metavar="DIR", type=writable_folder,
                    help="folder the runs made here go in, as fit-<time> and "
-                   "check1024-<time> (default results/ of the checkout; made if missing)")
+                   "check1024-<time> (default results/ of the checkout); made if missing, "
+                   "in a folder that exists: one whose parent is missing is refused")
     args = p.parse_args(argv)
     if args.fit_run and args.check_run:
         given = [o for o, v in (("--output", args.output), ("--steps", args.steps),
@@ -343,7 +352,9 @@ def _made(args, sizes: str, name: str, pairs: set[tuple[str, str]]) -> tuple[Pat
     """A decode-steady run at ``sizes`` made here into ``<name>-<time>`` under
     ``--output`` (default ``results/`` of the checkout; made if missing, and kept at
     ``args.made_root`` then), of ``pairs``' policies and codecs, or the scenario's
-    where empty: its folder and summary."""
+    where empty: its folder and summary. A run that fails (``run``) and leaves its
+    folder says so at the end of its line: ``...; kept: the fit run DIR is incomplete
+    (2 cases complete)``."""
     root = Path(args.output) if args.output is not None else ROOT / "results"
     with signals.deferred():  # the folders noted as soon as made: none goes unnoticed
         existed = root.is_dir()
@@ -355,7 +366,13 @@ def _made(args, sizes: str, name: str, pairs: set[tuple[str, str]]) -> tuple[Pat
         if not existed and args.made_root is None:
             args.made_root = root
         args.made.append((name.removesuffix(str(CHECK_SIZE)), out))
-    run(sizes, args.steps, args.repeat, out, pairs)
+    try:
+        run(sizes, args.steps, args.repeat, out, pairs)
+    except SystemExit as exc:  # a failed run's folder that is kept: said, as an interrupt's
+        if isinstance(exc.code, str) and out.is_dir():
+            raise SystemExit(f"{exc.code}; kept: the {args.made[-1][0]} run "
+                             f"{run_kept(out)}") from None
+        raise
     written_elsewhere(f"the {args.made[-1][0]} run is in {out}")  # stdout that fails says so
     try:
         return out, read_summary(out)

@@ -256,8 +256,8 @@ def test_codec_fit_refuses_a_trace_replay_run(tmp_path):
     replay = _run_folder(tmp_path / "conv", [_replay_case(p) for p in ("send", "cached")])
     steady = _run_folder(tmp_path / "steady", [_steady_case(p, b) for p in ("send", "cached")
                                                for b in (16, 64, 256)])
-    note = ("; its azure-conv cases have no fixed number of running requests (codec_fit "
-            "fits decode-steady runs)")
+    note = ("; its azure-conv cases are not decode-steady ones and have no fixed number "
+            "of running requests (codec_fit fits decode-steady runs)")
     for argv, line in (
             (["--fit-run", replay, "--check-run", steady],
              f"argument --fit-run: {replay} has no complete two-process case to fit{note}"),
