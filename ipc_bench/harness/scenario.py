@@ -560,8 +560,13 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     machine conditions. With two or more repetitions the orders of each workload and
     codec (the single-process block of codec ``none`` too) are counterbalanced over
     the repetitions (``balanced_orders``, ``ARM_ORDER``): each repetition runs a row
-    of a balanced Latin square (two arms: A B or B A; four, ``--aa`` of two policies:
-    a Williams square of 4 rows), so each arm runs first, and in each place, in
+    of a balanced Latin square (``williams_rows``). The arm sets a run makes are of
+    two arms, A B or B A: two policies; one policy and its A/A copy (``opts.aa``, which
+    the CLI allows for one policy only); ``cached`` and ``ASYNC_ARM``
+    (``opts.sync_counterpart``); ``ASYNC_ARM`` and its copy; the single-process block
+    has the same arms as the two-process cases; one arm keeps its one order. The
+    ordering itself takes any number k of arms (k rows for an even k, 2k for an odd
+    one), so each arm runs first, and in each place, in
     ``repeat // k`` or ``repeat // k + 1`` of the ``repeat`` repetitions of its k
     arms, and each arm before each other one in ``repeat // 2`` or one more (an even
     k); which arm takes which place in the square, the leftover rows where
