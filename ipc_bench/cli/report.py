@@ -26,8 +26,13 @@ folder it wrote into removed, or, where that fails, named at the end of the line
 the temporary folder DIR could not be removed: REASON``). A report into an
 output folder another report is writing (its lock, ``document.output_lock``) is
 refused, ``output folder DIR is being written by another report still going; give
-another --output, or run this one again once it ends``, exit code 2; one that replaced
-an earlier report of other runs says so on stderr, ``bench.py report: replaced the
+another --output, or run this one again once it ends``, exit code 2; one holding it
+removes what a report killed with SIGKILL left beside the folder (``.NAME.tmp-*``,
+``.NAME.old-*``, restoring the earlier report where the folder is missing), a warning
+line each (``document.clear_leftovers``); an ``--output`` that is the current folder
+or holds it (``.``, ``$PWD``) is refused, one line naming why, exit code 2; one that
+replaced an earlier report of other runs (by name, or a run of the same name its
+metadata tells apart) says so on stderr, ``bench.py report: replaced the
 earlier report of RUN in DIR`` (``document.EarlierReportReplaced``). stdout closed
 at start (``>&-``) is refused once the options are parsed, before anything is read or
 written, as a run is (``console.closed_stdout_refusal``: ``stdout is closed (>&-): the
@@ -73,7 +78,8 @@ from ipc_bench.errors import (fd_shortage_text, file_size_text, one_line, out_of
                               shell_line)
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.report.document import (EarlierReportReplaced, WriteFailed,
-                                       earlier_report_files, write_report)
+                                       earlier_report_files, output_path,
+                                       write_report)
 
 #: The command as its lines name it (``PROG: error: ...``, as the run's ``bench.py:``).
 PROG = "bench.py report"
@@ -109,7 +115,7 @@ def _earlier_report(args: argparse.Namespace) -> Optional[Path]:
     ``RUN_DIR/report`` of a single run, where it is a folder holding a report's files
     (``document.earlier_report_files``); ``None`` otherwise (several runs without
     ``--output`` get a new ``report-<time>`` folder)."""
-    folder = Path(args.output) if args.output else \
+    folder = output_path(args.output) if args.output else \
         Path(args.run_dirs[0]) / "report" if len(args.run_dirs) == 1 else None
     try:
         return folder if folder is not None and folder.is_dir() \

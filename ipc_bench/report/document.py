@@ -97,7 +97,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     base = baseline_run(results.paths, baseline) if baseline is not None else ""
     stamped = False
     if output:
-        out = Path(output)
+        out = output_path(output)
     elif len(dirs) == 1 and not results.still_running:
         out = dirs[0] / "report"
     else:
@@ -106,8 +106,10 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     target = check_output(out)
     with contextlib.ExitStack() as stack:
         if not stamped:  # a name of its own otherwise (claim_folder)
-            stack.enter_context(output_lock(out, target))
-        earlier = set() if stamped else _earlier_runs(target)
+            if stack.enter_context(output_lock(out, target)):
+                # no other report of this folder is writing: what one killed left is stale
+                clear_leftovers(out, target)
+        earlier = {} if stamped else _earlier_runs(target)
         if running is not None:
             running += [run_dirs[list(results.paths).index(r)] for r in results.still_running]
         command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
@@ -130,27 +132,123 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
                 if stamped:
                     _remove_if_empty(out)
                 raise
-        summaries = {name for name, _ in files if name.endswith(SUMMARY_SUFFIX)}
+        summaries = {name: run_identity(data) for name, data in files
+                     if name.endswith(SUMMARY_SUFFIX)}
         if earlier and earlier != summaries:
+            # a run of the same folder name that is another run (A/run, then B/run)
+            names = [n[:-len(SUMMARY_SUFFIX)] + (" (another run of that name)"
+                                                 if summaries.get(n, earlier[n]) != earlier[n]
+                                                 else "")
+                     for n in sorted(earlier)]
             warnings.warn(EarlierReportReplaced(
-                f"replaced the earlier report of "
-                f"{', '.join(sorted(n[:-len(SUMMARY_SUFFIX)] for n in earlier))} in {out}"))
+                f"replaced the earlier report of {', '.join(names)} in {out}"))
     return out
+
+
+def output_path(output: str) -> Path:
+    """The ``--output`` folder ``output`` as a path whose last part names it: one
+    ending in ``.`` or ``..`` (``.``, ``./``, ``run/..``) is made absolute
+    (``os.path.realpath``), so that its lock and temporary folders (``.NAME.lock``,
+    ``.NAME.tmp-*``) are beside it in its parent, not inside it; any other is kept as
+    given (the report's line names it so)."""
+    out = Path(output)
+    if out.name in ("", ".", ".."):
+        return Path(os.path.realpath(output))
+    return out
+
+
+#: A temporary or set-aside folder a report of the folder NAME makes beside it
+#: (``tempfile.mkdtemp``'s eight characters after ``.NAME.tmp-`` / ``.NAME.old-``).
+_LEFTOVER = r"\.{name}\.(tmp|old)-[a-z0-9_]{{8}}"
+
+
+class ReportLeftover(ResultsWarning):
+    """What a report killed while it wrote (SIGKILL: nothing of it ran after) left
+    beside its output folder, which the next report into that folder, holding its lock,
+    removes or restores: a temporary folder (``removed RUN/.report.tmp-XXXXXXXX, left by
+    a report killed while it wrote``), an earlier report renamed aside once the new one
+    was in place (``removed RUN/.report.old-XXXXXXXX, the earlier report a report killed
+    while it replaced it had moved aside``), or one renamed aside before the new one
+    was (the output folder missing: ``restored the earlier report in RUN/report from
+    RUN/.report.old-XXXXXXXX, where a report killed while it replaced it had moved
+    it``). One warning line each on stderr."""
+
+
+def clear_leftovers(out: Path, target: Path) -> None:
+    """Remove what reports of the folder ``target`` (``out`` as given) killed while
+    they wrote left beside it (``.NAME.tmp-*``, ``.NAME.old-*``: ``_LEFTOVER``), each
+    with a ``ReportLeftover`` warning; where ``target`` is missing, the newest
+    ``.NAME.old-*`` is the earlier report it was, renamed aside and never replaced, and
+    is renamed back first (the new report then replaces it as any). Call it only while
+    holding ``output_lock`` (no other report of that folder is writing). A leftover
+    that cannot be removed or restored is left as it is, unsaid."""
+    parent = target.parent
+    pattern = re.compile(_LEFTOVER.format(name=re.escape(target.name)))
+    try:
+        found = [e for e in parent.iterdir() if pattern.fullmatch(e.name)
+                 and e.is_dir() and not e.is_symlink()]
+    except OSError:
+        return
+    shown = out.parent
+
+    def mtime(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    olds = sorted((e for e in found if ".old-" in e.name[len(target.name) + 1:]),
+                  key=mtime, reverse=True)
+    if olds and not os.path.lexists(target):
+        try:
+            os.rename(olds[0], target)
+        except OSError:
+            pass
+        else:
+            warnings.warn(ReportLeftover(
+                f"restored the earlier report in {out} from {shown / olds[0].name}, where "
+                "a report killed while it replaced it had moved it"))
+            found.remove(olds[0])
+    for entry in sorted(found, key=lambda e: e.name):
+        try:
+            shutil.rmtree(entry)
+        except OSError:
+            continue
+        what = ("the earlier report a report killed while it replaced it had moved aside"
+                if ".old-" in entry.name[len(target.name) + 1:]
+                else "left by a report killed while it wrote")
+        warnings.warn(ReportLeftover(f"removed {shown / entry.name}, {what}"))
+
+
+def run_identity(summary) -> tuple:
+    """The identity of the run whose ``summary.json`` is ``summary`` (a path, or its
+    bytes), as its metadata records it: ``(start_time_utc, hostname)``, ``None`` for
+    either it lacks (or the whole where the file cannot be read as a JSON object), so
+    that two runs of one folder name (``A/run``, ``B/run``) are told apart."""
+    try:
+        data = json.loads(summary.read_bytes() if isinstance(summary, Path) else summary)
+    except (OSError, ValueError, RecursionError):
+        return (None, None)
+    md = data.get("metadata") if isinstance(data, dict) else None
+    if not isinstance(md, dict):
+        return (None, None)
+    return tuple(v if isinstance(v, str) else None
+                 for v in (md.get("start_time_utc"), md.get("hostname")))
 
 
 #: The name a run's summary copy ends with (``RUN.summary.json``).
 SUMMARY_SUFFIX = ".summary.json"
 
 
-def _earlier_runs(target: Path) -> set[str]:
+def _earlier_runs(target: Path) -> dict[str, tuple]:
     """The run summaries (``RUN.summary.json``, ``earlier_report_files``) of an earlier
-    report in the folder ``target``, which name the runs it was of; an empty set where
-    there is none, or it cannot be read."""
+    report in the folder ``target``, which name the runs it was of, each with its run's
+    identity (``run_identity``); empty where there is none, or it cannot be read."""
     try:
-        return {n for n in earlier_report_files(target) if n.endswith(SUMMARY_SUFFIX)} \
-            if target.is_dir() else set()
+        return {n: run_identity(target / n) for n in earlier_report_files(target)
+                if n.endswith(SUMMARY_SUFFIX)} if target.is_dir() else {}
     except OSError:
-        return set()
+        return {}
 
 
 class EarlierReportReplaced(ResultsWarning):
@@ -179,7 +277,8 @@ def output_lock(out: Path, target: Path):
     one again once it ends`` (two reports into one folder would leave only the later
     one, each saying it was written). Where the file cannot be made or locked (a
     read-only folder, a file system without locks) the block runs without it, and the
-    report's write says what is wrong."""
+    report's write says what is wrong. Yields whether it holds the lock (no other report
+    of ``target`` is writing then: ``clear_leftovers`` may run)."""
     path = lock_path(target)
     created = _topmost_missing(target.parent)
     fd: Optional[int] = None
@@ -193,7 +292,7 @@ def output_lock(out: Path, target: Path):
                                "once it ends") from None
         except OSError:
             fd = None
-        yield
+        yield fd is not None
     finally:
         if fd is not None:
             with contextlib.suppress(OSError):
@@ -344,6 +443,12 @@ def check_output(out: Path) -> Path:
             raise ResultsError(f"output folder {out} is a mount point, which a report "
                                "cannot replace (it is written beside it and renamed into "
                                f"place): {inside}")
+        if _holds_cwd(target):  # renamed aside, it would leave the shell in a deleted folder
+            raise ResultsError(f"output folder {out} is the current folder or holds it, "
+                               "which a report cannot replace (it is written beside it and "
+                               "renamed into place, leaving the shell in a deleted folder): "
+                               "give --output a folder elsewhere, or run it from another "
+                               "folder")
         ours = earlier_report_files(target)
         foreign = sorted(e.name for e in target.iterdir() if e.name not in ours)
         if foreign:
@@ -353,6 +458,16 @@ def check_output(out: Path) -> Path:
                 f"{', ...' if len(foreign) > 3 else ''}); give --output a new folder or an "
                 "earlier report's")
     return target
+
+
+def _holds_cwd(folder: Path) -> bool:
+    """Whether ``folder`` is the current working folder or a folder above it (the same
+    file system object, however either is spelt: ``.``, ``$PWD``, a link to it)."""
+    try:
+        here, there = os.path.realpath(os.getcwd()), os.path.realpath(folder)
+    except OSError:  # no current folder (deleted): none to keep
+        return False
+    return here == there or here.startswith(there.rstrip(os.sep) + os.sep)
 
 
 def earlier_report_files(folder: Path) -> set[str]:
