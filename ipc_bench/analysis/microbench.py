@@ -78,7 +78,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -692,13 +692,16 @@ class _Output:
     """A run's output folder: ``arms`` (whose pyperf files it writes, then
     ``IN_LOOP_FILE``: ``names``), ``earlier`` (those names already there, kept whole
     until the run is complete), ``created`` (whether the run made the folder) and
-    ``committed`` (whether the new files have replaced the earlier ones)."""
+    ``committed`` (whether the new files have replaced the earlier ones) and ``kept``
+    (the arms' files of finished benchmarks a run that stopped short kept:
+    ``_stopped_short``)."""
 
     dir: Path
     arms: list[str]
     earlier: list[str]
     created: bool
     committed: bool = False
+    kept: list[Path] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -773,6 +776,7 @@ def _stopped_short(out: Optional[_Output]) -> str:
                 path.unlink(missing_ok=True)
         if out.created and out.dir.is_dir() and not any(out.dir.iterdir()):
             out.dir.rmdir()
+    out.kept = kept
     if kept:
         return f"the benchmarks finished until then are kept in {', '.join(map(str, kept))}"
     if out.earlier:
@@ -921,10 +925,27 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     except signals.Interrupted as exc:
         if state["total"] is None:  # nothing planned yet: bench.py's own line
             raise
-        print(f"bench.py microbench: interrupted by {exc.signal_name} after "
-              f"{state['done']} of {state['total']} benchmarks; "
-              f"{_stopped_short(state['out'])}", file=sys.stderr)
+        left = _stopped_short(state["out"])
+        # an arm writes its file as a benchmark ends, before the coordinator hears of it:
+        # a signal between the two keeps a benchmark not counted yet
+        done = max(state["done"], _benchmarks_in(state["out"].kept if state["out"] else []))
+        print(f"bench.py microbench: interrupted by {exc.signal_name} after {done} of "
+              f"{state['total']} benchmarks; {left}", file=sys.stderr)
         return exc.code
+
+
+def _benchmarks_in(paths: list[Path]) -> int:
+    """How many benchmarks the pyperf files ``paths`` hold together (0 for one that
+    cannot be read)."""
+    import pyperf
+
+    count = 0
+    for path in paths:
+        try:
+            count += len(pyperf.BenchmarkSuite.load(str(path)).get_benchmarks())
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return count
 
 
 def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
