@@ -52,7 +52,8 @@ Azure replay passes its running counts as ``--cuda-graph-sizes`` (``bucket_args`
 a runner compiles one or two flex kernels at start-up, not one per power of two up to
 its batch. ``--stages 1,3``
 runs only those stages (numbered as above). Stage 0 may take ``DECODE_STEP_LIMIT_S``
-and the smoke stage ``SMOKE_LIMIT_S``; each later stage gets a share of what is left
+and the smoke stage ``SMOKE_LIMIT_S`` (these and ``ASYNC_LIMIT_S`` stretched in
+proportion by a ``--budget-s`` above the default: ``limit_scale``); each later stage gets a share of what is left
 of the budget when it starts, weighted by its cases against the stages still to run
 after it (``STAGE_WEIGHTS``, ``stage_limit_s``; the async stage's at most
 ``ASYNC_LIMIT_S``), so a stage slower than its sizing is cut with its finished cases
@@ -222,17 +223,27 @@ class Stage:
     weight: float = 1.0
 
 
-def stage_limit_s(stage: Stage, later: list[Stage], left_s: float) -> float:
+def limit_scale(budget_s: float) -> float:
+    """How much a ``--budget-s`` of ``budget_s`` seconds stretches the fixed limits
+    (``DECODE_STEP_LIMIT_S``, a stage's ``limit_s``): ``budget_s / BUDGET_S``, at
+    least 1. A smaller budget keeps them (each is cut to what is left anyway); a larger
+    one, asked for a slower machine (a busy host, the CPU stand-ins), gives every stage
+    the same share of it as the default gives."""
+    return max(1.0, budget_s / BUDGET_S)
+
+
+def stage_limit_s(stage: Stage, later: list[Stage], left_s: float,
+                  scale: float = 1.0) -> float:
     """Seconds ``stage`` may run when ``left_s`` seconds of the budget are left and
     ``later`` are the stages still to run after it: ``left_s`` times its ``weight``
     over its own and ``later``'s weights, so that a stage that runs long leaves each
     later one its share (a stage that ends early leaves its time to them), at most its
-    own ``limit_s``. A stage of weight 0 (smoke, without which no other stage runs) gets
-    its ``limit_s``, at most ``left_s``."""
+    own ``limit_s`` times ``scale`` (``limit_scale``). A stage of weight 0 (smoke,
+    without which no other stage runs) gets that limit, at most ``left_s``."""
     share = left_s
     if stage.weight:
         share = left_s * stage.weight / (stage.weight + sum(s.weight for s in later))
-    return min(share, stage.limit_s or share)
+    return min(share, stage.limit_s * scale if stage.limit_s else share)
 
 
 def bucket_args(stage: Stage, attention: str, cuda: bool) -> list[str]:
@@ -804,7 +815,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "../shared/traces/AzureLLMInferenceTrace_conv.csv when present; without "
                    "one stage 5 is skipped)")
     p.add_argument("--budget-s", type=budget_seconds, default=BUDGET_S,
-                   help=f"time budget of the whole check in seconds (default {BUDGET_S:.0f})")
+                   help=f"time budget of the whole check in seconds (default {BUDGET_S:.0f}); "
+                   "a larger one stretches the stages' own limits in proportion")
     p.add_argument("--device", choices=("auto", "cpu"), default="auto",
                    help="auto: CUDA when present; cpu: the shrunk CPU stages")
     p.add_argument("--stages", type=stage_numbers,
@@ -880,7 +892,8 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         if left <= 0:
             failed.append(f"decode-step: not run, the {args.budget_s:g} s budget is spent")
         else:
-            attention, failed = run_decode_step(cuda, out, min(DECODE_STEP_LIMIT_S, left))
+            attention, failed = run_decode_step(
+                cuda, out, min(DECODE_STEP_LIMIT_S * limit_scale(args.budget_s), left))
             base += ["--attention", attention]
     if attention == "auto" and cuda and triton_toolchain_problem() is not None:
         attention = "gather"  # auto would be flex, which every runner would refuse
@@ -902,7 +915,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         later = [s for j, s in enumerate(stages[i:], i + 1)
                  if (wanted is None or j in wanted) and not s.skip]
         code, how = run_stage(stage, base + bucket_args(stage, attention, cuda), run_dir,
-                              stage_limit_s(stage, later, left))
+                              stage_limit_s(stage, later, left, limit_scale(args.budget_s)))
         report_stage(stage, code, how, run_dir, time.monotonic() - t0)
         if code != 0:
             failed.append(f"{stage.name}: {how.splitlines()[0]}")
