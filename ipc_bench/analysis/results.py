@@ -597,7 +597,8 @@ class Results:
     (``unfinished_detail``: killed, or still running); ``""`` for a complete run.
     ``warnings``: ``run_id`` -> lines about what was found cut short or impossible
     while loading, each naming the file, the case and the field (also issued as
-    ``ResultsWarning``; what is valid is loaded: ``load``), the first of a run that is
+    ``ResultsWarning``, lines alike but for their case as one: ``grouped_warnings``;
+    what is valid is loaded: ``load``), the first of a run that is
     not complete its ``status_warning``. ``status_warning``: ``run_id`` -> that line
     (``status_line``: the run's state, its ``status_detail`` and the cases loaded,
     issued as ``RunStatusWarning``); ``""`` for a complete run. ``stopped_case``:
@@ -4497,6 +4498,70 @@ def _concat(pd, frames: list):
     return df.reset_index(drop=True)
 
 
+#: Cases named, at most, in the line that stands for warnings alike but for their case
+#: (``grouped_warnings``).
+GROUPED_CASES_SHOWN = 2
+
+#: A case as a warning line names it: ``case 'ID'`` (its id as ``repr`` quotes it), or
+#: its entry of ``summary.json`` (``cases[3]``, ``metadata.cases[3]``, as in ``key
+#: cases[3].policy``).
+_CASE_NAMED = re.compile(r"\bcase ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+_CASE_ENTRY = re.compile(r"\b((?:metadata\.)?cases)\[\d+\]")
+
+
+def _case_named(line: str):
+    """The case warning line ``line`` names and the line less it: ``(NAME, REST)``, NAME
+    the case's id as the line quotes it (``'num_running=1/send/msgpack#0'``), else its
+    entry (``cases[3]``), REST the line with its id and entry masked; ``None`` where the
+    line names no case, or two ids or two entries (a line about two cases)."""
+    ids = set(_CASE_NAMED.findall(line))
+    entries = [m.group(0) for m in _CASE_ENTRY.finditer(line)]
+    if len(ids) > 1 or len(entries) > 1 or not (ids or entries):
+        return None
+    rest = _CASE_ENTRY.sub(lambda m: f"{m.group(1)}[\0]",
+                           _CASE_NAMED.sub("case \0", line))
+    return (next(iter(ids)) if ids else entries[0]), rest
+
+
+def grouped_warnings(lines: list[str]) -> list[str]:
+    """``lines`` (a run's loading warnings, ``Results.warnings``) as they are shown: lines
+    that differ only by the case they name (``case 'ID'``, or its entry ``cases[N]`` /
+    ``metadata.cases[N]``: ``_case_named``), as one hand edit repeated in every case
+    gives, become one line, the first of them followed by ``; the same in N cases
+    (NAME, NAME and M more)`` (the first ``GROUPED_CASES_SHOWN`` cases named, ids quoted
+    as the lines quote them), where the first of them stood; every other line, one
+    naming no case, two cases, or a case no other line of its words names, is kept as
+    it is, in its place. ``load`` issues its warnings so, and the report's notes on
+    loading say them so."""
+    groups: dict[str, tuple[str, list[str]]] = {}  # the line less its case -> lines
+    out: list = []  # a line kept as it is, or a group's (first line, names)
+    for line in lines:
+        named = _case_named(line)
+        if named is None:
+            out.append(line)
+            continue
+        name, rest = named
+        if rest not in groups:
+            groups[rest] = (line, [])
+            out.append(groups[rest])
+        groups[rest][1].append(name)
+    shown: list[str] = []
+    for item in out:
+        if isinstance(item, str):
+            shown.append(item)
+            continue
+        first, names = item
+        cases = list(dict.fromkeys(names))
+        if len(cases) == 1:  # the same line again: kept, as it is
+            shown += [first] * len(names)
+            continue
+        more = len(cases) - GROUPED_CASES_SHOWN
+        named = ", ".join(cases[:GROUPED_CASES_SHOWN]) + (
+            f" and {more:,} more" if more > 0 else "")
+        shown.append(f"{first}; the same in {len(cases):,} cases ({named})")
+    return shown
+
+
 def _given_paths(path_or_paths) -> list:
     """``load``'s argument as a non-empty list of paths (str or ``os.PathLike``; bytes
     decoded as ``os.fsdecode`` does). Raises ``ResultsError`` for anything else."""
@@ -4547,7 +4612,9 @@ def load(path_or_paths) -> Results:
     ``RUN_STATUSES`` is said and read as ``unknown``, a ``no_floor`` neither true nor false or a
     ``warnings`` not a list said and read as absent (``_no_floor_lines``, ``_warnings_lines``);
     what ``check_shapes`` drops is said, and so is a key an object of ``summary.json``
-    gives twice or more (``read_summary``: the last value read). Rows of a case ``summary.json`` does not list are left
+    gives twice or more (``read_summary``: the last value read); lines that differ only by
+    the case they name (one hand edit repeated in every case) are issued as one
+    (``grouped_warnings``), ``Results.warnings`` keeping each. Rows of a case ``summary.json`` does not list are left
     out of every CSV table (one warning per case); so are ``steps.csv`` rows of a step their
     case has in an earlier row, and rows with a negative count, time or size (one warning per
     case and column), ``requests.csv`` and ``itl.csv`` rows with an impossible latency,
@@ -4576,9 +4643,12 @@ def load(path_or_paths) -> Results:
     check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)
     check_copied_steps({r: p["steps"] for r, p in parts.items()}, run_paths)
     for part in parts.values():
-        for line in part["warnings"]:
-            warnings.warn(line, RunStatusWarning if line == part["status_warning"]
-                          else ResultsWarning, stacklevel=2)
+        status = part["status_warning"]
+        if status:
+            warnings.warn(status, RunStatusWarning, stacklevel=2)
+        # one hand edit repeated in every case: one line, not one per case
+        for line in grouped_warnings([w for w in part["warnings"] if w != status]):
+            warnings.warn(line, ResultsWarning, stacklevel=2)
 
     tables = ordered_workloads(pd, {
         key: _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))

@@ -18,7 +18,8 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record, is_missing
-from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, ResultsWarning, run_state
+from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, ResultsWarning, grouped_warnings,
+                                        run_state)
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, STEP_BLOCK
@@ -1525,9 +1526,12 @@ def _state_notes(one, run_id: str) -> list[Block]:
     left_out = unfinished_note(one.unfinished())
     if left_out:
         blocks.append(("note", left_out))
-    for line in one.warnings.get(run_id, []):  # its status line: the note above says it
-        if line != one.status_warning.get(run_id):
-            blocks.append(("note", f"Loading this run: {line}."))
+    # its status line: the note above says it; one hand edit repeated in every case is
+    # one note, as it is one warning line (``grouped_warnings``)
+    status_warning = one.status_warning.get(run_id)
+    for line in grouped_warnings([w for w in one.warnings.get(run_id, [])
+                                  if w != status_warning]):
+        blocks.append(("note", f"Loading this run: {line}."))
     shown = one.finished()
     emulated = _emulated_block(shown.cases)
     if emulated:
