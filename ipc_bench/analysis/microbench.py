@@ -396,19 +396,25 @@ def _bench_metadata(info: CaptureInfo, cap: Optional[CaptureFile]) -> dict[str, 
 
 def _write_suite(benches: list, path: str, shown: str) -> None:
     """Write ``benches`` (pyperf ``Benchmark``s) to ``path`` atomically, through
-    ``PATH.tmp``; when that fails (a full disk) the temporary file is removed and the
-    ``OSError`` names ``shown`` (the file the run is writing, not its temporary name)."""
+    ``PATH.tmp``, as pyperf writes them (``BenchmarkSuite.dump``); when that fails (a
+    full disk, the file-size limit) the temporary file is removed and the ``OSError``
+    names ``shown`` (the file the run is writing, not its temporary name), its
+    ``strerror`` the reason (``write_failure_reason``: the file's size and the limit)."""
     import pyperf
 
+    buf = io.StringIO()
+    pyperf.BenchmarkSuite(benches).dump(buf)
+    data = buf.getvalue().encode()
     tmp = path + ".tmp"
     with signals.deferred():
         try:
-            pyperf.BenchmarkSuite(benches).dump(tmp, replace=True)
+            with open(tmp, "wb") as f:
+                f.write(data)
             os.replace(tmp, path)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            raise OSError(exc.errno, exc.strerror or str(exc), shown) from None
+            raise OSError(exc.errno, write_failure_reason(exc, len(data)), shown) from None
 
 
 def runner_settings(rigorous: bool) -> tuple[dict[str, Any], list[str]]:
@@ -808,9 +814,10 @@ class Coordination:
 def effective_settings(rigorous: bool, rest: Sequence[str]) -> Optional[dict[str, Any]]:
     """What each arm's ``pyperf.Runner`` will use with ``runner_settings(rigorous)`` and
     the pyperf options ``rest`` (``--fast``, ``-p``, ``-n``, ``-w``, ``--min-time``
-    ...): ``processes``, ``values``, ``warmups`` and ``min_time`` (s), as pyperf itself
-    derives them (a probe ``Runner`` parses the same arguments); ``None`` when pyperf
-    refuses the combination (the arm then says why)."""
+    ...): ``processes``, ``values``, ``warmups``, ``min_time`` (s) and ``loops`` (0:
+    calibrated by pyperf), as pyperf itself derives them (a probe ``Runner`` parses the
+    same arguments); ``None`` when pyperf refuses the combination (the arm then says
+    why)."""
     settings, extra = runner_settings(rigorous)
     runner = probe_runner(**settings)
     try:
@@ -819,7 +826,7 @@ def effective_settings(rigorous: bool, rest: Sequence[str]) -> Optional[dict[str
     except SystemExit:
         return None
     return dict(processes=args.processes, values=args.values, warmups=args.warmups,
-                min_time=args.min_time)
+                min_time=args.min_time, loops=args.loops)
 
 
 def _plural(n: int, word: str, plural: str = "") -> str:
@@ -851,50 +858,154 @@ def least_arm_file_bytes(run_dir: str, arm: str,
                          settings: dict[str, Any]) -> int:
     """The fewest bytes the pyperf file of ``arm`` (``arm_file_name``) can take once its
     benchmarks ``items`` (``arm_benchmarks``) are all timed with ``settings``
-    (``effective_settings``: ``processes`` runs of ``values`` values each): pyperf's
-    compact JSON holding only what is known before they run (each benchmark's name and
-    case, the arm's description, run and arm; a metadata key whose value every
-    benchmark shares counted once, as pyperf stores it) and every value as ``0.0``. The
-    file written is larger (timings have more digits; pyperf adds the date, the
-    machine, warm-ups), so a limit below this is one the file cannot fit."""
-    per = [{"name": bench_name(info, op), "ipc_bench_case": info.case_id,
-            "ipc_bench_messages": len(info.seqs)} for _, info, op in items]
-    common = {k: v for k, v in per[0].items()
-              if all(m.get(k) == v for m in per)} if per else {}
-    common.update({"description": f"ipc-bench captured messages, arm {arm}",
-                   "ipc_bench_run": os.path.basename(os.path.abspath(run_dir)),
-                   "ipc_bench_arm": arm})
-    runs = [{"values": [0.0] * settings["values"]}] * settings["processes"]
-    data = {"benchmarks": [{"metadata": {k: v for k, v in m.items() if k not in common},
-                            "runs": runs} for m in per],
-            "metadata": common, "version": "1.0"}
-    return len(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+    (``effective_settings``: ``processes`` runs of ``warmups`` warm-ups, none where not
+    given, and ``values`` values each, one more run of one warm-up where pyperf
+    calibrates the loops, ``loops`` 0): the file pyperf writes (``BenchmarkSuite.dump``,
+    metadata common to every run or benchmark stored once) of what every such file
+    holds: each benchmark's name, case, messages (``inner_loops``), loops and unit, the
+    arm's description, run and arm, pyperf's version, and each run's date and duration,
+    every value and warm-up ``1.0`` of 1 loop, every date of the shortest form pyperf
+    writes and every run's duration the same. The file written is larger (timings have
+    more digits; pyperf adds the machine, the Python, the memory and load), so a limit
+    below this is one the file cannot fit."""
+    import datetime
+
+    import pyperf
+
+    common = {"description": f"ipc-bench captured messages, arm {arm}",
+              "ipc_bench_run": os.path.basename(os.path.abspath(run_dir)),
+              "ipc_bench_arm": arm, "perf_version": pyperf.__version__, "unit": "second"}
+    start = datetime.datetime(2000, 1, 1)
+    benches, k = [], 0
+    calibrating = [[(1, 1.0)]] if settings.get("loops", 1) == 0 else []
+    for _, info, op in items:
+        meta = dict(common, name=bench_name(info, op), ipc_bench_case=info.case_id,
+                    ipc_bench_messages=len(info.seqs), inner_loops=len(info.seqs),
+                    loops=1, duration=1.0)
+        runs = []
+        # every run is a worker process of its own, one after another: its date (to the
+        # microsecond) differs from every other's; the shortest has no microseconds
+        for warmups, values in ([(w, []) for w in calibrating] + [
+                ([(1, 1.0)] * settings.get("warmups", 0), [1.0] * settings["values"])]
+                * settings["processes"]):
+            date = (start + datetime.timedelta(seconds=k)).isoformat(" ")
+            k += 1
+            runs.append(pyperf.Run(values, warmups=warmups, metadata=dict(meta, date=date),
+                                   collect_metadata=False))
+        benches.append(pyperf.Benchmark(runs))
+    if not benches:
+        return 0
+    buf = io.StringIO()
+    pyperf.BenchmarkSuite(benches).dump(buf)
+    return len(buf.getvalue().encode())
+
+
+class _InLoopTimes(CaptureInfo):
+    """A capture file's ``CaptureInfo`` and in-loop timings, its frames skipped: whether
+    a benchmark of it gets a row of ``IN_LOOP_FILE`` (``in_loop_vs_pyperf``)."""
+
+    in_loop_encode_ns: list[int]
+    in_loop_decode_ns: list[int]
+
+
+def least_in_loop_file_bytes(run_dir: str, plan: dict[str, list]) -> tuple[int, int]:
+    """``(bytes, rows)``: the fewest bytes ``IN_LOOP_FILE`` can take once the benchmarks
+    of ``plan`` (arm -> ``arm_benchmarks``) are all timed, and how many rows it holds:
+    ``in_loop_vs_pyperf``'s rows, one per benchmark whose capture has in-loop timings
+    of its operation, with every field but the figures as they will be (the case's
+    ``timings_withheld``, ``readers`` and ``cores`` from ``summary.json``), every
+    figure the shortest number JSON has for it (``1.0``; the in-loop median, which can be
+    a whole number, ``0``), written as ``_report`` writes it. ``CaptureError`` for a
+    capture that cannot be read."""
+    import msgspec
+
+    from ipc_bench.analysis import cores as core_rule
+    from ipc_bench.analysis.capture import _read_capture
+
+    cases = run_cases(run_dir)
+    times: dict[Path, _InLoopTimes] = {}
+    rows = []
+    for arm, items in plan.items():
+        for path, info, op in items:
+            if path not in times:
+                times[path] = _read_capture(path, _InLoopTimes, (msgspec.ValidationError,
+                                                                 msgspec.DecodeError))
+            cap = times[path]
+            if not (cap.in_loop_encode_ns if op == "encode" else cap.in_loop_decode_ns):
+                continue
+            held = core_rule.readers_and_cores(cases.get(cap.case_id) or {})
+            rows.append(dict(
+                arm=arm, workload=cap.workload, direction=cap.direction, codec=cap.codec,
+                op=op, case_id=cap.case_id, messages=len(cap.seqs), mean_payload_bytes=1.0,
+                in_loop_mean_ns=1.0, in_loop_median_ns=0, pyperf_mean_ns=1.0,
+                pyperf_stdev_ns=1.0, pyperf_median_ns=1.0, in_loop_to_pyperf=1.0,
+                timings_withheld=held is not None, readers=held[0] if held else None,
+                cores=held[1] if held else None))
+    return len((json.dumps(rows, indent=1) + "\n").encode()), len(rows)
+
+
+def _limit_words(soft: int, exact: bool = False) -> str:
+    """The file-size limit ``soft`` (bytes) as the lines of this command say it:
+    ``ulimit -f 2: 2 KiB a file`` (``exact``: ``ulimit -f 2: 2,048 bytes a file``), or
+    ``1,000 bytes a file`` where it is not whole KiB (set in bytes, not by the shell)."""
+    if soft % 1024:
+        return f"{soft:,} bytes a file"
+    return (f"ulimit -f {soft // 1024}: "
+            f"{f'{soft:,} bytes' if exact else f'{soft // 1024:,} KiB'} a file")
+
+
+def write_failure_reason(exc: OSError, size: Optional[int] = None) -> str:
+    """Why writing a file of the run failed, for the line naming it: where the
+    process's file-size limit (``RLIMIT_FSIZE``) refused it (``EFBIG``), ``File too
+    large: 1,454 bytes, above the file-size limit (ulimit -f 1: 1,024 bytes a file)``
+    (``size``: the bytes the file takes, left out where ``None``); for too few file
+    descriptors ``errors.fd_shortage_text``'s line; otherwise the system's words (``No
+    space left on device``)."""
+    import resource
+
+    from ipc_bench.errors import fd_shortage_text
+
+    words = exc.strerror or str(exc)
+    if exc.errno == errno.EFBIG:
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if soft != resource.RLIM_INFINITY:
+            taken = "" if size is None else f"{size:,} bytes, "
+            return f"{words}: {taken}above the file-size limit ({_limit_words(soft, True)})"
+    return fd_shortage_text(exc) or words
 
 
 def file_size_refusal(run_dir: str, plan: dict[str, list],
                       settings: Optional[dict[str, Any]]) -> Optional[str]:
     """Where the process's file-size limit (``RLIMIT_FSIZE``, ``ulimit -f``) is below
-    what an arm's pyperf file needs (``least_arm_file_bytes`` of ``plan``: arm -> its
-    benchmarks, timed with ``settings``), the line refusing the run before anything is
-    measured: ``the file-size limit (ulimit -f 2: 2 KiB a file) is below what send.json
-    needs (at least 2,345 bytes for its 16 benchmarks); raise it (e.g. ulimit -f
-    unlimited), or time fewer benchmarks`` (a limit not in whole KiB: ``(1,000 bytes a
-    file)``, as ``errors.file_size_text`` words it); ``None`` otherwise (no limit, one
-    the files fit, or ``settings`` ``None``: pyperf refuses its options, which the arm
-    then says)."""
+    what a file of the run needs, the line refusing the run before anything is
+    measured: an arm's pyperf file (``least_arm_file_bytes`` of ``plan``: arm -> its
+    benchmarks, timed with ``settings``), then ``IN_LOOP_FILE``
+    (``least_in_loop_file_bytes``), the first that cannot fit: ``the file-size limit
+    (ulimit -f 2: 2 KiB a file) is below what send.json needs (at least 2,345 bytes for
+    its 16 benchmarks); raise it (e.g. ulimit -f unlimited), or time fewer benchmarks``
+    (``... what in_loop_vs_pyperf.json needs (at least 9,876 bytes for its 32 rows)
+    ...``; a limit not in whole KiB: ``(1,000 bytes a file)``, as
+    ``errors.file_size_text`` words it); ``None`` otherwise (no limit, one the files
+    fit, or ``settings`` ``None``: pyperf refuses its options, which the arm then says).
+    A limit these pass can still be too small for the files as written (their timings'
+    digits, pyperf's metadata of the machine): that write fails late, one line naming the
+    file (``write_failure_reason``). ``CaptureError`` for a capture that cannot be
+    read."""
     import resource
 
     soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if soft == resource.RLIM_INFINITY or settings is None:
         return None
-    for arm, items in plan.items():
-        need = least_arm_file_bytes(run_dir, arm, items, settings)
+    needs = [(arm_file_name(arm), least_arm_file_bytes(run_dir, arm, items, settings),
+              _plural(len(items), "benchmark")) for arm, items in plan.items()]
+    if all(need <= soft for _, need, _ in needs):
+        need, rows = least_in_loop_file_bytes(run_dir, plan)
+        needs.append((IN_LOOP_FILE, need, _plural(rows, "row")))
+    for name, need, what in needs:
         if need > soft:
-            limit = (f"{soft:,} bytes a file" if soft % 1024 else
-                     f"ulimit -f {soft // 1024}: {soft // 1024:,} KiB a file")
-            return (f"the file-size limit ({limit}) is below what {arm_file_name(arm)} "
-                    f"needs (at least {need:,} bytes for its {_plural(len(items), 'benchmark')}); raise it "
-                    "(e.g. ulimit -f unlimited), or time fewer benchmarks")
+            return (f"the file-size limit ({_limit_words(soft)}) is below what {name} "
+                    f"needs (at least {need:,} bytes for its {what}); raise it (e.g. "
+                    "ulimit -f unlimited), or time fewer benchmarks")
     return None
 
 
@@ -1005,14 +1116,16 @@ def run_cases(run_dir: str) -> dict[str, dict[str, Any]]:
 
 def _write_text(path: Path, text: str, shown: Path) -> None:
     """Write ``text`` to ``path`` (SIGINT / SIGTERM deferred); when that fails the file
-    is removed and the ``OSError`` names ``shown``."""
+    is removed and the ``OSError`` names ``shown``, its ``strerror`` the reason
+    (``write_failure_reason``)."""
     with signals.deferred():
         try:
             path.write_text(text)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 path.unlink()
-            raise OSError(exc.errno, exc.strerror or str(exc), str(shown)) from None
+            reason = write_failure_reason(exc, len(text.encode()))
+            raise OSError(exc.errno, reason, str(shown)) from None
 
 
 def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output, how: Coordination,

@@ -379,9 +379,10 @@ def test_a_narrower_run_replaces_the_earlier_files_and_says_so(run_dir, earlier_
 def test_a_file_too_large_for_the_disk_is_named_and_nothing_is_left(run_dir, earlier_dir,
                                                                     tmp_path, earlier):
     """A real limit (RLIMIT_FSIZE: writes past 1 KiB fail with EFBIG, as a full disk
-    fails them), not a stub: the arm cannot write its first benchmark. One line naming
-    the file, exit 1; no temporary file; the earlier results as they were, or no
-    folder where there were none."""
+    fails them), not a stub: the arm cannot write its first benchmark (one per arm, so
+    that the check before measuring passes the limit). One line naming the file, its
+    size and the limit, exit 1; no temporary file; the earlier results as they were, or
+    no folder where there were none."""
     import resource
 
     def limit() -> None:
@@ -390,12 +391,14 @@ def test_a_file_too_large_for_the_disk_is_named_and_nothing_is_left(run_dir, ear
     out = tmp_path / "mb"
     before = _earlier_results(earlier_dir, out) if earlier else None
     proc = subprocess.run([sys.executable, "bench.py", "microbench", str(run_dir),
-                           "--output", str(out), *EARLIER], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300, preexec_fn=limit)
+                           "--output", str(out), *EARLIER, "--ops", "decode"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit)
     kept = f", the earlier results in {out} are kept" if earlier else ""
-    assert (proc.returncode, proc.stderr.splitlines()[-1]) == (
-        1, f"bench.py microbench: error: cannot write {out}/send.json: File too large; "
-           f"nothing was written{kept}")
+    assert proc.returncode == 1, proc.stderr
+    assert re.fullmatch(
+        rf"bench\.py microbench: error: cannot write {re.escape(str(out))}/send\.json: File "
+        r"too large: 1,\d{3} bytes, above the file-size limit \(ulimit -f 1: 1,024 bytes a "
+        rf"file\); nothing was written{re.escape(kept)}", proc.stderr.splitlines()[-1])
     assert proc.stderr.count("error") == 1
     if earlier:
         assert _files(out) == before
