@@ -11,6 +11,7 @@ import pytest
 from analysis_run import copy_as_another_run, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import load
+from ipc_bench.analysis.stats import point_text
 from ipc_bench.report import plots
 from ipc_bench.report.findings import findings
 from ipc_bench.report.tables import format_tables
@@ -64,8 +65,9 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
             f"msgpack, the run's only two-process codec (one repetition: one sample, no "
             f"interval; µs per step: the two-process case's mean step less the single "
             f"process's): send: "
-            f"{single:,.0f} tok/s, {single / two:.2f}x two processes "
-            f"with msgpack ({two:,.0f} tok/s; its mean step {step:+,.1f} µs over the "
+            f"{single:,.0f} tok/s, {point_text(single / two, 2, 1.0)}x two processes "
+            f"with msgpack ({two:,.0f} tok/s; its mean step "
+            f"{point_text(step, 1, sign=True, grouped=True)} µs over the "
             f"single process's): against msgpack, one repetition, no "
             "interval to tell it "
             "from noise: not established as the cost of having IPC.") in md
