@@ -1366,8 +1366,10 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
     threshold, applied to block means as pyperf applies it to its values, themselves
     means over loops); the same of 50-step mean floor step times
-    (``floor_noise_warning``, ``NOISY_FLOOR_BLOCK_CV``); CPU steal time over 1 % of
-    the machine's time during the case
+    (``floor_noise_warning``, ``NOISY_FLOOR_BLOCK_CV``), neither of these two in a
+    trace replay (``replay_noise.is_replay``), whose block means move with the trace's
+    batches (``replay_noise`` measures its machine across repetitions); CPU steal time
+    over 1 % of the machine's time during the case
     (``cpu_usage`` from ``environment.cpu_usage_between``); ``core_warnings``: a ``--pp`` case whose N
     stages and scheduler outnumbered the cores (``pp_oversubscribed``: the warning
     ``scenarios/pp`` printed before the run once, now with the case, so a run refused
@@ -1413,12 +1415,16 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(between)
     warnings.extend(stall_warnings(summary))
     warnings.extend(case_off_nominal(summary))  # the runner's wait; cached's whole step
-    cv = summary.get("step_ns_block_cv")
+    from ipc_bench.analysis.replay_noise import is_replay
+
+    # a trace replay's block means move with its batches: its spread is not the
+    # machine's, which the report measures across repetitions (analysis.replay_noise)
+    cv = None if is_replay(summary) else summary.get("step_ns_block_cv")
     if cv is not None and cv > NOISY_STEP_BLOCK_CV:
         warnings.append(f"the standard deviation of {STEP_BLOCK}-step mean step times is "
                         f"{above_percent(cv, 10)} % of their mean (> 10 %): the machine "
                         "may be noisy")
-    floor_noise = floor_noise_warning(summary)
+    floor_noise = None if is_replay(summary) else floor_noise_warning(summary)
     if floor_noise:
         warnings.append(floor_noise)
     if cpu_usage:

@@ -26,7 +26,10 @@ rejected requests on arrival or cut them at max_model_len gets the terminal's li
 it first, saying what its findings then cover (``_request_findings``). A comparison
 of 3 or more pairs one of whose arms ran first in more of them than a balanced order
 allows gets a line naming the split, before the measurement warnings' line
-(``order_findings``).
+(``order_findings``). A trace replay's workload gets a line on its machine's noise,
+measured across the repetitions of one schedule, its own block CV being the trace's
+(``replay_noise.replay_noise_findings``), before that line, which does not count a
+replay's block-CV warnings.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from typing import Any, Callable
 from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
+from ipc_bench.analysis.replay_noise import (is_replay, replay_noise_findings,
+                                             workload_spread_line)
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, arrival_bound, inconclusive,
                                       compare_paired, geometric_mean, interval_end, min_pairs, paired,
@@ -1397,12 +1402,17 @@ def _noisy_floors(cases) -> str:
     """`` (12 of them with a noisy floor, whose 50-step block means vary over 10 % of
     their mean, as their warnings say, and their `x floor` with it)`` for the ``cases``
     a floor range covers whose ``floor_step_ns_block_cv`` is over
-    ``summary.NOISY_FLOOR_BLOCK_CV``; ``''`` where none is."""
+    ``summary.NOISY_FLOOR_BLOCK_CV``, trace replays left out (``replay_noise.is_replay``:
+    their floors replay the trace's batches, whose block means move with them);
+    ``''`` where none is."""
     from ipc_bench.analysis.summary import NOISY_FLOOR_BLOCK_CV, STEP_BLOCK
 
     if "floor_step_ns_block_cv" not in cases.columns:
         return ""
-    n = int((cases["floor_step_ns_block_cv"] > NOISY_FLOOR_BLOCK_CV).sum())
+    steady = ([not is_replay({"trace": t}) for t in cases["trace"]] if "trace" in cases
+              else [True] * len(cases))
+    noisy = cases["floor_step_ns_block_cv"] > NOISY_FLOOR_BLOCK_CV
+    n = sum(bool(x) and keep for x, keep in zip(noisy, steady))
     if not n:
         return ""
     blocks = (f"{STEP_BLOCK}-step block means vary over {NOISY_FLOOR_BLOCK_CV * 100:g} % "
@@ -1843,7 +1853,8 @@ def findings(results) -> list[str]:
     others = [_rough_caveat(_comparison_finding(c, where), comparison_pairs(cases, c))
               for c in compared]
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
-             + order_findings(results, where) + _noise_findings(cases))
+             + order_findings(results, where) + replay_noise_findings(results)
+             + _noise_findings(cases))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
     caption = _summary_caption(cases, tables, withheld, shares, timed) if summary else ""
     if summary and any(r[6].endswith(UNESTABLISHED_MARK) for r in summary[1]):
@@ -1994,12 +2005,20 @@ def _noise_findings(cases) -> list[str]:
     (``FLOOR_ABSENT_WORDS``: their floor's figures and the runner's per-step columns
     absent, their times not less certain), ``_warning_kinds``; ``[]`` when none has
     one. Cases that counted no step (``num_steps`` 0) are left out: their warnings say
-    why. Raises nothing."""
+    why. A trace replay's block-CV warnings, which runs made before ``replay_noise``
+    recorded (``replay_noise.workload_spread_line``), are not counted: its block means
+    move with the trace's batches, and ``replay_noise_findings`` says what its
+    machine's noise was. Raises nothing."""
     if cases.empty or "warnings" not in cases.columns:
         return []
     if "num_steps" in cases.columns:  # no step counted: the warnings say why, not noise
         cases = cases[cases["num_steps"].fillna(0) > 0]
-    marks = [w for w in cases["warnings"] if isinstance(w, (list, tuple)) and w]
+    replays = (cases["trace"].map(lambda t: is_replay({"trace": t})) if "trace" in cases
+               else [False] * len(cases))
+    marks = [[x for x in w if not (replay and workload_spread_line(x))]
+             if isinstance(w, (list, tuple)) else w
+             for w, replay in zip(cases["warnings"], replays)]
+    marks = [w for w in marks if isinstance(w, (list, tuple)) and w]
     if not marks:
         return []
     timed, floor_only, lost, both = _warning_kinds(marks)
