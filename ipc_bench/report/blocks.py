@@ -558,6 +558,30 @@ def _case_warnings(results) -> list[str]:
     return out
 
 
+#: Under the Measurement warnings of a run that recorded block-CV warnings on trace
+#: replay cases (``_replay_spread_recorded``): what they are.
+REPLAY_SPREAD_NOTE = (
+    "The block-CV lines of the trace replay cases above (50-step mean step times, or "
+    "floor step times, over 10 %) measure the trace as well as the machine: a replay's "
+    "batches change from step to step by design, and its block means with them. The run "
+    "recorded them before replays were left out of that warning; they are not counted "
+    "as noise, and the findings give each replay workload's noise measured across its "
+    "repetitions.")
+
+
+def _replay_spread_recorded(cases) -> bool:
+    """Whether a trace replay case of ``cases`` (``replay_noise.is_replay``) carries a
+    block-CV warning (``replay_noise.workload_spread_line``), which runs before they
+    were left out recorded."""
+    from ipc_bench.analysis.replay_noise import is_replay, workload_spread_line
+
+    if "trace" not in cases.columns or "warnings" not in cases.columns:
+        return False
+    return any(is_replay({"trace": t}) and isinstance(w, (list, tuple))
+               and any(map(workload_spread_line, w))
+               for t, w in zip(cases["trace"], cases["warnings"]))
+
+
 def _warning_blocks(results, level: int) -> list[Block]:
     """The "Measurement warnings" section: the cases' recorded warnings
     (``_case_warnings``), then the send / cached pairs whose floors differ by more
@@ -575,6 +599,8 @@ def _warning_blocks(results, level: int) -> list[Block]:
         blocks.append(("p", "Recorded by the run for these cases (in the style of "
                             "`python -m pyperf check`); their figures are less certain."))
         blocks.append(("ul", warn))
+        if _replay_spread_recorded(results.cases):
+            blocks.append(("p", REPLAY_SPREAD_NOTE))
     if pairs:
         blocks.append(("p", "Floors of send / cached twins (the run printed these as "
                             "`note:` lines):"))
@@ -1871,20 +1897,34 @@ def machine_load(cases, md: dict[str, Any]) -> Optional[dict[str, Any]]:
     ``load_avg[0]`` and ``cpu_count``, each ``None`` where not recorded); ``noisy`` of
     ``timed``, the cases whose ``step_ns_block_cv`` is over ``NOISY_STEP_CV`` (the
     noisy-step warning) of those with a value (``timed`` 0: not recorded; ``short``
-    then: the column is there, every case too short for it). ``None`` where no case
+    then: the column is there, every case too short for it), trace replays left out
+    (``replay_noise.is_replay``: their block means move with the trace's batches) and
+    counted in ``replays``, those of them with a value. ``None`` where no case
     recorded ``machine_busy_pct`` (an older run)."""
+    from ipc_bench.analysis.replay_noise import is_replay
+
     values = [float(v) for v in (cases["machine_busy_pct"] if "machine_busy_pct"
                                  in cases.columns else []) if v is not None and v == v]
     if not values:
         return None
     busy = [v for v in values if v > 0]
-    cvs = [float(v) for v in (cases["step_ns_block_cv"] if "step_ns_block_cv"
-                              in cases.columns else []) if v is not None and v == v]
+    traces = cases["trace"] if "trace" in cases.columns else [None] * len(cases)
+    pairs = [(float(v), is_replay({"trace": t}))
+             for v, t in zip(cases["step_ns_block_cv"] if "step_ns_block_cv"
+                             in cases.columns else [], traces) if v is not None and v == v]
+    cvs = [v for v, replay in pairs if not replay]
     load, cpus = md.get("load_avg"), md.get("cpu_count")
     return dict(busy=sum(busy) / len(busy) if busy else None, n=len(busy),
                 load=float(load[0]) if load else None, cpus=cpus,
                 short="step_ns_block_cv" in cases.columns,
-                noisy=sum(v > NOISY_STEP_CV for v in cvs), timed=len(cvs))
+                noisy=sum(v > NOISY_STEP_CV for v in cvs), timed=len(cvs),
+                replays=len(pairs) - len(cvs))
+
+
+#: ``machine_load_line``'s words on the step-time noise of a run of trace replays alone.
+REPLAY_LOAD_WORDS = ("step-time noise not read from `step_ns_block_cv` (trace replays, "
+                     "whose block means move with the trace's batches: its findings give "
+                     "the noise measured across repetitions)")
 
 
 def machine_load_line(run: str, load: Optional[dict[str, Any]]) -> str:
@@ -1904,6 +1944,7 @@ def machine_load_line(run: str, load: Optional[dict[str, Any]]) -> str:
              f"3 blocks of {STEP_BLOCK} `step_ns_block_cv` needs)")
     noisy = (f"noisy step times (`step_ns_block_cv` over {NOISY_STEP_CV:.0%}) in "
              f"{load['noisy']} of {load['timed']} cases" if load["timed"]
+             else REPLAY_LOAD_WORDS if load.get("replays")
              else short if load.get("short") else "step-time noise not recorded"
              ).replace("%", " %", 1)
     return (f"{code_span(run)}: the machine {load['busy']:.1f} % busy (mean "

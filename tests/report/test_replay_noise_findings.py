@@ -60,3 +60,50 @@ def test_a_replays_floor_is_not_called_noisy_for_its_spread():
     assert findings._noisy_floors(mixed) == (
         " (1 of them with a noisy floor, whose 50-step block means vary over 10 % of "
         "their mean, as its warning says, and its `x floor` with it)")
+
+
+def _run(cases: pd.DataFrame):
+    from types import SimpleNamespace
+
+    out = SimpleNamespace(cases=cases)
+    out.finished = lambda: out
+    return out
+
+
+def test_the_measurement_warnings_say_what_a_replays_recorded_lines_are():
+    from ipc_bench.report import blocks
+
+    replay = _cases(["azure-conv:300"] * 4)
+    got = blocks._warning_blocks(_run(replay), 2)
+    assert got[-1] == ("p", "The block-CV lines of the trace replay cases above (50-step "
+                            "mean step times, or floor step times, over 10 %) measure the "
+                            "trace as well as the machine: a replay's batches change from "
+                            "step to step by design, and its block means with them. The run "
+                            "recorded them before replays were left out of that warning; "
+                            "they are not counted as noise, and the findings give each "
+                            "replay workload's noise measured across its repetitions.")
+    assert got[2] == ("ul", [f"`a#0`: {STEP}", f"`a#0`: {FLOOR}", f"`b#0`: {STEP}",
+                             f"`b#0`: {FLOOR}", f"`c#0`: {STEP}", f"`c#0`: {FLOOR}",
+                             f"`c#0`: {ROUGH}", f"`d#0`: {FLOOR}"])
+    # a steady run's warnings as before, without the note
+    assert len(blocks._warning_blocks(_run(_cases([None] * 4)), 2)) == 3
+    assert len(blocks._warning_blocks(_run(_cases([None] * 4).drop(columns="trace")),
+                                      2)) == 3
+
+
+def test_a_run_of_replays_counts_no_noisy_steps_in_the_machine_load():
+    from ipc_bench.report import blocks
+
+    cases = pd.DataFrame({"machine_busy_pct": [90.0, 80.0], "step_ns_block_cv": [0.3, 0.2],
+                          "trace": ["azure-conv:300"] * 2})
+    load = blocks.machine_load(cases, {"load_avg": [1.5], "cpu_count": 2})
+    assert (load["noisy"], load["timed"], load["replays"]) == (0, 0, 2)
+    assert blocks.machine_load_line("r", load) == (
+        "`r`: the machine 85.0 % busy (mean `machine_busy_pct` over 2 cases); 1-minute load "
+        "average 1.50 on 2 CPUs at its start; step-time noise not read from "
+        "`step_ns_block_cv` (trace replays, whose block means move with the trace's "
+        "batches: its findings give the noise measured across repetitions)")
+    steady = blocks.machine_load(cases.drop(columns="trace"), {"cpu_count": 2})
+    assert (steady["noisy"], steady["timed"], steady["replays"]) == (2, 2, 0)
+    assert blocks.machine_load_line("r", steady).endswith(
+        "noisy step times (`step_ns_block_cv` over 10 %) in 2 of 2 cases")
