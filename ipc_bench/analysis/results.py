@@ -4562,6 +4562,19 @@ def grouped_warnings(lines: list[str]) -> list[str]:
     return shown
 
 
+def _issue_warnings(parts: dict) -> None:
+    """Issue each run's loading warnings (``parts``: run id -> ``_load_one``'s dict) as
+    warnings of ``load``'s caller: its ``status_warning`` (``RunStatusWarning``), then
+    the rest as ``grouped_warnings`` shows them (``ResultsWarning``): one hand edit
+    repeated in every case is one line, not one per case."""
+    for part in parts.values():
+        status = part["status_warning"]
+        if status:
+            warnings.warn(status, RunStatusWarning, stacklevel=3)
+        for line in grouped_warnings([w for w in part["warnings"] if w != status]):
+            warnings.warn(line, ResultsWarning, stacklevel=3)
+
+
 def _given_paths(path_or_paths) -> list:
     """``load``'s argument as a non-empty list of paths (str or ``os.PathLike``; bytes
     decoded as ``os.fsdecode`` does). Raises ``ResultsError`` for anything else."""
@@ -4642,13 +4655,7 @@ def load(path_or_paths) -> Results:
     parts = {run_id: _load_one(pd, run_dir, run_id) for run_id, run_dir in run_paths.items()}
     check_copies({r: p["metadata"] for r, p in parts.items()}, run_paths)
     check_copied_steps({r: p["steps"] for r, p in parts.items()}, run_paths)
-    for part in parts.values():
-        status = part["status_warning"]
-        if status:
-            warnings.warn(status, RunStatusWarning, stacklevel=2)
-        # one hand edit repeated in every case: one line, not one per case
-        for line in grouped_warnings([w for w in part["warnings"] if w != status]):
-            warnings.warn(line, ResultsWarning, stacklevel=2)
+    _issue_warnings(parts)
 
     tables = ordered_workloads(pd, {
         key: _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
