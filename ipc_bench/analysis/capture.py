@@ -213,7 +213,9 @@ def capture_paths(run_dir: str | os.PathLike) -> list[Path]:
     folder = Path(run_dir) / MESSAGES_DIR
     paths = sorted(folder.glob("*.msgpack")) if folder.is_dir() else []
     if not paths:
-        raise CaptureError(f"no captured messages in {folder}: {why_no_captures(run_dir)}")
+        why = why_no_captures(run_dir)
+        yet = " yet" if why.startswith(STILL_RUNNING_WORDS) else ""
+        raise CaptureError(f"no captured messages in {folder}{yet}: {why}")
     return paths
 
 
@@ -223,17 +225,23 @@ STREAMED_SCENARIOS = ("soak",)
 #: Which cases keep messages, said when a run has none.
 CAPTURE_RULE = ("repetition 0 of each case keeps its counted steps' messages when it "
                 "finishes, except the streamed cases of soak")
+#: ``why_no_captures``' words for a run still going (a process holds its lock, as
+#: ``bench.py report`` reads it: ``results.unfinished_state``) that finished no case.
+STILL_RUNNING_WORDS = "the run is still running (no case has finished)"
 
 
 def why_no_captures(run_dir: str | os.PathLike) -> str:
     """Why the run folder ``run_dir`` holds no captured messages, from its
     ``summary.json`` (one clause; read by ``results.read_summary``, as ``bench.py
     report`` reads it): a streamed scenario (``STREAMED_SCENARIOS``), or, followed by
-    ``CAPTURE_RULE``, a run stopped or failed before a case finished (``complete``
-    false counts as not finished; the failed case and its error named where the
-    summary records them), finished cases that all counted no step (``num_steps`` 0),
-    or finished cases none of which kept messages; a folder
-    without a readable ``summary.json`` is said not to be a run folder."""
+    ``CAPTURE_RULE``, a run still going that finished no case (``STILL_RUNNING_WORDS``,
+    as ``bench.py report`` tells a run still going: ``_still_running``; the line of
+    ``capture_paths`` then says ``no captured messages in DIR yet``), a run stopped or
+    failed before a case finished (``complete`` false counts as not finished; the
+    failed case and its error named where the summary records them), finished cases
+    that all counted no step (``num_steps`` 0), or finished cases none of which kept
+    messages; a folder without a readable ``summary.json`` is said not to be a run
+    folder."""
     from ipc_bench.analysis.results import ResultsError, case_unfinished, read_summary
     from ipc_bench.errors import one_line
 
@@ -250,6 +258,8 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
         return (f"scenario {scenario} streams its cases' records to the run folder and "
                 f"keeps no messages (the other scenarios keep them for repetition 0 of "
                 f"each case)")
+    if not finished and _still_running(summary, run_dir):
+        return f"{STILL_RUNNING_WORDS}; {CAPTURE_RULE}"
     if not finished:
         how = {"incomplete": "was stopped", "failed": "failed"}.get(status, "ended")
         why = _why_ended(summary, cases)
@@ -262,6 +272,19 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
                 f"counted steps' messages")
     return (f"none of the run's {n:,} finished case{'' if n == 1 else 's'} kept "
             f"messages; {CAPTURE_RULE}")
+
+
+def _still_running(summary: dict, run_dir: str | os.PathLike) -> bool:
+    """Whether the run that wrote ``summary`` (its ``summary.json``) is still going, as
+    ``bench.py report`` tells it (``results.unfinished_detail``): not complete nor
+    failed, no end recorded, and a process holding the lock on its claim file
+    (``results.unfinished_state``: ``STILL_RUNNING``)."""
+    from ipc_bench.analysis.results import STILL_RUNNING, unfinished_state
+
+    metadata = summary.get("metadata")
+    end = metadata.get("end_time_utc") if isinstance(metadata, dict) else None
+    return (summary.get("status") not in ("complete", "failed") and not end
+            and unfinished_state(Path(run_dir)) == STILL_RUNNING)
 
 
 def _why_ended(summary: dict, cases: list[dict]) -> str:
