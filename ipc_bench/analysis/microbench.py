@@ -20,6 +20,12 @@ ratios are an A/A check of the machine's noise. After the run one line says how 
 benchmarks pyperf would call unstable (``unstable_line``): their ratios are not to be
 quoted.
 
+Before anything is timed or written, every selected frame is decoded once with its
+codec's own decoder (``check_captures``), a frame that fails stopping the run in one line
+naming its file, message and why (exit 2); the pickled codecs' frames are unpickled
+there with only the globals the harness's messages refer to, so a run folder from
+elsewhere runs no code, and only frames that passed meet the timed ``pickle.loads``.
+
 Which benchmarks: all captured cases by default; ``Selection`` narrows them to some
 running-request counts (the ``num_running`` workload label), codecs, directions
 (``s2r``: SchedulerOutput, ``r2s``: ModelRunnerOutput) and operations. How long:
@@ -346,7 +352,9 @@ class _TimedOp:
 
     Set-up happens on the first call, before the clock starts, so only the worker that
     runs this benchmark pays it (pyperf re-runs every ``bench_time_func`` call in each
-    worker but times one): reading the frames, decoding them into message objects for
+    worker but times one): reading the frames, checking each (``check_frames``: this
+    process reads the file again, after the coordinator checked it), decoding them into
+    message objects for
     ``encode``, then ``gc.collect(); gc.freeze()``, as the harness freezes its heap
     after warm-up, so collections during timing see the same small young heap as in
     the loop.
@@ -365,6 +373,7 @@ class _TimedOp:
         from ipc_bench.wire.codecs import model_runner_output_codec, scheduler_output_codec
 
         cap = self.cap if self.cap is not None else load_capture(self.path)
+        check_frames(self.path, cap)  # in this process too, before the plain decode
         make = {"s2r": scheduler_output_codec, "r2s": model_runner_output_codec}
         codec = make[cap.direction](cap.codec)
         frames = [bytes(f) for f in cap.frames]
@@ -384,6 +393,51 @@ class _TimedOp:
         for _ in range(loops):
             sink(map(fn, items))
         return perf() - t0
+
+
+def check_frames(path: Path, cap: CaptureFile) -> None:
+    """Decode every frame of ``cap`` (the capture file ``path``) once, before any is
+    timed, with its codec's own decoder; the pickled codecs unpickle them with only the
+    globals the harness's messages refer to (``codecs.PickleCodec.decode_checked``), so
+    that no code in a run folder from elsewhere runs, and only frames that passed meet
+    the timed plain ``pickle.loads``. ``CaptureError`` (one line) for the first frame
+    that fails: ``PATH: message 6 of 20 (step 25): cannot be decoded: SchedulerOutput:
+    Input data was truncated``, ``PATH: message 1 of 20 (step 20): a pickle frame refers
+    to posix.system, which no SchedulerOutput or ModelRunnerOutput holds: not unpickled
+    (a run folder from elsewhere can run code through pickle)``; a codec or direction
+    this ipc-bench does not know is named likewise."""
+    from ipc_bench.analysis.capture import CaptureError
+    from ipc_bench.errors import one_line
+    from ipc_bench.wire.codecs import (CODECS, DecodeError, UnsafePickle,
+                                       model_runner_output_codec, scheduler_output_codec)
+
+    make = {"s2r": scheduler_output_codec, "r2s": model_runner_output_codec}
+    if cap.direction not in make or cap.codec not in CODECS:
+        what, known = (("direction", make) if cap.direction not in make else
+                       ("codec", CODECS))
+        value = cap.direction if what == "direction" else cap.codec
+        raise CaptureError(one_line(f"{path}: {what} {value!r} is not one this ipc-bench "
+                                    f"decodes ({', '.join(known)})"))
+    decode = make[cap.direction](cap.codec).decode_checked
+    for k, frame in enumerate(cap.frames):
+        try:
+            decode(frame)
+        except Exception as exc:  # DecodeError, or whatever a damaged frame raises
+            step = f" (step {cap.seqs[k]})" if k < len(cap.seqs) else ""
+            where = f"{path}: message {k + 1} of {len(cap.frames)}{step}"
+            if isinstance(exc, UnsafePickle):
+                raise CaptureError(one_line(f"{where}: {exc} (a run folder from elsewhere "
+                                            "can run code through pickle)")) from None
+            why = str(exc) if isinstance(exc, DecodeError) else f"{type(exc).__name__}: {exc}"
+            raise CaptureError(one_line(f"{where}: cannot be decoded: {why}")) from None
+
+
+def check_captures(selected: list[tuple[Path, CaptureInfo]]) -> None:
+    """``check_frames`` of every capture file of ``selected`` (``select_captures``),
+    one after another, before anything is timed or written. ``CaptureError`` (one line)
+    for the first file that cannot be read or frame that cannot be decoded."""
+    for path, _info in selected:
+        check_frames(path, load_capture(path))
 
 
 def _bench_metadata(info: CaptureInfo, cap: Optional[CaptureFile]) -> dict[str, Any]:
@@ -1064,6 +1118,7 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     """``coordinate``'s work; ``state`` (``done``, ``total``, ``out``) tells
     ``coordinate`` how far it got when a signal arrives."""
     selected = select_captures(ns.run_dir, selection)
+    check_captures(selected)  # every frame decodes, no pickle runs code: before timing
     arms = arms_in(i for _, i in selected)
     plan = {arm: arm_benchmarks(selected, arm, selection) for arm in arms}
     state["total"] = total = sum(map(len, plan.values()))

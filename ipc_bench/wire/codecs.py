@@ -30,7 +30,10 @@ checks nothing): a corrupted pickle can decode to a message whose fields have wr
 types, which the receiving loop then rejects with an error naming the step; it can
 also ask for unbounded memory before failing (a fuzzed frame took 23 GB here). That,
 and code execution on load, is why pickle is refused on TCP unless
-``--allow-pickle-over-tcp``.
+``--allow-pickle-over-tcp``. Frames read from a file (``bench.py microbench``'s captured
+messages) are first unpickled once by ``PickleCodec.decode_checked``, whose unpickler
+resolves only the globals the harness's own messages refer to (``PICKLED_GLOBALS``), so
+no code in a frame from elsewhere runs; ``decode`` stays vLLM's plain ``pickle.loads``.
 
 - ``packed``: vLLM PR #54406 (open, 2026-08-30, "Pack execute_model SchedulerOutput for
   multiproc RPC") on the same hop: the ``SchedulerOutput`` dataclass flattened into a
@@ -58,6 +61,7 @@ and code execution on load, is why pickle is refused on TCP unless
 
 from __future__ import annotations
 
+import io
 import pickle
 from array import array
 from typing import Any, Generic, Optional, TypeVar
@@ -70,6 +74,7 @@ from ipc_bench.wire import replicated, slots
 from ipc_bench.wire.decode_error import DecodeError
 from ipc_bench.v1rpc.multiproc_executors import (EXECUTE_MODEL, EXECUTE_MODEL_FAST_PATH_TAG,
                                                   OUTPUT_RANK, WorkerProc)
+from ipc_bench.v1rpc.samp import RequestOutputKind
 
 T = TypeVar("T")
 
@@ -89,6 +94,12 @@ class Codec(Generic[T]):
 
     def decode(self, frame: Any) -> T:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def decode_checked(self, frame: Any) -> T:
+        """``decode`` of a frame read from a file, where no code in it may run:
+        ``decode`` itself, which runs none, but for the pickled codecs
+        (``PickleCodec.decode_checked``). ``DecodeError`` (one line) as ``decode``."""
+        return self.decode(frame)
 
 
 class MsgpackCodec(Codec[T]):
@@ -125,6 +136,43 @@ def _encode_rpc_reply(out, dumps=pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL)
     return dumps((_SUCCESS, out), protocol=protocol)
 
 
+#: The globals, ``(module, qualified name)``, that a frame of the pickled codecs
+#: (``PICKLED_CODECS``) refers to: the vLLM-shaped classes of ``ipc_bench.v1rpc`` the
+#: harness pickles (``VLLM_DATACLASSES``' messages, ``SamplingParams``' enum
+#: ``RequestOutputKind``, the reply's ``WorkerProc.ResponseStatus``) and, for the
+#: ``packed`` codec's ``array('i')``, ``array.array`` and its reconstructor. Sets,
+#: dicts, lists, tuples, strings and numbers need none.
+PICKLED_GLOBALS: frozenset[tuple[str, str]] = frozenset(
+    [(c.__module__, c.__qualname__) for c in (
+        VLLM_DATACLASSES.SchedulerOutput, VLLM_DATACLASSES.NewRequestData,
+        VLLM_DATACLASSES.CachedRequestData, VLLM_DATACLASSES.SamplingParams,
+        VLLM_DATACLASSES.ModelRunnerOutput, RequestOutputKind, WorkerProc.ResponseStatus)]
+    + [("array", "array"), ("array", "_array_reconstructor")])
+
+
+class UnsafePickle(DecodeError):
+    """A pickled frame that refers to a global outside ``PICKLED_GLOBALS`` (one line,
+    naming it): not unpickled, as it could run any code."""
+
+
+def _global_name(module: str, name: str) -> str:
+    """``module.name`` as an error line quotes it: escaped where unprintable
+    (``one_line``), cut to 100 characters."""
+    text = one_line(f"{module}.{name}")
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+class _CheckedUnpickler(pickle.Unpickler):
+    """``pickle.Unpickler`` that resolves only ``PICKLED_GLOBALS`` (Python's "Restricting
+    Globals"), raising ``UnsafePickle`` for any other global before it is looked up."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in PICKLED_GLOBALS:
+            return super().find_class(module, name)
+        raise UnsafePickle(f"a pickle frame refers to {_global_name(module, name)}, which "
+                           "no SchedulerOutput or ModelRunnerOutput holds: not unpickled")
+
+
 class PickleCodec(Codec[T]):
     """pickle at ``HIGHEST_PROTOCOL`` (5 on Python >= 3.8) of vLLM's execute_model RPC.
 
@@ -150,6 +198,23 @@ class PickleCodec(Codec[T]):
     def decode(self, frame: Any) -> T:
         try:
             msg = pickle.loads(frame)
+        except Exception as exc:  # pickle raises many types on corrupt input
+            raise DecodeError(one_line(
+                f"{self.msg_type.__name__}: {type(exc).__name__}: {exc}")) from None
+        return self._open(msg)
+
+    def decode_checked(self, frame: Any) -> T:
+        """``decode`` of ``frame`` (bytes-like), unpickled by an unpickler that resolves
+        only ``PICKLED_GLOBALS``, so that no code in a frame read from a file runs: the
+        same message as ``decode`` for every frame the harness writes. ``UnsafePickle``
+        (one line, naming the global) for a frame that refers to any other global;
+        ``DecodeError`` (one line) as ``decode`` for anything else. Slower than
+        ``decode`` (vLLM's plain ``pickle.loads``): it checks frames before they are
+        timed, and is never timed itself."""
+        try:
+            msg = _CheckedUnpickler(io.BytesIO(frame)).load()
+        except UnsafePickle:
+            raise
         except Exception as exc:  # pickle raises many types on corrupt input
             raise DecodeError(one_line(
                 f"{self.msg_type.__name__}: {type(exc).__name__}: {exc}")) from None
