@@ -90,7 +90,9 @@ status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
 policies' token streams differ) or ran out of time; 2 for bad input, refused in one
 line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
-a positive finite number, a ``--trace`` that is not a readable file, an ``--output``
+a positive finite number, a ``--trace`` that is not a readable file or, where stage 5
+is to run, one its ``bench.py`` would refuse (``trace_problem``: its reason, as
+``bench.py`` gives it), an ``--output``
 that cannot be created or written, or holds an earlier check's stage results); 130 / 143 / 129 when interrupted by SIGINT /
 SIGTERM / SIGHUP: the running stage gets the same signal, then SIGCONT (``bench.py``
 then writes what it measured), is killed if it has not exited ``INTERRUPT_GRACE_S``
@@ -155,10 +157,11 @@ from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.engine.config import TORCH_PRESETS, ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 from ipc_bench.engine.paged_attention import triton_toolchain_problem  # noqa: E402
+from ipc_bench.engine.traces import TraceError, load_azure_trace  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
-from ipc_bench.errors import module_doc  # noqa: E402
+from ipc_bench.errors import module_doc, one_line  # noqa: E402
 
 #: The name every error line starts with (``gpu_check.py: error: ...``).
 PROG = "gpu_check.py"
@@ -196,6 +199,9 @@ CPU_STAND_INS = {"tiny": "llama-3.2-1b", "cpu": "llama-3.1-8b"}
 SMOKE_NOTE = ("  smoke: {steps} counted steps per case, to check that each case runs; too few "
               "to compare send with cached: one slow step can move a case's tok/s and mean "
               "step several-fold")
+#: The requests the Azure replay stage replays (its ``--max-requests``): on CUDA
+#: (``True``) and on the CPU; ``trace_problem`` reads as many rows.
+CONV_REQUESTS = {True: 100, False: 4}
 #: Where the Azure conversation trace is looked for when ``--trace`` is not given.
 TRACE_CANDIDATES = (ROOT.parent / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv",
                     ROOT / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv")
@@ -282,18 +288,19 @@ def build_stages(cuda: bool, trace: Optional[str]) -> list[Stage]:
     if cuda:
         small, big, smoke_preset = "llama-3.2-1b", "llama-3.1-8b", "llama-3.2-1b"
         smoke_b, b_small, b_big, b_aa = "16", "64,256", "64", "64"
-        steps, steps_big, warmup, conv_requests = 60, 30, 10, 100
+        steps, steps_big, warmup = 60, 30, 10
         b_async, steps_async, steps_smoke = "64", 40, 20
     else:
         small, big, smoke_preset = "tiny", "cpu", "tiny"
         smoke_b, b_small, b_big, b_aa = "2", "4", "2", "2"
-        steps, steps_big, warmup, conv_requests = 6, 4, 2, 4
+        steps, steps_big, warmup = 6, 4, 2
         b_async, steps_async, steps_smoke = "4", 8, 5
     # 100 ms of trace time per logical step (default 20): the first 100 requests take
     # 848 steps instead of 2,370, at 21 running on average instead of 7
     conv = ["--scenario", "azure-conv", "--model-preset", small, "--trace", str(trace),
-            "--max-requests", str(conv_requests), "--codecs", "msgpack", "--warmup-steps",
-            str(warmup), "--logical-step-ms", "100"] + ([] if cuda else ["--num-blocks", "2048"])
+            "--max-requests", str(CONV_REQUESTS[cuda]), "--codecs", "msgpack",
+            "--warmup-steps", str(warmup), "--logical-step-ms", "100"]
+    conv += [] if cuda else ["--num-blocks", "2048"]
     stages = [
         Stage("smoke", _steady(smoke_preset, smoke_b, steps_smoke, 5 if cuda else 2,
                                "--codecs", "msgpack", "--no-single-process", "--no-floor"),
@@ -745,7 +752,9 @@ def stage_numbers(text: str) -> set[int]:
 
 def trace_file(text: str) -> str:
     """argparse type of ``--trace``: a readable file (stage 5 would otherwise be skipped
-    after the others ran)."""
+    after the others ran), as an absolute path: the stages' ``bench.py`` runs in the
+    checkout, whatever folder a relative path was given from. What it holds is checked
+    once the stages are known (``trace_problem``)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected the path of a file, got {text!r}")
     if not os.path.exists(text):
@@ -754,7 +763,39 @@ def trace_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text} is not a file")
     if not os.access(text, os.R_OK):
         raise argparse.ArgumentTypeError(f"cannot read {text}: permission denied")
-    return text
+    return os.path.abspath(text)
+
+
+def trace_problem(trace: str, cuda: Optional[bool]) -> Optional[str]:
+    """Why the Azure replay stage's ``bench.py`` would refuse ``trace``, in its words
+    (one line, what follows its ``bench.py: error: ``), else ``None``: the trace read as
+    that ``bench.py`` reads it (``traces.load_azure_trace``), as many rows as the stage
+    replays on CUDA or on the CPU (``CONV_REQUESTS``; ``cuda`` ``None``, before the
+    device is known: the fewer, which both read), rows after them unread, so a trace of
+    any size is checked in about a millisecond. ``--trace`` of random bytes:
+    ``/tmp/garbage.csv line 1: not UTF-8 text (byte 1 of the line)``."""
+    rows = min(CONV_REQUESTS.values()) if cuda is None else CONV_REQUESTS[cuda]
+    try:
+        load_azure_trace(trace, max_requests=rows)
+    except TraceError as exc:
+        return one_line(str(exc))
+    return None
+
+
+def _refuse_trace(trace: Optional[str], given: bool, cuda: Optional[bool]) -> bool:
+    """Print the line refusing ``trace`` (``trace_problem``) and return ``True`` where
+    the stage's ``bench.py`` would refuse it: ``gpu_check.py: error: argument --trace:
+    REASON`` for a ``--trace`` given, else one naming the default trace found
+    (``TRACE_CANDIDATES``); ``False`` where it reads, or there is none."""
+    problem = trace_problem(trace, cuda) if trace else None
+    if problem is None:
+        return False
+    if given:
+        print(f"{PROG}: error: argument --trace: {problem}", file=sys.stderr)
+    else:
+        print(f"{PROG}: error: the default --trace, {trace}, cannot be replayed: {problem}; "
+              "give --trace PATH, or leave stage 5 out (--stages)", file=sys.stderr)
+    return True
 
 
 def stage_entries(folder: Path) -> list[str]:
@@ -849,7 +890,7 @@ def main(argv=None) -> int:
                   f"{exc.strerror or exc}", file=sys.stderr)
             return 2
         code = _check(args, out)
-        if code == 2 and args.output is None:  # the device probe failed: no stage ran
+        if code == 2 and args.output is None:  # probe failed, or trace refused: no stage ran
             out.rmdir()
         return code
     except signals.Interrupted as exc:
@@ -873,14 +914,22 @@ def _end_with_parent() -> None:
 
 def _check(args: argparse.Namespace, out: Path) -> int:
     """``main``'s stages, into ``out``; 2 (nothing created) when the device probe
-    fails. After the stages, the failures (``FAILED ...``, on stderr), then the line
-    naming ``out``, last."""
+    fails, or when stage 5 is to run and its ``bench.py`` would refuse the trace
+    (``trace_problem``: one line, before the device probe where the rows both devices
+    replay tell, else right after it). After the stages, the failures (``FAILED ...``,
+    on stderr), then the line naming ``out``, last."""
     wanted = args.stages
     t0 = time.monotonic()
+    trace = args.trace or next((str(t) for t in TRACE_CANDIDATES if t.is_file()), None)
+    replay = trace if wanted is None or 5 in wanted else None
+    # the rows both devices replay before the device probe, the device's after it
+    if _refuse_trace(replay, bool(args.trace), None):
+        return 2
     cuda, code = _preflight(args.device)
     if code:
         return code
-    trace = args.trace or next((str(t) for t in TRACE_CANDIDATES if t.is_file()), None)
+    if _refuse_trace(replay, bool(args.trace), cuda):
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     written_elsewhere(f"the results are in {out}")  # stdout that fails says so
     base = ["--model", "torch", "--device", "cuda" if cuda else "cpu", "--quiet",
