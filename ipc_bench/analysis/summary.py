@@ -1222,6 +1222,47 @@ MIN_STEPS = 100
 #: How the warning of a case of fewer counted steps than ``MIN_STEPS`` ends (the report
 #: tells its findings' verdicts over such cases apart).
 ROUGH_WORDS = "figures are rough"
+#: Fewer counted steps than this leave a case's step-time noise unmeasured: the block
+#: CV (``step_ns_block_cv``) needs 3 blocks of ``STEP_BLOCK`` steps (``_block_cv``).
+NOISE_MIN_STEPS = 3 * STEP_BLOCK
+#: What the warning of a steady case of fewer counted steps than ``NOISE_MIN_STEPS``
+#: says is missing.
+UNMEASURED_WORDS = "step-time noise not measured"
+
+
+def short_case_warning(summary: dict[str, Any], min_steps: int = MIN_STEPS) -> str | None:
+    """The warning of a case of too few counted steps (``num_steps``, 1 or more): under
+    ``min_steps`` (``MIN_STEPS``, 100) its figures are rough (the line ends
+    ``ROUGH_WORDS``); under ``NOISE_MIN_STEPS`` (150: the 3 blocks of ``STEP_BLOCK``
+    steps ``step_ns_block_cv`` needs) a case that is not a trace replay says too that
+    its step-time noise is not measured (``UNMEASURED_WORDS``); from ``min_steps`` on,
+    where its figures are not called rough, with its mean step over its median
+    (``step_ns_mean`` / ``step_ns_median``), which a few long steps raise where no stall
+    warning catches them (a step under ``STALL_MEDIANS`` medians):
+    ``only 120 counted steps (< 150: 3 blocks of 50): step-time noise not measured
+    (mean step 2.89x the median)``, ``only 40 counted steps (< 100): step-time noise not
+    measured (under 150: 3 blocks of 50) and figures are rough``. A trace replay's
+    block means move with the trace's batches (``replay_noise`` measures its machine
+    across repetitions), so its line is the rough one alone (``only 40 counted steps (< 100): figures are rough``). ``None``
+    at 0 counted steps (``no_counted_steps_warning``) and from ``NOISE_MIN_STEPS`` on
+    (a replay's: from ``min_steps`` on). Raises nothing."""
+    from ipc_bench.analysis.replay_noise import is_replay
+
+    n = summary.get("num_steps") or 0
+    steps = f"only {n} counted step{'s' * (n != 1)}"
+    unmeasured = not is_replay(summary) and n < NOISE_MIN_STEPS
+    if n <= 0 or (n >= min_steps and not unmeasured):
+        return None
+    blocks = f"3 blocks of {STEP_BLOCK}"
+    if n >= min_steps:
+        mean, median = summary.get("step_ns_mean"), summary.get("step_ns_median")
+        known = bool(mean and median and mean == mean and median == median)
+        return (f"{steps} (< {NOISE_MIN_STEPS}: {blocks}): {UNMEASURED_WORDS}"
+                + (f" (mean step {mean / median:.2f}x the median)" if known else ""))
+    if not unmeasured:
+        return f"{steps} (< {min_steps}): {ROUGH_WORDS}"
+    return (f"{steps} (< {min_steps}): {UNMEASURED_WORDS} (under {NOISE_MIN_STEPS}: "
+            f"{blocks}) and {ROUGH_WORDS}")
 
 
 def floor_noise_warning(summary: dict[str, Any]) -> str | None:
@@ -1360,7 +1401,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
 
     Flags: fewer requests per counted step than the batch asked for
     (``running_shortfall_warning``); no counted step (``no_counted_steps_warning``);
-    too few counted steps; fewer counted steps than ``--steps`` asked for
+    too few counted steps (``short_case_warning``: under 100 rough, under 150 a case
+    other than a trace replay with its step-time noise not measured); fewer counted
+    steps than ``--steps`` asked for
     (``counted_steps_asked``: a steady case that reached its ``max_steps`` cap,
     ``scenario.steady_max_steps``); a
     standard deviation of 50-step mean step times over 10 % of their mean (pyperf's
@@ -1395,9 +1438,10 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         pass
     elif n == 0:
         warnings.append(no_counted_steps_warning(summary))
-    elif n < min_steps:
-        warnings.append(f"only {n} counted step{'s' * (n != 1)} (< {min_steps}): "
-                        + ROUGH_WORDS)
+    else:
+        short = short_case_warning(summary, min_steps)
+        if short:
+            warnings.append(short)
     warm_heavy = warmup_tokens_warning(summary)
     if warm_heavy:
         warnings.append(warm_heavy)

@@ -58,7 +58,8 @@ def test_the_cap_on_the_steps_in_all_leaves_room_and_warns_when_reached():
         == (50, 5 + 50 + 2 * 10)
     summary = dict(num_steps=40, counted_steps_asked=50, max_steps=99, complete=True)
     assert noise_warnings(summary) == [
-        "only 40 counted steps (< 100): figures are rough",
+        "only 40 counted steps (< 100): step-time noise not measured (under 150: 3 "
+        "blocks of 50) and figures are rough",
         "40 of the 50 counted steps asked for (--steps): the case stopped at its limit of "
         "99 steps in all, the others mixed steps (the first prompts prefilling, "
         "replacements prefilling, preemptions); raise --max-num-batched-tokens (the "
@@ -66,7 +67,8 @@ def test_the_cap_on_the_steps_in_all_leaves_room_and_warns_when_reached():
         "limit by one), or lower --num-running (B requests see about B / 1,280 finishes a "
         "step, and the step after one prefills its replacement)"]
     assert noise_warnings(dict(summary, num_steps=50)) == [
-        "only 50 counted steps (< 100): figures are rough"]
+        "only 50 counted steps (< 100): step-time noise not measured (under 150: 3 "
+        "blocks of 50) and figures are rough"]
 
 
 def test_pp_cases_count_exactly_the_steps_asked_for(tmp_path):

@@ -617,7 +617,8 @@ def test_a_signal_while_a_finished_case_is_written_counts_that_case(
         r"the whole case\)",
         err[done[0]]), err
     warned = err[done[0] + 1:-1]
-    assert warned[0] == "  warning: only 50 counted steps (< 100): figures are rough", err
+    assert warned[0] == ("  warning: only 50 counted steps (< 100): step-time noise not "
+                         "measured (under 150: 3 blocks of 50) and figures are rough"), err
     assert all(line.startswith("  warning: ") for line in warned), err
     assert err[-1] == f"bench.py: interrupted by SIGTERM (exit 143); partial results: {run_dir}"
     summary, _ = load_run(run_dir)
@@ -662,8 +663,9 @@ def test_a_quiet_run_that_stops_before_its_tables_counts_the_warnings_it_did_not
     written = [c for c in summary["cases"] if c["complete"]]
     assert [c["case_id"] for c in written] == ["num_running=2/send/msgpack#0"]
     recorded = len(written[0]["warnings"])
-    assert recorded >= 1 and "only 50 counted steps (< 100): figures are rough" in \
-        written[0]["warnings"]
+    assert recorded >= 1 and (
+        "only 50 counted steps (< 100): step-time noise not measured (under 150: 3 blocks "
+        "of 50) and figures are rough") in written[0]["warnings"]
     plural = "" if recorded == 1 else "s"
     assert out == (f"{recorded} warning{plural} recorded in {run_dir / 'summary.json'} "
                    "(not shown: --quiet)\n")

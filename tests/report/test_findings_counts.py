@@ -18,7 +18,8 @@ from ipc_bench.report import findings
 FLOOR_CUT = ("interrupted by SIGINT while replaying the floor after step 24: the floor's "
              "figures (floor tok/s, x floor) are absent, and so are the runner's per-step "
              "columns (its report comes after the floor)")
-ROUGH = "only 20 counted steps (< 100): figures are rough"
+ROUGH = ("only 20 counted steps (< 100): step-time noise not measured (under 150: 3 "
+         "blocks of 50) and figures are rough")
 ON_STEPS = ("carry measurement warnings on their steps: their times, and the intervals "
             "and verdicts drawn from them, are less certain than the figures alone say; ")
 TAIL = " (all listed under Measurement warnings); bytes are exact whatever the load."

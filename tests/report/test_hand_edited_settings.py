@@ -163,7 +163,8 @@ def test_a_lone_surrogate_in_a_case_id_is_written_as_its_escape(good_run, tmp_pa
         f"{run / 'requests.csv'}: 4 of the 8 rows that summary.json counts (1 case(s) "
         f"short: {odd}: 0 of 4); loaded what is valid"]
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert f"- `{odd}`: only 20 counted steps (< 100): figures are rough" in md.splitlines()
+    assert (f"- `{odd}`: only 20 counted steps (< 100): step-time noise not measured "
+            "(under 150: 3 blocks of 50) and figures are rough") in md.splitlines()
 
 
 def test_utf8_text_escapes_every_lone_surrogate():

@@ -14,7 +14,8 @@ from ipc_bench import cli
 from ipc_bench.analysis.summary import MIN_STEPS, ROUGH_WORDS, noise_warnings
 from ipc_bench.report import findings
 
-ROUGH = "only 1 counted step (< 100): figures are rough"
+ROUGH = ("only 1 counted step (< 100): step-time noise not measured (under 150: 3 blocks "
+         "of 50) and figures are rough")
 HOLM = ("output tokens/s changes by +2.0 % [+1.0, +3.0] % (over 3 repetitions, "
         "significant after Holm (p 0.001, adjusted 0.007)).")
 
