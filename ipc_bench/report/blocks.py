@@ -1900,7 +1900,8 @@ def machine_load(cases, md: dict[str, Any]) -> Optional[dict[str, Any]]:
     then: the column is there, every case too short for it), trace replays left out
     (``replay_noise.is_replay``: their block means move with the trace's batches) and
     counted in ``replays``, those of them with a value. ``None`` where no case
-    recorded ``machine_busy_pct`` (an older run)."""
+    recorded ``machine_busy_pct``: ``cases`` is empty (the run finished no case), or
+    its summary was written before the field."""
     from ipc_bench.analysis.replay_noise import is_replay
 
     values = [float(v) for v in (cases["machine_busy_pct"] if "machine_busy_pct"
@@ -1927,13 +1928,27 @@ REPLAY_LOAD_WORDS = ("step-time noise not read from `step_ns_block_cv` (trace re
                      "the noise measured across repetitions)")
 
 
-def machine_load_line(run: str, load: Optional[dict[str, Any]]) -> str:
+#: ``machine_load_line``'s words for a run that finished no case: each case records its
+#: ``machine_busy_pct`` as it finishes, so there is nothing to read, whatever its age.
+NO_CASE_FINISHED_WORDS = "no case finished, so none recorded `machine_busy_pct`"
+#: ``machine_load_line``'s words for a run whose finished cases lack the field.
+BEFORE_BUSY_WORDS = ("`machine_busy_pct` absent from its finished cases: a summary "
+                     "written before the field existed")
+
+
+def machine_load_line(run: str, load: Optional[dict[str, Any]],
+                      finished: Optional[int] = None) -> str:
     """A run's item under ``machine_load_blocks``: ```d`: the machine 99.8 % busy
     (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.91 on 2 CPUs at its
     start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40 cases``, a figure
-    it did not record said so (``not recorded``)."""
+    it did not record said so (``not recorded``). Without ``load`` (``machine_load``'s
+    ``None``) it says why: no case finished where ``finished``, the run's finished
+    cases, is 0 (``NO_CASE_FINISHED_WORDS``: a run killed or failed in its first
+    case), else a summary written before the field (``BEFORE_BUSY_WORDS``; ``finished``
+    ``None``: not known)."""
     if load is None:
-        return f"{code_span(run)}: not recorded (`machine_busy_pct` absent: an older run)"
+        why = NO_CASE_FINISHED_WORDS if finished == 0 else BEFORE_BUSY_WORDS
+        return f"{code_span(run)}: not recorded ({why})"
     if load["busy"] is None:
         return (f"{code_span(run)}: not recorded (`machine_busy_pct` 0 in every case: "
                 "`/proc/stat` could not be read)")
@@ -1962,9 +1977,9 @@ def machine_load_blocks(results) -> list[Block]:
     naming those runs (``_loaded_runs_note``) and each run's figures; ``[]`` otherwise,
     or for one run."""
     cases = results.finished().cases
-    loads = {r: machine_load(cases[cases["run_id"] == r] if "run_id" in cases.columns
-                             else cases.iloc[:0], results.metadata.get(r) or {})
-             for r in results.run_ids}
+    own = {r: cases[cases["run_id"] == r] if "run_id" in cases.columns else cases.iloc[:0]
+           for r in results.run_ids}
+    loads = {r: machine_load(own[r], results.metadata.get(r) or {}) for r in results.run_ids}
     known = {r: v["busy"] for r, v in loads.items() if v is not None and v["busy"] is not None}
     hi = max(known, key=known.get) if known else None
     lo = min(known, key=known.get) if known else None
@@ -1973,7 +1988,7 @@ def machine_load_blocks(results) -> list[Block]:
         if not loaded or len(results.run_ids) < 2:
             return []
         return [("note", _loaded_runs_note(loaded)),
-                ("ul", [machine_load_line(r, loads[r]) for r in results.run_ids])]
+                ("ul", [machine_load_line(r, loads[r], len(own[r])) for r in results.run_ids])]
     who = (f"busier during run {code_span(hi)} than during run {code_span(lo)}"
            if len(known) == 2 else f"busiest during run {code_span(hi)} and least busy "
            f"during run {code_span(lo)}")
@@ -1984,7 +1999,7 @@ def machine_load_blocks(results) -> list[Block]:
                      "code (bytes per step do not). The share counts every process, the "
                      "runs' own among them: code that keeps the CPUs busier raises it "
                      "too. As each run recorded it:"),
-            ("ul", [machine_load_line(r, loads[r]) for r in results.run_ids])]
+            ("ul", [machine_load_line(r, loads[r], len(own[r])) for r in results.run_ids])]
 
 
 def _loaded_runs_note(loaded: list[str]) -> str:

@@ -67,7 +67,8 @@ def test_three_runs_name_the_busiest_and_the_least_busy_and_what_is_not_recorded
         "load average 0.34 on 2 CPUs at its start; " + SHORT,
         "`b`: the machine 71.5 % busy (mean `machine_busy_pct` over 2 cases); load "
         "average at its start not recorded; " + SHORT,
-        "`old`: not recorded (`machine_busy_pct` absent: an older run)",
+        "`old`: not recorded (`machine_busy_pct` absent from its finished cases: a "
+        "summary written before the field existed)",
         "`d`: the machine 97.2 % busy (mean `machine_busy_pct` over 3 cases); load "
         "average at its start not recorded; " + SHORT])
 
