@@ -27,6 +27,7 @@ from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import (LOADED_SHARE, TIMING_ONLY_SETTINGS, loaded_at_start,
                                           nice_note)
 from ipc_bench.report.findings import findings
+from ipc_bench.report.names import file_slug, file_slugs
 from ipc_bench.report.render import Block, code_span
 
 #: Metrics of the cached-against-send table, in order (keys of the metrics registry).
@@ -1468,26 +1469,6 @@ def _env_rows(md: dict[str, Any]) -> list[list[str]]:
     if pk:
         rows.append(["packages", ", ".join(f"{k} {v}" for k, v in sorted(pk.items()))])
     return rows
-
-
-def file_slug(text: str) -> str:
-    """``text`` (a run id) as a safe file-name prefix: ``x/run`` -> ``x_run``."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "run"
-
-
-def file_slugs(run_ids: list[str]) -> dict[str, str]:
-    """Each run id's file-name prefix (``file_slug``), made unique among ``run_ids``:
-    where two ids give one prefix (``x/run`` and ``x_run``), the later ones in load
-    order get ``-2``, ``-3``... (``x_run-2``)."""
-    out: dict[str, str] = {}
-    taken: set[str] = set()
-    for run_id in run_ids:
-        slug, k = file_slug(run_id), 1
-        while (slug if k == 1 else f"{slug}-{k}") in taken:
-            k += 1
-        out[run_id] = slug if k == 1 else f"{slug}-{k}"
-        taken.add(out[run_id])
-    return out
 
 
 def unfinished_note(unfinished: list[dict[str, Any]]) -> Optional[str]:

@@ -4,7 +4,7 @@ a report of runs.
 Writes ``report.md`` and ``report.html`` (self-contained: the figures are embedded
 as base64 PNG, so the file reads offline and can be mailed alone), the figures as
 PNG files beside them, and a copy of each run's ``summary.json``
-(``<run_id>.summary.json``, the run id as a file name: ``blocks.file_slugs``) so a
+(``<run_id>.summary.json``, the run id as a file name: ``names.file_slugs``) so a
 reader can check every number. Contents: findings
 stated as numbers (with 95 % intervals when the run has repetitions; a summary
 table of them at the top, a legend of their statistics and verdicts under them:
@@ -58,8 +58,9 @@ from ipc_bench.analysis.results import (ResultsError, ResultsWarning, check_dist
                                         check_run_dir)
 from ipc_bench.errors import shell_line
 from ipc_bench.harness.signals import deferred
-from ipc_bench.report.blocks import build_blocks, file_slugs
+from ipc_bench.report.blocks import build_blocks
 from ipc_bench.report.findings import Findings, findings_blocks
+from ipc_bench.report.names import file_slugs
 from ipc_bench.report.render import plain_text, render_html, render_markdown
 
 #: The report's own files besides its figures (``*.png``) and summaries
@@ -483,8 +484,8 @@ def earlier_report_files(folder: Path) -> set[str]:
     if not any(name in files for name in REPORT_FILES):
         return set()
     try:
-        markdown = files["report.md"].read_text(errors="replace") if "report.md" in files \
-            else ""
+        markdown = (files["report.md"].read_text(encoding="utf-8", errors="replace")
+                    if "report.md" in files else "")
     except OSError:
         markdown = ""
     ours = {name for name in REPORT_FILES if name in files}
