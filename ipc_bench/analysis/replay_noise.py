@@ -10,7 +10,7 @@ warm-up) schedules the trace's batches, which change from step to step by design
 block means move with the workload too (``results/azure-conv-r5``: 21 to 36 % in every
 case, where the machine's share is about 3 %), and so do its floor's, which replays the
 same steps' frames. That spread says nothing about the machine, and a replay's case
-carries no noise warning from it (``summary.noise_warnings``).
+carries no noise warning from it (``summary.noise_warnings``; ``summary.is_replay``).
 
 What measures the machine there is the repetitions: the cases of one workload, arm,
 codec, transport and model that ran the same schedule (equal ``schedule_digest``: a
@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, STEP_BLOCK
+from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, STEP_BLOCK, is_replay
 
 #: A replay's ``step_ns_rep_block_cv`` (or ``floor_step_ns_rep_block_cv``) over this
 #: says its machine was noisy: the threshold of the steady cases' ``step_ns_block_cv``
@@ -49,15 +49,6 @@ FLOOR_SPREAD_HEAD = f"the standard deviation of {STEP_BLOCK}-step mean floor ste
 #: The columns besides ``repetition`` that tell a replay's arms apart: the cases of one
 #: group are the repetitions of one arm.
 GROUP_COLUMNS = ("run_id", "workload", "arm", "codec", "transport", "model")
-
-
-def is_replay(case: dict[str, Any]) -> bool:
-    """Whether the case (a ``summary.json`` case entry, or a ``Results.cases`` row as a
-    dict) is a trace replay, whose counted steps vary with the trace's batches: it has
-    a ``trace`` label (``trace=azure-conv:300``); steady cases have none. Raises
-    nothing."""
-    trace = case.get("trace")
-    return isinstance(trace, str) and bool(trace)
 
 
 def workload_spread_line(line: Any) -> bool:

@@ -186,6 +186,16 @@ def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, A
 STEP_BLOCK = 50
 
 
+def is_replay(case: dict[str, Any]) -> bool:
+    """Whether the case (a ``summary.json`` case entry, or a ``Results.cases`` row as a
+    dict) is a trace replay, whose counted steps vary with the trace's batches: it has
+    a ``trace`` label (``trace=azure-conv:300``); steady cases have none. Their block
+    CV moves with the workload (``analysis.replay_noise`` measures a replay's machine
+    across repetitions). Raises nothing."""
+    trace = case.get("trace")
+    return isinstance(trace, str) and bool(trace)
+
+
 def _block_cv(step_ns: np.ndarray) -> float | None:
     """Coefficient of variation of the means of consecutive ``STEP_BLOCK``-step blocks
     (pyperf's values are likewise means over loops); ``None`` under 3 blocks."""
@@ -1246,8 +1256,6 @@ def short_case_warning(summary: dict[str, Any], min_steps: int = MIN_STEPS) -> s
     across repetitions), so its line is the rough one alone (``only 40 counted steps (< 100): figures are rough``). ``None``
     at 0 counted steps (``no_counted_steps_warning``) and from ``NOISE_MIN_STEPS`` on
     (a replay's: from ``min_steps`` on). Raises nothing."""
-    from ipc_bench.analysis.replay_noise import is_replay
-
     n = summary.get("num_steps") or 0
     steps = f"only {n} counted step{'s' * (n != 1)}"
     unmeasured = not is_replay(summary) and n < NOISE_MIN_STEPS
@@ -1410,7 +1418,7 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     threshold, applied to block means as pyperf applies it to its values, themselves
     means over loops); the same of 50-step mean floor step times
     (``floor_noise_warning``, ``NOISY_FLOOR_BLOCK_CV``), neither of these two in a
-    trace replay (``replay_noise.is_replay``), whose block means move with the trace's
+    trace replay (``is_replay``), whose block means move with the trace's
     batches (``replay_noise`` measures its machine across repetitions); CPU steal time
     over 1 % of the machine's time during the case
     (``cpu_usage`` from ``environment.cpu_usage_between``); ``core_warnings``: a ``--pp`` case whose N
@@ -1459,8 +1467,6 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(between)
     warnings.extend(stall_warnings(summary))
     warnings.extend(case_off_nominal(summary))  # the runner's wait; cached's whole step
-    from ipc_bench.analysis.replay_noise import is_replay
-
     # a trace replay's block means move with its batches: its spread is not the
     # machine's, which the report measures across repetitions (analysis.replay_noise)
     cv = None if is_replay(summary) else summary.get("step_ns_block_cv")
