@@ -52,9 +52,9 @@ Azure replay passes its running counts as ``--cuda-graph-sizes`` (``bucket_args`
 a runner compiles one or two flex kernels at start-up, not one per power of two up to
 its batch. ``--stages 1,3``
 runs only those stages (numbered as above). Stage 0 may take ``DECODE_STEP_LIMIT_S``
-and the smoke stage ``SMOKE_LIMIT_S`` (these and ``ASYNC_LIMIT_S`` stretched in
-proportion by a ``--budget-s`` above the default: ``limit_scale``); each later stage gets a share of what is left
-of the budget when it starts, weighted by its cases against the stages still to run
+and the smoke stage ``SMOKE_LIMIT_S`` (on the CPU, these and ``ASYNC_LIMIT_S``
+stretched in proportion by a ``--budget-s`` above the default: ``limit_scale``); each
+later stage gets a share of what is left of the budget when it starts, weighted by its cases against the stages still to run
 after it (``STAGE_WEIGHTS``, ``stage_limit_s``; the async stage's at most
 ``ASYNC_LIMIT_S``), so a stage slower than its sizing is cut with its finished cases
 written, and every later stage still runs. Its heading gives its limit. The async
@@ -229,13 +229,15 @@ class Stage:
     weight: float = 1.0
 
 
-def limit_scale(budget_s: float) -> float:
+def limit_scale(budget_s: float, cuda: bool) -> float:
     """How much a ``--budget-s`` of ``budget_s`` seconds stretches the fixed limits
-    (``DECODE_STEP_LIMIT_S``, a stage's ``limit_s``): ``budget_s / BUDGET_S``, at
-    least 1. A smaller budget keeps them (each is cut to what is left anyway); a larger
-    one, asked for a slower machine (a busy host, the CPU stand-ins), gives every stage
-    the same share of it as the default gives."""
-    return max(1.0, budget_s / BUDGET_S)
+    (``DECODE_STEP_LIMIT_S``, a stage's ``limit_s``) of the stages' CPU stand-ins
+    (``cuda`` False): ``budget_s / BUDGET_S``, at least 1. A smaller budget keeps them
+    (each is cut to what is left anyway); a larger one, asked for a slow or busy host,
+    gives every stage the same share of it as the default gives. On CUDA (``cuda``
+    True) the limits are the GPU's sizing whatever the budget (the smoke stage at most
+    ``SMOKE_LIMIT_S``): 1."""
+    return 1.0 if cuda else max(1.0, budget_s / BUDGET_S)
 
 
 def stage_limit_s(stage: Stage, later: list[Stage], left_s: float,
@@ -857,7 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "one stage 5 is skipped)")
     p.add_argument("--budget-s", type=budget_seconds, default=BUDGET_S,
                    help=f"time budget of the whole check in seconds (default {BUDGET_S:.0f}); "
-                   "a larger one stretches the stages' own limits in proportion")
+                   "on the CPU a larger one stretches the stages' own limits in proportion")
     p.add_argument("--device", choices=("auto", "cpu"), default="auto",
                    help="auto: CUDA when present; cpu: the shrunk CPU stages")
     p.add_argument("--stages", type=stage_numbers,
@@ -935,6 +937,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
     base = ["--model", "torch", "--device", "cuda" if cuda else "cpu", "--quiet",
             "--no-hostname"]
     failed: list[str] = []
+    scale = limit_scale(args.budget_s, cuda)  # the fixed limits, stretched on the CPU
     attention = "auto"  # without stage 0 the later stages use auto
     if wanted is None or 0 in wanted:
         left = args.budget_s - (time.monotonic() - t0)
@@ -942,7 +945,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
             failed.append(f"decode-step: not run, the {args.budget_s:g} s budget is spent")
         else:
             attention, failed = run_decode_step(
-                cuda, out, min(DECODE_STEP_LIMIT_S * limit_scale(args.budget_s), left))
+                cuda, out, min(DECODE_STEP_LIMIT_S * scale, left))
             base += ["--attention", attention]
     if attention == "auto" and cuda and triton_toolchain_problem() is not None:
         attention = "gather"  # auto would be flex, which every runner would refuse
@@ -964,7 +967,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         later = [s for j, s in enumerate(stages[i:], i + 1)
                  if (wanted is None or j in wanted) and not s.skip]
         code, how = run_stage(stage, base + bucket_args(stage, attention, cuda), run_dir,
-                              stage_limit_s(stage, later, left, limit_scale(args.budget_s)))
+                              stage_limit_s(stage, later, left, scale))
         report_stage(stage, code, how, run_dir, time.monotonic() - t0)
         if code != 0:
             failed.append(f"{stage.name}: {how.splitlines()[0]}")

@@ -1,6 +1,7 @@
-"""``scripts/gpu_check.py``'s stage limits under ``--budget-s``: the fixed limits
-(stage 0's, the smoke and async stages') stretch in proportion to a budget above the
-default, and a smaller budget keeps them."""
+"""``scripts/gpu_check.py``'s stage limits under ``--budget-s``: on the CPU the fixed
+limits (stage 0's, the smoke and async stages') stretch in proportion to a budget above
+the default, and a smaller budget keeps them; on CUDA they stay the GPU's sizing (the
+smoke stage at most 90 s, as the check promises)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ gpu_check = load_script("gpu_check")
 
 
 def test_a_larger_budget_stretches_the_fixed_limits_in_proportion():
-    assert gpu_check.limit_scale(gpu_check.BUDGET_S) == 1.0
-    assert gpu_check.limit_scale(100.0) == 1.0  # a smaller budget keeps them
-    assert gpu_check.limit_scale(840.0) == 2.0
+    assert gpu_check.limit_scale(gpu_check.BUDGET_S, False) == 1.0
+    assert gpu_check.limit_scale(100.0, False) == 1.0  # a smaller budget keeps them
+    assert gpu_check.limit_scale(840.0, False) == 2.0
+    # device_check.sh passes the device's time left as the budget: on CUDA the smoke
+    # stage stays at most SMOKE_LIMIT_S, stage 0 at most DECODE_STEP_LIMIT_S
+    assert gpu_check.limit_scale(530.0, True) == 1.0
 
 
 def test_a_stages_limit_is_its_own_times_the_scale_at_most_its_share():
@@ -30,5 +34,5 @@ def test_a_stages_limit_is_its_own_times_the_scale_at_most_its_share():
 
 def test_the_help_says_a_larger_budget_stretches_the_limits():
     text = " ".join(gpu_check.build_parser().format_help().split())
-    assert ("time budget of the whole check in seconds (default 420); a larger one "
-            "stretches the stages' own limits in proportion") in text
+    assert ("time budget of the whole check in seconds (default 420); on the CPU a "
+            "larger one stretches the stages' own limits in proportion") in text
