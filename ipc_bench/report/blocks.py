@@ -1549,10 +1549,12 @@ def _state_notes(one, run_id: str) -> list[Block]:
     loaded = loaded_at_start(md)
     if loaded is not None:
         load, cpus = loaded
-        blocks.append(("note", f"The machine was loaded when this run started (1-minute load "
-                               f"average {load:.1f} on {cpus} CPUs): other work "
-                               f"competed with {_processes_phrase(one.cases)}, so times and "
-                               "tokens/s are noisy; bytes are exact whatever the load."))
+        blocks.append(("note", f"The machine was loaded when this run started, or had just "
+                               f"been (1-minute load average {load:.1f} on {cpus} CPUs, an "
+                               "average that falls over about a minute): other work then "
+                               f"may have competed with {_processes_phrase(one.cases)}, so "
+                               "times and tokens/s may be noisy; bytes are exact whatever "
+                               "the load."))
     nice = nice_note(md)
     if nice:
         blocks.append(("note", nice[0].upper() + nice[1:] + "."))
