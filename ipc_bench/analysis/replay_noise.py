@@ -20,8 +20,11 @@ coefficient of variation (standard deviation, ``ddof=1``, over the mean), block 
 block, and its median over the blocks is ``step_ns_rep_block_cv`` (and
 ``floor_step_ns_rep_block_cv`` of the floor's steps, ``floor.csv``'s ``i`` being the
 replayed counted step): a ratio, held to the same 10 % (``NOISY_REP_BLOCK_CV``), as
-pyperf holds the spread of its values, each a mean over loops of the same work. The
-report gives one line per replay workload (``replay_noise_findings``).
+pyperf holds the spread of its values, each a mean over loops of the same work, arm by
+arm: one arm over it makes its workload noisy, and the repetition that stands out
+(``_outlier``) is named. The report gives one line per replay workload
+(``replay_noise_findings``), and a noisy arm's cases a warning each
+(``noisy_arm_warnings``), listed and counted with the recorded ones.
 """
 
 from __future__ import annotations
@@ -92,10 +95,21 @@ def _series(frame, case_ids: list[str], value: str, order: str) -> list[np.ndarr
     ``order``; an empty array for a case without rows."""
     out = []
     for cid in case_ids:
+        if "case_id" not in frame.columns:
+            out.append(np.zeros(0))
+            continue
         rows = frame[frame["case_id"] == cid]
         out.append(rows.sort_values(order)[value].to_numpy(dtype=float) if len(rows)
                    else np.zeros(0))
     return out
+
+
+def _timed(group) -> bool:
+    """Whether a group of cases replayed on the wall clock: a timed replay records its
+    ``trace_speedup`` (``summary._timed_replay_figures``), a logical-clock one none."""
+    if "trace_speedup" not in group.columns:
+        return False
+    return any(v is not None and v == v for v in group["trace_speedup"])
 
 
 def _why_not(group, has_digest: bool) -> Optional[str]:
@@ -106,23 +120,95 @@ def _why_not(group, has_digest: bool) -> Optional[str]:
         return "no schedule digest"
     digests = [d if isinstance(d, str) and d else None for d in group["schedule_digest"]]
     if None in digests or len(set(digests)) > 1:
-        return "different schedules"
+        return "different schedules" if _timed(group) else "digests differ"
     return None
+
+
+def _outlier(series: list[np.ndarray], ids: list[str],
+             block: int = STEP_BLOCK) -> Optional[dict[str, Any]]:
+    """The repetition that stands out of ``series`` (per case of ``ids``, its step
+    times, ns): per repetition, the median over the whole blocks of how far its block
+    mean sits from the median of the other repetitions' for that block (a ratio of
+    theirs); the largest, where there are 3 repetitions or more and it is over
+    ``NOISY_REP_BLOCK_CV`` and over twice the next. A dict of ``case_id``, ``index``
+    (in ``ids``) and ``deviation`` (the ratio), else ``None``."""
+    if len(series) < 3:
+        return None
+    k = min(len(a) for a in series) // block
+    if k == 0:
+        return None
+    means = np.array([a[:k * block].reshape(k, block).mean(axis=1) for a in series])
+    devs = []
+    for r in range(len(means)):
+        others = np.median(np.delete(means, r, axis=0), axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            devs.append(float(np.median(np.abs(means[r] - others) / others)))
+    order = sorted(range(len(devs)), key=lambda r: -devs[r])
+    top, next_ = devs[order[0]], devs[order[1]]
+    if not top > NOISY_REP_BLOCK_CV or not top > 2 * next_:
+        return None
+    return {"case_id": ids[order[0]], "index": order[0], "deviation": top}
+
+
+def _floor_why(floor, ids: list[str], group) -> str:
+    """Why no floor figure was measured for the cases ``ids`` of ``group``: ``no
+    floor`` (each recorded ``no_floor``: ``--no-floor``), ``no floor rows``
+    (``floor.csv`` has none of theirs) or ``too few floor steps``."""
+    if "no_floor" in group.columns and all(v is True for v in group["no_floor"]):
+        return "no floor"
+    if "case_id" not in floor.columns or not floor["case_id"].isin(ids).any():
+        return "no floor rows"
+    return "too few floor steps"
+
+
+def _measure(rec: dict[str, Any], group, steps, floor) -> None:
+    """Fill ``rec`` (``repetition_noise``'s, its ``why`` ``None``) with the measure
+    over the repetitions of ``group`` that have step rows in ``steps`` (counted steps),
+    and the floor's from ``floor``; ``why`` ``steps missing`` where fewer than 2 have,
+    ``too few steps`` under ``MIN_BLOCKS`` whole blocks."""
+    ids = list(group["case_id"])
+    series = _series(steps, ids, "step_ns", "seq")
+    rec["missing_steps"] = [c for c, s in zip(ids, series) if not len(s)]
+    kept = [(c, s) for c, s in zip(ids, series) if len(s)]
+    if len(kept) < 2:
+        rec["why"] = "steps missing"
+        return
+    ids, series = [c for c, _ in kept], [s for _, s in kept]
+    step_cvs = block_rep_cvs(series)
+    if len(step_cvs) < MIN_BLOCKS:
+        rec["why"] = "too few steps"
+        return
+    rec.update(blocks=len(step_cvs), step_block_cvs=step_cvs, compared=len(ids),
+               step_ns_rep_block_cv=_median(step_cvs), case_ids=ids,
+               outlier=_outlier(series, ids))
+    floor_cvs = block_rep_cvs(_series(floor, ids, "floor_step_ns", "i"))
+    if len(floor_cvs) >= MIN_BLOCKS:
+        rec.update(floor_block_cvs=floor_cvs,
+                   floor_step_ns_rep_block_cv=_median(floor_cvs))
+    else:
+        rec["floor_why"] = _floor_why(floor, ids, group)
 
 
 def repetition_noise(results) -> list[dict[str, Any]]:
     """Per arm of each replay workload (``is_replay``) in ``results`` (a
     ``results.Results``; its finished cases are used, ``Results.finished``): the
     repetitions' spread block by block (``block_rep_cvs``). Each a dict of the
-    ``GROUP_COLUMNS`` it has, ``repetitions`` (cases), ``blocks`` (whole blocks
-    compared, 0 when not measured), ``step_block_cvs`` and ``floor_block_cvs`` (the
-    per-block ratios, arrays; the floor's empty without floor rows),
-    ``step_ns_rep_block_cv`` and ``floor_step_ns_rep_block_cv`` (their medians, ratios;
-    ``None`` when not measured), ``step_ns_block_cv`` (the cases' own, a list, those
-    recorded) and ``why``: ``None`` when measured, else ``one repetition``, ``no
+    ``GROUP_COLUMNS`` it has, ``repetitions`` (cases), ``case_ids`` (those compared
+    where measured, else all), ``compared`` (repetitions compared: those with step
+    rows; 0 when not measured), ``missing_steps`` (case ids without counted rows in
+    ``steps.csv``), ``blocks`` (whole blocks compared, 0 when not measured),
+    ``step_block_cvs`` and ``floor_block_cvs`` (the per-block ratios, arrays; the
+    floor's empty without floor rows), ``step_ns_rep_block_cv`` and
+    ``floor_step_ns_rep_block_cv`` (their medians, ratios; ``None`` when not measured),
+    ``floor_why`` (why the floor's is not, where the steps' is: ``no floor``, ``no
+    floor rows``, ``too few floor steps``), ``outlier`` (the repetition that stands
+    out, ``_outlier``, or ``None``), ``step_ns_block_cv`` (the cases' own, a list,
+    those recorded) and ``why``: ``None`` when measured, else ``one repetition``, ``no
     schedule digest`` (a run before it), ``different schedules`` (a timed replay's
-    follow the wall clock) or ``too few steps`` (under ``MIN_BLOCKS`` whole blocks of
-    counted steps). ``[]`` without replay cases. Raises nothing."""
+    follow the wall clock), ``digests differ`` (on the logical clock, where they
+    should not), ``steps missing`` (fewer than 2 repetitions with counted rows in
+    ``steps.csv``) or ``too few steps`` (under ``MIN_BLOCKS`` whole blocks of counted
+    steps). ``[]`` without replay cases. Raises nothing."""
     results = results.finished()
     cases = results.cases
     if cases.empty or "trace" not in cases.columns:
@@ -142,27 +228,20 @@ def repetition_noise(results) -> list[dict[str, Any]]:
     for values, group in cases.groupby(keys, sort=False, observed=True):
         values = values if isinstance(values, tuple) else (values,)
         group = group.sort_values("repetition")
-        ids = list(group["case_id"])
         own = [float(v) for v in group.get("step_ns_block_cv", [])
                if v is not None and v == v]
         rec: dict[str, Any] = dict(zip(keys, values))
-        rec.update(repetitions=len(group), blocks=0, step_block_cvs=np.zeros(0),
-                   floor_block_cvs=np.zeros(0), step_ns_rep_block_cv=None,
-                   floor_step_ns_rep_block_cv=None, step_ns_block_cv=own,
+        rec.update(repetitions=len(group), compared=0, blocks=0,
+                   step_block_cvs=np.zeros(0), floor_block_cvs=np.zeros(0),
+                   step_ns_rep_block_cv=None, floor_step_ns_rep_block_cv=None,
+                   step_ns_block_cv=own, case_ids=list(group["case_id"]),
+                   missing_steps=[], outlier=None, floor_why=None,
                    why=_why_not(group, has_digest))
         if rec["why"] is None:
             run = steps[steps["run_id"] == rec["run_id"]] if "run_id" in keys else steps
-            step_cvs = block_rep_cvs(_series(run, ids, "step_ns", "seq"))
-            if len(step_cvs) < MIN_BLOCKS:
-                rec["why"] = "too few steps"
-            else:
-                rec.update(blocks=len(step_cvs), step_block_cvs=step_cvs,
-                           step_ns_rep_block_cv=_median(step_cvs))
-                fl = floor[floor["run_id"] == rec["run_id"]] if "run_id" in keys else floor
-                floor_cvs = block_rep_cvs(_series(fl, ids, "floor_step_ns", "i"))
-                if len(floor_cvs) >= MIN_BLOCKS:
-                    rec.update(floor_block_cvs=floor_cvs,
-                               floor_step_ns_rep_block_cv=_median(floor_cvs))
+            fl = (floor[floor["run_id"] == rec["run_id"]]
+                  if "run_id" in keys and "run_id" in floor.columns else floor)
+            _measure(rec, group, run, fl)
         out.append(rec)
     return out
 
@@ -178,7 +257,7 @@ def _span(values: list[float]) -> str:
 
 
 #: ``repetition_noise``'s ``why`` in a finding's words: why the machine's share of a
-#: replay's spread is not measured.
+#: replay's spread is not measured (``steps missing`` names its cases: ``_why_words``).
 WHY_WORDS = {
     "one repetition": "one repetition (the measure compares repetitions of one "
                       "schedule: --repeat 2 or more)",
@@ -187,20 +266,96 @@ WHY_WORDS = {
     "different schedules": "its repetitions ran different schedules (`schedule_digest` "
                            "differs, as a timed replay's do: its batches follow the wall "
                            "clock)",
+    "digests differ": "their `schedule_digest` differs although they replayed on the "
+                      "logical clock: the schedules should be equal; a hand-edited "
+                      "summary or a harness bug",
     "too few steps": f"fewer than {MIN_BLOCKS * STEP_BLOCK} counted steps "
                      f"({MIN_BLOCKS} blocks of {STEP_BLOCK})",
 }
+
+#: ``repetition_noise``'s ``floor_why`` in a finding's words: why a measured
+#: workload's line has no floor figure.
+FLOOR_WHY_WORDS = {
+    "no floor": "the run's --no-floor left its cases without a floor",
+    "no floor rows": "floor.csv holds no rows for its cases (their floor replays cut "
+                     "short, or the rows removed)",
+    "too few floor steps": f"fewer than {MIN_BLOCKS * STEP_BLOCK} floor steps "
+                           f"({MIN_BLOCKS} blocks of {STEP_BLOCK})",
+}
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(f"`{c}`" for c in ids)
+
+
+def _missing_words(ids: list[str]) -> str:
+    """``steps.csv`` holds no counted rows of the cases ``ids``."""
+    return f"steps.csv lacks the counted rows of {_ids(ids)}"
+
+
+def _why_words(arm: dict[str, Any]) -> str:
+    """Why ``arm`` (``repetition_noise``'s) is not measured, in a finding's words."""
+    if arm["why"] == "steps missing":
+        return (_missing_words(arm["missing_steps"]) + ", which leaves fewer than the 2 "
+                "repetitions the measure compares")
+    return WHY_WORDS[arm["why"]]
 
 
 def _arms(n: int) -> str:
     return f"{n} arm-codec pair{'' if n == 1 else 's'}"
 
 
-def _measured_words(measured: list[dict[str, Any]], total: int) -> str:
-    """The clause of a workload's measured arms (of its ``total``): the pooled median
-    over their blocks, the range of the arms' medians, the floor's, and the verdict
-    against ``NOISY_REP_BLOCK_CV``."""
-    reps = sorted({m["repetitions"] for m in measured})
+def _label(arm: dict[str, Any], arms: list[dict[str, Any]]) -> str:
+    """``send/msgpack``: ``arm``'s arm and codec, and its transport and model where the
+    workload's ``arms`` differ in them."""
+    keys = ["arm", "codec"] + [k for k in ("transport", "model")
+                               if len({str(a.get(k)) for a in arms}) > 1]
+    return "/".join(str(arm.get(k)) for k in keys)
+
+
+def noisy(arm: dict[str, Any]) -> list[str]:
+    """Which of ``arm``'s measures (``repetition_noise``'s) are over
+    ``NOISY_REP_BLOCK_CV``: ``step times``, ``floor``, in that order."""
+    return [w for w, k in (("step times", "step_ns_rep_block_cv"),
+                           ("floor", "floor_step_ns_rep_block_cv"))
+            if arm[k] is not None and arm[k] > NOISY_REP_BLOCK_CV]
+
+
+def _standout_words(arm: dict[str, Any]) -> str:
+    out = arm["outlier"]
+    return (f"`{out['case_id']}` stands out: its blocks sit a median "
+            f"{_pct(out['deviation'])} % from the other repetitions'" if out else "")
+
+
+def _noisy_words(measured: list[dict[str, Any]], arms: list[dict[str, Any]]) -> str:
+    """The verdict of a workload's ``measured`` arms (of all its ``arms``) against
+    ``NOISY_REP_BLOCK_CV``, arm by arm: under it, or the arms over it with their
+    figures and the repetition that stands out (``_outlier``)."""
+    limit = f"{NOISY_REP_BLOCK_CV * 100:g} %"
+    over = [a for a in measured if noisy(a)]
+    if not over:
+        return f": under the {limit} that marks noise"
+    named = []
+    for a in over:
+        parts = ([f"{_pct(a['step_ns_rep_block_cv'])} %"] if "step times" in noisy(a)
+                 else []) + ([f"its floor's {_pct(a['floor_step_ns_rep_block_cv'])} %"]
+                             if "floor" in noisy(a) else [])
+        standout = _standout_words(a) if "step times" in noisy(a) else ""
+        named.append(f"`{_label(a, arms)}` ({', '.join(parts)}"
+                     + (f"; {standout}" if standout else "") + ")")
+    what = list(dict.fromkeys(w for a in over for w in noisy(a)))
+    return (f": over the {limit} that marks noise in " + " and ".join(named)
+            + ": the machine may be noisy, and " + ("its " if len(over) == 1 else "their ")
+            + " and ".join(what) + " with it")
+
+
+def _measured_words(measured: list[dict[str, Any]], arms: list[dict[str, Any]]) -> str:
+    """The clause of a workload's measured arms (of its ``arms``): the pooled median
+    over their blocks, the range of the arms' medians, the floor's (or why it is
+    absent), the cases left out for want of step rows, and the verdict
+    (``_noisy_words``)."""
+    total = len(arms)
+    reps = sorted({m["compared"] for m in measured})
     rep_words = (f"{reps[0]} repetitions" if len(reps) == 1
                  else f"{reps[0]}-{reps[-1]} repetitions")
     pooled = _median(np.concatenate([m["step_block_cvs"] for m in measured]))
@@ -215,38 +370,44 @@ def _measured_words(measured: list[dict[str, Any]], total: int) -> str:
             "repetitions, `step_ns_rep_block_cv`"
             + (f"; {_span(by_arm)} by arm" if len(measured) > 1 else "") + ")")
     floors = [m for m in measured if m["floor_step_ns_rep_block_cv"] is not None]
-    floor_pooled = (_median(np.concatenate([m["floor_block_cvs"] for m in floors]))
-                    if floors else None)
-    if floor_pooled is not None:
+    if floors:
+        floor_pooled = _median(np.concatenate([m["floor_block_cvs"] for m in floors]))
         text += (f", its floor's by a median {_pct(floor_pooled)} % "
                  "(`floor_step_ns_rep_block_cv`)")
-    limit = f"{NOISY_REP_BLOCK_CV * 100:g} %"
-    over = [w for w, v in (("step times", pooled), ("floor", floor_pooled))
-            if v is not None and v > NOISY_REP_BLOCK_CV]
-    if not over:
-        return text + f": under the {limit} that marks noise"
-    return (text + f": over the {limit} that marks noise, the machine may be noisy, and "
-            "its " + " and ".join(over) + " with it")
+    else:
+        whys = dict.fromkeys(FLOOR_WHY_WORDS[m["floor_why"]] for m in measured)
+        text += ", no floor figure: " + "; ".join(whys)
+    missing = [c for m in measured for c in m["missing_steps"]]
+    if missing:
+        text += f" ({_missing_words(missing)}: left out)"
+    return text + _noisy_words(measured, arms)
+
+
+def _head(workload: str, own: list[float]) -> str:
+    """A replay workload's finding's opening: its cases' ``step_ns_block_cv`` ``own``
+    (ratios, those recorded) are the trace's spread as well as the machine's."""
+    if not own:
+        return (f"On `{workload}` the step times vary with the trace's batches (no case "
+                "recorded a `step_ns_block_cv`)")
+    return (f"On `{workload}` the step times vary with the trace's batches, so their "
+            f"{STEP_BLOCK}-step block means do too (`step_ns_block_cv` {_span(own)}, the "
+            "workload's spread as well as the machine's, not held to the "
+            f"{NOISY_STEP_BLOCK_CV * 100:g} % noise threshold)")
 
 
 def _workload_line(workload: str, arms: list[dict[str, Any]], recorded: int) -> str:
     """One replay workload's finding (``replay_noise_findings``); ``recorded``: its
     cases that carry a block-CV warning an older run recorded."""
     cases = sum(a["repetitions"] for a in arms)
-    own = [v for a in arms for v in a["step_ns_block_cv"]]
-    head = (f"On `{workload}` the step times vary with the trace's batches, so their "
-            f"{STEP_BLOCK}-step block means do too (`step_ns_block_cv` {_span(own)}, the "
-            "workload's spread as well as the machine's, not held to the "
-            f"{NOISY_STEP_BLOCK_CV * 100:g} % noise threshold)")
+    head = _head(workload, [v for a in arms for v in a["step_ns_block_cv"]])
     measured = [a for a in arms if a["why"] is None]
     missed = [a for a in arms if a["why"] is not None]
+    whys = list(dict.fromkeys(_why_words(a) for a in missed))
     if measured:
-        text = f"{head}; {_measured_words(measured, len(arms))}"
+        text = f"{head}; {_measured_words(measured, arms)}"
         if missed:
-            whys = list(dict.fromkeys(WHY_WORDS[a["why"]] for a in missed))
             text += (f"; not measured for {_arms(len(missed))}: " + "; ".join(whys))
     else:
-        whys = list(dict.fromkeys(WHY_WORDS[a["why"]] for a in missed))
         text = f"{head}; the machine's own share cannot be measured: " + "; ".join(whys)
     if recorded:
         text += (f" ({recorded} of its {cases} case{'' if cases == 1 else 's'} "
@@ -257,28 +418,74 @@ def _workload_line(workload: str, arms: list[dict[str, Any]], recorded: int) -> 
 
 
 def replay_noise_findings(results) -> list[str]:
-    """One finding per replay workload of ``results`` (a ``results.Results``) whose
-    cases recorded a ``step_ns_block_cv``: that its block CV is the trace's as well as
-    the machine's, with its range over the cases, then the machine's share measured
+    """One finding per replay workload of ``results`` (a ``results.Results``) with a
+    counted step: that its block CV is the trace's as well as the machine's, with its
+    range over the cases (where they recorded one), then the machine's share measured
     across repetitions (``repetition_noise``: the median of the per-block CVs over
     every measured arm, the range of the arms' medians where there are several, the
-    floor's, and whether it is over ``NOISY_REP_BLOCK_CV``), or why it cannot be, and
-    how many cases carry a block-CV warning recorded by an older run. E.g. ``On
-    `trace=azure-conv:300` the step times vary with the trace's batches, ...; across
-    the 5 repetitions of each of its 4 arms (policy, codec), ..., a 50-step block's
-    mean step time varied by a median 3.3 % (...): under 10 %, the noise threshold, so
-    the machine was not noisy.`` ``[]`` without such a workload. Raises nothing."""
+    floor's or why it is absent, and each arm over ``NOISY_REP_BLOCK_CV`` with the
+    repetition that stands out), or why it cannot be, and how many cases carry a
+    block-CV warning recorded by an older run; a workload with neither a recorded
+    block CV nor step rows (a streamed ``soak``) gets none. E.g. ``On `trace=azure-conv:30` the
+    step times vary with the trace's batches, ...; across the 3 repetitions of its
+    arm-codec pair, ..., a 50-step block's mean step time varied by a median 46.2 %
+    (...): over the 10 % that marks noise in `send/msgpack` (46.2 %; ...): the machine
+    may be noisy, and its step times with it.`` ``[]`` without such a workload. Raises
+    nothing."""
     arms = repetition_noise(results)
     cases = results.finished().cases
+    steps = results.finished().steps
+    stepped = set(steps["case_id"]) if "case_id" in steps.columns else set()
     out = []
     for workload in dict.fromkeys(a["workload"] for a in arms):
         mine = [a for a in arms if a["workload"] == workload]
-        if not any(a["step_ns_block_cv"] for a in mine):
-            continue
+        if not any(a["step_ns_block_cv"] or stepped.intersection(a["case_ids"])
+                   for a in mine):
+            continue  # no block CV and no step rows (a streamed soak): nothing to say
         recorded = 0
         if "warnings" in cases.columns:
             of = cases[cases["workload"] == workload]["warnings"]
             recorded = sum(isinstance(w, (list, tuple)) and any(map(workload_spread_line, w))
                            for w in of)
         out.append(_workload_line(str(workload), mine, recorded))
+    return out
+
+
+def noisy_arm_warnings(results) -> dict[str, list[str]]:
+    """The measurement warnings of the cases of each replay arm whose repetitions'
+    spread is over ``NOISY_REP_BLOCK_CV`` (``repetition_noise``, ``noisy``), by case
+    id: the step times' (``across the 3 repetitions of its arm, its 50-step block
+    means vary by a median 46.2 % (`step_ns_rep_block_cv`, > 10 %): the machine may be
+    noisy``, and on the repetition that stands out ``; this repetition stands out: its
+    blocks sit a median 52.0 % from the others'``) and the floor's (ending
+    ``summary.FLOOR_NOISE_WORDS``, a noisy floor's, as ``_warning_kinds`` counts them).
+    The report lists them under Measurement warnings and counts them in the findings.
+    ``{}`` without such an arm, or where ``results`` holds no step rows. Raises
+    nothing."""
+    from ipc_bench.analysis.summary import FLOOR_NOISE_WORDS
+
+    if not hasattr(results, "steps"):
+        return {}
+    out: dict[str, list[str]] = {}
+    for a in repetition_noise(results):
+        if a["why"] is not None or not noisy(a):
+            continue
+        for cid in a["case_ids"]:
+            lines = out.setdefault(cid, [])
+            head = f"across the {a['compared']} repetitions of its arm, its {STEP_BLOCK}-step"
+            if "step times" in noisy(a):
+                standout = (a["outlier"] or {}).get("case_id") == cid
+                lines.append(
+                    f"{head} block means vary by a median "
+                    f"{_pct(a['step_ns_rep_block_cv'])} % (`step_ns_rep_block_cv`, > "
+                    f"{NOISY_REP_BLOCK_CV * 100:g} %): the machine may be noisy"
+                    + (f"; this repetition stands out: its blocks sit a median "
+                       f"{_pct(a['outlier']['deviation'])} % from the others'"
+                       if standout else ""))
+            if "floor" in noisy(a):
+                lines.append(
+                    f"{head} mean floor step times vary by a median "
+                    f"{_pct(a['floor_step_ns_rep_block_cv'])} % "
+                    f"(`floor_step_ns_rep_block_cv`, > {NOISY_REP_BLOCK_CV * 100:g} %): "
+                    f"the machine may be noisy, and {FLOOR_NOISE_WORDS}")
     return out

@@ -548,14 +548,21 @@ def format_value(value: Any, digits: int = 1) -> str:
 
 
 def _case_warnings(results) -> list[str]:
-    """``case_id: warning`` for every warning recorded in the run's cases."""
+    """``case_id: warning`` for every warning recorded in the run's cases, each case's
+    followed by those of a trace replay arm whose repetitions vary over 10 %
+    (``replay_noise.noisy_arm_warnings``), which the report adds."""
+    from ipc_bench.analysis.replay_noise import noisy_arm_warnings
+
     cases = results.cases
-    if "warnings" not in cases.columns:
+    added = noisy_arm_warnings(results)
+    if "warnings" not in cases.columns and not added:
         return []
+    recorded = cases["warnings"] if "warnings" in cases.columns else [None] * len(cases)
     out = []
-    for case_id, lines in zip(cases["case_id"], cases["warnings"]):
+    for case_id, lines in zip(cases["case_id"], recorded):
         if isinstance(lines, (list, tuple)):
             out.extend(f"`{case_id}`: {w}" for w in lines)
+        out.extend(f"`{case_id}`: {w}" for w in added.get(case_id, []))
     return out
 
 
@@ -568,6 +575,16 @@ REPLAY_SPREAD_NOTE = (
     "recorded them before replays were left out of that warning; they are not counted "
     "as noise, and the findings give each replay workload's noise measured across its "
     "repetitions.")
+
+
+#: Under the Measurement warnings of a run with a trace replay arm whose repetitions vary
+#: over 10 % (``replay_noise.noisy_arm_warnings``): where its cases' lines come from.
+REPLAY_ARM_NOTE = (
+    "The lines on a trace replay arm's repetitions (`step_ns_rep_block_cv`, "
+    "`floor_step_ns_rep_block_cv`) are the report's, not the run's: each 50-step block's "
+    "mean compared across the repetitions of one schedule, over 10 % in that arm; the "
+    "repetition that stands out, where one does, is named, and the findings give every "
+    "arm's figures.")
 
 
 def _replay_spread_recorded(cases) -> bool:
@@ -587,7 +604,9 @@ def _warning_blocks(results, level: int) -> list[Block]:
     """The "Measurement warnings" section: the cases' recorded warnings
     (``_case_warnings``), then the send / cached pairs whose floors differ by more
     than, or other than, their frames explain (``summary.floor_pair_notes``, which the run printed as
-    ``note:`` lines); nothing when there are neither."""
+    ``note:`` lines); nothing when there are neither. A noisy replay arm's lines, which
+    the report adds, get ``REPLAY_ARM_NOTE`` under them."""
+    from ipc_bench.analysis.replay_noise import noisy_arm_warnings
     from ipc_bench.analysis.summary import floor_pair_notes
 
     warn = _case_warnings(results)
@@ -602,6 +621,8 @@ def _warning_blocks(results, level: int) -> list[Block]:
         blocks.append(("ul", warn))
         if _replay_spread_recorded(results.cases):
             blocks.append(("p", REPLAY_SPREAD_NOTE))
+        if noisy_arm_warnings(results):
+            blocks.append(("p", REPLAY_ARM_NOTE))
     if pairs:
         blocks.append(("p", "Floors of send / cached twins (the run printed these as "
                             "`note:` lines):"))

@@ -43,7 +43,8 @@ from typing import Any, Callable
 from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
-from ipc_bench.analysis.replay_noise import (is_replay, replay_noise_findings,
+from ipc_bench.analysis.replay_noise import (is_replay, noisy_arm_warnings,
+                                             replay_noise_findings,
                                              workload_spread_line)
 from ipc_bench.analysis.stats import (ARRIVAL_BOUND, CONFIDENCE, DETECTABLE, INTERVAL_NAMES, ONE_PAIR,
                                       RATIO_POINTS, arm_geomeans, arrival_bound, inconclusive,
@@ -1854,7 +1855,7 @@ def findings(results) -> list[str]:
               for c in compared]
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
              + order_findings(results, where) + replay_noise_findings(results)
-             + _noise_findings(cases))
+             + _noise_findings(cases, noisy_arm_warnings(results)))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
     caption = _summary_caption(cases, tables, withheld, shares, timed) if summary else ""
     if summary and any(r[6].endswith(UNESTABLISHED_MARK) for r in summary[1]):
@@ -1994,7 +1995,7 @@ def _warning_kinds(marks) -> tuple[int, int, int, int]:
     return steps, noisy, lost, both
 
 
-def _noise_findings(cases) -> list[str]:
+def _noise_findings(cases, added: dict | None = None) -> list[str]:
     """The sentence on how many of ``cases`` carry measurement warnings (their
     ``warnings``, which the report lists under Measurement warnings), so that the
     findings say how far their figures can be leaned on: those with a warning on their
@@ -2008,9 +2009,14 @@ def _noise_findings(cases) -> list[str]:
     why. A trace replay's block-CV warnings, which runs made before ``replay_noise``
     recorded (``replay_noise.workload_spread_line``), are not counted: its block means
     move with the trace's batches, and ``replay_noise_findings`` says what its
-    machine's noise was. Raises nothing."""
-    if cases.empty or "warnings" not in cases.columns:
+    machine's noise was; the warnings the report ``added`` (case id -> lines:
+    ``replay_noise.noisy_arm_warnings``, a replay arm whose repetitions vary over 10 %)
+    are counted with the case's. Raises nothing."""
+    added = added or {}
+    if cases.empty or ("warnings" not in cases.columns and not added):
         return []
+    if "warnings" not in cases.columns:
+        cases = cases.assign(warnings=[None] * len(cases))
     if "num_steps" in cases.columns:  # no step counted: the warnings say why, not noise
         cases = cases[cases["num_steps"].fillna(0) > 0]
     replays = (cases["trace"].map(lambda t: is_replay({"trace": t})) if "trace" in cases
@@ -2018,6 +2024,9 @@ def _noise_findings(cases) -> list[str]:
     marks = [[x for x in w if not (replay and workload_spread_line(x))]
              if isinstance(w, (list, tuple)) else w
              for w, replay in zip(cases["warnings"], replays)]
+    marks = [list(w if isinstance(w, (list, tuple)) else []) + added.get(cid, [])
+             for w, cid in zip(marks, cases["case_id"] if "case_id" in cases
+                               else [None] * len(cases))]
     marks = [w for w in marks if isinstance(w, (list, tuple)) and w]
     if not marks:
         return []

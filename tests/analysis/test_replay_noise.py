@@ -153,12 +153,22 @@ def test_the_finding_of_a_noisy_replay():
         "spread as well as the machine's, not held to the 10 % noise threshold); across "
         "the 3 repetitions of its arm-codec pair, which ran the same schedule (one "
         "`schedule_digest`), a 50-step block's mean step time varied by a median 50.0 % "
-        "(CV across repetitions, `step_ns_rep_block_cv`): over the 10 % that marks noise, "
-        "the machine may be noisy, and its step times with it."]
+        "(CV across repetitions, `step_ns_rep_block_cv`), no floor figure: floor.csv holds "
+        "no rows for its cases (their floor replays cut short, or the rows removed): over "
+        "the 10 % that marks noise in `cached/msgpack` (50.0 %): the machine may be noisy, "
+        "and its step times with it."]
 
 
 def test_repetitions_of_different_schedules_are_not_compared():
+    # on the logical clock (no trace_speedup) the digests should be equal
+    logical = _results(digests={"cached": ["a", "b", "c"], "send": ["a", "a", None]})
+    assert [a["why"] for a in repetition_noise(logical)] == ["digests differ"] * 2
+    assert replay_noise_findings(logical) == [
+        HEAD + "; the machine's own share cannot be measured: their `schedule_digest` "
+        "differs although they replayed on the logical clock: the schedules should be "
+        "equal; a hand-edited summary or a harness bug."]
     timed = _results(digests={"cached": ["a", "b", "c"], "send": ["a", "a", None]})
+    timed.cases["trace_speedup"] = 10.0
     assert [a["why"] for a in repetition_noise(timed)] == ["different schedules"] * 2
     assert replay_noise_findings(timed) == [
         HEAD + "; the machine's own share cannot be measured: its repetitions ran different "
@@ -170,9 +180,9 @@ def test_repetitions_of_different_schedules_are_not_compared():
         "same schedule (one `schedule_digest`), a 50-step block's mean step time varied by "
         "a median 5.0 % (CV across repetitions, `step_ns_rep_block_cv`), its floor's by a "
         "median 3.0 % (`floor_step_ns_rep_block_cv`): under the 10 % that marks noise; "
-        "not measured for 1 arm-codec pair: its repetitions ran different schedules "
-        "(`schedule_digest` differs, as a timed replay's do: its batches follow the wall "
-        "clock)."]
+        "not measured for 1 arm-codec pair: their `schedule_digest` differs although they "
+        "replayed on the logical clock: the schedules should be equal; a hand-edited "
+        "summary or a harness bug."]
 
 
 def test_one_repetition_or_no_digest_cannot_be_measured():
@@ -202,9 +212,12 @@ def test_steady_workloads_get_no_line():
     steady = _results()
     steady.cases = steady.cases.drop(columns="trace")
     assert repetition_noise(steady) == [] and replay_noise_findings(steady) == []
-    short = _results()  # no case recorded a block CV: neither measure exists
-    short.cases["step_ns_block_cv"] = None
-    assert replay_noise_findings(short) == []
+    unrecorded = _results()  # no case recorded its own block CV: the measure still is
+    unrecorded.cases["step_ns_block_cv"] = None
+    assert replay_noise_findings(unrecorded)[0].startswith(
+        "On `trace=azure-conv:30` the step times vary with the trace's batches (no case "
+        "recorded a `step_ns_block_cv`); across the 3 repetitions of each of its 2 "
+        "arm-codec pairs, ")
 
 
 # -- a real replay ---------------------------------------------------------------------
@@ -268,10 +281,18 @@ def test_a_real_replay(replay_run):
     span = (f"{min(own) * 100:.1f}-{max(own) * 100:.1f} %"
             if f"{min(own) * 100:.1f}" != f"{max(own) * 100:.1f}" else f"{own[0] * 100:.1f} %")
     step, fl = np.median(step_cvs), np.median(floor_cvs)
-    verdict = ("under the 10 % that marks noise" if max(step, fl) <= 0.1 else
-               "over the 10 % that marks noise, the machine may be noisy, and its "
-               + " and ".join(w for w, v in (("step times", step), ("floor", fl)) if v > 0.1)
-               + " with it")
+    # one arm: its figures are the verdict's (the repetition that stands out, if any,
+    # is named in the step times' parenthesis)
+    over = [w for w, v in (("step times", step), ("floor", fl)) if v > 0.1]
+    figures = ([f"{step * 100:.1f} %"] if step > 0.1 else []) + (
+        [f"its floor's {fl * 100:.1f} %"] if fl > 0.1 else [])
+    standout = arm["outlier"] and step > 0.1
+    verdict = ("under the 10 % that marks noise" if not over else
+               f"over the 10 % that marks noise in `cached/msgpack` ({', '.join(figures)}"
+               + (f"; `{arm['outlier']['case_id']}` stands out: its blocks sit a median "
+                  f"{arm['outlier']['deviation'] * 100:.1f} % from the other repetitions'"
+                  if standout else "")
+               + "): the machine may be noisy, and its " + " and ".join(over) + " with it")
     assert lines == [
         "On `trace=azure-conv:20` the step times vary with the trace's batches, so their "
         f"50-step block means do too (`step_ns_block_cv` {span}, the workload's spread as "
