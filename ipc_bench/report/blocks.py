@@ -1586,11 +1586,15 @@ _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def _processes_phrase(cases) -> str:
-    """'the two processes', or with ``--tp`` / ``--pp`` cases 'each case's 2 to 5
-    processes (the scheduler and its N runner ranks or stages)': a case runs one
-    process (single-process baseline), else the scheduler and max(tp, pp, 1) runners."""
+    """'the two processes', with ``--frontend`` cases 'the three processes of each case
+    (the scheduler, its runner and the frontend)', or with ``--tp`` / ``--pp`` cases
+    'each case's 2 to 5 processes (the scheduler and its N runner ranks or stages)': a
+    case runs one process (single-process baseline), else the scheduler and max(tp,
+    pp, 1) runners, and a ``frontend`` case one more, its frontend."""
     counts = set()
-    for rec in frame_records(cases):
+    records = frame_records(cases)
+    front = int(any(rec.get("frontend") is True for rec in records))
+    for rec in records:
         if rec.get("codec") == SINGLE_PROCESS_CODEC:
             counts.add(1)
             continue
@@ -1599,11 +1603,15 @@ def _processes_phrase(cases) -> str:
     if len(counts) > 1:
         counts.discard(1)  # the single-process baseline beside two-process cases
     if len(counts) <= 1:
-        n = next(iter(counts), 2)
-        return (f"the {_WORDS.get(n, str(n))} process{'' if n == 1 else 'es'} of each "
-                "case" if n != 2 else "the two processes")
-    return (f"each case's {min(counts)} to {max(counts)} processes (the scheduler and its "
-            "N runner ranks or stages)")
+        n = next(iter(counts), 2) + front
+        if n == 2:
+            return "the two processes"
+        return (f"the {_WORDS.get(n, str(n))} process{'' if n == 1 else 'es'} of each case"
+                + (" (the scheduler, its runner and the frontend)" if front and n == 3
+                   else ""))
+    return (f"each case's {min(counts) + front} to {max(counts) + front} processes (the "
+            f"scheduler{', the frontend' if front else ''} and its N runner ranks or "
+            "stages)")
 
 
 def _unchecked_block(one) -> Optional[Block]:
