@@ -404,11 +404,15 @@ def check_frames(path: Path, cap: CaptureFile) -> None:
     that fails: ``PATH: message 6 of 20 (step 25): cannot be decoded: SchedulerOutput:
     Input data was truncated``, ``PATH: message 1 of 20 (step 20): a pickle frame refers
     to posix.system, which no SchedulerOutput or ModelRunnerOutput holds: not unpickled
-    (a run folder from elsewhere can run code through pickle)``; a codec or direction
-    this ipc-bench does not know is named likewise."""
+    (a run folder from elsewhere can run code through pickle)``; a frame the pickled
+    codecs' checks refuse (``codecs.RefusedPickle``) with their words; a frame that
+    decodes as the other direction's message says so (``cannot be decoded: a
+    ModelRunnerOutput, not a SchedulerOutput: a capture of the other direction? (the
+    file says s2r)``); a codec or direction this ipc-bench does not know is named
+    likewise."""
     from ipc_bench.analysis.capture import CaptureError
     from ipc_bench.errors import one_line
-    from ipc_bench.wire.codecs import (CODECS, DecodeError, UnsafePickle,
+    from ipc_bench.wire.codecs import (CODECS, DecodeError, RefusedPickle, UnsafePickle,
                                        model_runner_output_codec, scheduler_output_codec)
 
     make = {"s2r": scheduler_output_codec, "r2s": model_runner_output_codec}
@@ -418,16 +422,30 @@ def check_frames(path: Path, cap: CaptureFile) -> None:
         value = cap.direction if what == "direction" else cap.codec
         raise CaptureError(one_line(f"{path}: {what} {value!r} is not one this ipc-bench "
                                     f"decodes ({', '.join(known)})"))
-    decode = make[cap.direction](cap.codec).decode_checked
+    codec = make[cap.direction](cap.codec)
+    other_direction = {"s2r": "r2s", "r2s": "s2r"}[cap.direction]
     for k, frame in enumerate(cap.frames):
         try:
-            decode(frame)
+            codec.decode_checked(frame)
         except Exception as exc:  # DecodeError, or whatever a damaged frame raises
             step = f" (step {cap.seqs[k]})" if k < len(cap.seqs) else ""
             where = f"{path}: message {k + 1} of {len(cap.frames)}{step}"
             if isinstance(exc, UnsafePickle):
                 raise CaptureError(one_line(f"{where}: {exc} (a run folder from elsewhere "
                                             "can run code through pickle)")) from None
+            if isinstance(exc, RefusedPickle):
+                raise CaptureError(one_line(f"{where}: {exc}")) from None
+            if isinstance(exc, DecodeError):
+                other = make[other_direction](cap.codec)
+                try:
+                    other.decode_checked(frame)
+                except Exception:  # not the other direction's message either
+                    pass
+                else:
+                    raise CaptureError(one_line(
+                        f"{where}: cannot be decoded: a {other.msg_type.__name__}, not a "
+                        f"{codec.msg_type.__name__}: a capture of the other direction? "
+                        f"(the file says {cap.direction})")) from None
             why = str(exc) if isinstance(exc, DecodeError) else f"{type(exc).__name__}: {exc}"
             raise CaptureError(one_line(f"{where}: cannot be decoded: {why}")) from None
 
@@ -655,6 +673,31 @@ def arm_failed_line(arm: str, code: int, line: str) -> str:
     return f"{ERROR_PREFIX}pyperf run of arm {arm} {how}: {line}"
 
 
+#: pyperf's error when one of its worker processes fails (``Master``'s RuntimeError).
+_WORKER_FAILED = re.compile(r"failed with exit code -?[0-9]+")
+#: Lines of a traceback that are not an error line.
+_NOT_AN_ERROR = re.compile(r"Traceback \(most recent call last\):|During handling of the "
+                           r"above exception|The above exception was the direct cause")
+
+
+def arm_error_line(stderr: str, default: str) -> str:
+    """The line an arm process's ``stderr`` (all of it) ends with (stripped;
+    ``default`` when it wrote none) and, where that is pyperf's ``RuntimeError: ...
+    failed with exit code N`` for a worker process, whose stderr the arm shares, the
+    worker's own error line (the last unindented line before it that is not a
+    traceback heading): ``RuntimeError: /usr/bin/python failed with exit code 1; the
+    worker's error: TypeError: 'str' object is not callable``."""
+    lines = [ln.rstrip() for ln in stderr.splitlines() if ln.strip()]
+    if not lines:
+        return default
+    last = lines[-1].strip()
+    if _WORKER_FAILED.search(last):
+        for line in reversed(lines[:-1]):
+            if not line[0].isspace() and not _NOT_AN_ERROR.match(line):
+                return f"{last}; the worker's error: {line}"
+    return last
+
+
 class _ArmFailed(Exception):
     """An arm process exited with an error (not interrupted): its code, last line."""
 
@@ -705,8 +748,7 @@ class _ArmProcess:
     def _check(self, default: str) -> None:
         if self.proc.returncode != 0:
             self.err.seek(0)
-            lines = [ln.strip() for ln in self.err.read().splitlines() if ln.strip()]
-            raise _ArmFailed(self.proc.returncode, lines[-1] if lines else default)
+            raise _ArmFailed(self.proc.returncode, arm_error_line(self.err.read(), default))
 
     def stop(self, signum: int) -> None:
         """Stop it with ``signum`` (if still running) and release its pipes."""

@@ -33,7 +33,9 @@ and code execution on load, is why pickle is refused on TCP unless
 ``--allow-pickle-over-tcp``. Frames read from a file (``bench.py microbench``'s captured
 messages) are first unpickled once by ``PickleCodec.decode_checked``, whose unpickler
 resolves only the globals the harness's own messages refer to (``PICKLED_GLOBALS``), so
-no code in a frame from elsewhere runs; ``decode`` stays vLLM's plain ``pickle.loads``.
+no code in a frame from elsewhere runs, after an opcode scan (``scan_pickle``) that
+refuses memo indices beyond the frame and ``BUILD`` on a class, and before a walk of
+the result (``check_decoded``); ``decode`` stays vLLM's plain ``pickle.loads``.
 
 - ``packed``: vLLM PR #54406 (open, 2026-08-30, "Pack execute_model SchedulerOutput for
   multiproc RPC") on the same hop: the ``SchedulerOutput`` dataclass flattened into a
@@ -61,8 +63,11 @@ no code in a frame from elsewhere runs; ``decode`` stays vLLM's plain ``pickle.l
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import io
 import pickle
+import pickletools
 from array import array
 from typing import Any, Generic, Optional, TypeVar
 
@@ -162,6 +167,237 @@ def _global_name(module: str, name: str) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
+class RefusedPickle(DecodeError):
+    """A pickled frame that would do what no frame the harness writes does (one line,
+    saying what): change a class of the harness (``BUILD`` applied to anything but a
+    fresh dataclass instance), ask for a memo slot beyond what the frame could fill,
+    or decode to objects other than well-formed messages (``check_decoded``)."""
+
+
+#: The dataclasses whose instances a harness frame builds with ``NEWOBJ`` then ``BUILD``
+#: of their field dict (``copyreg.__reduce_ex__``); ``SamplingParams`` (a msgspec
+#: Struct) and the enums come through ``REDUCE``, ``array('i')`` through its
+#: reconstructor.
+_BUILT: dict[str, type] = {f"{c.__module__}.{c.__qualname__}": c for c in (
+    VLLM_DATACLASSES.SchedulerOutput, VLLM_DATACLASSES.NewRequestData,
+    VLLM_DATACLASSES.CachedRequestData, VLLM_DATACLASSES.ModelRunnerOutput)}
+_MEMO_OPS = frozenset({"PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET"})
+_STRING_OPS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"})
+_FILLED_OPS = frozenset({"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS"})
+
+
+def _short(name: str) -> str:
+    """The class name of a ``module.qualname`` the scan found (``SchedulerOutput``)."""
+    return name.rpartition(".")[2] or name
+
+
+def scan_pickle(frame: Any) -> bool:
+    """Read the opcodes of the pickle ``frame`` (bytes-like) with ``pickletools.genops``,
+    which executes nothing and allocates nothing by a memo index, keeping a shadow stack
+    and memo of what each item is (a string, a global, a fresh instance of a class, a
+    dict, anything else). ``RefusedPickle`` (one line) for the first opcode that does
+    what no frame the harness writes does:
+
+    - a memo index (``PUT``, ``BINPUT``, ``LONG_BINPUT``, ``GET``, ``BINGET``,
+      ``LONG_BINGET``, and the slot ``MEMOIZE`` fills) at or beyond the number of opcodes
+      before it: pickle numbers memo slots from 0 as it fills them, one opcode each, and
+      the C unpickler sizes its memo by the index (``N\\x94r\\x00\\x00\\x00\\x04.`` would
+      take 1 GiB);
+    - ``BUILD`` applied to anything but an instance ``NEWOBJ`` made of one of the
+      harness's dataclasses, with a dict for its state: ``BUILD`` on a class object sets
+      attributes of the class itself for the rest of the process, and on an enum member
+      or a ``REDUCE`` result changes a shared object.
+
+    Returns ``True`` for a frame that passes to its ``STOP``; ``False`` where genops
+    cannot read on (truncated, an unknown opcode) or the stack runs out, which the
+    unpickler fails on in its own words at the same opcode (every opcode before it
+    passed)."""
+    stack: list[tuple] = []
+    memo: dict[int, tuple] = {}
+    ops = enumerate(pickletools.genops(frame))
+    while True:
+        try:
+            count, (op, arg, pos) = next(ops)
+        except StopIteration:
+            return True
+        except ValueError:  # RefusedPickle is one too: only genops' own errors here
+            return False  # genops cannot read on: the unpickler names the damage
+        name = op.name
+        index = len(memo) if name == "MEMOIZE" else arg if name in _MEMO_OPS else None
+        if index is not None and not 0 <= index < count:
+            raise RefusedPickle(f"a pickle frame's {name} at byte {pos} names memo slot "
+                                f"{index}, beyond the {count} opcodes before it: not "
+                                "unpickled (it would ask for memory by that number)")
+        if name in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
+            memo[index] = stack[-1] if stack else ("other",)
+            continue
+        if name in ("GET", "BINGET", "LONG_BINGET"):
+            stack.append(memo.get(index, ("other",)))
+            continue
+        popped = _pop(stack, op.stack_before)
+        if popped is None:
+            return False  # the stack runs out: the unpickler fails here itself
+        _push(stack, name, arg, pos, popped, op.stack_after)
+
+
+_MARK = ("mark",)
+
+
+def _pop(stack: list, before: list) -> Optional[list]:
+    """Take what an opcode of ``stack_before`` ``before`` takes off the shadow
+    ``stack`` (up to its last mark, where it takes a slice); ``None`` where there is
+    not enough."""
+    if pickletools.markobject in before:
+        at = next((i for i in range(len(stack) - 1, -1, -1) if stack[i] is _MARK), None)
+        below = before.index(pickletools.markobject)
+        if at is None or at < below:
+            return None
+        popped = stack[at - below:at] + stack[at + 1:]
+        del stack[at - below:]
+        return popped
+    if len(stack) < len(before):
+        return None
+    popped = stack[len(stack) - len(before):]
+    del stack[len(stack) - len(before):]
+    return popped
+
+
+def _push(stack: list, name: str, arg: Any, pos: int, popped: list, after: list) -> None:
+    """Put what opcode ``name`` (argument ``arg``, at byte ``pos``) leaves on the shadow
+    ``stack``, having taken ``popped``; ``RefusedPickle`` for a ``BUILD`` no harness
+    frame holds (``scan_pickle``)."""
+    if name == "BUILD":
+        target, state = popped
+        if target[0] == "global":
+            raise RefusedPickle(
+                f"a pickle frame applies BUILD at byte {pos} to the class "
+                f"{_short(target[1])} itself, which would change the class for "
+                "the rest of the process: not unpickled")
+        if not (target[0] == "instance" and target[1] in _BUILT and state[0] == "dict"):
+            what = (f"a {_short(target[1])} made by {target[2]}"
+                    if target[0] == "instance" else "an object no NEWOBJ made")
+            got = "a dict" if state[0] == "dict" else "a state other than a dict"
+            raise RefusedPickle(
+                f"a pickle frame applies BUILD at byte {pos} to {what}, with {got}, "
+                "which no frame the harness writes does: not unpickled")
+        stack.append(target)
+    elif name in _FILLED_OPS:
+        stack.append(popped[0])
+    elif name in _STRING_OPS:
+        stack.append(("str", arg))
+    elif name == "STACK_GLOBAL":
+        module, qualname = popped
+        stack.append(("global", f"{module[1]}.{qualname[1]}"
+                      if module[0] == qualname[0] == "str" else "?"))
+    elif name == "GLOBAL":
+        stack.append(("global", arg.replace(" ", ".", 1)))
+    elif name in ("NEWOBJ", "NEWOBJ_EX", "OBJ", "INST", "REDUCE"):
+        cls = ("global", arg.replace(" ", ".", 1)) if name == "INST" else popped[0]
+        stack.append(("instance", cls[1], name) if cls[0] == "global" else ("other",))
+    elif name in ("EMPTY_DICT", "DICT"):
+        stack.append(("dict",))
+    elif name == "DUP":
+        stack.extend(popped * 2)
+    else:
+        stack.extend(_MARK if item is pickletools.markobject else ("other",)
+                     for item in after)
+
+
+#: The classes a checked frame may reach (``PICKLED_GLOBALS`` that are Python classes):
+#: their ``__dict__`` is compared before and after each checked unpickling.
+_GUARDED: tuple[type, ...] = (
+    VLLM_DATACLASSES.SchedulerOutput, VLLM_DATACLASSES.NewRequestData,
+    VLLM_DATACLASSES.CachedRequestData, VLLM_DATACLASSES.SamplingParams,
+    VLLM_DATACLASSES.ModelRunnerOutput, RequestOutputKind, WorkerProc.ResponseStatus)
+_MISSING = object()
+
+
+def _class_changes(snapshot: dict[type, dict]) -> Optional[str]:
+    """Compare each ``_GUARDED`` class with its ``snapshot`` (``dict(vars(cls))``), put
+    back whatever differs, and say what changed (``the class SchedulerOutput (sets
+    pwned_by_pk)``); ``None`` when nothing did."""
+    said = None
+    for cls, before in snapshot.items():
+        now = dict(vars(cls))
+        changed = sorted(k for k in before.keys() | now.keys()
+                         if before.get(k, _MISSING) is not now.get(k, _MISSING))
+        if not changed:
+            continue
+        for key in changed:
+            with contextlib.suppress(Exception):  # put back what can be put back
+                if key in before:
+                    type.__setattr__(cls, key, before[key])
+                else:
+                    type.__delattr__(cls, key)
+        names = ", ".join(_global_name("", k).lstrip(".") for k in changed[:3])
+        said = said or f"the class {cls.__name__} (sets {names})"
+    return said
+
+
+def _fields(obj: Any) -> Optional[tuple[str, ...]]:
+    """The declared fields of an instance of a message class (``None`` for others)."""
+    cls = type(obj)
+    if cls in _BUILT.values():
+        return tuple(f.name for f in dataclasses.fields(cls))
+    if cls is VLLM_DATACLASSES.SamplingParams:
+        return cls.__struct_fields__
+    return None
+
+
+_PLAIN = (str, int, float, bool, bytes, type(None))
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+
+
+def check_decoded(msg: Any) -> None:
+    """Walk what a checked unpickling returned (``msg``: the RPC tuple, or the packed
+    tuple) and raise ``RefusedPickle`` (one line) unless it is made only of what the
+    harness's messages hold: strings, numbers, ``None``, bytes, lists, tuples, sets,
+    dicts, ``array.array``, the members of ``RequestOutputKind`` and
+    ``WorkerProc.ResponseStatus``, and instances of the message classes whose
+    attributes are exactly their declared fields (a dataclass's ``__dict__`` holds its
+    fields and no more; a ``SamplingParams`` has every field set and an empty
+    ``__dict__``). An instance ``__dict__`` entry such as ``__reduce_ex__`` would
+    otherwise be called by the encoder later. Field types are not checked (see
+    ``PickleCodec``)."""
+    todo, seen = [msg], set()
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        cls = type(obj)
+        if cls in _PLAIN or cls is array:
+            continue
+        if cls in _CONTAINERS:
+            todo.extend(obj.items() if cls is dict else obj)
+            continue
+        if cls in (RequestOutputKind, WorkerProc.ResponseStatus):
+            if any(obj is member for member in cls):
+                continue
+            raise RefusedPickle(f"a pickle frame decodes to a {cls.__name__} that is not "
+                                "one of its members: not timed")
+        fields = _fields(obj)
+        if fields is None:
+            raise RefusedPickle(f"a pickle frame decodes to a "
+                                f"{_global_name(cls.__module__, cls.__qualname__)}, which "
+                                "no message of the harness holds: not timed")
+        attrs = vars(obj) if hasattr(obj, "__dict__") else {}
+        if cls is VLLM_DATACLASSES.SamplingParams:
+            extra = sorted(map(str, attrs))
+            missing = [f for f in fields if not hasattr(obj, f)]
+            values = [getattr(obj, f) for f in fields if f not in missing]
+        else:
+            extra = sorted(str(k) for k in attrs if type(k) is not str or k not in fields)
+            missing = [f for f in fields if f not in attrs]
+            values = [v for k, v in attrs.items() if k in fields]
+        if extra or missing:
+            what = (f"the attribute {_global_name('', extra[0]).lstrip('.')}, not one of "
+                    "its fields" if extra else f"no field {missing[0]}")
+            raise RefusedPickle(f"a pickle frame decodes to a {cls.__name__} with {what}: "
+                                "not timed")
+        todo.extend(values)
+
+
 class _CheckedUnpickler(pickle.Unpickler):
     """``pickle.Unpickler`` that resolves only ``PICKLED_GLOBALS`` (Python's "Restricting
     Globals"), raising ``UnsafePickle`` for any other global before it is looked up."""
@@ -210,14 +446,30 @@ class PickleCodec(Codec[T]):
         (one line, naming the global) for a frame that refers to any other global;
         ``DecodeError`` (one line) as ``decode`` for anything else. Slower than
         ``decode`` (vLLM's plain ``pickle.loads``): it checks frames before they are
-        timed, and is never timed itself."""
+        timed, and is never timed itself. Before unpickling, ``scan_pickle`` refuses
+        (``RefusedPickle``) a frame whose memo indices exceed its opcodes or that
+        ``BUILD``s anything but a fresh dataclass instance; after it, a guarded class
+        that changed is put back and the frame refused, and ``check_decoded`` refuses
+        objects other than well-formed messages."""
+        read = scan_pickle(frame)  # RefusedPickle before anything is unpickled
+        snapshot = {cls: dict(vars(cls)) for cls in _GUARDED}
         try:
             msg = _CheckedUnpickler(io.BytesIO(frame)).load()
         except UnsafePickle:
             raise
         except Exception as exc:  # pickle raises many types on corrupt input
+            changed = _class_changes(snapshot)
+            if changed:
+                raise RefusedPickle(f"a pickle frame changes {changed}: not unpickled")
             raise DecodeError(one_line(
                 f"{self.msg_type.__name__}: {type(exc).__name__}: {exc}")) from None
+        changed = _class_changes(snapshot)
+        if changed:
+            raise RefusedPickle(f"a pickle frame changes {changed}: not unpickled")
+        if not read:
+            raise RefusedPickle("a pickle frame that pickletools cannot read to its STOP "
+                                "unpickles: not timed")
+        check_decoded(msg)
         return self._open(msg)
 
     def _open_request(self, msg: Any) -> T:
