@@ -247,9 +247,25 @@ def select_captures(run_dir: str, selection: Selection) -> list[tuple[Path, Capt
         cases = sorted({f"{i.workload} {i.codec}" for _, i in infos}, key=_natural)
         raise MicrobenchError(f"the selection {' '.join(selection.argv())} matches no "
                               f"captured messages in {run_dir} (captured: {'; '.join(cases)})")
+    _check_distinct(kept)
     order = {d: k for k, d in enumerate(DIRECTIONS)}
     return sorted(kept, key=lambda pi: (_natural(pi[1].workload), order[pi[1].direction],
                                         pi[1].codec))
+
+
+def _check_distinct(kept: list[tuple[Path, CaptureInfo]]) -> None:
+    """Raise ``MicrobenchError`` where two of the ``kept`` captures say they are the same
+    one (workload, arm, codec, repetition and direction, as their contents give them): a
+    file copied over another's name, or renamed; a run writes each once."""
+    seen: dict[tuple, Path] = {}
+    for path, i in kept:
+        key = (i.workload, i.arm, i.codec, i.repetition, i.direction)
+        if key in seen:
+            raise MicrobenchError(
+                f"{seen[key]} and {path} hold the same capture ({i.direction} of "
+                f"{i.workload}, arm {i.arm}, {i.codec}, repetition {i.repetition}): one of "
+                "them was copied over another file's name or renamed")
+        seen[key] = path
 
 
 def _capture_infos(run_dir: str, selection: Selection) -> list[tuple[Path, CaptureInfo]]:
@@ -336,6 +352,8 @@ def interleaved_order(plan: dict[str, list[str]]) -> list[tuple[str, str]]:
         name = blocked[0] if blocked is not None else head
         arms = [a for a, names in left.items() if names and names[0] == name
                 and not (blocked is not None and name in names[1:])]
+        if not arms:  # a name twice in one arm's list (select_captures refuses that)
+            arms = [next(a for a, names in left.items() if names and names[0] == name)]
         for arm in arms if k % 2 == 0 else arms[::-1]:
             order.append((arm, name))
             left[arm].pop(0)
