@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ipc_bench.analysis.microbench import interleaved_order
+from microbench_runs import capture_path, copy_run, finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20",
@@ -22,19 +23,12 @@ TINY = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20",
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("mbdup") / "run"
-    proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output", str(folder)],
-                          cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return folder
+    return finished_run(tmp_path_factory, "mbdup", TINY)
 
 
 def test_an_r2s_capture_copied_over_the_s2r_one_is_refused(run, tmp_path):
-    copy = Path(shutil.copytree(run, tmp_path / "run"))
-    messages = copy / "messages"
-    r2s = messages / "num_running=1.send.msgpack.r0.r2s.msgpack"
-    s2r = messages / "num_running=1.send.msgpack.r0.s2r.msgpack"
+    copy = copy_run(run, tmp_path)
+    r2s, s2r = (capture_path(copy, "msgpack", d) for d in ("r2s", "s2r"))
     shutil.copyfile(r2s, s2r)
     proc = subprocess.run([sys.executable, "bench.py", "microbench", str(copy), "-p", "1",
                            "-n", "1", "-w", "0", "-l", "1"], cwd=REPO, capture_output=True,

@@ -21,6 +21,7 @@ import pytest
 
 from ipc_bench.analysis import microbench as mb
 from ipc_bench.analysis.capture import arms_in, load_capture
+from microbench_runs import finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
@@ -41,12 +42,7 @@ FIRST_LINE = ("microbench: {n} benchmarks (send: {k}, cached: {k}; the arms inte
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     """A finished two-case run folder (send and cached, msgpack), with captures."""
-    folder = tmp_path_factory.mktemp("mbsize") / "run"
-    proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output", str(folder)],
-                          cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return folder
+    return finished_run(tmp_path_factory, "mbsize", TINY)
 
 
 def _least_limit(run: Path, args: list[str]) -> int:

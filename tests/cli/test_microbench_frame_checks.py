@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import os
 import pickle
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import msgspec
 import pytest
 
 from ipc_bench.analysis import microbench as mb
 from ipc_bench.analysis.capture import CaptureError, load_capture
 from ipc_bench.wire import codecs
+from microbench_runs import capture_path, copy_run, edit_frames, finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20",
@@ -45,27 +44,7 @@ class _Touch:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     """A finished run folder of one send case per codec (msgpack, pickle, packed)."""
-    folder = tmp_path_factory.mktemp("mbframes") / "run"
-    proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output", str(folder)],
-                          cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return folder
-
-
-def _copy(run: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(run, tmp_path / "run"))
-
-
-def _capture(run: Path, codec: str, direction: str) -> Path:
-    return run / "messages" / f"num_running=1.send.{codec}.r0.{direction}.msgpack"
-
-
-def _edit_frames(path: Path, edit) -> None:
-    """Rewrite the capture file ``path`` with ``edit(frames)`` applied to its frames."""
-    data = msgspec.msgpack.decode(path.read_bytes())
-    edit(data["frames"])
-    path.write_bytes(msgspec.msgpack.encode(data))
+    return finished_run(tmp_path_factory, "mbframes", TINY)
 
 
 def _microbench(run: Path, *args: str) -> subprocess.CompletedProcess:
@@ -80,13 +59,13 @@ def _where(path: Path, k: int) -> str:
 
 @pytest.mark.parametrize("codec", ["pickle", "packed"])
 def test_a_pickle_frame_that_would_run_code_is_refused_unrun(run, tmp_path, codec):
-    run = _copy(run, tmp_path)
+    run = copy_run(run, tmp_path)
     marker = tmp_path / "pwned"
     for path in (run / "messages").glob(f"*.{codec}.*"):
-        _edit_frames(path, lambda frames: frames.__setitem__(
+        edit_frames(path, lambda frames: frames.__setitem__(
             slice(None), [pickle.dumps(_Touch(marker))] * len(frames)))
     proc = _microbench(run, "--codecs", codec)
-    first = _capture(run, codec, "s2r")
+    first = capture_path(run, codec, "s2r")
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == f"{ERROR}{_where(first, 0)}: {UNSAFE}\n"
     assert not marker.exists()
@@ -94,10 +73,10 @@ def test_a_pickle_frame_that_would_run_code_is_refused_unrun(run, tmp_path, code
 
 
 def test_one_hostile_reply_among_good_frames_is_named_by_its_message(run, tmp_path):
-    run = _copy(run, tmp_path)
+    run = copy_run(run, tmp_path)
     marker = tmp_path / "pwned"
-    path = _capture(run, "pickle", "r2s")
-    _edit_frames(path, lambda frames: frames.__setitem__(
+    path = capture_path(run, "pickle", "r2s")
+    edit_frames(path, lambda frames: frames.__setitem__(
         5, pickle.dumps(_Touch(marker), protocol=0)))
     proc = _microbench(run, "--codecs", "pickle", "--directions", "r2s", "--ops", "encode")
     assert (proc.returncode, proc.stdout) == (2, "")
@@ -111,9 +90,9 @@ def test_one_hostile_reply_among_good_frames_is_named_by_its_message(run, tmp_pa
     ("pickle", "SchedulerOutput: UnpicklingError: pickle data was truncated"),
 ])
 def test_one_truncated_frame_is_named_with_the_decoders_words(run, tmp_path, codec, why):
-    run = _copy(run, tmp_path)
-    path = _capture(run, codec, "s2r")
-    _edit_frames(path, lambda frames: frames.__setitem__(5, frames[5][:40]))
+    run = copy_run(run, tmp_path)
+    path = capture_path(run, codec, "s2r")
+    edit_frames(path, lambda frames: frames.__setitem__(5, frames[5][:40]))
     proc = _microbench(run, "--codecs", codec)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == f"{ERROR}{_where(path, 5)}: cannot be decoded: {why}\n"
@@ -123,10 +102,10 @@ def test_one_truncated_frame_is_named_with_the_decoders_words(run, tmp_path, cod
 def test_the_process_that_times_checks_the_frames_it_reads_itself(run, tmp_path):
     """An arm's worker reads the file again: one changed after the coordinator's check
     is refused there too, before any frame meets the plain ``pickle.loads``."""
-    run = _copy(run, tmp_path)
+    run = copy_run(run, tmp_path)
     marker = tmp_path / "pwned"
-    path = _capture(run, "pickle", "s2r")
-    _edit_frames(path, lambda frames: frames.__setitem__(0, pickle.dumps(_Touch(marker))))
+    path = capture_path(run, "pickle", "s2r")
+    edit_frames(path, lambda frames: frames.__setitem__(0, pickle.dumps(_Touch(marker))))
     with pytest.raises(CaptureError) as err:
         mb._TimedOp(path, "decode")(1)
     assert str(err.value) == f"{_where(path, 0)}: {UNSAFE}"

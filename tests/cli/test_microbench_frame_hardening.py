@@ -10,7 +10,6 @@ from __future__ import annotations
 import copyreg
 import io
 import pickle
-import shutil
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from ipc_bench.analysis import microbench as mb
 from ipc_bench.analysis.capture import CaptureError, load_capture
 from ipc_bench.v1rpc.samp import RequestOutputKind
 from ipc_bench.wire import codecs
+from microbench_runs import capture_path, copy_run, edit_frames, finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20",
@@ -36,26 +36,7 @@ SO = codecs.VLLM_DATACLASSES.SchedulerOutput
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     """A finished run folder of one send case per codec (msgpack, pickle)."""
-    folder = tmp_path_factory.mktemp("mbhard") / "run"
-    proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output", str(folder)],
-                          cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return folder
-
-
-def _copy(run: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(run, tmp_path / "run"))
-
-
-def _capture(run: Path, codec: str, direction: str) -> Path:
-    return run / "messages" / f"num_running=1.send.{codec}.r0.{direction}.msgpack"
-
-
-def _edit_frames(path: Path, edit) -> None:
-    data = msgspec.msgpack.decode(path.read_bytes())
-    edit(data["frames"])
-    path.write_bytes(msgspec.msgpack.encode(data))
+    return finished_run(tmp_path_factory, "mbhard", TINY)
 
 
 def _frames(path: Path) -> list[bytes]:
@@ -83,9 +64,9 @@ def _class_build(frame: bytes, attr: bytes, value: bytes) -> bytes:
 
 def test_a_frame_that_sets_an_attribute_of_a_class_is_refused_and_the_class_kept(run,
                                                                                   tmp_path):
-    run = _copy(run, tmp_path)
-    path = _capture(run, "pickle", "s2r")
-    _edit_frames(path, lambda f: f.__setitem__(3, _class_build(f[3], b"pwned_by_pk", b"yes")))
+    run = copy_run(run, tmp_path)
+    path = capture_path(run, "pickle", "s2r")
+    edit_frames(path, lambda f: f.__setitem__(3, _class_build(f[3], b"pwned_by_pk", b"yes")))
     proc = _microbench(run, "--directions", "s2r", "--ops", "decode", "--codecs", "pickle")
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (
@@ -99,10 +80,10 @@ def test_a_frame_that_sets_an_attribute_of_a_class_is_refused_and_the_class_kept
 
 
 def test_a_getattr_set_on_a_class_is_refused_and_later_checks_still_pass(run, tmp_path):
-    run = _copy(run, tmp_path)
-    path = _capture(run, "pickle", "s2r")
+    run = copy_run(run, tmp_path)
+    path = capture_path(run, "pickle", "s2r")
     good = _frames(path)
-    _edit_frames(path, lambda f: f.__setitem__(0, _class_build(f[0], b"__getattr__", b"x")))
+    edit_frames(path, lambda f: f.__setitem__(0, _class_build(f[0], b"__getattr__", b"x")))
     with pytest.raises(CaptureError) as err:
         mb.check_frames(path, load_capture(path))
     assert "to the class SchedulerOutput itself" in str(err.value)
@@ -113,7 +94,7 @@ def test_a_getattr_set_on_a_class_is_refused_and_later_checks_still_pass(run, tm
 
 def test_a_class_changed_past_the_scan_is_put_back_and_named(run, monkeypatch):
     """The second guard: each guarded class's ``__dict__`` is compared after unpickling."""
-    frame = _class_build(_frames(_capture(run, "pickle", "s2r"))[3], b"pwned_by_pk", b"yes")
+    frame = _class_build(_frames(capture_path(run, "pickle", "s2r"))[3], b"pwned_by_pk", b"yes")
     monkeypatch.setattr(codecs, "scan_pickle", lambda frame: True)
     with pytest.raises(codecs.RefusedPickle) as err:
         codecs.scheduler_output_codec("pickle").decode_checked(frame)
@@ -156,10 +137,10 @@ def _with_dict_entry(msg, key, value) -> bytes:
 
 
 def test_an_instance_dict_entry_no_field_names_is_refused(run, tmp_path):
-    run = _copy(run, tmp_path)
-    path = _capture(run, "pickle", "s2r")
+    run = copy_run(run, tmp_path)
+    path = capture_path(run, "pickle", "s2r")
     codec = codecs.scheduler_output_codec("pickle")
-    _edit_frames(path, lambda f: f.__setitem__(2, _with_dict_entry(
+    edit_frames(path, lambda f: f.__setitem__(2, _with_dict_entry(
         codec.decode(f[2]), "__reduce_ex__", RequestOutputKind)))
     proc = _microbench(run, "--directions", "s2r", "--ops", "encode", "--codecs", "pickle")
     assert (proc.returncode, proc.stdout) == (2, "")
@@ -170,10 +151,10 @@ def test_an_instance_dict_entry_no_field_names_is_refused(run, tmp_path):
 
 
 def test_a_frame_of_the_other_directions_message_is_named_so(run, tmp_path):
-    run = _copy(run, tmp_path)
-    path = _capture(run, "msgpack", "s2r")
-    reply = _frames(_capture(run, "msgpack", "r2s"))[2]
-    _edit_frames(path, lambda f: f.__setitem__(2, reply))
+    run = copy_run(run, tmp_path)
+    path = capture_path(run, "msgpack", "s2r")
+    reply = _frames(capture_path(run, "msgpack", "r2s"))[2]
+    edit_frames(path, lambda f: f.__setitem__(2, reply))
     proc = _microbench(run, "--codecs", "msgpack")
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (f"{ERROR}{_where(path, 2)}: cannot be decoded: a "
@@ -184,8 +165,8 @@ def test_a_frame_of_the_other_directions_message_is_named_so(run, tmp_path):
 def test_a_failed_worker_s_own_error_is_in_the_line(run, tmp_path):
     """A frame that passes the check (field types are not checked) but that the timed
     ``pickle.dumps`` cannot encode: 5000 nested lists."""
-    run = _copy(run, tmp_path)
-    path = _capture(run, "pickle", "s2r")
+    run = copy_run(run, tmp_path)
+    path = capture_path(run, "pickle", "s2r")
     codec = codecs.scheduler_output_codec("pickle")
 
     def nest(frames):
@@ -195,7 +176,7 @@ def test_a_failed_worker_s_own_error_is_in_the_line(run, tmp_path):
         frame = frame[:2] + frame[11:]  # no FRAME opcode: its length would be wrong
         frames[3] = frame.replace(b"\x8c\x0aSENTINEL__", b"]" * 5000 + b"a" * 4999)
 
-    _edit_frames(path, nest)
+    edit_frames(path, nest)
     proc = _microbench(run, "--directions", "s2r", "--ops", "encode", "--codecs", "pickle")
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr.splitlines()[-1] == (

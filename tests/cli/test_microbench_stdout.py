@@ -15,6 +15,7 @@ import pytest
 
 from ipc_bench.cli import console as console_mod
 from ipc_bench.cli.console import Console, written_elsewhere
+from microbench_runs import finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20", "--warmup-steps",
@@ -28,12 +29,7 @@ FILES = ["cached.json", "in_loop_vs_pyperf.json", "send.json"]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
     """A finished two-case run folder (send and cached, msgpack), with captures."""
-    folder = tmp_path_factory.mktemp("mbout") / "run"
-    proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output", str(folder)],
-                          cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return folder
+    return finished_run(tmp_path_factory, "mbout", TINY)
 
 
 def _microbench(run: Path, stdout, *args: str) -> subprocess.CompletedProcess:

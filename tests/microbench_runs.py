@@ -1,0 +1,45 @@
+"""Run folders for the ``bench.py microbench`` tests: a small finished run with its
+captures, made once per test module (``finished_run``), and what the frame tests do to
+its capture files (``copy_run``, ``capture_path``, ``edit_frames``)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def finished_run(tmp_path_factory, name: str, args: list[str]) -> Path:
+    """A run folder ``bench.py ARGS --output`` made under a fresh ``name`` folder of the
+    session's temporary folder; fails the test (with bench.py's stderr) unless it
+    exits 0 within 120 s."""
+    folder = tmp_path_factory.mktemp(name) / "run"
+    proc = subprocess.run([sys.executable, "bench.py", *args, "--output", str(folder)],
+                          cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return folder
+
+
+def copy_run(run: Path, tmp_path: Path) -> Path:
+    """A copy of the run folder ``run`` as ``tmp_path/run``, for a test to damage."""
+    return Path(shutil.copytree(run, tmp_path / "run"))
+
+
+def capture_path(run: Path, codec: str, direction: str) -> Path:
+    """The repetition-0 capture file of the send case at 1 running request of ``run``
+    with ``codec`` in ``direction`` (``s2r`` or ``r2s``)."""
+    return run / "messages" / f"num_running=1.send.{codec}.r0.{direction}.msgpack"
+
+
+def edit_frames(path: Path, edit) -> None:
+    """Rewrite the capture file ``path`` with ``edit(frames)`` applied to its frames
+    (a list of bytes, edited in place)."""
+    data = msgspec.msgpack.decode(path.read_bytes())
+    edit(data["frames"])
+    path.write_bytes(msgspec.msgpack.encode(data))
