@@ -1027,7 +1027,8 @@ def least_in_loop_file_bytes(run_dir: str, plan: dict[str, list]) -> tuple[int, 
     of ``plan`` (arm -> ``arm_benchmarks``) are all timed, and how many rows it holds:
     ``in_loop_vs_pyperf``'s rows, one per benchmark whose capture has in-loop timings
     of its operation, with every field but the figures as they will be (the case's
-    ``timings_withheld``, ``readers`` and ``cores`` from ``summary.json``), every
+    ``timings_withheld``, ``readers_kind``, ``readers`` and ``cores`` from
+    ``summary.json``), every
     figure the shortest number JSON has for it (``1.0``; the in-loop median, which can be
     a whole number, ``0``), written as ``_report`` writes it. ``CaptureError`` for a
     capture that cannot be read."""
@@ -1047,14 +1048,14 @@ def least_in_loop_file_bytes(run_dir: str, plan: dict[str, list]) -> tuple[int, 
             cap = times[path]
             if not (cap.in_loop_encode_ns if op == "encode" else cap.in_loop_decode_ns):
                 continue
-            held = core_rule.readers_and_cores(cases.get(cap.case_id) or {})
+            held = core_rule.kind_readers_and_cores(cases.get(cap.case_id) or {})
             rows.append(dict(
                 arm=arm, workload=cap.workload, direction=cap.direction, codec=cap.codec,
                 op=op, case_id=cap.case_id, messages=len(cap.seqs), mean_payload_bytes=1.0,
                 in_loop_mean_ns=1.0, in_loop_median_ns=0, pyperf_mean_ns=1.0,
                 pyperf_stdev_ns=1.0, pyperf_median_ns=1.0, in_loop_to_pyperf=1.0,
-                timings_withheld=held is not None, readers=held[0] if held else None,
-                cores=held[1] if held else None))
+                timings_withheld=held is not None, readers_kind=held[0] if held else None,
+                readers=held[1] if held else None, cores=held[2] if held else None))
     return len((json.dumps(rows, indent=1) + "\n").encode()), len(rows)
 
 
@@ -1308,8 +1309,9 @@ def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path],
     message (mean, median) over the captured steps and pyperf's (mean, stdev, median)
     for the same messages, with ``in_loop_to_pyperf`` = in-loop mean / pyperf mean,
     and ``timings_withheld``: whether the run withheld the timings of the row's case
-    (``cases``, the run's case summaries by ``case_id``; ``cores.readers_and_cores``),
-    with its ``readers`` (N) and ``cores`` then (``None`` otherwise); such a row keeps
+    (``cases``, the run's case summaries by ``case_id``; ``cores.kind_readers_and_cores``),
+    with its ``readers_kind`` (``"tp"``, ``"pp"``), ``readers`` (N) and ``cores`` then
+    (``None`` otherwise); such a row keeps
     its in-loop numbers, which the table does not show."""
     import statistics
 
@@ -1333,7 +1335,7 @@ def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path],
                 py_mean = bench.mean() * 1e9
                 py_stdev = bench.stdev() * 1e9 if bench.get_nvalue() > 1 else 0.0
                 loop_mean = statistics.fmean(in_loop)
-                held = core_rule.readers_and_cores(cases.get(cap.case_id) or {})
+                held = core_rule.kind_readers_and_cores(cases.get(cap.case_id) or {})
                 rows.append(dict(
                     arm=arm, workload=cap.workload, direction=cap.direction,
                     codec=cap.codec, op=op, case_id=cap.case_id, messages=len(cap.frames),
@@ -1343,5 +1345,6 @@ def in_loop_vs_pyperf(caps: list[CaptureFile], files: dict[str, Path],
                     pyperf_median_ns=bench.median() * 1e9,
                     in_loop_to_pyperf=loop_mean / py_mean if py_mean else None,
                     timings_withheld=held is not None,
-                    readers=held[0] if held else None, cores=held[1] if held else None))
+                    readers_kind=held[0] if held else None,
+                    readers=held[1] if held else None, cores=held[2] if held else None))
     return rows

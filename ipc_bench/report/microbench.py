@@ -109,7 +109,7 @@ def format_in_loop_vs_pyperf(rows: list[dict[str, Any]]) -> str:
              render(header, body, left=len(header)),
              "bytes: the mean payload of the captured messages timed here (a sample of "
              "the case's steps), not the case's mean over all its counted steps"]
-    note = cores.footnote_of((r["readers"], r["cores"]) for r in rows
+    note = cores.footnote_of((r.get("readers_kind"), r["readers"], r["cores"]) for r in rows
                              if r.get("timings_withheld"))
     if note:
         lines += [note, WITHHELD_NOTE]

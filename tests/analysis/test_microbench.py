@@ -545,9 +545,9 @@ def test_an_unreadable_summary_is_refused_as_report_refuses_it(run_dir, tmp_path
     assert not (run / "microbench").exists() and not (run / "report").exists()
 
 
-#: The case tables' footnote of a case of 2 readers on 2 cores (``cores.footnote``).
+#: The case tables' footnote of a --pp case of 2 stages on 2 cores (``cores.footnote``).
 WITHHELD_FOOTNOTE = (
-    "* timings left out: N readers need N + 2 free cores, one each for them and the "
+    "* timings left out: N stages need N + 2 free cores, one each for them and the "
     "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); the "
     "run\'s machine had 2. Bytes and the oracles hold.")
 WITHHELD_NOTE = ("-*: the run's in-loop timing of such a case, withheld as in its own "
@@ -594,7 +594,8 @@ def test_every_case_withheld_gives_no_ratio_summary():
     row = dict(arm="send", workload="num_running=4,pp=2", direction="s2r", codec="msgpack",
                op="decode", mean_payload_bytes=1234.0, in_loop_mean_ns=5000.0,
                in_loop_median_ns=4000.0, pyperf_mean_ns=2500.0, pyperf_stdev_ns=100.0,
-               in_loop_to_pyperf=2.0, timings_withheld=True, readers=2, cores=2)
+               in_loop_to_pyperf=2.0, timings_withheld=True, readers_kind="pp", readers=2,
+               cores=2)
     lines = format_in_loop_vs_pyperf([row]).splitlines()
     assert lines[-5].split() == ["send", "num_running=4,pp=2", "s2r", "msgpack", "decode",
                                  "1,234", "-*", "-*", "2.50", "+-", "0.10", "-"]

@@ -10,7 +10,7 @@ from ipc_bench.analysis.results import Results
 from ipc_bench.report import plots
 from test_withheld_timings import tp_summary
 
-NOTE = ("not drawn: the timings of 2 cases: N readers need N + 2 free cores, one each for "
+NOTE = ("not drawn: the timings of 2 cases: N ranks need N + 2 free cores, one each for "
         "them and the scheduler, a spare for the kernel and the harness's threads (N = 2 "
         "needs 4); the run's machine had 2. Bytes and the oracles hold.")
 
@@ -39,9 +39,9 @@ def test_throughput_leaves_out_the_withheld_cases_and_says_so():
     fig = plots.throughput(results_of(withheld + kept))
     # in lines of at most 110 characters in the figure (wider ones ran past its edges)
     assert fig._suptitle.get_text() == (
-        "not drawn: the timings of 2 cases: N readers need N + 2 free cores, one each for "
-        "them and the scheduler, a\nspare for the kernel and the harness's threads (N = 2 "
-        "needs 4); the run's machine had 2. Bytes and the oracles\nhold.")
+        "not drawn: the timings of 2 cases: N ranks need N + 2 free cores, one each for "
+        "them and the scheduler, a spare\nfor the kernel and the harness's threads (N = 2 "
+        "needs 4); the run's machine had 2. Bytes and the oracles hold.")
     assert fig._suptitle.get_text().replace("\n", " ") == NOTE
     assert points(fig) == [50_000, 50_000]
     assert [t.get_text().replace("\n", "") for t in fig.axes[0].get_xticklabels()] == [
@@ -70,7 +70,7 @@ def test_tp_saving_draws_bytes_of_withheld_cases_but_not_their_times():
                                 ["timings left out\n(why: above)"]]
     assert fig.axes[0].lines[0].get_ydata().tolist() == [20.0]  # 402 - 382 B written
     assert fig._suptitle.get_text().endswith(
-        "\ntimes not drawn for 2 cases: N readers need N + 2 free cores, one each for them "
+        "\ntimes not drawn for 2 cases: N ranks need N + 2 free cores, one each for them "
         "and the scheduler, a spare for\nthe kernel and the harness's threads (N = 2 needs "
         "4); the run's machine had 2. Bytes and the oracles hold.")
     published = [tp_summary(p, 2, 16) for p in ("send", "cached")]
@@ -101,7 +101,7 @@ def test_findings_and_the_pair_table_give_bytes_only_where_timings_are_withheld(
                                                      "tp=1 (msgpack)")]
     assert len(published) == 1 and "tok/s" in published[0] and \
         "µs per step encoding the SchedulerOutput and the ModelRunnerOutput" in published[0]
-    assert lines[-1] == ("`*` timings left out: N readers need N + 2 free cores, one each "
+    assert lines[-1] == ("`*` timings left out: N ranks need N + 2 free cores, one each "
                          "for them and the scheduler, a spare for the kernel and the "
                          "harness's threads (N = 2 needs 4); the run's machine had 2. Bytes and "
                          "the oracles hold.")
@@ -142,7 +142,7 @@ def test_tp_per_step_draws_bytes_of_withheld_cases_but_not_their_replica_times()
     assert panel_texts(fig) == [[], ["timings left out\n(why: above)"]]
     assert fig._suptitle.get_text().replace("\n", " ") == (
         "Per step against N (tensor-parallel broadcast): bytes written once, and the "
-        "scheduler every replicated rank runs times not drawn for 2 cases: N readers need "
+        "scheduler every replicated rank runs times not drawn for 2 cases: N ranks need "
         "N + 2 free cores, one each for them and the scheduler, a spare for the kernel and "
         "the harness's threads (N = 2 needs 4); the run's machine had 2. Bytes and the oracles "
         "hold.")

@@ -21,7 +21,7 @@ STEADY = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
 TP = ["--scenario", "tp-broadcast", "--tp", "2", "--num-running", "4", "--steps", "20",
       "--warmup-steps", "5", "--codecs", "msgpack,replicated", "--tp-transports", "ipc",
       "--no-floor"]
-NOTE = ("`*` timings left out: N readers need N + 2 free cores, one each for them and the "
+NOTE = ("`*` timings left out: N ranks need N + 2 free cores, one each for them and the "
         "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); the "
         "run\'s machine had 2. Bytes and the oracles hold.")
 SIDE_NOTE = NOTE + " `-*`: the run's cell of such a case; a ratio drawn from it is `-` too."

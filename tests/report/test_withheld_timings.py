@@ -19,9 +19,11 @@ from ipc_bench.report.tables import format_comparisons, format_tables
 from scenarios import pp as pp_scenario
 from scenarios import tp_broadcast
 
-NOTE_2 = ("* timings left out: N readers need N + 2 free cores, one each for them and the "
+NOTE_2 = ("* timings left out: N ranks need N + 2 free cores, one each for them and the "
           "scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4); the "
           "run\'s machine had 2. Bytes and the oracles hold.")
+#: ``NOTE_2`` of ``--pp`` cases: their readers are stages.
+PP_NOTE_2 = NOTE_2.replace("N ranks need", "N stages need")
 
 
 def tp_summary(policy: str, n: int, n_cores: int, rep: int = 0, **kw) -> dict:
@@ -133,7 +135,7 @@ def test_the_saving_table_keeps_bytes_and_drops_times():
         "               -",
         "     ipc*  msgpack  2  8     2         20          40          -             -  "
         "               -",
-        "* timings left out: N readers need N + 2 free cores, one each for them and the "
+        "* timings left out: N ranks need N + 2 free cores, one each for them and the "
         "scheduler, a spare for the kernel and the harness's threads (N = 1 needs 3, N = 2 "
         "needs 4); the run's machine had 2. Bytes and the oracles hold.",
         "token streams across N, transports and policies: B=8: one token stream",
@@ -164,7 +166,7 @@ def test_the_hop_table_keeps_bytes_and_drops_times():
          "24,658"],
     ]
     text = pp_scenario.report([pp_summary("send", 2, 2), pp_summary("direct", 2, 2)])
-    assert NOTE_2 in text.splitlines()
+    assert PP_NOTE_2 in text.splitlines()
 
 
 def test_comparisons_compare_no_timing_and_say_why():
@@ -219,11 +221,11 @@ def test_a_pp_reports_findings_are_the_terminals_lines():
     summaries = _pp_pair(2)
     terminal = pp_scenario.report(summaries).splitlines()
     assert terminal[-4:] == [
-        NOTE_2, "send against direct per step (means over repetitions):",
+        PP_NOTE_2, "send against direct per step (means over repetitions):",
         SEND_DIRECT_BYTES + "; times and tokens/s left out (fewer than N + 2 cores).",
         "token streams of send and direct: B=8 N=2: one token stream"]
     assert _pp_findings(pd.DataFrame(summaries)) == [
-        terminal[-2], "`*`" + NOTE_2[1:], terminal[-1] + "."]
+        terminal[-2], "`*`" + PP_NOTE_2[1:], terminal[-1] + "."]
     assert _pp_findings(pd.DataFrame([tp_summary("send", 2, 2)])) == []
 
 
