@@ -4498,6 +4498,25 @@ def _concat(pd, frames: list):
     return df.reset_index(drop=True)
 
 
+def _defragmented(df):
+    """``df`` with its columns in as few blocks as their types allow (a copy), or ``df``
+    itself where they already are. Runs of different scenarios joined (``_concat``:
+    columns one run has and another lacks) and retyped column by column
+    (``_tidy_types``, ``ordered_workloads``) leave a block per column: ``Results.cases``
+    of a pp, an overhead and a frontend run had 118, and every column added to it
+    (``assign``, as the figures do) made pandas warn ``PerformanceWarning: DataFrame is
+    highly fragmented``. A table is copied only where it has more blocks than it would
+    joined, so a large ``steps`` table already whole is not copied."""
+    import numpy as np
+
+    blocks = getattr(getattr(df, "_mgr", None), "nblocks", None)
+    if blocks is None:
+        return df
+    numpy_types = {t for t in df.dtypes if isinstance(t, np.dtype)}
+    joined = len(numpy_types) + sum(not isinstance(t, np.dtype) for t in df.dtypes)
+    return df.copy() if blocks > joined else df
+
+
 #: Cases named, at most, in the line that stands for warnings alike but for their case
 #: (``grouped_warnings``).
 GROUPED_CASES_SHOWN = 2
@@ -4660,6 +4679,7 @@ def load(path_or_paths) -> Results:
     tables = ordered_workloads(pd, {
         key: _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
         for key in ("cases", "steps", "requests", "floor", "itl")})
+    tables = {key: _defragmented(df) for key, df in tables.items()}
     return Results(**tables,
                    metadata={r: p["metadata"] for r, p in parts.items()},
                    status={r: p["status"] for r, p in parts.items()},
