@@ -1586,32 +1586,64 @@ _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def _processes_phrase(cases) -> str:
-    """'the two processes', with ``--frontend`` cases 'the three processes of each case
-    (the scheduler, its runner and the frontend)', or with ``--tp`` / ``--pp`` cases
-    'each case's 2 to 5 processes (the scheduler and its N runner ranks or stages)': a
-    case runs one process (single-process baseline), else the scheduler and max(tp,
-    pp, 1) runners, and a ``frontend`` case one more, its frontend."""
-    counts = set()
+    """What other work may have competed with, for the loaded-machine note: 'the two
+    processes', with ``--frontend`` cases 'the three processes of each case (the
+    scheduler, its runner and the frontend)', with ``--tp`` / ``--pp`` cases 'each
+    case's 2 to 5 processes (the scheduler and its N runner ranks or stages)', and with
+    counts that differ otherwise each kind named, e.g. a ``--frontend`` run with its
+    single-process case 'each case's 2 to 3 processes (the scheduler, its runner and the
+    frontend, or a single-process case's engine core and the frontend)'. A case runs one
+    process (single-process baseline), else the scheduler and max(tp, pp, 1) runners,
+    and a case whose own ``frontend`` is true one more, its frontend; a single-process
+    case without it is left out of the count beside two-process cases (its one process
+    is one of their two)."""
     records = frame_records(cases)
-    front = int(any(rec.get("frontend") is True for rec in records))
-    for rec in records:
-        if rec.get("codec") == SINGLE_PROCESS_CODEC:
-            counts.add(1)
-            continue
-        ranks = [v for v in (rec.get("tp"), rec.get("pp")) if not is_missing(v)]
-        counts.add(1 + int(max(ranks, default=1)))
+    multi = [rec for rec in records if rec.get("codec") != SINGLE_PROCESS_CODEC]
+    counts = {_case_processes(rec) for rec in records}
+    if multi:
+        counts.discard(1)
+    ranked = any(_case_processes(rec) - (rec.get("frontend") is True) > 2 for rec in multi)
+    names = _process_names(records, multi, ranked)
     if len(counts) > 1:
-        counts.discard(1)  # the single-process baseline beside two-process cases
-    if len(counts) <= 1:
-        n = next(iter(counts), 2) + front
-        if n == 2:
-            return "the two processes"
-        return (f"the {_WORDS.get(n, str(n))} process{'' if n == 1 else 'es'} of each case"
-                + (" (the scheduler, its runner and the frontend)" if front and n == 3
-                   else ""))
-    return (f"each case's {min(counts) + front} to {max(counts) + front} processes (the "
-            f"scheduler{', the frontend' if front else ''} and its N runner ranks or "
-            "stages)")
+        return (f"each case's {min(counts)} to {max(counts)} processes "
+                f"({', or '.join(names)})")
+    n = next(iter(counts), 2)
+    if n == 2 and names in ([], ["the scheduler and its runner"]):
+        return "the two processes"
+    return (f"the {_WORDS.get(n, str(n))} process{'' if n == 1 else 'es'} of each case"
+            + (f" ({', or '.join(names)})" if names and n > 1 and not ranked else ""))
+
+
+def _case_processes(rec: dict) -> int:
+    """The processes of the case whose record is ``rec``: 1 for the single-process
+    baseline, else the scheduler and max(tp, pp, 1) runners; one more, its frontend,
+    when the case's ``frontend`` is true."""
+    front = int(rec.get("frontend") is True)
+    if rec.get("codec") == SINGLE_PROCESS_CODEC:
+        return 1 + front
+    ranks = [v for v in (rec.get("tp"), rec.get("pp")) if not is_missing(v)]
+    return 1 + int(max(ranks, default=1)) + front
+
+
+def _process_names(records, multi, ranked: bool) -> list:
+    """What ``_processes_phrase`` names its cases' processes: the two-process cases' (the
+    scheduler, its runner or its N runner ranks or stages, the frontend if any of them
+    runs one), then a single-process case's with the frontend ('its engine core and the
+    frontend' when every case is one)."""
+    names = []
+    if multi:
+        front = any(rec.get("frontend") is True for rec in multi)
+        if ranked:
+            names.append(f"the scheduler{', the frontend' if front else ''} and its N "
+                         "runner ranks or stages")
+        else:
+            names.append("the scheduler, its runner and the frontend" if front
+                         else "the scheduler and its runner")
+    if any(rec.get("codec") == SINGLE_PROCESS_CODEC and rec.get("frontend") is True
+           for rec in records):
+        names.append(("a single-process case's" if multi else "its")
+                     + " engine core and the frontend")
+    return names
 
 
 def _unchecked_block(one) -> Optional[Block]:

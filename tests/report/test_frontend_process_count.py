@@ -10,7 +10,7 @@ from ipc_bench.report.blocks import _processes_phrase
 
 def test_a_frontend_run_has_three_processes_to_a_case():
     cases = pd.DataFrame([dict(codec="msgpack", frontend=True),
-                          dict(codec="none", frontend=True)])
+                          dict(codec="pickle", frontend=True)])
     assert _processes_phrase(cases) == ("the three processes of each case (the scheduler, "
                                         "its runner and the frontend)")
 
