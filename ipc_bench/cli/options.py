@@ -18,6 +18,7 @@ from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, EMULATED_DEFAU
                                      ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
                                      TORCH_PRESETS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
+from ipc_bench.harness.scenario import MAX_SIMULATED_REQUESTS
 from ipc_bench.wire.codecs import CODECS
 from ipc_bench.wire.transport import POLL_SLICE_MS, TRANSPORTS
 
@@ -25,6 +26,11 @@ from ipc_bench.wire.transport import POLL_SLICE_MS, TRANSPORTS
 #: typo (an extra digit or three) is refused before it allocates or runs for days.
 MAX_STEPS = 10**9
 MAX_NUM_SEQS = 65536
+#: Why ``--num-running`` stops at ``scenario.MAX_SIMULATED_REQUESTS`` (20,000), not at
+#: ``MAX_NUM_SEQS``: every scenario that takes it is steady, and a steady case's steps
+#: are checked by a simulation that draws at most that many requests
+#: (``scenario.check_steady_steps``), which refuses a larger batch.
+NUM_RUNNING_WHY = "the most running requests the check of a steady case's steps simulates"
 MAX_BLOCK_SIZE = 2**16
 MAX_TIMEOUT_S = 86400.0
 MAX_SEED = 2**63 - 1
@@ -101,10 +107,11 @@ def _integer(text: str) -> int:
 _GROUPED = re.compile(r"[0-9]{1,3}(,[0-9]{3})+")
 
 
-def _parse_int(text: str, lo: int, hi: int) -> int:
+def _parse_int(text: str, lo: int, hi: int, why: str = "") -> int:
     """An integer option's value: ``text`` in ASCII digits (``_integer``), or grouped in
     thousands (``_GROUPED``, for a one-value option: a list's items come split), from
-    ``lo`` to ``hi``; ``ArgumentTypeError`` (one line) otherwise."""
+    ``lo`` to ``hi``; ``ArgumentTypeError`` (one line) otherwise, ``why`` (the reason
+    for ``hi``, where given) in parentheses after the bound."""
     try:
         value = (int(text.strip().replace(",", "")) if _GROUPED.fullmatch(text.strip())
                  else _integer(text))
@@ -113,7 +120,8 @@ def _parse_int(text: str, lo: int, hi: int) -> int:
     if value < lo:
         raise argparse.ArgumentTypeError(f"must be at least {lo}, got {value}")
     if value > hi:
-        raise argparse.ArgumentTypeError(f"must be at most {hi:,}, got {value:,}")
+        reason = f" ({why})" if why else ""
+        raise argparse.ArgumentTypeError(f"must be at most {hi:,}{reason}, got {value:,}")
     return value
 
 
@@ -156,9 +164,11 @@ def int_items(text: str) -> list[int]:
             f"expected comma-separated integers, got {text!r}") from None
 
 
-def _int_list(hi: int):
+def _int_list(hi: int, why: str = ""):
+    """A parser of comma-separated integers from 1 to ``hi`` (``why``: the reason for
+    ``hi``, in the refusal), without repeats."""
     def parse(text: str) -> list[int]:
-        return no_repeats([_parse_int(v, 1, hi) for v in list_items(text, "integers")])
+        return no_repeats([_parse_int(v, 1, hi, why) for v in list_items(text, "integers")])
     return parse
 
 
@@ -501,8 +511,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    "azure-* replays and soak); a trace replay whose every step would "
                    "fall in the warm-up is refused before its first case (a timed one "
                    "warned)")
-    p.add_argument("--num-running", type=_int_list(MAX_NUM_SEQS), metavar="B[,B...]",
-                   help="running requests per case (steady scenarios)")
+    p.add_argument("--num-running", type=_int_list(MAX_SIMULATED_REQUESTS, NUM_RUNNING_WHY),
+                   metavar="B[,B...]",
+                   help="running requests per case (steady scenarios; 1 to %s)"
+                   % f"{MAX_SIMULATED_REQUESTS:,}")
 
 
 def _add_trace_options(p: argparse.ArgumentParser) -> None:

@@ -236,23 +236,9 @@ OPTION_CASES = [
      "of 10,101 (the warm-up or the first prompts' prefill, whichever ends later: 101 "
      "steps, then 10 steps per counted step); lower --num-running to 2048 or less (about "
      "3,100 steps in all at 2,048), or give --steps 500 or fewer"),
-    # more running requests than the simulation draws (MAX_SIMULATED_REQUESTS): it
-    # simulates no step; 20,000 runs (was "no step of the 0 simulated ... is pure
-    # decode ...; lower --num-running to 16,384 or less", with a cause it never saw)
-    *[(DS + ["--num-running", b, "--max-num-batched-tokens", "200000", "--steps", steps],
-       f"--num-running {b}: the check of a steady case's steps simulates at most 20,000 "
-       f"requests, fewer than the {int(b):,} of its first batch, so it simulated no step "
-       f"and cannot tell whether {int(steps):,} counted steps fit (10 steps per counted "
-       "step at most, past the warm-up and the first prompts' prefill); lower "
-       f"--num-running to 20000 or less (about {in_all} steps in all at 20,000)")
-      for b, steps, in_all in [("65536", "100", "200"), ("20001", "1000", "1,100")]],
-    (["--scenario", "pp", "--pp", "4", "--num-running", "65536",
-      "--max-num-batched-tokens", "200000", "--steps", "100"],
-     "--num-running 65536: the check of a steady case's steps simulates at most 20,000 "
-     "requests, fewer than the 65,536 of its first batch, so it simulated no step and "
-     "cannot tell whether 100 counted steps fit (10 steps per counted step at most, past "
-     "the warm-up and the first prompts' prefill); lower --num-running to 20000 or less "
-     "(about 130 steps in all at 20,000)"),
+    # more running requests than the simulation draws (MAX_SIMULATED_REQUESTS) are
+    # refused as --num-running is parsed (tests/cli/test_num_running_limit.py); 20,000
+    # runs
     # the draws run out before the first prefill ends: no cap to tell (was "no step of
     # the 0 simulated past the first prompts' prefill is pure decode ... the cap of 305
     # (the warm-up or the first prompts' prefill, whichever ends later: 5 steps, ...)")
