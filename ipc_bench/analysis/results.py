@@ -4517,8 +4517,8 @@ def _defragmented(df):
     return df.copy() if blocks > joined else df
 
 
-#: Cases named, at most, in the line that stands for warnings alike but for their case
-#: (``grouped_warnings``).
+#: Cases named, at most, besides the first, in the line that stands for warnings alike
+#: but for their case (``grouped_warnings``).
 GROUPED_CASES_SHOWN = 2
 
 #: A case as a warning line names it: ``case 'ID'`` (its id as ``repr`` quotes it), or
@@ -4546,9 +4546,10 @@ def grouped_warnings(lines: list[str]) -> list[str]:
     """``lines`` (a run's loading warnings, ``Results.warnings``) as they are shown: lines
     that differ only by the case they name (``case 'ID'``, or its entry ``cases[N]`` /
     ``metadata.cases[N]``: ``_case_named``), as one hand edit repeated in every case
-    gives, become one line, the first of them followed by ``; the same in N cases
-    (NAME, NAME and M more)`` (the first ``GROUPED_CASES_SHOWN`` cases named, ids quoted
-    as the lines quote them), where the first of them stood; every other line, one
+    gives, become one line, the first of them (which names its case) followed by ``; the
+    same in N other cases (NAME, NAME and M more)`` (``1 other case (NAME)``: the first
+    ``GROUPED_CASES_SHOWN`` of the other cases named, ids quoted as the lines quote
+    them, so each case is named once), where the first of them stood; every other line, one
     naming no case, two cases, or a case no other line of its words names, is kept as
     it is, in its place. ``load`` issues its warnings so, and the report's notes on
     loading say them so."""
@@ -4574,10 +4575,12 @@ def grouped_warnings(lines: list[str]) -> list[str]:
         if len(cases) == 1:  # the same line again: kept, as it is
             shown += [first] * len(names)
             continue
-        more = len(cases) - GROUPED_CASES_SHOWN
-        named = ", ".join(cases[:GROUPED_CASES_SHOWN]) + (
+        others = cases[1:]  # the first line names the first case
+        more = len(others) - GROUPED_CASES_SHOWN
+        named = ", ".join(others[:GROUPED_CASES_SHOWN]) + (
             f" and {more:,} more" if more > 0 else "")
-        shown.append(f"{first}; the same in {len(cases):,} cases ({named})")
+        shown.append(f"{first}; the same in {len(others):,} other "
+                     f"case{'s' if len(others) > 1 else ''} ({named})")
     return shown
 
 

@@ -40,8 +40,9 @@ line naming the report would go nowhere; send it to a file, or to /dev/null to k
 the report alone``), exit code 2. Every line is
 one line (a line break in a path escaped, ``errors.one_line``);
 a file cut short or a hand edit no run writes is one warning line on stderr (and a
-note in the report; one hand edit repeated in several cases is one line naming how
-many and the first two: ``results.grouped_warnings``), and the report covers what is
+note in the report; one hand edit repeated in several cases is one line, its first
+case's, naming how many others and the first two: ``results.grouped_warnings``), and
+the report covers what is
 valid; so is a run that shares no
 case (workload, arm and codec) with the reference run, whose side-by-side rows then
 have no ratio (``blocks.NothingShared``: what differs and how to compare them, as the

@@ -1,7 +1,7 @@
 """One hand edit of ``summary.json`` repeated in every case (a ``counted_steps:
 "many"`` in each ``metadata.cases`` entry, a case's key given twice in each case) is
 one warning line, not one per case: the first of the lines, then ``; the same in N
-cases (A, B and M more)``, where the first of them stood, on stderr, from
+other cases (B, C and M more)``, where the first of them stood, on stderr, from
 ``results.load`` and in the report's notes on loading. A warning given once, or lines
 that differ by more than their case, read as before; every case left out is still
 marked so in the Configuration table, the ones the line does not name included."""
@@ -69,8 +69,8 @@ def test_a_setting_edited_in_every_case_is_one_line(four_run, tmp_path, capsys):
     run = _edit(four_run, tmp_path, _every_entry(counted_steps="many"))
     code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     line = (f"{run / 'summary.json'}: metadata.cases[0].counted_steps is \"many\", not a "
-            f"whole number or null (case '{CASES[0]}'; left out); the same in 4 cases "
-            f"('{CASES[0]}', '{CASES[1]}' and 2 more)")
+            f"whole number or null (case '{CASES[0]}'; left out); the same in 3 other cases "
+            f"('{CASES[1]}', '{CASES[2]}' and 1 more)")
     assert (code, _warned(err)) == (0, [line])
     assert _loaded(run) == [line]
     assert _notes(tmp_path) == [line]
@@ -83,7 +83,7 @@ def test_a_key_given_twice_in_every_case_is_one_line(four_run, tmp_path, capsys)
         '"scenario": "decode-steady", "scenario": "decode-steady", "policy"'))
     code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     line = (f"{run / 'summary.json'}: key cases[0].scenario is given 2 times (the last "
-            "one read); the same in 4 cases (cases[0], cases[1] and 2 more)")
+            "one read); the same in 3 other cases (cases[1], cases[2] and 1 more)")
     assert (code, _warned(err)) == (0, [line])
     assert _loaded(run) == [line]
     assert _notes(tmp_path) == [line]
@@ -93,7 +93,7 @@ def test_lines_alike_but_for_their_case_keep_the_order_they_first_came_in(
         four_run, tmp_path, capsys):
     """Two settings edited in every entry (their lines come entry by entry, so the two
     kinds alternate), a case's ``no_floor`` in two cases only: three lines, each where
-    the first of its kind stood, two cases named without ``and N more``."""
+    the first of its kind stood, the no_floor one naming its one other case."""
     def change(s):
         _every_entry(counted_steps="many", stream="yes")(s)
         for case in s["cases"][1:3]:
@@ -101,14 +101,14 @@ def test_lines_alike_but_for_their_case_keep_the_order_they_first_came_in(
     run = _edit(four_run, tmp_path, change)
     code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     path = run / "summary.json"
-    named = f"('{CASES[0]}', '{CASES[1]}' and 2 more)"
+    named = f"('{CASES[1]}', '{CASES[2]}' and 1 more)"
     lines = [f"{path}: metadata.cases[0].counted_steps is \"many\", not a whole number or "
-             f"null (case '{CASES[0]}'; left out); the same in 4 cases {named}",
+             f"null (case '{CASES[0]}'; left out); the same in 3 other cases {named}",
              f"{path}: metadata.cases[0].stream is \"yes\", not true or false (case "
-             f"'{CASES[0]}'; left out); the same in 4 cases {named}",
+             f"'{CASES[0]}'; left out); the same in 3 other cases {named}",
              f"{path}: case '{CASES[1]}' has no_floor \"x\", not true or false (read as "
-             "absent: inferred from the case's settings); the same in 2 cases "
-             f"('{CASES[1]}', '{CASES[2]}')"]
+             "absent: inferred from the case's settings); the same in 1 other case "
+             f"('{CASES[2]}')"]
     assert (code, _warned(err)) == (0, lines)
     assert _loaded(run) == lines
     assert _notes(tmp_path) == lines
@@ -143,7 +143,7 @@ def test_every_case_left_out_is_marked_so_the_unnamed_ones_too(four_run, tmp_pat
     run = _edit(four_run, tmp_path, change)
     code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     line = (f"{run / 'summary.json'}: case '{CASES[1]}' has policy 5, not a text (left "
-            f"out); the same in 3 cases ('{CASES[1]}', '{CASES[2]}' and 1 more)")
+            f"out); the same in 2 other cases ('{CASES[2]}', '{CASES[3]}')")
     assert (code, _warned(err)) == (0, [line])
     md = (tmp_path / "rep" / "report.md").read_text()
     assert [c for c in CASES if f"| 1 case: {c} (left out on loading) |" in md] == CASES[1:]
@@ -157,4 +157,4 @@ def test_grouped_warnings_keeps_lines_about_two_cases_and_a_line_given_twice():
              again, again, "R: no case named"]
     assert grouped_warnings(lines) == lines[:3] + [again, "R: no case named"]
     assert grouped_warnings([again, "R: x", other]) == [
-        f"{again}; the same in 2 cases ('a', 'b')", "R: x"]
+        f"{again}; the same in 1 other case ('b')", "R: x"]
