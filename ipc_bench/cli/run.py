@@ -507,7 +507,12 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
     ``ModelConfig.spec_acceptance`` set when ``spec_acceptance`` is given, and the label
     ``num_spec_tokens`` added, so each K is a workload of its own (its own table; its
     policies paired with each other, never with another K's; token streams of
-    different K are compared only through the input oracle). With the torch model the
+    different K are compared only through the input oracle). K = 0 adds no label: it
+    runs as the case without ``--num-spec-tokens`` does (no drafts, the same messages
+    byte for byte), so it keeps that case's id and workload and pairs with it across
+    runs (a side-by-side report's rows, ``environment.ran_selection`` reading a case
+    without the label as K = 0); within a run the K are distinct (``no_repeats``), so
+    no two cases share an id. With the torch model the
     scheduler also allocates K lookahead slots (``num_lookahead_tokens``: its drafter
     writes K/V ahead, ``TorchModel.propose``; K slots cover it under async scheduling
     too). A steady case's cap on the steps in all is computed again with its drafts
@@ -529,8 +534,9 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
             if spec_acceptance is not None:
                 model = msgspec.structs.replace(model, spec_acceptance=spec_acceptance)
             lookahead = k if model.name == "torch" else 0
+            labels = {**case.labels, "num_spec_tokens": k} if k else case.labels
             copy = dataclasses.replace(
-                case, labels={**case.labels, "num_spec_tokens": k}, model=model,
+                case, labels=labels, model=model,
                 scheduler=msgspec.structs.replace(case.scheduler, num_spec_tokens=k,
                                                   num_lookahead_tokens=lookahead))
             if is_steady(copy):
