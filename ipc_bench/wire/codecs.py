@@ -35,7 +35,8 @@ messages) are first unpickled once by ``PickleCodec.decode_checked``, whose unpi
 resolves only the globals the harness's own messages refer to (``PICKLED_GLOBALS``), so
 no code in a frame from elsewhere runs, after an opcode scan (``scan_pickle``) that
 refuses memo indices beyond the frame and ``BUILD`` on a class, and before a walk of
-the result (``check_decoded``); ``decode`` stays vLLM's plain ``pickle.loads``.
+the result (``check_decoded``) and a check of every field of the message against its
+declared type (``check_field_types``); ``decode`` stays vLLM's plain ``pickle.loads``.
 
 - ``packed``: vLLM PR #54406 (open, 2026-08-30, "Pack execute_model SchedulerOutput for
   multiproc RPC") on the same hop: the ``SchedulerOutput`` dataclass flattened into a
@@ -171,7 +172,8 @@ class RefusedPickle(DecodeError):
     """A pickled frame that would do what no frame the harness writes does (one line,
     saying what): change a class of the harness (``BUILD`` applied to anything but a
     fresh dataclass instance), ask for a memo slot beyond what the frame could fill,
-    or decode to objects other than well-formed messages (``check_decoded``)."""
+    decode to objects other than well-formed messages (``check_decoded``), or to a
+    message whose fields do not hold their declared types (``check_field_types``)."""
 
 
 #: The dataclasses whose instances a harness frame builds with ``NEWOBJ`` then ``BUILD``
@@ -348,54 +350,217 @@ _PLAIN = (str, int, float, bool, bytes, type(None))
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 
 
-def check_decoded(msg: Any) -> None:
+def _parts(obj: Any) -> list:
+    """What ``check_decoded`` walks into from ``obj``: a container's items (a dict's keys
+    and values, no temporary pairs whose ids a later object could take), a message's
+    declared fields (``_fields``); ``[]`` for anything else."""
+    cls = type(obj)
+    if cls is dict:
+        return [*obj, *obj.values()]
+    if cls in _CONTAINERS:
+        return list(obj)
+    fields = _fields(obj)
+    return [getattr(obj, f) for f in fields] if fields else []
+
+
+def check_decoded(msg: Any, frame_bytes: int) -> None:
     """Walk what a checked unpickling returned (``msg``: the RPC tuple, or the packed
-    tuple) and raise ``RefusedPickle`` (one line) unless it is made only of what the
-    harness's messages hold: strings, numbers, ``None``, bytes, lists, tuples, sets,
-    dicts, ``array.array``, the members of ``RequestOutputKind`` and
-    ``WorkerProc.ResponseStatus``, and instances of the message classes whose
-    attributes are exactly their declared fields (a dataclass's ``__dict__`` holds its
-    fields and no more; a ``SamplingParams`` has every field set and an empty
-    ``__dict__``). An instance ``__dict__`` entry such as ``__reduce_ex__`` would
-    otherwise be called by the encoder later. Field types are not checked (see
-    ``PickleCodec``)."""
-    todo, seen = [msg], set()
+    tuple, from a frame of ``frame_bytes`` bytes) and raise ``RefusedPickle`` (one
+    line) unless it is made only of what the harness's messages hold: strings,
+    numbers, ``None``, bytes, lists, tuples, sets, dicts, ``array.array``, the members
+    of ``RequestOutputKind`` and ``WorkerProc.ResponseStatus``, and instances of the
+    message classes whose attributes are exactly their declared fields (a dataclass's
+    ``__dict__`` holds its fields and no more; a ``SamplingParams`` has every field set
+    and an empty ``__dict__``). An instance ``__dict__`` entry such as ``__reduce_ex__``
+    would otherwise be called by the encoder later. Where an object is reached along
+    more than one path (memo references), the walk that ``check_field_types`` makes
+    through every path may not exceed ``SHARED_WALK_FACTOR`` times ``frame_bytes``
+    nodes, nor go round a cycle. Field types are checked after, on the opened message
+    (``check_field_types``)."""
+    todo, seen, shared = [msg], set(), False
     while todo:
         obj = todo.pop()
         if id(obj) in seen:
+            shared = shared or bool(_parts(obj))
             continue
         seen.add(id(obj))
         cls = type(obj)
         if cls in _PLAIN or cls is array:
             continue
         if cls in _CONTAINERS:
-            todo.extend(obj.items() if cls is dict else obj)
+            todo.extend(_parts(obj))
             continue
         if cls in (RequestOutputKind, WorkerProc.ResponseStatus):
             if any(obj is member for member in cls):
                 continue
             raise RefusedPickle(f"a pickle frame decodes to a {cls.__name__} that is not "
                                 "one of its members: not timed")
-        fields = _fields(obj)
-        if fields is None:
-            raise RefusedPickle(f"a pickle frame decodes to a "
-                                f"{_global_name(cls.__module__, cls.__qualname__)}, which "
-                                "no message of the harness holds: not timed")
-        attrs = vars(obj) if hasattr(obj, "__dict__") else {}
-        if cls is VLLM_DATACLASSES.SamplingParams:
-            extra = sorted(map(str, attrs))
-            missing = [f for f in fields if not hasattr(obj, f)]
-            values = [getattr(obj, f) for f in fields if f not in missing]
+        _check_attributes(obj)
+        todo.extend(_parts(obj))
+    limit = SHARED_WALK_FACTOR * frame_bytes
+    if shared and _walk_size(msg, limit) is None:
+        raise RefusedPickle(f"a pickle frame refers to its own objects so often or so "
+                            f"circularly that walking its fields would visit more than "
+                            f"{limit} objects ({SHARED_WALK_FACTOR} per byte): not timed")
+
+
+def _check_attributes(obj: Any) -> None:
+    """``RefusedPickle`` unless ``obj`` is an instance of a message class whose
+    attributes are exactly its declared fields (``check_decoded``)."""
+    cls = type(obj)
+    fields = _fields(obj)
+    if fields is None:
+        raise RefusedPickle(f"a pickle frame decodes to a "
+                            f"{_global_name(cls.__module__, cls.__qualname__)}, which "
+                            "no message of the harness holds: not timed")
+    attrs = vars(obj) if hasattr(obj, "__dict__") else {}
+    if cls is VLLM_DATACLASSES.SamplingParams:
+        extra = sorted(map(str, attrs))
+        missing = [f for f in fields if not hasattr(obj, f)]
+    else:
+        extra = sorted(str(k) for k in attrs if type(k) is not str or k not in fields)
+        missing = [f for f in fields if f not in attrs]
+    if extra or missing:
+        what = (f"the attribute {_global_name('', extra[0]).lstrip('.')}, not one of "
+                "its fields" if extra else f"no field {missing[0]}")
+        raise RefusedPickle(f"a pickle frame decodes to a {cls.__name__} with {what}: "
+                            "not timed")
+
+
+#: How many objects, per byte of a frame, the walk of its fields through every path
+#: (``check_field_types``'s) may visit where the frame refers to one object more than
+#: once (``check_decoded``). A frame the harness writes visits at most one per byte:
+#: every item it holds costs an opcode of a byte or more.
+SHARED_WALK_FACTOR = 4
+
+
+def _walk_size(root: Any, limit: int) -> Optional[int]:
+    """How many objects a walk of ``root`` through every path visits (an object
+    reached by two paths counts twice, a leaf once), computed once per object, not by
+    walking; ``None`` once it exceeds ``limit``, or where ``root`` holds itself."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        obj, done = stack.pop()
+        key = id(obj)
+        if done:
+            active.discard(key)
+            sizes[key] = 1 + sum(sizes.get(id(p), 1) for p in _parts(obj))
+            if sizes[key] > limit:
+                return None
+        elif key not in sizes:
+            parts = _parts(obj)
+            if not parts:
+                continue
+            if key in active:
+                return None  # an object that holds itself: no walk ends
+            active.add(key)
+            stack.append((obj, True))
+            stack.extend((p, False) for p in parts if id(p) not in sizes)
+    return sizes.get(id(root), 1)
+
+
+#: What ``msgspec.to_builtins`` passes through as it is in ``check_field_types``:
+#: bytes stay bytes (not base64 text, which a ``str`` field would take).
+_KEPT_TYPES = (bytes, bytearray, memoryview)
+
+
+def check_field_types(msg: Any) -> None:
+    """Check every declared field of the message ``msg`` (a ``SchedulerOutput`` or
+    ``ModelRunnerOutput`` of ``VLLM_DATACLASSES`` that passed ``check_decoded``),
+    nested messages included, against its declared type: ``msgspec.to_builtins`` then
+    ``msgspec.convert`` back to ``type(msg)`` with ``strict=True`` (no str for an int,
+    no int for a bool, no list for a dict; ``Optional``, unions, tuples, sets and
+    enums as declared; ``Any`` takes anything), and the result must equal ``msg`` (an
+    enum member where an int is declared, a set where a list is, comes back as
+    another value). ``RefusedPickle`` (one line) naming the message, the field's path
+    and what it held: ``a pickle frame decodes to a SchedulerOutput whose field
+    scheduled_new_reqs[0].prompt_token_ids holds str where its declared type takes
+    array: not timed``; an object msgspec
+    cannot walk (``array.array`` outside the packed tuple, lists nested past Python's
+    recursion limit) is named with its words."""
+    cls = type(msg)
+    start = f"a pickle frame decodes to a {cls.__name__} whose field"
+    try:
+        back = msgspec.convert(msgspec.to_builtins(msg, builtin_types=_KEPT_TYPES), cls,
+                               strict=True)
+        same = back == msg
+    except msgspec.ValidationError as exc:
+        raise RefusedPickle(one_line(f"{start} {_invalid(str(exc))}: not timed")) from None
+    except Exception as exc:  # TypeError (array.array), RecursionError (deep nesting)
+        path = _unwalkable(msg)
+        raise RefusedPickle(one_line(f"{start} {path} holds what msgspec cannot walk "
+                                     f"({type(exc).__name__}: {exc}): not timed")) from None
+    if not same:
+        path, held, back_as = _difference(msg, back)
+        what = (f"{held!r:.60} where its declared type reads it as {back_as!r:.60}"
+                if type(held) is type(back_as) else f"a {type(held).__name__} where its "
+                f"declared type reads it as {type(back_as).__name__}")
+        raise RefusedPickle(one_line(f"{start} {path} holds {what}: not timed"))
+
+
+def _invalid(text: str) -> str:
+    """``PATH holds GOT where its declared type takes EXPECTED`` of a
+    ``msgspec.ValidationError`` text (``Expected `int`, got `str` - at `$.a[0]```, in
+    msgspec's names of types: ``array``, ``object``, ``array | null``); ``(msgspec:
+    TEXT)`` where the text has another form."""
+    why, sep, where = text.partition(" - at `")
+    key = where.startswith("key` in `")
+    path = where.removeprefix("key` in `").rstrip("`").removeprefix("$").lstrip(".")
+    expected, got = why.partition("Expected `")[2], why.partition(", got `")[2]
+    if not (sep and path and expected and got):
+        return f"(msgspec: {text})"
+    return (f"{path}{' (a key)' if key else ''} holds {got.rstrip('`')} where its "
+            f"declared type takes {expected.partition('`')[0]}")
+
+
+def _named_parts(obj: Any) -> list[tuple[str, Any]]:
+    """``(path step, part)`` of a message (``.field``), list or tuple (``[i]``) or dict
+    (``[key]``, its values)."""
+    fields = _fields(obj)
+    if fields:
+        return [(f".{f}", getattr(obj, f)) for f in fields]
+    if type(obj) in (list, tuple):
+        return [(f"[{i}]", v) for i, v in enumerate(obj)]
+    if type(obj) is dict:
+        return [(f"[{k!r:.40}]", v) for k, v in obj.items()]
+    return []
+
+
+def _unwalkable(msg: Any) -> str:
+    """The path of the field of ``msg`` that ``msgspec.to_builtins`` fails on, down
+    through nested messages and lists of them."""
+    path, obj = "", msg
+    while True:
+        for step, part in _named_parts(obj):
+            try:
+                msgspec.to_builtins(part, builtin_types=_KEPT_TYPES)
+            except Exception:  # the part that fails
+                if _fields(part) is None and not any(
+                        _fields(p) for p in (part if type(part) in (list, tuple) else ())):
+                    return (path + step).lstrip(".")
+                path, obj = path + step, part
+                break
         else:
-            extra = sorted(str(k) for k in attrs if type(k) is not str or k not in fields)
-            missing = [f for f in fields if f not in attrs]
-            values = [v for k, v in attrs.items() if k in fields]
-        if extra or missing:
-            what = (f"the attribute {_global_name('', extra[0]).lstrip('.')}, not one of "
-                    "its fields" if extra else f"no field {missing[0]}")
-            raise RefusedPickle(f"a pickle frame decodes to a {cls.__name__} with {what}: "
-                                "not timed")
-        todo.extend(values)
+            return path.lstrip(".") or "?"
+
+
+def _difference(msg: Any, back: Any) -> tuple[str, Any, Any]:
+    """``(path, held, read back)`` of the first place where ``msg`` and its round trip
+    ``back`` (``check_field_types``) differ, down through messages, lists, tuples and
+    dicts of the same type and length."""
+    path = ""
+    while type(msg) is type(back):
+        parts, back_parts = _named_parts(msg), _named_parts(back)
+        if not parts or len(parts) != len(back_parts):
+            break
+        diff = next(((s, a, b) for (s, a), (t, b) in zip(parts, back_parts)
+                     if s != t or a != b), None)
+        if diff is None:
+            break
+        path, msg, back = path + diff[0], diff[1], diff[2]
+    return path.lstrip(".") or "?", msg, back
 
 
 class _CheckedUnpickler(pickle.Unpickler):
@@ -449,8 +614,9 @@ class PickleCodec(Codec[T]):
         timed, and is never timed itself. Before unpickling, ``scan_pickle`` refuses
         (``RefusedPickle``) a frame whose memo indices exceed its opcodes or that
         ``BUILD``s anything but a fresh dataclass instance; after it, a guarded class
-        that changed is put back and the frame refused, and ``check_decoded`` refuses
-        objects other than well-formed messages."""
+        that changed is put back and the frame refused, ``check_decoded`` refuses
+        objects other than well-formed messages, and ``check_field_types`` a message
+        whose field holds a value of another type than the declared one."""
         read = scan_pickle(frame)  # RefusedPickle before anything is unpickled
         snapshot = {cls: dict(vars(cls)) for cls in _GUARDED}
         try:
@@ -469,8 +635,10 @@ class PickleCodec(Codec[T]):
         if not read:
             raise RefusedPickle("a pickle frame that pickletools cannot read to its STOP "
                                 "unpickles: not timed")
-        check_decoded(msg)
-        return self._open(msg)
+        check_decoded(msg, len(frame))
+        opened = self._open(msg)
+        check_field_types(opened)
+        return opened
 
     def _open_request(self, msg: Any) -> T:
         """``worker_busy_loop``: ``method, args, kwargs, output_rank = msg``, then

@@ -26,7 +26,7 @@ from microbench_runs import capture_path, copy_run, edit_frames, finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20",
-        "--warmup-steps", "2", "--policies", "send", "--codecs", "msgpack,pickle",
+        "--warmup-steps", "2", "--policies", "send", "--codecs", "msgpack,pickle,packed",
         "--no-single-process", "--no-floor", "--quiet"]
 PYPERF = ["-p", "1", "-n", "1", "-w", "0", "-l", "1"]
 ERROR = "bench.py microbench: error: "
@@ -35,7 +35,7 @@ SO = codecs.VLLM_DATACLASSES.SchedulerOutput
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
-    """A finished run folder of one send case per codec (msgpack, pickle)."""
+    """A finished run folder of one send case per codec (msgpack, pickle, packed)."""
     return finished_run(tmp_path_factory, "mbhard", TINY)
 
 
@@ -163,26 +163,24 @@ def test_a_frame_of_the_other_directions_message_is_named_so(run, tmp_path):
 
 
 def test_a_failed_worker_s_own_error_is_in_the_line(run, tmp_path):
-    """A frame that passes the check (field types are not checked) but that the timed
-    ``pickle.dumps`` cannot encode: 5000 nested lists."""
+    """A frame that passes the check but that the timed encode cannot encode: a packed
+    frame whose ``num_common_prefix_blocks`` is a list holding an int beyond int32 (of
+    the declared type ``list[int]``, which packing turns into an ``array('i')``)."""
     run = copy_run(run, tmp_path)
-    path = capture_path(run, "pickle", "s2r")
-    codec = codecs.scheduler_output_codec("pickle")
+    path = capture_path(run, "packed", "s2r")
 
-    def nest(frames):
-        so = codec.decode(frames[3])
-        so.grammar_bitmask = "SENTINEL__"
-        frame = codec.encode(so)
-        frame = frame[:2] + frame[11:]  # no FRAME opcode: its length would be wrong
-        frames[3] = frame.replace(b"\x8c\x0aSENTINEL__", b"]" * 5000 + b"a" * 4999)
+    def widen(frames):
+        tag, packed, rank = pickle.loads(frames[3])
+        packed = packed[:6] + ([2 ** 40],) + packed[7:]
+        frames[3] = pickle.dumps((tag, packed, rank), protocol=pickle.HIGHEST_PROTOCOL)
 
-    edit_frames(path, nest)
-    proc = _microbench(run, "--directions", "s2r", "--ops", "encode", "--codecs", "pickle")
+    edit_frames(path, widen)
+    proc = _microbench(run, "--directions", "s2r", "--ops", "encode", "--codecs", "packed")
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr.splitlines()[-1] == (
         f"{ERROR}pyperf run of arm send exited with 1: RuntimeError: {sys.executable} "
-        "failed with exit code 1; the worker's error: RecursionError: maximum recursion "
-        "depth exceeded while pickling an object; nothing was written")
+        "failed with exit code 1; the worker's error: OverflowError: signed integer is "
+        "greater than maximum; nothing was written")
 
 
 def test_the_arm_error_line_reads_the_worker_s_error_before_pyperf_s():
