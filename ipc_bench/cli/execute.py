@@ -23,6 +23,7 @@ import shutil
 import sys
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -38,7 +39,7 @@ from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token_bytes,
                                         check_digests, core_warnings, floor_pair_notes,
                                         no_request_served, no_step_counted,
-                                        noise_warnings,
+                                        is_replay, noise_warnings,
                                         summarize_case)
 from ipc_bench.cli.console import stdout_failure
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError
@@ -361,20 +362,55 @@ def partial_summary(result: CaseResult) -> dict[str, Any]:
                     summary_error=f"{type(exc).__name__}: {exc}")
 
 
-def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path) -> Optional[str]:
+def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path,
+                        added: Optional[dict[str, list[str]]] = None) -> Optional[str]:
     """The line ``--quiet`` prints after the tables (stdout, where they are: a script that
     reads stderr as the errors still finds it empty) in place of the per-case warning
     lines it drops: how many the cases' ``warnings`` hold and where, ``3 warnings
-    recorded in DIR/summary.json (not shown: --quiet)``; ``None`` when they hold none."""
+    recorded in DIR/summary.json (not shown: --quiet)``, then those on a trace replay
+    arm whose repetitions vary over 10 % (``added``: case id -> lines,
+    ``replay_arm_warnings``), which the report adds, ``; 2 more on the repetitions of
+    a trace replay arm that vary over 10 % (in python bench.py report DIR)``; ``None``
+    when there are none."""
     count = sum(len(s.get("warnings") or ()) for s in cases)
-    if not count:
+    more = sum(len(v) for v in (added or {}).values())
+    if not count and not more:
         return None
-    return (f"{count:,} warning{'' if count == 1 else 's'} recorded in "
-            f"{one_line(str(run_dir / 'summary.json'))} (not shown: --quiet)")
+    parts = [f"{count:,} warning{'' if count == 1 else 's'} recorded in "
+             f"{one_line(str(run_dir / 'summary.json'))} (not shown: --quiet)"] if count \
+        else []
+    if more:
+        parts.append(f"{more:,}{' more' if count else ''} "
+                     f"warning{'' if more == 1 else 's'} on the repetitions of a trace "
+                     "replay arm that vary over 10 % (in python bench.py report "
+                     f"{one_line(str(run_dir))})")
+    return "; ".join(parts)
+
+
+def replay_arm_warnings(cases: Sequence[dict[str, Any]],
+                        run_dir: Path) -> dict[str, list[str]]:
+    """The warnings the report adds to the cases of a trace replay arm whose repetitions
+    vary over 10 % (``replay_noise.noisy_arm_warnings`` of the run in ``run_dir``, read
+    back with ``results.load``): case id -> lines. ``{}`` where ``cases`` (the run's
+    summaries) hold fewer than two replay cases (``summary.is_replay``), where no arm
+    is noisy, or where the folder cannot be read back (its loading warnings not
+    issued: the report says them). Raises nothing."""
+    from ipc_bench.analysis.replay_noise import noisy_arm_warnings
+    from ipc_bench.analysis.results import ResultsError, load
+
+    if sum(1 for c in cases if is_replay(c)) < 2:
+        return {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return noisy_arm_warnings(load(run_dir))
+    except (ResultsError, OSError, ValueError):
+        return {}
 
 
 def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
-                        floor_notes: int = 0, on_stdout: bool = False) -> Optional[str]:
+                        floor_notes: int = 0, on_stdout: bool = False,
+                        added: Optional[dict[str, list[str]]] = None) -> Optional[str]:
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
@@ -387,8 +423,16 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     not comparable (the run's note: lines, on stdout)``. ``on_stdout``: the line for
     stdout where it goes elsewhere than stderr (``_apart``), whose log would hold no
     warning: ``... (printed on stderr under their case lines) ...; 7 pairs of floors
-    not comparable (the note: lines above): ...``. Raises nothing."""
-    counts = [len(s.get("warnings") or ()) for s in cases]
+    not comparable (the note: lines above): ...``. ``added``: the warnings of the cases
+    of a trace replay arm whose repetitions vary over 10 % (case id -> lines,
+    ``replay_arm_warnings``), which the report lists and counts with the recorded ones:
+    counted so here too, and said where they were printed, ``(...; 2 of them on the
+    repetitions of a trace replay arm that vary over 10 %, printed after the last
+    case)``, or, all of them so, ``(on the repetitions of ..., printed after the last
+    case)``. Raises nothing."""
+    added = added or {}
+    counts = [len(s.get("warnings") or ()) + len(added.get(s.get("case_id"), ()))
+              for s in cases]
     count, noted = sum(counts), sum(1 for n in counts if n)
     if not count and not floor_notes:
         return None
@@ -397,9 +441,17 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     once = (f"; {repeats:,} of them core warnings repeated from an earlier case, printed "
             "there only" if repeats else "")
     folder = one_line(str(run_dir))
-    where = "on stderr under their case lines" if on_stdout else "under their case lines above"
+    where = "printed on stderr under their case lines" if on_stdout else \
+        "printed under their case lines above"
+    more = sum(len(v) for v in added.values())
+    if more:
+        replay = ("on the repetitions of a trace replay arm that vary over 10 %, printed "
+                  + ("on stderr " if on_stdout else "") + "after the last case")
+        where = (f"{where}{once}; {more:,} of them {replay}" if more < count
+                 else replay)
+        once = ""
     parts = [f"{count:,} measurement warning{'' if count == 1 else 's'} in {noted:,} of "
-             f"{len(cases):,} case{'' if len(cases) == 1 else 's'} (printed {where}"
+             f"{len(cases):,} case{'' if len(cases) == 1 else 's'} ({where}"
              f"{once})"] if count else []
     if floor_notes:
         parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
@@ -871,7 +923,10 @@ class _Run:
         after them, with ``--quiet``, ``quiet_warnings_line``, else, where stdout goes
         elsewhere than stderr, ``warnings_count_line``'s for stdout), the ``results:`` line, then
         (not with ``--quiet``) on stderr the run's time from its first line to here
-        (``ipc-bench: 8 cases run in 3 min 12 s``) and ``warnings_count_line``; 1
+        (``ipc-bench: 8 cases run in 3 min 12 s``), the warnings of a trace replay arm
+        whose repetitions vary over 10 % (``replay_arm_warnings``, as the report adds
+        them: ``warning: CASE: across the 2 repetitions of its arm, ...``) and
+        ``warnings_count_line``, which counts them; 1
         when a check found a problem, or when the tables could not be written to
         stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
         with that reason in ``problems``)."""
@@ -901,16 +956,22 @@ class _Run:
             text.append(format_byte_model(writer.byte_model))
         text.append(extra)
         text += [f"note: {note}" for note in notes]
-        text.append(quiet_warnings_line(writer.cases, self.run_dir) if self.quiet else
-                    warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
-                                        on_stdout=True) if _apart() else None)
+        added = replay_arm_warnings(writer.cases, self.run_dir)
+        text.append(quiet_warnings_line(writer.cases, self.run_dir, added) if self.quiet
+                    else warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
+                                             on_stdout=True, added=added)
+                    if _apart() else None)
         print("\n".join(t for t in text if t))
         print(f"\nresults: {one_line(str(self.run_dir))}")  # a line break in DIR escaped
         sys.stdout.flush()
         n = len(writer.cases)
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
                  f"{run_seconds(time.monotonic() - self.t_start)}")
-        count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes))
+        for case_id, lines in added.items():  # the report's, after the last case
+            for w in lines:
+                self.log(f"warning: {case_id}: {w}")
+        count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
+                                    added=added)
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
         for p in problems:
