@@ -46,8 +46,8 @@ from ipc_bench.analysis.stats import METHODS
 from ipc_bench.engine.config import SEND
 from ipc_bench.harness.environment import iso_time
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
-                                          PARTIAL_STEPS, REQUEST_COLUMNS, STEPS_HEADER,
-                                          run_in_progress)
+                                          FRONTEND_CSV, PARTIAL_STEPS, REQUEST_COLUMNS,
+                                          STEPS_HEADER, run_in_progress)
 from ipc_bench.harness.spec import (NO_CODEC, OPTIONAL_RUNNER_COLUMNS, RUNNER_COLUMNS,
                                     RUNNER_TIMESTAMP_COLUMNS, SCHED_COLUMNS)
 
@@ -589,6 +589,22 @@ class Results:
     ``ResultsError``): identity columns as in ``steps``, ``index`` (the request),
     ``itl_s`` (s).
 
+    ``frontend`` (``--frontend`` runs: one row per scheduler step per case, from
+    ``frontend.csv``; an empty frame of these columns for a run without it; ``None`` in
+    a ``Results`` built by hand): identity columns as in ``steps``, ``seq`` (the
+    step's, as in ``steps``), ``counted`` (bool, as ``steps``' row of the same ``seq``
+    has it: the step is one of the case's figures, not warm-up or a mixed step; a file
+    written before the column, or a row whose flag differs from steps.csv's (said),
+    takes steps.csv's, 0 where it has no row), ``frontend_build_ns``,
+    ``frontend_encode_ns``, ``frontend_send_ns`` (ns: building, encoding and sending
+    the step's ``EngineCoreOutputs`` in the scheduler's process),
+    ``frontend_payload_bytes`` (bytes; 0: no message that step) and
+    ``frontend_decode_ns`` (ns, in the frontend process; NaN where nothing was sent or
+    its report never came). ``cases``' ``frontend_*_per_step`` are the means of the
+    ``counted`` rows. Rows of a case left out or not listed are not loaded; a row of a
+    ``seq`` its case has in an earlier row, or with a negative, infinite or too large
+    value, is left out with a warning, as in ``steps``.
+
     ``metadata``: ``run_id`` -> the run's ``summary.json`` metadata (environment, full
     configuration of every case); ``status``: ``run_id`` -> ``complete`` /
     ``incomplete`` / ``failed``; ``problems``: ``run_id`` -> list of lines;
@@ -621,6 +637,7 @@ class Results:
     warnings: dict[str, list[str]] = field(default_factory=dict)
     status_warning: dict[str, str] = field(default_factory=dict)
     stopped_case: dict[str, dict[str, str]] = field(default_factory=dict)
+    frontend: Any = None
 
     @property
     def run_ids(self) -> list[str]:
@@ -671,7 +688,7 @@ class Results:
 
     def finished(self) -> "Results":
         """These tables without the ``unfinished`` cases (their rows of ``cases``,
-        ``steps``, ``requests``, ``floor`` and ``itl``): what findings, comparisons and
+        ``steps``, ``requests``, ``floor``, ``itl`` and ``frontend``): what findings, comparisons and
         figures are computed from, so that a figure of a case that did not finish
         never passes for a finished one. The same object when every case finished."""
         gone = {(c["run_id"], c["case_id"]) for c in self.unfinished()}
@@ -686,7 +703,7 @@ class Results:
 
         return replace(self, cases=pick(self.cases), steps=pick(self.steps),
                        requests=pick(self.requests), floor=pick(self.floor),
-                       itl=pick(self.itl))
+                       itl=pick(self.itl), frontend=pick(self.frontend))
 
     def by_arm(self) -> "Results":
         """These tables with each case's ``policy`` replaced by its arm label (``arm``:
@@ -711,7 +728,7 @@ class Results:
 
         return replace(self, cases=relabel(cases), steps=relabel(self.steps),
                        requests=relabel(self.requests), floor=relabel(self.floor),
-                       itl=relabel(self.itl))
+                       itl=relabel(self.itl), frontend=relabel(self.frontend))
 
     def select(self, run_id: str) -> "Results":
         """The tables of one run; ``KeyError`` if ``run_id`` is not loaded."""
@@ -719,11 +736,14 @@ class Results:
             raise KeyError(f"no run {run_id!r}; loaded: {', '.join(self.metadata)}")
 
         def pick(df):
+            if df is None:
+                return df
             return _used_workloads(df[df["run_id"] == run_id].reset_index(drop=True))
 
         return Results(cases=pick(self.cases), steps=pick(self.steps),
                        requests=pick(self.requests), floor=pick(self.floor),
-                       itl=pick(self.itl), metadata={run_id: self.metadata[run_id]},
+                       itl=pick(self.itl), frontend=pick(self.frontend),
+                       metadata={run_id: self.metadata[run_id]},
                        status={run_id: self.status[run_id]},
                        problems={run_id: self.problems[run_id]},
                        paths={run_id: self.paths[run_id]},
@@ -3823,6 +3843,96 @@ def _read_floor(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
     return _read_csv(pd, path, ("case_id", "i", "floor_step_ns"), notes)
 
 
+#: ``Results.frontend``'s columns: each case's identity (``CASE_KEYS``), then
+#: ``frontend.csv``'s (``run_folder.FRONTEND_CSV``).
+FRONTEND_COLUMNS = CASE_KEYS + FRONTEND_CSV[1:]
+#: Columns of ``frontend.csv`` that hold a count, a time or a size: never negative.
+_NONNEGATIVE_FRONTEND_COLUMNS = tuple(c for c in FRONTEND_CSV
+                                      if c not in _STR_COLUMNS and c not in _BOOL_COLUMNS)
+
+
+def _read_frontend(pd, path: Path, notes: list[str]):
+    """``frontend.csv`` (``path``: only a ``--frontend`` run writes it) as ``_read_csv``
+    reads it, notes in ``notes``; an empty frame of ``FRONTEND_CSV``'s columns where
+    the run has none. A file written before its ``counted`` column is read without it
+    (``_checked_frontend`` takes it from steps.csv), not refused as a header that lacks
+    a flag column."""
+    if not os.path.lexists(path):
+        return pd.DataFrame(columns=list(FRONTEND_CSV))
+    names = _header_names(path)[0] if path.is_file() else None
+    columns = FRONTEND_CSV if names is None or "counted" in names else tuple(
+        c for c in FRONTEND_CSV if c != "counted")
+    return _read_csv(pd, path, columns, notes)
+
+
+def _steps_counted(pd, steps, ids, seqs):
+    """steps.csv's ``counted`` (0 or 1) of each (``ids``, ``seqs``) step, 0 where
+    ``steps`` has no row of it (an int64 array)."""
+    import numpy as np
+
+    if not len(steps) or not {"case_id", "seq", "counted"} <= set(steps.columns):
+        return np.zeros(len(ids), dtype=np.int64)
+    flags = pd.Series(pd.to_numeric(steps["counted"]).fillna(0).astype("int64").to_numpy(),
+                      index=pd.MultiIndex.from_arrays([steps["case_id"].astype(str),
+                                                       pd.to_numeric(steps["seq"])]))
+    flags = flags[~flags.index.duplicated()]
+    key = pd.MultiIndex.from_arrays([ids, pd.to_numeric(seqs)])
+    return flags.reindex(key).fillna(0).astype("int64").to_numpy()
+
+
+def _checked_frontend(pd, frontend, steps, cases, run_dir: Path):
+    """``frontend`` (``frontend.csv``'s rows) as ``Results.frontend`` has it, and one
+    line per case and kind of row left out or changed: only the rows of the cases kept
+    (``cases``: a case left out, or not listed, has none); without a row of a ``seq``
+    its case has in an earlier row (the first kept), one whose count, time or size is
+    negative, infinite or more than ``MAX_CASE_VALUE`` (``_impossible_values``), or
+    whose ``counted`` is not 0 or 1; ``counted`` as steps.csv's row of the same case
+    and ``seq`` has it (0 where it has none, as the writer writes it): taken from there
+    where the file lacks the column (a run before it), said where a row's differs (an
+    edit: steps.csv's flags are those the figures are computed over, so theirs is
+    kept); each case's identity columns (``CASE_KEYS``) from ``cases``, in
+    ``FRONTEND_COLUMNS``' order. ``run_dir``: the run folder, whose ``frontend.csv``
+    the lines name."""
+    path = run_dir / "frontend.csv"
+    kept = set(cases["case_id"].astype(str)) if "case_id" in cases else set()
+    if len(frontend) and "case_id" in frontend:
+        frontend = frontend[frontend["case_id"].astype(str).isin(kept)]
+    frontend = frontend.reset_index(drop=True)
+    if not len(frontend):
+        return pd.DataFrame(columns=list(FRONTEND_COLUMNS)), []
+    ids = frontend["case_id"].astype(str)
+    lines: dict[str, list[str]] = {case: [] for case in dict.fromkeys(ids)}
+    again = frontend.duplicated(["case_id", "seq"], keep="first")
+    for case in dict.fromkeys(ids[again]):
+        rows = frontend[again & (ids == case)]
+        lines[case].append(f"{path}: case {case!r} has {_rows(len(rows))} of a step an "
+                           f"earlier row has (seq {_number(rows['seq'].iloc[0])} first; "
+                           "left out)")
+    bad = _impossible_values(frontend, again, _NONNEGATIVE_FRONTEND_COLUMNS, path, lines)
+    if "counted" in frontend:
+        values = frontend["counted"].where(~bad)
+        wrong = values.notna() & ~values.isin([0, 1])
+        bad |= _said_rows(ids, values, wrong, "a counted flag other than 0 or 1", max,
+                          path, lines)
+    frontend, ids = frontend[~bad].reset_index(drop=True), ids[~bad].reset_index(drop=True)
+    theirs = _steps_counted(pd, steps, ids, frontend["seq"])
+    if "counted" in frontend:
+        differ = pd.Series(frontend["counted"].to_numpy() != theirs)
+        for case in dict.fromkeys(ids[differ]):
+            first = frontend["seq"][differ & (ids == case)]
+            lines[case].append(
+                f"{path}: case {case!r} has {_rows(len(first))} whose counted is not "
+                f"steps.csv's for the same seq ({_number(first.iloc[0])} first; steps.csv's "
+                "taken)")
+    frontend["counted"] = theirs
+    known = cases.drop_duplicates("case_id")
+    known.index = known["case_id"].astype(str)
+    for key in CASE_KEYS[1:]:
+        frontend[key] = ids.map(known[key]) if key in known else None
+    return (frontend[list(FRONTEND_COLUMNS)],
+            [line for case_lines in lines.values() for line in case_lines])
+
+
 def _read_rows(pd, path: Path, columns: tuple[str, ...], valid: list[dict[str, Any]],
                notes: list[str]):
     """``steps.csv`` or ``requests.csv`` (``path``) as ``_read_csv`` reads it, notes in
@@ -4128,6 +4238,11 @@ def _ended_while_read(part: dict[str, Any], run_dir: Path,
             or part["status_detail"].startswith(STILL_RUNNING))
 
 
+#: The CSV files ``load`` reads into tables, by stem (``frontend``: a ``--frontend``
+#: run's alone).
+CSV_STEMS = ("steps", "requests", "floor", "itl", "frontend")
+
+
 def _load_one(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     """``run_dir`` loaded (``_load_once``), read again where the run ended as it was
     read (``_ended_while_read``: its summary read before the run finished, its lock
@@ -4160,7 +4275,7 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
                                        model=(c.get("model") or {}).get("name"))
     if cases.empty:
         cases = pd.DataFrame(columns=["case_id", "policy", "codec", "workload"])
-    notes: dict[str, list[str]] = {"steps": [], "requests": [], "floor": [], "itl": []}
+    notes: dict[str, list[str]] = {stem: [] for stem in CSV_STEMS}
     steps = _read_steps(pd, run_dir / "steps.csv", valid, notes["steps"])
     requests = _read_rows(pd, run_dir / "requests.csv", CASE_KEYS + REQUEST_COLUMNS,
                           valid, notes["requests"])
@@ -4170,7 +4285,8 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     # the rows of a case left out would pass for another's in the figures
     steps, requests, floor, itl = _without_cases([steps, requests, floor, itl], gone)
     tables, row_lines = _unlisted_rows(run_dir, dict(
-        steps=steps, requests=requests, floor=floor, itl=itl), summary)
+        steps=steps, requests=requests, floor=floor, itl=itl,
+        frontend=_read_frontend(pd, run_dir / "frontend.csv", notes["frontend"])), summary)
     steps, requests, floor, itl = (tables[k] for k in ("steps", "requests", "floor", "itl"))
     steps, lines = _impossible_steps(steps, run_dir / "steps.csv")
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
@@ -4193,6 +4309,8 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
         [cases, steps, requests, floor, itl, read["requests"], read["itl"]], disagree)
+    frontend, lines = _checked_frontend(pd, tables["frontend"], steps, cases, run_dir)
+    row_lines += lines
     load_warnings = (bad_cases + row_lines
                      + _load_warnings(run_dir, notes, dict(
                          steps=_short_steps(steps, cases),
@@ -4209,14 +4327,14 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     if "finish_reason" in requests:
         reason = requests["finish_reason"]
         requests["finish_reason"] = reason.astype(object).where(reason.notna(), "")
-    _add_case_columns(cases, (steps, requests, itl), case_info, label_cols)
-    for df in (cases, steps, requests, floor, itl):
+    _add_case_columns(cases, (steps, requests, itl, frontend), case_info, label_cols)
+    for df in (cases, steps, requests, floor, itl, frontend):
         df.insert(0, "run_id", run_id)
     state = _run_state(summary, run_dir, cases)
     load_warnings[len(bad_cases):len(bad_cases)] = state.pop("lines")
     load_warnings[:0] = [state["status_warning"]] if state["status_warning"] else []
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
-                metadata=metadata, warnings=load_warnings, **state)
+                frontend=frontend, metadata=metadata, warnings=load_warnings, **state)
 
 
 def _read_steps(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
@@ -4681,7 +4799,7 @@ def load(path_or_paths) -> Results:
 
     tables = ordered_workloads(pd, {
         key: _tidy_types(pd, _concat(pd, [p[key] for p in parts.values()]))
-        for key in ("cases", "steps", "requests", "floor", "itl")})
+        for key in ("cases", "steps", "requests", "floor", "itl", "frontend")})
     tables = {key: _defragmented(df) for key, df in tables.items()}
     return Results(**tables,
                    metadata={r: p["metadata"] for r, p in parts.items()},

@@ -20,6 +20,7 @@ Layout of a run folder::
                        runner_rss_bytes, runner_anon_bytes; sched_py_blocks: live
                        Python allocations of the scheduler (sys.getallocatedblocks)
     frontend.csv       only with --frontend: one row per step per case: case_id, seq,
+                       counted (as steps.csv's; a run before it lacks it),
                        frontend_build_ns, frontend_encode_ns, frontend_send_ns,
                        frontend_payload_bytes (0: no message that step) and
                        frontend_decode_ns (empty where nothing was sent, or the
@@ -72,7 +73,9 @@ Format history:
   a summary without it marks its other comparisons from their cases
   (``report.findings.other_comparisons``). So were a timed replay's ``idle_s`` and
   ``idle_share``: a summary without them has its pace labelled by the waiting figures
-  alone (``analysis.pace.replay_pace``).
+  alone (``analysis.pace.replay_pace``). So was ``counted`` in frontend.csv: a file
+  without it takes it from steps.csv's row of the same case and ``seq`` as it is loaded
+  (``analysis.results``).
 """
 
 from __future__ import annotations
@@ -239,21 +242,27 @@ def _csv_chunks(rows: Iterable, header: Optional[tuple[str, ...]]) -> Iterable[b
     yield buf.getvalue().encode()
 
 
-#: Columns of ``frontend.csv`` (``--frontend``).
-FRONTEND_CSV = ("case_id", "seq", "frontend_build_ns", "frontend_encode_ns",
+#: Columns of ``frontend.csv`` (``--frontend``). ``counted``: as steps.csv's (1 for a
+#: step the case's figures are computed over, warm-up and mixed steps 0); a file
+#: written before it lacks it, and ``analysis.results.load`` takes it from steps.csv.
+FRONTEND_CSV = ("case_id", "seq", "counted", "frontend_build_ns", "frontend_encode_ns",
                 "frontend_send_ns", "frontend_payload_bytes", "frontend_decode_ns")
 
 
 def frontend_rows(result: CaseResult):
-    """``frontend.csv`` rows of a case: the scheduler's columns per step, and the
-    frontend's decode ns on the steps that sent a message (when its report came)."""
+    """``frontend.csv`` rows of a case (``FRONTEND_CSV``): the scheduler's columns per
+    step, ``counted`` as the step's steps.csv row has it (0 for a step without one:
+    the case ended before its row was recorded), and the frontend's decode ns on the
+    steps that sent a message (when its report came)."""
     cols = result.frontend_columns
     nbytes = cols["frontend_payload_bytes"]
     decode = iter(result.frontend_decode_ns)
     have_decode = len(result.frontend_decode_ns) == sum(1 for b in nbytes if b)
+    at_seq, at_counted = SCHED_COLUMNS.index("seq"), SCHED_COLUMNS.index("counted")
+    counted = {row[at_seq]: row[at_counted] for row in result.sched_rows}
     for seq, row in enumerate(zip(cols["frontend_build_ns"], cols["frontend_encode_ns"],
                                   cols["frontend_send_ns"], nbytes)):
-        yield (result.spec.case_id, seq, *row,
+        yield (result.spec.case_id, seq, counted.get(seq, 0), *row,
                next(decode) if have_decode and row[3] else "")
 
 
