@@ -92,7 +92,9 @@ policies' token streams differ) or ran out of time; 2 for bad input, refused in 
 line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
 a positive finite number, a ``--trace`` that is not a readable file or, where stage 5
 is to run, one its ``bench.py`` would refuse (``trace_problem``: its reason, as
-``bench.py`` gives it), an ``--output``
+``bench.py`` gives it; after the device probe, with the stage's cases built as its
+``bench.py`` builds them: every request rejected as longer than ``max_model_len``,
+every step in the warm-up), an ``--output``
 that cannot be created or written, or holds an earlier check's stage results); 130 / 143 / 129 when interrupted by SIGINT /
 SIGTERM / SIGHUP: the running stage gets the same signal, then SIGCONT (``bench.py``
 then writes what it measured), is killed if it has not exited ``INTERRUPT_GRACE_S``
@@ -154,6 +156,7 @@ from ipc_bench.analysis.results import read_summary  # noqa: E402
 from ipc_bench.cli.options import list_items, no_repeats  # noqa: E402
 from ipc_bench.cli.console import script_main, written_elsewhere  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
+from ipc_bench.cli.run import trace_replay_problem  # noqa: E402
 from ipc_bench.engine.config import TORCH_PRESETS, ConfigError  # noqa: E402
 from ipc_bench.engine.models import probe_torch_device  # noqa: E402
 from ipc_bench.engine.paged_attention import triton_toolchain_problem  # noqa: E402
@@ -770,18 +773,38 @@ def trace_file(text: str) -> str:
 
 def trace_problem(trace: str, cuda: Optional[bool]) -> Optional[str]:
     """Why the Azure replay stage's ``bench.py`` would refuse ``trace``, in its words
-    (one line, what follows its ``bench.py: error: ``), else ``None``: the trace read as
-    that ``bench.py`` reads it (``traces.load_azure_trace``), as many rows as the stage
-    replays on CUDA or on the CPU (``CONV_REQUESTS``; ``cuda`` ``None``, before the
-    device is known: the fewer, which both read), rows after them unread, so a trace of
-    any size is checked in about a millisecond. ``--trace`` of random bytes:
-    ``/tmp/garbage.csv line 1: not UTF-8 text (byte 1 of the line)``."""
-    rows = min(CONV_REQUESTS.values()) if cuda is None else CONV_REQUESTS[cuda]
+    (one line, what follows its ``bench.py: error: ``), else ``None``. Before the
+    device is known (``cuda`` ``None``): the trace read as that ``bench.py`` reads it
+    (``traces.load_azure_trace``), as many rows as the stage replays on both devices
+    (``CONV_REQUESTS``: the fewer), rows after them unread, so a trace of any size is
+    checked in about a millisecond; ``--trace`` of random bytes:
+    ``/tmp/garbage.csv line 1: not UTF-8 text (byte 1 of the line)``. Once it is known:
+    the stage's own command line (``replay_args``) checked as its ``bench.py`` checks it
+    before its first case (``cli.run.trace_replay_problem``: its cases built on this
+    machine, then every request rejected as longer than ``max_model_len`` or the KV
+    cache, a served request that outgrows the cache, every step in the warm-up,
+    refused), which takes about 20 ms with the Azure trace's first 100 rows."""
+    if cuda is not None:
+        return trace_replay_problem(replay_args(cuda, trace))
     try:
-        load_azure_trace(trace, max_requests=rows)
+        load_azure_trace(trace, max_requests=min(CONV_REQUESTS.values()))
     except TraceError as exc:
         return one_line(str(exc))
     return None
+
+
+def base_args(cuda: bool) -> list[str]:
+    """The ``bench.py`` options every stage gets (before stage 0 picks its
+    ``--attention``): the torch model on the device found, quiet, no hostname."""
+    return ["--model", "torch", "--device", "cuda" if cuda else "cpu", "--quiet",
+            "--no-hostname"]
+
+
+def replay_args(cuda: bool, trace: str) -> list[str]:
+    """The Azure replay stage's ``bench.py`` command line but ``--output`` (and the
+    ``--attention`` stage 0 picks, which builds the same cases)."""
+    stage = build_stages(cuda, trace)[STAGE_NAMES.index("azure-conv") - 1]
+    return [*stage.args, *base_args(cuda)]
 
 
 def _refuse_trace(trace: Optional[str], given: bool, cuda: Optional[bool]) -> bool:
@@ -918,7 +941,8 @@ def _check(args: argparse.Namespace, out: Path) -> int:
     """``main``'s stages, into ``out``; 2 (nothing created) when the device probe
     fails, or when stage 5 is to run and its ``bench.py`` would refuse the trace
     (``trace_problem``: one line, before the device probe where the rows both devices
-    replay tell, else right after it). After the stages, the failures (``FAILED ...``,
+    replay tell, else right after it, the stage's cases built as its ``bench.py``
+    builds them). After the stages, the failures (``FAILED ...``,
     on stderr), then the line naming ``out``, last."""
     wanted = args.stages
     t0 = time.monotonic()
@@ -934,8 +958,7 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         return 2
     out.mkdir(parents=True, exist_ok=True)
     written_elsewhere(f"the results are in {out}")  # stdout that fails says so
-    base = ["--model", "torch", "--device", "cuda" if cuda else "cpu", "--quiet",
-            "--no-hostname"]
+    base = base_args(cuda)
     failed: list[str] = []
     scale = limit_scale(args.budget_s, cuda)  # the fixed limits, stretched on the CPU
     attention = "auto"  # without stage 0 the later stages use auto

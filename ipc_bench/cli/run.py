@@ -130,11 +130,7 @@ def _main(argv: list[str], swept: list[str]) -> int:
         _list_alone(args, parser)
         return list_scenarios(scenarios, problems)
     module = _scenario(args, scenarios, problems)
-    _check_options(args, parser, module)
-    opts = _scenario_options(args, getattr(module, "DEFAULT_REPEAT", 1))
-    cases = with_spec_decoding(_build_cases(args.scenario, module, opts),
-                               args.num_spec_tokens, args.spec_acceptance)
-    trace_warnings = _check_trace_cases(args, module, opts, cases)
+    opts, cases, trace_warnings = _cases_checked(args, parser, module)
     note = replay_note(opts, cases)  # every K of --num-spec-tokens replays too
     if note is not None:
         opts.notes.append(note)
@@ -179,6 +175,42 @@ def _main(argv: list[str], swept: list[str]) -> int:
     finally:
         remote.close("" if code == 0 else "the scheduler's run was interrupted"
                      if code is None else f"the scheduler's run ended with exit code {code}")
+
+
+def _cases_checked(args, parser, module: ModuleType) -> tuple[Any, list, list[str]]:
+    """``(options, cases, trace warnings)`` of the parsed command line ``args`` for
+    scenario ``module``: its scenario options checked (``_check_options``), its cases
+    built (``_build_cases``, then ``with_spec_decoding``) and its trace replays checked
+    (``_check_trace_cases``). ``UsageError``, ``ConfigError`` or ``TraceError`` (one
+    line) for what ``bench.py`` refuses there."""
+    _check_options(args, parser, module)
+    opts = _scenario_options(args, getattr(module, "DEFAULT_REPEAT", 1))
+    cases = with_spec_decoding(_build_cases(args.scenario, module, opts),
+                               args.num_spec_tokens, args.spec_acceptance)
+    return opts, cases, _check_trace_cases(args, module, opts, cases)
+
+
+def trace_replay_problem(argv: list[str]) -> Optional[str]:
+    """Why ``bench.py ARGV`` (a run command line, without ``--output``) would refuse
+    to start, as far as its options, its scenario's cases and their trace replays
+    tell (``_cases_checked``: a trace it cannot read, every request rejected as
+    longer than ``max_model_len`` or its KV cache, a served request that outgrows the
+    cache, every step in the warm-up), in its words (one line, what follows its
+    ``bench.py: error: ``); ``None`` where it would pass them. Builds the cases as
+    that ``bench.py`` does, on this machine, and runs or writes nothing; the checks
+    of the cases against the machine (sockets, memory, the torch device) are not
+    made."""
+    from ipc_bench.harness.scenario import discover
+
+    parser = build_parser()
+    problems: dict[str, str] = {}
+    try:
+        args = parser.parse_args(argv)
+        module = _scenario(args, discover(problems), problems)
+        _cases_checked(args, parser, module)
+    except (UsageError, ConfigError, TraceError) as exc:
+        return one_line(str(exc))
+    return None
 
 
 def _check_trace_cases(args, module: ModuleType, opts, cases: list) -> list[str]:

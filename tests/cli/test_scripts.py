@@ -291,9 +291,10 @@ def test_gpu_check_gives_padding_stages_their_running_counts_as_buckets(
     refuses the option there)."""
     from ipc_bench.cli.options import build_parser
 
-    trace = tmp_path / "conv.csv"  # one request: a trace its bench.py reads
+    # one request of 40 steps, past the warm-up: a trace its bench.py replays
+    trace = tmp_path / "conv.csv"
     trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                     "2023-11-16 18:15:46.6805900,30,4\n")
+                     "2023-11-16 18:15:46.6805900,30,40\n")
     given = {}
 
     def fake_stage(stage, base, out, timeout_s):
@@ -919,9 +920,10 @@ def test_gpu_check_gives_each_later_stage_its_share_of_the_budget(monkeypatch, t
     """A stage that runs to its limit leaves each later stage its weighted share of
     the budget (``STAGE_WEIGHTS``); the smoke stage its own 90 s, the async stage at
     most its 75 s. A fake clock: stage 0 spends 100 s, each stage all of its limit."""
-    trace = tmp_path / "conv.csv"  # one request: a trace its bench.py reads
+    # one request of 40 steps, past the warm-up: a trace its bench.py replays
+    trace = tmp_path / "conv.csv"
     trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                     "2023-11-16 18:15:46.6805900,30,4\n")
+                     "2023-11-16 18:15:46.6805900,30,40\n")
     now = [0.0]
     limits = {}
 
