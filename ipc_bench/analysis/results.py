@@ -603,7 +603,8 @@ class Results:
     its report never came). ``cases``' ``frontend_*_per_step`` are the means of the
     ``counted`` rows. Rows of a case left out or not listed are not loaded; a row of a
     ``seq`` its case has in an earlier row, or with a negative, infinite or too large
-    value, is left out with a warning, as in ``steps``.
+    value, is left out with a warning, as in ``steps``, and fewer rows than a case's
+    ``num_total_steps`` (one with frontend figures) warned about.
 
     ``metadata``: ``run_id`` -> the run's ``summary.json`` metadata (environment, full
     configuration of every case); ``status``: ``run_id`` -> ``complete`` /
@@ -3880,9 +3881,9 @@ def _steps_counted(pd, steps, ids, seqs):
     return flags.reindex(key).fillna(0).astype("int64").to_numpy()
 
 
-def _checked_frontend(pd, frontend, steps, cases, run_dir: Path):
-    """``frontend`` (``frontend.csv``'s rows) as ``Results.frontend`` has it, and one
-    line per case and kind of row left out or changed: only the rows of the cases kept
+def _checked_frontend(pd, frontend, steps, cases, run_dir: Path, said: list[str]):
+    """``frontend`` (``frontend.csv``'s rows) as ``Results.frontend`` has it, one line
+    per case and kind of row left out or changed added to ``said``: only the rows of the cases kept
     (``cases``: a case left out, or not listed, has none); without a row of a ``seq``
     its case has in an earlier row (the first kept), one whose count, time or size is
     negative, infinite or more than ``MAX_CASE_VALUE`` (``_impossible_values``), or
@@ -3899,7 +3900,7 @@ def _checked_frontend(pd, frontend, steps, cases, run_dir: Path):
         frontend = frontend[frontend["case_id"].astype(str).isin(kept)]
     frontend = frontend.reset_index(drop=True)
     if not len(frontend):
-        return pd.DataFrame(columns=list(FRONTEND_COLUMNS)), []
+        return pd.DataFrame(columns=list(FRONTEND_COLUMNS))
     ids = frontend["case_id"].astype(str)
     lines: dict[str, list[str]] = {case: [] for case in dict.fromkeys(ids)}
     again = frontend.duplicated(["case_id", "seq"], keep="first")
@@ -3929,8 +3930,22 @@ def _checked_frontend(pd, frontend, steps, cases, run_dir: Path):
     known.index = known["case_id"].astype(str)
     for key in CASE_KEYS[1:]:
         frontend[key] = ids.map(known[key]) if key in known else None
-    return (frontend[list(FRONTEND_COLUMNS)],
-            [line for case_lines in lines.values() for line in case_lines])
+    said += [line for case_lines in lines.values() for line in case_lines]
+    return frontend[list(FRONTEND_COLUMNS)]
+
+
+def _short_frontend(frontend, cases) -> str:
+    """``_short_rows``' words on ``frontend`` (``frontend.csv``'s rows) when a case of
+    ``cases`` (summary entries) with frontend figures (``frontend`` true: its record
+    was whole, a row a step) has fewer than its ``num_total_steps``, else ''; a case
+    whose writes failed (``_unwritten``) is not counted."""
+    if not {"frontend", "num_total_steps"} <= set(cases.columns):
+        return ""
+    gone = _unwritten(cases, "frontend.csv")
+    want = {str(c): int(n) for c, n, on in zip(cases["case_id"], cases["num_total_steps"],
+                                              cases["frontend"])
+            if on is True and n == n and str(c) not in gone}
+    return _short_rows(frontend, want, "summary.json counts")
 
 
 def _read_rows(pd, path: Path, columns: tuple[str, ...], valid: list[dict[str, Any]],
@@ -4309,14 +4324,14 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     _refuse_none_left(cases, disagree, lines)
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
         [cases, steps, requests, floor, itl, read["requests"], read["itl"]], disagree)
-    frontend, lines = _checked_frontend(pd, tables["frontend"], steps, cases, run_dir)
-    row_lines += lines
+    frontend = _checked_frontend(pd, tables["frontend"], steps, cases, run_dir, row_lines)
     load_warnings = (bad_cases + row_lines
                      + _load_warnings(run_dir, notes, dict(
                          steps=_short_steps(steps, cases),
                          requests=_short_requests(read["requests"], cases),
                          floor=_short_floor(floor, cases, floor_over),
-                         itl=_short_itl(read["itl"], read["requests"], cases))))
+                         itl=_short_itl(read["itl"], read["requests"], cases),
+                         frontend=_short_frontend(frontend, cases))))
     if len(itl) and "case_id" in itl:
         ident = [k for k in CASE_KEYS if k != "case_id"]
         source = requests if len(requests) else steps

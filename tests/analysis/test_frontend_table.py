@@ -125,7 +125,10 @@ def test_impossible_and_repeated_rows_are_said_and_left_out(runs, tmp_path):
         f"{run}/frontend.csv: case {CASE!r} has 1 row of a step an earlier row has (seq 7 "
         "first; left out)",
         f"{run}/frontend.csv: case {CASE!r} has a negative frontend_send_ns (-5) in 1 row "
-        "(left out)"]
+        "(left out)",
+        # the row left out leaves the case a row short, as steps.csv's would
+        f"{run}/frontend.csv: 24 of the 25 rows that summary.json counts (1 case(s) short: "
+        f"{CASE}: 24 of 25); loaded what is valid"]
     assert len(res.frontend) == len(fe) - 2 and 3 not in set(res.frontend["seq"])
 
 
@@ -150,3 +153,13 @@ def test_a_case_left_out_takes_its_frontend_rows_with_it(runs, tmp_path):
         run / "frontend.csv", index=False)
     res, _ = _loaded(run)
     assert set(res.frontend["case_id"]) == {CASE}
+
+
+def test_a_frontend_csv_cut_short_is_said_as_steps_csv_is(runs, tmp_path):
+    run = _copy(runs[0], tmp_path)
+    fe = pd.read_csv(run / "frontend.csv")
+    fe[fe["seq"] != 10].to_csv(run / "frontend.csv", index=False)
+    res, lines = _loaded(run)
+    assert lines == [f"{run}/frontend.csv: 24 of the 25 rows that summary.json counts (1 "
+                     f"case(s) short: {CASE}: 24 of 25); loaded what is valid"]
+    assert len(res.frontend) == 24
