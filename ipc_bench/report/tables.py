@@ -1669,18 +1669,24 @@ def latency_title(cases: list[dict[str, Any]]) -> str:
 
 
 def few_requests_note(records: list[dict[str, Any]]) -> str:
-    """``With fewer than 100 requests served ...`` when some case of ``records`` served
-    fewer than 100 requests (``num_requests`` less those rejected on arrival, which
-    have no latencies): its TTFT, TPOT and E2E p99 (numpy's linear interpolation) then
-    lie between its two largest values; ``''`` otherwise. Under the terminal's and the
-    report's Latency tables."""
+    """``With 100 or fewer requests served ...`` when some case of ``records`` served
+    at most 100 requests (``num_requests`` less those rejected on arrival, which have
+    no latencies); ``''`` otherwise. Under the terminal's and the report's Latency
+    tables.
+
+    A p99 here is numpy's linear interpolation (``stats.percentiles_ms``) at rank
+    0.99 * (n - 1) of n sorted values (rank 0 the smallest). That rank lies strictly
+    between n - 2 and n - 1, between the two largest values, exactly when
+    2 <= n <= 100; at n = 101 it is n - 2, the second largest value, and it falls
+    below that only from n = 102. One request's p99 is its own value, said so."""
     counts = [int(r["num_requests"]) - int(r.get("num_rejected") or 0)  # those served
               for r in records if r.get("num_requests")]
-    if not counts or min(counts) >= 100:
+    if not counts or min(counts) > 100:
         return ""
-    return (f"With fewer than 100 requests served in a case (here as few as "
-            f"{min(counts):,}), its "
-            "TTFT, TPOT and E2E p99 lie between its two largest values: read them as "
+    where = ("lie between its two largest values" if min(counts) > 1
+             else "lie between its two largest values (with one request, are its value)")
+    return (f"With 100 or fewer requests served in a case (here as few as "
+            f"{min(counts):,}), its TTFT, TPOT and E2E p99 {where}: read them as "
             "about the maximum, not as a tail percentile.")
 
 

@@ -107,11 +107,11 @@ def test_the_report_gives_the_terminals_latency_table(timed_run, tmp_path, capsy
         assert f"`{name.upper()}`: {meaning}." in section
     assert TPOT_ITL_DIFFER in section
     # 6 requests a case: the p99 is between the two largest values, said in both
-    assert ("\nNote: With fewer than 100 requests served in a case (here as few as 6), its TTFT, "
+    assert ("\nNote: With 100 or fewer requests served in a case (here as few as 6), its TTFT, "
             "TPOT and E2E p99 lie between its two largest values: read them as about the "
             "maximum, not as a tail percentile.\n") in out
     assert section.rstrip().endswith(
-        " With fewer than 100 requests served in a case (here as few as 6), its TTFT, TPOT and "
+        " With 100 or fewer requests served in a case (here as few as 6), its TTFT, TPOT and "
         "E2E p99 lie between its two largest values: read them as about the maximum, not "
         "as a tail percentile.")
     assert re.search(
