@@ -2473,8 +2473,8 @@ def _rows_identity_problem(case, rows, path: Path) -> str | None:
     return None
 
 
-def _disagreeing_cases(steps, requests, floor, cases,
-                       run_dir: Path) -> tuple[set[str], list[str]]:
+def _disagreeing_cases(steps, requests, floor, cases, run_dir: Path,
+                       recorded: list[str] = ()) -> tuple[set[str], list[str]]:
     """The case ids of ``cases`` (summary entries) whose figures disagree, and one line
     per such case naming the first figure and both values: a figure that is not the
     one recomputed from its ``steps.csv`` rows (``steps``: ``_step_problem``), an
@@ -2488,7 +2488,11 @@ def _disagreeing_cases(steps, requests, floor, cases,
     (``_idle_problem``), request counts that are not its ``requests.csv`` rows'
     (``_request_count_problem``), or floor figures that are not its ``floor.csv`` rows'
     (``floor``: ``_floor_problem``). The figures from the one and the
-    tables from the other would not agree, so the case is left out."""
+    tables from the other would not agree, so the case is left out. So is one whose
+    ``schedule_digest`` its rows do not bear out (``_schedule_problems``), whose
+    token-id bytes its frames do not (``_token_bytes_pair_problems``), or whose
+    ``token_digest`` is not that of the cases its token stream was compared with
+    (``_token_digest_problems``; ``recorded``: the run's own ``problems``)."""
     if "case_id" not in cases:
         return set(), []
     rows_known = (len(steps) > 0 and "case_id" in steps and "counted" in steps
@@ -2530,6 +2534,7 @@ def _disagreeing_cases(steps, requests, floor, cases,
     found = (_schedule_problems(steps, ids, cases, bad, run_dir / "steps.csv")
              if rows_known else [])
     found += _token_bytes_pair_problems(cases, bad, run_dir / "summary.json")
+    found += _token_digest_problems(cases, bad, run_dir / "summary.json", recorded)
     for case_id, why in found:
         if case_id not in bad:
             lines.append(why)
@@ -2589,6 +2594,41 @@ def _token_bytes_pair_problems(cases, bad: set[str], path: Path) -> list[tuple[s
                 f"prompt_chunk_bytes_per_step {tokens:,.6g}, but its SchedulerOutput is "
                 f"{longer:,.6g} bytes a step longer than that of case "
                 f"{str(other['case_id'])!r}, which ran the same schedule (left out)")))
+    return out
+
+
+def _token_digest_problems(cases, bad: set[str], path: Path,
+                           recorded: list[str]) -> list[tuple[str, str]]:
+    """``(case_id, line)`` for each complete case of ``cases`` (not in ``bad``) whose
+    ``token_digest`` is not that of the cases the run's token oracle compares it with
+    (``summary.digest_disagreements``, as the run ran it: one ``schedule_digest``, or
+    a drained row-only model): a digest typed over, since the run would have failed
+    (``token streams differ``) and said so in ``recorded`` (its ``problems``), whose
+    lines are not said again. The digest most of the group's cases share is taken as
+    the run's; where none has a majority (two cases that differ), every case of the
+    group is named."""
+    from ipc_bench.analysis.summary import digest_disagreements
+
+    if not {"scenario", "workload", "token_digest"} <= set(cases.columns):
+        return []
+    rows = [r for r in records(cases) if r.get("complete") is True
+            and isinstance(r["token_digest"], str) and str(r["case_id"]) not in bad]
+    out = []
+    for line, digests in digest_disagreements(rows)[0]:
+        if line in recorded:  # the run found it: its status and problems say so
+            continue
+        top = max(len(ids) for ids in digests.values())
+        common = [d for d, ids in digests.items() if len(ids) == top]
+        for digest, ids in digests.items():
+            if len(common) == 1 and digest == common[0]:
+                continue
+            other = next(d for d in digests if d != digest)
+            for case_id in ids:
+                out.append((str(case_id), (
+                    f"{path}: case {str(case_id)!r} has token_digest {digest[:12]}..., "
+                    f"but case {str(digests[other][0])!r}, whose token stream the run "
+                    f"compares with it, has {other[:12]}...: the run would have "
+                    f"failed with 'token streams differ' (left out)")))
     return out
 
 
@@ -4307,7 +4347,8 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     row_lines += lines + _long_steps(steps, cases, run_dir / "steps.csv")
     floor, lines, floor_over = _surplus_floor(floor, cases, run_dir)
     row_lines += lines
-    disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir)
+    disagree, lines = _disagreeing_cases(steps, requests, floor, cases, run_dir,
+                                         summary.get("problems") or [])
     row_lines += lines
     _refuse_none_left(cases, disagree, lines)
     # left out whole: its figures and its rows would tell two stories
@@ -4794,8 +4835,9 @@ def load(path_or_paths) -> Results:
     ``r2s_wire_bytes_total``, runner gaps, ``HOP_FIGURES``), its own tokens and steps
     (``_rate_problem``) or, timed replays, its requests' tokens and ``wall_s``
     (``_wall_rate_problem``, ``_wall_problem``), its floor.csv rows (``_floor_problem``) or its
-    requests.csv and itl.csv rows (request latencies: ``_latency_problem``) is left out with
-    its rows (one warning naming the first such figure and both values). ``ResultsError`` (one
+    requests.csv and itl.csv rows (request latencies: ``_latency_problem``), or a ``token_digest``
+    not that of the cases the run's oracle compared it with (``_token_digest_problems``)
+    is left out with its rows (one warning naming the first such figure and both values). ``ResultsError`` (one
     line) when ``cases`` is not a list, is missing or empty in a complete run, or no case is
     left; when a folder is given twice (``check_distinct_runs``) or is a copy of another one
     given (``check_copies``, ``check_copied_steps``). Every other case is loaded, those

@@ -946,13 +946,25 @@ def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]
     depend on the schedule (``_row_only_drained``: a model of ``ROW_ONLY_MODELS``, every
     request finished), which are compared across schedules. Each complete summary gets
     ``token_streams_compared_with`` and ``token_streams_not_compared_with`` (case ids).
+    ``digest_disagreements`` gives the problems with the case ids of each digest.
     """
+    found, notes = digest_disagreements(summaries)
+    return [line for line, _ in found], notes
+
+
+def digest_disagreements(summaries: list[dict[str, Any]]
+                         ) -> tuple[list[tuple[str, dict[str, list[str]]]], list[str]]:
+    """``check_digests``'s oracle: ``(found, notes)``, ``found`` one
+    ``(problem line, {token_digest: [case_id, ...]})`` per group of compared cases that
+    disagree (the cases of each digest, in ``summaries``' order), ``notes`` its notes.
+    Sets each complete summary's ``token_streams_compared_with`` and
+    ``token_streams_not_compared_with`` as ``check_digests`` says."""
     by_key: dict[tuple, dict[Any, list[dict[str, Any]]]] = {}
     for s in summaries:
         if s.get("complete"):
             by_key.setdefault((s["scenario"], s["workload"]), {}).setdefault(
                 s.get("schedule_digest"), []).append(s)
-    problems, notes = [], []
+    found, notes = [], []
     for (scenario, workload), groups in by_key.items():
         where = f"{scenario} [{workload}]"
         for schedule, cases in groups.items():
@@ -967,14 +979,14 @@ def check_digests(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]
                 digests.setdefault(s["token_digest"], []).append(s["case_id"])
             if schedule and len(digests) > 1:
                 parts = "; ".join(f"{d[:12]}: {', '.join(ids)}" for d, ids in digests.items())
-                problems.append(f"token streams differ in {where}: {parts}")
+                found.append((f"token streams differ in {where}: {parts}", digests))
         drained = _row_only_drained(groups)
         if drained:
-            problems.extend(_compare_across_schedules(where, drained))
+            found.extend(_compare_across_schedules(where, drained))
             groups = {k: [c for c in v if c not in drained] for k, v in groups.items()}
             groups = {k: v for k, v in groups.items() if v}
         notes.extend(_not_compared_notes(where, groups))
-    return problems, notes
+    return found, notes
 
 
 #: Models whose every token is computed from its request's own row (a hash of its last
@@ -995,10 +1007,12 @@ def _row_only_drained(groups: dict[Any, list[dict[str, Any]]]) -> list[dict[str,
     return cases if len({s["schedule_digest"] for s in cases}) > 1 else []
 
 
-def _compare_across_schedules(where: str, cases: list[dict[str, Any]]) -> list[str]:
+def _compare_across_schedules(where: str, cases: list[dict[str, Any]]
+                              ) -> list[tuple[str, dict[str, list[str]]]]:
     """``check_digests`` for ``_row_only_drained`` cases: each is compared with all the
-    others (its ``token_streams_*`` fields say so); one problem line if they differ.
-    Async scheduling and timed replays change the batches, not such a stream."""
+    others (its ``token_streams_*`` fields say so); one problem line, with the case ids
+    of each digest (``digest_disagreements``), if they differ. Async scheduling and
+    timed replays change the batches, not such a stream."""
     ids = {s["case_id"] for s in cases}
     for s in cases:
         s["token_streams_compared_with"] = sorted(ids - {s["case_id"]})
@@ -1010,9 +1024,9 @@ def _compare_across_schedules(where: str, cases: list[dict[str, Any]]) -> list[s
     if len(digests) < 2:
         return []
     parts = "; ".join(f"{d[:12]}: {', '.join(c)}" for d, c in digests.items())
-    return [f"token streams differ in {where} (every request finished and the model "
-            f"computes each token from its request's row, so the schedule cannot change "
-            f"them): {parts}"]
+    return [(f"token streams differ in {where} (every request finished and the model "
+             f"computes each token from its request's row, so the schedule cannot change "
+             f"them): {parts}", digests)]
 
 
 def no_request_served(summaries: list[dict[str, Any]]) -> list[str]:
