@@ -135,6 +135,9 @@ def _main(argv: list[str], swept: list[str]) -> int:
     if note is not None:
         opts.notes.append(note)
     opts.notes.extend(_check_cases(args, cases))
+    note = tcp_codecs_note(args, module, cases)
+    if note is not None:
+        opts.notes.append(note)
     _check_order_seed(args, opts, cases)
     # the per-step records of the largest case against the memory free now
     step_warning = check_step_memory(cases, available_memory_bytes(), args.remote_runners)
@@ -606,6 +609,25 @@ def _check_transport(args) -> list[str]:
                          "--allow-pickle-over-tcp if every host that can reach the port is "
                          "trusted")
     return args.codecs
+
+
+def tcp_codecs_note(args, module: ModuleType, cases: list) -> Optional[str]:
+    """The note for the default codecs run over ``--transport tcp`` without
+    ``--allow-pickle-over-tcp`` (``_check_transport`` leaves the pickled ones out):
+    ``--transport tcp leaves pickle out of the default codecs (msgpack,pickle): pickle
+    runs code on load ...``. ``None`` when ``--codecs`` is given (a pickled one given is
+    refused), for another transport, with ``--allow-pickle-over-tcp``, for a scenario
+    that runs one case (``ONE_CASE``: the first default codec, which is not pickled) and
+    where no case of ``cases`` runs a codec (only the single-process case)."""
+    if (args.codecs is not None or args.transport != "tcp" or args.allow_pickle_over_tcp
+            or getattr(module, "ONE_CASE", False)
+            or not any(c.codec in DEFAULT_CODECS for c in cases)):
+        return None
+    dropped = [c for c in DEFAULT_CODECS if c in PICKLED_CODECS]
+    return (f"--transport tcp leaves {', '.join(dropped)} out of the default codecs "
+            f"({','.join(DEFAULT_CODECS)}): pickle runs code on load and any local user "
+            "can connect to a TCP port; --allow-pickle-over-tcp runs it too, if every "
+            "host that can reach the port is trusted")
 
 
 def _pickle_words(codecs: list[str]) -> str:
