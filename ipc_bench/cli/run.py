@@ -142,6 +142,9 @@ def _main(argv: list[str], swept: list[str]) -> int:
     # the per-step records of the largest case against the memory free now
     step_warning = check_step_memory(cases, available_memory_bytes(), args.remote_runners)
     cases = with_cpu_affinity(cases, args.cpu_affinity, args.remote_runners)
+    note = shared_cpu_note(cases, args.remote_runners)
+    if note is not None:
+        opts.notes.append(note)
     for line in trace_warnings + ([step_warning] if step_warning else []):
         print(f"bench.py: warning: {line}", file=sys.stderr)
     if args.input_oracle_interval == 0:
@@ -278,6 +281,34 @@ def with_cpu_affinity(cases: list, sets, remote_runners: bool = False) -> list:
     return [dataclasses.replace(
         c, cpu_affinity=tuple(sets[:len(case_processes(c, remote_runners))]),
         frontend_cpus=frontend_cpus if c.frontend else None) for c in cases]
+
+
+def shared_cpu_note(cases: list, remote_runners: bool = False) -> Optional[str]:
+    """The note for ``--cpu-affinity`` sets that give a case's pinned processes fewer
+    CPUs together (``affinity.cores_in_use``, as ``--tp`` / ``--pp`` cases count the
+    cores their timings need, ``analysis.cores``) than there are processes: ``--cpu-affinity
+    0,0 runs the 2 processes of 2 cases (scheduler, runner) on 1 CPU (0): they take
+    turns on it, so each one's times include the other's ...``, named by the widest
+    such case of ``cases`` (``CaseSpec.cpu_affinity`` set: ``with_cpu_affinity``).
+    ``None`` when every pinned process may have a CPU of its own (a single-process
+    case's one set among them) or nothing is pinned. Raises nothing."""
+    from ipc_bench.harness.affinity import cores_in_use, format_cpus
+
+    shared = [c for c in cases if c.cpu_affinity
+              and cores_in_use(c.cpu_affinity) < len(c.cpu_affinity)]
+    if not shared:
+        return None
+    widest = max(shared, key=lambda c: len(c.cpu_affinity))
+    names = case_processes(widest, remote_runners)
+    cpus = frozenset().union(*widest.cpu_affinity)
+    given = ",".join(format_cpus(s) for s in widest.cpu_affinity)
+    k, n, m = len(names), len(shared), len(cpus)
+    others = "the other's" if k == 2 else "the others'"
+    return (f"--cpu-affinity {given} runs the {k} processes of {n} case{'s' * (n > 1)} "
+            f"({', '.join(names)}) on {m} CPU{'s' * (m > 1)} ({format_cpus(cpus)}): they "
+            f"take turns on {'it' if m == 1 else 'them'}, so each one's times include "
+            f"{others} and are not comparable with a run that gives each process its own "
+            "CPU (bytes and the oracles hold)")
 
 
 def _count_refusal(given: int, case_id: str, names: tuple[str, ...], frontend: bool,
