@@ -2599,7 +2599,7 @@ def _side_by_side(results, key: str,
                      if all(group + (r,) in means.index for r in pair))
         rows.append([str(group[0]) + (UNLIKE_MARK if marked else ""), group[1], group[2]]
                     + [f"-{cores.MARK}" if group + (r,) in held else
-                       tokens_name(key, format_value(vals[r], 2), group in timed
+                       tokens_name(key, _side_value(entry, vals[r]), group in timed
                                    and vals[r] == vals[r])
                        + (SIDE_ARITHMETIC_MARK if group + (r,) in arith
                           and vals[r] == vals[r] else "") for r in ids] + ratios)
@@ -2613,6 +2613,15 @@ def _side_by_side(results, key: str,
     return (blocks + wall + gaps + _side_notes(results, base, (missing, cut, absent[1]),
                                                list(held.values()), rows)
             + _interval_notes(said))
+
+
+def _side_value(entry, value: float) -> str:
+    """A side-by-side table's cell of metric ``entry`` (``metrics.Metric``) whose
+    display value (already at ``entry.scale``) is ``value``: as the case tables print
+    that metric (``Metric.fmt``: µs with one decimal, bytes and tokens/s whole, with
+    thousands separators), so one column holds one precision (``90.9`` above
+    ``168.2``, not ``90.97`` above ``168``); ``-`` for NaN or infinity."""
+    return entry.fmt.format(value) if math.isfinite(value) else "-"
 
 
 def _cell_notes(key: str, timed: bool, rows: list[list[str]], runs: int,

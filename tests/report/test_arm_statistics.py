@@ -131,7 +131,7 @@ def test_a_side_by_side_cell_without_a_geometric_mean_is_marked_and_said():
             for r, vals in (("a", [0.0, 4000.0]), ("b", [3000.0, 3000.0])) for v in vals]
     blocks = _side_by_side(SimpleNamespace(run_ids=["a", "b"], cases=pd.DataFrame(rows)),
                            "build_ns_per_step")
-    assert blocks[1][2] == [["num_running=4", "send", "msgpack", "2.00 †", "3.00", "1.500"]]
+    assert blocks[1][2] == [["num_running=4", "send", "msgpack", "2.0 †", "3.0", "1.500"]]
     assert blocks[2:] == [("p", "`†`: that run has a repetition with a value of 0 or less, "
                                 "so no geometric mean: its arithmetic mean over "
                                 "repetitions, which the ratio columns use for it, "

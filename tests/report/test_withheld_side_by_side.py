@@ -91,8 +91,8 @@ def test_side_by_side_withholds_the_timings_of_tp_cases(runs):
     assert [ln.split(" | ")[1:3] for ln in byte_rows] == [
         ["send", "msgpack"], ["cached", "msgpack"], ["send", "replicated"],
         ["cached", "replicated"]]
-    assert byte_rows[2:] == [TP_ROW + " send | replicated | - | 18.00 | - |",
-                             TP_ROW + " cached | replicated | - | 18.00 | - |"]
+    assert byte_rows[2:] == [TP_ROW + " send | replicated | - | 18 | - |",
+                             TP_ROW + " cached | replicated | - | 18 | - |"]
     assert SIDE_NOTE not in tables["s2r payload B/step"]
     # the case tables, the same rule
     assert "| 0 | send | msgpack | ipc* | 20 | - | - | - |" in md
