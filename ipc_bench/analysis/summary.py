@@ -55,6 +55,8 @@ from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.pp import pp_figures
 from ipc_bench.analysis.send_cost import case_off_nominal, float_or_none
 from ipc_bench.analysis.tp import tp_core_warning, tp_figures
+from ipc_bench.analysis.replay_stall import (STALL_BIN_RATIO, stalled_share,
+                                             workload_stall_figures)
 from ipc_bench.harness.spec import (INPROC, RUNNER_COLUMNS, RUNNER_TIMESTAMP_COLUMNS,
                                     SCHED_COLUMNS, CaseResult)
 from ipc_bench.harness.recording import cut_at_max_model_len
@@ -667,15 +669,23 @@ def stall_warnings(summary: dict[str, Any]) -> list[str]:
     step is held by the mean step, out tok/s and the comparisons, whatever the block
     spread says, and its line gives out tok/s without it (a timed replay's: the mean
     step and the latencies, its tokens/s being over wall time); a stall between steps is
-    left out of out tok/s, and its line gives the loop's. ``[]`` otherwise (in summaries
-    written before these figures, and in a streamed case, ``soak``, which keeps no
-    per-step figures)."""
+    left out of out tok/s, and its line gives the loop's. A trace replay's stalled
+    steps, each judged against its workload's median (``replay_stall_warning``), come
+    first; where that line is given and its longest stalled step is the longest step,
+    the longest step's own line is not (the replay's names it). ``[]`` otherwise (in
+    summaries written before these figures, and in a streamed case, ``soak``, which
+    keeps no per-step figures)."""
     median, mean = summary.get("step_ns_median"), summary.get("step_ns_mean")
     n, out = summary.get("num_steps") or 0, []
     if not median or not mean or n < 2:
         return out
+    stalled = replay_stall_warning(summary)
+    if stalled:
+        out.append(stalled)
     longest = summary.get("step_ns_max")
-    if longest and longest > STALL_MEDIANS * median and longest > STALL_SHARE_MIN * mean * n:
+    if stalled and summary.get("stalled_step_ns_max_seq") == summary.get("step_ns_max_seq"):
+        pass  # the replay's line names the longest step, a stalled one
+    elif longest and longest > STALL_MEDIANS * median and longest > STALL_SHARE_MIN * mean * n:
         # a timed replay's tokens/s is over its wall time, which the stall barely moves
         timed = summary.get("trace_speedup") is not None
         without = None if timed else summary.get("output_tokens_per_s_without_longest")
@@ -698,6 +708,33 @@ def stall_warnings(summary: dict[str, Any]) -> list[str]:
             "between two steps, which out tok/s, over the steps' time, leaves out"
             + (f"; over the loop's wall time it was {rate:,.0f} tok/s" if rate else ""))
     return out
+
+
+def replay_stall_warning(summary: dict[str, Any]) -> Optional[str]:
+    """The line of a trace replay whose stalled steps (``stalled_steps``: counted steps
+    over ``STALL_BIN_RATIO`` times the median step of their workload,
+    ``analysis.replay_stall``) hold over ``STALL_SHARE_MIN`` of its counted steps' time
+    (``stalled_step_share``): their count and share, the longest of them (``seq``, time,
+    over its workload's median) and out tok/s without them (a timed replay's: the mean
+    step and the latencies, its tokens/s being over wall time). ``None`` otherwise, in
+    a steady case and in summaries written before these figures."""
+    count, share = summary.get("stalled_steps"), stalled_share(summary)
+    longest, ratio = summary.get("stalled_step_ns_max"), summary.get("stalled_step_ns_max_ratio")
+    if not count or share is None or share <= STALL_SHARE_MIN or not longest or not ratio:
+        return None
+    timed = summary.get("trace_speedup") is not None
+    without = None if timed else summary.get("output_tokens_per_s_without_stalled")
+    them = "them" if count > 1 else "it"
+    return (f"{count:,} counted step{'s' * (count > 1)} took over {STALL_BIN_RATIO}x the "
+            "median step of their workload (the counted steps that scheduled as many "
+            f"tokens, to within a power of 2), {100 * share:.0f} % of the counted steps' "
+            f"time: {'stalls' if count > 1 else 'a stall'} ({STALL_CAUSES}), which the "
+            "mean step" + (" and the requests' latencies hold" if timed
+                           else ", out tok/s and the comparisons hold")
+            + f"; {'the longest, ' * (count > 1)}step "
+            f"{summary.get('stalled_step_ns_max_seq')} (steps.csv seq){',' * (count > 1)} took "
+            f"{_time_words(longest)}, {ratio:,.0f}x its workload's median"
+            + (f"; out tok/s without {them}: {without:,.0f}" if without else ""))
 
 
 def _time_words(ns: float) -> str:
@@ -772,6 +809,9 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     if spec.transport != INPROC:
         out.update(_wire_bytes(result, a, c))
     out.update(_step_figures(c))
+    if is_replay(out):  # its steps change with the trace: each judged by its workload's
+        out.update(workload_stall_figures(*(c[:, _COL[k]] for k in (
+            "num_scheduled_tokens", "step_ns", "seq", "num_output_tokens"))))
     if spec.scheduler.num_spec_tokens and spec.count == "decode_only":
         out.update(_spec_figures(c))
     out.update(_runner_figures(result, a, c, out))
@@ -1447,7 +1487,8 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     cached case whose median whole step exceeds its nominal step by more than 10 % plus
     the control plane's allowance (``send_cost.whole_step_warning``); a loop that
     spent much of its time between its timed steps (``between_steps_warning``); a
-    counted step or a time between steps that stalled (``stall_warnings``). Returns
+    counted step, a time between steps or a trace replay's steps that stalled
+    (``stall_warnings``; ``replay_stall_warning``: against their workload's). Returns
     one line per problem; an empty list means none was seen.
     """
     warnings = []
