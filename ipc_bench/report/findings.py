@@ -13,6 +13,8 @@ row per workload and codec, opens the section (``Findings``, ``_summary_table``,
 ``findings_blocks``); timed replays give latencies instead of tokens/s,
 and one finding gives each pair's wall times and wall tok/s as what they are, a measure
 of the arrivals (``_timed_replay_finding``).
+A pair whose arms' garbage collections per step differ by 1 or more in either process
+gets a line on the collector after its finding (``_gc_findings``, ``collector.gc_line``).
 Then send's token bytes split, the single-process and floor baselines, and send's cost
 as a share of the step (a step-time run: the lines its terminal printed, from the
 ``send_cost_*`` fields it recorded, ``analysis.send_cost``). A ``--pp`` run compares
@@ -707,6 +709,20 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
                 + off + _oversubscribed(cases, workload, codec, key[2]))
     return text + f" ({ONE_PAIR}: {t[SEND]:,.0f} → {t[CACHED]:,.0f} tok/s)." + off + \
         _oversubscribed(cases, workload, codec, key[2])
+
+
+def _gc_findings(cases, key: tuple, where: Where, withheld: frozenset) -> list[str]:
+    """``collector.gc_line`` of ``key``'s send/cached pairs (workload, codec, transport,
+    model), as one line or none; none for the single process (one process, no
+    scheduler and runner to name) or where the pair's timings are withheld."""
+    from ipc_bench.report.collector import gc_line
+
+    workload, codec, model = key[0], key[1], key[3]
+    if codec == SINGLE_PROCESS or key[:3] in withheld:
+        return []
+    what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
+    line = gc_line(f"{where(workload)} ({what})", pair_records(cases, key))
+    return [line] if line else []
 
 
 def _timed_replay_finding(cases, tput: dict[tuple, dict[str, Any]], where: Where,
@@ -1819,10 +1835,11 @@ def findings(results) -> list[str]:
     where = _where_of(cases, results.labels)
     withheld = frozenset(withheld_keys(cases))
     recorded = recorded_metrics(results)
-    out = _request_findings(cases, where) + [
-        _rough_caveat(_pair_finding(cases, tables, key, where, timed, withheld, recorded),
-                      pair_records(cases, key))
-        for key in tables["tput"]]
+    out = _request_findings(cases, where)
+    for key in tables["tput"]:
+        out.append(_rough_caveat(_pair_finding(cases, tables, key, where, timed, withheld,
+                                               recorded), pair_records(cases, key)))
+        out.extend(_gc_findings(cases, key, where, withheld))
     if timed:
         out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
                    if {SEND, CACHED} <= set(cases["policy"])

@@ -1,0 +1,84 @@
+"""The findings' line on Python's garbage collector in a send/cached pair
+(``report.collector.gc_line``): given where the arms' collections per counted step differ
+by one or more in the scheduler or the runner process, as at 4,096 running requests
+(send 19.0, cached 13.3 in each), none where they are about equal (16 running
+requests: 0.0 in each)."""
+
+from __future__ import annotations
+
+import math
+
+from analysis_run import run_bench
+from ipc_bench.analysis.results import load
+from ipc_bench.report import findings
+from ipc_bench.report.collector import gc_line
+
+HEAD = "At 4,096 running requests (msgpack)"
+SEND_MORE = ("At 4,096 running requests (msgpack), Python's garbage collector ran 19.0 "
+             "times per step in send's scheduler and 19.0 in its runner, against cached's "
+             "13.3 and 13.3: part of send's extra step time is collection, started by the "
+             "objects its token ids add each step (as in vLLM, whose heap is frozen the "
+             "same way).")
+
+
+def _arm(sched, runner) -> dict:
+    return dict(sched_gc_collections_per_step=sched, runner_gc_collections_per_step=runner)
+
+
+def test_the_line_where_send_starts_more_collections():
+    pairs = [(_arm(19.0, 19.0075), _arm(13.3, 13.3))]
+    assert gc_line(HEAD, pairs) == SEND_MORE
+    assert len(SEND_MORE) < 320
+
+
+def test_the_means_over_repetitions_and_one_process_alone():
+    pairs = [(_arm(18.0, 0.0), _arm(13.0, 0.0)), (_arm(20.0, 0.5), _arm(13.6, 0.0))]
+    assert gc_line(HEAD, pairs) == (
+        f"{HEAD}, Python's garbage collector ran 19.0 times per step in send's scheduler "
+        "and 0.2 in its runner, against cached's 13.3 and 0.0: part of send's extra step "
+        "time is collection, started by the objects its token ids add each step (as in "
+        "vLLM, whose heap is frozen the same way).")
+    # the runner's figure not recorded (NaN, or absent): left out of the line
+    no_runner = [(_arm(19.0, math.nan), _arm(13.3, math.nan))]
+    assert gc_line(HEAD, no_runner) == gc_line(
+        HEAD, [({"sched_gc_collections_per_step": 19.0},
+                {"sched_gc_collections_per_step": 13.3})]) == (
+        f"{HEAD}, Python's garbage collector ran 19.0 times per step in send's scheduler, "
+        "against cached's 13.3: part of send's extra step time is collection, started by "
+        "the objects its token ids add each step (as in vLLM, whose heap is frozen the "
+        "same way).")
+
+
+def test_the_line_where_cached_starts_more():
+    assert gc_line(HEAD, [(_arm(2.0, 2.0), _arm(3.5, 2.0))]) == (
+        f"{HEAD}, Python's garbage collector ran 2.0 times per step in send's scheduler "
+        "and 2.0 in its runner, against cached's 3.5 and 2.0: part of the step-time "
+        "difference between the arms is collection.")
+
+
+def test_no_line_where_the_collections_are_about_equal_or_not_recorded():
+    assert gc_line(HEAD, [(_arm(0.0, 0.0025), _arm(0.0, 0.0025))]) == ""
+    assert gc_line(HEAD, [(_arm(13.9, 14.2), _arm(13.3, 13.3))]) == ""  # < 1 apart
+    assert gc_line(HEAD, [(_arm(math.nan, math.nan), _arm(13.3, 13.3))]) == ""
+    assert gc_line(HEAD, [({}, {})]) == ""
+    assert gc_line(HEAD, []) == ""
+
+
+def test_a_run_gets_the_line_after_its_pair_finding_only_where_collections_differ(tmp_path):
+    run_bench(tmp_path, ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
+                         "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
+                         "--no-floor"])
+    results = load(tmp_path)
+    lines = list(findings.findings(results))
+    assert not any("garbage collector" in ln for ln in lines)  # 4 running: no collection
+    cases = results.cases
+    send, cached = cases["policy"] == "send", cases["policy"] == "cached"
+    cases.loc[send, "sched_gc_collections_per_step"] = 19.0
+    cases.loc[send, "runner_gc_collections_per_step"] = 19.0075
+    cases.loc[cached, "sched_gc_collections_per_step"] = 13.3
+    cases.loc[cached, "runner_gc_collections_per_step"] = 13.3
+    got = list(findings.findings(results))
+    at = next(i for i, ln in enumerate(got) if ln.startswith("At 4 running requests (msgpack), "
+                                                              "cached sends"))
+    assert got[at + 1] == SEND_MORE.replace(HEAD, "At 4 running requests (msgpack)")
+    assert got[:at + 1] + got[at + 2:] == lines
