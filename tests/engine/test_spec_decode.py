@@ -225,7 +225,7 @@ def test_lookahead_slots_are_allocated_past_the_scheduled_tokens_up_to_max_model
                           "cached")
         sched.add_request("a", 0, list(range(1, 8)), 100)  # 7 tokens (+ 2: 9)
         sched.add_request("b", 1, list(range(1, 16)), 100)  # 15 tokens (+ 2, capped: 16)
-        plan = sched.schedule()
+        sched.schedule()
         blocks[lookahead] = [len(sched.requests[r].block_ids) for r in ("a", "b")]
     assert blocks == {0: [2, 4], 2: [3, 4]}
 
@@ -279,13 +279,14 @@ def test_torch_token_streams_with_drafts_equal_those_without(torch_base_streams,
 def test_torch_flex_token_streams_with_drafts_equal_those_without():
     """With ``--attention flex`` the verification rows run as multi-query rows of the
     compiled flex kernel (one call per layer); the tokens equal flex's own K = 0 run.
-    4 sequences in a cache of 80 blocks of 4: the attention shapes of
-    test_paged_attention.py's flex models (``SCHED``, ``SPEC_SCHED``: buckets 1, 2, 4;
-    query widths 1 and 3), whose compiled kernels the session's inductor cache then
-    holds, so this test compiles no new flex kernel when run with that file."""
+    2 sequences at a time in a cache of 80 blocks of 4: buckets 1 and 2, query widths
+    1 and 3, shapes of test_paged_attention.py's flex models (``SCHED``,
+    ``SPEC_SCHED``), whose compiled kernels the session's inductor cache then holds. Each bucket and width is a compile of its own (about 4 s of CPU
+    each); 2 rows at most still put verification rows beside each other in one call
+    (steps with drafts of both requests, asserted below) with 4 compiles, not 6."""
     streams = {}
     for k in (0, 2):
-        sched, runner = torch_pair(k, "cached", attention="flex", max_num_seqs=4,
+        sched, runner = torch_pair(k, "cached", attention="flex", max_num_seqs=2,
                                    num_blocks=80)
         assert runner.model.decode_threshold == 1 + k
         add_torch(sched)
