@@ -45,7 +45,8 @@ def workload_bins(tokens: np.ndarray) -> np.ndarray:
 def workload_references(tokens: np.ndarray, step_ns: np.ndarray) -> np.ndarray:
     """Each step's reference step time (ns, float ``[n]``): its bin's median
     ``step_ns`` where the bin (``workload_bins``) holds ``STALL_BIN_MIN_STEPS`` steps
-    or more, else the median of the nearest such bin above it, else NaN (unjudged).
+    or more, else the median of the nearest such bin above it, else NaN (unjudged; so
+    too a bin whose median is 0 ns, and the sparse bins below it).
     ``tokens``, ``step_ns``: ``[n]`` arrays of the counted steps. Raises nothing."""
     bins = workload_bins(tokens)
     step_ns = np.asarray(step_ns, dtype=np.float64)
@@ -55,7 +56,8 @@ def workload_references(tokens: np.ndarray, step_ns: np.ndarray) -> np.ndarray:
     for key, count in zip(keys[::-1], counts[::-1]):  # highest bin first
         mask = bins == key
         if count >= STALL_BIN_MIN_STEPS:
-            above = float(np.median(step_ns[mask]))
+            median = float(np.median(step_ns[mask]))
+            above = median if median > 0 else np.nan  # no ratio to a 0 ns step
         ref[mask] = above
     return ref
 

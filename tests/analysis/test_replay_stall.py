@@ -60,6 +60,10 @@ def test_stalled_steps_are_judged_against_their_workloads_median():
                          stall_unjudged_steps=0)
     # fewer than 8 steps in every bin: nothing judged
     assert workload_stall_figures(*_arrays([(1, 100_000)] * 7))["step_ns_bin_ratio_max"] is None
+    # a bin whose median step is 0 ns (a hand-made row): unjudged, not an infinite ratio
+    zero = workload_stall_figures(*_arrays([(1, 0)] * 8 + [(1, 5)] + [(4, 100)] * 8))
+    assert (zero["stalled_steps"], zero["step_ns_bin_ratio_max"],
+            zero["stall_unjudged_steps"]) == (0, 1.0, 9)
 
 
 def _summary(**extra):
