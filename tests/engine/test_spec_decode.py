@@ -279,14 +279,15 @@ def test_torch_token_streams_with_drafts_equal_those_without(torch_base_streams,
 def test_torch_flex_token_streams_with_drafts_equal_those_without():
     """With ``--attention flex`` the verification rows run as multi-query rows of the
     compiled flex kernel (one call per layer); the tokens equal flex's own K = 0 run.
-    2 sequences at a time in a cache of 80 blocks of 4: buckets 1 and 2, query widths
-    1 and 3, shapes of test_paged_attention.py's flex models (``SCHED``,
-    ``SPEC_SCHED``), whose compiled kernels the session's inductor cache then holds. Each bucket and width is a compile of its own (about 4 s of CPU
-    each); 2 rows at most still put verification rows beside each other in one call
-    (steps with drafts of both requests, asserted below) with 4 compiles, not 6."""
+    4 sequences in a cache of 80 blocks of 4: the attention shapes of
+    test_paged_attention.py's flex models (``SCHED``, ``SPEC_SCHED``: buckets 1, 2, 4;
+    query widths 1 and 3), whose compiled kernels the session's inductor cache then
+    holds, so this test compiles no new flex kernel when run with that file (0.2 s
+    after it in one process; 2 sequences, buckets sized for 2, would compile kernels of
+    their own: 11 s)."""
     streams = {}
     for k in (0, 2):
-        sched, runner = torch_pair(k, "cached", attention="flex", max_num_seqs=2,
+        sched, runner = torch_pair(k, "cached", attention="flex", max_num_seqs=4,
                                    num_blocks=80)
         assert runner.model.decode_threshold == 1 + k
         add_torch(sched)
