@@ -468,6 +468,7 @@ class Results:
     sched_*_ns_per_step, runner_*_ns_per_step     ns       mean per counted step of each phase
     build/encode/decode_ns_per_step               ns       both directions summed
     *_gc_collections_per_step                     1/step
+    sched_gc_ns_per_step, runner_gc_ns_per_step   ns       time in those collections, per step
     sched/runner_breakdown_coverage               ratio    share of the step its named parts cover
     step_ns_block_cv                              ratio    spread of 50-step mean step times
     machine_busy_pct, cpu_steal_pct               %        whole machine during the case
@@ -531,6 +532,8 @@ class Results:
     sched_cpu_ns                              ns     scheduler thread CPU time over the step
     s2r_payload_bytes, r2s_payload_bytes      bytes  SchedulerOutput / ModelRunnerOutput frame
     gc_collections                            count  scheduler-process collections in the step
+    gc_ns                                     ns     time in those collections (NaN: a run
+                                                     before it)
     t_end_ns                                  ns     end of the step since the case's loop began
                                                      (timed replays: on the replay clock, which
                                                      stops during the end-of-warm-up pause)
@@ -540,6 +543,8 @@ class Results:
     runner_writeback_ns, runner_build_ns,            write_back, build_output, encode the reply,
     runner_encode_ns, runner_send_ns                 socket send
     runner_gc_collections                     count  runner-process collections in the step
+    runner_gc_ns                              ns     time in those collections (NaN: a run
+                                                     before it)
     runner_t0_ns                              ns     start of the runner's wait, since its loop began
     runner_forward_start_ns                   ns     start of the step's forward, since the
                                                      runner's timing began (runner gap)
@@ -1031,7 +1036,9 @@ def header_problem(path: Path, columns: tuple[str, ...], size: int | None = None
 #: note: ``num_waiting`` labels a timed replay's pace, and the report already says
 #: which measure labelled each (``tables.pace_measures_sentence``: the older
 #: ``arrival_span_share`` for such a run); no other figure reads it.
-QUIET_ABSENT_COLUMNS = ("num_waiting",) + OPTIONAL_RUNNER_COLUMNS
+#: ``gc_ns`` and ``runner_gc_ns``: the collections' time, which only the findings'
+#: collector line gives (``report.collector``), which goes without it.
+QUIET_ABSENT_COLUMNS = ("num_waiting", "gc_ns", "runner_gc_ns") + OPTIONAL_RUNNER_COLUMNS
 
 
 def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None = None):
@@ -1691,6 +1698,7 @@ STEP_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("num_reqs",), "num_running_mean"),
     (("sched_cpu_ns",), "sched_cpu_ns_per_step"),
     (("gc_collections",), "sched_gc_collections_per_step"),
+    (("gc_ns",), "sched_gc_ns_per_step"),
     (("sched_ns",), "sched_ns_per_step"),
     (("build_ns",), "sched_build_ns_per_step"),
     (("encode_ns",), "sched_encode_ns_per_step"),

@@ -176,6 +176,7 @@ def stream_summary(stats: StreamStats) -> dict[str, Any]:
             sched_update_ns_per_step=s["update_ns"] / n,
             sched_cpu_ns_per_step=s["sched_cpu_ns"] / n,
             sched_gc_collections_per_step=s["gc_collections"] / n,
+            sched_gc_ns_per_step=s["gc_ns"] / n,
         )
     for name in ("ttft", "tpot", "itl", "e2e"):  # as summary.latency_summary's
         out.update(percentiles_ms(stats.latencies_s(f"{name}_s"), name))

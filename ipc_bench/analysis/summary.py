@@ -335,6 +335,7 @@ def _step_figures(c: np.ndarray) -> dict[str, Any]:
         sched_update_ns_per_step=mean("update_ns"),
         sched_cpu_ns_per_step=mean("sched_cpu_ns"),
         sched_gc_collections_per_step=mean("gc_collections"),
+        sched_gc_ns_per_step=mean("gc_ns"),
     )
 
 

@@ -22,7 +22,7 @@ when it was scheduled, one iteration earlier), then its wait, decode and update.
 iteration that applied it: from the end of the previous row's between-step work to
 the end of this update, so it holds the scheduling of the next step and the sum of
 ``step_ns`` is the loop's busy wall time, as under sync scheduling; ``sched_cpu_ns``
-and ``gc_collections`` cover the same span.
+and ``gc_collections`` and ``gc_ns`` cover the same span.
 
 Loop totals (``CaseResult.loop_totals``, ``_LoopRun.start_totals``). They start once
 the last warm-up step's output is applied, at the start of the first counted row's
@@ -238,7 +238,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
     if flusher is not None:
         flusher.start(t_start)
     next_flush = flusher.next_ns if flusher is not None else None
-    t_row, c_row, gc_row = perf(), cpu(), gc_counter.count
+    t_row, c_row, gc_row, gc_ns_row = perf(), cpu(), gc_counter.count, gc_counter.ns
     beat = no_beat  # until the loop has ended well: no KeepAlive to a failed runner
     try:
         while True:
@@ -248,7 +248,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 state = admission.ready()
                 if state == _READY:
                     if seq_next == run.pause_seq and not run.paused:
-                        p0, c0, g0 = perf(), cpu(), gc_counter.count
+                        p0, c0, g0, gn0 = perf(), cpu(), gc_counter.count, gc_counter.ns
                         # --pp: the first stages have waited since the last frame
                         run.end_warmup(end_beat(link, frontend, fresh=not spec.pp), link)
                         t_start = run.t_start  # a timed replay's clock stopped meanwhile
@@ -256,6 +256,7 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                         t_row += perf() - p0
                         c_row += cpu() - c0
                         gc_row += gc_counter.count - g0
+                        gc_ns_row += gc_counter.ns - gn0
                     if not warmup_steps and run.t_warm is None:  # else: after the
                         run.start_totals()  # last warm-up step's update (below)
                     t0 = perf()
@@ -309,7 +310,8 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     len(finished), len(plan.preempted), plan.num_resumed, num_waiting,
                     sched_ns, build_ns,
                     encode_ns, send_ns, t5 - t5a, t6 - t5, t7 - t6, t7 - t_row, c1 - c_row,
-                    len(frame), r2s_bytes, gc_counter.count - gc_row, t7 - t_start))
+                    len(frame), r2s_bytes, gc_counter.count - gc_row,
+                    gc_counter.ns - gc_ns_row, t7 - t_start))
             if counted and frame and keep_frames:  # (no frame in the single process)
                 result.s2r_frames.append(frame)
                 result.r2s_frames.append(link.last_reply)
@@ -331,9 +333,10 @@ def run_async_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 next_flush = flusher.next_ns
             if seq + 1 == warmup_steps:  # its output applied: the loop totals start
                 run.start_totals()
-                t_row, c_row, gc_row = run.t_warm, cpu(), gc_counter.count
+                t_row, c_row = run.t_warm, cpu()
             else:
-                t_row, c_row, gc_row = perf(), cpu(), gc_counter.count
+                t_row, c_row = perf(), cpu()
+            gc_row, gc_ns_row = gc_counter.count, gc_counter.ns
         oracle.check()
         beat = end_beat(link, frontend, fresh=not spec.pp)
     finally:

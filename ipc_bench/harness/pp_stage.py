@@ -85,10 +85,10 @@ class StageLoop(RunnerLoop):
             seq, n = stage.expected_ids()
             stage.apply_ids(link.recv_ids(n, seq))
 
-    def _record(self, t1, t2, t3, t4, t5, t6, t7, t8, t9, gcs) -> None:
+    def _record(self, t1, t2, t3, t4, t5, t6, t7, t8, t9, gcs, gc_ns) -> None:
         """One step's columns: decode, update (with the direct ids' wait), prepare,
         forward (hidden states in, compute, hidden states out or sampling), write-back
-        (with the direct send), build, encode, send."""
+        (with the direct send), build, encode, send; its collections and their time."""
         st, cols = self.stepper, self.columns
         st._rec_update(t3 - t2)
         st._rec_prepare(t4 - t3)
@@ -100,6 +100,7 @@ class StageLoop(RunnerLoop):
         cols["runner_encode_ns"].append(t8 - t7)
         cols["runner_send_ns"].append(t9 - t8)
         cols["runner_gc_collections"].append(gcs)
+        cols["runner_gc_ns"].append(gc_ns)
 
     def run(self) -> None:
         """The measured loop (module docstring), every part timed into ``columns``."""
@@ -128,7 +129,7 @@ class StageLoop(RunnerLoop):
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                gc0 = gc_counter.count
+                gc0, gc_ns0 = gc_counter.count, gc_counter.ns
                 so = decode(frame)
                 t2 = perf()
                 stage.update(so)
@@ -158,7 +159,8 @@ class StageLoop(RunnerLoop):
                 if last:
                     reply(out_frame, self.seq)
                 t9 = perf()
-                self._record(t1, t2, t3, t4, t5, t6, t7, t8, t9, gc_counter.count - gc0)
+                self._record(t1, t2, t3, t4, t5, t6, t7, t8, t9, gc_counter.count - gc0,
+                             gc_counter.ns - gc_ns0)
                 keep_reply(out_frame)
                 record_inputs(self.seq, so.num_scheduled_tokens, rows, inputs)
                 if not last:  # outside the step's times: sends the next stage has

@@ -53,7 +53,8 @@ class StreamStats:
 
     _SUM_COLUMNS = ("num_output_tokens", "step_ns", "num_reqs", "s2r_payload_bytes",
                     "r2s_payload_bytes", "sched_ns", "build_ns", "encode_ns", "send_ns",
-                    "wait_ns", "decode_ns", "update_ns", "sched_cpu_ns", "gc_collections")
+                    "wait_ns", "decode_ns", "update_ns", "sched_cpu_ns", "gc_collections",
+                    "gc_ns")
 
     def __init__(self) -> None:
         self.num_total_steps = 0
@@ -150,17 +151,27 @@ class StreamStats:
 
 
 class GcCounter:
-    """Counts garbage collections of this process (``gc.callbacks``); ``close()``
-    unregisters it."""
+    """Counts garbage collections of this process (``gc.callbacks``): ``count``, the
+    collections started, and ``ns``, the time spent in those that ended, from the
+    callback's ``start`` to its ``stop`` (``time.perf_counter_ns``: the collection,
+    with any callback registered after this one; a few hundred ns each); ``close()``
+    unregisters it. The clock is read only in a collection: a step that starts none
+    pays an attribute read for each figure."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.ns = 0
+        self._t0 = 0
         gc.callbacks.append(self._on_gc)
 
     @unraisable  # an exception raised here would be printed and dropped
     def _on_gc(self, phase: str, info: dict) -> None:
         if phase == "start":
             self.count += 1
+            self._t0 = time.perf_counter_ns()
+        elif self._t0:  # a stop whose start this counter saw
+            self.ns += time.perf_counter_ns() - self._t0
+            self._t0 = 0
 
     def close(self) -> None:
         if self._on_gc in gc.callbacks:

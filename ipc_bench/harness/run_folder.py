@@ -75,7 +75,10 @@ Format history:
   ``idle_share``: a summary without them has its pace labelled by the waiting figures
   alone (``analysis.pace.replay_pace``). So was ``counted`` in frontend.csv: a file
   without it takes it from steps.csv's row of the same case and ``seq`` as it is loaded
-  (``analysis.results``).
+  (``analysis.results``). So were ``gc_ns`` and ``runner_gc_ns`` in steps.csv and the
+  cases' ``sched_gc_ns_per_step`` and ``runner_gc_ns_per_step``: a steps.csv without
+  them loads with them empty, and a summary without them gets the findings' collector
+  line without the time (``report.collector``).
 """
 
 from __future__ import annotations

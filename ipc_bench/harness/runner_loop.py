@@ -316,10 +316,11 @@ class RunnerLoop:
         perf = time.perf_counter_ns
         gc_counter = GcCounter()
         cols = self.columns
-        rec_idle, rec_decode, rec_encode, rec_send, rec_gc, rec_t0 = (
+        rec_idle, rec_decode, rec_encode, rec_send, rec_gc, rec_gc_ns, rec_t0 = (
             cols[name].append for name in ("runner_idle_ns", "runner_decode_ns",
                                            "runner_encode_ns", "runner_send_ns",
-                                           "runner_gc_collections", "runner_t0_ns"))
+                                           "runner_gc_collections", "runner_gc_ns",
+                                           "runner_t0_ns"))
         keep_reply = self.out_frames.append
         record_inputs = self.input_log.record if self.config.check_inputs else _no_record
         stepper = self.stepper
@@ -336,7 +337,7 @@ class RunnerLoop:
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                gc0 = gc_counter.count
+                gc0, gc_ns0 = gc_counter.count, gc_counter.ns
                 so = decode(frame)
                 t2 = perf()
                 out = execute(so)
@@ -349,6 +350,7 @@ class RunnerLoop:
                 rec_encode(t8 - t7)
                 rec_send(t9 - t8)
                 rec_gc(gc_counter.count - gc0)
+                rec_gc_ns(gc_counter.ns - gc_ns0)
                 keep_reply(frame)
                 record_inputs(self.seq, so.num_scheduled_tokens, rows, stepper.last_inputs)
                 self.seq += 1
@@ -359,11 +361,12 @@ class RunnerLoop:
         """``complete(pending, ahead)`` of ``run_pipelined``: finish a launched step
         (``TimedModelRunner.finish``), encode and send its reply, record its columns and
         its input digest (the ids the device fed, read back once its copy completed).
-        ``pending``: ``(seq, SchedulerOutput, LaunchedStep, gc count at launch)``;
+        ``pending``: ``(seq, SchedulerOutput, LaunchedStep, (gc count, gc ns) at
+        launch)``;
         ``ahead``: 1 if its successor was launched first."""
         cols = self.columns
-        rec_encode, rec_send, rec_gc = (cols[name].append for name in (
-            "runner_encode_ns", "runner_send_ns", "runner_gc_collections"))
+        rec_encode, rec_send, rec_gc, rec_gc_ns = (cols[name].append for name in (
+            "runner_encode_ns", "runner_send_ns", "runner_gc_collections", "runner_gc_ns"))
         rec_lookahead = cols.setdefault("runner_lookahead", _column(self.record)).append
         finish, encode, reply = self.stepper.finish, self.encode, self.channel.reply
         keep_reply = self.out_frames.append
@@ -382,7 +385,8 @@ class RunnerLoop:
             t9 = perf()
             rec_encode(t8 - t7)
             rec_send(t9 - t8)
-            rec_gc(gc_counter.count - gc0)
+            rec_gc(gc_counter.count - gc0[0])
+            rec_gc_ns(gc_counter.ns - gc0[1])
             keep_reply(frame)
             record_inputs(seq, so.num_scheduled_tokens, step.rows, step.inputs)
             self.seq = next_seq
@@ -407,7 +411,7 @@ class RunnerLoop:
         complete = self._completer(gc_counter)
         rec_idle, rec_decode, rec_t0 = (self.columns[name].append for name in (
             "runner_idle_ns", "runner_decode_ns", "runner_t0_ns"))
-        pending = None  # (seq, so, LaunchedStep, gc count at launch)
+        pending = None  # (seq, so, LaunchedStep, (gc count, gc ns) at launch)
         t_origin = perf()
         try:
             while True:
@@ -430,7 +434,7 @@ class RunnerLoop:
                     continue
                 rec_t0(t0 - t_origin)
                 rec_idle(t1 - t0)
-                gc0 = gc_counter.count
+                gc0 = gc_counter.count, gc_counter.ns
                 so = decode(frame)
                 t2 = perf()
                 rec_decode(t2 - t1)

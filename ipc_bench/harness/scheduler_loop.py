@@ -665,7 +665,7 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                 t_start = run.t_start  # a timed replay's clock stopped meanwhile
             if seq == warmup_steps:
                 run.start_totals()
-            gc0 = gc_counter.count
+            gc0, gc_ns0 = gc_counter.count, gc_counter.ns
             c0 = cpu()
             t0 = perf()
             plan = sched.schedule()
@@ -691,7 +691,8 @@ def run_scheduler_loop(spec: CaseSpec, link, result: CaseResult,
                     len(finished), len(plan.preempted), plan.num_resumed,
                     len(sched.waiting), t1 - t0, t2 - t1,
                     t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6, t7 - t0, c1 - c0, len(frame),
-                    r2s_bytes, gc_counter.count - gc0, t7 - t_start))
+                    r2s_bytes, gc_counter.count - gc0, gc_counter.ns - gc_ns0,
+                    t7 - t_start))
             if counted and frame and keep_frames:
                 frames.append(frame)
                 r2s_frames.append(link.last_reply)

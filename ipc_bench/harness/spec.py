@@ -55,6 +55,7 @@ SCHED_COLUMNS = (
     "s2r_payload_bytes",    # SchedulerOutput frame length
     "r2s_payload_bytes",    # ModelRunnerOutput frame length
     "gc_collections",       # collections in the scheduler process during the step
+    "gc_ns",                # time in those collections (gc.callbacks start to stop)
     "t_end_ns",             # end of the step, since the start of the case's loop (a
                             # timed replay: on its replay clock, scheduler_loop)
 )
@@ -71,6 +72,7 @@ RUNNER_COLUMNS = (
     "runner_encode_ns",     # serializer call on the ModelRunnerOutput
     "runner_send_ns",       # socket send of the frame
     "runner_gc_collections",
+    "runner_gc_ns",         # time in those collections
     "runner_t0_ns",         # start of the runner's wait for this step, since its loop began
     "runner_forward_start_ns",  # start of the step's forward (model execution), since the
                                 # runner's TimedModelRunner was built
@@ -98,7 +100,7 @@ RUNNER_TIMESTAMP_COLUMNS = ("runner_t0_ns", "runner_forward_start_ns")
 
 class StepRows:
     """The scheduler's per-step rows of a case (``CaseResult.sched_rows``), packed: one
-    int64 per ``SCHED_COLUMNS`` value in one ``array('q')``, 8 bytes a value (200 bytes
+    int64 per ``SCHED_COLUMNS`` value in one ``array('q')``, 8 bytes a value (208 bytes
     a row), where a list of tuples held about 470 bytes a row (the tuple, the list's
     pointer and an int object per large value) in many small blocks.
 

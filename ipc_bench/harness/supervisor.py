@@ -407,7 +407,8 @@ def _inproc_phases(spec: CaseSpec, runner: ModelRunner, on_step, result: CaseRes
     zero = [0] * len(stepper.columns["runner_update_ns"])
     result.runner_columns = dict(stepper.columns, runner_idle_ns=zero, runner_decode_ns=zero,
                                  runner_encode_ns=zero, runner_send_ns=zero,
-                                 runner_gc_collections=zero, runner_t0_ns=zero,
+                                 runner_gc_collections=zero, runner_gc_ns=zero,
+                                 runner_t0_ns=zero,
                                  **model_step_columns(runner.model))
     return result
 

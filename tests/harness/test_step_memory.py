@@ -178,7 +178,7 @@ def test_step_rows_read_as_the_list_of_tuples():
     assert rows == [ROWS[2], ROWS[0]]
     with pytest.raises(IndexError, match="step row 2 of 2"):
         rows[2]
-    with pytest.raises(ValueError, match="a step row has 25 values, got 3"):
+    with pytest.raises(ValueError, match="a step row has 26 values, got 3"):
         rows.append((1, 2, 3))
 
 
