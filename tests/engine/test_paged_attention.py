@@ -558,3 +558,24 @@ def test_batched_verification_rows_equal_one_by_one_and_the_reference(attention,
         assert logits.argmax(-1).tolist() == logits_1.argmax(-1).tolist()
         assert logits.argmax(-1).tolist() == ref.argmax(-1).tolist()
     torch.testing.assert_close(batched.kv_cache, serial.kv_cache, rtol=1e-5, atol=1e-5)
+
+
+def test_torch_flex_token_streams_with_drafts_equal_those_without():
+    """Speculative decoding (test_spec_decode.py's engine pair) with ``--attention
+    flex``: the verification rows run as multi-query rows of the compiled flex kernel
+    (one call per layer); the tokens equal flex's own K = 0 run. 4 sequences in a cache
+    of 80 blocks of 4: the attention shapes of the flex models above (``SCHED``,
+    ``SPEC_SCHED``: buckets 1, 2, 4; query widths 1 and 3). Here, in their process,
+    their compiled kernels serve it (0.2 s; in test_spec_decode.py, a file another
+    worker may take, it traced and compiled them again: 5 to 30 s of CPU)."""
+    from tests.engine.test_spec_decode import add_torch, drain, torch_pair
+
+    streams = {}
+    for k in (0, 2):
+        sched, runner = torch_pair(k, "cached", attention="flex", max_num_seqs=4,
+                                   num_blocks=80)
+        assert runner.model.decode_threshold == 1 + k
+        add_torch(sched)
+        streams[k], steps = drain(sched, runner)
+    assert streams[2] == streams[0]
+    assert any(len(so.scheduled_spec_decode_tokens) > 1 for _, so, _ in steps)

@@ -9,7 +9,8 @@
   with 0 none, and the same seed gives the same drafts under both policies.
 - Token streams with drafts equal those without, for K = 1, 2, 4, both policies, both
   message sets, with chunked prefill, max_model_len stops and preemption.
-- The torch model: its tokens with drafts equal those without (float32 on CPU), its
+- The torch model: its tokens with drafts equal those without (float32 on CPU; with
+  ``--attention flex`` in test_paged_attention.py, whose flex kernels it shares), its
   drafter (the target run ahead) is accepted at P = 1 always and at P = 0 never, and
   writes K/V only into lookahead slots that the next verification overwrites; the
   scheduler allocates those slots (``num_lookahead_tokens``).
@@ -273,27 +274,6 @@ def test_torch_token_streams_with_drafts_equal_those_without(torch_base_streams,
         assert sched.num_preemptions > 0
     draft_ns = runner.model.step_columns()["draft_ns"]
     assert len(draft_ns) == len(steps) and sum(d > 0 for d in draft_ns) > len(steps) // 2
-
-
-@pytest.mark.slow  # compiles flex attention (TorchInductor, CPU)
-def test_torch_flex_token_streams_with_drafts_equal_those_without():
-    """With ``--attention flex`` the verification rows run as multi-query rows of the
-    compiled flex kernel (one call per layer); the tokens equal flex's own K = 0 run.
-    4 sequences in a cache of 80 blocks of 4: the attention shapes of
-    test_paged_attention.py's flex models (``SCHED``, ``SPEC_SCHED``: buckets 1, 2, 4;
-    query widths 1 and 3), whose compiled kernels the session's inductor cache then
-    holds, so this test compiles no new flex kernel when run with that file (0.2 s
-    after it in one process; 2 sequences, buckets sized for 2, would compile kernels of
-    their own: 11 s)."""
-    streams = {}
-    for k in (0, 2):
-        sched, runner = torch_pair(k, "cached", attention="flex", max_num_seqs=4,
-                                   num_blocks=80)
-        assert runner.model.decode_threshold == 1 + k
-        add_torch(sched)
-        streams[k], steps = drain(sched, runner)
-    assert streams[2] == streams[0]
-    assert any(len(so.scheduled_spec_decode_tokens) > 1 for _, so, _ in steps)
 
 
 def test_torch_acceptance_one_accepts_every_draft_and_zero_none():
