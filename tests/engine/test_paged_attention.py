@@ -579,3 +579,23 @@ def test_torch_flex_token_streams_with_drafts_equal_those_without():
         streams[k], steps = drain(sched, runner)
     assert streams[2] == streams[0]
     assert any(len(so.scheduled_spec_decode_tokens) > 1 for _, so, _ in steps)
+
+
+def test_device_path_through_decode_graphs_equals_the_host_path():
+    """Pure-decode steps replayed through ``DecodeGraphs`` (``strict_capture`` on CPU:
+    the same work over the same persistent buffers, each replay overwriting the captured
+    output as a CUDA graph's does): the placeholders are filled in the
+    graphs' own input buffer, after the staged ids are copied in. (test_device_inputs.py's
+    ``DeviceDrive``; here, in the process of the flex models above, whose kernels its
+    graphs replay: under half a second, where in that file, which another worker may
+    take, it traced and compiled them again: 5 to 35 s of CPU.)"""
+    from ipc_bench.harness.recording import token_digest
+    from tests.engine.test_device_inputs import DeviceDrive
+
+    dev, host = DeviceDrive(True, graphs=True), DeviceDrive(False, graphs=True)
+    assert sum(dev.runner.model.graphs.replays.values()) > 10
+    assert dev.runner.device_ids.num_filled > 20
+    assert token_digest(dev.sched.requests.values()) == token_digest(
+        host.sched.requests.values())
+    for fed, exp in zip(dev.fed, dev.expected):
+        assert fed.tolist() == exp.tolist()
