@@ -458,6 +458,15 @@ class Results:
     output_tokens_per_s_without_longest           tok/s    out tok/s without that step
     between_steps_ns_max, ..._seq                 ns, -    the loop's longest time between two
                                                            steps, the seq of the step after it
+    stalled_steps, stalled_step_share,            -, ratio a trace replay's counted steps over 10x
+    stall_unjudged_steps                          -        their workload's median step
+                                                           (``analysis.replay_stall``), their
+                                                           share of the counted steps' time, the
+                                                           steps left unjudged
+    stalled_step_ns_max, ..._seq, ..._ratio       ns, -    the longest stalled step, its seq and
+                                                           its ratio to its workload's median
+    output_tokens_per_s_without_stalled           tok/s    out tok/s without the stalled steps
+    step_ns_bin_ratio_max                         ratio    the largest ratio of a judged step
     *_payload_bytes_per_step, *_wire_bytes_*      bytes    per counted step, per direction;
                                                            NaN in a single-process case, both
                                                            (``SINGLE_PROCESS_NO_PAYLOAD``)
@@ -3007,7 +3016,15 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "warmup_t
                         "between_steps_ns_max_seq",
                         # a timed replay's pace figures (``analysis.pace``)
                         "num_waiting_mean", "waiting_step_share", "last_arrival_s",
-                        "arrival_span_share", "idle_s", "idle_share")
+                        "arrival_span_share", "idle_s", "idle_share",
+                        # a trace replay's stalled steps (``analysis.replay_stall``)
+                        "stalled_steps", "stalled_step_share", "stall_unjudged_steps",
+                        "stalled_step_ns_max", "stalled_step_ns_max_seq",
+                        "stalled_step_ns_max_ratio", "output_tokens_per_s_without_stalled",
+                        "step_ns_bin_ratio_max",
+                        # each process's garbage collections and their time, per step
+                        "sched_gc_collections_per_step", "runner_gc_collections_per_step",
+                        "sched_gc_ns_per_step", "runner_gc_ns_per_step")
 
 
 #: Fields of a ``summary.json`` case that are percentages of the whole machine's CPU
