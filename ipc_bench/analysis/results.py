@@ -618,7 +618,10 @@ class Results:
     ``counted`` rows. Rows of a case left out or not listed are not loaded; a row of a
     ``seq`` its case has in an earlier row, or with a negative, infinite or too large
     value, is left out with a warning, as in ``steps``, and fewer rows than a case's
-    ``num_total_steps`` (one with frontend figures) warned about.
+    ``num_total_steps`` (one with frontend figures) warned about; a case whose
+    ``frontend_*_per_step`` are not its counted rows' means (``FRONTEND_MEANS``; every
+    counted row there) is left out whole with a warning, as one whose figures are not
+    its ``steps`` rows'.
 
     ``metadata``: ``run_id`` -> the run's ``summary.json`` metadata (environment, full
     configuration of every case); ``status``: ``run_id`` -> ``complete`` /
@@ -2050,7 +2053,7 @@ def _step_problem(case, rows, path: Path) -> str | None:
     counted = rows["counted"].astype(bool).to_numpy()
     n, want_rows = int(counted.sum()), _figure(case, "num_steps")
     whole = len(rows) == _figure(case, "num_total_steps")
-    case_id, over = str(case["case_id"]), f"over its {n:,} counted rows"
+    case_id = str(case["case_id"])
     if whole:  # every row there: its flags must count the summary's steps
         for flag, figure in (("counted", "num_steps"), ("warmup", "num_warmup_steps")):
             want, got = _figure(case, figure), int(rows[flag].astype(bool).sum()) \
@@ -2073,6 +2076,24 @@ def _step_problem(case, rows, path: Path) -> str | None:
     checks = ([((col,), figure, "sum", np.sum) for col, figure in STEP_SUMS]
               + [(cols, figure, "mean", np.mean) for cols, figure in STEP_MEANS]
               + [(cols, figure, "median", np.median) for cols, figure in STEP_MEDIANS])
+    return (_column_problem(case, rows, counted, checks, path)
+            or _wire_problem(case, rows, counted, path)
+            or (_wire_total_problem(case, rows, counted, path) if whole else None)
+            or _hop_problem(case, rows, counted, path)
+            or _roofline_problem(case, rows, counted, path)
+            or _gpu_time_problem(case, rows, counted, path)
+            or (_gap_problem(case, rows, counted, path) if whole else None))
+
+
+def _column_problem(case, rows, counted, checks, path: Path) -> str | None:
+    """The line of a case (a ``cases`` row) one of whose figures is not what its counted
+    rows give (``rows``: its rows of the CSV file ``path``, every counted one there;
+    ``counted``: bool per row): ``checks`` holds ``(columns, figure, kind, reduce)``,
+    the figure ``reduce`` (``kind`` in words: sum, mean or median) of ``columns``
+    (summed, when several) over the counted rows, equal within
+    ``STEP_MEAN_TOLERANCE``; the first that is not, or that counted rows without a
+    value leave unchecked, is said. ``None`` when every figure there is."""
+    n, case_id = int(counted.sum()), str(case["case_id"])
     for columns, figure, kind, reduce in checks:
         want = _figure(case, figure)
         blank = 0 if want is None else _blank_counted(rows, counted, columns)
@@ -2087,14 +2108,9 @@ def _step_problem(case, rows, path: Path) -> str | None:
         if _differ(got, want):
             form = ",.15g" if kind == "sum" else ",.6g"  # a total: every digit
             return (f"{path}: case {case_id!r} has a {kind} {' + '.join(columns)} of "
-                    f"{got:{form}} {over}, but summary.json has {figure} {want:{form}} "
-                    "(left out)")
-    return (_wire_problem(case, rows, counted, path)
-            or (_wire_total_problem(case, rows, counted, path) if whole else None)
-            or _hop_problem(case, rows, counted, path)
-            or _roofline_problem(case, rows, counted, path)
-            or _gpu_time_problem(case, rows, counted, path)
-            or (_gap_problem(case, rows, counted, path) if whole else None))
+                    f"{got:{form}} over its {n:,} counted rows, but summary.json has "
+                    f"{figure} {want:{form}} (left out)")
+    return None
 
 
 def _gpu_time_problem(case, rows, counted, path: Path) -> str | None:
@@ -3999,6 +4015,49 @@ def _checked_frontend(pd, frontend, steps, cases, run_dir: Path, said: list[str]
     return frontend[list(FRONTEND_COLUMNS)]
 
 
+#: ``frontend.csv`` columns whose mean over a case's counted rows ``summary.json``
+#: reports as a frontend figure (``analysis.frontend.frontend_figures``; the decode
+#: time 0 at a step that sent nothing): the two must agree (``_frontend_disagreeing``).
+FRONTEND_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("frontend_payload_bytes",), "frontend_bytes_per_step"),
+    (("frontend_build_ns",), "frontend_build_ns_per_step"),
+    (("frontend_encode_ns",), "frontend_encode_ns_per_step"),
+    (("frontend_send_ns",), "frontend_send_ns_per_step"),
+    (("frontend_decode_ns",), "frontend_decode_ns_per_step"),
+)
+
+
+def _frontend_disagreeing(frontend, cases, run_dir: Path, said: list[str]) -> set[str]:
+    """The case ids of ``cases`` (summary entries) whose frontend figures are not the
+    ``FRONTEND_MEANS`` means of their counted ``frontend`` rows (``Results.frontend``'s,
+    ``counted`` steps.csv's; a case with every counted row there, ``num_steps``, as
+    ``_step_problem`` checks steps.csv's), one line each added to ``said`` naming
+    ``run_dir``'s ``frontend.csv`` (``_column_problem``'s words). Raises
+    ``ResultsError`` when that leaves no case (``_refuse_none_left``)."""
+    import numpy as np
+
+    if not len(frontend) or "case_id" not in cases:
+        return set()
+    ids = frontend["case_id"].astype(str)
+    checks = [(cols, figure, "mean", np.mean) for cols, figure in FRONTEND_MEANS]
+    bad, lines = set(), []
+    for i in range(len(cases)):
+        case = cases.iloc[i]
+        rows = frontend[ids == str(case["case_id"])].reset_index(drop=True)
+        counted = rows["counted"].astype(bool).to_numpy()
+        if not counted.any() or _figure(case, "num_steps") != counted.sum():
+            continue
+        sent = rows["frontend_payload_bytes"].to_numpy(dtype=float) > 0
+        rows["frontend_decode_ns"] = rows["frontend_decode_ns"].where(sent, 0)
+        why = _column_problem(case, rows, counted, checks, run_dir / "frontend.csv")
+        if why:
+            lines.append(why)
+            bad.add(str(case["case_id"]))
+    said += lines
+    _refuse_none_left(cases, bad, lines)
+    return bad
+
+
 def _short_frontend(frontend, cases) -> str:
     """``_short_rows``' words on ``frontend`` (``frontend.csv``'s rows) when a case of
     ``cases`` (summary entries) with frontend figures (``frontend`` true: its record
@@ -4391,6 +4450,10 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     cases, steps, requests, floor, itl, read["requests"], read["itl"] = _without_cases(
         [cases, steps, requests, floor, itl, read["requests"], read["itl"]], disagree)
     frontend = _checked_frontend(pd, tables["frontend"], steps, cases, run_dir, row_lines)
+    disagree = _frontend_disagreeing(frontend, cases, run_dir, row_lines)
+    cases, steps, requests, floor, itl, frontend, read["requests"], read["itl"] = (
+        _without_cases([cases, steps, requests, floor, itl, frontend, read["requests"],
+                        read["itl"]], disagree))
     load_warnings = (bad_cases + row_lines
                      + _load_warnings(run_dir, notes, dict(
                          steps=_short_steps(steps, cases),
@@ -4398,13 +4461,7 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
                          floor=_short_floor(floor, cases, floor_over),
                          itl=_short_itl(read["itl"], read["requests"], cases),
                          frontend=_short_frontend(frontend, cases))))
-    if len(itl) and "case_id" in itl:
-        ident = [k for k in CASE_KEYS if k != "case_id"]
-        source = requests if len(requests) else steps
-        known = source.drop_duplicates("case_id").set_index("case_id")
-        for k in ident:
-            if k in known.columns and k not in itl.columns:
-                itl[k] = itl["case_id"].map(known[k])
+    _add_itl_identity(itl, requests, steps)
     if "finish_reason" in requests:
         reason = requests["finish_reason"]
         requests["finish_reason"] = reason.astype(object).where(reason.notna(), "")
@@ -4416,6 +4473,18 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     load_warnings[:0] = [state["status_warning"]] if state["status_warning"] else []
     return dict(cases=cases, steps=steps, requests=requests, floor=floor, itl=itl,
                 frontend=frontend, metadata=metadata, warnings=load_warnings, **state)
+
+
+def _add_itl_identity(itl, requests, steps) -> None:
+    """Add to ``itl`` (in place) the identity columns (``CASE_KEYS``) it lacks, each
+    row's case's, from ``requests`` (or ``steps`` where it has no row)."""
+    if len(itl) and "case_id" in itl:
+        ident = [k for k in CASE_KEYS if k != "case_id"]
+        source = requests if len(requests) else steps
+        known = source.drop_duplicates("case_id").set_index("case_id")
+        for k in ident:
+            if k in known.columns and k not in itl.columns:
+                itl[k] = itl["case_id"].map(known[k])
 
 
 def _read_steps(pd, path: Path, valid: list[dict[str, Any]], notes: list[str]):
