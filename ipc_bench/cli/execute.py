@@ -429,7 +429,11 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     counted so here too, and said where they were printed, ``(...; 2 of them on the
     repetitions of a trace replay arm that vary over 10 %, printed after the last
     case)``, or, all of them so, ``(on the repetitions of ..., printed after the last
-    case)``. Raises nothing."""
+    case)``; as summary.json does not hold them, the line's end then says where each
+    kind is, ``: the recorded ones in DIR/summary.json, all of them under Measurement
+    warnings in python bench.py report DIR``, or, all of them added, ``: see
+    Measurement warnings in python bench.py report DIR, which adds them (they are not
+    in DIR/summary.json)``. Raises nothing."""
     added = added or {}
     counts = [len(s.get("warnings") or ()) + len(added.get(s.get("case_id"), ()))
               for s in cases]
@@ -457,8 +461,12 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
         parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
                      "comparable (" + ("the note: lines above" if on_stdout
                                        else "the run's note: lines, on stdout") + ")")
-    return ("; ".join(parts) + f": see {one_line(str(run_dir / 'summary.json'))}, or "
-            f"Measurement warnings in python bench.py report {folder}")
+    summary = one_line(str(run_dir / "summary.json"))
+    report = f"Measurement warnings in python bench.py report {folder}"
+    tail = (f"see {summary}, or {report}" if not more
+            else f"the recorded ones in {summary}, all of them under {report}"
+            if more < count else f"see {report}, which adds them (they are not in {summary})")
+    return "; ".join(parts) + f": {tail}"
 
 
 def _code_warnings(summary: dict[str, Any], metadata: dict[str, Any]) -> list[str]:

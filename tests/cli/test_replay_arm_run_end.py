@@ -59,8 +59,8 @@ def test_the_run_reads_back_what_the_report_adds(monkeypatch, tmp_path):
 
 def test_the_count_line_counts_them_and_says_where_they_were_printed(tmp_path):
     cases = [dict(case_id=IDS[0], warnings=["rough"]), dict(case_id=IDS[1], warnings=[])]
-    tail = (f": see {tmp_path}/summary.json, or Measurement warnings in python bench.py "
-            f"report {tmp_path}")
+    tail = (f": the recorded ones in {tmp_path}/summary.json, all of them under "
+            f"Measurement warnings in python bench.py report {tmp_path}")
     assert warnings_count_line(cases, tmp_path, added=ADDED) == (
         "3 measurement warnings in 2 of 2 cases (printed under their case lines above; 2 "
         "of them on the repetitions of a trace replay arm that vary over 10 %, printed "
@@ -72,7 +72,9 @@ def test_the_count_line_counts_them_and_says_where_they_were_printed(tmp_path):
     bare = [dict(case_id=c, warnings=[]) for c in IDS]
     assert warnings_count_line(bare, tmp_path, added=ADDED) == (
         "2 measurement warnings in 2 of 2 cases (on the repetitions of a trace replay arm "
-        "that vary over 10 %, printed after the last case)" + tail)
+        "that vary over 10 %, printed after the last case): see Measurement warnings in "
+        f"python bench.py report {tmp_path}, which adds them (they are not in "
+        f"{tmp_path}/summary.json)")
     assert warnings_count_line(bare, tmp_path, added={}) is None
 
 
