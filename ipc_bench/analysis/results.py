@@ -2637,15 +2637,29 @@ def _token_digest_problems(cases, bad: set[str], path: Path,
     (``summary.digest_disagreements``, as the run ran it: one ``schedule_digest``, or
     a drained row-only model): a digest typed over, since the run would have failed
     (``token streams differ``) and said so in ``recorded`` (its ``problems``), whose
-    lines are not said again. The digest most of the group's cases share is taken as
-    the run's; where none has a majority (two cases that differ), every case of the
-    group is named."""
+    lines are not said again. A null (or missing) ``token_digest`` is such a digest,
+    printed ``null``: a run writes a text there (only a ``schedule_digest`` may be
+    null: no schedule kept, nothing compared). The digest most of the group's cases
+    share is taken as the run's, and each other case's line names a case that holds
+    it; where none has a majority (two cases that differ), every case of the group is
+    named, each against a case of another of the most shared digests. The two digests
+    are cut 4 characters past the first at which they differ (12 at least), with
+    ``...`` where cut, so that they never read the same."""
     from ipc_bench.analysis.summary import digest_disagreements
 
     if not {"scenario", "workload", "token_digest"} <= set(cases.columns):
         return []
-    rows = [r for r in records(cases) if r.get("complete") is True
-            and isinstance(r["token_digest"], str) and str(r["case_id"]) not in bad]
+    null = "\0null"  # a null token_digest's stand-in: a text no digest is
+
+    def shown(d: str, keep: int) -> str:
+        if d == null:
+            return "null"
+        return '""' if not d else d[:keep] + "..." if len(d) > keep else d
+
+    rows = [dict(r, token_digest=null if r["token_digest"] is None else r["token_digest"])
+            for r in records(cases)
+            if r.get("complete") is True and str(r["case_id"]) not in bad
+            and (r["token_digest"] is None or isinstance(r["token_digest"], str))]
     out = []
     for line, digests in digest_disagreements(rows)[0]:
         if line in recorded:  # the run found it: its status and problems say so
@@ -2653,15 +2667,18 @@ def _token_digest_problems(cases, bad: set[str], path: Path,
         top = max(len(ids) for ids in digests.values())
         common = [d for d, ids in digests.items() if len(ids) == top]
         for digest, ids in digests.items():
-            if len(common) == 1 and digest == common[0]:
+            if common == [digest]:
                 continue
-            other = next(d for d in digests if d != digest)
+            other = next(d for d in common if d != digest)
+            same = next((i for i, (a, b) in enumerate(zip(digest, other)) if a != b),
+                        min(len(digest), len(other)))
+            keep = max(12, same + 4)
             for case_id in ids:
                 out.append((str(case_id), (
-                    f"{path}: case {str(case_id)!r} has token_digest {digest[:12]}..., "
-                    f"but case {str(digests[other][0])!r}, whose token stream the run "
-                    f"compares with it, has {other[:12]}...: the run would have "
-                    f"failed with 'token streams differ' (left out)")))
+                    f"{path}: case {str(case_id)!r} has token_digest "
+                    f"{shown(digest, keep)}, but case {str(digests[other][0])!r}, whose "
+                    f"token stream the run compares with it, has {shown(other, keep)}: "
+                    "the run would have failed with 'token streams differ' (left out)")))
     return out
 
 
