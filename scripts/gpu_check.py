@@ -94,7 +94,9 @@ a positive finite number, a ``--trace`` that is not a readable file or, where st
 is to run, one its ``bench.py`` would refuse (``trace_problem``: its reason, as
 ``bench.py`` gives it; after the device probe, with the stage's cases built as its
 ``bench.py`` builds them: every request rejected as longer than ``max_model_len``,
-every step in the warm-up), an ``--output``
+every step in the warm-up, its advice, which names ``bench.py`` options this script
+does not take, replaced by what kind of trace the stage takes: ``stage_words``), an
+``--output``
 that cannot be created or written, or holds an earlier check's stage results); 130 / 143 / 129 when interrupted by SIGINT /
 SIGTERM / SIGHUP: the running stage gets the same signal, then SIGCONT (``bench.py``
 then writes what it measured), is killed if it has not exited ``INTERRUPT_GRACE_S``
@@ -807,14 +809,56 @@ def replay_args(cuda: bool, trace: str) -> list[str]:
     return [*stage.args, *base_args(cuda)]
 
 
+#: The advice of ``bench.py``'s trace refusals (``harness.trace_checks``) names options
+#: of its own (``raise --max-model-len to 200,001 or more``, ``raise --num-blocks ...``,
+#: ``set --warmup-steps below 1 ... or replay a longer trace``), which the Azure replay
+#: stage sets itself and this script does not take: ``(marker, what the stage takes)``,
+#: the refusal kept up to its marker's ``: `` and the rest replaced (``stage_words``).
+_STAGE_ADVICE = (
+    # every request rejected on arrival (rejection_problem)
+    (", so the run would measure nothing: ",
+     "stage 5 sets its max_model_len and KV cache itself ({script} has no option for "
+     "them), so this trace cannot be used there: it takes one with a request among its "
+     "first {rows} rows (those the stage replays) whose prompt they admit"),
+    # a served request outgrows the whole KV cache (overflow_problem)
+    (", which preempting every other request does not free: ",
+     "stage 5 sets its KV cache and max_model_len itself ({script} has no option for "
+     "them), so this trace cannot be used there: it takes one whose requests among its "
+     "first {rows} rows (those the stage replays) fit that cache to their last step"),
+    # every step in the warm-up (warmup_problem)
+    (": set --warmup-steps below ",
+     "stage 5 sets its warm-up and replays at most {rows} rows ({script} has no option "
+     "for them), so this trace cannot be used there: it takes one whose first {rows} "
+     "rows take more steps than that warm-up (longer outputs, or more rows where it has "
+     "fewer than {rows})"),
+)
+
+
+def stage_words(problem: str, cuda: bool) -> str:
+    """``problem`` (``trace_problem``'s once the device is known: the stage's
+    ``bench.py``'s words) with advice this script's user can follow: where it ends in
+    advice naming ``bench.py`` options (``_STAGE_ADVICE``), what it says up to that
+    advice, then what kind of trace the stage takes instead; else ``problem`` as it
+    is (a trace it cannot read)."""
+    for marker, advice in _STAGE_ADVICE:
+        at = problem.find(marker)
+        if at >= 0:
+            keep = at + marker.index(": ") + 2
+            return problem[:keep] + advice.format(rows=CONV_REQUESTS[cuda], script=PROG)
+    return problem
+
+
 def _refuse_trace(trace: Optional[str], given: bool, cuda: Optional[bool]) -> bool:
-    """Print the line refusing ``trace`` (``trace_problem``) and return ``True`` where
-    the stage's ``bench.py`` would refuse it: ``gpu_check.py: error: argument --trace:
-    REASON`` for a ``--trace`` given, else one naming the default trace found
+    """Print the line refusing ``trace`` (``trace_problem``, its advice this script's
+    once the device is known: ``stage_words``) and return ``True`` where the stage's
+    ``bench.py`` would refuse it: ``gpu_check.py: error: argument --trace: REASON``
+    for a ``--trace`` given, else one naming the default trace found
     (``TRACE_CANDIDATES``); ``False`` where it reads, or there is none."""
     problem = trace_problem(trace, cuda) if trace else None
     if problem is None:
         return False
+    if cuda is not None:
+        problem = stage_words(problem, cuda)
     if given:
         print(f"{PROG}: error: argument --trace: {problem}", file=sys.stderr)
     else:

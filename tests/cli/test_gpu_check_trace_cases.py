@@ -20,12 +20,22 @@ HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
 #: ``prompt, output`` tokens of one request, all arriving at the same time.
 ROW = "2023-11-16 18:15:46.6805900,{},{}\n"
 ERROR = "gpu_check.py: error: argument --trace: "
-LONG = ("all 4 requests replayed would be rejected on arrival in every case (a prompt of "
-        "max_model_len 16,384 tokens or more{cache}; the longest has 200,000 tokens), so "
-        "the run would measure nothing: raise --max-model-len to 200,001 or more{more}")
 WARM = ("no step would be counted: the replay of the trace's 4 rows takes 1 step, all "
         "within --warmup-steps {warmup}: set --warmup-steps below 1 (e.g. --warmup-steps 0) "
         "or replay a longer trace")
+#: gpu_check.py's words where bench.py's advice names options it does not take
+#: (``stage_words``): the same refusal, then what kind of trace the stage takes.
+STAGE_LONG = ("all 4 requests replayed would be rejected on arrival in every case (a prompt "
+              "of max_model_len 16,384 tokens or more{cache}; the longest has 200,000 "
+              "tokens), so the run would measure nothing: stage 5 sets its max_model_len "
+              "and KV cache itself (gpu_check.py has no option for them), so this trace "
+              "cannot be used there: it takes one with a request among its first {rows} "
+              "rows (those the stage replays) whose prompt they admit")
+STAGE_WARM = ("no step would be counted: the replay of the trace's 4 rows takes 1 step, all "
+              "within --warmup-steps {warmup}: stage 5 sets its warm-up and replays at most "
+              "{rows} rows (gpu_check.py has no option for them), so this trace cannot be "
+              "used there: it takes one whose first {rows} rows take more steps than that "
+              "warm-up (longer outputs, or more rows where it has fewer than {rows})")
 
 
 def _trace(path, prompt: int, output: int, rows: int = 4):
@@ -67,10 +77,9 @@ def _bench_says(args: list[str], folder) -> str:
 
 
 @pytest.mark.parametrize("cuda, reason", [
-    (False, LONG.format(cache=", or one needing more KV blocks than the cache's 2,048 (16 "
-                        "tokens each) for itself and one token",
-                        more=" and --num-blocks to 12,501 or more")),
-    (True, LONG.format(cache="", more="")),
+    (False, STAGE_LONG.format(cache=", or one needing more KV blocks than the cache's 2,048 "
+                              "(16 tokens each) for itself and one token", rows=4)),
+    (True, STAGE_LONG.format(cache="", rows=100)),
 ])
 def test_every_request_longer_than_max_model_len_is_refused_before_any_stage(
         gpu_check, tmp_path, capsys, cuda, reason):
@@ -82,15 +91,15 @@ def test_every_request_longer_than_max_model_len_is_refused_before_any_stage(
     assert gpu_check.started == ["probe"] and not out.exists()
 
 
-@pytest.mark.parametrize("cuda, warmup", [(False, 2), (True, 10)])
+@pytest.mark.parametrize("cuda, warmup, rows", [(False, 2, 4), (True, 10, 100)])
 def test_a_replay_whose_every_step_is_warm_up_is_refused_before_any_stage(
-        gpu_check, tmp_path, capsys, cuda, warmup):
+        gpu_check, tmp_path, capsys, cuda, warmup, rows):
     trace = _trace(tmp_path / "warm.csv", 10, 1)
     gpu_check.probe_result = (cuda, 0)
     out = tmp_path / "out"
     assert gpu_check.main(["--output", str(out), "--trace", str(trace), "--stages",
                            "1,5"]) == 2
-    assert capsys.readouterr().err == f"{ERROR}{WARM.format(warmup=warmup)}\n"
+    assert capsys.readouterr().err == f"{ERROR}{STAGE_WARM.format(warmup=warmup, rows=rows)}\n"
     assert gpu_check.started == ["probe"] and not out.exists()
 
 
@@ -112,7 +121,8 @@ def test_a_bad_default_trace_is_refused_by_name(gpu_check, tmp_path, capsys, mon
     assert gpu_check.main(["--output", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == (
         f"gpu_check.py: error: the default --trace, {trace}, cannot be replayed: "
-        f"{WARM.format(warmup=2)}; give --trace PATH, or leave stage 5 out (--stages)\n")
+        f"{STAGE_WARM.format(warmup=2, rows=4)}; give --trace PATH, or leave stage 5 out "
+        "(--stages)\n")
     assert gpu_check.started == ["probe"]
 
 
