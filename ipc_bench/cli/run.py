@@ -285,23 +285,28 @@ def with_cpu_affinity(cases: list, sets, remote_runners: bool = False) -> list:
 
 def shared_cpu_note(cases: list, remote_runners: bool = False) -> Optional[str]:
     """The note for ``--cpu-affinity`` sets that give a case's pinned processes fewer
-    CPUs together (``affinity.cores_in_use``, as ``--tp`` / ``--pp`` cases count the
-    cores their timings need, ``analysis.cores``) than there are processes: ``--cpu-affinity
-    0,0 runs the 2 processes of 2 cases (scheduler, runner) on 1 CPU (0): they take
-    turns on it, so each one's times include the other's ...``, named by the widest
-    such case of ``cases`` (``CaseSpec.cpu_affinity`` set: ``with_cpu_affinity``).
-    ``None`` when every pinned process may have a CPU of its own (a single-process
-    case's one set among them) or nothing is pinned. Raises nothing."""
-    from ipc_bench.harness.affinity import cores_in_use, format_cpus
+    CPUs together than there are processes: ``--cpu-affinity 0,0 runs the 2 processes
+    of 2 cases (scheduler, runner) on 1 CPU (0): they take turns on it, so each one's
+    times include the other's ...``, named by the widest such case of ``cases``
+    (``CaseSpec.cpu_affinity`` set: ``with_cpu_affinity``). A ``--frontend`` case's
+    frontend is one of its processes here, on its own set (``CaseSpec.frontend_cpus``)
+    or on the scheduler's, which it inherits (``0,1``: 3 processes on 2 CPUs), where the
+    cores rules of ``--tp`` / ``--pp`` / shm cases (``affinity.cores_in_use``) count the
+    scheduler and runners alone. The option is quoted whole, as the metadata records it
+    (``format_cpus`` of each set, the frontend's own last). ``None`` when every pinned
+    process may have a CPU of its own (a single-process case's one set among them) or
+    nothing is pinned. Raises nothing."""
+    from ipc_bench.harness.affinity import format_cpus
 
-    shared = [c for c in cases if c.cpu_affinity
-              and cores_in_use(c.cpu_affinity) < len(c.cpu_affinity)]
+    pinned = [(c, *_pinned_processes(c, remote_runners)) for c in cases if c.cpu_affinity]
+    shared = [(c, names, sets) for c, names, sets in pinned
+              if len(frozenset().union(*sets)) < len(sets)]
     if not shared:
         return None
-    widest = max(shared, key=lambda c: len(c.cpu_affinity))
-    names = case_processes(widest, remote_runners)
-    cpus = frozenset().union(*widest.cpu_affinity)
-    given = ",".join(format_cpus(s) for s in widest.cpu_affinity)
+    widest, names, sets = max(shared, key=lambda p: len(p[2]))
+    own = getattr(widest, "frontend_cpus", None)
+    given = ",".join(format_cpus(s) for s in (*widest.cpu_affinity, *([own] if own else [])))
+    cpus = frozenset().union(*sets)
     k, n, m = len(names), len(shared), len(cpus)
     others = "the other's" if k == 2 else "the others'"
     return (f"--cpu-affinity {given} runs the {k} processes of {n} case{'s' * (n > 1)} "
@@ -309,6 +314,20 @@ def shared_cpu_note(cases: list, remote_runners: bool = False) -> Optional[str]:
             f"take turns on {'it' if m == 1 else 'them'}, so each one's times include "
             f"{others} and are not comparable with a run that gives each process its own "
             "CPU (bytes and the oracles hold)")
+
+
+def _pinned_processes(case, remote_runners: bool) -> tuple[tuple[str, ...], tuple]:
+    """``shared_cpu_note``'s processes of a pinned ``case`` and their CPU sets, in
+    ``--cpu-affinity``'s order: ``case_processes``, then a ``--frontend`` case's
+    frontend, on its own set or (named ``frontend on the scheduler's set``) on the
+    scheduler's, which it inherits."""
+    names = case_processes(case, remote_runners)[:len(case.cpu_affinity)]
+    sets = tuple(case.cpu_affinity)
+    if getattr(case, "frontend", False):
+        own = getattr(case, "frontend_cpus", None)
+        names += ("frontend" if own else "frontend on the scheduler's set",)
+        sets += (own or case.cpu_affinity[0],)
+    return names, sets
 
 
 def _count_refusal(given: int, case_id: str, names: tuple[str, ...], frontend: bool,
