@@ -18,7 +18,7 @@ On a quiet machine a bin's steps spread little (azure-conv, 100 requests, logica
 clock, null model: the 99th percentile at most 1.6x the bin's median and the
 longest 5x; the ``torch`` preset on CPU: at most 2.6x and 3.5x, its decodes' context
 lengths differing), while a process that did not run for a few ms (a busy machine's
-preemption, a ``SIGSTOP``) takes 30 to 60 times a 100 µs step; ``summary`` warns
+preemption, a ``SIGSTOP``) takes 30 to 200 times a 100 µs step; ``summary`` warns
 when the stalled steps hold over ``summary.STALL_SHARE_MIN`` of the counted steps'
 time (``replay_stall_warning``)."""
 

@@ -693,7 +693,7 @@ def stall_warnings(summary: dict[str, Any]) -> list[str]:
         out.append(
             f"counted step {summary.get('step_ns_max_seq')} (steps.csv seq) took "
             f"{_time_words(longest)}, {longest / median:,.0f}x the median step, "
-            f"{100 * longest / (mean * n):.0f} % of the counted steps' time: a stall ("
+            f"{_share_words(longest / (mean * n))} of the counted steps' time: a stall ("
             f"{STALL_CAUSES}), which the mean step"
             + (" and the requests' latencies hold" if timed
                else ", out tok/s and the comparisons hold")
@@ -705,7 +705,7 @@ def stall_warnings(summary: dict[str, Any]) -> list[str]:
         out.append(
             f"the scheduler loop stood still for {_time_words(gap)} before step "
             f"{summary.get('between_steps_ns_max_seq')} (steps.csv seq), "
-            f"{100 * gap / (loop * steps):.0f} % of its time: a stall ({STALL_CAUSES}) "
+            f"{_share_words(gap / (loop * steps))} of its time: a stall ({STALL_CAUSES}) "
             "between two steps, which out tok/s, over the steps' time, leaves out"
             + (f"; over the loop's wall time it was {rate:,.0f} tok/s" if rate else ""))
     return out
@@ -728,7 +728,7 @@ def replay_stall_warning(summary: dict[str, Any]) -> Optional[str]:
     them = "them" if count > 1 else "it"
     return (f"{count:,} counted step{'s' * (count > 1)} took over {STALL_BIN_RATIO}x the "
             "median step of their workload (the counted steps that scheduled as many "
-            f"tokens, to within a power of 2), {100 * share:.0f} % of the counted steps' "
+            f"tokens, to within a power of 2), {_share_words(share)} of the counted steps' "
             f"time: {'stalls' if count > 1 else 'a stall'} ({STALL_CAUSES}), which the "
             "mean step" + (" and the requests' latencies hold" if timed
                            else ", out tok/s and the comparisons hold")
@@ -736,6 +736,18 @@ def replay_stall_warning(summary: dict[str, Any]) -> Optional[str]:
             f"{summary.get('stalled_step_ns_max_seq')} (steps.csv seq){',' * (count > 1)} took "
             f"{_time_words(longest)}, {ratio:,.0f}x its workload's median"
             + (f"; out tok/s without {them}: {without:,.0f}" if without else ""))
+
+
+def _share_words(share: float, least: float = STALL_SHARE_MIN) -> str:
+    """``share`` (a ratio over ``least``, the stall lines' ``STALL_SHARE_MIN``) in
+    percent for a stall line: whole from 10 % (``43 %``), one decimal under it
+    (``5.1 %``), and more where fewer would read as ``least`` or under it
+    (``5.004 %``, not ``5.0 %``), so that a share over the rule never reads as equal
+    to it."""
+    pct, digits = 100 * share, 0 if 100 * share >= 10 else 1
+    while float(f"{pct:.{digits}f}") <= 100 * least and digits < 9:
+        digits += 1
+    return f"{pct:.{digits}f} %"
 
 
 def _time_words(ns: float) -> str:
