@@ -2649,14 +2649,8 @@ def _token_digest_problems(cases, bad: set[str], path: Path,
 
     if not {"scenario", "workload", "token_digest"} <= set(cases.columns):
         return []
-    null = "\0null"  # a null token_digest's stand-in: a text no digest is
-
-    def shown(d: str, keep: int) -> str:
-        if d == null:
-            return "null"
-        return '""' if not d else d[:keep] + "..." if len(d) > keep else d
-
-    rows = [dict(r, token_digest=null if r["token_digest"] is None else r["token_digest"])
+    rows = [dict(r, token_digest=NULL_DIGEST if r["token_digest"] is None
+                 else r["token_digest"])
             for r in records(cases)
             if r.get("complete") is True and str(r["case_id"]) not in bad
             and (r["token_digest"] is None or isinstance(r["token_digest"], str))]
@@ -2664,22 +2658,49 @@ def _token_digest_problems(cases, bad: set[str], path: Path,
     for line, digests in digest_disagreements(rows)[0]:
         if line in recorded:  # the run found it: its status and problems say so
             continue
-        top = max(len(ids) for ids in digests.values())
-        common = [d for d, ids in digests.items() if len(ids) == top]
-        for digest, ids in digests.items():
-            if common == [digest]:
-                continue
-            other = next(d for d in common if d != digest)
-            same = next((i for i, (a, b) in enumerate(zip(digest, other)) if a != b),
-                        min(len(digest), len(other)))
-            keep = max(12, same + 4)
-            for case_id in ids:
+        for digest, other in _against_the_most_shared(digests).items():
+            mine, theirs = _digests_apart(digest, other)
+            for case_id in digests[digest]:
                 out.append((str(case_id), (
-                    f"{path}: case {str(case_id)!r} has token_digest "
-                    f"{shown(digest, keep)}, but case {str(digests[other][0])!r}, whose "
-                    f"token stream the run compares with it, has {shown(other, keep)}: "
-                    "the run would have failed with 'token streams differ' (left out)")))
+                    f"{path}: case {str(case_id)!r} has token_digest {mine}, but case "
+                    f"{str(digests[other][0])!r}, whose token stream the run compares "
+                    f"with it, has {theirs}: the run would have failed with 'token "
+                    "streams differ' (left out)")))
     return out
+
+
+#: A null digest's stand-in among texts (``_shown_digest`` prints it ``null``): a
+#: text no digest is.
+NULL_DIGEST = "\0null"
+
+
+def _against_the_most_shared(holders: dict) -> dict:
+    """For ``holders`` (a value -> the cases that hold it, in order), each value but the
+    one most of the cases hold -> the value its cases are set against: the most held
+    one; where two or more are held by as many cases (no majority), every value is
+    set against the first other of those. Empty when only one value is held."""
+    if len(holders) < 2:
+        return {}
+    top = max(len(ids) for ids in holders.values())
+    common = [v for v, ids in holders.items() if len(ids) == top]
+    return {v: next(c for c in common if c != v) for v in holders if common != [v]}
+
+
+def _shown_digest(digest: str, keep: int = 12) -> str:
+    """``digest`` (a text, or ``NULL_DIGEST``) cut to ``keep`` characters with ``...``
+    where cut; ``null`` for ``NULL_DIGEST``, ``""`` for an empty one."""
+    if digest == NULL_DIGEST:
+        return "null"
+    return '""' if not digest else digest[:keep] + "..." if len(digest) > keep else digest
+
+
+def _digests_apart(digest: str, other: str) -> tuple[str, str]:
+    """Two digests that differ, each ``_shown_digest`` cut 4 characters past the first
+    at which they differ (12 at least), so that they never read the same."""
+    same = next((i for i, (a, b) in enumerate(zip(digest, other)) if a != b),
+                min(len(digest), len(other)))
+    keep = max(12, same + 4)
+    return _shown_digest(digest, keep), _shown_digest(other, keep)
 
 
 #: The ``steps.csv`` columns that follow from a step's schedule alone, so equal in every
@@ -2695,9 +2716,11 @@ def _schedule_problems(steps, ids, cases, bad: set[str],
     (``num_total_steps``), schedule other batches (``SCHEDULE_COLUMNS``) than the
     cases that share its ``schedule_digest``: a digest typed over, which would let the
     token oracle's verdicts and the floor pairs compare cases whose schedules differ.
-    The batches most of the group's cases share are taken as the digest's; where no
-    sequence has a majority (two cases that differ), every case of the group is
-    named."""
+    The batches most of the group's cases share are taken as the digest's, and each
+    other case's line names a case that holds them (``_against_the_most_shared``, as
+    ``_token_digest_problems``); where no sequence has a majority (two cases that
+    differ), every case of the group is named, each against a case of another of the
+    most shared sequences. The digest is printed as ``_shown_digest`` cuts it."""
     if not set(SCHEDULE_COLUMNS) <= set(steps.columns) or "schedule_digest" not in cases:
         return []
     groups: dict[str, list[tuple[str, tuple]]] = {}
@@ -2714,21 +2737,18 @@ def _schedule_problems(steps, ids, cases, bad: set[str],
         groups.setdefault(digest, []).append((case_id, batches))
     out = []
     for digest, members in groups.items():
-        counts: dict[tuple, int] = {}
-        for _, batches in members:
-            counts[batches] = counts.get(batches, 0) + 1
-        if len(counts) < 2:
-            continue
-        top = max(counts.values())
-        common = next(b for b, n in counts.items() if n == top) \
-            if list(counts.values()).count(top) == 1 else None
+        holders: dict[tuple, list[str]] = {}
         for case_id, batches in members:
-            if batches == common:
+            holders.setdefault(batches, []).append(case_id)
+        against = _against_the_most_shared(holders)
+        for case_id, batches in members:
+            if batches not in against:
                 continue
-            other_id, other = next((c, b) for c, b in members if b != batches)
+            other = against[batches]
             out.append((case_id, f"{path}: case {case_id!r} has schedule_digest "
-                        f"{digest[:12]}... as case {other_id!r}, but its rows schedule "
-                        f"other batches ({_first_other_batch(batches, other)}; left out)"))
+                        f"{_shown_digest(digest)} as case {holders[other][0]!r}, but its "
+                        f"rows schedule other batches "
+                        f"({_first_other_batch(batches, other)}; left out)"))
     return out
 
 
