@@ -1426,23 +1426,39 @@ def _impossible_steps(df, path: Path):
     not 0 or 1. The lines of a case come together."""
     if len(df) == 0 or not {"case_id", "step"} <= set(df.columns):
         return df, []
+    lines: dict[str, list[str]] = {case: [] for case in dict.fromkeys(
+        df["case_id"].astype(str))}
+    bad = _impossible_rows(df, "step", _NONNEGATIVE_STEP_COLUMNS, STEP_FLAGS, path, lines)
+    out = [line for case_lines in lines.values() for line in case_lines]
+    return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+
+
+def _impossible_rows(df, key: str, columns: tuple[str, ...], flags: tuple[str, ...],
+                     path: Path, lines: dict[str, list[str]]):
+    """The rows of ``df`` (a CSV file's, with ``case_id`` and ``key``: ``steps.csv``'s
+    ``step``, ``frontend.csv``'s ``seq``) no run writes, as a boolean Series, with one
+    line per case and kind added to ``lines[case]`` (which has every case of ``df``):
+    a row of a step its case has in an earlier row (same ``case_id`` and ``key``: the
+    first is kept), ``PATH: case 'ID' has 2 rows of a step an earlier row has (step 3
+    first; left out)``; a row whose value in one of ``columns`` is negative, infinite
+    or more than ``MAX_CASE_VALUE`` (``_impossible_values``); and one whose flag (each
+    of ``flags`` the file has) is not 0 or 1, ``... has a counted flag other than 0 or 1
+    (2) in 1 row (left out)``: a 2 would count a step twice, or not as a step."""
     ids = df["case_id"].astype(str)
-    again = df.duplicated(["case_id", "step"], keep="first")
-    lines: dict[str, list[str]] = {case: [] for case in dict.fromkeys(ids)}
+    again = df.duplicated(["case_id", key], keep="first")
     for case in dict.fromkeys(ids[again]):
         rows = df[again & (ids == case)]
         lines[case].append(f"{path}: case {case!r} has {_rows(len(rows))} of a step an "
-                           f"earlier row has (step {_number(rows['step'].iloc[0])} first; "
+                           f"earlier row has ({key} {_number(rows[key].iloc[0])} first; "
                            "left out)")
-    bad = _impossible_values(df, again, _NONNEGATIVE_STEP_COLUMNS, path, lines)
-    for col in STEP_FLAGS:  # 0 or 1: a 2 would count a step twice, or not as a step
+    bad = _impossible_values(df, again, columns, path, lines)
+    for col in flags:
         if col in df:
             values = df[col].where(~bad)
             wrong = values.notna() & ~values.isin([0, 1])
             bad |= _said_rows(ids, values, wrong, f"a {col} flag other than 0 or 1", max,
                               path, lines)
-    out = [line for case_lines in lines.values() for line in case_lines]
-    return (df[~bad].reset_index(drop=True) if bad.any() else df), out
+    return bad
 
 
 def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
@@ -4021,18 +4037,8 @@ def _checked_frontend(pd, frontend, steps, cases, run_dir: Path, said: list[str]
         return pd.DataFrame(columns=list(FRONTEND_COLUMNS))
     ids = frontend["case_id"].astype(str)
     lines: dict[str, list[str]] = {case: [] for case in dict.fromkeys(ids)}
-    again = frontend.duplicated(["case_id", "seq"], keep="first")
-    for case in dict.fromkeys(ids[again]):
-        rows = frontend[again & (ids == case)]
-        lines[case].append(f"{path}: case {case!r} has {_rows(len(rows))} of a step an "
-                           f"earlier row has (seq {_number(rows['seq'].iloc[0])} first; "
-                           "left out)")
-    bad = _impossible_values(frontend, again, _NONNEGATIVE_FRONTEND_COLUMNS, path, lines)
-    if "counted" in frontend:
-        values = frontend["counted"].where(~bad)
-        wrong = values.notna() & ~values.isin([0, 1])
-        bad |= _said_rows(ids, values, wrong, "a counted flag other than 0 or 1", max,
-                          path, lines)
+    bad = _impossible_rows(frontend, "seq", _NONNEGATIVE_FRONTEND_COLUMNS, ("counted",),
+                           path, lines)
     frontend, ids = frontend[~bad].reset_index(drop=True), ids[~bad].reset_index(drop=True)
     theirs = _steps_counted(pd, steps, ids, frontend["seq"])
     if "counted" in frontend:
