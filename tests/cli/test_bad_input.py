@@ -843,7 +843,7 @@ def test_every_scenario_refuses_the_options_it_does_not_take(capsys):
             assert (code, lines, out) == (2, [f"bench.py: error: scenario {name} does not take "
                                               f"{option} ({SCENARIO_OPTIONS[field]})"], "")
             refused.setdefault(name, []).append(option)
-    replay, logical = ["--max-requests", "--trace"], ["--logical-step-ms"]
+    logical = ["--logical-step-ms"]
     tp = ["--tp", "--tp-transports"]
     assert refused == {
         "azure-code": ["--num-running", "--pp", "--steps", "--tp", "--tp-transports",
