@@ -17,6 +17,7 @@ from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.send_cost import steady_share_words, step_shares
 from ipc_bench.analysis.summary import r2s_wire_bytes_total
+from ipc_bench.report.findings import UNESTABLISHED_MARK
 from test_time_clause_pairs import FLOOR_CUT, LOST
 
 NAN = float("nan")
@@ -120,4 +121,6 @@ def test_the_share_finding_of_a_run_whose_last_case_lost_its_floor(tmp_path):
     (row,) = [ln.split(" | ") for ln in md if ln.startswith("| num_running=4 | msgpack | 19 ")]
     path, whole = row[-2], row[-1].removesuffix(" |")
     assert path.endswith("] % (over 2 of 3 repetitions)"), path
-    assert whole.endswith("] %"), whole  # the whole step's share is over all 3
+    # the whole step's share is over all 3 (marked where the run's comparison of the
+    # steps does not establish what its interval says: timing decides)
+    assert whole.removesuffix(UNESTABLISHED_MARK).endswith("] %"), whole
