@@ -875,23 +875,23 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:
 
     probed: dict[str, tuple] = {}
     on_cpu: list = []
+    need, needed_by = _largest_steady_need(cases, steady_blocks_needed)
     for case in cases:
         model = case.model
         sized = None if num_blocks_given else _running_for_blocks(case)
-        need = steady_blocks_needed(case)
         check_max_position(case.scheduler, model)
         if model.name == "emulated":
             gpu = load_gpu_figures(EMULATED_GPU)
             check_model_memory(case.scheduler, model, EMULATED_GPU, gpu.memory_bytes,
                                f"an emulated {gpu.name}", running_for_blocks=sized,
-                               blocks_needed=need)
+                               blocks_needed=need, needed_by=needed_by)
         if model.name != "torch":
             continue
         if model.device not in probed:
             probed[model.device] = probe_torch_device(model.device)
         device, memory = probed[model.device]
         check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized,
-                           blocks_needed=need)
+                           blocks_needed=need, needed_by=needed_by)
         if device == "cpu":
             on_cpu.append(case)
         attention = resolve_attention(model.attention, device)
@@ -936,6 +936,20 @@ def _cpu_preset_note(cases) -> Optional[str]:
     return (f"the torch model runs {' and '.join(presets)} on the CPU ({most / 2**30:.1f} GiB "
             "of float32 weights, every one read each step): expect about a second a step or "
             f"more{where}; presets {' and '.join(CPU_PRESETS)} are sized for CPU runs")
+
+
+def _largest_steady_need(cases, blocks_needed) -> tuple[Optional[int], Optional[str]]:
+    """The most KV blocks any steady case of ``cases`` holds (``blocks_needed``:
+    ``scenario.steady_blocks_needed``), since one ``--num-blocks`` serves them all, and
+    the case that holds it (``"--num-running 256"``) where the run's steady cases run
+    more than one count, else ``None``; ``(None, None)`` without a steady case."""
+    needs = [(n, c.labels["num_running"]) for c in cases
+             if (n := blocks_needed(c)) is not None]
+    if not needs:
+        return None, None
+    need, running = max(needs, key=lambda x: x[0])
+    several = len({b for _, b in needs}) > 1
+    return need, (f"--num-running {running}" if several else None)
 
 
 def _running_for_blocks(case):

@@ -428,7 +428,8 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
                        device_memory_bytes: Optional[int] = None,
                        device_label: Optional[str] = None,
                        running_for_blocks: Optional[Callable[[int], int]] = None,
-                       blocks_needed: Optional[int] = None) -> None:
+                       blocks_needed: Optional[int] = None,
+                       needed_by: Optional[str] = None) -> None:
     """Raise ``ModelMemoryError`` (a ``ConfigError``) with the figures when the model's
     weights + KV cache do not fit ``device``.
 
@@ -446,7 +447,9 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     ``blocks_needed``: the most blocks the case's requests hold (a steady case:
     ``scenario.steady_blocks_needed``); where that many fit, the advice names it first
     (the default cache, sized for any number of steps, is larger than a short case
-    needs).
+    needs). One ``--num-blocks`` serves every case of a run, so a run of several
+    steady cases gives the most any of them holds, and ``needed_by`` the case that
+    holds it (e.g. ``"--num-running 256"``), which the advice then names.
     """
     if model.name not in PRESET_MODELS:
         return
@@ -474,8 +477,9 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
         advice = (f"lower --num-running (at most {running:,}: it sizes the KV cache here) "
                   f"or --num-blocks (at most {fit:,}), or use a smaller --model-preset")
     if blocks_needed is not None and 1 <= blocks_needed <= fit < scheduler.num_blocks:
-        advice = (f"give --num-blocks from {blocks_needed:,} (the most this case's "
-                  f"requests hold in its steps) to {fit:,}"
+        holder = (f"{needed_by}'s requests hold in its steps, the largest need of the run"
+                  if needed_by else "this case's requests hold in its steps")
+        advice = (f"give --num-blocks from {blocks_needed:,} (the most {holder}) to {fit:,}"
                   + (f", or --num-running {running} or fewer (it sizes the KV cache "
                      "here)" if running >= 1 else "") + ", or a smaller --model-preset")
     raise ModelMemoryError(

@@ -432,8 +432,8 @@ def test_model_memory_check_gives_the_figures():
       "--num-blocks", "1000000"],
      "bench.py: error: cpu needs 0.3 GiB of weights + 30.5 GiB of KV cache (num_blocks "
      "1,000,000 x block_size 16), 30.8 GiB in all, on cpu; the CPU limit is 6.0 GiB: give "
-     "--num-blocks from 87 (the most this case's requests hold in its steps) to 188,399, "
-     "or a smaller --model-preset"),
+     "--num-blocks from 25,856 (the most --num-running 256's requests hold in its steps, "
+     "the largest need of the run) to 188,399, or a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "256"],
      "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 128.5 GiB of KV cache "
