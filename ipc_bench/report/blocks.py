@@ -1674,11 +1674,12 @@ def _emulated_block(cases) -> Optional[Block]:
     note = emulated_note(records)
     if note is None:
         return None
-    from ipc_bench.report.tables import arm_label
+    from ipc_bench.report.tables import arm_label, emulated_step_split
 
     arms = [str(a) for a in dict.fromkeys(arm_label(r) for r in records if r.get("emulated"))
             if a is not None]
-    return ("note", note + _emulated_tail(arms))
+    split = emulated_step_split(records)
+    return ("note", note + _emulated_tail(arms) + (f" {split}" if split else ""))
 
 
 def _emulated_tail(arms: list[str]) -> str:
@@ -1696,7 +1697,7 @@ def _emulated_runs_blocks(cases, ids: list[str]) -> list[Block]:
     ``_emulated_block`` where one did, its cases counted against its own; one note
     for several (``tables.emulated_runs_note``), said once, each run named with what
     is its own. ``cases``: every run's finished cases (``run_id``)."""
-    from ipc_bench.report.tables import arm_label, emulated_runs_note
+    from ipc_bench.report.tables import arm_label, emulated_runs_note, emulated_step_split
 
     if cases.empty or "emulated" not in cases.columns:
         return []
@@ -1710,7 +1711,9 @@ def _emulated_runs_blocks(cases, ids: list[str]) -> list[Block]:
     arms = [str(a) for a in dict.fromkeys(arm_label(x) for _, records in runs
                                           for x in records if x.get("emulated"))
             if a is not None]
-    return [("note", emulated_runs_note(runs) + _emulated_tail(arms))]
+    splits = [f" In run {code_span(r)}: {split}" for r, records in runs
+              for split in [emulated_step_split(records)] if split]
+    return [("note", emulated_runs_note(runs) + _emulated_tail(arms) + "".join(splits))]
 
 
 def _shell_line(argv: Any) -> str:

@@ -614,6 +614,59 @@ def emulated_runs_note(runs: list[tuple[str, list[dict[str, Any]]]]) -> Optional
             f"steps{_emulated_bound(every)}")
 
 
+#: The summary's mean context of an emulated case's counted steps: the KV tokens per
+#: request the roofline read (each request's ``seq_len`` after the step), averaged over
+#: every request of every counted step.
+CONTEXT_KEY = "emulated_context_tokens_per_request_mean"
+
+
+def emulated_step_split(cases: list[dict[str, Any]]) -> Optional[str]:
+    """Per workload of the emulated ``cases`` (summary records), their mean step split
+    into the emulated model's mean time (``emulated_step_ns_per_step``, the same in
+    every arm) and the rest of the mean step (``step_ns_mean`` less it: the harness's
+    own, this CPU's), per arm and codec (``cached/msgpack``), each a mean over its
+    repetitions, in µs; then the mean context the roofline was computed for (``CONTEXT_KEY``, tokens
+    per request), or that the run did not record it. ``None`` when no emulated case
+    has both figures with its timings shown (``cores.is_withheld``)."""
+    shown = [s for s in cases if s.get("emulated") and not cores.is_withheld(s)
+             and not is_missing(s.get("emulated_step_ns_per_step"))
+             and not is_missing(s.get("step_ns_mean"))]
+    if not shown:
+        return None
+    parts = []
+    for workload in dict.fromkeys(s.get("workload") for s in shown):
+        mine = [s for s in shown if s.get("workload") == workload]
+        model = float(np.mean([s["emulated_step_ns_per_step"] for s in mine]))
+        rest = ", ".join(f"{arm} {_us(_mean_rest([s for s in mine if _arm_codec(s) == arm]))}"
+                         for arm in dict.fromkeys(map(_arm_codec, mine)))
+        context = [s.get(CONTEXT_KEY) for s in mine]
+        at = ("" if any(is_missing(c) for c in context)
+              else f" at a mean context of {float(np.mean(context)):,.1f} tokens per request")
+        parts.append(f"[{workload}] the emulated model {_us(model)}{at}, the rest {rest}")
+    recorded = all(not is_missing(s.get(CONTEXT_KEY)) for s in shown)
+    return ("Mean step per workload, the emulated model's time and the rest, the "
+            "harness's own (scheduler, messages, runner and sampler on this machine's "
+            "CPU): " + "; ".join(parts) + "."
+            + ("" if recorded else
+               " The mean context the roofline was computed for (KV tokens per request) "
+               "is not recorded in this run's summary.json."))
+
+
+def _arm_codec(case: dict[str, Any]) -> str:
+    """``cached/msgpack``: a case's arm (``arm_label``) and codec."""
+    return f"{arm_label(case)}/{case.get('codec')}"
+
+
+def _mean_rest(cases: list[dict[str, Any]]) -> float:
+    """The mean over ``cases`` of each one's mean step less its emulated model time."""
+    return float(np.mean([s["step_ns_mean"] - s["emulated_step_ns_per_step"] for s in cases]))
+
+
+def _us(ns: float) -> str:
+    """``ns`` in µs, one decimal and thousands commas: ``6,898.9 µs``."""
+    return f"{ns / 1e3:,.1f} µs"
+
+
 def _emulated_figures(emulated: list[dict[str, Any]]) -> str:
     """The GPU figures ``emulated`` cases slept on, each once: ``llama-3.2-1b on
     NVIDIA H200 figures UNCALIBRATED``."""
