@@ -1564,6 +1564,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
     emulated = _emulated_block(shown.cases)
     if emulated:
         blocks.append(emulated)
+    null = _null_block(shown.cases)
+    if null:
+        blocks.append(null)
     unchecked = _unchecked_block(shown)
     if unchecked:
         blocks.append(unchecked)
@@ -1680,6 +1683,17 @@ def _emulated_block(cases) -> Optional[Block]:
             if a is not None]
     split = emulated_step_split(records)
     return ("note", note + _emulated_tail(arms) + (f" {split}" if split else ""))
+
+
+def _null_block(cases) -> Optional[Block]:
+    """A note when ``cases`` (one run's ``Results.cases``) ran the null model
+    (``tables.null_note``)."""
+    from ipc_bench.report.tables import null_note
+
+    if cases.empty or "model" not in cases.columns:
+        return None
+    note = null_note(case_records(cases))
+    return ("note", note) if note else None
 
 
 def _emulated_tail(arms: list[str]) -> str:

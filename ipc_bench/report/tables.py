@@ -588,6 +588,22 @@ def emulated_note(cases: list[dict[str, Any]]) -> Optional[str]:
             f"steps{_emulated_bound(emulated)}")
 
 
+def null_note(cases: list[dict[str, Any]]) -> Optional[str]:
+    """One note saying which of ``cases`` (summary records) ran the null model (``model``
+    ``null``, the default), whose step computes no model, so their tokens/s is the
+    harness's and not a serving figure, and which models give a model's step; ``None``
+    when none did (a record without ``model`` is not counted as null)."""
+    null = [s for s in cases if s.get("model") == "null"]
+    if not null:
+        return None
+    return (f"NULL MODEL: {len(null)} of {len(cases)} cases ran the null model "
+            "(`--model null`, the default): no model computed their steps, so each step "
+            "is the harness's own work (its scheduler, its messages and the null model's "
+            "sampler, on this machine's CPU), and step times and tokens/s are the "
+            "harness's, not a serving throughput. A model's step comes with `--model "
+            "emulated` (a GPU roofline, no GPU needed) or `--model torch`.")
+
+
 def emulated_runs_note(runs: list[tuple[str, list[dict[str, Any]]]]) -> Optional[str]:
     """``emulated_note`` said once for several runs: ``runs`` is (run id, that run's
     case records) per run; each run that ran the emulated model is named with its
