@@ -604,6 +604,31 @@ def null_note(cases: list[dict[str, Any]]) -> Optional[str]:
             "emulated` (a GPU roofline, no GPU needed) or `--model torch`.")
 
 
+def model_line(cases: list[dict[str, Any]]) -> str:
+    """Which model each of ``cases`` (one run's summary records) ran, each once, for a
+    run's header (the notebook's): ``null (no model computed: the step is the
+    harness's own)``, ``emulated (llama-3.1-8b on NVIDIA H200 figures, uncalibrated):
+    its step times are a roofline sleep, no GPU computed them``, ``torch on cuda`` (its
+    ``runner_device``, less the single process's `` (in-process)``); ``not recorded``
+    when no case names one."""
+    words = []
+    for s in cases:
+        model, device = s.get("model"), s.get("runner_device")
+        if not isinstance(model, str) or not model:
+            continue
+        if model == "null":
+            words.append("null (no model computed: the step is the harness's own)")
+        elif model == "emulated":
+            words.append(f"emulated ({_emulated_shape(s)}{s.get('emulated_gpu', '?')} "
+                         f"figures, {s.get('gpu_figures', '?')}): its step times are a "
+                         "roofline sleep, no GPU computed them")
+        elif isinstance(device, str) and device:
+            words.append(f"{model} on {device.removesuffix(' (in-process)')}")
+        else:
+            words.append(model)
+    return " | ".join(dict.fromkeys(words)) or "not recorded"
+
+
 def emulated_runs_note(runs: list[tuple[str, list[dict[str, Any]]]]) -> Optional[str]:
     """``emulated_note`` said once for several runs: ``runs`` is (run id, that run's
     case records) per run; each run that ran the emulated model is named with its
