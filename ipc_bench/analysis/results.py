@@ -563,6 +563,8 @@ class Results:
     roofline_ns                               ns     torch with the roofline: the step's
                                                      roofline time
     emulated_step_ns                          ns     emulated: the roofline time waited
+    emulated_context_tokens                   tok    emulated: the KV context it was
+                                                     computed for (sum of seq_lens)
     draft_ns                                  ns     torch with drafts: the drafter's time
                                                      (in runner_writeback_ns)
     replica_schedule_ns, replica_update_ns    ns     replicated codec: the runner's replica
@@ -572,7 +574,7 @@ class Results:
                                                      launched before this one finished
     ========================================  =====  ==============================================
 
-    The last eight (``spec.OPTIONAL_RUNNER_COLUMNS``) are NaN where a case has no such
+    The last nine (``spec.OPTIONAL_RUNNER_COLUMNS``) are NaN where a case has no such
     column (other models, codecs, a CPU run's ``gpu_*``, a run written before them).
     Integer columns are ``int64``; a runner column is ``float64`` with NaN where a
     failed case has no runner report. Single-process cases (codec ``none``) have 0
@@ -2139,7 +2141,9 @@ def _gpu_time_problem(case, rows, counted, path: Path) -> str | None:
     ``gpu_busy_share``, ``gpu_busy_ns`` summed over ``step_ns`` summed;
     ``gpu_idle_ns_per_step``, the mean ``gpu_idle_ns`` of the rows with one (not -1);
     emulated, ``emulated_forward_excess_ns_per_step``, the mean of
-    ``runner_forward_ns - emulated_step_ns``: ``RUN/steps.csv: case 'ID' has a
+    ``runner_forward_ns - emulated_step_ns``, and
+    ``emulated_context_tokens_per_request_mean``, the mean of ``emulated_context_tokens
+    / num_reqs`` over the rows with requests: ``RUN/steps.csv: case 'ID' has a
     gpu_busy_share of 0.42 over its 20 counted rows' gpu_busy_ns and step_ns, but
     summary.json has gpu_busy_share 0.9 (left out)``; and on CUDA, with every row there,
     ``run_output_tokens_per_s``: all its rows' ``num_output_tokens`` over its
@@ -2184,6 +2188,7 @@ def _gpu_time_problem(case, rows, counted, path: Path) -> str | None:
 #: (``_blank_counted``), ``run_output_tokens_per_s``'s over every row.
 MODEL_TIME_COLUMNS: dict[str, tuple[str, ...]] = {
     "emulated_forward_excess_ns_per_step": ("runner_forward_ns", "emulated_step_ns"),
+    "emulated_context_tokens_per_request_mean": ("emulated_context_tokens", "num_reqs"),
     "host_ns_per_step": ("step_ns", "gpu_busy_ns"),
     "gpu_busy_share": ("step_ns", "gpu_busy_ns"),
     "host_ns_per_decode_step": ("step_ns", "gpu_busy_ns", "num_reqs",
@@ -2204,6 +2209,12 @@ def _model_time_figures(rows, counted) -> dict[str, tuple[float | None, str]]:
     if emulated is not None and forward is not None and len(emulated):
         got["emulated_forward_excess_ns_per_step"] = (
             float(np.mean(forward - emulated)), "runner_forward_ns and emulated_step_ns")
+    context = _counted_values(rows, counted, ("emulated_context_tokens",))
+    reqs = _counted_values(rows, counted, ("num_reqs",))
+    if context is not None and reqs is not None and (reqs > 0).any():
+        got["emulated_context_tokens_per_request_mean"] = (
+            float(np.mean(context[reqs > 0] / reqs[reqs > 0])),
+            "emulated_context_tokens and num_reqs")
     busy = _counted_values(rows, counted, ("gpu_busy_ns",))
     step = _counted_values(rows, counted, ("step_ns",))
     if busy is None or step is None or not len(busy):

@@ -437,9 +437,13 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
     """Figures of the model's own per-step columns over the counted steps; a column the
     runner did not report (CPU, other models) gives no key, never a zero.
 
-    Emulated: ``emulated_step_ns_per_step`` (mean roofline time) and
+    Emulated: ``emulated_step_ns_per_step`` (mean roofline time),
     ``emulated_forward_excess_ns_per_step`` (``runner_forward_ns`` over it: the sleep's
-    lateness plus sampling). CUDA (``engine.cuda_step``): ``gpu_busy_ns_per_step``,
+    lateness plus sampling) and ``emulated_context_tokens_per_request_mean`` (tokens:
+    the mean, over the counted steps with requests, of a step's
+    ``emulated_context_tokens`` over its ``num_reqs``: the mean ``seq_len`` the roofline
+    computed that step for; absent for a run before the column). CUDA
+    (``engine.cuda_step``): ``gpu_busy_ns_per_step``,
     ``gpu_idle_ns_per_step`` (steps with a previous one), ``host_ns_per_step`` (mean
     ``step_ns - gpu_busy_ns``: a two-process case's whole step, scheduler and IPC
     included), ``host_ns_per_decode_step`` (the same over the counted steps where every
@@ -466,6 +470,12 @@ def _model_column_figures(result: CaseResult, a: np.ndarray, c: np.ndarray
         forward = column("runner_forward_ns")
         if forward is not None:
             out["emulated_forward_excess_ns_per_step"] = float((forward - emulated).mean())
+    context = column("emulated_context_tokens")
+    if context is not None:
+        reqs = c[:, _COL["num_reqs"]]
+        if (reqs > 0).any():  # the roofline's per-request context: seq_lens' mean
+            out["emulated_context_tokens_per_request_mean"] = float(
+                (context[reqs > 0] / reqs[reqs > 0]).mean())
     busy = column("gpu_busy_ns")
     if busy is not None:
         step_ns = c[:, _COL["step_ns"]]

@@ -307,8 +307,9 @@ class EmulatedModel(NullModel):
     CPU free. What send costs next to a real 1B or 8B step, on a host without a GPU.
 
     ``device``: e.g. ``"emulated llama-3.2-1b on NVIDIA H200 (roofline, uncalibrated)"``.
-    ``step_columns()``: ``{"emulated_step_ns": [...]}``, the roofline time of each
-    step. Raises ``ConfigError`` when the preset's bf16 weights + KV cache would not
+    ``step_columns()``: ``{"emulated_step_ns": [...], "emulated_context_tokens": [...]}``,
+    each step's roofline time (ns) and the KV context it was computed for (tokens: the
+    sum of the step's ``seq_lens``, tokens in the cache after the step). Raises ``ConfigError`` when the preset's bf16 weights + KV cache would not
     fit the emulated GPU (``check_model_memory``).
     """
 
@@ -321,18 +322,22 @@ class EmulatedModel(NullModel):
         self.device = self.gpu.label(config.preset)
         self.roofline = RooflineStep(config.torch_preset, config.vocab_size, self.gpu)
         self.emulated_step_ns: list[int] = []
+        self.emulated_context_tokens: list[int] = []
 
     def execute(self, batch: "InputBatch", inputs: "StepInputs") -> np.ndarray:
         t0 = time.perf_counter_ns()
         step_ns = self.roofline.for_step(inputs.query_start_loc, inputs.seq_lens,
                                          len(inputs.sample_rows))
         self.emulated_step_ns.append(step_ns)
+        # the roofline's context_tokens (RooflineStep.step_counts)
+        self.emulated_context_tokens.append(int(np.sum(inputs.seq_lens)))
         sampled = self.sample(batch.token_ids_cpu, inputs.sample_rows, inputs.sample_positions)
         sleep_until_ns(t0 + step_ns)
         return sampled
 
     def step_columns(self) -> dict[str, list[int]]:
-        return {"emulated_step_ns": list(self.emulated_step_ns)}
+        return {"emulated_step_ns": list(self.emulated_step_ns),
+                "emulated_context_tokens": list(self.emulated_context_tokens)}
 
 
 def model_step_columns(model) -> dict[str, list[int]]:

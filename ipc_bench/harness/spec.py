@@ -87,6 +87,8 @@ OPTIONAL_RUNNER_COLUMNS = (
                             # (-1: no previous step, or a step without GPU work)
     "roofline_ns",          # torch: the step's roofline time on the measured figures
     "emulated_step_ns",     # emulated: the roofline time the runner waited
+    "emulated_context_tokens",  # emulated: the KV context that time was computed for
+                                # (tokens: the sum of the step's seq_lens)
     "draft_ns",             # torch with drafts: the drafter's time, in runner_writeback_ns
     "replica_schedule_ns",  # replicated codec: the replica's schedule(), in runner_decode_ns
     "replica_update_ns",    # replicated codec: its update_from_output(), in runner_encode_ns

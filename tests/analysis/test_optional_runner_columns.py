@@ -64,9 +64,9 @@ def test_each_case_writes_the_optional_columns_it_has_and_leaves_the_others_empt
     empty = {case: {k for k in OPTIONAL_RUNNER_COLUMNS
                     if all(r[k] == "" for r in rows if r["case_id"] == case)}
              for case in (PLAIN, REPLICATED)}
-    assert filled == {PLAIN: {"emulated_step_ns"},
-                      REPLICATED: {"emulated_step_ns", "replica_schedule_ns",
-                                   "replica_update_ns"}}
+    assert filled == {PLAIN: {"emulated_step_ns", "emulated_context_tokens"},
+                      REPLICATED: {"emulated_step_ns", "emulated_context_tokens",
+                                   "replica_schedule_ns", "replica_update_ns"}}
     assert empty == {case: set(OPTIONAL_RUNNER_COLUMNS) - filled[case] for case in filled}
     # the emulated step is the roofline of the step's shape: the two cases scheduled the
     # same batches, so each step waited the same time
