@@ -24,10 +24,13 @@ Per send/cached pair of one repetition (``pair_cost``, fields added to the send 
   ``[]`` when send's whole-step difference is explained by its SchedulerOutput path's
   difference within the same allowance (10 % of the nominal step + the control plane's
   allowance): a larger excess is send's case descheduled alone, not send's cost;
-- ``send_cost_step_noisy``: whether either case's 50-step mean step times varied by
-  more than 10 % (``step_ns_block_cv``, the threshold of ``summary.noise_warnings``'
-  "the machine may be noisy"): its whole-step difference is then machine noise as
-  much as send's cost, and the whole-step crossing is marked so.
+- ``send_cost_step_noisy``: whether either case's step times are noisy by a rule of
+  ``summary.noise_warnings``' "the machine may be noisy" step warnings
+  (``step_noise.step_time_noisy``): its 50-step mean step times varied by more than
+  10 % (``step_ns_block_cv``), or its mean step is over 1.5 times its median
+  (``summary.skewed_steps_warning``): its whole-step difference is then machine noise
+  as much as send's cost, and the whole-step crossing is marked so (naming the rule:
+  ``cost_rows`` reads each rule from the pair's cases).
 
 Over repetitions (``cost_rows``) each difference and the measured step are the means
 of the pairs' figures, and each share is the mean difference over the mean measured
@@ -55,6 +58,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+from ipc_bench.analysis.step_noise import (SKEWED_STEP_RATIO, block_cv_noisy, ratio_text,
+                                           skew_ratio, step_time_noisy)
 from ipc_bench.engine.config import CACHED, SEND
 
 THRESHOLD = 0.01  # 1 % of the step
@@ -253,8 +258,7 @@ def pair_cost(send: dict[str, Any], cached: dict[str, Any]) -> dict[str, Any]:
                                          off_nominal_warning(cached)) if w))
     whole = whole_step_warning(cached)
     send_off = send_step_warning(send, cached)
-    noisy = any((float_or_none(c.get("step_ns_block_cv")) or 0.0) > NOISY_BLOCK_CV
-                for c in (send, cached))
+    noisy = any(step_time_noisy(c) for c in (send, cached))
     return dict(send_cost_step_ns=d_step, send_cost_s2r_ns=d_s2r,
                 send_cost_measured_step_ns=base,
                 send_cost_share_of_step=d_step / base if ok and d_step is not None else None,
@@ -290,6 +294,10 @@ class CostRow:
     #: high; ``stats.paired_ratio``: send's step is cached's plus the difference), which
     #: ``share_line`` checks the whole step's reading against (``ratio_clause``)
     block_ratio: Optional[tuple[Optional[float], Optional[float], Optional[float]]] = None
+    #: the highest mean step over median step (a ratio) of the repetitions' send and
+    #: cached cases that have the skew warning (over 1.5, ``step_noise.skew_ratio``),
+    #: by which ``step_noisy`` is set too; ``None`` where none has it
+    step_skewed: Optional[float] = None
 
     @property
     def statistic(self) -> str:
@@ -676,6 +684,19 @@ def cost_rows(records: Iterable[dict[str, Any]], method: str = "t") -> list[Cost
     over repetitions, shares the mean difference over the mean step, with ``t``
     intervals; with ``method`` ``sign`` or ``bootstrap`` (the run's ``--ci-method``),
     medians and that method's intervals (``mean_share``)."""
+    records = list(records)
+    cached = {_pair_key(r): r for r in records if r.get("policy") == CACHED}
+
+    def noise(r: dict[str, Any]) -> tuple[bool, Optional[float]]:
+        # (noisy, the highest skew ratio or None) of a send record's pair: the block CV
+        # or the skew rule of either case; where its cached case is not among
+        # ``records``, its recorded send_cost_step_noisy and send's own skew
+        pair = [r] + ([cached[_pair_key(r)]] if _pair_key(r) in cached else [])
+        skew = max((x for x in map(skew_ratio, pair) if x is not None), default=None)
+        noisy = (any(block_cv_noisy(c) for c in pair) if len(pair) == 2
+                 else r.get("send_cost_step_noisy") is True)
+        return noisy or skew is not None, skew
+
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         if r.get("policy") != SEND or "send_cost_share_of_step" not in r:
@@ -692,11 +713,22 @@ def cost_rows(records: Iterable[dict[str, Any]], method: str = "t") -> list[Cost
         diffs = [r.get("send_cost_step_ns") for r in rs]
         step = mean_share(diffs, bases, method)
         s2r = mean_share((r.get("send_cost_s2r_ns") for r in rs), bases, method)
+        marks = [noise(r) for r in rs]
         rows.append(CostRow(
             t, b, codec, step.diff_ns, s2r.diff_ns, step.base_ns, step.share, s2r.share,
-            off, any(r.get("send_cost_step_noisy") is True for r in rs), whole, len(rs),
-            send_off, bounds(step), bounds(s2r), method, _block_ratio(diffs, bases, method)))
+            off, any(n for n, _ in marks), whole, len(rs),
+            send_off, bounds(step), bounds(s2r), method, _block_ratio(diffs, bases, method),
+            step_skewed=max((k for _, k in marks if k is not None), default=None)))
     return rows
+
+
+def _pair_key(r: dict[str, Any]) -> tuple:
+    """The run, scenario, step time, running count, codec and repetition of a case
+    record, gaps (``None``, NaN) as ``None``: a send case's and its cached pair's are
+    equal."""
+    return tuple(None if v is None or (isinstance(v, float) and v != v) else v
+                 for v in (r.get(k) for k in ("run_id", "scenario", "step_time_ms",
+                                              "num_running", "codec", "repetition")))
 
 
 def _step_pairs(step_diffs_ns: list[Any], cached_steps_ns: list[Any]
@@ -1057,14 +1089,23 @@ def _longer(diff_ns: float, share: Optional[float]) -> str:
 
 
 def _whole_step_marks(rs: list[CostRow]) -> list[str]:
-    """Why a read whole-step crossing of ``rs`` is unreliable: noisy pairs, B values of
+    """Why a read whole-step crossing of ``rs`` is unreliable: noisy pairs, by the block
+    CV (``CostRow.step_noisy``) or, naming each B's highest mean/median ratio, by the
+    skew warning (``CostRow.step_skewed``: such a B is named there alone), B values of
     one repetition (with the B where the whole step and s2r differ most); ``[]``."""
     why = []
-    noisy = ", ".join(str(r.num_running) for r in rs if r.step_noisy)
+    noisy = ", ".join(str(r.num_running) for r in rs
+                      if r.step_noisy and r.step_skewed is None)
     if noisy:
         why.append(f"at B = {noisy} a case's 50-step mean step times varied by more than "
                    f"{100 * NOISY_BLOCK_CV:.0f} %, so its whole-step difference is the "
                    "machine's noise as much as send's")
+    skewed = [r for r in rs if r.step_skewed is not None]
+    if skewed:
+        why.append(f"at B = {', '.join(str(r.num_running) for r in skewed)} a case's mean "
+                   f"step was {', '.join(ratio_text(r.step_skewed) for r in skewed)} its "
+                   f"median (> {SKEWED_STEP_RATIO:g}x: long steps spread through it), so its "
+                   "whole-step difference is the machine's noise as much as send's")
     single = [r for r in rs if r.repetitions < 2 and r.step_ns is not None]
     if single:
         worst = max(single, key=lambda r: abs(r.step_ns - (r.s2r_ns or 0.0)))

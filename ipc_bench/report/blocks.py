@@ -22,7 +22,7 @@ from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, ResultsWarning, gr
                                         run_state)
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
-from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, STEP_BLOCK
+from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO, STEP_BLOCK
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.harness.environment import (LOADED_SHARE, TIMING_ONLY_SETTINGS, loaded_at_start,
                                           nice_note)
@@ -1945,7 +1945,8 @@ ORDER_SEED_ONLY = ("The runs differ only in the seed of their arms' order (`--or
 BUSY_APART = 10.0
 #: A case's step times are noisy, as its warning says, where the standard deviation of
 #: its 50-step mean step times is over this share of their mean (``step_ns_block_cv``;
-#: ``analysis.summary.case_warnings``).
+#: ``analysis.summary.case_warnings``), or where its mean step is over
+#: ``SKEWED_STEP_RATIO`` times its median (``analysis.step_noise.step_time_noisy``).
 NOISY_STEP_CV = NOISY_STEP_BLOCK_CV
 
 
@@ -1956,31 +1957,36 @@ def machine_load(cases, md: dict[str, Any]) -> Optional[dict[str, Any]]:
     those cases (``busy`` ``None`` where every case recorded 0); ``load`` and ``cpus``,
     the 1-minute load average at its start and its CPUs (metadata ``md``'s
     ``load_avg[0]`` and ``cpu_count``, each ``None`` where not recorded); ``noisy`` of
-    ``timed``, the cases whose ``step_ns_block_cv`` is over ``NOISY_STEP_CV`` (the
-    noisy-step warning) of those with a value (``timed`` 0: not recorded; ``short``
-    then: the column is there, every case too short for it), trace replays left out
-    (``replay_noise.is_replay``: their block means move with the trace's batches) and
-    counted in ``replays``, those of them with a value. ``None`` where no case
+    ``timed``, the cases with noisy step times (``step_noise.step_time_noisy``: the
+    noisy-step warnings, a ``step_ns_block_cv`` over ``NOISY_STEP_CV`` or a mean step
+    over ``SKEWED_STEP_RATIO`` times the median) of those with a block CV or the skew
+    warning (``timed`` 0: not recorded; ``short`` then: the column is there, every
+    case too short for it), and of ``noisy`` those over the block CV, ``over_cv``, and
+    those with the skew warning, ``skewed`` (a case can be both); trace replays left
+    out (``replay_noise.is_replay``: their block means move with the trace's batches)
+    and counted in ``replays``, those of them with a value. ``None`` where no case
     recorded ``machine_busy_pct``: ``cases`` is empty (the run finished no case), or
     its summary was written before the field."""
     from ipc_bench.analysis.replay_noise import is_replay
+    from ipc_bench.analysis.step_noise import block_cv_noisy, skewed
 
     values = [float(v) for v in (cases["machine_busy_pct"] if "machine_busy_pct"
                                  in cases.columns else []) if v is not None and v == v]
     if not values:
         return None
     busy = [v for v in values if v > 0]
-    traces = cases["trace"] if "trace" in cases.columns else [None] * len(cases)
-    pairs = [(float(v), is_replay({"trace": t}))
-             for v, t in zip(cases["step_ns_block_cv"] if "step_ns_block_cv"
-                             in cases.columns else [], traces) if v is not None and v == v]
-    cvs = [v for v, replay in pairs if not replay]
+    rows = cases.to_dict("records")
+    with_cv = [r for r in rows if not is_missing(r.get("step_ns_block_cv"))]
+    replays = sum(is_replay(r) for r in with_cv)
+    timed = [(block_cv_noisy(r), skewed(r)) for r in rows if not is_replay(r)
+             and (not is_missing(r.get("step_ns_block_cv")) or skewed(r))]
     load, cpus = md.get("load_avg"), md.get("cpu_count")
     return dict(busy=sum(busy) / len(busy) if busy else None, n=len(busy),
                 load=float(load[0]) if load else None, cpus=cpus,
                 short="step_ns_block_cv" in cases.columns,
-                noisy=sum(v > NOISY_STEP_CV for v in cvs), timed=len(cvs),
-                replays=len(pairs) - len(cvs))
+                noisy=sum(cv or sk for cv, sk in timed), timed=len(timed),
+                over_cv=sum(cv for cv, _ in timed), skewed=sum(sk for _, sk in timed),
+                replays=replays)
 
 
 #: ``machine_load_line``'s words on the step-time noise of a run of trace replays alone.
@@ -1997,12 +2003,29 @@ BEFORE_BUSY_WORDS = ("`machine_busy_pct` absent from its finished cases: a summa
                      "written before the field existed")
 
 
+def _noisy_steps_words(load: dict[str, Any]) -> str:
+    """``machine_load_line``'s count of a run's cases with noisy step times (``load``, a
+    ``machine_load`` with ``timed`` above 0; its ``%`` not yet spaced): ``noisy step
+    times (`step_ns_block_cv` over 10%) in 21 of 40 cases`` where no case has the skew
+    warning, else each rule's count, ``noisy step times in 3 of 40 cases
+    (`step_ns_block_cv` over 10% in 2, the mean step over 1.5x the median in 1)``, with
+    ``, both in 1`` where cases are counted under both rules."""
+    of = f"{load['noisy']} of {load['timed']} cases"
+    if not load.get("skewed"):
+        return f"noisy step times (`step_ns_block_cv` over {NOISY_STEP_CV:.0%}) in {of}"
+    both = load.get("over_cv", 0) + load["skewed"] - load["noisy"]
+    return (f"noisy step times in {of} (`step_ns_block_cv` over {NOISY_STEP_CV:.0%} in "
+            f"{load.get('over_cv', 0)}, the mean step over {SKEWED_STEP_RATIO:g}x the "
+            f"median in {load['skewed']}{f', both in {both}' if both else ''})")
+
+
 def machine_load_line(run: str, load: Optional[dict[str, Any]],
                       finished: Optional[int] = None) -> str:
     """A run's item under ``machine_load_blocks``: ```d`: the machine 99.8 % busy
     (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.91 on 2 CPUs at its
-    start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40 cases``, a figure
-    it did not record said so (``not recorded``). Without ``load`` (``machine_load``'s
+    start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40 cases``
+    (``_noisy_steps_words``: each rule's count where a case has the skew warning), a
+    figure it did not record said so (``not recorded``). Without ``load`` (``machine_load``'s
     ``None``) it says why: no case finished where ``finished``, the run's finished
     cases, is 0 (``NO_CASE_FINISHED_WORDS``: a run killed or failed in its first
     case), else a summary written before the field (``BEFORE_BUSY_WORDS``; ``finished``
@@ -2018,8 +2041,7 @@ def machine_load_line(run: str, load: Optional[dict[str, Any]],
              if load["load"] is not None else "load average at its start not recorded")
     short = (f"step-time noise not measured (no case counted {3 * STEP_BLOCK} steps, the "
              f"3 blocks of {STEP_BLOCK} `step_ns_block_cv` needs)")
-    noisy = (f"noisy step times (`step_ns_block_cv` over {NOISY_STEP_CV:.0%}) in "
-             f"{load['noisy']} of {load['timed']} cases" if load["timed"]
+    noisy = (_noisy_steps_words(load) if load["timed"]
              else REPLAY_LOAD_WORDS if load.get("replays")
              else short if load.get("short") else "step-time noise not recorded"
              ).replace("%", " %", 1)
