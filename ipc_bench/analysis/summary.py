@@ -52,6 +52,8 @@ from ipc_bench.analysis.pace import (arrival_span_figures, idle_figures,
                                     replay_pace_figures)
 from ipc_bench.analysis.soak import rss_summary, stream_summary
 from ipc_bench.analysis.stats import percentiles_ms
+from ipc_bench.analysis.step_noise import (NOISE_MIN_STEPS, NOISY_STEP_BLOCK_CV,
+                                          SKEWED_STEP_RATIO, STEP_BLOCK)
 from ipc_bench.analysis.pp import pp_figures
 from ipc_bench.analysis.send_cost import case_off_nominal, float_or_none
 from ipc_bench.analysis.tp import tp_core_warning, tp_figures
@@ -183,9 +185,6 @@ def _wire_bytes(result: CaseResult, a: np.ndarray, c: np.ndarray) -> dict[str, A
         zmtp_handshake_bytes={"PUSH": zmtp_handshake_bytes("PUSH"),
                               "PULL": zmtp_handshake_bytes("PULL")},
     )
-
-
-STEP_BLOCK = 50
 
 
 def is_replay(case: dict[str, Any]) -> bool:
@@ -1280,11 +1279,6 @@ def floor_below_one_warning(summary: dict[str, Any]) -> str | None:
             "the harness's logic adds, so this case's overhead over the floor is noise")
 
 
-#: ``case_warnings`` warns that a case's step times are noisy where the standard
-#: deviation of its 50-step mean step times exceeds this share of their mean
-#: (``step_ns_block_cv``; pyperf's 10 %).
-NOISY_STEP_BLOCK_CV = 0.10
-
 #: ``floor_noise_warning`` warns when the standard deviation of a case's 50-step mean
 #: floor step times (``floor_step_ns_block_cv``) exceeds this share of their mean: the
 #: threshold the step times' warning applies (pyperf's 10 %), so that "noisy" means the
@@ -1309,23 +1303,11 @@ MIN_STEPS = 100
 #: How the warning of a case of fewer counted steps than ``MIN_STEPS`` ends (the report
 #: tells its findings' verdicts over such cases apart).
 ROUGH_WORDS = "figures are rough"
-#: Fewer counted steps than this leave a case's step-time noise unmeasured: the block
-#: CV (``step_ns_block_cv``) needs 3 blocks of ``STEP_BLOCK`` steps (``_block_cv``).
-NOISE_MIN_STEPS = 3 * STEP_BLOCK
 #: What the warning of a steady case of fewer counted steps than ``NOISE_MIN_STEPS``
 #: says is missing.
 UNMEASURED_WORDS = "step-time noise not measured"
 
 
-#: ``skewed_steps_warning`` warns where a case's mean step is over this many times its
-#: median step (``step_ns_mean`` / ``step_ns_median``). Long steps spread evenly through
-#: a case (a loaded machine taking the CPU from its processes now and then) raise its
-#: mean, and so cut its tok/s, while its 50-step block means stay alike (the block CV
-#: sees nothing) and no step is long enough to be called stalled. Steady null-model
-#: and emulated cases of 150 to 1,000 counted steps whose block CV was under 10 % gave
-#: 1.00x to 1.16x on a loaded 2-core machine; one at 1.97x (block CV 7.4 %) halved its
-#: tok/s against its pair's.
-SKEWED_STEP_RATIO = 1.5
 
 
 def skewed_steps_warning(summary: dict[str, Any]) -> str | None:
