@@ -76,16 +76,23 @@ STORE_FILE = "pp-store"
 TCP_STORE_PREFIX = "tcp://"
 
 
+#: gloo's advice to its own users, to the end of its text, on the line of its error or
+#: on lines of its own (``... [127.0.0.1]:31662. This is typically caused by a remote
+#: worker crashing. Check the logs of the remote worker before reporting an error.
+#: GLHF!``).
+_GLOO_ADVICE = re.compile(r"\s*(This is typically caused by |Check the logs of the remote "
+                          r"worker ).*", re.S)
+
+
 def _gloo_line(exc: BaseException, limit: int = 200) -> str:
     """gloo's error as one readable line: its last line without the ``[file:line]``
     source prefix, at most ``limit`` characters, cut at a word (the line names the
     stage; the case's error adds which stage raised it), and without gloo's advice to
     its own users (``This is typically caused by a remote worker crashing. Check the
     logs ... GLHF!``: the case's error names a stage that died)."""
-    text = str(exc).strip()
+    text = _GLOO_ADVICE.sub("", str(exc)).strip()
     line = text.splitlines()[-1] if text else type(exc).__name__
     line = re.sub(r"^\[[^\]]*\]\s*", "", line.strip())
-    line = re.sub(r"\s+This is typically caused by .*$", "", line)
     if len(line) > limit:
         line = "..." + line[-limit:].split(" ", 1)[-1]
     return line
@@ -271,7 +278,10 @@ class StageLink:
         """Hand ``array`` to ``isend`` (nothing for an empty one); returns its bytes.
         ``seq``: the step of a hidden-state send (``release_hidden``), else ``None``."""
         if array.size:
-            work = self.dist.isend(self.torch.from_numpy(array), dst)
+            try:  # a peer gone before the send is posted fails here, not in its wait
+                work = self.dist.isend(self.torch.from_numpy(array), dst)
+            except RuntimeError as exc:
+                raise StageLinkError(f"{what}: {_gloo_line(exc)}") from None
             self._sends.append((work, array, what, seq))
         sends = self._sends  # drop the completed ones; never wait here: a send of ids
         while sends and sends[0][0].is_completed():  # completes when its receiver posts
