@@ -58,7 +58,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from ipc_bench.analysis.step_noise import (SKEWED_STEP_RATIO, block_cv_noisy, ratio_text,
+from ipc_bench.analysis.step_noise import (NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO,
+                                           block_cv_noisy, float_or_none, ratio_text,
                                            skew_ratio, step_time_noisy)
 from ipc_bench.engine.config import CACHED, SEND
 
@@ -98,19 +99,7 @@ CONTROL_PLANE_BASE_NS = 250_000
 CONTROL_PLANE_PER_REQUEST_NS = 3_000
 #: ``step_ns_block_cv`` above which a pair's whole-step difference is marked noisy (the
 #: 10 % of ``summary.noise_warnings``).
-NOISY_BLOCK_CV = 0.10
-
-
-def float_or_none(value: Any) -> Optional[float]:
-    """``value`` as a float; ``None`` when it is missing, a bool, not a number or NaN (a
-    pandas record's empty cell)."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if v != v else v
+NOISY_BLOCK_CV = NOISY_STEP_BLOCK_CV
 
 
 def off_nominal_warning(summary: dict[str, Any],

@@ -44,9 +44,9 @@ NOISE_MIN_STEPS = 3 * STEP_BLOCK
 SKEWED_STEP_RATIO = 1.5
 
 
-def _number(value: Any) -> Optional[float]:
+def float_or_none(value: Any) -> Optional[float]:
     """``value`` as a float; ``None`` when it is missing, a bool, not a number or NaN (a
-    pandas record's empty cell)."""
+    pandas record's empty cell). ``send_cost`` and ``summary`` read figures through it."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -66,7 +66,7 @@ def block_cv_noisy(case: dict[str, Any]) -> bool:
     """Whether ``case`` (a summary or a pandas record), not a trace replay, has a
     ``step_ns_block_cv`` (a ratio) over ``NOISY_STEP_BLOCK_CV`` (0.10). ``False``
     without one (``None``, NaN: under 150 counted steps). Raises nothing."""
-    cv = _number(case.get("step_ns_block_cv"))
+    cv = float_or_none(case.get("step_ns_block_cv"))
     return not _replay(case) and cv is not None and cv > NOISY_STEP_BLOCK_CV
 
 
@@ -77,11 +77,12 @@ def skew_ratio(case: dict[str, Any]) -> Optional[float]:
     ``totals``), the ratio over ``SKEWED_STEP_RATIO`` (1.5); else ``None``. Decided from
     those fields, so a summary written before the warning is judged alike. Raises
     nothing."""
-    n = _number(case.get("num_steps"))
+    n = float_or_none(case.get("num_steps"))
     if _replay(case) or case.get("instrumentation") == "totals" or n is None \
             or n < NOISE_MIN_STEPS:
         return None
-    mean, median = _number(case.get("step_ns_mean")), _number(case.get("step_ns_median"))
+    mean = float_or_none(case.get("step_ns_mean"))
+    median = float_or_none(case.get("step_ns_median"))
     if not mean or not median or mean <= SKEWED_STEP_RATIO * median:
         return None
     return mean / median
