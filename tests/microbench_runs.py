@@ -12,6 +12,15 @@ from pathlib import Path
 import msgspec
 
 REPO = Path(__file__).resolve().parents[1]
+#: One worker process of one value per benchmark, the loops not calibrated.
+PYPERF = ["-p", "1", "-n", "1", "-w", "0", "-l", "1"]
+#: How every microbench refusal begins.
+ERROR = "bench.py microbench: error: "
+#: A one-request run of send with the three codecs whose frames microbench checks (msgpack,
+#: pickle, packed).
+FRAME_RUN = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20",
+             "--warmup-steps", "2", "--policies", "send", "--codecs", "msgpack,pickle,packed",
+             "--no-single-process", "--no-floor", "--quiet"]
 
 
 def finished_run(tmp_path_factory, name: str, args: list[str]) -> Path:

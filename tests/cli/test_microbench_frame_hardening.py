@@ -22,14 +22,11 @@ from ipc_bench.analysis import microbench as mb
 from ipc_bench.analysis.capture import CaptureError, load_capture
 from ipc_bench.v1rpc.samp import RequestOutputKind
 from ipc_bench.wire import codecs
-from microbench_runs import capture_path, copy_run, edit_frames, finished_run
+from microbench_runs import (ERROR, FRAME_RUN, PYPERF, capture_path, copy_run, edit_frames,
+                            finished_run)
 
 REPO = Path(__file__).resolve().parents[2]
-TINY = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20",
-        "--warmup-steps", "2", "--policies", "send", "--codecs", "msgpack,pickle,packed",
-        "--no-single-process", "--no-floor", "--quiet"]
-PYPERF = ["-p", "1", "-n", "1", "-w", "0", "-l", "1"]
-ERROR = "bench.py microbench: error: "
+TINY = FRAME_RUN
 SO = codecs.VLLM_DATACLASSES.SchedulerOutput
 
 
