@@ -159,11 +159,22 @@ def _main(argv: list[str], swept: list[str]) -> int:
               "(its comparison's interval needs >= 2 pairs): add --repeat 2 or more to "
               "see this machine's noise; bytes and times are measured all the same",
               file=sys.stderr)
+    remote = _remote_runners(args, cases)
+    pinned_from = os.sched_getaffinity(0) if args.cpu_affinity else None
+    if pinned_from is not None:  # every check passed: the scheduler runs on its set from now
+        os.sched_setaffinity(0, args.cpu_affinity[0])
+    try:
+        return _run(args, cases, module, opts, swept, remote)
+    finally:  # main() called in-process (a notebook, a test) gets its CPUs back
+        if pinned_from is not None:
+            os.sched_setaffinity(0, pinned_from)
+
+
+def _run(args, cases: list, module: ModuleType, opts, swept: list[str], remote) -> int:
+    """Runs the checked ``cases`` (``execute.run_cases``) and returns the exit code; with
+    hand-started runners (``remote``), closes them after, saying how the run ended."""
     from ipc_bench.cli.execute import run_cases
 
-    remote = _remote_runners(args, cases)
-    if args.cpu_affinity:  # every check passed: the scheduler runs on its set from now
-        os.sched_setaffinity(0, args.cpu_affinity[0])
     report = getattr(module, "report", None)
     note = tmpdir_note()
     if note is not None:
