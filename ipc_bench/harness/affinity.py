@@ -7,7 +7,8 @@ separated by commas; a set is a CPU (``2``), a range of CPUs (``2-5``), or sever
 those joined by ``+`` (``0+2-3``). ``0,1`` pins the scheduler to CPU 0 and the runner
 to CPU 1; ``0,1-3`` lets the runner use CPUs 1 to 3.
 
-The scheduler pins itself once, before the first case (``os.sched_setaffinity``); a
+The scheduler pins itself once, before the first case (``os.sched_setaffinity``), and
+takes back the set it had when the run ends (``cli.main`` called in-process); a
 runner or frontend started for a case pins itself at start-up from
 ``CPU_AFFINITY_ENV``, which the scheduler sets in its environment
 (``runner_loop.runner_main``, ``frontend_loop.frontend_main``). A ``--frontend``
