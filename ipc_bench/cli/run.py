@@ -600,12 +600,14 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
                        spec_acceptance: Optional[float]) -> list:
     """The scenario's ``cases`` once per draft count of ``--num-spec-tokens`` (``None``:
     as they are): each copy's ``SchedulerConfig.num_spec_tokens`` set, its
-    ``ModelConfig.spec_acceptance`` set when ``spec_acceptance`` is given, and the label
-    ``num_spec_tokens`` added, so each K is a workload of its own (its own table; its
-    policies paired with each other, never with another K's; token streams of
-    different K are compared only through the input oracle). K = 0 adds no label: it
-    runs as the case without ``--num-spec-tokens`` does (no drafts, the same messages
-    byte for byte), so it keeps that case's id and workload and pairs with it across
+    ``ModelConfig.spec_acceptance`` set when ``spec_acceptance`` is given and K is above
+    0, and the label ``num_spec_tokens`` added, so each K is a workload of its own (its
+    own table; its policies paired with each other, never with another K's; token
+    streams of different K are compared only through the input oracle). K = 0 adds no
+    label and keeps the case's model as it is (nothing is drafted, so no acceptance is
+    recorded for it): it runs as the case without ``--num-spec-tokens`` does (no drafts,
+    the same messages and model config byte for byte), so it keeps that case's id and
+    workload and pairs with it across
     runs (a side-by-side report's rows, ``environment.ran_selection`` reading a case
     without the label as K = 0); within a run the K are distinct (``no_repeats``), so
     no two cases share an id. With the torch model the
@@ -627,7 +629,7 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
     for k in num_spec_tokens:
         for case in cases:
             model = case.model
-            if spec_acceptance is not None:
+            if spec_acceptance is not None and k:
                 model = msgspec.structs.replace(model, spec_acceptance=spec_acceptance)
             lookahead = k if model.name == "torch" else 0
             labels = {**case.labels, "num_spec_tokens": k} if k else case.labels
