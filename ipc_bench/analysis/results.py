@@ -66,8 +66,10 @@ class ResultsWarning(UserWarning):
 
 class RunStatusWarning(ResultsWarning):
     """A run folder loaded is not complete: still running, stopped (killed) or failed
-    (one line, ``status_line``: its ``Results.status_detail`` and the cases loaded).
-    ``warnings.simplefilter("ignore", RunStatusWarning)`` silences it alone."""
+    (one line, ``status_line``: its ``Results.status_detail`` and the cases loaded), or
+    is complete but recorded a problem as it ended (``complete_problems_line``: its
+    tables lost on a full stdout). ``warnings.simplefilter("ignore",
+    RunStatusWarning)`` silences it alone."""
 
 
 class Summary(dict):
@@ -637,7 +639,10 @@ class Results:
     what is valid is loaded: ``load``), the first of a run that is
     not complete its ``status_warning``. ``status_warning``: ``run_id`` -> that line
     (``status_line``: the run's state, its ``status_detail`` and the cases loaded,
-    issued as ``RunStatusWarning``); ``""`` for a complete run. ``stopped_case``:
+    issued as ``RunStatusWarning``); for a complete run that recorded ``problems``
+    as it ended (its tables lost on a full stdout: ``cannot write to stdout: No space
+    left on device``) ``complete_problems_line``'s, which says it is complete;
+    ``""`` for another complete run. ``stopped_case``:
     ``run_id`` -> the case a run that is not complete was running (or failed in) and
     does not list (``summary.json``'s ``running_case``: killed, or still running; its
     rows in ``steps.partial.csv``, not loaded), ``case_id`` and ``error`` (why, in
@@ -4654,6 +4659,34 @@ def status_line(run_dir: Path, status: str, detail: str, loaded: int,
     return f"{run_dir}: this run {run_state(status)}: {detail or 'no reason recorded'}; {held}"
 
 
+def complete_problems_line(run_dir: Path, problems: list[Any], pointer: bool = True) -> str:
+    """The one line ``load`` warns with (``RunStatusWarning``) for a ``complete`` run
+    (``run_dir``) that recorded ``problems`` as it ended, which cost it no result:
+    ``RUN: this run is complete, every case measured and written; as it ended: cannot
+    write to stdout: No space left on device (its terminal tables were not printed:
+    python bench.py report RUN shows them)``; ``""`` when it recorded none. A stdout
+    that failed (``cannot write to stdout: ...``, ``console.stdout_failure``) is the
+    one problem ``bench.py`` records in a complete run. ``pointer=False``: the line
+    without ``RUN: `` and the command (the report's note, ``This run is complete,
+    ...``)."""
+    from ipc_bench.errors import one_line
+
+    if not problems:
+        return ""
+    text = "; ".join(str(p) for p in problems)
+    if any(str(p).startswith(STDOUT_PROBLEM) for p in problems):
+        text += (" (its terminal tables were not printed" + (
+            f": python bench.py report {one_line(str(run_dir))} shows them)" if pointer
+            else ")"))
+    line = f"this run is complete, every case measured and written; as it ended: {text}"
+    return f"{run_dir}: {line}" if pointer else line
+
+
+#: How a problem that cost a complete run nothing begins: its tables lost on a stdout
+#: that failed (``console.stdout_failure``).
+STDOUT_PROBLEM = "cannot write to stdout: "
+
+
 def _stopped_case(summary: dict[str, Any], problems: list[Any],
                   run_dir: Path) -> dict[str, str] | None:
     """The case a run that is not complete was running (or failed in: ``failed_case``,
@@ -4684,7 +4717,7 @@ def _run_state(summary: dict[str, Any], run_dir: Path, cases) -> dict[str, Any]:
     problems = list(summary.get("problems") or [])
     if status == "complete":
         return dict(status=status, problems=problems, status_detail="", stopped_case=None,
-                    status_warning="", lines=lines)
+                    status_warning=complete_problems_line(run_dir, problems), lines=lines)
     detail = (_problems_detail(summary, problems, run_dir)
               or unfinished_detail(summary, run_dir))
     stopped = _stopped_case(summary, problems, run_dir)
@@ -4990,8 +5023,8 @@ def load(path_or_paths) -> Results:
     left; when a folder is given twice (``check_distinct_runs``) or is a copy of another one
     given (``check_copies``, ``check_copied_steps``). Every other case is loaded, those
     that did not finish included: ``Results.finished`` leaves them out. A run not
-    ``complete`` (running, killed, failed) is the first warning, a ``RunStatusWarning``
-    (``status_line``); one that ended as it was read is read again (``_load_one``)."""
+    ``complete`` (running, killed, failed), or complete with its tables lost on a full stdout, is the first warning,
+    a ``RunStatusWarning`` (``status_line``, ``complete_problems_line``); one that ended as read is read again (``_load_one``)."""
     import pandas as pd
 
     run_dirs = [check_run_dir(path) for path in _given_paths(path_or_paths)]

@@ -41,7 +41,7 @@ from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token
                                         no_request_served, no_step_counted,
                                         is_replay, noise_warnings,
                                         summarize_case)
-from ipc_bench.cli.console import stdout_failure
+from ipc_bench.cli.console import stdout_failure, written_elsewhere
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
@@ -936,8 +936,7 @@ class _Run:
         them: ``warning: CASE: across the 2 repetitions of its arm, ...``) and
         ``warnings_count_line``, which counts them; 1
         when a check found a problem, or when the tables could not be written to
-        stdout (``console.stdout_failure``: ``summary.json`` is rewritten ``failed``
-        with that reason in ``problems``)."""
+        stdout (``_stdout_lost``)."""
         writer = self.writer
         problems, notes = check_digests(writer.cases)
         pair_notes = [] if self.quiet else floor_pair_notes(writer.cases)
@@ -957,6 +956,8 @@ class _Run:
         with signals.deferred():
             self.final_status = "failed" if problems else "complete"
             writer.finish(self.final_status, problems)
+        # every file is written: a stdout that fails below says where they are
+        written_elsewhere(f"the results are in {one_line(str(self.run_dir))}")
         text = [format_tables(writer.cases, ci_method)]
         if any(c["n_pairs"] >= 2 for c in writer.comparisons):
             text.append(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
@@ -984,15 +985,28 @@ class _Run:
             self.log(count)
         for p in problems:
             print(one_line(f"bench.py: error: {p}"), file=sys.stderr)
+        lost = self._stdout_lost()
+        return lost if lost is not None else 1 if problems else 0
+
+    def _stdout_lost(self) -> Optional[int]:
+        """After the run's last line: where its tables could not be written to stdout
+        (``console.stdout_failure``: ``> /dev/full``, not a reader gone), the reason
+        (``cannot write to stdout: No space left on device``) is added to the
+        ``problems`` of ``summary.json`` and its status left as it was: ``complete``
+        where every case was measured and written (its results are all there,
+        ``bench.py report`` prints its tables; ``results.load`` says it once, as a
+        ``RunStatusWarning`` that does not call the run failed), ``failed`` where a
+        check failed it; exit code 1 (the line is ``Console``'s, ending ``; the
+        results are in DIR``). ``None`` where stdout took everything."""
         lost = stdout_failure(sys.stdout)
-        if lost is not None:  # the tables are lost: the run says so (its line: Console)
-            try:
-                with signals.deferred():
-                    writer.finish("failed", [lost])
-            except RunFolderError as exc:
-                return self.write_failed(exc)
-            return 1
-        return 1 if problems else 0
+        if lost is None:
+            return None
+        try:
+            with signals.deferred():
+                self.writer.finish(self.final_status, [lost])
+        except RunFolderError as exc:
+            return self.write_failed(exc)
+        return 1
 
 
 def _apart() -> bool:

@@ -18,8 +18,8 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record, is_missing
-from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, ResultsWarning, grouped_warnings,
-                                        run_state)
+from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, ResultsWarning,
+                                        complete_problems_line, grouped_warnings, run_state)
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO, STEP_BLOCK
@@ -1538,7 +1538,9 @@ def _finished_cover(one, run_id: str) -> str:
 
 def _state_notes(one, run_id: str) -> list[Block]:
     """Notes on a run that did not complete (why, or what its files tell when it
-    recorded no reason: ``Results.status_detail``), on the cases that did not finish
+    recorded no reason: ``Results.status_detail``), or that completed with a problem
+    of its end (``results.complete_problems_line``: its tables lost on a full stdout,
+    said once, not as a failure), on the cases that did not finish
     (``unfinished_note``: left out of everything below), on files found cut short
     while loading, or on a loaded machine. ``one``: the run's whole tables, the
     unfinished cases included."""
@@ -1551,6 +1553,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
         state = run_state(status)
         covers = _finished_cover(one, run_id)
         blocks.append(("note", f"This run {state}: {detail}. {covers}"))
+    elif one.status_warning.get(run_id):  # complete, with a problem of its end
+        line = complete_problems_line(one.paths[run_id], one.problems[run_id], False)
+        blocks.append(("note", f"{line[0].upper()}{line[1:]}."))
     left_out = unfinished_note(one.unfinished())
     if left_out:
         blocks.append(("note", left_out))

@@ -387,17 +387,7 @@ def test_run_into_a_closed_pipe_keeps_every_result(tmp_path):
     _assert_complete(tmp_path / "run")
 
 
-def test_run_onto_a_full_disk_keeps_every_result_and_says_it_failed(tmp_path):
-    run = tmp_path / "run"
-    with open("/dev/full", "w") as full:
-        assert bench_to(full, *TINY, "--output", str(run)) == (
-            1, f"bench.py: error: cannot write to stdout: {NO_SPACE}\n")
-    summary = json.loads((run / "summary.json").read_text())
-    assert (summary["status"], summary["problems"]) == (
-        "failed", [f"cannot write to stdout: {NO_SPACE}"])
-    assert [c["complete"] for c in summary["cases"]] == [True, True]
-    steps = pd.read_csv(run / "steps.csv")
-    assert sorted(steps["case_id"].unique()) == sorted(c["case_id"] for c in summary["cases"])
+# A run onto a full disk (``> /dev/full``): tests/cli/test_run_full_stdout.py
 
 
 def test_run_with_stderr_closed_keeps_every_result(tmp_path):
