@@ -61,6 +61,7 @@ from ipc_bench.harness.run_folder import (DIR_MODE, RunFolderError, RunWriter, d
 from ipc_bench.harness.scenario import ARM_ORDER, SCENARIO_OPTIONS
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.harness.spec import CaseResult
+from ipc_bench.report.render import plain_text
 from ipc_bench.report.tables import format_byte_model, format_comparisons, format_tables
 from ipc_bench.wire.remote import RemoteRunners
 from ipc_bench.wire.transport import EndpointError, set_sweep_sink
@@ -933,7 +934,8 @@ class _Run:
         (not with ``--quiet``) on stderr the run's time from its first line to here
         (``ipc-bench: 8 cases run in 3 min 12 s``), the warnings of a trace replay arm
         whose repetitions vary over 10 % (``replay_arm_warnings``, as the report adds
-        them: ``warning: CASE: across the 2 repetitions of its arm, ...``) and
+        them, without the backticks of its Markdown: ``warning: CASE: across the 2
+        repetitions of its arm, ... (step_ns_rep_block_cv, > 10 %) ...``) and
         ``warnings_count_line``, which counts them; 1
         when a check found a problem, or when the tables could not be written to
         stdout (``_stdout_lost``)."""
@@ -977,8 +979,8 @@ class _Run:
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
                  f"{run_seconds(time.monotonic() - self.t_start)}")
         for case_id, lines in added.items():  # the report's, after the last case
-            for w in lines:
-                self.log(f"warning: {case_id}: {w}")
+            for w in lines:  # its Markdown code spans as plain text, in the terminal
+                self.log(f"warning: {case_id}: {plain_text(w)}")
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
                                     added=added)
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)

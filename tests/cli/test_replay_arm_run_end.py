@@ -21,6 +21,7 @@ from ipc_bench.analysis.replay_noise import noisy_arm_warnings
 from ipc_bench.analysis.results import Results
 from ipc_bench.cli.execute import (quiet_warnings_line, replay_arm_warnings,
                                    warnings_count_line)
+from ipc_bench.report.render import plain_text
 
 REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO.parent / "shared" / "traces" / "AzureLLMInferenceTrace_conv.csv"
@@ -112,7 +113,7 @@ def test_a_replay_run_ends_with_the_reports_lines_and_count(tmp_path):
     end = next(i for i, line in enumerate(err) if line.startswith("ipc-bench: 2 cases"))
     cases = json.loads((run / "summary.json").read_text())["cases"]
     added = _loaded_added(run)
-    want = [f"warning: {c}: {w}" for c, lines in added.items() for w in lines]
+    want = [f"warning: {c}: {plain_text(w)}" for c, lines in added.items() for w in lines]
     count = warnings_count_line(cases, run, added=added)
     assert err[end + 1:] == want + ([count] if count else [])
     slow = tmp_path / "slow"
