@@ -71,18 +71,18 @@ def _nested(codec: str, field: str, depth: int = 5000) -> bytes:
 
 @pytest.mark.parametrize("changes, line", [
     ({"req__prompt_token_ids": "abc"}, "scheduled_new_reqs[0].prompt_token_ids holds str "
-     "where its declared type takes array"),
+     "where its declared type takes list[int]"),
     ({"req__prompt_token_ids": [1, RequestOutputKind.DELTA]},
      "scheduled_new_reqs[0].prompt_token_ids[1] holds a RequestOutputKind where its "
-     "declared type reads it as int"),
+     "declared type takes int"),
     ({"req__req_id": b"r1"}, "scheduled_new_reqs[0].req_id holds bytes where its "
      "declared type takes str"),
     ({"num_scheduled_tokens": {1: 3}}, "num_scheduled_tokens (a key) holds int where "
      "its declared type takes str"),
     ({"sp__stop_token_ids": "ab"}, "scheduled_new_reqs[0].sampling_params.stop_token_ids "
-     "holds str where its declared type takes array | null"),
+     "holds str where its declared type takes Optional[list[int]]"),
     ({"num_common_prefix_blocks": {0}}, "num_common_prefix_blocks holds a set where its "
-     "declared type reads it as list"),
+     "declared type takes list[int]"),
     ({"total_num_scheduled_tokens": True}, "total_num_scheduled_tokens holds bool where "
      "its declared type takes int"),
 ])

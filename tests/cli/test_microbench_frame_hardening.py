@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copyreg
 import io
+import os
 import pickle
 import subprocess
 import sys
@@ -159,25 +160,36 @@ def test_a_frame_of_the_other_directions_message_is_named_so(run, tmp_path):
                            "direction? (the file says s2r)\n")
 
 
+#: A ``sitecustomize`` that breaks the packed codec's encode in pyperf's workers only
+#: (``--worker`` in their arguments; pyperf hands its workers ``PYTHONPATH``).
+_BROKEN_WORKER_ENCODE = """import sys
+if "--worker" in sys.argv:
+    from ipc_bench.wire import codecs
+
+    def _encode(so, *args, **kwargs):
+        raise RuntimeError("packed encode broken in this worker")
+
+    codecs._encode_packed_request = _encode
+"""
+
+
 def test_a_failed_worker_s_own_error_is_in_the_line(run, tmp_path):
-    """A frame that passes the check but that the timed encode cannot encode: a packed
-    frame whose ``num_common_prefix_blocks`` is a list holding an int beyond int32 (of
-    the declared type ``list[int]``, which packing turns into an ``array('i')``)."""
-    run = copy_run(run, tmp_path)
-    path = capture_path(run, "packed", "s2r")
-
-    def widen(frames):
-        tag, packed, rank = pickle.loads(frames[3])
-        packed = packed[:6] + ([2 ** 40],) + packed[7:]
-        frames[3] = pickle.dumps((tag, packed, rank), protocol=pickle.HIGHEST_PROTOCOL)
-
-    edit_frames(path, widen)
-    proc = _microbench(run, "--directions", "s2r", "--ops", "encode", "--codecs", "packed")
+    """A worker whose timed encode fails where the coordinator's check of the same
+    frames passed (every frame that passes the check encodes, so the worker's encoder
+    itself is broken here, by a ``sitecustomize`` only pyperf's workers act on)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_BROKEN_WORKER_ENCODE)
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run([sys.executable, "bench.py", "microbench", str(run),
+                           "--directions", "s2r", "--ops", "encode", "--codecs", "packed",
+                           *PYPERF], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env=env)
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr.splitlines()[-1] == (
         f"{ERROR}pyperf run of arm send exited with 1: RuntimeError: {sys.executable} "
-        "failed with exit code 1; the worker's error: OverflowError: signed integer is "
-        "greater than maximum; nothing was written")
+        "failed with exit code 1; the worker's error: RuntimeError: packed encode broken "
+        "in this worker; nothing was written")
 
 
 def test_the_arm_error_line_reads_the_worker_s_error_before_pyperf_s():
