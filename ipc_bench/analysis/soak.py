@@ -179,7 +179,10 @@ def stream_summary(stats: StreamStats) -> dict[str, Any]:
             sched_gc_ns_per_step=s["gc_ns"] / n,
         )
     for name in ("ttft", "tpot", "itl", "e2e"):  # as summary.latency_summary's
-        out.update(percentiles_ms(stats.latencies_s(f"{name}_s"), name))
+        values = stats.latencies_s(f"{name}_s")
+        out.update(percentiles_ms(values, name))
+        if len(values):  # as summary.latency_counts
+            out[f"{name}_count"] = int(len(values))
     out.update(stream_drift(stats))
     return out
 

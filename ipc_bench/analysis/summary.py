@@ -583,6 +583,7 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any],
     if "output_tokens_per_s" in out:
         fig["busy_output_tokens_per_s"] = out["output_tokens_per_s"]
     fig.update(latency_summary(result.requests))
+    fig.update(latency_counts(result.requests))
     fig["trace_speedup"] = result.spec.trace_speedup
     fig.update(replay_pace_figures(result.requests, result.wall_s))
     fig.update(waiting_figures(a[:, _COL["num_waiting"]]))
@@ -882,7 +883,7 @@ def runner_gap_figures(runner: dict[str, Any], counted: np.ndarray) -> dict[str,
 
     ``runner``: the runner's columns (``runner_forward_start_ns``, ``runner_forward_ns``,
     one value per step); ``counted``: bool ``[num_steps]``. Returns
-    ``runner_gap_ns_median`` / ``_p99`` / ``_mean``, ``runner_gap_share_median`` /
+    ``runner_gap_count`` (the counted steps the figures are over), ``runner_gap_ns_median`` / ``_p99`` / ``_mean``, ``runner_gap_share_median`` /
     ``_p99``, ``runner_gap_share`` (total gap over total runner step time) and
     ``runner_step_ns_median`` (the runner's step the shares divide by, forward start to
     forward start, ns); ``{}``
@@ -902,7 +903,7 @@ def runner_gap_figures(runner: dict[str, Any], counted: np.ndarray) -> dict[str,
         return {}
     gap, period = gap[mask], period[mask]
     share = gap / period
-    return dict(runner_gap_ns_median=float(np.median(gap)),
+    return dict(runner_gap_count=int(len(gap)), runner_gap_ns_median=float(np.median(gap)),
                 runner_gap_ns_p99=float(np.percentile(gap, 99)),
                 runner_gap_ns_mean=float(gap.mean()),
                 runner_gap_share_median=float(np.median(share)),
@@ -960,6 +961,19 @@ def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:
     for name, values in (("ttft", ttft), ("tpot", tpot), ("itl", itl), ("e2e", e2e)):
         out.update(percentiles_ms(values, name))
     return out
+
+
+def latency_counts(requests: list[dict[str, Any]]) -> dict[str, int]:
+    """``ttft|tpot|itl|e2e_count``: how many values each latency of ``latency_summary``
+    is over (requests with a TTFT or an E2E; with a TPOT, those of two output tokens or
+    more; ITL gaps, every request's pooled), so that a reader can tell a p99 over 100
+    or fewer values, which lies between the two largest (``tables.p99_note``); a
+    latency no request has is left out, as its figures are."""
+    counts = {name: sum(1 for r in requests if r.get(f"{name}_s") is not None)
+              for name in ("ttft", "tpot", "e2e")}
+    counts["itl"] = sum(len(r.get("itl_s") or ()) for r in requests)
+    return {f"{name}_count": counts[name] for name in ("ttft", "tpot", "itl", "e2e")
+            if counts[name]}
 
 
 def slots_token_bytes(frames: list[bytes]) -> int:

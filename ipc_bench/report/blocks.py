@@ -745,7 +745,7 @@ def _latency_blocks(results, level: int) -> list[Block]:
     column is (``metrics.LATENCY_MEANINGS``); nothing when no case has them."""
     from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER
     from ipc_bench.report.tables import (LATENCY_TABLE, arrival_bound_note, cells,
-                                         few_requests_note, has_latency, header,
+                                         has_latency, header, latency_p99_note,
                                          latency_title)
 
     if results.cases.empty:
@@ -764,20 +764,22 @@ def _latency_blocks(results, level: int) -> list[Block]:
     note = arrival_bound_note(records)
     legend = " ".join(f"`{name.upper()}`: {meaning}." for name, meaning
                       in LATENCY_MEANINGS.items())
+    few = latency_p99_note(records)
     blocks.append(("p", f"{legend} p50 and p99 are percentiles, mean the mean, in ms. "
                         f"{TPOT_ITL_DIFFER} {note[:1].upper()}"
-                        f"{note[1:]}"
-                        + (f" {few_requests_note(records)}" if few_requests_note(records)
-                           else "")))
+                        f"{note[1:]}" + (f" {few}" if few else "")))
     return blocks
 
 
 def _gap_blocks(results, level: int) -> list[Block]:
     """The runner gap of every case that has it (``summary.runner_gap_figures``), with
-    its scheduling (sync, or async and what overlapped), under its own heading; a
-    note when cases ran with async scheduling; nothing when no case has a gap."""
+    its scheduling (sync, or async and what overlapped), under its own heading, with
+    the terminal's p99 note (``tables.runner_gap_p99_note``: a gap p99 over 100 or
+    fewer counted steps); a note when cases ran with async scheduling; nothing when
+    no case has a gap."""
     from ipc_bench.analysis import cores
-    from ipc_bench.report.tables import RUNNER_GAP_COLUMNS, arm_label, runner_gap_withheld
+    from ipc_bench.report.tables import (RUNNER_GAP_COLUMNS, arm_label, runner_gap_p99_note,
+                                         runner_gap_withheld)
 
     cases = results.cases
     if cases.empty or "runner_gap_ns_median" not in cases.columns:
@@ -804,7 +806,9 @@ def _gap_blocks(results, level: int) -> list[Block]:
                                  "forward + sampling and the start of the next one's, per "
                                  "counted step: median and p99 in µs and as a share of the "
                                  "runner's step (forward start to forward start)."
-                                 + (f" {withheld}" if withheld else ""))]
+                                 + (f" {withheld}" if withheld else "")
+                                 + (f" {runner_gap_p99_note(records)}"
+                                    if runner_gap_p99_note(records) else ""))]
     if any(r.get("async_scheduling") for r in records):
         blocks.append(("note", "Async scheduling: the scheduler sent step n+1 before "
                                "step n's output was applied (two steps in flight). "

@@ -1009,7 +1009,8 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     one's (``summary.runner_gap_figures``), median and p99, in µs and as a share of
     the runner's step; nothing when no case has it. A case whose timings are withheld
     (``analysis.cores``) has no row: one line says how many were left out with their
-    timings (``RUNNER_GAP_WITHHELD``), the line alone when every case was."""
+    timings (``RUNNER_GAP_WITHHELD``), the line alone when every case was; under the
+    table, ``runner_gap_p99_note`` where a gap p99 is over 100 or fewer steps."""
     gapped = [s for s in cases if s.get("runner_gap_ns_median") is not None]
     left_out = sum(map(cores.is_withheld, gapped))
     gapped = [s for s in gapped if not cores.is_withheld(s)]
@@ -1024,9 +1025,11 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
             for s in gapped]
     table = render((["rep"] if reps else []) + list(IDENTITY) + ["scheduling"]
                    + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
+    few = runner_gap_p99_note(gapped)
     return (["  runner gap per counted step (end of one forward + sampling to the start of "
              "the next; % of the runner's step):"]
-            + ["  " + line for line in table.splitlines()] + note)
+            + ["  " + line for line in table.splitlines()] + note
+            + (["  " + few] if few else []))
 
 
 def runner_gap_withheld(n: int) -> str:
@@ -1762,26 +1765,84 @@ def latency_title(cases: list[dict[str, Any]]) -> str:
             "TTFT from intended arrival)")
 
 
-def few_requests_note(records: list[dict[str, Any]]) -> str:
-    """``With 100 or fewer requests served ...`` when some case of ``records`` served
-    at most 100 requests (``num_requests`` less those rejected on arrival, which have
-    no latencies); ``''`` otherwise. Under the terminal's and the report's Latency
-    tables.
+#: A p99 (numpy's linear percentile, ``stats.percentiles_ms``) over this many values or
+#: fewer lies between the two largest of them (``p99_note``).
+P99_FEW_VALUES = 100
 
-    A p99 here is numpy's linear interpolation (``stats.percentiles_ms``) at rank
-    0.99 * (n - 1) of n sorted values (rank 0 the smallest). That rank lies strictly
-    between n - 2 and n - 1, between the two largest values, exactly when
-    2 <= n <= 100; at n = 101 it is n - 2, the second largest value, and it falls
-    below that only from n = 102. One request's p99 is its own value, said so."""
-    counts = [int(r["num_requests"]) - int(r.get("num_rejected") or 0)  # those served
-              for r in records if r.get("num_requests")]
-    if not counts or min(counts) > 100:
+
+def p99_note(parts: Sequence[tuple[str, Optional[int], str]]) -> str:
+    """The note under a table of p99s that some case took over ``P99_FEW_VALUES`` values
+    or fewer: ``A p99 over 100 or fewer values lies between its case's two largest
+    values: read it as about the maximum, not as a tail percentile (here TTFT and E2E
+    p99, over as few as 6 requests; ITL p99, over as few as 40 gaps).``; ``''`` when
+    none did. ``parts``: per p99 the table prints, its label, the fewest values a case
+    shown took it over (``None``: not known, said nothing of) and what they are
+    (``requests``); labels of the same count and unit are said together. With one
+    value somewhere the note adds that a p99 over one value is that value.
+
+    A p99 here is numpy's linear interpolation at rank 0.99 * (n - 1) of n sorted
+    values (rank 0 the smallest). That rank lies strictly between n - 2 and n - 1,
+    between the two largest values, exactly when 2 <= n <= 100; at n = 101 it is
+    n - 2, the second largest value, and it falls below that only from n = 102."""
+    few: dict[tuple[int, str], list[str]] = {}
+    for label, n, unit in parts:
+        if n is not None and 0 < n <= P99_FEW_VALUES:
+            few.setdefault((n, unit), []).append(label)
+    if not few:
         return ""
-    where = ("lie between its two largest values" if min(counts) > 1
-             else "lie between its two largest values (with one request, are its value)")
-    return (f"With 100 or fewer requests served in a case (here as few as "
-            f"{min(counts):,}), its TTFT, TPOT and E2E p99 {where}: read them as "
-            "about the maximum, not as a tail percentile.")
+    said = "; ".join(f"{' and '.join(labels)} p99, over as few as {n:,} "
+                     f"{unit if n != 1 else unit[:-1]}"
+                     for (n, unit), labels in few.items())
+    one = " (over one value, is that value)" if any(n == 1 for n, _ in few) else ""
+    return (f"A p99 over {P99_FEW_VALUES} or fewer values lies between its case's two "
+            f"largest values{one}: read it as about the maximum, not as a tail "
+            f"percentile (here {said}).")
+
+
+def fewest(records: Iterable[dict[str, Any]], figure: str, count: str,
+           fallback: Optional[Any] = None) -> Optional[int]:
+    """The fewest values the p99 ``figure`` (a summary field, ``ttft_ms_p99``) is over
+    among ``records`` that have it: their ``count`` field (``ttft_count``), else, in
+    a summary written before it, ``fallback(record)`` (``None``: not known); ``None``
+    when no record has both."""
+    counts = []
+    for r in records:
+        if is_missing(r.get(figure)):
+            continue
+        n = r.get(count)
+        n = fallback(r) if is_missing(n) and fallback is not None else n
+        if not is_missing(n):
+            counts.append(int(n))
+    return min(counts) if counts else None
+
+
+def _served(record: dict[str, Any]) -> Optional[int]:
+    """The requests a case served (``num_requests`` less those rejected on arrival,
+    which have no latencies): what its TTFT and E2E are over, in a summary written
+    before ``ttft_count`` and ``e2e_count``; ``None`` without ``num_requests``."""
+    if is_missing(record.get("num_requests")):
+        return None
+    return int(record["num_requests"]) - int(record.get("num_rejected") or 0)
+
+
+def latency_p99_note(records: list[dict[str, Any]]) -> str:
+    """``p99_note`` for the Latency table's p99s (``LATENCY_TABLE``: TTFT, ITL and E2E;
+    its TPOT is the mean, so TPOT p99, over the requests of two output tokens or more,
+    is not said): over as few as N requests (``ttft_count``, ``e2e_count``; a summary
+    without them: the requests served) or gaps (``itl_count``; without it: not known).
+    Under the terminal's and the report's Latency tables."""
+    return p99_note([
+        ("TTFT", fewest(records, "ttft_ms_p99", "ttft_count", _served), "requests"),
+        ("ITL", fewest(records, "itl_ms_p99", "itl_count"), "gaps"),
+        ("E2E", fewest(records, "e2e_ms_p99", "e2e_count", _served), "requests")])
+
+
+def runner_gap_p99_note(records: list[dict[str, Any]]) -> str:
+    """``p99_note`` for the runner-gap table's p99s (``gap us p99``, ``gap % p99``):
+    over as few as N counted steps (``runner_gap_count``; a summary without it: not
+    known). Under the terminal's and the report's runner-gap tables."""
+    return p99_note([("gap us p99 and gap %", fewest(
+        records, "runner_gap_ns_p99", "runner_gap_count"), "counted steps")])
 
 
 def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
@@ -1792,6 +1853,6 @@ def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
     cases = [s for s in summaries if has_latency(s)]
     if not cases:
         return ""
-    few = few_requests_note(cases)
+    few = latency_p99_note(cases)
     return (f"\n{latency_title(cases)}\n" + _table(LATENCY_TABLE, cases)
             + "\nNote: " + arrival_bound_note(cases) + (f"\nNote: {few}" if few else ""))
