@@ -346,12 +346,14 @@ _PRESENT_IF_TRUE = ("emulated", "floor_interrupted", "report_interrupted")
 #: Whole-number columns that some cases lack (a replay's cases beside a steady run's,
 #: a ``--tp`` or ``--pp`` run's beside a decode-steady run's, loaded together; a
 #: single-process case's ``shm_cores`` beside its ``--transport shm`` twin's): the
-#: whole-number case fields (``_WHOLE_CASE_FIELDS``: ``num_running``, ``tp``, ``pp`` and
-#: the core counts), loaded as pandas' nullable ``Int64`` where a value is missing, so
-#: that they stay integers (``<NA>`` for the gap, not a float64 NaN); ``int64`` where
+#: whole-number case fields (``_WHOLE_CASE_FIELDS``: ``num_running``, ``tp``, ``pp``,
+#: the core counts and the counts the p99s are over), loaded as pandas' nullable
+#: ``Int64`` where a value is missing, so that they stay integers (``<NA>`` for the gap, not a float64 NaN); ``int64`` where
 #: none is. A record (``records``, ``pace.as_record``) reads the gap as ``None``; code
 #: that reads a row otherwise tests it with ``pace.is_missing`` or ``notna``.
-_NULLABLE_INT_COLUMNS = ("num_running", "tp", "pp", "tp_cores", "pp_cores", "shm_cores")
+_NULLABLE_INT_COLUMNS = ("num_running", "tp", "pp", "tp_cores", "pp_cores", "shm_cores",
+                         "ttft_count", "tpot_count", "itl_count", "e2e_count",
+                         "runner_gap_count")
 #: Columns loaded as strings whatever their content.
 _STR_COLUMNS = ("run_id", "case_id", "scenario", "policy", "codec", "workload", "req_id",
                 "finish_reason", "transport", "model")
@@ -3109,7 +3111,10 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "warmup_t
                         "step_ns_bin_ratio_max",
                         # each process's garbage collections and their time, per step
                         "sched_gc_collections_per_step", "runner_gc_collections_per_step",
-                        "sched_gc_ns_per_step", "runner_gc_ns_per_step")
+                        "sched_gc_ns_per_step", "runner_gc_ns_per_step",
+                        # what each p99 is over (the report's p99 notes)
+                        "ttft_count", "tpot_count", "itl_count", "e2e_count",
+                        "runner_gap_count")
 
 
 #: Fields of a ``summary.json`` case that are percentages of the whole machine's CPU
@@ -3136,7 +3141,7 @@ TWO_PROCESS_WIRE_FIELDS = ("sched_to_runner_wire_bytes_per_step",
 
 #: Fields of a ``summary.json`` case (or workload labels) that hold a whole number or
 #: null: the report turns them into ``int`` (``At 4 running requests``, ``tp=2``).
-_WHOLE_CASE_FIELDS = ("num_running", "tp", "pp", "tp_cores", "pp_cores", "shm_cores")
+_WHOLE_CASE_FIELDS = _NULLABLE_INT_COLUMNS
 
 #: The largest value a known numeric field may hold: above it, a value is an edit, not
 #: a measurement (1e15 ns is 11 days; 1e15 bytes or tokens/s is beyond any machine),
