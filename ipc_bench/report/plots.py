@@ -42,11 +42,12 @@ say so under the figure (the footnote of the tables); the figures of bytes keep 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import re
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 from ipc_bench.analysis import cores
 from ipc_bench.analysis.frames import frame_records
@@ -2121,22 +2122,41 @@ FIGURES = (
 )
 
 
+@contextlib.contextmanager
+def report_style() -> Iterator[None]:
+    """Within it, matplotlib's settings are its defaults (``matplotlib.rcParamsDefault``,
+    as ``matplotlib.style.use("default")`` sets them; the backend kept), whatever the
+    caller set (``plt.style.use("ggplot")``, ``rcParams["font.size"]``, a
+    ``matplotlibrc``); the caller's settings are back on leaving, an exception
+    included. The report's figures are drawn and saved in it (``draw``), so that its
+    PNG files are the same bytes whoever renders it: ``bench.py report``, or
+    ``cli.main(["report", ...])`` in a notebook or script with a style of its own."""
+    import matplotlib.style
+
+    with matplotlib.style.context("default"):
+        yield
+
+
 def draw_png(fn, results) -> bytes:
-    """PNG bytes of the figure ``fn(results)`` (``figure_png``). Raises ``NoData`` when
-    ``fn`` does, and when matplotlib cannot draw the figure (values it cannot place,
-    e.g. a hand-edited summary's): ``matplotlib cannot draw it (WHY)``, one line."""
+    """PNG bytes of the figure ``fn(results)`` (``figure_png``), drawn in the report's
+    settings (``report_style``: the caller's matplotlib style does not change them).
+    Raises ``NoData`` when ``fn`` does, and when matplotlib cannot draw the figure
+    (values it cannot place, e.g. a hand-edited summary's): ``matplotlib cannot draw
+    it (WHY)``, one line."""
     return draw(fn, results)[0]
 
 
 def draw(fn, results) -> tuple[bytes, dict]:
     """``(PNG bytes, what it drew)`` of the figure ``fn(results)`` (``figure_png``,
-    ``drawn``); raises ``NoData`` as ``draw_png`` does."""
+    ``drawn``), drawn and saved in ``report_style``; raises ``NoData`` as ``draw_png``
+    does."""
     import matplotlib.pyplot as plt
 
     fig = None
     try:
-        fig = fn(results)
-        return figure_png(fig), drawn(fig)
+        with report_style():
+            fig = fn(results)
+            return figure_png(fig), drawn(fig)
     except (ValueError, ArithmeticError) as exc:
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
         raise NoData(f"matplotlib cannot draw it ({why})") from None
