@@ -1366,10 +1366,13 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], summary: dict[str, Any
     have it)``), or, where it streams its rows as it runs (soak: ``_streamed_cases``),
     as running (``... was running as the run was read: it streams its rows, and its
     1,122 rows in steps.csv so far are left out until it ends (read the run again
-    then)``); any other, ``RUN: case 'ID' has 1,122 rows in steps.csv, but
-    summary.json does not list it (left out)``. Rows with no ``case_id`` (an empty
-    field) are left out with one line per file (``RUN/steps.csv: 1 row has no case_id
-    (left out)``)."""
+    then)``); the streamed case a stopped run was running (``_stopped_streaming``: a
+    soak killed) as stopped (``RUN: case 'ID': the run stopped during it, killed or
+    unable to write summary.json; it streams its rows, and its 7,337 rows in steps.csv
+    and 65 rows in requests.csv are not loaded``); any other, ``RUN: case 'ID' has
+    1,122 rows in steps.csv, but summary.json does not list it (left out)``. Rows with
+    no ``case_id`` (an empty field) are left out with one line per file
+    (``RUN/steps.csv: 1 row has no case_id (left out)``)."""
     listed = _listed_ids(summary)
     finishing = _finishing_cases(summary, run_dir, tables)
     counts: dict[str, list[str]] = {}
@@ -1390,15 +1393,34 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], summary: dict[str, Any
                          f"{'has' if missing == 1 else 'have'} no case_id (left out)")
         out[stem] = df[~unlisted].reset_index(drop=True) if unlisted.any() else df
     streamed = _streamed_cases(summary)
+    stopped = _stopped_streaming(summary, run_dir, streamed - finishing) if counts else None
     lines += [f"{run_dir}: case {case!r} was running as the run was read: it streams its "
               f"rows, and its {' and '.join(where)} so far are left out until it ends "
               "(read the run again then)" if case in finishing and case in streamed else
               f"{run_dir}: case {case!r} was finishing as the run was read: its "
               f"{' and '.join(where)} came in before summary.json listed it (left out; "
               "read the run again to have it)" if case in finishing else
+              f"{run_dir}: case {case!r}: {stopped[1]}; it streams its rows, and its "
+              f"{' and '.join(where)} are not loaded" if stopped and case == stopped[0] else
               f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
               "not list it (left out)" for case, where in counts.items()]
     return out, lines
+
+
+def _stopped_streaming(summary: dict[str, Any], run_dir: Path,
+                       streamed: set[str]) -> tuple[str, str] | None:
+    """``(case id, why)`` of the streamed case (of ``streamed``: soak, which appends its
+    rows as it runs) that a run not complete was running as it stopped
+    (``_stopped_case``: killed, or unable to write ``summary.json``), its rows in the
+    CSV files but the case unlisted; ``why`` as ``Results.unfinished`` says it (``the
+    run stopped during it, killed or unable to write summary.json``). ``None`` where
+    there is none: its unlisted rows are then an edit."""
+    if summary.get("status") == "complete":
+        return None
+    stopped = _stopped_case(summary, list(summary.get("problems") or []), run_dir)
+    if stopped is None or stopped["case_id"] not in streamed:
+        return None
+    return stopped["case_id"], stopped["error"]
 
 
 def _streamed_cases(summary: dict[str, Any]) -> set[str]:
