@@ -17,7 +17,7 @@ try:
         try:
             from ipc_bench.cli import main
 
-            code = main()
+            code = main(exiting=True)
         except ModuleNotFoundError as exc:  # a declared dependency not installed
             line = missing_dependency_text(exc)
             if line is None:

@@ -35,6 +35,7 @@ ends with its exit code and one line.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Callable, Optional, Sequence
 
 from ipc_bench.cli.console import Console
@@ -104,20 +105,45 @@ def _interrupted_line(exc: Interrupted, prog: str, report_argv: Optional[list[st
     return f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})"
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of ``bench.py``; returns the exit code. Guards stdout and stderr
+def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
+    """Entry point of ``bench.py``; returns the exit code. ``argv``: the arguments after
+    ``bench.py`` (``None``: ``sys.argv[1:]``). Guards stdout and stderr
     (``console.Console``), turns SIGINT / SIGTERM / SIGHUP into ``Interrupted`` (one
-    line, exit 130 / 143 / 129) and restores both when the command ends."""
+    line, exit 130 / 143 / 129) and restores both when the command ends: the caller's
+    ``sys.stdout`` / ``sys.stderr``, signal handlers, signal mask and
+    ``sys.unraisablehook`` are back when it returns, so that it can be called again in
+    the same process (a notebook, a script) and each call can be interrupted. A signal
+    at any moment of the call, its very start included, gives its one line and exit
+    code; one the caller's own SIGINT handler turned into ``KeyboardInterrupt`` before
+    the call's handlers were in counts as SIGINT (130).
+
+    ``exiting``: the process exits once this returns (``bench.py``): after a signal,
+    further ones stay ignored (``SIG_IGN``) instead of the handlers being put back, so
+    that a repeated Ctrl-C during its exit prints no traceback and a late SIGTERM
+    cannot change its exit code (``signals.restore``).
+
+    Must be called from the main thread: Python lets only the main thread set signal
+    handlers, and a run's child processes are tied to the thread that starts them
+    (``signals.set_parent_death_signal``). From another thread it does nothing but
+    print ``PROG: error: cli.main must be called from the main thread ...`` (naming the
+    thread) on stderr and return 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
     word = argv[0] if argv and argv[0] in COMMANDS else None
     prog = f"bench.py {word}" if word else "bench.py"
-    console = Console.install()
-    old_handlers = signals.install()
+    if threading.current_thread() is not threading.main_thread():
+        print(f"{prog}: error: cli.main must be called from the main thread, where Python "
+              f"lets it handle SIGINT / SIGTERM / SIGHUP (called from thread "
+              f"{threading.current_thread().name!r})", file=sys.stderr)
+        return 2
+    console: Optional[Console] = None
+    old_handlers: Optional[dict] = None
     code = 1
     returned = False
     try:
+        console = Console.install()
+        old_handlers = signals.install()
         command = COMMANDS[word]() if word else _run()
-        signals.unblock()
+        signals.unblock()  # one that arrived since install() is raised here
         code = command(argv[1:] if word else argv)
         returned = True
         signals.raise_pending()  # a signal the interpreter dropped (signals module)
@@ -126,9 +152,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(_interrupted_line(exc, prog, argv[1:] if word == "report" and not returned
                                     else None), file=sys.stderr)
         code = exc.code
+    except KeyboardInterrupt:
+        if old_handlers is not None:  # not a signal: raised by the command itself
+            raise
+        # the caller's SIGINT handler, before install's took over (install undid itself)
+        print(_interrupted_line(Interrupted(130), prog,
+                                argv[1:] if word == "report" else None), file=sys.stderr)
+        code = 130
     except SystemExit as exc:  # --help
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
-        signals.restore(old_handlers)
-        code = console.restore(code, prog)
+        try:
+            if old_handlers is not None:
+                signals.restore(old_handlers, ignore_after_signal=exiting)
+        finally:
+            if console is not None:
+                code = console.restore(code, prog)
     return code

@@ -11,7 +11,15 @@ statement, before any third-party module is imported: a signal that arrives whil
 extension initialises could otherwise be swallowed by it (msgspec 0.23 does, and a
 typed ``Decoder`` built later crashes with SIGSEGV) or be lost. ``install()`` keeps
 them blocked; the command imports what it needs, then ``unblock()`` lets a pending
-signal through to the handler, which raises ``Interrupted`` there. Code that must not be cut in the
+signal through to the handler, which raises ``Interrupted`` there. In a process with
+other threads (``cli.main`` called from a notebook or a script) the mask holds only for
+the main thread: the kernel hands the signal to another thread and the handler runs in
+the main thread all the same, so one that reaches it between ``install()`` and
+``unblock()`` is kept and raised by ``unblock()`` just as well. ``restore()`` puts the
+caller's handlers, mask and ``sys.unraisablehook`` back, so that the next ``install()``
+(the next in-process call) routes them anew; a process about to exit (``bench.py``, the
+scripts) leaves them ignored instead once a signal arrived (``ignore_after_signal``).
+Code that must not be cut in the
 middle (appending rows to a CSV file, killing and reaping the runner, rewriting
 ``summary.json``) runs inside ``deferred()``: a signal arriving there is remembered
 and raised when the block ends, so a file is never left with half a row and a child
@@ -142,8 +150,10 @@ class _State:
     depth = 0                      # nesting of deferred() blocks
     pending: Optional[int] = None  # exit code of a signal that arrived while deferred
     first: Optional[int] = None    # exit code of the first signal of the run
+    held = False                   # between install() and unblock(): depth counts it
     mask: Optional[set] = None     # the signal mask before install()
     unraisable_hook: Optional[Callable] = None  # sys.unraisablehook before install()
+    nudger: Optional[threading.Thread] = None   # the last _nudge thread started
 
 
 def _handler(signum, frame) -> None:
@@ -184,7 +194,8 @@ def _nudge(signum: int) -> None:
         finally:
             _State.nudging = False
 
-    threading.Thread(target=hand_back, name="signal-hand-back", daemon=True).start()
+    _State.nudger = threading.Thread(target=hand_back, name="signal-hand-back", daemon=True)
+    _State.nudger.start()
 
 
 @unraisable  # an exception raised here would be dropped too
@@ -244,37 +255,77 @@ def install() -> dict:
     returns the old handlers for ``restore``. A signal this process found ignored
     (``SIG_IGN``, inherited: SIGHUP under ``nohup``, SIGINT in a background job of a
     shell script) stays ignored, as Python leaves such a SIGINT: the launcher asked for
-    it, and a signal ignored before ``install`` could not be caught there anyway."""
-    _State.depth, _State.pending, _State.first = 0, None, None
-    _State.mask = block()
-    _State.installed = True
-    _UNRAISABLE.update(_zmq_socket_makers())
-    if sys.unraisablehook is not _unraisable_hook:
-        _State.unraisable_hook, sys.unraisablehook = sys.unraisablehook, _unraisable_hook
-    return {s: signal.signal(s, _handler) for s in HANDLED
-            if signal.getsignal(s) is not signal.SIG_IGN}
+    it, and a signal ignored before ``install`` could not be caught there anyway.
+
+    The handlers go in first, before anything slow (pyzmq's import): in a process with
+    other threads (``cli.main`` called from a notebook or a script) the kernel hands a
+    signal to one of them whatever this thread's mask, and its handler runs here all the
+    same. One that reaches ``_handler`` before ``unblock()`` is kept and raised by
+    ``unblock()``, as a blocked one is; one that the caller's own handler turned into an
+    exception before ours were in (``KeyboardInterrupt``), or any other exception
+    raised here (``ValueError`` outside the main thread, a missing pyzmq), leaves the
+    handlers, the mask and ``sys.unraisablehook`` as they were and is raised."""
+    _State.mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # (only read)
+    old: dict = {}
+    try:
+        _State.pending, _State.first = None, None
+        _State.depth, _State.held = 1, True  # what arrives now waits for unblock()
+        block()
+        old = {s: h for s in HANDLED if (h := signal.getsignal(s)) is not signal.SIG_IGN}
+        for s in old:
+            signal.signal(s, _handler)
+        _State.installed = True
+        if sys.unraisablehook is not _unraisable_hook:
+            _State.unraisable_hook, sys.unraisablehook = sys.unraisablehook, _unraisable_hook
+        _UNRAISABLE.update(_zmq_socket_makers())
+    except BaseException:
+        restore(old, ignore_after_signal=False)
+        raise
+    return old
 
 
 def unblock() -> None:
-    """Let ``HANDLED`` through; one that arrived while they were blocked raises
-    ``Interrupted`` here (the kernel delivers it as the mask changes)."""
+    """Let ``HANDLED`` through; one that arrived since ``install()`` raises
+    ``Interrupted`` here (a blocked one is delivered by the kernel as the mask changes;
+    one that another thread took was kept by the handler)."""
+    if _State.held:
+        _State.held = False
+        _State.depth -= 1
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
+    raise_pending()
 
 
-def restore(old: dict) -> None:
+def restore(old: dict, ignore_after_signal: bool = True) -> None:
     """Put back the handlers ``install`` returned and the mask it found (``bench.py``:
-    blocked, so a signal after the command's end leaves its exit code alone). After a
-    signal arrived, further ones stay ignored until the process exits, so repeated
-    Ctrl-C during shutdown prints no traceback."""
+    blocked, so a signal after the command's end leaves its exit code alone), and
+    ``sys.unraisablehook``. ``ignore_after_signal`` (a process about to exit: the
+    scripts, ``bench.py``): after a signal arrived, further ones are set to ``SIG_IGN``
+    instead, and stay ignored until the process exits, so that a repeated Ctrl-C
+    during its shutdown prints no traceback and a SIGTERM there cannot change its exit
+    code (the mask holds only for this thread; another thread, a daemon one or torch's,
+    could still take it). ``False`` (``cli.main`` called in process): the handlers are
+    put back as they were whatever happened, so that the caller's Ctrl-C works again
+    and the next ``install`` routes them anew. A signal kept pending is dropped; the
+    thread handing it back (``_nudge``) has ended when this returns."""
     block()
     _State.installed = False  # a _nudge thread stops
-    for s, h in old.items():
-        signal.signal(s, signal.SIG_IGN if _State.first is not None else h)
-    if sys.unraisablehook is _unraisable_hook:
-        sys.unraisablehook = _State.unraisable_hook or sys.__unraisablehook__
-    _State.unraisable_hook = None
-    if _State.mask is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, _State.mask)
+    _State.pending = None
+    if _State.held:
+        _State.held = False
+        _State.depth -= 1
+    try:
+        nudger = _State.nudger
+        if nudger is not None and nudger is not threading.current_thread():
+            nudger.join(timeout=1.0)  # its last hand-back lands on _handler: dropped
+        if sys.unraisablehook is _unraisable_hook:
+            sys.unraisablehook = _State.unraisable_hook or sys.__unraisablehook__
+        _State.unraisable_hook = None
+        ignore = ignore_after_signal and _State.first is not None
+        for s, h in reversed(old.items()):  # SIGINT, the one a hand repeats, last
+            signal.signal(s, signal.SIG_IGN if ignore else h)
+    finally:
+        if _State.mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, _State.mask)
 
 
 @contextmanager
