@@ -38,6 +38,7 @@ import sys
 import threading
 from typing import Callable, Optional, Sequence
 
+from ipc_bench.cli.command_line import command_words, recording
 from ipc_bench.cli.console import Console
 from ipc_bench.harness import signals
 from ipc_bench.harness.signals import Interrupted
@@ -107,7 +108,9 @@ def _interrupted_line(exc: Interrupted, prog: str, report_argv: Optional[list[st
 
 def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
     """Entry point of ``bench.py``; returns the exit code. ``argv``: the arguments after
-    ``bench.py`` (``None``: ``sys.argv[1:]``). Guards stdout and stderr
+    ``bench.py`` (``None``: ``sys.argv[1:]``); a run records ``bench.py`` and them as
+    its command line, ``sys.argv`` itself where ``None`` (``command_line``). Guards
+    stdout and stderr
     (``console.Console``), turns SIGINT / SIGTERM / SIGHUP into ``Interrupted`` (one
     line, exit 130 / 143 / 129) and restores both when the command ends: the caller's
     ``sys.stdout`` / ``sys.stderr``, signal handlers, signal mask and
@@ -127,6 +130,7 @@ def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
     (``signals.set_parent_death_signal``). From another thread it does nothing but
     print ``PROG: error: cli.main must be called from the main thread ...`` (naming the
     thread) on stderr and return 2."""
+    words = command_words(argv)  # the command line a run records (command_line)
     argv = list(sys.argv[1:] if argv is None else argv)
     word = argv[0] if argv and argv[0] in COMMANDS else None
     prog = f"bench.py {word}" if word else "bench.py"
@@ -144,7 +148,8 @@ def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
         old_handlers = signals.install()
         command = COMMANDS[word]() if word else _run()
         signals.unblock()  # one that arrived since install() is raised here
-        code = command(argv[1:] if word else argv)
+        with recording(words):
+            code = command(argv[1:] if word else argv)
         returned = True
         signals.raise_pending()  # a signal the interpreter dropped (signals module)
     except Interrupted as exc:

@@ -1740,10 +1740,12 @@ def _emulated_runs_blocks(cases, ids: list[str]) -> list[Block]:
 
 
 def _shell_line(argv: Any) -> str:
-    """A run's ``command_line`` (its metadata: the argument list, ``sys.argv``) quoted as
-    a shell line that can be pasted back (``errors.shell_line``: ``--output '/r/int
-    run'``, ``$'/r/bad\\xffname'``), with ``python`` before a script's name
-    (``python bench.py --scenario ...``); ``?`` where it is not a list."""
+    """A run's ``command_line`` (its metadata: the argument list, ``bench.py``'s
+    ``sys.argv``, or ``bench.py`` and the arguments of ``cli.main`` called in-process:
+    ``cli.command_line``) quoted as a shell line that can be pasted back
+    (``errors.shell_line``: ``--output '/r/int run'``, ``$'/r/bad\\xffname'``), with
+    ``python`` before a script's name (``python bench.py --scenario ...``); ``?`` where
+    it is not a list."""
     from ipc_bench.errors import shell_line
 
     if not isinstance(argv, list):
