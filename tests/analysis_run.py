@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -58,6 +59,51 @@ PP_RUN_ARGS = ["--scenario", "pp", "--pp", "1,2", "--num-running", "4", "--steps
                "--warmup-steps", "5", "--codecs", "msgpack"]
 
 
+#: A run of two cases, send then cached (4 running, 20 counted steps, msgpack), no floor
+#: and no single-process case: the ``shared_two_case_run`` fixture's, which the
+#: hand-edited summary tests and others copy and edit.
+TWO_CASE_ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
+                 "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
+                 "--no-floor"]
+
+#: ``TWO_CASE_ARGS`` with each case's floor (``shared_floor_run``).
+FLOOR_RUN_ARGS = [a for a in TWO_CASE_ARGS if a != "--no-floor"]
+
+#: ``FLOOR_RUN_ARGS`` three times over, send and cached paired by repetition
+#: (``shared_three_repetition_run``).
+THREE_REPETITION_ARGS = FLOOR_RUN_ARGS + ["--repeat", "3"]
+
+#: Eight cases: 2 and 4 running, send and cached, msgpack and pickle, no floor and no
+#: single-process case (``shared_digest_run``: the token-digest tests').
+DIGEST_RUN_ARGS = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "20",
+                   "--warmup-steps", "5", "--codecs", "msgpack,pickle", "--no-single-process",
+                   "--no-floor"]
+
+
+def shared_run(tmp_path_factory, args: list[str], make=None) -> Path:
+    """The run folder of ``bench.py ARGS`` made once for the whole session, every xdist
+    worker included: the first test that asks for ``args`` makes it under a lock in the
+    session's base temporary folder (``make(path, args)``, by default ``run_bench``;
+    a folder named ``run`` in one named by the hash of ``args``, marked done last, so a
+    run that failed is made again by the next), the others wait for it. Tests only read
+    it; copy it (``shutil.copytree``) to change it."""
+    import fcntl
+    import hashlib
+
+    base = tmp_path_factory.getbasetemp()
+    key = hashlib.sha256("\0".join(args).encode()).hexdigest()[:16]
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"run-{key}"
+    root.mkdir(exist_ok=True)
+    run, done = root / "run", root / "done"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(run, ignore_errors=True)
+            (make or run_bench)(run, args)
+            done.write_text("")
+    return run
+
+
 def make_small_run(path: Path) -> Path:
     """Run ``bench.py`` with ``SMALL_RUN_ARGS`` into ``path``; returns ``path``."""
     run_bench(path, SMALL_RUN_ARGS)
@@ -77,6 +123,14 @@ def make_four_case_run(path: Path) -> Path:
     from ipc_bench import cli
 
     assert cli.main(FOUR_CASE_ARGS + ["--output", str(path)]) == 0
+    return path
+
+
+def four_case_copy(tmp_path_factory, path: Path) -> Path:
+    """A copy at ``path`` of the session's run of ``FOUR_CASE_ARGS`` (``shared_run``,
+    made in this process by ``make_four_case_run``); returns ``path``."""
+    shutil.copytree(shared_run(tmp_path_factory, FOUR_CASE_ARGS,
+                               lambda run, _: make_four_case_run(run)), path)
     return path
 
 

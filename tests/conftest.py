@@ -342,3 +342,54 @@ def shared_timed_run(tmp_path_factory) -> tuple[Path, str, str, str]:
     cases = json.loads((run / "summary.json").read_text())["cases"]
     assert [c["policy"] for c in cases] == ["send", "cached"]
     return run, out, cases[0]["case_id"], cases[1]["case_id"]
+
+
+@pytest.fixture(scope="session")
+def shared_two_case_run(tmp_path_factory) -> Path:
+    """One real run of two cases, send then cached (``analysis_run.TWO_CASE_ARGS``: 4
+    running, 20 counted steps, msgpack, no floor), for the whole session
+    (``analysis_run.shared_run``, as ``_session_run``): the hand-edited summary tests'
+    and a dozen other modules' run, each of which made an equal one of its own. Tests
+    only read it; a module copies it (``shutil.copytree``) to a folder of its own."""
+    from analysis_run import TWO_CASE_ARGS, shared_run
+
+    return shared_run(tmp_path_factory, TWO_CASE_ARGS)
+
+
+@pytest.fixture(scope="session")
+def shared_floor_run(tmp_path_factory) -> Path:
+    """``shared_two_case_run``'s run with each case's floor
+    (``analysis_run.FLOOR_RUN_ARGS``), made once a session. Tests only read it."""
+    from analysis_run import FLOOR_RUN_ARGS, shared_run
+
+    return shared_run(tmp_path_factory, FLOOR_RUN_ARGS)
+
+
+@pytest.fixture(scope="session")
+def shared_three_repetition_run(tmp_path_factory) -> Path:
+    """``shared_floor_run``'s run repeated three times
+    (``analysis_run.THREE_REPETITION_ARGS``), made once a session. Tests only read it."""
+    from analysis_run import THREE_REPETITION_ARGS, shared_run
+
+    return shared_run(tmp_path_factory, THREE_REPETITION_ARGS)
+
+
+@pytest.fixture(scope="session")
+def shared_digest_run(tmp_path_factory) -> Path:
+    """One real run of eight cases, 2 and 4 running, send and cached, msgpack and pickle
+    (``analysis_run.DIGEST_RUN_ARGS``), made once a session: the token-digest tests'.
+    Tests only read it."""
+    from analysis_run import DIGEST_RUN_ARGS, shared_run
+
+    return shared_run(tmp_path_factory, DIGEST_RUN_ARGS)
+
+
+@pytest.fixture(scope="session")
+def shared_five_repetition_run(tmp_path_factory) -> Path:
+    """One real run of cached against send, 5 repetitions of 10 counted steps
+    (``test_arm_order_caveat.GRID`` with ``--repeat 5``), made once a session: the
+    arm-order tests' ``five``. Tests only read it."""
+    from analysis_run import shared_run
+    from test_arm_order_caveat import GRID
+
+    return shared_run(tmp_path_factory, GRID + ["--repeat", "5"])

@@ -9,19 +9,17 @@ from __future__ import annotations
 import csv
 import gc
 import json
+import shutil
 import time
 import warnings
 
 import numpy as np
 
-from analysis_run import run_bench
 from ipc_bench.analysis.results import load
 from ipc_bench.harness.recording import GcCounter
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
 from ipc_bench.report import findings
 
-RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-       "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process", "--no-floor"]
 TIME_FIELDS = ("sched_gc_ns_per_step", "runner_gc_ns_per_step")
 
 
@@ -50,9 +48,10 @@ def test_the_columns_sit_beside_the_counts():
     assert RUNNER_COLUMNS[RUNNER_COLUMNS.index("runner_gc_collections") + 1] == "runner_gc_ns"
 
 
-def test_a_run_records_the_time_and_one_before_it_still_loads(tmp_path):
+def test_a_run_records_the_time_and_one_before_it_still_loads(tmp_path, shared_two_case_run):
+    # 4 running, 20 counted steps, msgpack, no floor (analysis_run.TWO_CASE_ARGS)
     run = tmp_path / "run"
-    run_bench(run, RUN)
+    shutil.copytree(shared_two_case_run, run)
     with open(run / "steps.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     summary = json.loads((run / "summary.json").read_text())

@@ -26,10 +26,11 @@ TAIL = ("whatever favours running first or second (a drift, a warmer parent proc
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """``five``: cached against send, 5 repetitions; ``aa``: send against send', 3."""
+def runs(tmp_path_factory, shared_five_repetition_run):
+    """``five``: cached against send, 5 repetitions (a copy of the session's,
+    ``shared_five_repetition_run``); ``aa``: send against send', 3."""
     base = tmp_path_factory.mktemp("armorder")
-    run_bench(base / "five", GRID + ["--repeat", "5"])
+    shutil.copytree(shared_five_repetition_run, base / "five")
     run_bench(base / "aa", GRID + ["--repeat", "3", "--aa"])
     return base
 

@@ -6,6 +6,7 @@ nothing."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -18,11 +19,12 @@ NONE_TAIL = TAIL.removesuffix("its bytes are exact whatever the order.") + (
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """``five``: cached against send, 5 repetitions; ``sp``: the same with the
-    single-process block, 3 repetitions."""
+def runs(tmp_path_factory, shared_five_repetition_run):
+    """``five``: cached against send, 5 repetitions (a copy of the session's,
+    ``shared_five_repetition_run``); ``sp``: the same with the single-process block, 3
+    repetitions."""
     base = tmp_path_factory.mktemp("armorder_partial")
-    run_bench(base / "five", GRID + ["--repeat", "5"])
+    shutil.copytree(shared_five_repetition_run, base / "five")
     run_bench(base / "sp", [a for a in GRID if a != "--no-single-process"]
               + ["--repeat", "3"])
     return base

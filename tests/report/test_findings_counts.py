@@ -9,7 +9,6 @@ import shutil
 
 import pandas as pd
 
-from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.report import findings
 
@@ -59,13 +58,10 @@ def test_a_case_that_lost_its_floor_and_warns_on_its_steps_is_counted_under_both
         "and the runner's per-step columns are absent, its times not less certain" + TAIL]
 
 
-def test_the_report_of_a_short_run_whose_last_case_lost_its_floor(tmp_path):
+def test_the_report_of_a_short_run_whose_last_case_lost_its_floor(tmp_path, shared_floor_run):
     # 20 counted steps: every case warns that its figures are rough
-    whole = tmp_path / "whole"
-    run_bench(whole, ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-                      "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process"])
     run = tmp_path / "run"
-    shutil.copytree(whole, run)
+    shutil.copytree(shared_floor_run, run)
     summary = json.loads((run / "summary.json").read_text())
     assert [c["warnings"][:1] for c in summary["cases"]] == [[ROUGH], [ROUGH]]
     summary["cases"][1]["warnings"].append(FLOOR_CUT)

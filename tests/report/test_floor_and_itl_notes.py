@@ -13,7 +13,6 @@ import shutil
 import pandas as pd
 import pytest
 
-from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.report import findings
 
@@ -59,13 +58,9 @@ def test_a_floor_cut_short_is_not_a_warning_on_the_steps():
         "the load."]
 
 
-def test_the_report_of_a_run_whose_floor_was_interrupted(tmp_path):
-    whole = tmp_path / "whole"
-    run_bench(whole, ["--scenario", "decode-steady", "--num-running", "4", "--steps",
-                      "20", "--warmup-steps", "5", "--codecs", "msgpack",
-                      "--no-single-process"])
+def test_the_report_of_a_run_whose_floor_was_interrupted(tmp_path, shared_floor_run):
     run = tmp_path / "run"
-    shutil.copytree(whole, run)
+    shutil.copytree(shared_floor_run, run)
     summary = json.loads((run / "summary.json").read_text())
     assert [c["policy"] for c in summary["cases"]] == ["send", "cached"]
     summary["cases"][0]["warnings"] = []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-from analysis_run import run_bench
 from ipc_bench.analysis.results import load
 from ipc_bench.report import findings
 from ipc_bench.report.collector import gc_line
@@ -93,11 +92,10 @@ def test_no_line_where_the_collections_are_about_equal_or_not_recorded():
     assert gc_line(HEAD, []) == ""
 
 
-def test_a_run_gets_the_line_after_its_pair_finding_only_where_collections_differ(tmp_path):
-    run_bench(tmp_path, ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-                         "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
-                         "--no-floor"])
-    results = load(tmp_path)
+def test_a_run_gets_the_line_after_its_pair_finding_only_where_collections_differ(
+        shared_two_case_run):
+    # 4 running, 20 counted steps, msgpack, no floor, no single-process case
+    results = load(shared_two_case_run)
     lines = list(findings.findings(results))
     assert not any("garbage collector" in ln for ln in lines)  # 4 running: no collection
     cases = results.cases

@@ -15,21 +15,19 @@ import warnings
 
 import pytest
 
-from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 
-RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-       "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process"]
 SEND = "num_running=4/send/msgpack#0"
 CACHED = "num_running=4/cached/msgpack#0"
 
 
 @pytest.fixture(scope="module")
-def good_run(tmp_path_factory):
-    """A real run of two cases (send, then cached), each with its floor."""
+def good_run(tmp_path_factory, shared_floor_run):
+    """A real run of two cases (send, then cached), each with its floor: a copy of the
+    session's (``shared_floor_run``), the module's own."""
     run = tmp_path_factory.mktemp("floor") / "good"
-    run_bench(run, RUN)
+    shutil.copytree(shared_floor_run, run)
     return run
 
 

@@ -12,20 +12,18 @@ import warnings
 
 import pytest
 
-from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 
-RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-       "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process", "--no-floor"]
 SEND = "num_running=4/send/msgpack#0"
 
 
 @pytest.fixture(scope="module")
-def good_run(tmp_path_factory):
-    """A real run of two cases (send, then cached)."""
+def good_run(tmp_path_factory, shared_two_case_run):
+    """A real run of two cases (send, then cached): a copy of the session's
+    (``shared_two_case_run``), the module's own."""
     run = tmp_path_factory.mktemp("edited") / "good"
-    run_bench(run, RUN)
+    shutil.copytree(shared_two_case_run, run)
     return run
 
 

@@ -27,15 +27,13 @@ import warnings
 import numpy as np
 import pytest
 
-from analysis_run import copy_as_another_run, run_bench
+from analysis_run import copy_as_another_run
 from ipc_bench import cli
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, known_arms,
                                         known_codecs, load)
 from ipc_bench.analysis.summary import runner_gap_figures
 from ipc_bench.report import plots
 
-RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-       "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process", "--no-floor"]
 SEND = "num_running=4/send/msgpack#0"
 CACHED = "num_running=4/cached/msgpack#0"
 #: The report option that draws no figure (a test that asserts nothing of them).
@@ -43,10 +41,11 @@ NO_FIGURES = "--no-figures"
 
 
 @pytest.fixture(scope="module")
-def good_run(tmp_path_factory):
-    """A real run of two cases (send, then cached)."""
+def good_run(tmp_path_factory, shared_two_case_run):
+    """A real run of two cases (send, then cached): a copy of the session's
+    (``shared_two_case_run``), the module's own."""
     run = tmp_path_factory.mktemp("edited") / "good"
-    run_bench(run, RUN)
+    shutil.copytree(shared_two_case_run, run)
     return run
 
 

@@ -11,22 +11,20 @@ import shutil
 
 import pytest
 
-from analysis_run import load_with_warnings, run_bench
+from analysis_run import load_with_warnings
 from ipc_bench import cli
 
-RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "20",
-       "--warmup-steps", "5", "--codecs", "msgpack,pickle", "--no-single-process",
-       "--no-floor"]
 IDS = [f"num_running={n}/{policy}/{codec}#0" for n in (2, 4)
        for codec in ("msgpack", "pickle") for policy in ("send", "cached")]
 ZEROS = "0" * 64
 
 
 @pytest.fixture(scope="module")
-def good_run(tmp_path_factory):
-    """A real run: send and cached, msgpack and pickle, at 2 and at 4 running."""
+def good_run(tmp_path_factory, shared_digest_run):
+    """A real run: send and cached, msgpack and pickle, at 2 and at 4 running; a copy of
+    the session's (``shared_digest_run``), the module's own."""
     run = tmp_path_factory.mktemp("token-digest") / "good"
-    run_bench(run, RUN)
+    shutil.copytree(shared_digest_run, run)
     return run
 
 

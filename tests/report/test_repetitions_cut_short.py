@@ -4,6 +4,7 @@ policy and one of the other: the report says so, not "One repetition per case"."
 from __future__ import annotations
 
 import json
+import shutil
 
 from analysis_run import run_bench
 from ipc_bench import cli
@@ -31,9 +32,9 @@ def test_a_repeat_run_cut_short_counts_its_repetitions(tmp_path):
     assert not any(ONE_REPETITION in line for line in md)
 
 
-def test_one_repetition_per_case_is_said_as_before(tmp_path):
+def test_one_repetition_per_case_is_said_as_before(tmp_path, shared_two_case_run):
     run = tmp_path / "run"
-    run_bench(run, RUN)
+    shutil.copytree(shared_two_case_run, run)  # a run of RUN (analysis_run.TWO_CASE_ARGS)
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text().splitlines()
     assert f"- {ONE_REPETITION}" in md

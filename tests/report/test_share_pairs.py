@@ -13,7 +13,6 @@ import shutil
 
 import pandas as pd
 
-from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.send_cost import steady_share_words, step_shares
 from ipc_bench.analysis.summary import r2s_wire_bytes_total
@@ -92,13 +91,10 @@ def _lose_the_last_floor(run) -> None:
     (run / "summary.json").write_text(json.dumps(summary))
 
 
-def test_the_share_finding_of_a_run_whose_last_case_lost_its_floor(tmp_path):
-    whole = tmp_path / "whole"
-    run_bench(whole, ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-                      "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
-                      "--repeat", "3"])
+def test_the_share_finding_of_a_run_whose_last_case_lost_its_floor(
+        tmp_path, shared_three_repetition_run):
     run = tmp_path / "run"
-    shutil.copytree(whole, run)
+    shutil.copytree(shared_three_repetition_run, run)
     _lose_the_last_floor(run)
     cases = json.loads((run / "summary.json").read_text())["cases"]
     step = {(c["policy"], c["repetition"]): c["step_ns_median"] for c in cases}

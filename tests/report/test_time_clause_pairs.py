@@ -13,7 +13,6 @@ import shutil
 
 import pandas as pd
 
-from analysis_run import run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.summary import r2s_wire_bytes_total
 from ipc_bench.report import findings
@@ -74,13 +73,10 @@ def test_a_time_clause_with_no_interval_says_how_many_of_the_repetitions():
         "repetitions, no interval)")
 
 
-def test_the_finding_of_a_run_whose_last_case_lost_its_floor(tmp_path):
-    whole = tmp_path / "whole"
-    run_bench(whole, ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-                      "--warmup-steps", "5", "--codecs", "msgpack", "--no-single-process",
-                      "--repeat", "3"])
+def test_the_finding_of_a_run_whose_last_case_lost_its_floor(
+        tmp_path, shared_three_repetition_run):
     run = tmp_path / "run"
-    shutil.copytree(whole, run)
+    shutil.copytree(shared_three_repetition_run, run)
     summary = json.loads((run / "summary.json").read_text())
     last = summary["cases"][-1]
     assert last["repetition"] == 2

@@ -13,11 +13,8 @@ import shutil
 
 import pytest
 
-from analysis_run import load_with_warnings, run_bench
+from analysis_run import load_with_warnings
 
-RUN = ["--scenario", "decode-steady", "--num-running", "2,4", "--steps", "20",
-       "--warmup-steps", "5", "--codecs", "msgpack,pickle", "--no-single-process",
-       "--no-floor"]
 IDS = [f"num_running=2/{policy}/{codec}#0" for codec in ("msgpack", "pickle")
        for policy in ("send", "cached")]
 AT_4 = [case_id.replace("=2/", "=4/") for case_id in IDS]
@@ -26,11 +23,12 @@ TAIL = ("whose token stream the run compares with it, has {}: the run would have
 
 
 @pytest.fixture(scope="module")
-def good_run(tmp_path_factory):
+def good_run(tmp_path_factory, shared_digest_run):
     """A real run: send and cached, msgpack and pickle, at 2 and at 4 running (two
-    groups of four cases)."""
+    groups of four cases); a copy of the session's (``shared_digest_run``), the
+    module's own."""
     run = tmp_path_factory.mktemp("token-digest-majority") / "good"
-    run_bench(run, RUN)
+    shutil.copytree(shared_digest_run, run)
     return run
 
 
