@@ -1,6 +1,7 @@
 """Run folders for the ``bench.py microbench`` tests: a small finished run with its
-captures, made once per test module (``finished_run``), and what the frame tests do to
-its capture files (``copy_run``, ``capture_path``, ``edit_frames``)."""
+captures, made once a session and copied to each test module (``finished_run``), and
+what the frame tests do to its capture files (``copy_run``, ``capture_path``,
+``edit_frames``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 
 import msgspec
+
+from analysis_run import shared_run
 
 REPO = Path(__file__).resolve().parents[1]
 #: One worker process of one value per benchmark, the loops not calibrated.
@@ -24,15 +27,21 @@ FRAME_RUN = ["--scenario", "decode-steady", "--num-running", "1", "--steps", "20
 
 
 def finished_run(tmp_path_factory, name: str, args: list[str]) -> Path:
-    """A run folder ``bench.py ARGS --output`` made under a fresh ``name`` folder of the
-    session's temporary folder; fails the test (with bench.py's stderr) unless it
-    exits 0 within 120 s."""
+    """A run folder ``bench.py ARGS --output`` under a fresh ``name`` folder of the
+    session's temporary folder: a copy of the session's run of ``args``
+    (``analysis_run.shared_run``: made once, modules that ask for the same ``args``
+    share it); fails the test (with bench.py's stderr) unless that run exits 0 within
+    120 s."""
     folder = tmp_path_factory.mktemp(name) / "run"
+    shutil.copytree(shared_run(tmp_path_factory, args, _make), folder)
+    return folder
+
+
+def _make(folder: Path, args: list[str]) -> None:
     proc = subprocess.run([sys.executable, "bench.py", *args, "--output", str(folder)],
                           cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    return folder
 
 
 def copy_run(run: Path, tmp_path: Path) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import copy_as_another_run, make_four_case_run, sigkill_in_first_case
+from analysis_run import copy_as_another_run, four_case_copy, sigkill_in_first_case
 from ipc_bench import cli
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, RunStatusWarning, load,
                                         read_summary)
@@ -29,7 +29,7 @@ NO_FIGURES = "--no-figures"
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    return make_four_case_run(tmp_path_factory.mktemp("runs") / "small")
+    return four_case_copy(tmp_path_factory, tmp_path_factory.mktemp("runs") / "small")
 
 
 def _copy(run: Path, where: Path) -> Path:

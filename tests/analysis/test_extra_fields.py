@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis_run import shared_run
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 
@@ -36,8 +37,10 @@ FILES = {"steps.csv": (180, 45, "", "steps"), "requests.csv": (16, 4, "", "reque
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
+    """A copy of the session's run of ``ARGS`` (``shared_run``; test_unfinished_cases.py
+    reads it too)."""
     path = tmp_path_factory.mktemp("runs") / "run"
-    assert cli.main(ARGS + ["--output", str(path)]) == 0
+    shutil.copytree(shared_run(tmp_path_factory, [a for a in ARGS if a != "--quiet"]), path)
     for name in FILES:
         data = (path / name).read_bytes()
         assert data.count(b"\r\n") == data.count(b"\n") == FILES[name][0] + 1

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import make_four_case_run
+from analysis_run import four_case_copy
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 
 
 @pytest.fixture(scope="module")
 def four(tmp_path_factory):
-    return make_four_case_run(tmp_path_factory.mktemp("runs") / "four")
+    return four_case_copy(tmp_path_factory, tmp_path_factory.mktemp("runs") / "four")
 
 
 def _killed_soak(run: Path, where: Path, claimed: bool = True,

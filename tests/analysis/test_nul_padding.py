@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import make_four_case_run
+from analysis_run import four_case_copy
 from ipc_bench.analysis import results
 from ipc_bench.analysis.results import ResultsError, ResultsWarning, load, nul_padding
 
@@ -24,7 +24,7 @@ GiB = 1 << 30
 
 @pytest.fixture(scope="module")
 def four_case_run(tmp_path_factory):
-    return make_four_case_run(tmp_path_factory.mktemp("runs") / "padded")
+    return four_case_copy(tmp_path_factory, tmp_path_factory.mktemp("runs") / "padded")
 
 
 class _Reads:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_run import make_four_case_run
+from analysis_run import four_case_copy
 from ipc_bench import cli
 from ipc_bench.analysis import results
 from ipc_bench.analysis.results import ResultsWarning, load
@@ -24,7 +24,7 @@ from ipc_bench.harness.run_folder import run_in_progress
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    return make_four_case_run(tmp_path_factory.mktemp("runs") / "small")
+    return four_case_copy(tmp_path_factory, tmp_path_factory.mktemp("runs") / "small")
 
 
 def _last_case_running(run: Path, where: Path) -> tuple[Path, str, list[str]]:

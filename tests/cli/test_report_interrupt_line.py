@@ -16,6 +16,7 @@ import pytest
 
 from ipc_bench import cli
 from ipc_bench.report import document
+from microbench_runs import finished_run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20", "--warmup-steps",
@@ -33,8 +34,9 @@ def _make_run(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Path:
-    """A finished two-case run folder (send and cached, msgpack)."""
-    return _make_run(tmp_path_factory.mktemp("repint") / "run")
+    """A finished two-case run folder (send and cached, msgpack): a copy of the
+    session's run of ``TINY`` (``finished_run``), the module's own."""
+    return finished_run(tmp_path_factory, "repint", TINY)
 
 
 @pytest.fixture

@@ -80,17 +80,17 @@ def test_a_line_says_which_steps_were_checked_and_why_that_many():
             "fewer than 20 steps); send - cached") in format_byte_model([_counted(20, 1000)])
 
 
-def test_the_report_rows_record_the_counted_steps(tmp_path):
+def test_the_report_rows_record_the_counted_steps(tmp_path_factory):
     """A run's byte-model rows carry each case's counted steps, which the captures
     record (``num_counted_steps``)."""
     import json
 
-    from analysis_run import run_bench
+    from analysis_run import shared_run
 
-    run_bench(tmp_path / "r", ["--scenario", "decode-steady", "--num-running", "4",
-                               "--steps", "30", "--warmup-steps", "5", "--codecs", "msgpack",
-                               "--no-floor", "--no-single-process"])
-    rows = json.loads((tmp_path / "r" / "summary.json").read_text())["byte_model"]
+    run = shared_run(tmp_path_factory, ["--scenario", "decode-steady", "--num-running", "4",
+                                        "--steps", "30", "--warmup-steps", "5", "--codecs",
+                                        "msgpack", "--no-floor", "--no-single-process"])
+    rows = json.loads((run / "summary.json").read_text())["byte_model"]
     assert [(r["arm"], r["scheduler_outputs_checked"], r["counted_steps"])
             for r in sorted(rows, key=lambda r: r["arm"])] == [("cached", 30, 30),
                                                                ("send", 30, 30)]

@@ -13,7 +13,7 @@ import matplotlib
 import matplotlib.style
 import pytest
 
-from analysis_run import make_four_case_run
+from analysis_run import four_case_copy
 from ipc_bench import cli
 from ipc_bench.analysis.results import load
 from ipc_bench.report import plots
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    return make_four_case_run(tmp_path_factory.mktemp("style") / "run")
+    return four_case_copy(tmp_path_factory, tmp_path_factory.mktemp("style") / "run")
 
 
 def _caller_style():

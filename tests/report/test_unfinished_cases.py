@@ -5,10 +5,11 @@ figures: the report and the terminal tables leave them out and name them."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
-from analysis_run import copy_as_another_run, run_bench
+from analysis_run import copy_as_another_run, shared_run
 from ipc_bench import cli
 from ipc_bench.analysis.results import load
 from ipc_bench.analysis.stats import point_text
@@ -23,8 +24,10 @@ LAST = "num_running=4/cached/none#0"
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
+    """A copy of the session's run of ``RUN`` (``shared_run``; test_extra_fields.py reads
+    it too)."""
     path = tmp_path_factory.mktemp("runs") / "whole"
-    run_bench(path, RUN)
+    shutil.copytree(shared_run(tmp_path_factory, RUN), path)
     return path
 
 

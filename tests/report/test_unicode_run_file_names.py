@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import unicodedata
 
 import pytest
 
-from analysis_run import copy_as_another_run, run_bench
+from analysis_run import copy_as_another_run, shared_run
 from ipc_bench import cli
 
 
@@ -51,11 +52,13 @@ def test_ascii_names_are_unchanged():
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """One small run copied as ``ü日本 x``, ``日本`` and ``ü``."""
+    """One small run (a copy of the session's, ``shared_run``) copied as ``ü日本 x``,
+    ``日本`` and ``ü``."""
     base = tmp_path_factory.mktemp("names")
-    run_bench(base / "first", ["--scenario", "decode-steady", "--num-running", "4",
-                               "--steps", "30", "--warmup-steps", "5", "--codecs",
-                               "msgpack", "--no-floor", "--no-single-process"])
+    shutil.copytree(shared_run(tmp_path_factory, [
+        "--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
+        "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process"]),
+        base / "first")
     for i, name in enumerate(("ü日本 x", "日本", "ü"), 1):
         copy_as_another_run(base / "first", base / name, seconds=30.0 * i)
     return base
