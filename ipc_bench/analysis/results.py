@@ -4101,6 +4101,12 @@ def _checked_frontend(pd, frontend, steps, cases, run_dir: Path, said: list[str]
     return frontend[list(FRONTEND_COLUMNS)]
 
 
+#: How a ``FRONTEND_MEANS`` check names what ``_framed`` derives from a row's
+#: ``frontend_payload_bytes``: its bytes on the wire (``wire.transport.zmtp_frame_bytes``,
+#: 0 where nothing was sent), and whether it sent a message (1 or 0).
+FRAMED_PAYLOAD = "ZMTP-framed frontend_payload_bytes"
+PAYLOAD_SENT = "frontend_payload_bytes > 0"
+
 #: ``frontend.csv`` columns whose mean over a case's counted rows ``summary.json``
 #: reports as a frontend figure (``analysis.frontend.frontend_figures``; the decode
 #: time 0 at a step that sent nothing): the two must agree (``_frontend_disagreeing``).
@@ -4110,6 +4116,9 @@ FRONTEND_MEANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("frontend_encode_ns",), "frontend_encode_ns_per_step"),
     (("frontend_send_ns",), "frontend_send_ns_per_step"),
     (("frontend_decode_ns",), "frontend_decode_ns_per_step"),
+    # derived from frontend_payload_bytes as the summary derives them (``_framed``)
+    ((FRAMED_PAYLOAD,), "frontend_wire_bytes_per_step"),
+    ((PAYLOAD_SENT,), "frontend_messages_per_step"),
 )
 
 
@@ -4135,6 +4144,7 @@ def _frontend_disagreeing(frontend, cases, run_dir: Path, said: list[str]) -> se
             continue
         sent = rows["frontend_payload_bytes"].to_numpy(dtype=float) > 0
         rows["frontend_decode_ns"] = rows["frontend_decode_ns"].where(sent, 0)
+        _framed(rows)
         why = _column_problem(case, rows, counted, checks, run_dir / "frontend.csv")
         if why:
             lines.append(why)
@@ -4142,6 +4152,19 @@ def _frontend_disagreeing(frontend, cases, run_dir: Path, said: list[str]) -> se
     said += lines
     _refuse_none_left(cases, bad, lines)
     return bad
+
+
+def _framed(rows) -> None:
+    """Adds to ``rows`` (a case's ``frontend.csv`` rows) the ``FRAMED_PAYLOAD`` and
+    ``PAYLOAD_SENT`` columns ``analysis.frontend.frontend_figures`` averages into
+    ``frontend_wire_bytes_per_step`` and ``frontend_messages_per_step``; blank where
+    ``frontend_payload_bytes`` is."""
+    from ipc_bench.wire.transport import zmtp_frame_bytes
+
+    payload = rows["frontend_payload_bytes"].astype(float)
+    rows[FRAMED_PAYLOAD] = payload.map(
+        lambda b: b if b != b else float(zmtp_frame_bytes(int(b))) if b > 0 else 0.0)
+    rows[PAYLOAD_SENT] = (payload > 0).astype(float).where(payload.notna())
 
 
 def _short_frontend(frontend, cases) -> str:

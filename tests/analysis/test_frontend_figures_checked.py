@@ -99,7 +99,9 @@ def test_a_decode_time_blank_where_a_message_was_sent_is_said(fe_run, tmp_path):
 
 def test_a_step_that_sent_nothing_counts_a_decode_of_0(fe_run, tmp_path):
     run = _edited(fe_run, tmp_path, rows=dict(frontend_payload_bytes=0, frontend_decode_ns=""),
-                  figures=dict(frontend_bytes_per_step=0.0, frontend_decode_ns_per_step=0.0))
+                  figures=dict(frontend_bytes_per_step=0.0, frontend_decode_ns_per_step=0.0,
+                               frontend_wire_bytes_per_step=0.0,
+                               frontend_messages_per_step=0.0))
     res, lines = _loaded(run)
     assert lines == []
     assert sorted(res.cases["case_id"]) == [CACHED, SEND]
