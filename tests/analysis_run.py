@@ -80,18 +80,20 @@ DIGEST_RUN_ARGS = ["--scenario", "decode-steady", "--num-running", "2,4", "--ste
                    "--no-floor"]
 
 
-def shared_run(tmp_path_factory, args: list[str], make=None) -> Path:
+def shared_run(tmp_path_factory, args: list[str], make=None, kind: str = "") -> Path:
     """The run folder of ``bench.py ARGS`` made once for the whole session, every xdist
     worker included: the first test that asks for ``args`` makes it under a lock in the
     session's base temporary folder (``make(path, args)``, by default ``run_bench``;
-    a folder named ``run`` in one named by the hash of ``args``, marked done last, so a
-    run that failed is made again by the next), the others wait for it. Tests only read
-    it; copy it (``shutil.copytree``) to change it."""
+    a folder named ``run`` in one named by the hash of ``kind`` and ``args``, marked
+    done last, so a run that failed is made again by the next), the others wait for it.
+    A ``make`` that writes something else than the run of ``args`` (several runs, say)
+    names it by a ``kind`` of its own. Tests only read it; copy it
+    (``shutil.copytree``) to change it."""
     import fcntl
     import hashlib
 
     base = tmp_path_factory.getbasetemp()
-    key = hashlib.sha256("\0".join(args).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([kind, *args]).encode()).hexdigest()[:16]
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"run-{key}"
     root.mkdir(exist_ok=True)
     run, done = root / "run", root / "done"
@@ -102,6 +104,25 @@ def shared_run(tmp_path_factory, args: list[str], make=None) -> Path:
             (make or run_bench)(run, args)
             done.write_text("")
     return run
+
+
+#: Two runs a report compares (``send_and_both_runs``): send and cached, then send alone.
+PAIR_ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
+             "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process"]
+
+
+def send_and_both_runs(tmp_path_factory, base: Path, both: str, send: str) -> Path:
+    """Copies in ``base`` of the session's two runs of ``PAIR_ARGS`` (``shared_run``):
+    ``both`` (send and cached) and ``send`` (``--policies send``), made one after the
+    other as a module made them; returns ``base``."""
+    def make(folder: Path, args: list[str]) -> None:
+        run_bench(folder / "both", args)
+        run_bench(folder / "send", args + ["--policies", "send"])
+
+    pair = shared_run(tmp_path_factory, PAIR_ARGS, make, kind="send-and-both")
+    shutil.copytree(pair / "both", base / both)
+    shutil.copytree(pair / "send", base / send)
+    return base
 
 
 def make_small_run(path: Path) -> Path:

@@ -10,20 +10,17 @@ import json
 
 import pytest
 
-from analysis_run import copy_as_another_run, run_bench, without_machine_load
+from analysis_run import (copy_as_another_run, run_bench, send_and_both_runs,
+                          without_machine_load)
 from ipc_bench import cli
-
-COMMON = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-          "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process"]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Run ``full`` (send and cached) and run ``sendonly`` (send alone)."""
-    base = tmp_path_factory.mktemp("baseline")
-    run_bench(base / "full", COMMON)
-    run_bench(base / "sendonly", COMMON + ["--policies", "send"])
-    return base
+    """Run ``full`` (send and cached) and run ``sendonly`` (send alone): copies of the
+    session's (``analysis_run.send_and_both_runs``)."""
+    return send_and_both_runs(tmp_path_factory, tmp_path_factory.mktemp("baseline"), "full",
+                              "sendonly")
 
 
 def _side_by_side(md: str) -> list[str]:

@@ -7,21 +7,17 @@ from __future__ import annotations
 
 import pytest
 
-from analysis_run import run_bench
+from analysis_run import send_and_both_runs
 from ipc_bench import cli
 
-COMMON = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-          "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process"]
 NOTE = "> **Note:** Figures: not drawn (`--no-figures`)."
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Run ``a`` (send and cached) and run ``b`` (send alone)."""
-    base = tmp_path_factory.mktemp("nofig")
-    run_bench(base / "a", COMMON)
-    run_bench(base / "b", COMMON + ["--policies", "send"])
-    return base
+    """Run ``a`` (send and cached) and run ``b`` (send alone): copies of the session's
+    (``analysis_run.send_and_both_runs``)."""
+    return send_and_both_runs(tmp_path_factory, tmp_path_factory.mktemp("nofig"), "a", "b")
 
 
 def _render(runs, out, *extra: str) -> list[str]:
