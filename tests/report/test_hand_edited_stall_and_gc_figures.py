@@ -1,6 +1,8 @@
-"""A trace replay's stalled-step figures (``analysis.replay_stall``) and each process's
-garbage-collection figures, hand-edited in ``summary.json`` to a text or a negative
-number: the case is left out with one warning naming the field, as for the other
+"""A trace replay's stalled-step figures (``analysis.replay_stall``), each process's
+garbage-collection figures and the counts each p99 is over (``ttft_count``,
+``tpot_count``, ``itl_count``, ``e2e_count``, ``runner_gap_count``: the report's p99
+notes read them), hand-edited in ``summary.json`` to a text, a fraction, a negative or
+a huge number: the case is left out with one warning naming the field, as for the other
 known numeric fields (``results._NUMERIC_CASE_FIELDS``), by the report and by
 ``results.load`` alike."""
 
@@ -27,6 +29,11 @@ def good_run(tmp_path_factory, shared_two_case_run):
     return run
 
 
+def test_a_run_records_the_count_of_its_runner_gaps(good_run):
+    cases = json.loads((good_run / "summary.json").read_text())["cases"]
+    assert [c["runner_gap_count"] for c in cases] == [20, 20]
+
+
 @pytest.mark.parametrize("key, value, why", [
     ("stalled_steps", "3", '"3", not a number'),
     ("stalled_step_share", -0.25, "-0.25, a negative number"),
@@ -40,8 +47,14 @@ def good_run(tmp_path_factory, shared_two_case_run):
     ("runner_gc_ns_per_step", -120.5, "-120.5, a negative number"),
     ("sched_gc_collections_per_step", "many", '"many", not a number'),
     ("runner_gc_collections_per_step", -2, "-2, a negative number"),
+    ("runner_gap_count", "20", '"20", not a number'),
+    ("runner_gap_count", 19.5, "19.5, not a whole number"),
+    ("ttft_count", -3, "-3, a negative number"),
+    ("tpot_count", "many", '"many", not a number'),
+    ("itl_count", 2.25, "2.25, not a whole number"),
+    ("e2e_count", 1e300, "1e+300, more than 1e+15"),
 ])
-def test_a_stall_or_gc_figure_of_the_wrong_kind_leaves_its_case_out(
+def test_a_stall_gc_or_count_figure_of_the_wrong_kind_leaves_its_case_out(
         good_run, tmp_path, capsys, key, value, why):
     run = tmp_path / "run"
     shutil.copytree(good_run, run)
