@@ -18,7 +18,9 @@ import pytest
 from analysis_run import scale_case_times
 from ipc_bench.analysis import results as results_module
 from ipc_bench.analysis.replay_noise import noisy_arm_warnings
+from ipc_bench import cli
 from ipc_bench.analysis.results import Results
+from ipc_bench.cli import execute
 from ipc_bench.cli.execute import (quiet_warnings_line, replay_arm_warnings,
                                    warnings_count_line)
 from ipc_bench.report.render import plain_text
@@ -123,3 +125,22 @@ def test_a_replay_run_ends_with_the_reports_lines_and_count(tmp_path):
     assert sorted(flagged) == IDS and flagged == _loaded_added(slow)
     assert all(lines[0].startswith("across the 2 repetitions of its arm, its 50-step block "
                                    "means vary by a median ") for lines in flagged.values())
+
+
+TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
+        "--warmup-steps", "2", "--policies", "send", "--codecs", "msgpack",
+        "--no-single-process", "--no-floor"]
+
+
+def test_the_run_end_prints_them_without_backticks(monkeypatch, capsys, tmp_path):
+    """The report's lines keep their Markdown code spans (``LINE``); the terminal gets
+    them as plain text, where it once printed the backticks."""
+    monkeypatch.setattr(execute, "replay_arm_warnings",
+                        lambda cases, run_dir: noisy_arm_warnings(_two_repetitions()))
+    assert cli.main(TINY + ["--output", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if line.startswith("warning: trace=")] == [
+        f"warning: {case}: across the 2 repetitions of its arm, its 50-step block means "
+        f"vary by a median 47.1 % (step_ns_rep_block_cv, > 10 %): the machine may be "
+        f"noisy" for case in IDS]
+    assert not [line for line in err if "`" in line]
