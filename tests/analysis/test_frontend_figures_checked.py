@@ -2,7 +2,9 @@
 ``summary.json``) are checked against ``frontend.csv``'s counted rows on load, as the
 steps.csv-derived figures are against steps.csv: a case whose figure is not its rows'
 mean is left out, rows and all, with one line naming the file, the column and both
-values; a step that sent nothing counts a decode time of 0, as the summary takes it."""
+values; a step that sent nothing counts a decode time of 0, as the summary takes it.
+The wire bytes and messages per step are checked against what each row's payload
+gives."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 
 from fault_helpers import REPO
 from ipc_bench.analysis.results import ResultsError, load
+from ipc_bench.wire.transport import zmtp_frame_bytes
 
 RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
        "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
@@ -129,3 +132,32 @@ def test_no_case_left_is_one_error(fe_run, tmp_path):
         f"no case can be loaded: {run}/frontend.csv: case {SEND!r} has a mean "
         f"frontend_encode_ns of {encode[SEND]:,.6g} over its 20 counted rows, but "
         "summary.json has frontend_encode_ns_per_step 1e+06 (and 1 more)")
+
+
+def test_the_wire_figures_as_written_are_the_rows_framed_means(fe_run):
+    """``frontend_wire_bytes_per_step``: the mean of each counted row's payload with its
+    ZMTP frame head (0 where nothing was sent); ``frontend_messages_per_step``: the
+    share of counted rows that sent a message."""
+    fe = pd.read_csv(fe_run / "frontend.csv")
+    payload = fe.loc[(fe["counted"] == 1) & (fe["case_id"] == SEND),
+                     "frontend_payload_bytes"]
+    case = json.loads((fe_run / "summary.json").read_text())["cases"][0]
+    assert case["case_id"] == SEND
+    wire = [zmtp_frame_bytes(int(b)) if b else 0 for b in payload]
+    assert case["frontend_wire_bytes_per_step"] == sum(wire) / 20
+    assert case["frontend_messages_per_step"] == float((payload > 0).mean())
+
+
+@pytest.mark.parametrize("figure, words", [
+    ("frontend_wire_bytes_per_step", "ZMTP-framed frontend_payload_bytes"),
+    ("frontend_messages_per_step", "frontend_payload_bytes > 0"),
+])
+def test_a_wire_figure_typed_over_leaves_the_case_out(fe_run, tmp_path, figure, words):
+    """Checked as the other frontend figures are, where they were loaded as written."""
+    want = json.loads((fe_run / "summary.json").read_text())["cases"][0][figure]
+    run = _edited(fe_run, tmp_path, figures={figure: want * 2 + 1})
+    res, lines = _loaded(run)
+    assert lines == [f"{run}/frontend.csv: case {SEND!r} has a mean {words} of {want:,.6g} "
+                     f"over its 20 counted rows, but summary.json has {figure} "
+                     f"{want * 2 + 1:,.6g} (left out)"]
+    assert list(res.cases["case_id"]) == [CACHED]
