@@ -38,7 +38,8 @@ import sys
 import threading
 from typing import Callable, Optional, Sequence
 
-from ipc_bench.cli.command_line import command_words, recording
+from ipc_bench.cli.command_line import (ArgumentsError, arguments, command_folder,
+                                        command_words, recording)
 from ipc_bench.cli.console import Console
 from ipc_bench.harness import signals
 from ipc_bench.harness.signals import Interrupted
@@ -106,32 +107,53 @@ def _interrupted_line(exc: Interrupted, prog: str, report_argv: Optional[list[st
     return f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})"
 
 
+def _arguments(argv: Optional[Sequence[str]]) -> tuple[list[str], list[str], Optional[str]]:
+    """``main``'s arguments (``argv`` read once: ``command_line.arguments``, which raises
+    ``ArgumentsError``; ``sys.argv[1:]`` where ``None``), the command line a run records
+    and the folder it records with it (``command_line``)."""
+    given = None if argv is None else arguments(argv)
+    return (list(sys.argv[1:]) if given is None else given, command_words(given),
+            command_folder(given))
+
+
 def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
     """Entry point of ``bench.py``; returns the exit code. ``argv``: the arguments after
-    ``bench.py`` (``None``: ``sys.argv[1:]``); a run records ``bench.py`` and them as
-    its command line, ``sys.argv`` itself where ``None`` (``command_line``). Guards
-    stdout and stderr
-    (``console.Console``), turns SIGINT / SIGTERM / SIGHUP into ``Interrupted`` (one
+    ``bench.py`` (``None``: ``sys.argv[1:]``), any iterable (read once) of texts and
+    paths (``os.PathLike``, taken as ``os.fspath`` gives them); anything else (an
+    ``int``, bytes, one text for the list) does nothing but print ``bench.py: error:
+    cli.main takes str arguments (or paths): argument 5 is int 3`` (or the like) and
+    return 2 (``command_line.arguments``). A run records ``bench.py``'s absolute path,
+    them and the folder it ran in as its command line (``metadata.command_line`` and
+    ``cwd``), ``sys.argv`` itself where ``None`` (``command_line``). Guards stdout and
+    stderr (``console.Console``), turns SIGINT / SIGTERM / SIGHUP into ``Interrupted`` (one
     line, exit 130 / 143 / 129) and restores both when the command ends: the caller's
     ``sys.stdout`` / ``sys.stderr``, signal handlers, signal mask and
     ``sys.unraisablehook`` are back when it returns, so that it can be called again in
     the same process (a notebook, a script) and each call can be interrupted. A signal
     at any moment of the call, its very start included, gives its one line and exit
     code; one the caller's own SIGINT handler turned into ``KeyboardInterrupt`` before
-    the call's handlers were in counts as SIGINT (130).
+    the call's handlers were in counts as SIGINT (130). A signal the caller ignores
+    (``SIG_IGN``) stays ignored, and one it blocks (``signal.pthread_sigmask``) stays
+    blocked, its handler untouched, during the call and after it: one pending when it
+    is called, or arriving meanwhile, is still pending for the caller when it returns.
 
     ``exiting``: the process exits once this returns (``bench.py``): after a signal,
     further ones stay ignored (``SIG_IGN``) instead of the handlers being put back, so
     that a repeated Ctrl-C during its exit prints no traceback and a late SIGTERM
-    cannot change its exit code (``signals.restore``).
+    cannot change its exit code (``signals.restore``); and SIGINT / SIGTERM / SIGHUP
+    found blocked are ``bench.py``'s own start-up block, which this call lifts once its
+    handlers are in, not a caller's (``signals.install``'s ``keep_blocked``).
 
     Must be called from the main thread: Python lets only the main thread set signal
     handlers, and a run's child processes are tied to the thread that starts them
     (``signals.set_parent_death_signal``). From another thread it does nothing but
     print ``PROG: error: cli.main must be called from the main thread ...`` (naming the
     thread) on stderr and return 2."""
-    words = command_words(argv)  # the command line a run records (command_line)
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv, words, cwd = _arguments(argv)
+    except ArgumentsError as exc:
+        print(f"bench.py: error: {exc}", file=sys.stderr)
+        return 2
     word = argv[0] if argv and argv[0] in COMMANDS else None
     prog = f"bench.py {word}" if word else "bench.py"
     if threading.current_thread() is not threading.main_thread():
@@ -145,10 +167,10 @@ def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
     returned = False
     try:
         console = Console.install()
-        old_handlers = signals.install()
+        old_handlers = signals.install(keep_blocked=not exiting)
         command = COMMANDS[word]() if word else _run()
         signals.unblock()  # one that arrived since install() is raised here
-        with recording(words):
+        with recording(words, cwd):
             code = command(argv[1:] if word else argv)
         returned = True
         signals.raise_pending()  # a signal the interpreter dropped (signals module)

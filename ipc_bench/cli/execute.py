@@ -41,7 +41,7 @@ from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token
                                         no_request_served, no_step_counted,
                                         is_replay, noise_warnings,
                                         summarize_case)
-from ipc_bench.cli.command_line import recorded as recorded_command
+from ipc_bench.cli.command_line import recorded as recorded_command, recorded_cwd
 from ipc_bench.cli.console import stdout_failure, written_elsewhere
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError
 from ipc_bench.engine.config import ConfigError
@@ -267,8 +267,9 @@ def _check_links(run_dir: Path) -> None:
 def run_metadata(args, cases, trace_sha256: Optional[str] = None,
                  trace_resolved_path: Optional[str] = None) -> dict[str, Any]:
     """The run's metadata: the environment (its ``command_line`` the one
-    ``cli.main`` runs, ``command_line.recorded``: ``bench.py`` and the arguments of an
-    in-process call, else ``sys.argv``), the scenario and seed, how the arms were
+    ``cli.main`` runs, ``command_line.recorded``: ``bench.py``'s absolute path and the
+    arguments of an in-process call, with ``cwd``, the folder it ran in, else
+    ``sys.argv``), the scenario and seed, how the arms were
     ordered, the scenario options and those that choose the cases (``--policies``,
     ``--codecs``...) as given (``options``), the replayed trace's path as
     given and ``trace_resolved_path`` as read, and ``trace_sha256``, the SHA-256 of the
@@ -279,6 +280,8 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
     it out (neither: it runs none whatever the flag, ``CaseSpec.no_floor``)."""
     metadata = collect_metadata(include_hostname=not args.no_hostname,
                                 command_line=recorded_command())
+    if (cwd := recorded_cwd()) is not None:  # an in-process call's folder
+        metadata["cwd"] = cwd
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed
     # the seed of the arms' orders in effect (``scenario.order_seed``), as --seed is;

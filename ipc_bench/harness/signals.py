@@ -17,7 +17,9 @@ the main thread: the kernel hands the signal to another thread and the handler r
 the main thread all the same, so one that reaches it between ``install()`` and
 ``unblock()`` is kept and raised by ``unblock()`` just as well. ``restore()`` puts the
 caller's handlers, mask and ``sys.unraisablehook`` back, so that the next ``install()``
-(the next in-process call) routes them anew; a process about to exit (``bench.py``, the
+(the next in-process call) routes them anew, and leaves one the caller of
+``cli.main`` blocks blocked all along (``install``'s ``keep_blocked``, pending for
+the caller); a process about to exit (``bench.py``, the
 scripts) leaves them ignored instead once a signal arrived (``ignore_after_signal``).
 Code that must not be cut in the
 middle (appending rows to a CSV file, killing and reaping the runner, rewriting
@@ -152,6 +154,7 @@ class _State:
     first: Optional[int] = None    # exit code of the first signal of the run
     held = False                   # between install() and unblock(): depth counts it
     mask: Optional[set] = None     # the signal mask before install()
+    kept: frozenset = frozenset()  # HANDLED the caller blocks: left alone (keep_blocked)
     unraisable_hook: Optional[Callable] = None  # sys.unraisablehook before install()
     nudger: Optional[threading.Thread] = None   # the last _nudge thread started
 
@@ -250,12 +253,19 @@ def block() -> set:
     return signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
 
 
-def install() -> dict:
+def install(keep_blocked: bool = False) -> dict:
     """Route ``HANDLED`` to ``Interrupted``, leaving them blocked until ``unblock()``;
     returns the old handlers for ``restore``. A signal this process found ignored
     (``SIG_IGN``, inherited: SIGHUP under ``nohup``, SIGINT in a background job of a
     shell script) stays ignored, as Python leaves such a SIGINT: the launcher asked for
     it, and a signal ignored before ``install`` could not be caught there anyway.
+
+    ``keep_blocked`` (``cli.main`` called in process): one of ``HANDLED`` that this
+    thread's mask blocks is the caller's choice and is left as one ignored is: its
+    handler untouched, blocked until ``restore`` and after it (the caller's mask is put
+    back), so that one pending stays pending for the caller. ``False`` (``bench.py``,
+    the scripts, which block ``HANDLED`` in their first statement for this): the block
+    found is their own and ``unblock()`` lifts it.
 
     The handlers go in first, before anything slow (pyzmq's import): in a process with
     other threads (``cli.main`` called from a notebook or a script) the kernel hands a
@@ -270,8 +280,10 @@ def install() -> dict:
     try:
         _State.pending, _State.first = None, None
         _State.depth, _State.held = 1, True  # what arrives now waits for unblock()
+        _State.kept = frozenset(s for s in HANDLED if keep_blocked and s in _State.mask)
         block()
-        old = {s: h for s in HANDLED if (h := signal.getsignal(s)) is not signal.SIG_IGN}
+        old = {s: h for s in HANDLED if s not in _State.kept
+               and (h := signal.getsignal(s)) is not signal.SIG_IGN}
         for s in old:
             signal.signal(s, _handler)
         _State.installed = True
@@ -285,13 +297,16 @@ def install() -> dict:
 
 
 def unblock() -> None:
-    """Let ``HANDLED`` through; one that arrived since ``install()`` raises
-    ``Interrupted`` here (a blocked one is delivered by the kernel as the mask changes;
-    one that another thread took was kept by the handler)."""
+    """Let ``HANDLED`` through, but those the caller blocks (``install``'s
+    ``keep_blocked``); one that arrived since ``install()`` raises ``Interrupted`` here
+    (a blocked one is delivered by the kernel as the mask changes; one that another
+    thread took was kept by the handler)."""
     if _State.held:
         _State.held = False
         _State.depth -= 1
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
+    let_through = [s for s in HANDLED if s not in _State.kept]
+    if let_through:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, let_through)
     raise_pending()
 
 

@@ -1431,7 +1431,7 @@ def _config_blocks(results, run_id: str) -> list[Block]:
     md = results.metadata[run_id]
     blocks: list[Block] = [("ul", [
         f"scenario: {code_span(md.get('scenario', '?'))}, seed {md.get('seed', '?')}",
-        "command: " + code_span(_shell_line(md.get("command_line"))),
+        "command: " + code_span(_shell_line(md.get("command_line"), md.get("cwd"))),
         f"status: {results.status[run_id]}",
     ] + _run_option_lines(md))]
     states = case_states(results, run_id)
@@ -1739,13 +1739,14 @@ def _emulated_runs_blocks(cases, ids: list[str]) -> list[Block]:
     return [("note", emulated_runs_note(runs) + _emulated_tail(arms) + "".join(splits))]
 
 
-def _shell_line(argv: Any) -> str:
+def _shell_line(argv: Any, cwd: Any = None) -> str:
     """A run's ``command_line`` (its metadata: the argument list, ``bench.py``'s
-    ``sys.argv``, or ``bench.py`` and the arguments of ``cli.main`` called in-process:
-    ``cli.command_line``) quoted as a shell line that can be pasted back
-    (``errors.shell_line``: ``--output '/r/int run'``, ``$'/r/bad\\xffname'``), with
+    ``sys.argv``, or ``bench.py``'s absolute path and the arguments of ``cli.main``
+    called in-process: ``cli.command_line``) quoted as a shell line that can be pasted
+    back (``errors.shell_line``: ``--output '/r/int run'``, ``$'/r/bad\\xffname'``), with
     ``python`` before a script's name (``python bench.py --scenario ...``); ``?`` where
-    it is not a list."""
+    it is not a list. ``cwd`` (metadata, an in-process run's folder), where a text:
+    ``cd CWD && `` before it, as the arguments' relative paths are relative to it."""
     from ipc_bench.errors import shell_line
 
     if not isinstance(argv, list):
@@ -1753,6 +1754,8 @@ def _shell_line(argv: Any) -> str:
     words = [str(a) for a in argv]
     if words and words[0].endswith(".py"):
         words.insert(0, "python")
+    if isinstance(cwd, str) and cwd:
+        return f"{shell_line(['cd', cwd])} && {shell_line(words)}"
     return shell_line(words)
 
 

@@ -1,7 +1,8 @@
 """A run records the command that reproduces it (``metadata.command_line``, the
 report's ``- command:`` line): ``bench.py``'s own ``sys.argv`` on the command line,
-and, for a run started in-process by ``cli.main(ARGV)``, ``bench.py`` and ARGV, not
-the host's ``sys.argv`` (``['-c']``, the host script's path)."""
+and, for a run started in-process by ``cli.main(ARGV)``, ``bench.py``'s absolute path
+and ARGV (with the folder it ran in, ``metadata.cwd``), not the host's ``sys.argv``
+(``['-c']``, the host script's path)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ipc_bench import cli
-from ipc_bench.cli.command_line import command_words, recorded, recording
+from ipc_bench.cli.command_line import SCRIPT, command_words, recorded, recording
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
@@ -38,9 +39,9 @@ def test_a_run_from_python_c_records_the_bench_py_command(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert _command_line(run) == ["bench.py", *argv]
+    assert _command_line(run) == [SCRIPT, *argv]
     assert _command_item(run, tmp_path) == (
-        "- command: `python bench.py --scenario decode-steady --num-running 2 --steps 20 "
+        f"- command: `cd {tmp_path} && python {ROOT / 'bench.py'} --scenario decode-steady --num-running 2 --steps 20 "
         "--warmup-steps 2 --policies send --codecs msgpack --no-single-process --no-floor "
         f"--quiet --output '{run}'`")
 
@@ -50,8 +51,8 @@ def test_runs_started_in_one_host_each_record_their_own_arguments(tmp_path, caps
     assert cli.main(TINY + ["--output", str(first)]) == 0
     assert cli.main(TINY[:-1] + ["--output", str(second), "--quiet"]) == 0
     capsys.readouterr()
-    assert _command_line(first) == ["bench.py", *TINY, "--output", str(first)]
-    assert _command_line(second) == ["bench.py", *TINY[:-1], "--output", str(second),
+    assert _command_line(first) == [SCRIPT, *TINY, "--output", str(first)]
+    assert _command_line(second) == [SCRIPT, *TINY[:-1], "--output", str(second),
                                      "--quiet"]
     assert recorded() is None  # nothing left set after main
 
@@ -74,13 +75,14 @@ def test_bench_py_records_its_argv_as_it_always_has(tmp_path):
 def test_command_words(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["/x/bench.py", "--list"])
     assert command_words(None) == ["/x/bench.py", "--list"]
-    assert command_words(("--scenario", "soak")) == ["bench.py", "--scenario", "soak"]
+    assert SCRIPT == str(ROOT / "bench.py")
+    assert command_words(("--scenario", "soak")) == [SCRIPT, "--scenario", "soak"]
     assert recorded() is None
     with recording(command_words(["--list"])):
-        assert recorded() == ["bench.py", "--list"]
+        assert recorded() == [SCRIPT, "--list"]
         with recording(command_words(None)):
             assert recorded() == ["/x/bench.py", "--list"]
-        assert recorded() == ["bench.py", "--list"]
+        assert recorded() == [SCRIPT, "--list"]
     assert recorded() is None
     try:
         with recording(["bench.py"]):
