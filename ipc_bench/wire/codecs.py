@@ -37,8 +37,8 @@ no code in a frame from elsewhere runs, after an opcode scan (``scan_pickle``) t
 refuses memo indices beyond the frame and ``BUILD`` on a class, and before a walk of
 the result (``check_decoded``), a check of every field of the message against its
 declared type (``check_field_types``) and, for ``packed``, of what packing needs
-(``check_packed``: int32 integers, tuples packed as tuples); ``decode`` stays vLLM's
-plain ``pickle.loads``.
+(``check_packed``: an ``array('i')`` or a tuple wherever its encoder writes one,
+int32 integers); ``decode`` stays vLLM's plain ``pickle.loads``.
 
 - ``packed``: vLLM PR #54406 (open, 2026-08-30, "Pack execute_model SchedulerOutput for
   multiproc RPC") on the same hop: the ``SchedulerOutput`` dataclass flattened into a
@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import pickle
 import pickletools
@@ -76,6 +77,7 @@ import types
 import typing
 from array import array
 from itertools import chain
+from operator import attrgetter
 from typing import Any, Generic, Optional, TypeVar, Union
 
 import msgspec
@@ -660,12 +662,30 @@ def _msgspec_steps(where: str) -> Optional[list[tuple[str, Any]]]:
     return steps or None
 
 
+#: The longest dict key a refusal's path quotes whole (its ``repr``, quotes included);
+#: a longer one keeps its first characters and its closing quote around ``...``.
+PATH_KEY_CHARS = 80
+
+
 def _path(steps: list[tuple[str, Any]]) -> str:
     """A field's path as the refusals name it: ``scheduled_new_reqs[0].block_ids[0]``,
-    ``num_scheduled_tokens['r1']`` (``?`` for none)."""
+    ``num_scheduled_tokens['cmpl-0335886941cc99793c5d68a67ef66417-0']`` (``?`` for
+    none); a key whose ``repr`` is longer than ``PATH_KEY_CHARS`` is cut to that many
+    characters, ``...`` before its closing quote."""
     text = "".join(f".{arg}" if kind == "field" else f"[{arg}]" if kind == "index"
-                   else f"[{arg!r:.40}]" for kind, arg in steps)
+                   else f"[{_key_text(arg)}]" for kind, arg in steps)
     return text.lstrip(".") or "?"
+
+
+def _key_text(key: Any) -> str:
+    """``repr(key)``, cut to ``PATH_KEY_CHARS`` with ``...`` inside its quotes (a str
+    or bytes key) or at its end (any other)."""
+    text = repr(key)
+    if len(text) <= PATH_KEY_CHARS:
+        return text
+    if type(key) in (str, bytes):
+        return text[:PATH_KEY_CHARS - 4] + "..." + text[-1]
+    return text[:PATH_KEY_CHARS - 3] + "..."
 
 
 def _follow(msg: Any, steps: list[tuple[str, Any]], path_too: bool = False) -> tuple:
@@ -849,7 +869,8 @@ class PickleCodec(Codec[T]):
         objects other than well-formed messages, ``check_field_types`` a message
         whose field holds a value of another type than the declared one, and for the
         packed codec's ``SchedulerOutput`` ``check_packed`` an integer that
-        ``array('i')`` cannot hold or a declared tuple packed as something else."""
+        ``array('i')`` cannot hold, or anything but an ``array('i')`` or a tuple where
+        the codec's encoder writes one."""
         read = scan_pickle(frame)  # RefusedPickle before anything is unpickled
         snapshot = {cls: dict(vars(cls)) for cls in _GUARDED}
         try:
@@ -974,8 +995,8 @@ def _lists(groups) -> tuple:
 def unpack_scheduler_output(packed: tuple):
     """The ``SchedulerOutput`` (``VLLM_DATACLASSES``) of a ``pack_scheduler_output``
     tuple, arrays back to lists (PR #54406's
-    ``unpack_scheduler_output_from_execute_model_fast_path``). Raises ``ValueError`` or
-    ``TypeError`` on a tuple of another shape."""
+    ``unpack_scheduler_output_from_execute_model_fast_path``). Raises ``ValueError``,
+    ``TypeError`` or ``IndexError`` on a tuple of another shape."""
     msgs = VLLM_DATACLASSES
     (new, cached, num_scheduled, total, spec, encoder, prefix, finished, free, structured,
      bitmask, kv) = packed
@@ -1008,33 +1029,29 @@ PACKED_INT_RANGE = (-(1 << (PACKED_INT_BITS - 1)), (1 << (PACKED_INT_BITS - 1)) 
 def check_packed(packed: tuple, so) -> None:
     """Check what the packed codec needs of a packed ``SchedulerOutput`` beyond its
     fields' declared types (``check_field_types`` of ``so``, the message ``packed``
-    unpacks to): every integer that packing turns into an ``array('i')`` within int32
-    (``PACKED_INT_RANGE``), and each declared tuple of block-id lists
-    (``NewRequestData.block_ids``, ``CachedRequestData.new_block_ids``' items) packed
-    as a tuple, as ``pack_scheduler_output`` writes it (unpacking makes a tuple of
-    anything, so the message alone cannot tell). ``RefusedPickle`` (one line) for the
-    first that is not: ``a pickle frame decodes to a SchedulerOutput whose field
-    num_common_prefix_blocks[0] holds 1099511627776, outside int32 (-2147483648 to
-    2147483647), which the packed codec's array('i') cannot hold: not timed``; ``...
-    whose field scheduled_new_reqs[0].block_ids is packed as a list where its declared
-    type, tuple[list[int], ...], is packed as a tuple: not timed``. Costs one pass over
-    the packed integer lists: about 1.5 µs for a step of 1 running request, 35 µs at
-    256 (its 513 lists, most of one id or none)."""
-    new, cached = packed[0], packed[1]
-    wrong = [(i, r[7]) for i, r in enumerate(new) if type(r[7]) is not tuple]
-    where = [("field", "scheduled_new_reqs"), ("index", wrong[0][0]),
-             ("field", "block_ids")] if wrong else None
-    if where is None and not set(map(type, cached[3])) <= {tuple}:
-        wrong = [(i, g) for i, g in enumerate(cached[3]) if type(g) is not tuple]
-        where = [("field", "scheduled_cached_reqs"), ("field", "new_block_ids"),
-                 ("index", wrong[0][0])]
+    unpacks to): ``so`` is packed again by the codec's own ``pack_scheduler_output``,
+    so every integer that packing turns into an ``array('i')`` must lie within int32
+    (``PACKED_INT_RANGE``), and ``packed`` must hold, wherever packing writes a new
+    container, one of the same type and length (``array('i')`` for every integer list
+    but the cached requests' ``num_computed_tokens``, a tuple for each new request,
+    the cached requests and each tuple of block-id lists; an ``array('q')``, a list or
+    a tuple unpacks to the same message, so only the packed payload tells, and it
+    times another decode than the codec's). ``RefusedPickle`` (one line) for the
+    first that is not, in field order: ``a pickle frame decodes to a SchedulerOutput
+    whose field num_common_prefix_blocks[0] holds 1099511627776, outside int32
+    (-2147483648 to 2147483647), which the packed codec's array('i') cannot hold: not
+    timed``; ``... whose field scheduled_new_reqs[0].prompt_token_ids is packed as a
+    list where its declared type, list[int], is packed as an array('i'): not timed``;
+    ``... scheduled_new_reqs[0].block_ids is packed as a list where its declared type,
+    tuple[list[int], ...], is packed as a tuple: not timed``. Costs one pass of
+    ``_packed_fits`` over what packing writes (the probe's shape made once), packing
+    again only a frame it refuses: about 9 µs for a step of 1 running request, 60 µs
+    at 256."""
+    if _packed_fits([packed], _packed_shape()):
+        return
     start = "a pickle frame decodes to a SchedulerOutput whose field"
-    if where is not None:
-        raise RefusedPickle(one_line(
-            f"{start} {_path(where)} is packed as a {type(wrong[0][1]).__name__} where "
-            f"its declared type, {_follow(so, where)[2]}, is packed as a tuple: not timed"))
     try:
-        array("i", chain.from_iterable(_packed_int_lists(so)))
+        written = pack_scheduler_output(so)
     except OverflowError:
         where, value = _beyond_packed_range(so)
         low, high = PACKED_INT_RANGE
@@ -1042,19 +1059,155 @@ def check_packed(packed: tuple, so) -> None:
             f"{start} {_path(where)} holds {value}, outside int{PACKED_INT_BITS} ({low} "
             f"to {high}), which the packed codec's array('i') cannot hold: not timed")
             ) from None
+    unlike = _packed_unlike(packed, written)
+    if unlike is not None:
+        at, held, wrote = unlike
+        where = _packed_steps(so, at)
+        raise RefusedPickle(one_line(
+            f"{start} {_path(where)} is packed as {_packed_kind(held, wrote)} where its "
+            f"declared type, {_follow(so, where)[2]}, is packed as "
+            f"{_packed_kind(wrote, held)}: not timed"))
 
 
-def _packed_int_lists(so) -> list:
-    """Every integer list of ``so`` that ``pack_scheduler_output`` packs into an
-    ``array('i')``, in no particular order."""
-    c = so.scheduled_cached_reqs
-    lists = [so.num_common_prefix_blocks, *so.scheduled_spec_decode_tokens.values(),
-             *so.scheduled_encoder_inputs.values(), *c.new_token_ids]
-    lists += chain.from_iterable(c.new_block_ids)
-    for req in so.scheduled_new_reqs:
-        lists.append(req.prompt_token_ids)
-        lists += req.block_ids
-    return lists
+def _packed_probe(n: int):
+    """A ``SchedulerOutput`` (``VLLM_DATACLASSES``) with ``n`` items in every list,
+    tuple and dict whose length varies, each integer list of ``n`` items."""
+    msgs, ids = VLLM_DATACLASSES, [1] * n
+    reqs = [msgs.new_request_data(f"r{i}", ids, msgs.sampling_params(1), (ids,) * n)
+            for i in range(n)]
+    names = [f"c{i}" for i in range(n)]
+    cached = msgs.CachedRequestData(
+        req_ids=names, resumed_from_preemption=[False] * n, new_token_ids=[ids] * n,
+        new_block_ids=[(ids,) * n] * n, num_computed_tokens=ids)
+    return msgs.SchedulerOutput(
+        scheduled_new_reqs=reqs, scheduled_cached_reqs=cached,
+        num_scheduled_tokens=dict.fromkeys(names, 1), total_num_scheduled_tokens=n,
+        scheduled_spec_decode_tokens=dict.fromkeys(names, ids),
+        scheduled_encoder_inputs=dict.fromkeys(names, ids), num_common_prefix_blocks=ids,
+        finished_req_ids=set(), free_encoder_input_ids=[],
+        structured_output_request_ids={}, grammar_bitmask=None)
+
+
+@functools.cache
+def _packed_shape() -> Any:
+    """What ``pack_scheduler_output`` writes, read off its output for two probes
+    (``_packed_probe`` of 1 and of 2 items): ``None`` where it passes the message's own
+    object on, ``(array, typecode)``, ``(type, length, ((index, shape), ...))`` for a
+    tuple or list of fixed length (a packed message: the shapes of the fields it does
+    not pass on), ``(type, shape)`` for one whose length follows the message (a dict:
+    its values), all items of that one shape."""
+    one, two = _packed_probe(1), _packed_probe(2)
+    own = {id(o) for o in _message_parts(one)}
+    return _shape_of(pack_scheduler_output(one), pack_scheduler_output(two), own)
+
+
+def _message_parts(obj: Any) -> list:
+    """``obj`` and every message, list, tuple, set and dict in it, values included."""
+    parts, todo = [], [obj]
+    while todo:
+        part = todo.pop()
+        parts.append(part)
+        fields = _fields(part)
+        todo += ([getattr(part, f) for f in fields] if fields else list(part.values())
+                 if type(part) is dict else list(part) if type(part) in _CONTAINERS
+                 else [])
+    return parts
+
+
+def _shape_of(one: Any, two: Any, own: set) -> Any:
+    """``_packed_shape`` of ``one`` and ``two``, packed probes of 1 and 2 items."""
+    if id(one) in own or type(one) not in _PACKED_CONTAINERS:
+        return None
+    if type(one) is array:
+        return array, one.typecode
+    if type(one) is dict:
+        return dict, _shape_of(next(iter(one.values())), next(iter(two.values())), own)
+    if len(one) != len(two):
+        return type(one), _shape_of(one[0], two[0], own)
+    shapes = [(i, _shape_of(a, b, own)) for i, (a, b) in enumerate(zip(one, two))]
+    return type(one), len(one), tuple((i, s) for i, s in shapes if s is not None)
+
+
+def _packed_fits(nodes: list, shape: Any) -> bool:
+    """Whether every one of ``nodes`` (parts of packed payloads) is what ``shape``
+    (``_packed_shape``) says packing writes there, one shape at a time over all nodes
+    it covers, in passes Python runs in C: ``False`` where one may not be."""
+    todo = [(nodes, shape)]
+    while todo:
+        nodes, shape = todo.pop()
+        if shape is None or not nodes:
+            continue
+        kind, inner = shape[0], shape[1]
+        if set(map(type, nodes)) != {kind}:
+            return False
+        if kind is array:
+            if set(map(attrgetter("typecode"), nodes)) != {inner}:
+                return False
+        elif len(shape) == 3:
+            if set(map(len, nodes)) != {inner}:
+                return False
+            todo += [([n[i] for n in nodes], s) for i, s in shape[2]]
+        elif inner is not None:
+            todo.append((list(chain.from_iterable(
+                map(dict.values, nodes) if kind is dict else nodes)), inner))
+    return True
+
+
+#: The containers ``pack_scheduler_output`` writes, which ``check_packed`` walks.
+_PACKED_CONTAINERS = (tuple, list, dict, array)
+
+
+def _packed_unlike(held: Any, wrote: Any) -> Optional[tuple[list, Any, Any]]:
+    """``(positions, held there, written there)`` of the first place, depth first,
+    where the packed payload ``held`` and what ``pack_scheduler_output`` writes for
+    its message, ``wrote``, differ in type, array typecode or length, down through the
+    tuples, lists and dicts packing writes (positions: indices and dict keys); ``None``
+    where none does. What packing passes on as it is (the same object in both) is not
+    walked."""
+    kind = type(wrote)
+    if held is wrote or (type(held) is kind and kind not in _PACKED_CONTAINERS):
+        return None
+    if type(held) is not kind or len(held) != len(wrote) or (
+            kind is array and held.typecode != wrote.typecode):
+        return [], held, wrote
+    if kind is array:
+        return None
+    pairs = (zip(held.keys(), held.values(), wrote.values()) if type(wrote) is dict
+             else zip(range(len(held)), held, wrote))
+    for at, h, w in pairs:
+        if h is w or (type(w) is array and type(h) is array and h.typecode == w.typecode):
+            continue
+        unlike = _packed_unlike(h, w)
+        if unlike is not None:
+            return [at] + unlike[0], unlike[1], unlike[2]
+    return None
+
+
+def _packed_steps(so, positions: list) -> list[tuple[str, Any]]:
+    """The steps (as ``_path`` takes them) of ``positions`` in a packed payload: a
+    tuple packed from a message holds its fields in their declared order, a list or
+    tuple its items, a dict its values by key, as ``pack_scheduler_output`` writes."""
+    steps, obj = [], so
+    for at in positions:
+        fields = _fields(obj)
+        step = (("field", fields[at]) if fields else ("value", at) if type(obj) is dict
+                else ("index", at))
+        steps.append(step)
+        obj = getattr(obj, step[1]) if fields else obj[at]
+    return steps
+
+
+def _packed_kind(obj: Any, other: Any) -> str:
+    """What a packed ``obj`` is as ``check_packed`` names it: ``a list``, ``an
+    array('i')``, ``a tuple``, with its length where ``other`` is of its type and
+    typecode but not of its length (``a tuple of 11 items``)."""
+    kind = (f"an array({obj.typecode!r})" if type(obj) is array
+            else f"an {type(obj).__name__}" if type(obj).__name__[:1] in "aeiou"
+            else f"a {type(obj).__name__}")
+    if (type(obj) is type(other) and getattr(obj, "typecode", None) ==
+            getattr(other, "typecode", None) and len(obj) != len(other)):
+        kind += f" of {len(obj)} items"
+    return kind
 
 
 def _beyond_packed_range(so) -> tuple[list, int]:
@@ -1114,7 +1267,7 @@ class PackedCodec(PickleCodec[T]):
                               f"fields), rank), got {_shape(msg)}")
         try:
             return unpack_scheduler_output(msg[1])
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, LookupError) as exc:  # a short request tuple
             raise DecodeError(one_line(f"{self.msg_type.__name__}: malformed packed "
                                        f"payload: {type(exc).__name__}: {exc}")) from None
 

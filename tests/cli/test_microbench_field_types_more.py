@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+from array import array
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ def test_a_packed_integer_beyond_int32_is_named_with_its_field_and_the_range(edi
 
 
 def test_int32_s_own_ends_and_unpacked_integers_pass():
-    ends = _packed_frame(_set(6, [2 ** 31 - 1, -2 ** 31]))
+    ends = _packed_frame(_set(6, array("i", [2 ** 31 - 1, -2 ** 31])))
     assert _passes("packed", ends)
     computed = _packed_frame(_set_cached(4, [2 ** 40]))  # stays a list when packed
     assert _passes("packed", computed)
