@@ -4357,12 +4357,13 @@ def _latency_problem(case, rows, gaps, run_dir: Path,
     file order, as it pools them request after request), relative
     ``STEP_MEAN_TOLERANCE``; naming the first such figure, its file, both values (ms).
     ``None`` when they agree, or the case has no such figure or not all of its rows.
-    The latencies ``withheld`` (names: ``_withheld_latencies``) are not checked."""
-    from ipc_bench.analysis.summary import latency_summary
+    Then the counts they are over (``ttft_count``...: ``_count_problem``). The
+    latencies ``withheld`` (names: ``_withheld_latencies``) are not checked."""
+    from ipc_bench.analysis.summary import latency_counts, latency_summary
 
-    figures = [f"{name}_ms_{stat}" for name in LATENCY_SOURCES if name not in withheld
-               for stat in LATENCY_STATS]
-    if all(_figure(case, f) is None for f in figures) \
+    names = [name for name in LATENCY_SOURCES if name not in withheld]
+    figures = [f"{name}_ms_{stat}" for name in names for stat in LATENCY_STATS]
+    if all(_figure(case, f) is None for f in figures + [f"{n}_count" for n in names]) \
             or not _has_all_rows(case, rows, gaps) or "itl_s" not in gaps:
         return None
     columns = [c for _, c in LATENCY_SOURCES.values() if c != "itl_s"]
@@ -4388,6 +4389,33 @@ def _latency_problem(case, rows, gaps, run_dir: Path,
         got_s, want_s = _apart(got, want)
         return (f"{head} a {stat} {column} of {got_s} ms over {over}, but summary.json "
                 f"has {figure} {want_s} (left out)")
+    return _count_problem(case, rows, gaps, run_dir, latency_counts(records), names)
+
+
+def _count_problem(case, rows, gaps, run_dir: Path, got_all: dict[str, int],
+                   names: list[str]) -> str | None:
+    """The line of a case (a ``cases`` row, with every ``requests.csv`` and ``itl.csv``
+    row it wrote: ``rows``, ``gaps``) whose count of the values a latency of ``names``
+    (``LATENCY_SOURCES``) is over (``ttft_count``, ``tpot_count``, ``itl_count``,
+    ``e2e_count``: what the report's p99 notes quote) is not the count ``got_all``
+    (``analysis.summary.latency_counts`` over those rows, the function that wrote
+    them: rows with a ``ttft_s``, ``tpot_s`` or ``e2e_s``; ``itl.csv`` rows) gives,
+    a latency no row has counting 0: ``RUN/requests.csv: case 'ID' has 30 rows with a
+    ttft_s, but summary.json has ttft_count 7 (left out)``, ``... has no ttft_s in 30
+    rows, but ...``. ``None`` when each count the case has agrees."""
+    for name in names:
+        figure = f"{name}_count"
+        want, got = _figure(case, figure), got_all.get(figure, 0)
+        if want is None or want == got:
+            continue
+        source, column = LATENCY_SOURCES[name]
+        values = gaps["itl_s"] if column == "itl_s" else rows[column]
+        article = "an" if column[0] in "ie" else "a"
+        has = (f"no {column} in {_rows(len(values))}" if got == 0
+               else f"{_rows(got)} with {article} {column}")
+        said = f"{int(want):,}" if want.is_integer() else f"{want:,.6g}"
+        return (f"{run_dir / source}: case {str(case['case_id'])!r} has {has}, but "
+                f"summary.json has {figure} {said} (left out)")
     return None
 
 
