@@ -418,7 +418,8 @@ def replay_arm_warnings(cases: Sequence[dict[str, Any]],
 
 def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
                         floor_notes: int = 0, on_stdout: bool = False,
-                        added: Optional[dict[str, list[str]]] = None) -> Optional[str]:
+                        added: Optional[dict[str, list[str]]] = None,
+                        stdout_lost: bool = False) -> Optional[str]:
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
@@ -431,7 +432,10 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     not comparable (the run's note: lines, on stdout)``. ``on_stdout``: the line for
     stdout where it goes elsewhere than stderr (``_apart``), whose log would hold no
     warning: ``... (printed on stderr under their case lines) ...; 7 pairs of floors
-    not comparable (the note: lines above): ...``. ``added``: the warnings of the cases
+    not comparable (the note: lines above): ...``. ``stdout_lost``: stderr's line where
+    stdout failed (``> /dev/full``: ``console.stdout_failure``), which lost those
+    ``note:`` lines: ``; 7 pairs of floors not comparable (the run's note: lines, lost
+    with stdout; the report lists them)``. ``added``: the warnings of the cases
     of a trace replay arm whose repetitions vary over 10 % (case id -> lines,
     ``replay_arm_warnings``), which the report lists and counts with the recorded ones:
     counted so here too, and said where they were printed, ``(...; 2 of them on the
@@ -466,9 +470,11 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
              f"{len(cases):,} case{'' if len(cases) == 1 else 's'} ({where}"
              f"{once})"] if count else []
     if floor_notes:
+        notes = ("the note: lines above" if on_stdout else "the run's note: lines, lost "
+                 "with stdout; the report lists them" if stdout_lost
+                 else "the run's note: lines, on stdout")
         parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
-                     "comparable (" + ("the note: lines above" if on_stdout
-                                       else "the run's note: lines, on stdout") + ")")
+                     f"comparable ({notes})")
     summary = one_line(str(run_dir / "summary.json"))
     report = f"Measurement warnings in python bench.py report {folder}"
     tail = (f"see {summary}, or {report}" if not more
@@ -989,7 +995,8 @@ class _Run:
             for w in lines:  # its Markdown code spans as plain text, in the terminal
                 self.log(f"warning: {case_id}: {plain_text(w)}")
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
-                                    added=added)
+                                    added=added,
+                                    stdout_lost=stdout_failure(sys.stdout) is not None)
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
         for p in problems:
