@@ -336,7 +336,8 @@ def test_torch_drafter_writes_only_slots_the_verification_overwrites():
 
 def test_each_k_is_its_own_workload_and_only_torch_cases_get_lookahead_slots():
     """``cli.run.with_spec_decoding``: one copy per K, labelled (K = 0 not: it runs as
-    a case without drafts, ``tests/cli/test_spec_zero_label.py``), P set; the torch
+    a case without drafts, ``tests/cli/test_spec_zero_label.py``), P set where K > 0
+    (K = 0 keeps the case's model: ``tests/cli/test_spec_zero_acceptance.py``); the torch
     model's copies allocate K lookahead slots (its drafter writes K/V ahead), the
     null model's none."""
     from fault_helpers import steady_case
@@ -349,5 +350,6 @@ def test_each_k_is_its_own_workload_and_only_torch_cases_get_lookahead_slots():
     cases = with_spec_decoding([null, torch_case], [0, 3], 0.5)
     assert [(c.labels.get("num_spec_tokens"), c.model.name, c.scheduler.num_spec_tokens,
              c.scheduler.num_lookahead_tokens, c.model.spec_acceptance) for c in cases] == [
-        (None, "null", 0, 0, 0.5), (None, "torch", 0, 0, 0.5),
+        (None, "null", 0, 0, 0.7),
+        (None, "torch", 0, 0, 0.7),
         (3, "null", 3, 0, 0.5), (3, "torch", 3, 3, 0.5)]
