@@ -3509,12 +3509,13 @@ _FLAG = (lambda v: isinstance(v, bool), "true or false")
 _SCALAR = (_is_scalar, "a text, a number, true or false")
 
 #: Fields of ``summary.json``'s ``metadata`` that the report shows as texts (the
-#: title's and the headings' scenario, the Environment table's machine and software):
+#: title's and the headings' scenario, the Environment table's machine and software,
+#: the folder an in-process run's command line runs in):
 #: a value of another type, null included (a run never writes one), is dropped with a
 #: warning (``check_shapes``).
 _METADATA_TEXTS = ("scenario", "hostname", "python_version", "python_implementation",
                    "executable", "platform", "kernel", "cpu_model", "cpu_governor",
-                   "arm_order")
+                   "arm_order", "cwd")
 
 #: The values of ``_METADATA_SHAPES``' objects the Environment table shows as
 #: ``key=value`` (``collect_metadata``: ``_gpu_info``, ``_virtualization``,

@@ -46,6 +46,7 @@ def _case_setting(value, *keys):
     (_meta("hostname", 7), "metadata.hostname is 7, not a text", "| hostname |"),
     (_meta("hostname", None), "metadata.hostname is null, not a text", "| hostname |"),
     (_meta("kernel", ["6.1"]), 'metadata.kernel is ["6.1"], not a text', "| kernel |"),
+    (_meta("cwd", ["/tmp"]), 'metadata.cwd is ["/tmp"], not a text', "- command: `cd "),
     (_meta("cpu_affinity", "0-1"), 'metadata.cpu_affinity is "0-1", not a list of whole '
      "numbers (CPU ids)", "| cpu_affinity |"),
     (_meta("notes", [1, {}]), None, "## Notes"),
@@ -64,7 +65,8 @@ def _case_setting(value, *keys):
      "numpy 2"),
     (_inside("packages", "odd name", None),
      'metadata.packages["odd name"] is null, not a text', "odd name"),
-], ids=["hostname-a-number", "hostname-null", "kernel-a-list", "affinity-a-text",
+], ids=["hostname-a-number", "hostname-null", "kernel-a-list", "cwd-a-list",
+         "affinity-a-text",
         "notes-not-texts", "gpu-count-a-text", "gpu-name-an-object", "gpu-extra-a-list",
         "hypervisor-flag-a-text", "vendor-a-number", "package-a-number",
         "package-odd-name-null"])
