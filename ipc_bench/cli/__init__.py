@@ -113,7 +113,7 @@ def _arguments(argv: Optional[Sequence[str]]) -> tuple[list[str], list[str], Opt
     and the folder it records with it (``command_line``)."""
     given = None if argv is None else arguments(argv)
     return (list(sys.argv[1:]) if given is None else given, command_words(given),
-            command_folder(given))
+            command_folder())
 
 
 def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:

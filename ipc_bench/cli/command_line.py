@@ -2,15 +2,16 @@
 report's ``- command:`` line): what reproduces the run.
 
 ``python bench.py ...`` records its own ``sys.argv`` (``['bench.py', '--scenario',
-...]``, byte for byte as it always has). A run started in-process, by
+...]``, byte for byte as typed). A run started in-process, by
 ``ipc_bench.cli.main(ARGV)`` from a notebook, a test or a script of its own
 (``python -c "..."``, ``python run2.py``), records the equivalent ``bench.py`` command,
 ``['/abs/path/bench.py', *ARGV]`` (``SCRIPT``: this checkout's ``bench.py``, absolute,
 as the host's folder need not hold one), not the host's ``sys.argv`` (``['-c']``,
 ``['run2.py']``), which would name the same command for every run the host starts and
-reproduce none; and the folder it ran in (``metadata.cwd``), which the ARGV's relative
-paths (``--trace conv.csv``, ``--output reltrace``) are relative to: the report's
-command is then ``cd CWD && python /abs/path/bench.py ...``.
+reproduce none. Either records the folder it ran in (``metadata.cwd``), which the
+relative paths (``bench.py`` itself, ``--trace conv.csv``, ``--output reltrace``) are
+relative to: the report's command is then ``cd CWD && python bench.py ...`` (``cd CWD
+&& python /abs/path/bench.py ...`` in-process), which reruns it from any folder.
 """
 
 from __future__ import annotations
@@ -81,14 +82,10 @@ def command_words(argv: Optional[Sequence[str]]) -> list[str]:
     return [SCRIPT, *(str(a) for a in argv)]
 
 
-def command_folder(argv: Optional[Sequence[str]]) -> Optional[str]:
-    """The folder ``ipc_bench.cli.main(argv)`` runs in, as a run records it
-    (``metadata.cwd``): ``os.getcwd()`` for an in-process call (``argv`` given), whose
-    relative paths are relative to it; ``None`` for ``bench.py``'s own call (``argv``
-    ``None``: its ``sys.argv`` is recorded as it always was, alone) or where the folder
-    is gone (``FileNotFoundError``)."""
-    if argv is None:
-        return None
+def command_folder() -> Optional[str]:
+    """The folder ``ipc_bench.cli.main`` runs in, as a run records it
+    (``metadata.cwd``): ``os.getcwd()``, which the command line's relative paths are
+    relative to; ``None`` where the folder is gone (``FileNotFoundError``)."""
     try:
         return os.getcwd()
     except OSError:
@@ -116,7 +113,7 @@ def recorded() -> Optional[list[str]]:
 
 
 def recorded_cwd() -> Optional[str]:
-    """The folder an in-process ``ipc_bench.cli.main`` call runs in (``recording``);
-    ``None`` outside one, and for ``bench.py``'s own call."""
+    """The folder an ``ipc_bench.cli.main`` call runs in (``recording``); ``None``
+    outside one, or where its folder was gone."""
     value = _RECORDED.get()
     return None if value is None else value[1]

@@ -268,8 +268,8 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
                  trace_resolved_path: Optional[str] = None) -> dict[str, Any]:
     """The run's metadata: the environment (its ``command_line`` the one
     ``cli.main`` runs, ``command_line.recorded``: ``bench.py``'s absolute path and the
-    arguments of an in-process call, with ``cwd``, the folder it ran in, else
-    ``sys.argv``), the scenario and seed, how the arms were
+    arguments of an in-process call, else ``sys.argv``; with ``cwd``, the folder it
+    ran in, which their relative paths are relative to), the scenario and seed, how the arms were
     ordered, the scenario options and those that choose the cases (``--policies``,
     ``--codecs``...) as given (``options``), the replayed trace's path as
     given and ``trace_resolved_path`` as read, and ``trace_sha256``, the SHA-256 of the
@@ -280,7 +280,7 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
     it out (neither: it runs none whatever the flag, ``CaseSpec.no_floor``)."""
     metadata = collect_metadata(include_hostname=not args.no_hostname,
                                 command_line=recorded_command())
-    if (cwd := recorded_cwd()) is not None:  # an in-process call's folder
+    if (cwd := recorded_cwd()) is not None:  # where its relative paths lead from
         metadata["cwd"] = cwd
     metadata["scenario"] = args.scenario
     metadata["seed"] = args.seed

@@ -1745,8 +1745,9 @@ def _shell_line(argv: Any, cwd: Any = None) -> str:
     called in-process: ``cli.command_line``) quoted as a shell line that can be pasted
     back (``errors.shell_line``: ``--output '/r/int run'``, ``$'/r/bad\\xffname'``), with
     ``python`` before a script's name (``python bench.py --scenario ...``); ``?`` where
-    it is not a list. ``cwd`` (metadata, an in-process run's folder), where a text:
-    ``cd CWD && `` before it, as the arguments' relative paths are relative to it."""
+    it is not a list. ``cwd`` (metadata, the folder the run ran in; a run before it
+    has none), where a text: ``cd CWD && `` before it, as the relative paths
+    (``bench.py`` itself, ``--trace conv.csv``) are relative to it."""
     from ipc_bench.errors import shell_line
 
     if not isinstance(argv, list):

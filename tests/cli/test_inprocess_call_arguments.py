@@ -102,17 +102,32 @@ def test_an_in_process_run_with_relative_paths_records_a_command_that_reruns(tmp
     assert proc.returncode == 0, proc.stderr
     assert _metadata(here / "reltrace")["command_line"] == [BENCH_PY, *TINY, "--output",
                                                             "reltrace"]
-    assert "cwd" not in _metadata(here / "reltrace")  # bench.py records sys.argv alone
+    assert _metadata(here / "reltrace")["cwd"] == str(here)
 
 
-def test_bench_py_records_its_argv_alone_and_its_report_line_is_as_before(tmp_path):
+def test_bench_py_records_its_argv_as_typed_and_its_folder(tmp_path):
+    """``python bench.py`` records ``bench.py`` as typed and the folder it ran in, where
+    its report line was the command alone, to be run from a folder it did not name."""
     proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output",
                            str(tmp_path / "cl")], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     md = _metadata(tmp_path / "cl")
     assert md["command_line"] == ["bench.py", *TINY, "--output", str(tmp_path / "cl")]
-    assert "cwd" not in md
+    assert md["cwd"] == str(REPO)
+    assert _command_item(tmp_path / "cl", tmp_path / "rep") == (
+        f"- command: `cd {REPO} && python bench.py {TINY_LINE} --output {tmp_path / 'cl'}`")
+
+
+def test_a_run_recorded_without_its_folder_shows_the_command_alone(tmp_path):
+    """A run before ``metadata.cwd``: its report line is the command as recorded."""
+    proc = subprocess.run([sys.executable, "bench.py", *TINY, "--output",
+                           str(tmp_path / "cl")], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "cl" / "summary.json").read_text())
+    del summary["metadata"]["cwd"]
+    (tmp_path / "cl" / "summary.json").write_text(json.dumps(summary))
     assert _command_item(tmp_path / "cl", tmp_path / "rep") == (
         f"- command: `python bench.py {TINY_LINE} --output {tmp_path / 'cl'}`")
 

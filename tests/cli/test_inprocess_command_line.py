@@ -1,8 +1,8 @@
 """A run records the command that reproduces it (``metadata.command_line``, the
 report's ``- command:`` line): ``bench.py``'s own ``sys.argv`` on the command line,
 and, for a run started in-process by ``cli.main(ARGV)``, ``bench.py``'s absolute path
-and ARGV (with the folder it ran in, ``metadata.cwd``), not the host's ``sys.argv``
-(``['-c']``, the host script's path)."""
+and ARGV, not the host's ``sys.argv`` (``['-c']``, the host script's path); either
+with the folder it ran in (``metadata.cwd``), which the report's line ``cd``s to."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_runs_started_in_one_host_each_record_their_own_arguments(tmp_path, caps
     assert recorded() is None  # nothing left set after main
 
 
-def test_bench_py_records_its_argv_as_it_always_has(tmp_path):
+def test_bench_py_records_its_argv_as_typed(tmp_path):
     run = tmp_path / "cl"
     args = ["bench.py", *TINY, "--output", str(run)]
     proc = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
