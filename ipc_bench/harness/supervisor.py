@@ -129,7 +129,10 @@ class RunnerProcess:
                  command: Sequence[str] = RUNNER_COMMAND, role: str = "runner",
                  cpus: Optional[frozenset[int]] = None):
         env = dict(os.environ)
-        env["PYTHONPATH"] = _PACKAGE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+        # no empty entry (the working folder), which a process started in a folder
+        # since deleted cannot make absolute: Python would not start
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         env.setdefault("OMP_NUM_THREADS", "1")
         env[SCHEDULER_PID_ENV] = str(os.getpid())
         env.pop(CPU_AFFINITY_ENV, None)
