@@ -3509,13 +3509,12 @@ _FLAG = (lambda v: isinstance(v, bool), "true or false")
 _SCALAR = (_is_scalar, "a text, a number, true or false")
 
 #: Fields of ``summary.json``'s ``metadata`` that the report shows as texts (the
-#: title's and the headings' scenario, the Environment table's machine and software,
-#: the folder an in-process run's command line runs in):
+#: title's and the headings' scenario, the Environment table's machine and software):
 #: a value of another type, null included (a run never writes one), is dropped with a
 #: warning (``check_shapes``).
 _METADATA_TEXTS = ("scenario", "hostname", "python_version", "python_implementation",
                    "executable", "platform", "kernel", "cpu_model", "cpu_governor",
-                   "arm_order", "cwd")
+                   "arm_order")
 
 #: The values of ``_METADATA_SHAPES``' objects the Environment table shows as
 #: ``key=value`` (``collect_metadata``: ``_gpu_info``, ``_virtualization``,
@@ -3561,6 +3560,9 @@ _METADATA_VALUES = {
                   and 1 <= v <= MAX_CASE_VALUE, "a whole number of CPUs"),
     "command_line": (lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v),
                      "a list of texts"),
+    # the folder the command line runs in: the report's ``cd`` before it
+    "cwd": (lambda v: isinstance(v, str) and v.startswith("/") and "\0" not in v,
+            "an absolute folder path"),
     "ci_method": (lambda v: v in METHODS, f"one of {', '.join(METHODS)}"),
     "seed": (_seed, "a whole number from 0 to 2**63 - 1"),
     "order_seed": (_seed, "a whole number from 0 to 2**63 - 1"),
