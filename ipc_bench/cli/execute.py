@@ -390,9 +390,22 @@ def quiet_warnings_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     if more:
         parts.append(f"{more:,}{' more' if count else ''} "
                      f"warning{'' if more == 1 else 's'} on the repetitions of a trace "
-                     "replay arm that vary over 10 % (in python bench.py report "
-                     f"{one_line(str(run_dir))})")
+                     f"replay arm that vary over 10 % (in {report_command(run_dir)})")
     return "; ".join(parts)
+
+
+def report_command(run_dir: Path) -> str:
+    """The command a run's end points at for its report, ``python bench.py report
+    DIR``, as the user can type it where the run was started (the same terminal and
+    folder, so no ``cd``): ``bench.py`` as the run named it (``command_line.recorded``:
+    ``sys.argv[0]``, ``python ../head2/bench.py report DIR``; ``command_line.SCRIPT``,
+    the absolute path, in-process), quoted where a shell needs it (``report.blocks``'
+    ``_shell_line``, as ``DIR`` is: ``python bench.py report 'w d/r1'``); ``bench.py``
+    outside ``cli.main``. Raises nothing."""
+    from ipc_bench.report.blocks import _shell_line
+
+    words = recorded_command()
+    return _shell_line([words[0] if words else "bench.py", "report", str(run_dir)])
 
 
 def replay_arm_warnings(cases: Sequence[dict[str, Any]],
@@ -445,7 +458,8 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     kind is, ``: the recorded ones in DIR/summary.json, all of them under Measurement
     warnings in python bench.py report DIR``, or, all of them added, ``: see
     Measurement warnings in python bench.py report DIR, which adds them (they are not
-    in DIR/summary.json)``. Raises nothing."""
+    in DIR/summary.json)``. The command is ``report_command``'s: ``bench.py`` as the
+    run named it. Raises nothing."""
     added = added or {}
     counts = [len(s.get("warnings") or ()) + len(added.get(s.get("case_id"), ()))
               for s in cases]
@@ -456,7 +470,6 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     repeats = len(cores) - len(set(cores))
     once = (f"; {repeats:,} of them core warnings repeated from an earlier case, printed "
             "there only" if repeats else "")
-    folder = one_line(str(run_dir))
     where = "printed on stderr under their case lines" if on_stdout else \
         "printed under their case lines above"
     more = sum(len(v) for v in added.values())
@@ -476,7 +489,7 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
         parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
                      f"comparable ({notes})")
     summary = one_line(str(run_dir / "summary.json"))
-    report = f"Measurement warnings in python bench.py report {folder}"
+    report = f"Measurement warnings in {report_command(run_dir)}"
     tail = (f"see {summary}, or {report}" if not more
             else f"the recorded ones in {summary}, all of them under {report}"
             if more < count else f"see {report}, which adds them (they are not in {summary})")

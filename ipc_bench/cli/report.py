@@ -74,12 +74,13 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from ipc_bench.analysis.results import ResultsError, ResultsWarning, RunStatusWarning
+from ipc_bench.cli.command_line import recorded, recorded_cwd
 from ipc_bench.cli.console import closed_stdout_refusal, written_elsewhere
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
-from ipc_bench.errors import (fd_shortage_text, file_size_text, one_line, out_of_fds,
-                              shell_line)
+from ipc_bench.errors import fd_shortage_text, file_size_text, one_line, out_of_fds
 from ipc_bench.harness.signals import Interrupted
+from ipc_bench.report.blocks import _shell_line
 from ipc_bench.report.document import (EarlierReportReplaced, WriteFailed,
                                        earlier_report_files, output_path,
                                        write_report)
@@ -179,6 +180,20 @@ def main(argv: Sequence[str]) -> int:
         return _report(args, argv, written)
 
 
+def _rendered_by(argv: Sequence[str]) -> str:
+    """The command the report's ``Rendered ... by`` line names, ``bench.py report``'s
+    ``argv`` (the arguments after ``report``) as the run's ``- command:`` line gives a
+    run's (``blocks._shell_line``): ``cd CWD && python SCRIPT report ARGV``, quoted
+    where a shell needs it, which renders it again from any folder; ``SCRIPT`` is
+    ``bench.py`` as ``cli.main`` names it (``command_line.recorded``: ``sys.argv[0]``
+    as typed, ``command_line.SCRIPT``, the absolute path, in-process) and ``CWD`` the
+    folder it runs in (``recorded_cwd``). Outside ``cli.main``, or where its folder
+    was gone, ``python bench.py report ARGV`` alone."""
+    words = recorded()
+    return _shell_line([words[0] if words else "bench.py", "report", *argv],
+                       recorded_cwd())
+
+
 def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int:
     """``main``'s work once the options are parsed (``written``: ``write_report``'s)."""
     try:
@@ -189,7 +204,7 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ResultsWarning)
             out = write_report(args.run_dirs, args.output,
-                               command=shell_line(["python", "bench.py", "report", *argv]),
+                               command=_rendered_by(argv),
                                baseline=args.baseline, figures=args.figures,
                                running=running, written=written)
         # files cut short, runs that share no case: one line each (the report says so

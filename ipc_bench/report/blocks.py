@@ -18,7 +18,7 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record, is_missing
-from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, ResultsWarning,
+from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, STDOUT_PROBLEM, ResultsWarning,
                                         complete_problems_line, grouped_warnings, run_state)
 from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
@@ -624,10 +624,31 @@ def _warning_blocks(results, level: int) -> list[Block]:
         if noisy_arm_warnings(results):
             blocks.append(("p", REPLAY_ARM_NOTE))
     if pairs:
-        blocks.append(("p", "Floors of send / cached twins (the run printed these as "
-                            "`note:` lines):"))
+        blocks.append(("p", _floor_notes_intro(results)))
         blocks.append(("ul", pairs))
     return blocks
+
+
+def _floor_notes_intro(results) -> str:
+    """The line above the floor pairs' notes (``_warning_blocks``): where the run
+    printed them, ``Floors of send / cached twins (the run printed these as `note:`
+    lines):``; where its stdout failed (``> /dev/full``: a problem that begins with
+    ``results.STDOUT_PROBLEM``), that they were lost with it, ``(the run's `note:` lines
+    for these were lost with its stdout)``; of several runs, some of whose stdout
+    failed, which (``(the runs printed these as `note:` lines, but `r2`, whose stdout
+    failed, lost them)``). ``results`` without ``problems``: as printed."""
+    problems = getattr(results, "problems", None) or {}
+    lost = [run_id for run_id, items in problems.items()
+            if isinstance(items, list) and any(str(p).startswith(STDOUT_PROBLEM) for p in items)]
+    head = "Floors of send / cached twins"
+    if not lost:
+        return f"{head} (the run printed these as `note:` lines):"
+    if len(lost) == len(problems):
+        whose = "the run's `note:` lines for these were lost with its stdout" \
+            if len(lost) == 1 else "the runs' `note:` lines for these were lost with their stdout"
+        return f"{head} ({whose}):"
+    return (f"{head} (the runs printed these as `note:` lines, but "
+            f"{', '.join(code_span(r) for r in lost)}, whose stdout failed, lost them):")
 
 
 def _case_tables(results) -> list[Block]:

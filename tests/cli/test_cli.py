@@ -1139,12 +1139,14 @@ def test_the_report_quotes_its_command_as_a_shell_would_take_it(tiny_run, tmp_pa
     where a shell needs it (a folder whose name has a space), so it can be run again."""
     from analysis_run import copy_as_another_run
     from ipc_bench import cli
+    from ipc_bench.cli.command_line import SCRIPT
 
     run = copy_as_another_run(tiny_run, tmp_path / "my runs" / "a b")
     assert cli.main(["report", str(run), "--no-figures"]) == 0
     capsys.readouterr()
     text = (run / "report" / "report.md").read_text()
-    assert f" by `python bench.py report '{run}' --no-figures` from run folder " in text
+    assert (f" by `cd {os.getcwd()} && python {SCRIPT} report '{run}' --no-figures` "
+            "from run folder ") in text
 
 
 @pytest.mark.parametrize("name", ["AzureLLMInferenceTrace_conv.csv",

@@ -43,6 +43,7 @@ def test_the_line_where_stdout_failed_points_at_the_report(tmp_path):
 def test_a_run_on_a_full_stdout_says_its_notes_were_lost(tmp_path, monkeypatch, capsys):
     from ipc_bench import cli
     from ipc_bench.cli import execute
+    from ipc_bench.cli.command_line import SCRIPT
 
     monkeypatch.setattr(execute, "noise_warnings", lambda summary, usage=None: [])
     monkeypatch.setattr(execute, "floor_pair_notes", lambda cases: [NOTE])
@@ -53,6 +54,6 @@ def test_a_run_on_a_full_stdout_says_its_notes_were_lost(tmp_path, monkeypatch, 
     assert capsys.readouterr().err.splitlines()[-2:] == [
         "1 pair of floors not comparable (the run's note: lines, lost with stdout; the "
         f"report lists them): see {run}/summary.json, or Measurement warnings in python "
-        f"bench.py report {run}",
+        f"{SCRIPT} report {run}",
         f"bench.py: error: cannot write to stdout: No space left on device; the results "
         f"are in {run}"]

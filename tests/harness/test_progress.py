@@ -422,6 +422,7 @@ def test_no_bar_when_stderr_is_not_a_terminal(tmp_path):
 def test_each_cases_warnings_follow_its_line(tmp_path, monkeypatch, capsys):
     from ipc_bench import cli
     from ipc_bench.cli import execute
+    from ipc_bench.cli.command_line import SCRIPT
 
     monkeypatch.setattr(execute, "noise_warnings",
                         lambda summary, usage=None: [f"noisy {summary['case_id']}"])
@@ -444,7 +445,7 @@ def test_each_cases_warnings_follow_its_line(tmp_path, monkeypatch, capsys):
     assert float(total.group(1)) >= max(cases), lines
     assert lines[6] == (f"2 measurement warnings in 2 of 2 cases (printed under their case "
                         f"lines above): see {run}/summary.json, or Measurement warnings in "
-                        f"python bench.py report {run}")  # the run's last line
+                        f"python {SCRIPT} report {run}")  # the run's last line
 
 
 def test_a_runs_time_reads_as_its_cases_do():

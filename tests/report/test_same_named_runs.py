@@ -157,6 +157,8 @@ def test_a_backtick_in_user_text_stays_in_one_code_span():
 
 
 def test_a_report_of_a_run_folder_named_with_backticks(runs, capsys):
+    from ipc_bench.cli.command_line import SCRIPT
+
     run = copy_as_another_run(runs / "x" / "run", runs / "b6" / "x|*`md`")
     out = runs / "rep-b6"
     assert cli.main(["report", str(run), "--output", str(out), "--no-figures"]) == 0
@@ -168,10 +170,12 @@ def test_a_report_of_a_run_folder_named_with_backticks(runs, capsys):
         out / "report.html").read_text()
     line = next(ln for ln in md.splitlines() if ln.startswith("Rendered "))
     assert line.split(" by ", 1)[1] == (
-        f"``python bench.py report '{run}' --output {out} --no-figures`` from run folder "
+        f"``cd {os.getcwd()} && python {SCRIPT} report '{run}' --output {out} --no-figures`` "
+        "from run folder "
         "`` x|*`md` `` (raw data: `x_md.summary.json` beside this file).")
     html = (out / "report.html").read_text()
-    assert (f"by <code>python bench.py report &#x27;{run}&#x27; --output {out} "
+    assert (f"by <code>cd {os.getcwd()} &amp;&amp; python {SCRIPT} report &#x27;{run}&#x27; "
+            f"--output {out} "
             "--no-figures</code> from run folder <code>x|*`md`</code> (raw data: "
             "<code>x_md.summary.json</code> beside this file).</p>") in html
 
