@@ -23,6 +23,7 @@ import json
 import shutil
 import statistics
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,7 +50,7 @@ def good_run(tmp_path_factory, shared_two_case_run):
     return run
 
 
-def _edit(good_run, tmp_path, change) -> "Path":
+def _edit(good_run, tmp_path, change) -> Path:
     run = tmp_path / "run"
     shutil.copytree(good_run, run)
     summary = json.loads((run / "summary.json").read_text())
@@ -59,7 +60,7 @@ def _edit(good_run, tmp_path, change) -> "Path":
     return run
 
 
-def _edit_steps(good_run, tmp_path, change) -> "Path":
+def _edit_steps(good_run, tmp_path, change) -> Path:
     """A copy of ``good_run`` whose ``steps.csv`` rows (dicts of strings, in file
     order: the send case's 25, then the cached case's) are ``change(rows)``."""
     run = _edit(good_run, tmp_path, lambda summary: None)
