@@ -400,12 +400,12 @@ def report_command(run_dir: Path) -> str:
     folder, so no ``cd``): ``bench.py`` as the run named it (``command_line.recorded``:
     ``sys.argv[0]``, ``python ../head2/bench.py report DIR``; ``command_line.SCRIPT``,
     the absolute path, in-process), quoted where a shell needs it (``report.blocks``'
-    ``_shell_line``, as ``DIR`` is: ``python bench.py report 'w d/r1'``); ``bench.py``
+    ``command_shell_line``, as ``DIR`` is: ``python bench.py report 'w d/r1'``); ``bench.py``
     outside ``cli.main``. Raises nothing."""
-    from ipc_bench.report.blocks import _shell_line
+    from ipc_bench.report.blocks import command_shell_line
 
     words = recorded_command()
-    return _shell_line([words[0] if words else "bench.py", "report", str(run_dir)])
+    return command_shell_line([words[0] if words else "bench.py", "report", str(run_dir)])
 
 
 def replay_arm_warnings(cases: Sequence[dict[str, Any]],

@@ -1452,7 +1452,7 @@ def _config_blocks(results, run_id: str) -> list[Block]:
     md = results.metadata[run_id]
     blocks: list[Block] = [("ul", [
         f"scenario: {code_span(md.get('scenario', '?'))}, seed {md.get('seed', '?')}",
-        "command: " + code_span(_shell_line(md.get("command_line"), md.get("cwd"))),
+        "command: " + code_span(command_shell_line(md.get("command_line"), md.get("cwd"))),
         f"status: {results.status[run_id]}",
     ] + _run_option_lines(md))]
     states = case_states(results, run_id)
@@ -1760,7 +1760,7 @@ def _emulated_runs_blocks(cases, ids: list[str]) -> list[Block]:
     return [("note", emulated_runs_note(runs) + _emulated_tail(arms) + "".join(splits))]
 
 
-def _shell_line(argv: Any, cwd: Any = None) -> str:
+def command_shell_line(argv: Any, cwd: Any = None) -> str:
     """A run's ``command_line`` (its metadata: the argument list, ``bench.py``'s
     ``sys.argv``, or ``bench.py``'s absolute path and the arguments of ``cli.main``
     called in-process: ``cli.command_line``) quoted as a shell line that can be pasted

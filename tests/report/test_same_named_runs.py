@@ -104,11 +104,11 @@ def test_a_run_folder_and_trace_whose_names_are_not_utf8_are_reported(tmp_path, 
 
 
 def test_the_command_of_a_run_is_quoted_as_a_shell_line():
-    from ipc_bench.report.blocks import _shell_line
+    from ipc_bench.report.blocks import command_shell_line
 
-    assert _shell_line(["bench.py", "--scenario", "soak", "--output", "/r/int run é"]) == \
+    assert command_shell_line(["bench.py", "--scenario", "soak", "--output", "/r/int run é"]) == \
         "python bench.py --scenario soak --output '/r/int run é'"
-    assert _shell_line(None) == "?"
+    assert command_shell_line(None) == "?"
 
 
 def test_a_word_with_a_byte_or_character_a_terminal_cannot_show_is_quoted_to_paste():
