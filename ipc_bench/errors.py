@@ -54,6 +54,25 @@ def shell_line(argv) -> str:
     return " ".join(shell_word(str(a)) for a in argv)
 
 
+def command_shell_line(argv, cwd=None) -> str:
+    """A run's ``command_line`` (its metadata: the argument list, ``bench.py``'s
+    ``sys.argv``, or ``bench.py``'s absolute path and the arguments of ``cli.main``
+    called in-process: ``cli.command_line``) quoted as a shell line that can be pasted
+    back (``shell_line``: ``--output '/r/int run'``, ``$'/r/bad\\xffname'``), with
+    ``python`` before a script's name (``python bench.py --scenario ...``); ``?`` where
+    it is not a list. ``cwd`` (metadata, the folder the run ran in; a run before it
+    has none), where a text: ``cd CWD && `` before it, as the relative paths
+    (``bench.py`` itself, ``--trace conv.csv``) are relative to it."""
+    if not isinstance(argv, list):
+        return "?"
+    words = [str(a) for a in argv]
+    if words and words[0].endswith(".py"):
+        words.insert(0, "python")
+    if isinstance(cwd, str) and cwd:
+        return f"{shell_line(['cd', cwd])} && {shell_line(words)}"
+    return shell_line(words)
+
+
 #: Lone surrogates that are no path's byte (``os.fsdecode`` holds the bytes 0x80-0xff
 #: as U+DC80-U+DCFF): a JSON text can hold any of them (``"\ud800"``).
 _OTHER_SURROGATES = re.compile("[\ud800-\udc7f\udd00-\udfff]")

@@ -35,7 +35,7 @@ from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
-from ipc_bench.errors import STEP_NUMBERING
+from ipc_bench.errors import STEP_NUMBERING, command_shell_line
 from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token_bytes,
                                         check_digests, core_warnings, floor_pair_notes,
                                         no_request_served, no_step_counted,
@@ -399,11 +399,9 @@ def report_command(run_dir: Path) -> str:
     DIR``, as the user can type it where the run was started (the same terminal and
     folder, so no ``cd``): ``bench.py`` as the run named it (``command_line.recorded``:
     ``sys.argv[0]``, ``python ../head2/bench.py report DIR``; ``command_line.SCRIPT``,
-    the absolute path, in-process), quoted where a shell needs it (``report.blocks``'
-    ``command_shell_line``, as ``DIR`` is: ``python bench.py report 'w d/r1'``); ``bench.py``
-    outside ``cli.main``. Raises nothing."""
-    from ipc_bench.report.blocks import command_shell_line
-
+    the absolute path, in-process), quoted where a shell needs it
+    (``errors.command_shell_line``, as ``DIR`` is: ``python bench.py report 'w
+    d/r1'``); ``bench.py`` outside ``cli.main``. Raises nothing."""
     words = recorded_command()
     return command_shell_line([words[0] if words else "bench.py", "report", str(run_dir)])
 

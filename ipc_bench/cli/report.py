@@ -80,7 +80,7 @@ from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import fd_shortage_text, file_size_text, one_line, out_of_fds
 from ipc_bench.harness.signals import Interrupted
-from ipc_bench.report.blocks import command_shell_line
+from ipc_bench.errors import command_shell_line
 from ipc_bench.report.document import (EarlierReportReplaced, WriteFailed,
                                        earlier_report_files, output_path,
                                        write_report)
@@ -183,7 +183,7 @@ def main(argv: Sequence[str]) -> int:
 def _rendered_by(argv: Sequence[str]) -> str:
     """The command the report's ``Rendered ... by`` line names, ``bench.py report``'s
     ``argv`` (the arguments after ``report``) as the run's ``- command:`` line gives a
-    run's (``blocks.command_shell_line``): ``cd CWD && python SCRIPT report ARGV``, quoted
+    run's (``errors.command_shell_line``): ``cd CWD && python SCRIPT report ARGV``, quoted
     where a shell needs it, which renders it again from any folder; ``SCRIPT`` is
     ``bench.py`` as ``cli.main`` names it (``command_line.recorded``: ``sys.argv[0]``
     as typed, ``command_line.SCRIPT``, the absolute path, in-process) and ``CWD`` the

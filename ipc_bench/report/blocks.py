@@ -24,6 +24,7 @@ from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO, STEP_BLOCK
 from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.errors import command_shell_line
 from ipc_bench.harness.environment import (LOADED_SHARE, TIMING_ONLY_SETTINGS, loaded_at_start,
                                           nice_note)
 from ipc_bench.report.findings import findings
@@ -1758,27 +1759,6 @@ def _emulated_runs_blocks(cases, ids: list[str]) -> list[Block]:
     splits = [f" In run {code_span(r)}: {split}" for r, records in runs
               for split in [emulated_step_split(records)] if split]
     return [("note", emulated_runs_note(runs) + _emulated_tail(arms) + "".join(splits))]
-
-
-def command_shell_line(argv: Any, cwd: Any = None) -> str:
-    """A run's ``command_line`` (its metadata: the argument list, ``bench.py``'s
-    ``sys.argv``, or ``bench.py``'s absolute path and the arguments of ``cli.main``
-    called in-process: ``cli.command_line``) quoted as a shell line that can be pasted
-    back (``errors.shell_line``: ``--output '/r/int run'``, ``$'/r/bad\\xffname'``), with
-    ``python`` before a script's name (``python bench.py --scenario ...``); ``?`` where
-    it is not a list. ``cwd`` (metadata, the folder the run ran in; a run before it
-    has none), where a text: ``cd CWD && `` before it, as the relative paths
-    (``bench.py`` itself, ``--trace conv.csv``) are relative to it."""
-    from ipc_bench.errors import shell_line
-
-    if not isinstance(argv, list):
-        return "?"
-    words = [str(a) for a in argv]
-    if words and words[0].endswith(".py"):
-        words.insert(0, "python")
-    if isinstance(cwd, str) and cwd:
-        return f"{shell_line(['cd', cwd])} && {shell_line(words)}"
-    return shell_line(words)
 
 
 #: The note a report rendered with ``--no-figures`` gives where its figures would be.

@@ -174,7 +174,7 @@ def test_a_signal_the_caller_blocks_stays_blocked_and_pending_for_it():
 
 
 def test_the_report_line_puts_the_folder_first_only_where_it_is_a_text():
-    from ipc_bench.report.blocks import command_shell_line
+    from ipc_bench.errors import command_shell_line
 
     argv = ["/r/bench.py", "--trace", "conv.csv"]
     assert command_shell_line(argv, "/tmp/x") == "cd /tmp/x && python /r/bench.py --trace conv.csv"

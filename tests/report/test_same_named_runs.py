@@ -104,7 +104,7 @@ def test_a_run_folder_and_trace_whose_names_are_not_utf8_are_reported(tmp_path, 
 
 
 def test_the_command_of_a_run_is_quoted_as_a_shell_line():
-    from ipc_bench.report.blocks import command_shell_line
+    from ipc_bench.errors import command_shell_line
 
     assert command_shell_line(["bench.py", "--scenario", "soak", "--output", "/r/int run é"]) == \
         "python bench.py --scenario soak --output '/r/int run é'"
