@@ -212,14 +212,10 @@ MEMORY_TABLE_HEADER = ["process", "measure", "baseline MiB", "end MiB", "growth 
 
 
 def _f(summary: dict[str, Any], key: str) -> Optional[float]:
-    v = summary.get(key)
-    if v is None or isinstance(v, bool):
-        return None
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return None if v != v else v
+    """``summary[key]`` as ``step_noise.float_or_none`` reads a figure."""
+    from ipc_bench.analysis.step_noise import float_or_none
+
+    return float_or_none(summary.get(key))
 
 
 def memory_verdict(growth_pct: float) -> str:
