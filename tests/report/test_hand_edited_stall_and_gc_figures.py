@@ -16,17 +16,9 @@ import pytest
 
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
+from test_hand_edited_summary import good_run  # noqa: F401 (a module fixture)
 
 SEND = "num_running=4/send/msgpack#0"
-
-
-@pytest.fixture(scope="module")
-def good_run(tmp_path_factory, shared_two_case_run):
-    """A real run of two cases (send, then cached): a copy of the session's
-    (``shared_two_case_run``), the module's own."""
-    run = tmp_path_factory.mktemp("edited") / "good"
-    shutil.copytree(shared_two_case_run, run)
-    return run
 
 
 def test_a_run_records_the_count_of_its_runner_gaps(good_run):
