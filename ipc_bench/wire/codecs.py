@@ -1258,18 +1258,49 @@ class PackedCodec(PickleCodec[T]):
             self._check_packing = check_packed
 
     def _open_packed(self, msg: Any) -> T:
-        """PR #54406's ``worker_busy_loop``: a 3-tuple whose first item is the tag."""
+        """PR #54406's ``worker_busy_loop``: a 3-tuple whose first item is the tag and
+        whose second the packed ``SchedulerOutput`` of ``PACKED_FIELDS`` items.
+        ``DecodeError`` (one line) naming the tuple of the wrong length, where one is,
+        with its place and the length packing writes (``_packed_length_fault``)."""
+        name = self.msg_type.__name__
         if not (type(msg) is tuple and len(msg) == 3 and type(msg[0]) is str
                 and msg[0] == EXECUTE_MODEL_FAST_PATH_TAG and type(msg[1]) is tuple
                 and len(msg[1]) == PACKED_FIELDS):
-            raise DecodeError(f"{self.msg_type.__name__}: expected the packed execute_model "
+            if (type(msg) is tuple and len(msg) == 3 and type(msg[0]) is str
+                    and msg[0] == EXECUTE_MODEL_FAST_PATH_TAG and type(msg[1]) is tuple):
+                raise DecodeError(f"{name}: malformed packed payload: the packed "
+                                  f"SchedulerOutput (item 2 of the execute_model tuple) "
+                                  f"is a tuple of {len(msg[1])} items, expected "
+                                  f"{PACKED_FIELDS}")
+            raise DecodeError(f"{name}: expected the packed execute_model "
                               f"tuple ('{EXECUTE_MODEL_FAST_PATH_TAG}', ({PACKED_FIELDS} "
                               f"fields), rank), got {_shape(msg)}")
         try:
             return unpack_scheduler_output(msg[1])
         except (TypeError, ValueError, LookupError) as exc:  # a short request tuple
-            raise DecodeError(one_line(f"{self.msg_type.__name__}: malformed packed "
-                                       f"payload: {type(exc).__name__}: {exc}")) from None
+            why = _packed_length_fault(msg[1]) or f"{type(exc).__name__}: {exc}"
+            raise DecodeError(one_line(f"{name}: malformed packed payload: {why}")) from None
+
+
+def _packed_length_fault(packed: tuple) -> Optional[str]:
+    """Where the packed ``SchedulerOutput`` ``packed`` (a tuple of ``PACKED_FIELDS``)
+    holds a packed request of another length than packing writes, the first such, as
+    ``scheduled_new_reqs[0] (a packed NewRequestData) is a tuple of 9 items, expected
+    10`` or ``scheduled_cached_reqs (a packed CachedRequestData) is a tuple of 4
+    items, expected 5``; ``None`` where none is (a tuple or list of its length, or
+    anything that has no length, is left to the caller's own words)."""
+    def fault(obj: Any, where: str, what: str, want: int) -> Optional[str]:
+        if type(obj) in (tuple, list) and len(obj) != want:
+            return (f"{where} (a packed {what}) is a {type(obj).__name__} of {len(obj)} "
+                    f"items, expected {want}")
+        return None
+
+    new = packed[0] if type(packed[0]) in (tuple, list) else ()
+    faults = [fault(r, f"scheduled_new_reqs[{i}]", "NewRequestData",
+                    PACKED_NEW_REQUEST_FIELDS) for i, r in enumerate(new)]
+    faults.append(fault(packed[1], "scheduled_cached_reqs", "CachedRequestData",
+                        PACKED_CACHED_FIELDS))
+    return next((f for f in faults if f is not None), None)
 
 
 # ------------------------------------------------------------------- slots (issue 15)

@@ -140,8 +140,9 @@ def test_a_packed_request_of_too_few_items_does_not_decode():
     for decode in ("decode", "decode_checked"):
         with pytest.raises(codecs.DecodeError) as err:
             getattr(codecs.scheduler_output_codec("packed"), decode)(frame)
-        assert str(err.value) == ("SchedulerOutput: malformed packed payload: IndexError: "
-                                  "tuple index out of range")
+        assert str(err.value) == ("SchedulerOutput: malformed packed payload: "
+                                  "scheduled_new_reqs[0] (a packed NewRequestData) is a "
+                                  "tuple of 9 items, expected 10")
 
 
 def test_an_integer_beyond_int32_is_named_so_in_a_wider_array_too():

@@ -145,8 +145,9 @@ def test_frames_of_another_shape_are_one_line_errors():
     frame = pickle.dumps((EXECUTE_MODEL_FAST_PATH_TAG, tuple(bad), 0), protocol=5)
     with pytest.raises(DecodeError) as info:
         codec.decode(frame)
-    assert str(info.value) == ("SchedulerOutput: malformed packed payload: ValueError: not "
-                               "enough values to unpack (expected 5, got 4)")
+    assert str(info.value) == ("SchedulerOutput: malformed packed payload: "
+                               "scheduled_cached_reqs (a packed CachedRequestData) is a "
+                               "tuple of 4 items, expected 5")
     frame = codec.encode(pure_decode_step([[1]]))
     for n in range(len(frame)):
         with pytest.raises(DecodeError) as info:
