@@ -4740,27 +4740,46 @@ def status_line(run_dir: Path, status: str, detail: str, loaded: int,
     return f"{run_dir}: this run {run_state(status)}: {detail or 'no reason recorded'}; {held}"
 
 
-def complete_problems_line(run_dir: Path, problems: list[Any], pointer: bool = True) -> str:
+def complete_problems_line(run_dir: Path, problems: list[Any], pointer: bool = True,
+                           metadata: dict[str, Any] | None = None) -> str:
     """The one line ``load`` warns with (``RunStatusWarning``) for a ``complete`` run
     (``run_dir``) that recorded ``problems`` as it ended, which cost it no result:
     ``RUN: this run is complete, every case measured and written; as it ended: cannot
     write to stdout: No space left on device (its terminal tables were not printed:
-    python bench.py report RUN shows them)``; ``""`` when it recorded none. A stdout
-    that failed (``cannot write to stdout: ...``, ``console.stdout_failure``) is the
-    one problem ``bench.py`` records in a complete run. ``pointer=False``: the line
-    without ``RUN: `` and the command (the report's note, ``This run is complete,
-    ...``)."""
-    from ipc_bench.errors import one_line
-
+    cd CWD && python bench.py report /abs/RUN shows them)``; ``""`` when it recorded
+    none. The command is ``report_pointer``'s, from the run's ``metadata`` (its
+    ``summary.json``'s): its ``bench.py`` in the folder it ran in. A stdout that failed
+    (``cannot write to stdout: ...``, ``console.stdout_failure``) is the one problem
+    ``bench.py`` records in a complete run. ``pointer=False``: the line without ``RUN:
+    `` and the command (the report's note, ``This run is complete, ...``)."""
     if not problems:
         return ""
     text = "; ".join(str(p) for p in problems)
     if any(str(p).startswith(STDOUT_PROBLEM) for p in problems):
         text += (" (its terminal tables were not printed" + (
-            f": python bench.py report {one_line(str(run_dir))} shows them)" if pointer
-            else ")"))
+            f": {report_pointer(run_dir, metadata)} shows them)" if pointer else ")"))
     line = f"this run is complete, every case measured and written; as it ended: {text}"
     return f"{run_dir}: {line}" if pointer else line
+
+
+def report_pointer(run_dir: Path, metadata: dict[str, Any] | None = None) -> str:
+    """The command that renders the report of the run folder ``run_dir``, as its
+    ``metadata`` (``summary.json``'s) recorded the run's own (``command_line``,
+    ``cwd``), to type from any folder: ``cd CWD && python SCRIPT report /abs/RUN``
+    (``errors.command_shell_line``: quoted where a shell needs it), ``SCRIPT`` the
+    run's ``bench.py`` as it was typed there, the folder absolute (``os.path.abspath``,
+    as ``run_dir`` is read from this process's folder). A run that recorded no folder
+    (before it was recorded) or command line, or either not as a run writes it
+    (``_METADATA_VALUES``): ``python bench.py report RUN``, the folder as given. Raises
+    nothing."""
+    from ipc_bench.errors import command_shell_line
+
+    md = metadata if isinstance(metadata, dict) else {}
+    argv, cwd = md.get("command_line"), md.get("cwd")
+    if (_METADATA_VALUES["command_line"][0](argv) and argv
+            and argv[0].endswith(".py") and _METADATA_VALUES["cwd"][0](cwd)):
+        return command_shell_line([argv[0], "report", os.path.abspath(run_dir)], cwd)
+    return command_shell_line(["bench.py", "report", str(run_dir)])
 
 
 #: How a problem that cost a complete run nothing begins: its tables lost on a stdout
@@ -4798,7 +4817,8 @@ def _run_state(summary: dict[str, Any], run_dir: Path, cases) -> dict[str, Any]:
     problems = list(summary.get("problems") or [])
     if status == "complete":
         return dict(status=status, problems=problems, status_detail="", stopped_case=None,
-                    status_warning=complete_problems_line(run_dir, problems), lines=lines)
+                    status_warning=complete_problems_line(
+                        run_dir, problems, metadata=summary.get("metadata")), lines=lines)
     detail = (_problems_detail(summary, problems, run_dir)
               or unfinished_detail(summary, run_dir))
     stopped = _stopped_case(summary, problems, run_dir)

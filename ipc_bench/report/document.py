@@ -56,7 +56,7 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, check_distinct_runs,
                                         check_run_dir)
-from ipc_bench.errors import shell_line
+from ipc_bench.errors import one_line
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks
 from ipc_bench.report.findings import Findings, findings_blocks
@@ -113,7 +113,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         earlier = {} if stamped else _earlier_runs(target)
         if running is not None:
             running += [run_dirs[list(results.paths).index(r)] for r in results.still_running]
-        command = command or shell_line(["python", "bench.py", "report", *map(str, run_dirs)])
+        command = command or python_call(run_dirs, output, baseline, figures)
         blocks = expand_findings(build_blocks(results, command, base, figures))
         title = plain_text(next((b[2] for b in blocks if b[0] == "h"), "ipc-bench report"))
         markdown, html = render_markdown(blocks), render_html(blocks, title)
@@ -144,6 +144,27 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
             warnings.warn(EarlierReportReplaced(
                 f"replaced the earlier report of {', '.join(names)} in {out}"))
     return out
+
+
+def python_call(run_dirs: Sequence[str], output: Optional[str] = None,
+                baseline: Optional[str] = None, figures: bool = True) -> str:
+    """The command the ``Rendered ... by`` line names for a ``write_report`` called from
+    Python with no ``command`` (``bench.py report`` passes its own): the call itself,
+    its arguments as given (``str`` of each path) and only those that differ from the
+    defaults, and the folder its relative paths are read from as a comment:
+    ``ipc_bench.report.document.write_report(['r1'], output='rep', figures=False)  #
+    in /home/me/runs`` (the comment left out where this process's folder is gone). One
+    line (``repr``; ``errors.one_line`` for the folder). Raises nothing."""
+    args = [repr([str(d) for d in run_dirs])]
+    args += [f"output={str(output)!r}"] if output else []
+    args += [f"baseline={str(baseline)!r}"] if baseline is not None else []
+    if not figures:
+        args.append("figures=False")
+    call = f"ipc_bench.report.document.write_report({', '.join(args)})"
+    try:
+        return f"{call}  # in {one_line(os.getcwd())}"
+    except OSError:  # the folder it runs in was removed
+        return call
 
 
 def output_path(output: str) -> Path:

@@ -56,7 +56,7 @@ def test_load_says_it_once_and_calls_the_run_complete(full_run):
         results = load(run)
     line = (f"{run}: this run is complete, every case measured and written; as it ended: "
             f"cannot write to stdout: {NO_SPACE} (its terminal tables were not printed: "
-            f"python bench.py report {run} shows them)")
+            f"cd {REPO} && python bench.py report {run} shows them)")
     assert [(w.category, str(w.message)) for w in caught] == [(RunStatusWarning, line)]
     assert results.status == {"run": "complete"}
     assert results.status_warning == {"run": line}
