@@ -456,8 +456,11 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     kind is, ``: the recorded ones in DIR/summary.json, all of them under Measurement
     warnings in python bench.py report DIR``, or, all of them added, ``: see
     Measurement warnings in python bench.py report DIR, which adds them (they are not
-    in DIR/summary.json)``. The command is ``report_command``'s: ``bench.py`` as the
-    run named it. Raises nothing."""
+    in DIR/summary.json)``. ``floor_notes``, which the report alone holds (it works
+    them out again), send the end there for them: ``: see Measurement warnings in
+    python bench.py report DIR, which lists them (they are not in DIR/summary.json)``
+    without warnings (``_pointer_tail``). The command is ``report_command``'s:
+    ``bench.py`` as the run named it. Raises nothing."""
     added = added or {}
     counts = [len(s.get("warnings") or ()) + len(added.get(s.get("case_id"), ()))
               for s in cases]
@@ -486,12 +489,33 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
                  else "the run's note: lines, on stdout")
         parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
                      f"comparable ({notes})")
+    return "; ".join(parts) + f": {_pointer_tail(run_dir, count, more, floor_notes)}"
+
+
+def _pointer_tail(run_dir: Path, count: int, more: int, floor_notes: int) -> str:
+    """The end of ``warnings_count_line``: where its ``count`` warnings (``more`` of
+    them the report's own, on a noisy replay arm) and its ``floor_notes`` are.
+    ``summary.json`` holds the recorded warnings only; the report (under Measurement
+    warnings) all of them and the floor notes, which it works out again from the cases:
+    ``see DIR/summary.json, or Measurement warnings in python bench.py report DIR``
+    without floor notes, ``see Measurement warnings in python bench.py report DIR,
+    which lists them (they are not in DIR/summary.json)`` with floor notes alone."""
     summary = one_line(str(run_dir / "summary.json"))
     report = f"Measurement warnings in {report_command(run_dir)}"
-    tail = (f"see {summary}, or {report}" if not more
-            else f"the recorded ones in {summary}, all of them under {report}"
-            if more < count else f"see {report}, which adds them (they are not in {summary})")
-    return "; ".join(parts) + f": {tail}"
+    if not floor_notes:
+        return (f"see {summary}, or {report}" if not more
+                else f"the recorded ones in {summary}, all of them under {report}"
+                if more < count else
+                f"see {report}, which adds them (they are not in {summary})")
+    if not count:
+        return f"see {report}, which lists them (they are not in {summary})"
+    if not more:
+        return f"the warnings in {summary}, the warnings and the floor notes under {report}"
+    if more < count:
+        return (f"the recorded warnings in {summary}, all of them and the floor notes "
+                f"under {report}")
+    return (f"see {report}, which adds the warnings and lists the floor notes (neither "
+            f"is in {summary})")
 
 
 def _code_warnings(summary: dict[str, Any], metadata: dict[str, Any]) -> list[str]:

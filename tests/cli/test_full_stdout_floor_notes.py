@@ -31,13 +31,13 @@ class _Full:
 def test_the_line_where_stdout_failed_points_at_the_report(tmp_path):
     assert warnings_count_line([{}], tmp_path, 1, stdout_lost=True) == (
         "1 pair of floors not comparable (the run's note: lines, lost with stdout; the "
-        f"report lists them): see {tmp_path}/summary.json, or Measurement warnings in "
-        f"python bench.py report {tmp_path}")
+        f"report lists them): see Measurement warnings in python bench.py report "
+        f"{tmp_path}, which lists them (they are not in {tmp_path}/summary.json)")
     assert warnings_count_line([{"warnings": ["a"]}], tmp_path, 7, stdout_lost=True) == (
         "1 measurement warning in 1 of 1 case (printed under their case lines above); 7 "
         "pairs of floors not comparable (the run's note: lines, lost with stdout; the "
-        f"report lists them): see {tmp_path}/summary.json, or Measurement warnings in "
-        f"python bench.py report {tmp_path}")
+        f"report lists them): the warnings in {tmp_path}/summary.json, the warnings and "
+        f"the floor notes under Measurement warnings in python bench.py report {tmp_path}")
 
 
 def test_a_run_on_a_full_stdout_says_its_notes_were_lost(tmp_path, monkeypatch, capsys):
@@ -53,7 +53,7 @@ def test_a_run_on_a_full_stdout_says_its_notes_were_lost(tmp_path, monkeypatch, 
     assert cli.main(TINY + ["--output", str(run)]) == 1
     assert capsys.readouterr().err.splitlines()[-2:] == [
         "1 pair of floors not comparable (the run's note: lines, lost with stdout; the "
-        f"report lists them): see {run}/summary.json, or Measurement warnings in python "
-        f"{SCRIPT} report {run}",
+        f"report lists them): see Measurement warnings in python {SCRIPT} report {run}, "
+        f"which lists them (they are not in {run}/summary.json)",
         f"bench.py: error: cannot write to stdout: No space left on device; the results "
         f"are in {run}"]

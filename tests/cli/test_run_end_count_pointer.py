@@ -24,7 +24,8 @@ def test_added_warnings_with_floor_notes_point_at_the_report(tmp_path):
         "1 measurement warning in 1 of 2 cases (on the repetitions of a trace replay arm "
         "that vary over 10 %, printed after the last case); 1 pair of floors not comparable "
         "(the run's note: lines, on stdout): see Measurement warnings in python bench.py "
-        f"report {tmp_path}, which adds them (they are not in {tmp_path}/summary.json)")
+        f"report {tmp_path}, which adds the warnings and lists the floor notes (neither is "
+        f"in {tmp_path}/summary.json)")
 
 
 def test_recorded_and_added_warnings_say_which_are_where(tmp_path):

@@ -504,19 +504,21 @@ def test_warnings_count_line_counts_the_cases_warnings(tmp_path):
         "4 measurement warnings in 3 of 3 cases (printed under their case lines above; 2 "
         "of them core warnings repeated from an earlier case, printed there only): see ")
     # the notes on floors not comparable are counted too, with or without warnings
-    assert warnings_count_line(cases, tmp_path, 7).startswith(
+    both = (f": the warnings in {tmp_path}/summary.json, the warnings and the floor notes "
+            f"under Measurement warnings in python bench.py report {tmp_path}")
+    assert warnings_count_line(cases, tmp_path, 7) == (
         "4 measurement warnings in 3 of 3 cases (printed under their case lines above; 2 "
         "of them core warnings repeated from an earlier case, printed there only); 7 "
-        "pairs of floors not comparable (the run's note: lines, on stdout): see ")
+        "pairs of floors not comparable (the run's note: lines, on stdout)" + both)
     assert warnings_count_line([{}], tmp_path, 1) == (
         f"1 pair of floors not comparable (the run's note: lines, on stdout): see "
-        f"{tmp_path}/summary.json, or Measurement warnings in python bench.py report "
-        f"{tmp_path}")
+        f"Measurement warnings in python bench.py report {tmp_path}, which lists them "
+        f"(they are not in {tmp_path}/summary.json)")
     # stdout's line, where stdout goes elsewhere than stderr
-    assert warnings_count_line(cases, tmp_path, 7, on_stdout=True).startswith(
+    assert warnings_count_line(cases, tmp_path, 7, on_stdout=True) == (
         "4 measurement warnings in 3 of 3 cases (printed on stderr under their case lines; "
         "2 of them core warnings repeated from an earlier case, printed there only); 7 "
-        "pairs of floors not comparable (the note: lines above): see ")
+        "pairs of floors not comparable (the note: lines above)" + both)
 
 
 @pytest.mark.parametrize("apart", [True, False])
