@@ -650,14 +650,18 @@ def study_problem(study: Path, conditions: list[str]) -> Optional[str]:
     return None
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: Optional[list[str]] = None, exiting: bool = False) -> int:
     """The study, or with ``--from-run`` its analysis; exit 0, 1 (a run failed, a
     run folder cannot be read, or a file cannot be written: ``aa_false_positive.py:
     error: cannot write PATH: REASON``), 2 (bad input). SIGINT / SIGTERM / SIGHUP: the running
     ``bench.py`` gets the same signal, writes what it measured and is reaped, the busy
     process is stopped, then one line on stderr saying where the study so far is and
-    which run it stopped (``interrupt_line``), exit 130 / 143 / 129."""
-    old = signals.install()
+    which run it stopped (``interrupt_line``), exit 130 / 143 / 129.
+    ``exiting``: the process exits once this returns (the script run as a command): a
+    signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
+    (``main`` called in process) puts the caller's handlers back whatever happened
+    (``signals.restore``)."""
+    old = signals.install(keep_blocked=not exiting)
     args = study = None
     try:
         args = parse_args(argv)
@@ -679,7 +683,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(interrupt_line(exc, args, study), file=sys.stderr)
         return exc.code
     finally:
-        signals.restore(old)
+        signals.restore(old, ignore_after_signal=exiting)
 
 
 def study_runs(args: argparse.Namespace, study: Path) -> list[Path]:
@@ -744,4 +748,5 @@ def _analyse(args: argparse.Namespace, study: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main(PROG, main, "the study's tables", "the study folder"))
+    sys.exit(script_main(PROG, lambda: main(exiting=True), "the study's tables",
+                         "the study folder"))

@@ -210,16 +210,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def main(argv=None) -> int:
+def main(argv=None, exiting: bool = False) -> int:
     """Exit 0, 1 if the model misses a frame, a case fails (``run_case`` raises
     ``CaseError``: one line naming the case, ``case_failure``) or the ``--json`` file
     cannot be written (disk full: ``byte_sweep.py: error: cannot write PATH: REASON``),
     2 on bad input; SIGINT / SIGTERM / SIGHUP end the running case as ``bench.py``
     does (``ipc_bench.harness.signals``: the runner reaped, the socket folder removed),
-    one line, exit 130 / 143 / 129."""
+    one line, exit 130 / 143 / 129.
+    ``exiting``: the process exits once this returns (the script run as a command): a
+    signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
+    (``main`` called in process) puts the caller's handlers back whatever happened
+    (``signals.run_command``)."""
     return signals.run_command(
         lambda: parse_args(argv), _sweep,
-        lambda exc, _: f"byte_sweep.py: interrupted by {exc.signal_name} (exit {exc.code})")
+        lambda exc, _: f"byte_sweep.py: interrupted by {exc.signal_name} (exit {exc.code})",
+        exiting=exiting)
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -236,4 +241,5 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("byte_sweep.py", main, "the table", "the --json file"))
+    sys.exit(script_main("byte_sweep.py", lambda: main(exiting=True), "the table",
+                         "the --json file"))

@@ -428,16 +428,21 @@ def print_fits(rows: list[dict]) -> None:
                   "a quieter machine)", file=sys.stderr)
 
 
-def main(argv=None) -> int:
+def main(argv=None, exiting: bool = False) -> int:
     """The fit; returns the exit code (the module's docstring). SIGINT / SIGTERM /
     SIGHUP: the running ``bench.py`` gets the same signal, writes what it measured and
     is reaped (``run``), then one line naming the runs made here that are kept
     (``interrupt_line``), exit 130 / 143 / 129; ``--json`` is written whole or not
-    at all."""
+    at all.
+    ``exiting``: the process exits once this returns (the script run as a command): a
+    signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
+    (``main`` called in process) puts the caller's handlers back whatever happened
+    (``signals.run_command``)."""
     return signals.run_command(
         lambda: parse_args(argv), _fit,
         lambda exc, args: interrupt_line(exc, [], None) if args is None else interrupt_line(
-            exc, args.made, _root_name(args) if args.removed_root else None))
+            exc, args.made, _root_name(args) if args.removed_root else None),
+        exiting=exiting)
 
 
 def _root_name(args: argparse.Namespace) -> str:
@@ -526,5 +531,5 @@ def _fit_runs(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main(PROG, main, "the fits' table",
+    sys.exit(script_main(PROG, lambda: main(exiting=True), "the fits' table",
                          "the run folders and the --json file"))

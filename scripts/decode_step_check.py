@@ -324,15 +324,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
+def main(argv=None, exiting: bool = False) -> int:
     """The check; returns the exit code: 0, 1 (a configuration failed, or the JSON file
     could not be written), 2 (bad input, one line), 130 / 143 / 129 (interrupted by
-    SIGINT / SIGTERM / SIGHUP, one line)."""
+    SIGINT / SIGTERM / SIGHUP, one line).
+    ``exiting``: the process exits once this returns (the script run as a command): a
+    signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
+    (``main`` called in process) puts the caller's handlers back whatever happened
+    (``signals.restore``)."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, or the one-line error
         return exc.code if isinstance(exc.code, int) else 2
-    old = signals.install()
+    old = signals.install(keep_blocked=not exiting)
     signals.unblock()
     try:
         return _check(args)
@@ -340,7 +344,7 @@ def main(argv=None) -> int:
         print(f"{PROG}: interrupted by {exc.signal_name}", file=sys.stderr)
         return exc.code
     finally:
-        signals.restore(old)
+        signals.restore(old, ignore_after_signal=exiting)
 
 
 def _error(message: str) -> int:
@@ -607,4 +611,4 @@ def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figu
 
 
 if __name__ == "__main__":
-    sys.exit(script_main(PROG, main, "the table", "the --json file"))
+    sys.exit(script_main(PROG, lambda: main(exiting=True), "the table", "the --json file"))

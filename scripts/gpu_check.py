@@ -939,15 +939,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
+def main(argv=None, exiting: bool = False) -> int:
     """The check; returns the exit code: 0, 1 (a stage failed), 2 (bad input), 130 /
     143 / 129 (interrupted by SIGINT / SIGTERM / SIGHUP: the running stage gets the
-    same signal and is reaped, killed after ``INTERRUPT_GRACE_S``, before the exit)."""
+    same signal and is reaped, killed after ``INTERRUPT_GRACE_S``, before the exit).
+    ``exiting``: the process exits once this returns (the script run as a command): a
+    signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
+    (``main`` called in process) puts the caller's handlers back whatever happened
+    (``signals.restore``)."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, or the one-line error
         return exc.code if isinstance(exc.code, int) else 2
-    old = signals.install()
+    old = signals.install(keep_blocked=not exiting)
     signals.unblock()
     out: Optional[Path] = None
     try:
@@ -967,7 +971,7 @@ def main(argv=None) -> int:
         print(f"{PROG}: interrupted by {exc.signal_name}{where}", file=sys.stderr)
         return exc.code
     finally:
-        signals.restore(old)
+        signals.restore(old, ignore_after_signal=exiting)
 
 
 def _end_with_parent() -> None:
@@ -1050,4 +1054,5 @@ def _check(args: argparse.Namespace, out: Path) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(script_main(PROG, main, "the stages' results", "the output folder"))
+    sys.exit(script_main(PROG, lambda: main(exiting=True), "the stages' results",
+                         "the output folder"))

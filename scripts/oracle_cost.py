@@ -256,17 +256,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def main(argv=None) -> int:
+def main(argv=None, exiting: bool = False) -> int:
     """Exit 0; 1 when a ``--bench`` run fails (one line, ``bench_pairs``); 2 on bad
     input (one line); 130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP
     (``ipc_bench.harness.signals``): with ``--bench`` the running ``bench.py`` gets the
     same signal and is reaped, and the temporary folder of the runs is removed; then
-    one line on stderr saying what was printed (``interrupt_line``)."""
+    one line on stderr saying what was printed (``interrupt_line``). ``exiting``: the
+    process exits once this returns (the script run as a command): a signal leaves
+    further ones ignored on its way out, as ``bench.py``'s; ``False`` (``main`` called
+    in process) puts the caller's handlers back whatever happened
+    (``signals.run_command``)."""
     done: list[int] = []  # B values whose row is printed
     made: list[str] = []  # with --bench, the runs' temporary folder once made
     return signals.run_command(lambda: parse_args(argv),
                                lambda args: _measure(args, done, made),
-                               lambda exc, args: interrupt_line(exc, args, done, made))
+                               lambda exc, args: interrupt_line(exc, args, done, made),
+                               exiting=exiting)
 
 
 def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
@@ -307,4 +312,4 @@ def _measure(args: argparse.Namespace, done: list[int], made: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main("oracle_cost.py", main, "the table"))
+    sys.exit(script_main("oracle_cost.py", lambda: main(exiting=True), "the table"))

@@ -233,14 +233,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def main(argv=None) -> int:
+def main(argv=None, exiting: bool = False) -> int:
     """Parse the options, run every transport, print one table; exit 0, 2 on bad
     input. SIGINT / SIGTERM / SIGHUP: the reader process is killed and reaped and the
     socket folder removed (``measure``), then one line on stderr, exit 130 / 143 /
-    129 (nothing is printed before the table, at the end)."""
+    129 (nothing is printed before the table, at the end).
+    ``exiting``: the process exits once this returns (the script run as a command): a
+    signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
+    (``main`` called in process) puts the caller's handlers back whatever happened
+    (``signals.run_command``)."""
     return signals.run_command(
         lambda: parse_args(argv), _bench,
-        lambda exc, _: f"ring_bench.py: interrupted by {exc.signal_name} (exit {exc.code})")
+        lambda exc, _: f"ring_bench.py: interrupted by {exc.signal_name} (exit {exc.code})",
+        exiting=exiting)
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -265,4 +270,4 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(*sys.argv[2:7])
     else:
-        sys.exit(script_main("ring_bench.py", main, "the table"))
+        sys.exit(script_main("ring_bench.py", lambda: main(exiting=True), "the table"))

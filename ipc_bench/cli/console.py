@@ -335,12 +335,15 @@ def interruptible(prog: str, work: Callable[[], Optional[int]]) -> int:
     SIGTERM / SIGHUP in its first statements: one that arrived before (kept pending by
     the block) or while ``work`` runs ends it with one line on stderr, ``PROG:
     interrupted by SIGINT (exit 130)``, and 130 / 143 / 129. Returns ``work()``'s code
-    (``None``: 0), or that code."""
+    (``None``: 0), or that code. The script exits once this returns (pyperf's scripts
+    read ``sys.argv``: they run as commands only), so a signal leaves further ones
+    ignored on its way out, as ``bench.py``'s (``run_command``'s ``exiting``)."""
     from ipc_bench.harness import signals
 
     return signals.run_command(
         lambda: None, lambda _: work() or 0,
-        lambda exc, _: f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})")
+        lambda exc, _: f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})",
+        exiting=True)
 
 
 def pyperf_staged(prog: str, args, work: Callable[[], Optional[int]]) -> int:

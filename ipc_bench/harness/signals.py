@@ -19,8 +19,9 @@ the main thread all the same, so one that reaches it between ``install()`` and
 caller's handlers, mask and ``sys.unraisablehook`` back, so that the next ``install()``
 (the next in-process call) routes them anew, and leaves one the caller of
 ``cli.main`` blocks blocked all along (``install``'s ``keep_blocked``, pending for
-the caller); a process about to exit (``bench.py``, the
-scripts) leaves them ignored instead once a signal arrived (``ignore_after_signal``).
+the caller); a process about to exit (``bench.py``, a script of ``scripts/`` run as a
+command: ``cli.main``'s and the scripts' ``main``'s ``exiting``) leaves them ignored
+instead once a signal arrived (``ignore_after_signal``).
 Code that must not be cut in the
 middle (appending rows to a CSV file, killing and reaping the runner, rewriting
 ``summary.json``) runs inside ``deferred()``: a signal arriving there is remembered
@@ -224,15 +225,22 @@ def raise_pending() -> None:
 
 
 def run_command(parse: Callable[[], object], work: Callable[[object], int],
-                interrupt_line: Callable[[Interrupted, object], str]) -> int:
+                interrupt_line: Callable[[Interrupted, object], str],
+                exiting: bool = False) -> int:
     """A script's ``main`` under ``install``: ``args = parse()`` with the signals still
     blocked (a bad option exits 2 before any handler matters), then ``work(args)``
     with them let through; its exit code, or on SIGINT / SIGTERM / SIGHUP
     ``interrupt_line(exc, args)`` on stderr (``args`` ``None`` when the signal came
     before parsing ended) and 130 / 143 / 129. A signal the interpreter dropped is
     raised before the code is returned (``raise_pending``); the handlers and mask are
-    put back either way (``restore``)."""
-    old = install()
+    put back either way (``restore``), as ``cli.main`` puts them back: ``exiting``
+    (the script run as a command, ``if __name__ == "__main__"``, whose process exits
+    once this returns) as ``bench.py``'s, further signals ignored after one arrived
+    (``restore``'s ``ignore_after_signal``) and the script's own start-up block lifted
+    (``install``'s ``keep_blocked``); ``False`` (its ``main`` called in process) the
+    caller's handlers back whatever happened, and a signal the caller blocks left
+    blocked."""
+    old = install(keep_blocked=not exiting)
     args = None
     try:
         args = parse()
@@ -244,7 +252,7 @@ def run_command(parse: Callable[[], object], work: Callable[[object], int],
         print(interrupt_line(exc, args), file=sys.stderr)
         return exc.code
     finally:
-        restore(old)
+        restore(old, ignore_after_signal=exiting)
 
 
 def block() -> set:
@@ -313,12 +321,13 @@ def unblock() -> None:
 def restore(old: dict, ignore_after_signal: bool = True) -> None:
     """Put back the handlers ``install`` returned and the mask it found (``bench.py``:
     blocked, so a signal after the command's end leaves its exit code alone), and
-    ``sys.unraisablehook``. ``ignore_after_signal`` (a process about to exit: the
-    scripts, ``bench.py``): after a signal arrived, further ones are set to ``SIG_IGN``
+    ``sys.unraisablehook``. ``ignore_after_signal`` (a process about to exit: a
+    script run as a command, ``bench.py``): after a signal arrived, further ones are set to ``SIG_IGN``
     instead, and stay ignored until the process exits, so that a repeated Ctrl-C
     during its shutdown prints no traceback and a SIGTERM there cannot change its exit
     code (the mask holds only for this thread; another thread, a daemon one or torch's,
-    could still take it). ``False`` (``cli.main`` called in process): the handlers are
+    could still take it). ``False`` (``cli.main`` or a script's ``main`` called in
+    process): the handlers are
     put back as they were whatever happened, so that the caller's Ctrl-C works again
     and the next ``install`` routes them anew. A signal kept pending is dropped; the
     thread handing it back (``_nudge``) has ended when this returns."""
