@@ -114,6 +114,30 @@ def pytest_configure(config):
     for folder in ("ipc_bench", "scenarios", "scripts"):
         if (root / folder).is_dir():  # (not in a copy of this file elsewhere)
             compileall.compile_dir(str(root / folder), quiet=1)
+    if config.getoption("numprocesses", None) and config.getoption("assertmode") == "rewrite":
+        _rewrite_test_modules(config, Path(__file__).resolve().parent)
+
+
+def _rewrite_test_modules(config, tests: Path) -> None:
+    """Write pytest's assertion-rewritten bytecode of every test module and conftest
+    under ``tests`` (``__pycache__/NAME.cpython-3X-pytest-V.pyc``, which pytest reads
+    where it exists) once, in the xdist controller, before the workers start: each
+    worker imports every module to collect the session, and rewriting their asserts
+    takes 6 s of CPU a worker on a 2-core machine; the workers, started at once on a
+    fresh checkout, would each rewrite them all, and none writes them under
+    ``PYTHONDONTWRITEBYTECODE``. A module already written is left as it is; any failure
+    leaves the workers to rewrite it as before."""
+    from _pytest.assertion import rewrite
+
+    try:
+        state = config.stash[rewrite.assertstate_key]
+        for fn in sorted([*tests.rglob("test_*.py"), *tests.rglob("conftest.py")]):
+            pyc = rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(fn, pyc) is None and rewrite.try_makedirs(pyc.parent):
+                source_hash, co = rewrite._rewrite_test(fn, config)
+                rewrite._write_pyc(state, co, source_hash, pyc)
+    except (AttributeError, ImportError, KeyError, OSError, SyntaxError, TypeError):
+        return
 
 
 @pytest.fixture(autouse=True)
