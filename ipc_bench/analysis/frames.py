@@ -57,3 +57,12 @@ def frame_records(frame) -> list[dict[str, Any]]:
     if not columns:
         return [{} for _ in range(len(frame))]
     return [dict(zip(labels, row)) for row in zip(*columns)]
+
+
+def listed(value: Any) -> list:
+    """A cell of a list-valued column of ``Results.cases`` (a case's ``warnings``,
+    ``send_cost_send_step_off``, ...) as a list: a list or tuple as a list of its
+    entries, anything else as ``[]``: NaN or ``None``, which a case that recorded none
+    (or whose value the loader dropped as not a list) carries in a table where others
+    record one. Raises nothing."""
+    return list(value) if isinstance(value, (list, tuple)) else []

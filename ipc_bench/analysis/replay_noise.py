@@ -33,6 +33,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ipc_bench.analysis.frames import listed
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, STEP_BLOCK, is_replay
 
 #: A replay's ``step_ns_rep_block_cv`` (or ``floor_step_ns_rep_block_cv``) over this
@@ -445,8 +446,7 @@ def replay_noise_findings(results) -> list[str]:
         recorded = 0
         if "warnings" in cases.columns:
             of = cases[cases["workload"] == workload]["warnings"]
-            recorded = sum(isinstance(w, (list, tuple)) and any(map(workload_spread_line, w))
-                           for w in of)
+            recorded = sum(any(map(workload_spread_line, listed(w))) for w in of)
         out.append(_workload_line(str(workload), mine, recorded))
     return out
 

@@ -15,7 +15,7 @@ import warnings
 from typing import Any, Collection, Optional
 
 from ipc_bench.analysis import cores
-from ipc_bench.analysis.frames import frame_records
+from ipc_bench.analysis.frames import frame_records, listed
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record, is_missing
 from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, STDOUT_PROBLEM, ResultsWarning,
@@ -561,8 +561,7 @@ def _case_warnings(results) -> list[str]:
     recorded = cases["warnings"] if "warnings" in cases.columns else [None] * len(cases)
     out = []
     for case_id, lines in zip(cases["case_id"], recorded):
-        if isinstance(lines, (list, tuple)):
-            out.extend(f"`{case_id}`: {w}" for w in lines)
+        out.extend(f"`{case_id}`: {w}" for w in listed(lines))
         out.extend(f"`{case_id}`: {w}" for w in added.get(case_id, []))
     return out
 
@@ -596,8 +595,7 @@ def _replay_spread_recorded(cases) -> bool:
 
     if "trace" not in cases.columns or "warnings" not in cases.columns:
         return False
-    return any(is_replay({"trace": t}) and isinstance(w, (list, tuple))
-               and any(map(workload_spread_line, w))
+    return any(is_replay({"trace": t}) and any(map(workload_spread_line, listed(w)))
                for t, w in zip(cases["trace"], cases["warnings"]))
 
 

@@ -42,7 +42,7 @@ import re
 import pandas as pd
 from typing import Any, Callable
 
-from ipc_bench.analysis.frames import frame_records
+from ipc_bench.analysis.frames import frame_records, listed
 from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.replay_noise import (is_replay, noisy_arm_warnings,
@@ -829,7 +829,7 @@ def _off_nominal_clause(pairs: list[tuple[dict, dict]]) -> str:
     for pair in pairs:
         for case in pair:
             sent = case.get("send_cost_send_step_off")
-            for w in case_off_nominal(case) + (list(sent) if isinstance(sent, list) else []):
+            for w in case_off_nominal(case) + listed(sent):
                 whole = whole or w == whole_step_warning(case)
                 rep = f" (repetition {case.get('repetition')})" if reps else ""
                 w = f"{case.get('policy')}{rep}: {w}"
@@ -1909,7 +1909,7 @@ def _rough_caveat(text: str, pairs: list[tuple[dict, dict]], cell: bool = False)
         return text
     cases = [c for pair in pairs for c in pair]
     steps = [int(c.get("num_steps") or 0) for c in cases
-             if any(str(w).endswith(ROUGH_WORDS) for w in (c.get("warnings") or ()))]
+             if any(str(w).endswith(ROUGH_WORDS) for w in listed(c.get("warnings")))]
     if not steps:
         return text
     lo, hi = min(steps), max(steps)
@@ -2038,13 +2038,12 @@ def _noise_findings(cases, added: dict | None = None) -> list[str]:
         cases = cases[cases["num_steps"].fillna(0) > 0]
     replays = (cases["trace"].map(lambda t: is_replay({"trace": t})) if "trace" in cases
                else [False] * len(cases))
-    marks = [[x for x in w if not (replay and workload_spread_line(x))]
-             if isinstance(w, (list, tuple)) else w
+    marks = [[x for x in listed(w) if not (replay and workload_spread_line(x))]
              for w, replay in zip(cases["warnings"], replays)]
-    marks = [list(w if isinstance(w, (list, tuple)) else []) + added.get(cid, [])
+    marks = [w + added.get(cid, [])
              for w, cid in zip(marks, cases["case_id"] if "case_id" in cases
                                else [None] * len(cases))]
-    marks = [w for w in marks if isinstance(w, (list, tuple)) and w]
+    marks = [w for w in marks if w]
     if not marks:
         return []
     timed, floor_only, lost, both = _warning_kinds(marks)

@@ -50,7 +50,7 @@ import re
 from typing import Iterator, Optional, Sequence
 
 from ipc_bench.analysis import cores
-from ipc_bench.analysis.frames import frame_records
+from ipc_bench.analysis.frames import frame_records, listed
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import all_load_bound, is_missing
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, records
@@ -1665,15 +1665,9 @@ def _withheld_shares(records) -> dict:
         key = (r.get("workload"), r.get("codec"))
         if case_off_nominal(r):
             out[key] = out.get(key, set()) | {"diff", "_s2r_diff"}
-        elif _listed_warnings(r.get("send_cost_send_step_off")):
+        elif listed(r.get("send_cost_send_step_off")):
             out[key] = out.get(key, set()) | {"diff"}
     return out
-
-
-def _listed_warnings(value) -> bool:
-    """Whether a case record's warning list field holds a warning (NaN, ``None`` and
-    ``[]`` hold none)."""
-    return isinstance(value, (list, tuple)) and len(value) > 0
 
 
 @_finished_cases
