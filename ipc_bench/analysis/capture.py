@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -177,15 +178,53 @@ def save_captures(run_dir: str | os.PathLike, result: CaseResult,
 TRUNCATED = "Input data was truncated"
 
 
-def _read_capture(path: str | os.PathLike, kind: type, decode_errors: tuple) -> Any:
-    """One capture file decoded as ``kind``; ``CaptureError`` (one line) when it is
-    unreadable, cut short (``TRUNCATED``), not msgpack, or of another format.
-    ``decode_errors``: the msgspec errors reported as "not a capture file of format N"
-    (others as "not a capture file")."""
-    try:
-        data = Path(path).read_bytes()
+#: The largest capture file read (bytes), checked before it is read: a run keeps
+#: about ``MAX_CAPTURE_BYTES`` (8 MiB) of frames a file, more only where its
+#: ``MIN_MESSAGES`` frames are larger (20 frames of over 50 MiB each to reach this).
+CAPTURE_MAX_FILE_BYTES = 1 << 30
+
+
+def _capture_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of the capture file ``path``; ``CaptureError`` (one line) for one
+    that cannot be opened, is not a regular file (never read: a FIFO would wait for a
+    writer, a device such as ``/dev/zero`` never ends), in the words of ``bench.py
+    report`` on a run's own files (``RUN/messages: NAME is a FIFO, not a regular
+    file``; ``results._not_a_file``), or is larger than ``CAPTURE_MAX_FILE_BYTES``
+    (``PATH: 2,147,483,648 bytes, more than the 1,073,741,824 a capture file is read
+    up to ...``), which is checked before it is read and again as it is read (a file
+    that grows meanwhile)."""
+    from ipc_bench.analysis.results import _not_a_file
+
+    path = Path(path)
+    try:  # O_NONBLOCK: a FIFO put there since the look-up opens without waiting
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
+    with open(fd, "rb") as f:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise CaptureError(f"{path.parent}: {_not_a_file(path)}")
+            data = b"" if st.st_size > CAPTURE_MAX_FILE_BYTES else \
+                f.read(CAPTURE_MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
+    size = max(st.st_size, len(data))
+    if size > CAPTURE_MAX_FILE_BYTES:
+        raise CaptureError(f"{path}: {size:,} bytes, more than the "
+                           f"{CAPTURE_MAX_FILE_BYTES:,} a capture file is read up to "
+                           "(CAPTURE_MAX_FILE_BYTES: a run keeps about 8 MiB of frames "
+                           "a file): not a capture file a run wrote")
+    return data
+
+
+def _read_capture(path: str | os.PathLike, kind: type, decode_errors: tuple) -> Any:
+    """One capture file decoded as ``kind``; ``CaptureError`` (one line) when it is
+    unreadable, not a regular file or too large (``_capture_bytes``), cut short
+    (``TRUNCATED``), not msgpack, or of another format.
+    ``decode_errors``: the msgspec errors reported as "not a capture file of format N"
+    (others as "not a capture file")."""
+    data = _capture_bytes(path)
     try:
         cap = msgspec.msgpack.decode(data, type=kind)
     except msgspec.DecodeError as exc:
