@@ -3913,6 +3913,32 @@ def _no_floor_lines(valid: list[dict], path: Path) -> list[str]:
     return out
 
 
+def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str]:
+    """Set (in place) each field of the cases ``valid`` that repeats one of its workload
+    labels (``num_running``, ``trace``: ``metadata.cases[].labels``, which its
+    ``workload`` names as ``k=v``) to the label's value where a hand edit made them
+    differ, with one line per field naming the case, both values and the one used
+    (``RUN/summary.json: case 'ID' has num_running 5, but its workload is
+    num_running=4 (read as 4, its workload's)``): the tables go by the workload, the
+    findings' words by the field, and the two would name different batches."""
+    settings = metadata.get("cases") if isinstance(metadata, dict) else None
+    labels = {c["case_id"]: c["labels"] for c in settings or []
+              if isinstance(c, dict) and isinstance(c.get("labels"), dict)
+              and isinstance(c.get("case_id"), str)}
+    out = []
+    for case in valid:
+        workload = str(case["workload"]).split(",")
+        for key, want in (labels.get(case["case_id"]) or {}).items():
+            have = case.get(key)
+            if have is None or have == want or f"{key}={want}" not in workload:
+                continue
+            case[key] = want
+            out.append(f"{path}: case {case['case_id']!r} has {key} {_shown(have)}, but "
+                       f"its workload is {case['workload']} (read as {_shown(want)}, its "
+                       "workload's)")
+    return out
+
+
 #: Entries of a case's ``warnings`` named, at most, in the line about those that are
 #: not texts (``_warnings_lines``).
 WARNINGS_SHOWN = 3
@@ -4544,7 +4570,8 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     metadata = summary.get("metadata") or {}
     valid, bad_cases = _valid_cases(summary, run_dir / "summary.json")
     bad_cases = (shapes + bad_cases + _no_floor_lines(valid, run_dir / "summary.json")
-                 + _warnings_lines(valid, run_dir / "summary.json"))
+                 + _warnings_lines(valid, run_dir / "summary.json")
+                 + _label_field_lines(valid, metadata, run_dir / "summary.json"))
     cases = pd.DataFrame(valid)
     label_cols: dict[str, dict[str, Any]] = {}  # case_id -> labels
     case_info: dict[str, dict[str, Any]] = {}
