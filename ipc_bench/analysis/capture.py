@@ -274,7 +274,7 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
     ``summary.json`` (one clause; read by ``results.read_summary``, as ``bench.py
     report`` reads it): a streamed scenario (``STREAMED_SCENARIOS``), or, followed by
     ``CAPTURE_RULE``, a run still going that finished no case (``STILL_RUNNING_WORDS``,
-    as ``bench.py report`` tells a run still going: ``_still_running``; the line of
+    as ``bench.py report`` tells a run still going: ``still_running``; the line of
     ``capture_paths`` then says ``no captured messages in DIR yet``), a run stopped or
     failed before a case finished (``complete`` false counts as not finished; the
     failed case and its error named where the summary records them), finished cases
@@ -297,7 +297,7 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
         return (f"scenario {scenario} streams its cases' records to the run folder and "
                 f"keeps no messages (the other scenarios keep them for repetition 0 of "
                 f"each case)")
-    if not finished and _still_running(summary, run_dir):
+    if not finished and still_running(summary, run_dir):
         return f"{STILL_RUNNING_WORDS}; {CAPTURE_RULE}"
     if not finished:
         how = {"incomplete": "was stopped", "failed": "failed"}.get(status, "ended")
@@ -313,7 +313,7 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
             f"messages; {CAPTURE_RULE}")
 
 
-def _still_running(summary: dict, run_dir: str | os.PathLike) -> bool:
+def still_running(summary: dict, run_dir: str | os.PathLike) -> bool:
     """Whether the run that wrote ``summary`` (its ``summary.json``) is still going, as
     ``bench.py report`` tells it (``results.unfinished_detail``): not complete nor
     failed, no end recorded, and a process holding the lock on its claim file

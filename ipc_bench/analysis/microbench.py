@@ -1174,11 +1174,44 @@ def _benchmarks_in(paths: list[Path]) -> int:
     return count
 
 
+def still_running_refusal(run_dir: str) -> Optional[str]:
+    """The line refusing to time the captures of ``run_dir`` while its run is still
+    going (a process holds its lock, no end recorded: ``capture.still_running``, as
+    ``bench.py report`` tells a run still going), ``None`` otherwise: ``RUN is still
+    running (it holds its lock; 4 of 8 cases recorded): timed now, pyperf's workers
+    would compete with it for the CPU and the cases it has not finished would be left
+    out; run microbench once the run ends``. A refusal, not the warning ``report``
+    gives (whose tables are the run's own, measured before): the timings made here
+    would be skewed by the run's processes, and saved as if they were not.
+    ``MicrobenchError`` for a ``summary.json`` that cannot be read (in the words of
+    ``bench.py report``), as ``coordinate`` refuses one."""
+    from ipc_bench.analysis.capture import still_running
+    from ipc_bench.analysis.results import ResultsError, read_summary
+    from ipc_bench.errors import one_line
+
+    try:
+        summary = read_summary(run_dir)
+    except ResultsError as exc:
+        raise MicrobenchError(one_line(str(exc))) from None
+    if not still_running(summary, run_dir):
+        return None
+    recorded = summary.get("cases")
+    planned = (summary.get("metadata") or {}).get("cases")
+    count = (f"; {len(recorded)} of {len(planned)} cases recorded"
+             if isinstance(recorded, list) and isinstance(planned, list) else "")
+    return one_line(f"{run_dir} is still running (it holds its lock{count}): timed now, "
+                    "pyperf's workers would compete with it for the CPU and the cases it "
+                    "has not finished would be left out; run microbench once the run ends")
+
+
 def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
                 how: Coordination, state: dict[str, Any]) -> int:
     """``coordinate``'s work; ``state`` (``done``, ``total``, ``out``) tells
     ``coordinate`` how far it got when a signal arrives."""
     selected = select_captures(ns.run_dir, selection)
+    refusal = still_running_refusal(ns.run_dir)
+    if refusal is not None:  # after select_captures: it says a run with none finished yet
+        raise MicrobenchError(refusal)
     check_captures(selected)  # every frame decodes, no pickle runs code: before timing
     arms = arms_in(i for _, i in selected)
     plan = {arm: arm_benchmarks(selected, arm, selection) for arm in arms}
