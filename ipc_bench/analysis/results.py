@@ -116,17 +116,33 @@ def read_summary(run_dir: str | os.PathLike) -> Summary:
                 for where, n in (_repeated_keys(data, twice) if twice else ())]
     data = Summary(data)
     data.repeated = repeated
-    version = data.get("format_version")
-    if version != FORMAT_VERSION:
-        if isinstance(version, int) and not isinstance(version, bool):
-            age = "older" if version < FORMAT_VERSION else "newer"
-            hint = ("re-run the scenario with this ipc-bench" if age == "older"
-                    else "read it with the newer ipc-bench that wrote it")
-            raise ResultsError(f"{path}: result format version {version} is {age} than the "
-                               f"version this ipc-bench reads ({FORMAT_VERSION}); {hint}")
-        raise ResultsError(f"{path}: result format version {version!r} is not supported "
-                           f"(this ipc-bench reads version {FORMAT_VERSION})")
+    problem = _version_problem(data)
+    if problem:
+        raise ResultsError(f"{path}: {problem}")
     return data
+
+
+def _version_problem(summary: dict[str, Any]) -> str | None:
+    """Why ``summary``'s ``format_version`` is not the one this ipc-bench reads (the
+    integer ``FORMAT_VERSION`` a run writes), in words after ``PATH: ``: an older or
+    newer integer, with what to do (``result format version 0 is older than ...``);
+    anything else, ``true`` and ``1.0`` included (JSON's true is no version, nor is a
+    fraction), is not supported, shown as JSON (``result format version "1" is not
+    supported (this ipc-bench reads version 1)``), and a missing one is said so.
+    ``None`` when it is ``FORMAT_VERSION``."""
+    reads = f"(this ipc-bench reads version {FORMAT_VERSION})"
+    if "format_version" not in summary:
+        return f"result format version is missing {reads}"
+    version = summary["format_version"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        return f"result format version {_shown(version)} is not supported {reads}"
+    if version == FORMAT_VERSION:
+        return None
+    age = "older" if version < FORMAT_VERSION else "newer"
+    hint = ("re-run the scenario with this ipc-bench" if age == "older"
+            else "read it with the newer ipc-bench that wrote it")
+    return (f"result format version {_shown(version)} is {age} than the version this "
+            f"ipc-bench reads ({FORMAT_VERSION}); {hint}")
 
 
 def _pairs_noting(twice: dict[int, tuple]):

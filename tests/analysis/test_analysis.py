@@ -150,7 +150,7 @@ def test_load_several_runs_tells_them_apart(run_dir, tmp_path):
     (FORMAT_VERSION + 1, f"result format version {FORMAT_VERSION + 1} is newer than the "
                          f"version this ipc-bench reads ({FORMAT_VERSION}); read it with the "
                          "newer ipc-bench that wrote it"),
-    ("x", f"result format version 'x' is not supported (this ipc-bench reads version "
+    ("x", f"result format version \"x\" is not supported (this ipc-bench reads version "
           f"{FORMAT_VERSION})"),
 ])
 def test_load_other_format_version_names_it(run_dir, tmp_path, version, message):
