@@ -279,7 +279,9 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
     failed before a case finished (``complete`` false counts as not finished; the
     failed case and its error named where the summary records them), finished cases
     that all counted no step (``num_steps`` 0), or finished cases none of which kept
-    messages; a folder without a readable ``summary.json`` is said not to be a run
+    messages (with what the run recorded where it failed or was stopped after them:
+    ``, and the run failed (CASE: cannot write results to RUN/messages: No space left
+    on device)``, as ``_why_ended`` words it); a folder without a readable ``summary.json`` is said not to be a run
     folder."""
     from ipc_bench.analysis.results import ResultsError, case_unfinished, read_summary
     from ipc_bench.errors import one_line
@@ -309,8 +311,11 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
         return (f"the run's {n:,} finished case{'' if n == 1 else 's'} counted no step "
                 f"(num_steps 0{'' if n == 1 else ' in each'}), and a case keeps only its "
                 f"counted steps' messages")
+    how = {"incomplete": "was stopped", "failed": "failed"}.get(status)
+    why = _why_ended(summary, cases) if how else ""
+    ended = f", and the run {how}{f' ({one_line(why)})' if why else ''}" if how else ""
     return (f"none of the run's {n:,} finished case{'' if n == 1 else 's'} kept "
-            f"messages; {CAPTURE_RULE}")
+            f"messages{ended}; {CAPTURE_RULE}")
 
 
 def still_running(summary: dict, run_dir: str | os.PathLike) -> bool:
@@ -327,18 +332,25 @@ def still_running(summary: dict, run_dir: str | os.PathLike) -> bool:
 
 
 def _why_ended(summary: dict, cases: list[dict]) -> str:
-    """What ended a run that finished no case, as its ``summary.json`` records it:
-    ``CASE: ERROR`` (the failed or stopped case and its ``error``), else the case
-    alone, else its first ``problems`` line; empty when it records none."""
+    """What ended a run that was stopped or failed, as its ``summary.json`` records
+    it: ``CASE: ERROR`` (the failed or stopped case and its ``error``), else ``CASE:
+    PROBLEM`` (that case and the first of the run's ``problems``, which a run that
+    could not write a finished case's files records: ``cannot write results to
+    RUN/messages: No space left on device``; the problem alone where it names the case
+    already or no case is named), else the case alone; empty when it records none."""
     failed = summary.get("failed_case")
     for case in cases:
         if case.get("case_id") == failed or (failed is None and case.get("error")):
             error = case.get("error")
-            return f"{case.get('case_id')}: {error}" if error else str(case.get("case_id"))
-    if failed:
-        return str(failed)
+            if error:
+                return f"{case.get('case_id')}: {error}"
+            failed = case.get("case_id")
+            break
     problems = summary.get("problems")
-    return str(problems[0]) if isinstance(problems, list) and problems else ""
+    first = str(problems[0]) if isinstance(problems, list) and problems else ""
+    if failed and first and not first.startswith(str(failed)):
+        return f"{failed}: {first}"
+    return first or (str(failed) if failed else "")
 
 
 def load_captures(run_dir: str | os.PathLike) -> list[CaptureFile]:

@@ -497,7 +497,8 @@ def _summary(status, cases, failed_case=None):
     # one case finished, the next failed: only the finished one is counted
     (_summary("failed", [{"case_id": "num_running=4/send/msgpack#0", "complete": True},
                          {"case_id": CASE, "complete": False, "error": "x"}], CASE),
-     f"none of the run's 1 finished case kept messages; {RULE}"),
+     f"none of the run's 1 finished case kept messages, and the run failed ({CASE}: x); "
+     f"{RULE}"),
 ])
 def test_a_run_whose_cases_did_not_finish_says_so(tmp_path, capsys, summary, why):
     (tmp_path / "summary.json").write_text(json.dumps(summary))
