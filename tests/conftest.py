@@ -101,12 +101,18 @@ def _terminal_dispositions() -> None:
 
 def pytest_configure(config):
     """Undo inherited ignored signals (``_terminal_dispositions``, in every process),
-    then compile the project's modules to ``__pycache__`` once, before any test (in the
+    and set ``TORCHINDUCTOR_VEC_ISA_OK=1`` (unless set) for every process of the session:
+    TorchInductor then takes the vector instruction sets this CPU's flags name as
+    usable, where before its first CPU kernel each process built and loaded a probe of
+    each (avx512, avx2, ...: 8 s of CPU the first time in a session, a child process
+    per set after); the probes of their extensions (bf16, VNNI, AMX) still run. Then
+    compile the project's modules to ``__pycache__`` once, before any test (in the
     controller only, under xdist). Where ``PYTHONDONTWRITEBYTECODE`` is set, no process
     writes bytecode, so every ``bench.py``, runner and stage process the suite starts would
     compile the package from source again (3 s a process on a slow 2-core machine);
     ``compileall`` writes it anyway, and every process then reads it."""
     _terminal_dispositions()
+    os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "1")  # (read at its config's import)
     if hasattr(config, "workerinput"):
         return
     import compileall
