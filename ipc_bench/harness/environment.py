@@ -1503,15 +1503,34 @@ def _order_seed_lines(a: dict, b: dict) -> list[str]:
     return [f"option --order-seed differs: {shown[0]} vs {shown[1]}"]
 
 
+def _runners(md: dict) -> Optional[str]:
+    """How a run's runners were started, as its metadata records it: by hand
+    (``--remote-runners``: ``metadata["remote_runners"]``, an object of their count and
+    host; ports aside, which change no number) as ``2 started by hand on 10.0.0.5
+    (--remote-runners)``, else by the run itself (``spawned by the run``); ``None`` for
+    metadata of no run (no ``scenario``: a hand-made summary), which tells neither."""
+    remote = md.get("remote_runners")
+    if isinstance(remote, dict):
+        return (f"{remote.get('count', '?')} started by hand on {remote.get('host', '?')} "
+                "(--remote-runners)")
+    return "spawned by the run" if "scenario" in md else None
+
+
 def _workload_lines(a: dict, b: dict) -> list[str]:
-    """The differences of runs ``a`` and ``b`` in what every workload replays: the
-    trace's content (``_trace_line``) and the seed."""
+    """The differences of runs ``a`` and ``b`` in what every workload replays or runs
+    on: the trace's content (``_trace_line``), the seed, and where its runners ran
+    (``_runners``: started by hand, perhaps on another machine and over a network,
+    or spawned beside the scheduler): ``runners differ: 1 started by hand on
+    127.0.0.1 (--remote-runners) vs spawned by the run``."""
     lines = []
     ta, tb = a.get("trace"), b.get("trace")
     if isinstance(ta, dict) and isinstance(tb, dict) and ta.get("sha256") != tb.get("sha256"):
         lines.append(_trace_line(a, b))
     if "seed" in a and "seed" in b and a["seed"] != b["seed"]:
         lines.append(f"seed differs: {a['seed']} vs {b['seed']}")
+    ra, rb = _runners(a), _runners(b)
+    if ra is not None and rb is not None and ra != rb:
+        lines.append(f"runners differ: {ra} vs {rb}")
     return lines
 
 
@@ -1519,7 +1538,8 @@ def compare_settings(a: dict, b: dict, exact: bool = False,
                      shared_rows: Sequence[str] = ()) -> tuple[list[str], list[str]]:
     """The settings two runs' metadata recorded that change the numbers and differ,
     ``a``'s value first: the replayed trace's content (``metadata["trace"]``,
-    ``trace_record``; its path alone is no difference), the seed, the interval method
+    ``trace_record``; its path alone is no difference), the seed, the runners (``_runners``),
+    the interval method
     (``metadata["ci_method"]``, ``--ci-method``: it changes the intervals and verdicts,
     not the measured rows, so it marks no workload), the seed of the arms' order
     (``--order-seed``, ``_order_seed_lines``: it reorders the same cases, so it marks
