@@ -26,7 +26,9 @@ from ipc_bench.harness.memory import HeapReport, check_step_memory
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import INPROC
 from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
+from ipc_bench.wire.frontend import FRONTEND_SOCKET_NAMES
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
+from ipc_bench.wire.tp import tp_socket_names
 from ipc_bench.wire.transport import (TRANSPORTS, EndpointError, case_fds, check_endpoints,
                                       set_sweep_sink)
 
@@ -853,20 +855,37 @@ def _check_model_options(args, model: str) -> None:
 def _check_sockets(cases) -> None:
     """Set up each transport's sockets once (``transport.check_endpoints``, with the
     free file descriptors its cases need: ``transport.case_fds`` of their ``--tp``
-    ranks, ``--pp`` stages and ``--frontend``), and a ring for ``shm*``
-    (``shm_ring.check_ring``): ``EndpointError`` for a socket folder, ``--host``, ring
-    socket path or shared memory that cannot work, or too few descriptors."""
+    ranks, ``--pp`` stages and ``--frontend``, and the ``ipc://`` socket names they
+    bind: ``_socket_names``), and a ring for ``shm*`` (``shm_ring.check_ring``):
+    ``EndpointError`` for a socket folder, ``--host``, socket path (the longest a case
+    binds), ring socket path or shared memory that cannot work, or too few
+    descriptors."""
     needs: dict[tuple, int] = {}
+    names: dict[tuple, set[str]] = {}
     for c in cases:
         if c.transport in TRANSPORTS:
             need = case_fds(c.transport, c.tp or c.pp or 1, c.frontend)
             needs[c.transport, c.host] = max(needs.get((c.transport, c.host), 0), need)
+            names.setdefault((c.transport, c.host), set()).update(_socket_names(c))
     for transport, host in dict.fromkeys((c.transport, c.host) for c in cases):
         with deferred():  # milliseconds; a signal there must not leave its socket folder
             if transport in TRANSPORTS:
-                check_endpoints(transport, host, needs[transport, host])
+                check_endpoints(transport, host, needs[transport, host],
+                                sorted(names[transport, host]))
             if transport in RING_TRANSPORTS:
                 check_ring()
+
+
+def _socket_names(case) -> tuple[str, ...]:
+    """The ``ipc://`` socket names ``case`` binds in its socket folders beyond the
+    scheduler's own three (``transport.SCHEDULER_SOCKET_NAMES``, which
+    ``check_endpoints`` checks itself), from the code that binds them: its ``--pp``
+    stages' or ``--tp`` ranks' (``tp.tp_socket_names``: ``ctl0`` ...) and its
+    ``--frontend`` hop's (``frontend.FRONTEND_SOCKET_NAMES``: ``frontend-out``,
+    ``frontend-back``)."""
+    ranks = case.pp if case.pp is not None else case.tp
+    return ((tp_socket_names(ranks) if ranks is not None else ())
+            + (FRONTEND_SOCKET_NAMES if case.frontend else ()))
 
 
 def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:

@@ -79,6 +79,12 @@ def outputs_decoder():
     return msgspec.msgpack.Decoder(EngineCoreOutputs)
 
 
+#: The hop's sockets ``FrontendSockets`` binds (its attribute, ZeroMQ type) ...
+FRONTEND_SOCKETS = (("out", zmq.PUSH), ("back", zmq.PULL))
+#: ... and their ``ipc://`` socket names in its ``EndpointDir``.
+FRONTEND_SOCKET_NAMES = tuple(f"frontend-{name}" for name, _ in FRONTEND_SOCKETS)
+
+
 class FrontendSockets:
     """The scheduler's two bound sockets of the hop (``transport`` ``tcp``: ephemeral
     ports on ``host``; anything else: ``ipc://`` files in ``endpoint_dir``).
@@ -89,9 +95,9 @@ class FrontendSockets:
         self.out: Optional[zmq.Socket] = None
         self.back: Optional[zmq.Socket] = None
         try:
-            for name, kind in (("out", zmq.PUSH), ("back", zmq.PULL)):
+            for (name, kind), file_name in zip(FRONTEND_SOCKETS, FRONTEND_SOCKET_NAMES):
                 endpoint = (tcp_bind_endpoint(host) if transport == "tcp"
-                            else f"ipc://{endpoint_dir.path}/frontend-{name}")
+                            else f"ipc://{endpoint_dir.path}/{file_name}")
                 setattr(self, name, open_socket(ctx, kind, endpoint, bind=True))
         except BaseException:
             self.close()

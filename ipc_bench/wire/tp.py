@@ -77,6 +77,13 @@ def check_tp(value: int) -> int:
     return value
 
 
+def tp_socket_names(n: int) -> tuple[str, ...]:
+    """The names of the sockets ``TpSchedulerSockets`` binds for ``n`` ranks (or
+    ``--pp`` stages), each an ``ipc://`` socket's file name in its ``EndpointDir``:
+    ``s2r``, ``r2s``, then rank ``r``'s control socket ``ctl<r>``."""
+    return ("s2r", "r2s", *(f"ctl{rank}" for rank in range(n)))
+
+
 class TpSchedulerSockets:
     """The scheduler's bound sockets for ``n`` ranks: ``s2r`` XPUB (the broadcast over
     ZeroMQ; bound but unused under ``shm*``), ``r2s`` PULL (rank 0's replies),
@@ -110,13 +117,14 @@ class TpSchedulerSockets:
             return open_socket(ctx, kind, endpoint, bind=True,
                                options=KEEPALIVE if remote else None)
 
+        s2r, r2s, *ctls = tp_socket_names(n)
         try:
-            self.s2r = bind(zmq.XPUB, "s2r")
+            self.s2r = bind(zmq.XPUB, s2r)
             self.s2r.setsockopt(zmq.SNDHWM, 0)
             self.s2r.setsockopt(zmq.XPUB_VERBOSE, 1)
-            self.r2s = bind(zmq.PULL, "r2s")
+            self.r2s = bind(zmq.PULL, r2s)
             for rank in range(n):
-                self.ctls.append(remote.ctls[rank] if remote else bind(zmq.PAIR, f"ctl{rank}"))
+                self.ctls.append(remote.ctls[rank] if remote else bind(zmq.PAIR, ctls[rank]))
         except BaseException:
             self.close()
             raise

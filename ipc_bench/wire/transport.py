@@ -31,7 +31,7 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import msgspec
 import zmq
@@ -206,6 +206,13 @@ def _ipc_path_problem(path: str) -> Optional[str]:
         return (f"the socket path is {size} bytes, the limit is {IPC_PATH_MAX_BYTES} "
                 f"(set TMPDIR to a shorter folder)")
     return None
+
+
+#: The sockets ``SchedulerSockets`` binds, by name (an ``ipc://`` socket's file name in
+#: its ``EndpointDir``), and their ZeroMQ types.
+SCHEDULER_SOCKETS = (("s2r", zmq.PUSH), ("r2s", zmq.PULL), ("ctl", zmq.PAIR))
+#: The names of ``SCHEDULER_SOCKETS``.
+SCHEDULER_SOCKET_NAMES = tuple(name for name, _ in SCHEDULER_SOCKETS)
 
 
 class Endpoints(msgspec.Struct, frozen=True):
@@ -446,7 +453,7 @@ class SchedulerSockets:
         self.ctl: Optional[zmq.Socket] = None
         names = {}
         try:
-            for name, socket_type in (("s2r", zmq.PUSH), ("r2s", zmq.PULL), ("ctl", zmq.PAIR)):
+            for name, socket_type in SCHEDULER_SOCKETS:
                 endpoint = (tcp_bind_endpoint(host) if transport == "tcp"
                             else f"ipc://{endpoint_dir.path}/{name}")
                 sock = open_socket(ctx, socket_type, endpoint, bind=True)
@@ -580,14 +587,20 @@ def free_fds() -> Optional[int]:
 
 
 def check_endpoints(transport: str, host: str = DEFAULT_HOST,
-                    case_need: int = 0) -> None:
+                    case_need: int = 0, socket_names: Sequence[str] = ()) -> None:
     """Set up a case's sockets once in this process and close them again: the
     scheduler's three bound, the runner's three connected to them (all but ``tcp``:
     in a fresh ``EndpointDir``, removed after). Raises ``EndpointError`` where a case
     would fail to set up, in milliseconds and before any process starts; first, when
     fewer than ``ENDPOINT_CHECK_FDS`` file descriptors are free (``free_fds``), or
     fewer than ``case_need`` (the most a case over ``transport`` needs: ``case_fds``),
-    one naming the limit (``errors.fd_limit_text``) and the need."""
+    one naming the limit (``errors.fd_limit_text``) and the need; then (all but
+    ``tcp``) where the longest of ``socket_names`` and ``SCHEDULER_SOCKET_NAMES`` (the
+    ``ipc://`` socket names the cases bind in their socket folders, each as long as
+    this one: ``wire.tp.tp_socket_names``' ``ctl0``..., ``wire.frontend``'s
+    ``frontend-out``) makes a socket path ZeroMQ cannot take, ``cannot bind
+    ipc://DIR/frontend-out: the socket path is 116 bytes, the limit is 107 (set TMPDIR
+    to a shorter folder)``, as binding it would say."""
     free = free_fds()
     if free is not None and free < max(ENDPOINT_CHECK_FDS, case_need):
         need = (f"the {transport} sockets' check needs {ENDPOINT_CHECK_FDS}"
@@ -598,6 +611,12 @@ def check_endpoints(transport: str, host: str = DEFAULT_HOST,
     ctx = zmq.Context()
     try:
         endpoint_dir = EndpointDir() if transport != "tcp" else None
+        if endpoint_dir is not None:
+            longest = max((*SCHEDULER_SOCKET_NAMES, *socket_names), key=len)  # ASCII names
+            endpoint = f"ipc://{endpoint_dir.path}/{longest}"
+            problem = _ipc_path_problem(endpoint[len("ipc://"):])
+            if problem:
+                raise EndpointError(f"cannot bind {endpoint}: {problem}")
         bound = SchedulerSockets(ctx, transport, endpoint_dir, host=host)
         connected = RunnerSockets(ctx, bound.endpoints.ctl)
         connected.connect_data(bound.endpoints.s2r, bound.endpoints.r2s)
