@@ -4970,15 +4970,23 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
     terminal shows it as it is."""
     from ipc_bench.errors import one_line
 
+    return [one_line(name) for name in run_names(run_dirs)]
+
+
+def run_names(run_dirs: list[Path]) -> list[str]:
+    """Each run folder's label as ``run_labels`` picks it (its name, or the shortest end
+    of its path no other folder's ends with), its characters as the path has them: a
+    control character as itself, not escaped (the report's file names clean these
+    once, ``report.names.file_slug``: ``t\nx`` -> ``t_x``)."""
     parts = [run_dir.resolve().parts for run_dir in run_dirs]
-    labels = []
+    names = []
     for i, mine in enumerate(parts):
         others = [p for j, p in enumerate(parts) if j != i]
         k = 1
         while k < len(mine) and any(p[-k:] == mine[-k:] for p in others):
             k += 1
-        labels.append(one_line("/".join(mine[-k:]).lstrip("/") or "/"))
-    return labels
+        names.append("/".join(mine[-k:]).lstrip("/") or "/")
+    return names
 
 
 def _concat(pd, frames: list):

@@ -28,7 +28,7 @@ from ipc_bench.errors import command_shell_line
 from ipc_bench.harness.environment import (LOADED_SHARE, TIMING_ONLY_SETTINGS, loaded_at_start,
                                           nice_note)
 from ipc_bench.report.findings import findings
-from ipc_bench.report.names import file_slug, file_slugs
+from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import Block, code_span
 
 #: Metrics of the cached-against-send table, in order (keys of the metrics registry).
@@ -3170,7 +3170,8 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
         blocks: list[Block] = [
             ("h", 1, run_title(md, results.cases, ids[0])),
             ("p", f"Rendered {now} by {code_span(command)} from run folder {code_span(ids[0])} "
-                  f"(raw data: `{file_slug(ids[0])}.summary.json` beside this file)."),
+                  f"(raw data: `{run_slugs(results, ids)[ids[0]]}.summary.json` beside this "
+                  "file)."),
         ]
         blocks.extend(_run_blocks(results, ids[0], 2, "", figures))
         return blocks
@@ -3178,7 +3179,7 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
               ("p", f"Rendered {now} by {code_span(command)}.")]
     blocks.extend(_emulated_runs_blocks(results.finished().cases, ids))
     blocks.extend(_comparison_blocks(results, base, figures))
-    slugs = file_slugs(ids)
+    slugs = run_slugs(results, ids)
     for r in ids:
         md = results.metadata[r]
         blocks.append(("h", 2, f"Run {r} ({md.get('scenario', '?')})"))

@@ -4,7 +4,7 @@ a report of runs.
 Writes ``report.md`` and ``report.html`` (self-contained: the figures are embedded
 as base64 PNG, so the file reads offline and can be mailed alone), the figures as
 PNG files beside them, and a copy of each run's ``summary.json``
-(``<run_id>.summary.json``, the run id as a file name: ``names.file_slugs``) so a
+(``<run_id>.summary.json``, the run folder as a file name: ``names.run_slugs``) so a
 reader can check every number. Contents: findings
 stated as numbers (with 95 % intervals when the run has repetitions; a summary
 table of them at the top, a legend of their statistics and verdicts under them:
@@ -60,7 +60,7 @@ from ipc_bench.errors import one_line
 from ipc_bench.harness.signals import deferred
 from ipc_bench.report.blocks import build_blocks
 from ipc_bench.report.findings import Findings, findings_blocks
-from ipc_bench.report.names import file_slugs
+from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import plain_text, render_html, render_markdown
 
 #: The report's own files besides its figures (``*.png``) and summaries
@@ -119,7 +119,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         markdown, html = render_markdown(blocks), render_html(blocks, title)
         files: list[tuple[str, bytes | Path]] = [(b[1], b[4]) for b in blocks if b[0] == "fig"]
         files += [("report.md", _utf8(markdown)), ("report.html", _utf8(html))]
-        slugs = file_slugs(list(results.paths))
+        slugs = run_slugs(results, list(results.paths))
         files += [(f"{slugs[run_id]}.summary.json", path / "summary.json")
                   for run_id, path in results.paths.items()]
         with deferred():

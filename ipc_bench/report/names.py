@@ -40,16 +40,31 @@ def file_slug(text: str) -> str:
     return slug or "run"
 
 
-def file_slugs(run_ids: list[str]) -> dict[str, str]:
-    """Each run id's file-name prefix (``file_slug``), made unique among ``run_ids``:
-    where two ids give one prefix (``x/run`` and ``x_run``), the later ones in load
-    order get ``-2``, ``-3``... (``x_run-2``)."""
+def file_slugs(run_ids: list[str], names: list[str] | None = None) -> dict[str, str]:
+    """Each run id's file-name prefix (``file_slug`` of its ``names`` entry, the text
+    the id was made from, else of the id), made unique among ``run_ids``: where two
+    give one prefix (``x/run`` and ``x_run``), the later ones in load order get
+    ``-2``, ``-3``... (``x_run-2``)."""
     out: dict[str, str] = {}
     taken: set[str] = set()
-    for run_id in run_ids:
-        slug, k = file_slug(run_id), 1
+    for run_id, name in zip(run_ids, run_ids if names is None else names):
+        slug, k = file_slug(name), 1
         while (slug if k == 1 else f"{slug}-{k}") in taken:
             k += 1
         out[run_id] = slug if k == 1 else f"{slug}-{k}"
         taken.add(out[run_id])
     return out
+
+
+def run_slugs(results, run_ids: list[str]) -> dict[str, str]:
+    """The file-name prefix of each of ``run_ids`` (runs of ``results``, a
+    ``Results``), unique among them (``file_slugs``), made from its folder's label as
+    the path has it (``results.run_names`` of ``results.paths``), not from the run id,
+    which writes a control character as its escape: a folder ``t_nl<newline>x y`` is
+    ``t_nl_x_y``, each run of control characters one ``_``, where its id
+    ``t_nl\\nx y`` gave ``t_nl_nx_y``. An id without a path is its own text."""
+    from ipc_bench.analysis.results import run_names
+
+    paths = getattr(results, "paths", None) or {}
+    named = dict(zip(paths, run_names(list(paths.values()))))
+    return file_slugs(run_ids, [named.get(r, r) for r in run_ids])

@@ -24,7 +24,7 @@ def test_labels_are_the_shortest_distinguishing_ends(tmp_path):
 
 
 def test_file_names_stay_unique():
-    from ipc_bench.report.blocks import file_slugs
+    from ipc_bench.report.names import file_slugs
 
     assert file_slugs(["x/run", "y/run", "x_run", "x run"]) == {
         "x/run": "x_run", "y/run": "y_run", "x_run": "x_run-2", "x run": "x_run-3"}

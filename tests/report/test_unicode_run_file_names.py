@@ -1,5 +1,5 @@
 """A run folder named in any script keeps its letters and digits in the file names of
-its report (``blocks.file_slug``): ``ü日本 x`` gives ``ü日本_x.summary.json``, not
+its report (``names.file_slug``): ``ü日本 x`` gives ``ü日本_x.summary.json``, not
 ``x.summary.json``; runs named ``日本`` and ``ü`` give ``日本.summary.json`` and
 ``ü.summary.json``, not ``run.summary.json`` and ``run-2.summary.json``. What is unsafe
 in a file name or a Markdown link target is still replaced."""
@@ -18,7 +18,7 @@ from ipc_bench import cli
 
 
 def test_letters_and_digits_of_any_script_are_kept():
-    from ipc_bench.report.blocks import file_slug, file_slugs
+    from ipc_bench.report.names import file_slug, file_slugs
 
     names = ("ü日本 x", "日本", "ü", "हिन्दी", "Ⅻ²", "x/run")
     assert [file_slug(t) for t in names] == ["ü日本_x", "日本", "ü", "हिन्दी", "Ⅻ²", "x_run"]
@@ -34,7 +34,7 @@ def test_letters_and_digits_of_any_script_are_kept():
 
 
 def test_a_long_name_is_cut_to_whole_characters():
-    from ipc_bench.report.blocks import file_slug, file_slugs
+    from ipc_bench.report.names import file_slug, file_slugs
 
     assert file_slug("日" * 85) == "日" * 74  # 222 bytes of UTF-8, 225 would cut one
     assert file_slug("a" * 300) == "a" * 224
@@ -44,7 +44,7 @@ def test_a_long_name_is_cut_to_whole_characters():
 
 
 def test_ascii_names_are_unchanged():
-    from ipc_bench.report.blocks import file_slug
+    from ipc_bench.report.names import file_slug
 
     assert [file_slug(t) for t in ("x run", "a_ b", "_a.b-c_", "..", "", "A(1)")] == [
         "x_run", "a__b", "a.b-c", "..", "run", "A_1"]
