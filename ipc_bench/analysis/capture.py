@@ -186,8 +186,9 @@ CAPTURE_MAX_FILE_BYTES = 1 << 30
 
 def _capture_bytes(path: str | os.PathLike) -> bytes:
     """The bytes of the capture file ``path``; ``CaptureError`` (one line) for one
-    that cannot be opened, is not a regular file (never read: a FIFO would wait for a
-    writer, a device such as ``/dev/zero`` never ends), in the words of ``bench.py
+    that cannot be opened, is not a regular file (looked up before it is opened and
+    never read: a FIFO would wait for a writer, a device such as ``/dev/zero`` never
+    ends, a socket cannot be opened, a folder opens but cannot be read), in the words of ``bench.py
     report`` on a run's own files (``RUN/messages: NAME is a FIFO, not a regular
     file``; ``results._not_a_file``), or is larger than ``CAPTURE_MAX_FILE_BYTES``
     (``PATH: 2,147,483,648 bytes, more than the 1,073,741,824 a capture file is read
@@ -196,19 +197,29 @@ def _capture_bytes(path: str | os.PathLike) -> bytes:
     from ipc_bench.analysis.results import _not_a_file
 
     path = Path(path)
+    try:  # its kind first: a socket cannot be opened, a folder opens but not to read
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise CaptureError(f"{path.parent}: {_not_a_file(path)}")
     try:  # O_NONBLOCK: a FIFO put there since the look-up opens without waiting
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
-    with open(fd, "rb") as f:
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise CaptureError(f"{path.parent}: {_not_a_file(path)}")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # put there since the look-up
+            raise CaptureError(f"{path.parent}: {_not_a_file(path)}")
+        f, fd = open(fd, "rb"), -1  # the file object closes it from here on
+        with f:
             data = b"" if st.st_size > CAPTURE_MAX_FILE_BYTES else \
                 f.read(CAPTURE_MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
+    except OSError as exc:
+        raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     size = max(st.st_size, len(data))
     if size > CAPTURE_MAX_FILE_BYTES:
         raise CaptureError(f"{path}: {size:,} bytes, more than the "
@@ -248,14 +259,47 @@ def load_capture(path: str | os.PathLike) -> CaptureFile:
 
 def capture_paths(run_dir: str | os.PathLike) -> list[Path]:
     """The capture files of ``run_dir``, sorted by file name; ``CaptureError`` if the
-    run folder has none."""
+    run folder has none (``why_no_captures``), or if its ``messages`` is there but not
+    a folder (``not_a_messages_folder``)."""
     folder = Path(run_dir) / MESSAGES_DIR
+    not_folder = not_a_messages_folder(run_dir)
+    if not_folder is not None:
+        raise CaptureError(not_folder)
     paths = sorted(folder.glob("*.msgpack")) if folder.is_dir() else []
     if not paths:
         why = why_no_captures(run_dir)
         yet = " yet" if why.startswith(STILL_RUNNING_WORDS) else ""
         raise CaptureError(f"no captured messages in {folder}{yet}: {why}")
     return paths
+
+
+def not_a_messages_folder(run_dir: str | os.PathLike) -> str | None:
+    """The line refusing ``run_dir``'s ``messages`` where it is there but is not a
+    folder (links followed), said before anything in it is looked for: ``RUN: messages
+    is a FIFO, not a folder of captured messages`` (a regular file, a socket, a device
+    alike, in the words of ``bench.py report``: ``results._not_a_file``), ``RUN:
+    messages is a dangling link (to TARGET), not a folder of captured messages``,
+    ``RUN: messages cannot be read: REASON`` (a link loop); ``None`` for a folder or
+    nothing there (``why_no_captures`` then says why)."""
+    from ipc_bench.analysis.results import _FILE_KINDS
+    from ipc_bench.errors import one_line
+
+    folder = Path(run_dir) / MESSAGES_DIR
+    try:
+        mode = os.stat(folder).st_mode
+    except FileNotFoundError:
+        if not os.path.islink(folder):
+            return None
+        kind = f"a dangling link (to {os.readlink(folder)})"
+    except OSError as exc:
+        return one_line(f"{run_dir}: {MESSAGES_DIR} cannot be read: {exc.strerror or exc}")
+    else:
+        if stat.S_ISDIR(mode):
+            return None
+        kind = _FILE_KINDS.get(stat.S_IFMT(mode)) or (
+            "a regular file" if stat.S_ISREG(mode) else "something else")
+    return one_line(f"{run_dir}: {MESSAGES_DIR} is {kind}, not a folder of captured "
+                    "messages")
 
 
 #: The scenarios whose cases stream their records (``CaseSpec.stream``) and so keep no
