@@ -154,8 +154,31 @@ def arm_file_name(arm: str) -> str:
 
 
 def bench_name(cap: CaptureFile | CaptureInfo, op: str) -> str:
-    """pyperf benchmark name: ``<workload>/<direction>/<codec>/<op>``."""
-    return f"{cap.workload}/{cap.direction}/{cap.codec}/{op}"
+    """pyperf benchmark name: ``<workload>/<direction>/<codec>/<op>`` (as a pyperf
+    metadata value can hold it: ``metadata_text``)."""
+    return metadata_text(f"{cap.workload}/{cap.direction}/{cap.codec}/{op}")
+
+
+def metadata_text(text: str) -> str:
+    """``text`` as a pyperf metadata value (a benchmark's name included) can hold it:
+    on one line, each line break or other unprintable character escaped
+    (``errors.one_line``: a run folder named ``t_nl<newline>x y`` -> ``t_nl\\nx y``),
+    which pyperf refuses in a value (``newline characters are not allowed in metadata
+    values``); quoted as ``repr`` writes it (``' x'``, ``''``) where pyperf would strip
+    its leading or trailing blanks or refuse it empty."""
+    from ipc_bench.errors import one_line
+
+    line = one_line(text)
+    return line if line and line == line.strip() else repr(line)
+
+
+def arm_metadata(run_dir: str, arm: str) -> dict[str, Any]:
+    """The metadata of every benchmark of ``arm``'s pyperf file (``metadata_text``
+    each): ``description`` (``ipc-bench captured messages, arm ARM``),
+    ``ipc_bench_run`` (the run folder's name) and ``ipc_bench_arm``."""
+    return {"description": metadata_text(f"ipc-bench captured messages, arm {arm}"),
+            "ipc_bench_run": metadata_text(os.path.basename(os.path.abspath(run_dir))),
+            "ipc_bench_arm": metadata_text(arm)}
 
 
 def workload_labels(workload: str) -> dict[str, str]:
@@ -477,7 +500,7 @@ def check_captures(selected: list[tuple[Path, CaptureInfo]]) -> None:
 
 
 def _bench_metadata(info: CaptureInfo, cap: Optional[CaptureFile]) -> dict[str, Any]:
-    meta: dict[str, Any] = {"ipc_bench_case": info.case_id,
+    meta: dict[str, Any] = {"ipc_bench_case": metadata_text(info.case_id),
                             "ipc_bench_messages": len(info.seqs)}
     if cap is not None and cap.frames:
         meta["ipc_bench_mean_payload_bytes"] = sum(map(len, cap.frames)) / len(cap.frames)
@@ -529,9 +552,7 @@ def run_arm(ns: argparse.Namespace, rest: list[str], selection: Selection) -> in
         **settings,
         program_args=(BENCH_PY, "microbench", ns.run_dir, "--policy", ns.policy,
                       *selection.argv()),
-        metadata={"description": f"ipc-bench captured messages, arm {ns.policy}",
-                  "ipc_bench_run": os.path.basename(os.path.abspath(ns.run_dir)),
-                  "ipc_bench_arm": ns.policy})
+        metadata=arm_metadata(ns.run_dir, ns.policy))
     runner.parse_args(rest + extra)
     mine = runner.args.worker_task if runner.args.worker else None
     done = []
@@ -986,14 +1007,14 @@ def least_arm_file_bytes(run_dir: str, arm: str,
 
     import pyperf
 
-    common = {"description": f"ipc-bench captured messages, arm {arm}",
-              "ipc_bench_run": os.path.basename(os.path.abspath(run_dir)),
-              "ipc_bench_arm": arm, "perf_version": pyperf.__version__, "unit": "second"}
+    common = dict(arm_metadata(run_dir, arm), perf_version=pyperf.__version__,
+                  unit="second")
     start = datetime.datetime(2000, 1, 1)
     benches, k = [], 0
     calibrating = [[(1, 1.0)]] if settings.get("loops", 1) == 0 else []
     for _, info, op in items:
-        meta = dict(common, name=bench_name(info, op), ipc_bench_case=info.case_id,
+        meta = dict(common, name=bench_name(info, op),
+                    ipc_bench_case=metadata_text(info.case_id),
                     ipc_bench_messages=len(info.seqs), inner_loops=len(info.seqs),
                     loops=1, duration=1.0)
         runs = []
