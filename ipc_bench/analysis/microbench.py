@@ -1321,11 +1321,25 @@ def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output, how: Coordin
     line = unstable_line(names)
     if line:
         print(f"\n{line}")
-    if len(names) >= 2:
-        print(f"\ncompare: python -m pyperf compare_to {' '.join(names)} --table")
-    print(f"stats:   python -m pyperf stats {names[0]}")
-    print(f"check:   python -m pyperf check {names[0]}")
+    for line in pyperf_command_lines(names):
+        print(line)
     return 0
+
+
+def pyperf_command_lines(names: Sequence[str]) -> list[str]:
+    """The pyperf commands printed after a run over its pyperf files ``names``, each a
+    shell line to paste (``errors.shell_line``: ``--output '/r/mb dir'`` gives
+    ``python -m pyperf stats '/r/mb dir/send.json'``): ``compare`` (two files or more,
+    after a blank line), ``stats`` and ``check`` of the first."""
+    from ipc_bench.errors import shell_line
+
+    pyperf = ["python", "-m", "pyperf"]
+    lines = []
+    if len(names) >= 2:
+        lines.append(f"\ncompare: {shell_line([*pyperf, 'compare_to', *names, '--table'])}")
+    lines.append(f"stats:   {shell_line([*pyperf, 'stats', names[0]])}")
+    lines.append(f"check:   {shell_line([*pyperf, 'check', names[0]])}")
+    return lines
 
 
 def pyperf_would_warn(bench) -> bool:
