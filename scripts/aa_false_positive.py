@@ -716,7 +716,7 @@ def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
     complete)``, and how the running ``bench.py`` ended where it did not exit with
     the signal's code (``; bench.py had not exited 15 s later and was killed by
     SIGKILL``)."""
-    line = f"{PROG}: interrupted by {exc.signal_name} (exit {exc.code})"
+    line = exc.line(PROG)
     if args is None or study is None or args.from_run or not study.is_dir():
         return line
     kept = [run_kept(folder) for folder in study_runs(args, study)]

@@ -223,7 +223,7 @@ def main(argv=None, exiting: bool = False) -> int:
     (``signals.run_command``)."""
     return signals.run_command(
         lambda: parse_args(argv), _sweep,
-        lambda exc, _: f"byte_sweep.py: interrupted by {exc.signal_name} (exit {exc.code})",
+        lambda exc, _: exc.line("byte_sweep.py"),
         exiting=exiting)
 
 

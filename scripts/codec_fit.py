@@ -480,7 +480,7 @@ def interrupt_line(exc: signals.Interrupted, made: list[tuple[str, Path]],
     was written to it``; and how the running ``bench.py`` ended where it did not exit
     with the signal's code (``; bench.py had not exited 15 s later and was killed by
     SIGKILL``)."""
-    line = f"{PROG}: interrupted by {exc.signal_name} (exit {exc.code})"
+    line = exc.line(PROG)
     kept = [f"the {name} run {run_kept(folder)}" for name, folder in made if folder.is_dir()]
     if kept:
         line += "; kept: " + ", ".join(kept)

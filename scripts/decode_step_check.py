@@ -77,6 +77,13 @@ ended first), ``skipped`` (configuration: why it cannot run here) and ``failed``
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import gc
 import json
@@ -327,24 +334,25 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None, exiting: bool = False) -> int:
     """The check; returns the exit code: 0, 1 (a configuration failed, or the JSON file
     could not be written), 2 (bad input, one line), 130 / 143 / 129 (interrupted by
-    SIGINT / SIGTERM / SIGHUP, one line).
+    SIGINT / SIGTERM / SIGHUP, one line: ``decode_step_check.py: interrupted by SIGINT
+    (exit 130)``, ``Interrupted.line``; one that came while the script started, kept
+    pending by the block of its first statement, at the end of the parsing).
     ``exiting``: the process exits once this returns (the script run as a command): a
     signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
     (``main`` called in process) puts the caller's handlers back whatever happened
-    (``signals.restore``)."""
+    (``signals.run_command``)."""
+    return signals.run_command(lambda: _parse(argv),
+                               lambda args: args if isinstance(args, int) else _check(args),
+                               lambda exc, _: exc.line(PROG), exiting=exiting)
+
+
+def _parse(argv) -> "argparse.Namespace | int":
+    """``argv`` parsed, or the exit code of ``--help`` (0) or of a bad option (2, its
+    one line printed)."""
     try:
-        args = build_parser().parse_args(argv)
+        return build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, or the one-line error
         return exc.code if isinstance(exc.code, int) else 2
-    old = signals.install(keep_blocked=not exiting)
-    signals.unblock()
-    try:
-        return _check(args)
-    except signals.Interrupted as exc:
-        print(f"{PROG}: interrupted by {exc.signal_name}", file=sys.stderr)
-        return exc.code
-    finally:
-        signals.restore(old, ignore_after_signal=exiting)
 
 
 def _error(message: str) -> int:

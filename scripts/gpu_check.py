@@ -138,11 +138,17 @@ first, and packs the run folders into a few files under ``OUT_DIR``.
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -942,36 +948,53 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None, exiting: bool = False) -> int:
     """The check; returns the exit code: 0, 1 (a stage failed), 2 (bad input), 130 /
     143 / 129 (interrupted by SIGINT / SIGTERM / SIGHUP: the running stage gets the
-    same signal and is reaped, killed after ``INTERRUPT_GRACE_S``, before the exit).
+    same signal and is reaped, killed after ``INTERRUPT_GRACE_S``, before the exit;
+    one line, ``gpu_check.py: interrupted by SIGTERM (exit 143); results so far in
+    DIR``, the last part where the output folder is there: ``interrupt_line``). One
+    that came while the script started, kept pending by the block of its first
+    statement, ends it at the end of the parsing.
     ``exiting``: the process exits once this returns (the script run as a command): a
     signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
     (``main`` called in process) puts the caller's handlers back whatever happened
-    (``signals.restore``)."""
+    (``signals.run_command``)."""
+    made: list[Path] = []  # the output folder, once named
+    return signals.run_command(lambda: _parse(argv),
+                               lambda args: args if isinstance(args, int) else _run(args, made),
+                               lambda exc, _: interrupt_line(exc, made), exiting=exiting)
+
+
+def _parse(argv) -> "argparse.Namespace | int":
+    """``argv`` parsed, or the exit code of ``--help`` (0) or of a bad option (2, its
+    one line printed)."""
     try:
-        args = build_parser().parse_args(argv)
+        return build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, or the one-line error
         return exc.code if isinstance(exc.code, int) else 2
-    old = signals.install(keep_blocked=not exiting)
-    signals.unblock()
-    out: Optional[Path] = None
+
+
+def _run(args: argparse.Namespace, made: list[Path]) -> int:
+    """``main``'s work: the stages into the output folder (appended to ``made`` once
+    named), or a new temporary folder, removed again when no stage ran."""
+    _end_with_parent()
     try:
-        _end_with_parent()
-        try:
-            out = Path(args.output or tempfile.mkdtemp(prefix="gpu-check-"))
-        except OSError as exc:
-            print(f"{PROG}: error: cannot create a temporary folder: "
-                  f"{exc.strerror or exc}", file=sys.stderr)
-            return 2
-        code = _check(args, out)
-        if code == 2 and args.output is None:  # probe failed, or trace refused: no stage ran
-            out.rmdir()
-        return code
-    except signals.Interrupted as exc:
-        where = f"; results so far in {out}" if out is not None and out.is_dir() else ""
-        print(f"{PROG}: interrupted by {exc.signal_name}{where}", file=sys.stderr)
-        return exc.code
-    finally:
-        signals.restore(old, ignore_after_signal=exiting)
+        out = Path(args.output or tempfile.mkdtemp(prefix="gpu-check-"))
+    except OSError as exc:
+        print(f"{PROG}: error: cannot create a temporary folder: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    made.append(out)
+    code = _check(args, out)
+    if code == 2 and args.output is None:  # probe failed, or trace refused: no stage ran
+        out.rmdir()
+    return code
+
+
+def interrupt_line(exc: signals.Interrupted, made: list[Path]) -> str:
+    """``gpu_check.py: interrupted by SIGINT (exit 130)`` (``Interrupted.line``), then
+    ``; results so far in DIR`` where the output folder (``made``: its path, once
+    named) is there."""
+    where = f"; results so far in {made[0]}" if made and made[0].is_dir() else ""
+    return exc.line(PROG) + where
 
 
 def _end_with_parent() -> None:

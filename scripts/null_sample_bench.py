@@ -16,6 +16,13 @@ Both must give the same ids (checked before timing).
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import statistics
 import sys
@@ -33,6 +40,7 @@ from ipc_bench.engine.config import ModelConfig  # noqa: E402
 from ipc_bench.engine.models import NullModel  # noqa: E402
 from ipc_bench.engine.token_ids import normalized_histogram  # noqa: E402
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -106,12 +114,32 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv=None) -> int:
+def main(argv=None, exiting: bool = False) -> int:
+    """The table; returns the exit code: 0, 1 (the samplers differ), 2 (bad input, one
+    line), 130 / 143 / 129 (interrupted by SIGINT / SIGTERM / SIGHUP, one line:
+    ``null_sample_bench.py: interrupted by SIGINT (exit 130)``; one that came while the
+    script started, kept pending by the block of its first statement, at the end of
+    the parsing).
+    ``exiting``: the process exits once this returns (the script run as a command): a
+    signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
+    (``main`` called in process) puts the caller's handlers back whatever happened
+    (``signals.run_command``)."""
+    return signals.run_command(lambda: _parse(argv),
+                               lambda args: args if isinstance(args, int) else _table(args),
+                               lambda exc, _: exc.line(PROG), exiting=exiting)
+
+
+def _parse(argv) -> "argparse.Namespace | int":
+    """``argv`` parsed, or 2 for bad input (its one line printed); ``--help`` exits."""
     try:
-        args = build_parser().parse_args(argv)
+        return build_parser().parse_args(argv)
     except BadInput as exc:
         print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
+
+
+def _table(args: argparse.Namespace) -> int:
+    """``main``'s work: the table, printed row by row."""
     spec, histogram = args.token_ids, ""
     if spec == "hist":  # a histogram over the first 1,000 ids (its text is passed in)
         spec = "hist:bench"
@@ -145,4 +173,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main(PROG, main, "the table"))
+    sys.exit(script_main(PROG, lambda: main(exiting=True), "the table"))

@@ -280,7 +280,7 @@ def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
     ``; rows printed for 1 of 3 B values (1)``, ``; no row printed (0 of 3 B values
     measured)``; with ``--bench``: ``; nothing printed``, and ``: the runs' temporary
     folder is removed`` where one was made (``made``: its path, once made)."""
-    line = f"oracle_cost.py: interrupted by {exc.signal_name} (exit {exc.code})"
+    line = exc.line("oracle_cost.py")
     if args is None:
         return line
     if args.bench:

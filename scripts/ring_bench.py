@@ -244,7 +244,7 @@ def main(argv=None, exiting: bool = False) -> int:
     (``signals.run_command``)."""
     return signals.run_command(
         lambda: parse_args(argv), _bench,
-        lambda exc, _: f"ring_bench.py: interrupted by {exc.signal_name} (exit {exc.code})",
+        lambda exc, _: exc.line("ring_bench.py"),
         exiting=exiting)
 
 

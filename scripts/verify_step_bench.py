@@ -29,6 +29,13 @@ others' values.
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":
+    # As bench.py: SIGINT / SIGTERM / SIGHUP stay pending until main() has installed
+    # its handlers (ipc_bench.harness.signals), so none lands in an import.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
 import argparse
 import sys
 import time
@@ -50,6 +57,7 @@ from ipc_bench.engine.config import (MAX_CPU_MODEL_BYTES,  # noqa: E402
                                      kv_cache_bytes,
                                      script_memory_refusal, weight_bytes)
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
+from ipc_bench.harness import signals  # noqa: E402
 
 #: The name every error line starts with (``verify_step_bench.py: error: ...``).
 PROG = "verify_step_bench.py"
@@ -239,12 +247,31 @@ def vocab_that_fits(sched: SchedulerConfig, model: ModelConfig) -> int:
     return room // per_id
 
 
-def main(argv=None) -> int:
+def main(argv=None, exiting: bool = False) -> int:
+    """The table; returns the exit code: 0, 2 (bad input, one line), 130 / 143 /
+    129 (interrupted by SIGINT / SIGTERM / SIGHUP, one line: ``verify_step_bench.py:
+    interrupted by SIGINT (exit 130)``; one that came while the script started, kept
+    pending by the block of its first statement, at the end of the parsing).
+    ``exiting``: the process exits once this returns (the script run as a command): a
+    signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
+    (``main`` called in process) puts the caller's handlers back whatever happened
+    (``signals.run_command``)."""
+    return signals.run_command(lambda: _parse(argv),
+                               lambda args: args if isinstance(args, int) else _table(args),
+                               lambda exc, _: exc.line(PROG), exiting=exiting)
+
+
+def _parse(argv) -> "argparse.Namespace | int":
+    """``argv`` parsed, or 2 for bad input (its one line printed); ``--help`` exits."""
     try:
-        args = parse_args(argv)
+        return parse_args(argv)
     except BadInput as exc:
         print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
+
+
+def _table(args: argparse.Namespace) -> int:
+    """``main``'s work: the table, printed row by row."""
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -269,4 +296,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(script_main(PROG, main, "the table"))
+    sys.exit(script_main(PROG, lambda: main(exiting=True), "the table"))

@@ -342,7 +342,7 @@ def interruptible(prog: str, work: Callable[[], Optional[int]]) -> int:
 
     return signals.run_command(
         lambda: None, lambda _: work() or 0,
-        lambda exc, _: f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})",
+        lambda exc, _: exc.line(prog),
         exiting=True)
 
 

@@ -98,6 +98,13 @@ class Interrupted(BaseException):
         except ValueError:
             return f"signal {self.code - 128}"
 
+    def line(self, prog: str) -> str:
+        """The one line a command ends with after this interrupt: ``PROG: interrupted
+        by SIGINT (exit 130)`` (``prog``: the command's name, ``bench.py``,
+        ``byte_sweep.py``), to which a script may add what it kept (``; results so
+        far in DIR``)."""
+        return f"{prog}: interrupted by {self.signal_name} (exit {self.code})"
+
 
 #: Code of the functions marked ``unraisable``, and of pyzmq's socket makers
 #: (``_zmq_socket_makers``, added by ``install``).

@@ -553,7 +553,7 @@ def test_gpu_check_sigterm_stops_and_reaps_the_running_stage(tmp_path):
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
     assert (proc.returncode, stderr) == (
-        143, f"gpu_check.py: interrupted by SIGTERM; results so far in {out}\n")
+        143, f"gpu_check.py: interrupted by SIGTERM (exit 143); results so far in {out}\n")
     assert re.fullmatch(r"gpu_check: \[smoke\] stopped: SIGTERM passed on; \d+\.\d s later "
                         r"it exited 143", stdout.splitlines()[-1]), stdout
     assert processes_matching("bench.py", str(out)) == []  # reaped before the exit
@@ -686,7 +686,7 @@ def test_decode_step_check_json_says_how_far_the_run_got(tmp_path, monkeypatch, 
     monkeypatch.setattr(paged_attention, "flex_unsupported", lambda device, block_size: None)
     code = dsc.main(["--device", "cpu", "--num-running", "2", "--json", str(out),
                      "--configs", "gather,varlen,flex,flex+graphs"])
-    assert (code, capsys.readouterr().err) == (143, "decode_step_check.py: interrupted by SIGTERM\n")
+    assert (code, capsys.readouterr().err) == (143, "decode_step_check.py: interrupted by SIGTERM (exit 143)\n")
     left = json.loads(out.read_text())
     common = dict(skipped={"varlen": "varlen needs CUDA: no CPU kernel"},
                   failed={"flex": "RuntimeError"}, goals=[])
@@ -712,7 +712,7 @@ def test_gpu_check_says_which_configurations_stage_0_did_not_run(monkeypatch, tm
             rows=[dict(config="gather", num_running=2, bucket=2, step_ns=1, gpu_busy_ns=1)])))
         if interrupt:
             raise signals.Interrupted(143)
-        return 143, "decode_step_check.py: interrupted by SIGTERM\n", cut
+        return 143, "decode_step_check.py: interrupted by SIGTERM (exit 143)\n", cut
 
     monkeypatch.setattr(gpu_check, "run_child", fake_child)
     state = "0-decode-step.json is incomplete (interrupted by SIGTERM): flex, flex+graphs not run"

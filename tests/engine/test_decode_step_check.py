@@ -233,7 +233,7 @@ def test_interrupted_is_one_line(sig):
     # torch.utils.benchmark (the roofline's timer) is imported
     err = "".join(line for line in err.splitlines(keepends=True)
                   if not re.match(r"[IWEF]\d{4} [\d:.]+ +\d+ torch/", line))
-    assert (proc.returncode, err) == (code, f"decode_step_check.py: interrupted by {sig}\n")
+    assert (proc.returncode, err) == (code, f"decode_step_check.py: interrupted by {sig} (exit {code})\n")
 
 
 def test_an_interrupted_run_keeps_the_rows_of_finished_configurations(tmp_path, monkeypatch,
@@ -254,7 +254,7 @@ def test_an_interrupted_run_keeps_the_rows_of_finished_configurations(tmp_path, 
     out = tmp_path / "rows.json"
     code = dsc.main(["--device", "cpu", "--num-running", "2", "--configs", "gather,flex",
                      "--json", str(out)])
-    assert (code, capsys.readouterr().err) == (130, "decode_step_check.py: interrupted by SIGINT\n")
+    assert (code, capsys.readouterr().err) == (130, "decode_step_check.py: interrupted by SIGINT (exit 130)\n")
     rows = json.loads(out.read_text())["rows"]
     assert [(r["config"], r["num_running"], r["step_ns"]) for r in rows] == [
         ("gather", 2, 2e6), ("gather", 3, 2e6)]
