@@ -3933,10 +3933,12 @@ def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str
     """Set (in place) each field of the cases ``valid`` that repeats one of its workload
     labels (``num_running``, ``trace``: ``metadata.cases[].labels``, which its
     ``workload`` names as ``k=v``) to the label's value where a hand edit made them
-    differ, with one line per field naming the case, both values and the one used
-    (``RUN/summary.json: case 'ID' has num_running 5, but its workload is
-    num_running=4 (read as 4, its workload's)``): the tables go by the workload, the
-    findings' words by the field, and the two would name different batches."""
+    differ, or left the field null or out, with one line per field naming the case,
+    both values and the one used (``RUN/summary.json: case 'ID' has num_running 5, but
+    its workload is num_running=4 (read as 4, its workload's)``; ``has num_running
+    null``, ``has no num_running``): the tables go by the workload, the findings'
+    words by the field, and the two would name different batches (or the findings
+    would lose the workload's)."""
     settings = metadata.get("cases") if isinstance(metadata, dict) else None
     labels = {c["case_id"]: c["labels"] for c in settings or []
               if isinstance(c, dict) and isinstance(c.get("labels"), dict)
@@ -3946,12 +3948,12 @@ def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str
         workload = str(case["workload"]).split(",")
         for key, want in (labels.get(case["case_id"]) or {}).items():
             have = case.get(key)
-            if have is None or have == want or f"{key}={want}" not in workload:
+            if have == want or f"{key}={want}" not in workload:
                 continue
+            shown = f"no {key}" if key not in case else f"{key} {_shown(have)}"
             case[key] = want
-            out.append(f"{path}: case {case['case_id']!r} has {key} {_shown(have)}, but "
-                       f"its workload is {case['workload']} (read as {_shown(want)}, its "
-                       "workload's)")
+            out.append(f"{path}: case {case['case_id']!r} has {shown}, but its workload "
+                       f"is {case['workload']} (read as {_shown(want)}, its workload's)")
     return out
 
 
