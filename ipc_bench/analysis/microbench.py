@@ -172,13 +172,67 @@ def metadata_text(text: str) -> str:
     return line if line and line == line.strip() else repr(line)
 
 
-def arm_metadata(run_dir: str, arm: str) -> dict[str, Any]:
-    """The metadata of every benchmark of ``arm``'s pyperf file (``metadata_text``
-    each): ``description`` (``ipc-bench captured messages, arm ARM``),
-    ``ipc_bench_run`` (the run folder's name) and ``ipc_bench_arm``."""
+def arm_identity(run_dir: str, arm: str) -> dict[str, str]:
+    """The metadata naming ``arm``'s pyperf file (``metadata_text`` each):
+    ``description`` (``ipc-bench captured messages, arm ARM``), ``ipc_bench_run`` (the
+    run folder's name) and ``ipc_bench_arm``."""
     return {"description": metadata_text(f"ipc-bench captured messages, arm {arm}"),
             "ipc_bench_run": metadata_text(os.path.basename(os.path.abspath(run_dir))),
             "ipc_bench_arm": metadata_text(arm)}
+
+
+def arm_metadata(run_dir: str, arm: str) -> dict[str, Any]:
+    """The metadata of every benchmark of ``arm``'s pyperf file (``metadata_text``
+    each): ``arm_identity``'s, and, from the run's
+    ``summary.json`` where it can be read, ``ipc_bench_run_status`` (``complete``,
+    ``incomplete``, ``failed``) and, for a run that is not complete,
+    ``ipc_bench_run_warning`` (``incomplete_run_text``: what it recorded, the cases
+    finished of those planned)."""
+    from ipc_bench.analysis.results import ResultsError, read_summary
+
+    meta = arm_identity(run_dir, arm)
+    try:
+        summary = read_summary(run_dir)
+    except ResultsError:
+        return meta
+    meta["ipc_bench_run_status"] = metadata_text(str(summary.get("status", "unknown")))
+    warning = incomplete_run_text(run_dir, summary)
+    if warning is not None:
+        meta["ipc_bench_run_warning"] = metadata_text(warning)
+    return meta
+
+
+def incomplete_run_text(run_dir: str, summary: dict[str, Any]) -> Optional[str]:
+    """For a run (``run_dir``, its ``summary.json`` read as ``summary``) that is not
+    complete (killed, stopped, failed: its captures hold the cases that finished only),
+    one line saying so, in ``bench.py report``'s words (``results.run_state``, the
+    run's problems or what its files tell, ``results.unfinished_detail``), and how many
+    of its planned cases finished: ``RUN: this run is incomplete: stopped without
+    finishing its summary (...): no process holds its lock, no end was recorded, summary
+    status incomplete, 1 of 2 cases recorded, ...; 1 of its 2 cases finished: the cases
+    it did not finish are not timed``; ``None`` for a complete run."""
+    from ipc_bench.analysis.results import (_problems_detail, case_unfinished, run_state,
+                                            unfinished_detail)
+    from ipc_bench.errors import one_line
+
+    status = summary.get("status")
+    if status == "complete":
+        return None
+    cases = [c for c in summary.get("cases") or [] if isinstance(c, dict)]
+    done = sum(not case_unfinished(c) for c in cases)
+    metadata = summary.get("metadata")
+    planned = metadata.get("cases") if isinstance(metadata, dict) else None
+    problems = summary.get("problems")
+    try:
+        detail = (_problems_detail(summary, problems if isinstance(problems, list) else [],
+                                   Path(run_dir)) or unfinished_detail(summary, Path(run_dir)))
+    except (AttributeError, TypeError, KeyError, ValueError, OSError):  # an edited summary
+        detail = ""
+    count = (f"{done:,} of its {_plural(len(planned), 'case')} finished"
+             if isinstance(planned, list) else f"{_plural(done, 'case')} finished")
+    return one_line(f"{run_dir}: this run {run_state(str(status))}: "
+                    f"{detail or 'no reason recorded'}; {count}: the cases it did not "
+                    "finish are not timed")
 
 
 def workload_labels(workload: str) -> dict[str, str]:
@@ -1001,13 +1055,13 @@ def least_arm_file_bytes(run_dir: str, arm: str,
     arm's description, run and arm, pyperf's version, and each run's date and duration,
     every value and warm-up ``1.0`` of 1 loop, every date of the shortest form pyperf
     writes and every run's duration the same. The file written is larger (timings have
-    more digits; pyperf adds the machine, the Python, the memory and load), so a limit
-    below this is one the file cannot fit."""
+    more digits; pyperf adds the machine, the Python, the memory and load; the run's
+    status, ``arm_metadata``), so a limit below this is one the file cannot fit."""
     import datetime
 
     import pyperf
 
-    common = dict(arm_metadata(run_dir, arm), perf_version=pyperf.__version__,
+    common = dict(arm_identity(run_dir, arm), perf_version=pyperf.__version__,
                   unit="second")
     start = datetime.datetime(2000, 1, 1)
     benches, k = [], 0
@@ -1247,6 +1301,7 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     print(f"microbench: {total} benchmarks ({', '.join(f'{a}: {len(plan[a])}' for a in arms)}"
           f"{'; the arms interleaved' if len(arms) > 1 else ''}) -> {out.dir}; "
           f"{settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
+    _warn_incomplete(ns.run_dir)
     missing = uncaptured_cases(ns.run_dir, selection, (i for _, i in selected))
     if missing:
         print(f"microbench: note: {len(missing)} finished case{'s' * (len(missing) > 1)} "
@@ -1272,6 +1327,16 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     finally:
         progress.close()
     return _report(selected, out, how, run_cases(ns.run_dir))
+
+
+def _warn_incomplete(run_dir: str) -> None:
+    """Print ``microbench: warning: LINE`` on stderr for a run that is not complete
+    (``incomplete_run_text``; its pyperf files say it too: ``arm_metadata``)."""
+    from ipc_bench.analysis.results import read_summary
+
+    warning = incomplete_run_text(run_dir, read_summary(run_dir))
+    if warning is not None:
+        print(f"microbench: warning: {warning}", file=sys.stderr, flush=True)
 
 
 def run_cases(run_dir: str) -> dict[str, dict[str, Any]]:
