@@ -44,7 +44,8 @@ from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.pace import as_record
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.engine.config import SEND
-from ipc_bench.harness.environment import iso_time
+from ipc_bench.harness.environment import (REMOTE_RUNNERS_WORDS, iso_time,
+                                           remote_runners_shape)
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
                                           FRONTEND_CSV, PARTIAL_STEPS, REQUEST_COLUMNS,
                                           STEPS_HEADER, run_in_progress)
@@ -3589,7 +3590,13 @@ _METADATA_VALUES = {
                      "a list of whole numbers (CPU ids)"),
     "cpu_freq_mhz": (_is_number, "a number (MHz)"),
     "niceness": (_is_whole, "a whole number"),
+    "remote_runners": (remote_runners_shape, REMOTE_RUNNERS_WORDS),
 }
+
+#: ``_METADATA_VALUES`` fields whose absence says something (no ``remote_runners``: the
+#: run spawned its runners): one that fails its test is left out as null, which says
+#: nothing (``environment._runners``: neither way).
+_METADATA_NULL_WHEN_LEFT_OUT = ("remote_runners",)
 
 #: Fields of ``summary.json``'s ``metadata`` that a run always writes as an object:
 #: null is as wrong there as another type (``check_shapes``).
@@ -3762,13 +3769,16 @@ def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
     ``_METADATA_NEVER_NULL`` field, and a ``metadata.cases`` entry that is not an
     object with a text ``case_id``, has a field of the wrong kind or repeats an
     earlier one's ``case_id``, and a setting of a kept entry of the wrong type
-    (``_kept_settings``). Returns one warning line per thing
+    (``_kept_settings``). A dropped ``_METADATA_NULL_WHEN_LEFT_OUT`` field
+    (``remote_runners``) is kept as null. Returns one warning line per thing
     dropped (``check_shapes``)."""
     out = []
     for key, kind in _METADATA_SHAPES.items():
         if key in meta and meta[key] is not None and _shape_problem(meta[key], kind):
             out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not "
                        f"{'an object' if kind is dict else 'a list'} (left out)")
+            if key in _METADATA_NULL_WHEN_LEFT_OUT:
+                meta[key] = None
     if isinstance(meta.get("gpus"), list):  # nvidia-smi's, one object per GPU
         gpus = meta["gpus"]
         out += [f"{path}: metadata.gpus[{i}] is {_shown(gpu)}, not an object (left out)"
@@ -3795,6 +3805,8 @@ def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
         if key in meta and meta[key] is not None and not test(meta[key]):
             out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
                        "(left out)")
+            if key in _METADATA_NULL_WHEN_LEFT_OUT:
+                meta[key] = None
     start, end = iso_time(meta.get("start_time_utc")), iso_time(meta.get("end_time_utc"))
     if start is not None and end is not None and end < start:
         out.append(f"{path}: metadata.end_time_utc is {_shown(meta.pop('end_time_utc'))}, "

@@ -1503,16 +1503,58 @@ def _order_seed_lines(a: dict, b: dict) -> list[str]:
     return [f"option --order-seed differs: {shown[0]} vs {shown[1]}"]
 
 
+#: What ``metadata["remote_runners"]`` must be (``remote_runners_shape``), in the words
+#: of the loader's line that leaves out one that is not.
+REMOTE_RUNNERS_WORDS = ("an object of the runners' count (a whole number from 1), their "
+                        "host (a text) and their ports (an object of port numbers)")
+
+
+def _port(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+
+
+def remote_runners_shape(value: Any) -> bool:
+    """Whether ``value`` is a ``metadata["remote_runners"]`` as a run with
+    ``--remote-runners`` writes it (``cli.execute``): an object of ``count`` (a whole
+    number from 1), ``host`` (a non-empty text) and, where there, ``ports`` (an object
+    of ports, each null, a port number 1-65535 or a list of them: ``ctls``)."""
+    if not isinstance(value, dict):
+        return False
+    count, host, ports = value.get("count"), value.get("host"), value.get("ports", {})
+    return (isinstance(count, int) and not isinstance(count, bool) and count >= 1
+            and isinstance(host, str) and host != "" and isinstance(ports, dict)
+            and all(p is None or _port(p) or (isinstance(p, list) and all(map(_port, p)))
+                    for p in ports.values()))
+
+
+def remote_ports_text(ports: dict) -> str:
+    """The ports of a ``remote_runners_shape`` value as a line names them: ``ctls
+    5600, 5601; s2r 5602; r2s 5603`` (a null one left out; names escaped to one line,
+    ``errors.one_line``)."""
+    from ipc_bench.errors import one_line
+
+    return "; ".join(f"{one_line(str(k))} "
+                     + (", ".join(map(str, v)) if isinstance(v, list) else str(v))
+                     for k, v in ports.items() if v is not None)
+
+
 def _runners(md: dict) -> Optional[str]:
     """How a run's runners were started, as its metadata records it: by hand
     (``--remote-runners``: ``metadata["remote_runners"]``, an object of their count and
     host; ports aside, which change no number) as ``2 started by hand on 10.0.0.5
-    (--remote-runners)``, else by the run itself (``spawned by the run``); ``None`` for
-    metadata of no run (no ``scenario``: a hand-made summary), which tells neither."""
+    (--remote-runners)`` (the host escaped to one line, ``errors.one_line``), else by
+    the run itself (``spawned by the run``); ``None`` for metadata of no run (no
+    ``scenario``: a hand-made summary) and for a ``remote_runners`` there but not as a
+    run writes it (``remote_runners_shape``; the loader leaves such a one out as null,
+    with a warning), which tell neither."""
+    from ipc_bench.errors import one_line
+
     remote = md.get("remote_runners")
-    if isinstance(remote, dict):
-        return (f"{remote.get('count', '?')} started by hand on {remote.get('host', '?')} "
+    if remote_runners_shape(remote):
+        return (f"{remote['count']} started by hand on {one_line(remote['host'])} "
                 "(--remote-runners)")
+    if "remote_runners" in md:
+        return None
     return "spawned by the run" if "scenario" in md else None
 
 

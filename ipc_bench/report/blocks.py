@@ -24,9 +24,9 @@ from ipc_bench.analysis.results import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO, STEP_BLOCK
 from ipc_bench.engine.config import CACHED, SEND
-from ipc_bench.errors import command_shell_line
+from ipc_bench.errors import command_shell_line, one_line
 from ipc_bench.harness.environment import (LOADED_SHARE, TIMING_ONLY_SETTINGS, loaded_at_start,
-                                          nice_note)
+                                          nice_note, remote_ports_text, remote_runners_shape)
 from ipc_bench.report.findings import findings
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import Block, code_span
@@ -1337,16 +1337,21 @@ def _comparison_sections(results, level: int) -> list[Block]:
 
 def _run_option_lines(md: dict[str, Any]) -> list[str]:
     """Lines for the options that shaped the whole run beyond each case's settings:
-    runners started by hand (``--remote-runners``), with ``--token-ids hist:PATH``,
+    runners started by hand (``--remote-runners``: ``remote runners: 1 on `10.0.0.5`
+    (ports ctls 5600; s2r 5601; r2s 5602)``, the host escaped to one line and a code
+    span; a value not as a run writes it, which the loader left out, none), with
+    ``--token-ids hist:PATH``,
     the histogram's path and SHA-256 (also in each case's model column), and with
     ``--trace`` the trace's path as given, the path it resolved to when read where
     that is another text (``trace: `../t.csv` (read as `/w/t.csv`), sha256 `...```),
     and its SHA-256."""
     lines = []
     remote = md.get("remote_runners")
-    if remote:
-        lines.append(f"remote runners: {remote.get('count', '?')} on "
-                     f"{remote.get('host', '?')} (ports {remote.get('ports', '?')})")
+    if remote_runners_shape(remote):  # else the loader said so and left it out
+        ports = remote_ports_text(remote.get("ports") or {})
+        lines.append(f"remote runners: {remote['count']} on "
+                     f"{code_span(one_line(remote['host']))}"
+                     + (f" (ports {ports})" if ports else ""))
     hists = {(m.get("token_ids"), m.get("token_ids_sha256"))
              for m in (c.get("model") or {} for c in md.get("cases") or [])
              if m.get("token_ids_sha256")}

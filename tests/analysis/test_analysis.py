@@ -638,7 +638,7 @@ def test_the_configuration_block_names_async_pp_tp_and_remote_runners():
                     dict(base, case_id="d", tp=4)]}
     results = SimpleNamespace(metadata={"r": md}, status={"r": "complete"})
     blocks = _config_blocks(results, "r")
-    assert blocks[0][1][3] == "remote runners: 2 on 10.0.0.5 (ports {'ctl': 5600})"
+    assert blocks[0][1][3] == "remote runners: 2 on `10.0.0.5` (ports ctl 5600)"
     runs = {row[0]: row[3] for row in blocks[1][2]}
     assert runs == {"1 case: a": "arm=cached, transport=tcp",
                     "1 case: b": "arm=cached+async, async_scheduling=True, transport=tcp",
