@@ -4794,7 +4794,10 @@ def status_line(run_dir: Path, status: str, detail: str, loaded: int,
     if n:
         it = "it" if n == 1 else "them"
         held += f" (Results.unfinished names {it}; Results.finished leaves {it} out)"
-    return f"{run_dir}: this run {run_state(status)}: {detail or 'no reason recorded'}; {held}"
+    from ipc_bench.errors import one_line
+
+    return (f"{one_line(str(run_dir))}: this run {run_state(status)}: "
+            f"{detail or 'no reason recorded'}; {held}")
 
 
 def complete_problems_line(run_dir: Path, problems: list[Any], pointer: bool = True,
@@ -4805,7 +4808,9 @@ def complete_problems_line(run_dir: Path, problems: list[Any], pointer: bool = T
     write to stdout: No space left on device (its terminal tables were not printed:
     cd CWD && python bench.py report /abs/RUN shows them)``; ``""`` when it recorded
     none. The command is ``report_pointer``'s, from the run's ``metadata`` (its
-    ``summary.json``'s): its ``bench.py`` in the folder it ran in. A stdout that failed
+    ``summary.json``'s): its ``bench.py`` in the folder it ran in; ``RUN`` escaped to one
+    line (``errors.one_line``: a newline in the folder's name as ``\\n``), as the
+    other load warnings' lines are printed. A stdout that failed
     (``cannot write to stdout: ...``, ``console.stdout_failure``) is the one problem
     ``bench.py`` records in a complete run. ``pointer=False``: the line without ``RUN:
     `` and the command (the report's note, ``This run is complete, ...``)."""
@@ -4816,7 +4821,11 @@ def complete_problems_line(run_dir: Path, problems: list[Any], pointer: bool = T
         text += (" (its terminal tables were not printed" + (
             f": {report_pointer(run_dir, metadata)} shows them)" if pointer else ")"))
     line = f"this run is complete, every case measured and written; as it ended: {text}"
-    return f"{run_dir}: {line}" if pointer else line
+    if not pointer:
+        return line
+    from ipc_bench.errors import one_line
+
+    return f"{one_line(str(run_dir))}: {line}"
 
 
 def report_pointer(run_dir: Path, metadata: dict[str, Any] | None = None) -> str:

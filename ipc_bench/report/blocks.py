@@ -1589,11 +1589,12 @@ def _state_notes(one, run_id: str) -> list[Block]:
     if left_out:
         blocks.append(("note", left_out))
     # its status line: the note above says it; one hand edit repeated in every case is
-    # one note, as it is one warning line (``grouped_warnings``)
+    # one note, as it is one warning line (``grouped_warnings``), on one line as
+    # ``bench.py report`` prints it (a newline in the run folder's name escaped)
     status_warning = one.status_warning.get(run_id)
     for line in grouped_warnings([w for w in one.warnings.get(run_id, [])
                                   if w != status_warning]):
-        blocks.append(("note", f"Loading this run: {line}."))
+        blocks.append(("note", f"Loading this run: {one_line(line)}."))
     shown = one.finished()
     emulated = _emulated_block(shown.cases)
     if emulated:
