@@ -30,6 +30,7 @@ import decimal
 import errno
 import io
 import json
+import math
 import numbers
 import os
 import re
@@ -119,8 +120,35 @@ def read_summary(run_dir: str | os.PathLike) -> Summary:
     data.repeated = repeated
     problem = _version_problem(data)
     if problem:
+        version = data.get("format_version")
+        if isinstance(version, float) and not math.isfinite(version):  # 1E400, as written
+            problem = _version_problem(json.loads(path.read_text(encoding="utf-8-sig"),
+                                                  parse_float=_parsed_float))
         raise ResultsError(f"{path}: {problem}")
     return data
+
+
+class WrittenFloat(float):
+    """A number of ``summary.json`` too large for a float (``1E400``, read as
+    infinity), which keeps the text it was written as (``text``) for the line that
+    quotes it (``_shown``): ``1E400``, not ``Infinity``, which the file does not hold.
+    Made only for a ``format_version`` so written, on the refusal's path
+    (``read_summary`` parses the file again with ``_parsed_float``): a Python call for
+    each number would slow every large summary's read."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> "WrittenFloat":
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+
+def _parsed_float(text: str) -> float:
+    """``json``'s ``parse_float``: ``float(text)``, a ``WrittenFloat`` where that is
+    not finite (``1E400``)."""
+    value = float(text)
+    return value if math.isfinite(value) else WrittenFloat(value, text)
 
 
 def _version_problem(summary: dict[str, Any]) -> str | None:
@@ -343,6 +371,8 @@ def _shown(value: Any) -> str:
     but those that do not print (a control character, a lone surrogate) escaped as JSON
     escapes them (``"\\u202e"``), but a whole number too long for that in ``%g`` form,
     to 6 digits (``1e+400``, ``1.23457e+408``), never cut."""
+    if isinstance(value, WrittenFloat):  # 1E400 as written, not as Infinity
+        return value.text[:40]
     text = "".join(c if c.isprintable() else json.dumps(c)[1:-1]
                    for c in json.dumps(value, ensure_ascii=False))
     if isinstance(value, int) and not isinstance(value, bool) and len(text) > 40:
@@ -3476,9 +3506,10 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
                    else None)
         if problem:
             return f"{name} has label {problem}"
-    for key, value in case.items():
-        if isinstance(value, float) and (value != value or abs(value) == float("inf")):
-            return f"{name} has {key} {json.dumps(value)}, not a finite number"
+    for key, value in case.items():  # warnings: read by _warnings_lines
+        if key not in _LIST_CASE_FIELDS and isinstance(value, float) and (
+                value != value or abs(value) == float("inf")):
+            return f"{name} has {key} {_shown(value)}, not a finite number"
     return None
 
 
@@ -3969,6 +4000,10 @@ def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str
     return out
 
 
+#: Case fields that hold a list, read (and their wrong values warned about) by
+#: ``_warnings_lines``, not left out with their case as a NaN elsewhere is.
+_LIST_CASE_FIELDS = ("warnings",)
+
 #: Entries of a case's ``warnings`` named, at most, in the line about those that are
 #: not texts (``_warnings_lines``).
 WARNINGS_SHOWN = 3
@@ -3982,6 +4017,7 @@ def _warnings_lines(valid: list[dict], path: Path) -> list[str]:
     no warnings recorded)``); entries of a list that are not texts are left out of it,
     its texts kept (``case 'ID' has warnings[0] 1 and warnings[1] null, not texts (left
     out of its warnings)``; the first ``WARNINGS_SHOWN`` named, then how many more).
+    A NaN or infinite one is not a list either (``has warnings NaN, not a list``).
     A ``warnings`` null is as absent, as a run writes none."""
     out = []
     for case in valid:
