@@ -187,7 +187,8 @@ def arm_metadata(run_dir: str, arm: str) -> dict[str, Any]:
     ``summary.json`` where it can be read, ``ipc_bench_run_status`` (``complete``,
     ``incomplete``, ``failed``) and, for a run that is not complete,
     ``ipc_bench_run_warning`` (``incomplete_run_text``: what it recorded, the cases
-    finished of those planned)."""
+    finished of those planned), which names the run by its absolute path, not by the
+    path as given (``.``, which says nothing once the file is elsewhere)."""
     from ipc_bench.analysis.results import ResultsError, read_summary
 
     meta = arm_identity(run_dir, arm)
@@ -196,14 +197,16 @@ def arm_metadata(run_dir: str, arm: str) -> dict[str, Any]:
     except ResultsError:
         return meta
     meta["ipc_bench_run_status"] = metadata_text(str(summary.get("status", "unknown")))
-    warning = incomplete_run_text(run_dir, summary)
+    warning = incomplete_run_text(run_dir, summary, os.path.abspath(run_dir))
     if warning is not None:
         meta["ipc_bench_run_warning"] = metadata_text(warning)
     return meta
 
 
-def incomplete_run_text(run_dir: str, summary: dict[str, Any]) -> Optional[str]:
-    """For a run (``run_dir``, its ``summary.json`` read as ``summary``) that is not
+def incomplete_run_text(run_dir: str, summary: dict[str, Any],
+                        name: Optional[str] = None) -> Optional[str]:
+    """For a run (``run_dir``, its ``summary.json`` read as ``summary``; the line names
+    it ``name``, the folder as given where ``None``) that is not
     complete (killed, stopped, failed: its captures hold the cases that finished only),
     one line saying so, in ``bench.py report``'s words (``results.run_state``, the
     run's problems or what its files tell, ``results.unfinished_detail``), and how many
@@ -230,7 +233,8 @@ def incomplete_run_text(run_dir: str, summary: dict[str, Any]) -> Optional[str]:
         detail = ""
     count = (f"{done:,} of its {_plural(len(planned), 'case')} finished"
              if isinstance(planned, list) else f"{_plural(done, 'case')} finished")
-    return one_line(f"{run_dir}: this run {run_state(str(status))}: "
+    return one_line(f"{run_dir if name is None else name}: this run "
+                    f"{run_state(str(status))}: "
                     f"{detail or 'no reason recorded'}; {count}: the cases it did not "
                     "finish are not timed")
 
