@@ -46,7 +46,7 @@ from ipc_bench.analysis.pace import as_record
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.engine.config import SEND
 from ipc_bench.harness.environment import (REMOTE_RUNNERS_WORDS, iso_time,
-                                           remote_runners_shape)
+                                           remote_runners_problem, remote_runners_shape)
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
                                           FRONTEND_CSV, PARTIAL_STEPS, REQUEST_COLUMNS,
                                           STEPS_HEADER, run_in_progress)
@@ -3801,8 +3801,10 @@ def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
     object with a text ``case_id``, has a field of the wrong kind or repeats an
     earlier one's ``case_id``, and a setting of a kept entry of the wrong type
     (``_kept_settings``). A dropped ``_METADATA_NULL_WHEN_LEFT_OUT`` field
-    (``remote_runners``) is kept as null. Returns one warning line per thing
-    dropped (``check_shapes``)."""
+    (``remote_runners``) is kept as null; an object ``remote_runners`` is named by its
+    first bad part (``environment.remote_runners_problem``: ``metadata.remote_runners.
+    ports.ctls is -1, not a port number (1-65535) (metadata.remote_runners left
+    out)``). Returns one warning line per thing dropped (``check_shapes``)."""
     out = []
     for key, kind in _METADATA_SHAPES.items():
         if key in meta and meta[key] is not None and _shape_problem(meta[key], kind):
@@ -3834,8 +3836,11 @@ def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
             out += _value_lines(meta[key], tests, f"metadata.{key}", path)
     for key, (test, words) in _METADATA_VALUES.items():
         if key in meta and meta[key] is not None and not test(meta[key]):
-            out.append(f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not {words} "
-                       "(left out)")
+            part = remote_runners_problem(meta[key], _shown) if key == "remote_runners" else ""
+            out.append(f"{path}: metadata.{key}.{part} (metadata.{key} left out)" if part
+                       else f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not "
+                       f"{words} (left out)")
+            meta.pop(key, None)
             if key in _METADATA_NULL_WHEN_LEFT_OUT:
                 meta[key] = None
     start, end = iso_time(meta.get("start_time_utc")), iso_time(meta.get("end_time_utc"))

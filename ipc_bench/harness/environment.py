@@ -1513,18 +1513,49 @@ def _port(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
 
 
+#: The most runners a run can start by hand: each has a control port of its own, and
+#: the data ports follow them, all within 1-65535 (``wire.remote.remote_ports``).
+MAX_REMOTE_RUNNERS = 65533
+
+#: The ports a run writes in ``metadata["remote_runners"]["ports"]``
+#: (``wire.remote.RemotePorts``' fields).
+REMOTE_PORT_NAMES = ("ctls", "s2r", "r2s", "store")
+
+
+def remote_runners_problem(value: Any, shown: Callable[[Any], str] = repr) -> Optional[str]:
+    """What is wrong with ``value`` as a ``metadata["remote_runners"]`` (``cli.execute``
+    writes it: an object of ``count``, a whole number from 1 to ``MAX_REMOTE_RUNNERS``,
+    ``host``, a non-empty text, and, where there, ``ports``, an object of the
+    ``REMOTE_PORT_NAMES``, each null, a port number 1-65535 or a list of them), as the
+    first bad part of it and its value quoted by ``shown``: ``ports.ctls is -1, not a
+    port number (1-65535)``; ``""`` for a value that is not an object or lacks its count
+    or host (the caller quotes it whole); ``None`` where there is nothing wrong."""
+    if not isinstance(value, dict) or "count" not in value or "host" not in value:
+        return ""
+    count, host, ports = value["count"], value["host"], value.get("ports", {})
+    if not (isinstance(count, int) and not isinstance(count, bool)
+            and 1 <= count <= MAX_REMOTE_RUNNERS):
+        return (f"count is {shown(count)}, not a whole number of runners from 1 to "
+                f"{MAX_REMOTE_RUNNERS}")
+    if not (isinstance(host, str) and host != ""):
+        return f"host is {shown(host)}, not a non-empty text"
+    if not isinstance(ports, dict):
+        return f"ports is {shown(ports)}, not an object of port numbers"
+    for name, port in ports.items():
+        if name not in REMOTE_PORT_NAMES:
+            return (f"ports has a port named {shown(name)}, not one of "
+                    f"{', '.join(REMOTE_PORT_NAMES)}")
+        for i, p in enumerate(port if isinstance(port, list) else [port]):
+            if not (_port(p) or (p is None and not isinstance(port, list))):
+                where = f"ports.{name}" + (f"[{i}]" if isinstance(port, list) else "")
+                return f"{where} is {shown(p)}, not a port number (1-65535)"
+    return None
+
+
 def remote_runners_shape(value: Any) -> bool:
     """Whether ``value`` is a ``metadata["remote_runners"]`` as a run with
-    ``--remote-runners`` writes it (``cli.execute``): an object of ``count`` (a whole
-    number from 1), ``host`` (a non-empty text) and, where there, ``ports`` (an object
-    of ports, each null, a port number 1-65535 or a list of them: ``ctls``)."""
-    if not isinstance(value, dict):
-        return False
-    count, host, ports = value.get("count"), value.get("host"), value.get("ports", {})
-    return (isinstance(count, int) and not isinstance(count, bool) and count >= 1
-            and isinstance(host, str) and host != "" and isinstance(ports, dict)
-            and all(p is None or _port(p) or (isinstance(p, list) and all(map(_port, p)))
-                    for p in ports.values()))
+    ``--remote-runners`` writes it (``remote_runners_problem`` finds nothing)."""
+    return remote_runners_problem(value) is None
 
 
 def remote_ports_text(ports: dict) -> str:

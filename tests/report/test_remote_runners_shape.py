@@ -55,18 +55,20 @@ def test_the_host_is_escaped_and_the_ports_are_a_line(shared_two_case_run, share
             "(--remote-runners) vs spawned by the run") in lines
 
 
-@pytest.mark.parametrize("remote, shown", [
-    ({"count": [1], "host": None}, '{"count": [1], "host": null}'),
-    ({}, "{}"),
+@pytest.mark.parametrize("remote, said", [
+    ({"count": [1], "host": None}, ".count is [1], not a whole number of runners from 1 to "
+     "65533 (metadata.remote_runners left out)"),
+    ({}, f" is {{}}, {WORDS}"),
     ({"count": 1, "host": "h", "ports": {"ctls": ["x"]}},
-     '{"count": 1, "host": "h", "ports": {"ctl'),
+     '.ports.ctls[0] is "x", not a port number (1-65535) (metadata.remote_runners left '
+     'out)'),
 ], ids=["count-a-list", "empty", "port-a-text"])
-def test_a_malformed_value_is_warned_once_and_left_out(remote, shown, shared_two_case_run,
+def test_a_malformed_value_is_warned_once_and_left_out(remote, said, shared_two_case_run,
                                                        shared_floor_run, tmp_path, capsys):
     run = _edited(shared_two_case_run, tmp_path / "remote", remote)
     spawned = _edited(shared_floor_run, tmp_path / "spawned", ...)
     code, err, md = _report(capsys, tmp_path / "rep", spawned, run)
-    line = f"{run}/summary.json: metadata.remote_runners is {shown}, {WORDS}"
+    line = f"{run}/summary.json: metadata.remote_runners{said}"
     assert (code, err) == (0, [f"bench.py report: warning: {line}"])
     assert "remote runners:" not in md and "started by hand" not in md
     assert "runners differ" not in md
