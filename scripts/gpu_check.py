@@ -566,7 +566,10 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
     proc = None
     with _log_file(log) as sink:
         try:
-            with signals.deferred():  # no signal between the fork and holding the handle
+            # no signal between the fork and holding the handle; the child starts with
+            # them blocked, so one passed on while its interpreter starts waits for
+            # bench.py's handlers (signals.child_start)
+            with signals.child_start():
                 proc = subprocess.Popen(cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL,
                                         preexec_fn=signals.terminated_with_parent(os.getpid()))

@@ -50,10 +50,11 @@ Without ``install()`` (library use, tests), ``deferred()`` is a no-op and signal
 their default behaviour.
 
 A script that starts a process of its own (``scripts/codec_fit.py``'s ``bench.py`` run)
-runs it with ``call``: the signal is passed on to the child (``stop_child``: it writes
-what it measured and exits, or is killed after ``CHILD_GRACE_S``), which is reaped
-before ``Interrupted`` goes on, so that the script's one line comes last and no child
-outlives it.
+runs it with ``call``: the child starts with these signals blocked (``child_start``), so
+one passed on while its interpreter starts waits for its handlers; the signal is passed
+on to the child (``stop_child``: it writes what it measured and exits, or is killed
+after ``CHILD_GRACE_S``), which is reaped before ``Interrupted`` goes on, so that the
+script's one line comes last and no child outlives it.
 """
 
 from __future__ import annotations
@@ -473,6 +474,27 @@ def stop_child(proc: subprocess.Popen, signum: int, grace_s: float = CHILD_GRACE
     return child_ended(proc.returncode)
 
 
+@contextmanager
+def child_start() -> Iterator[None]:
+    """Start a child process (``subprocess.Popen``) in this block: a ``deferred()``
+    block (no signal between the fork and holding the handle) with ``HANDLED`` also
+    blocked in this thread (``pthread_sigmask``), so that the child inherits them
+    blocked through the fork and the exec. A ``bench.py`` child keeps them blocked
+    until its handlers are in (its first statement blocks the same set, and
+    ``install``/``unblock`` lift it): a signal passed on to it (``stop_child``) while
+    its interpreter is still starting, before that first statement, waits for them and
+    ends it with its one line and exit code, where Python's own SIGINT handler raised
+    ``KeyboardInterrupt`` in ``site``'s imports and the child printed a traceback and
+    exited 1 (SIGTERM and SIGHUP killed it silently). The mask is put back as the block
+    ends; a signal that arrived meanwhile is raised then (``deferred``)."""
+    with deferred():
+        mask = block()
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def call(cmd: list[str], grace_s: float = CHILD_GRACE_S, *, child_line: bool = True,
          **popen) -> int:
     """``subprocess.call(cmd, **popen)`` for a command that has ``install()``ed: the
@@ -508,7 +530,7 @@ def _call(cmd: list[str], grace_s: float, popen: dict) -> int:
     """``call`` with the child's output where ``popen`` sends it."""
     proc = None
     try:
-        with deferred():  # no signal between the fork and holding the handle
+        with child_start():  # no signal between the fork and holding the handle
             proc = subprocess.Popen(cmd, preexec_fn=terminated_with_parent(os.getpid()),
                                     **popen)
         return proc.wait()
