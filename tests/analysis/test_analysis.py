@@ -631,14 +631,14 @@ def test_the_configuration_block_names_async_pp_tp_and_remote_runners():
                 async_scheduling=False, frontend=False, tp=None, pp=None,
                 trace_speedup=None, floor=True)
     md = {"scenario": "x", "seed": 0, "command_line": ["bench.py"],
-          "remote_runners": {"count": 2, "host": "10.0.0.5", "ports": {"ctl": 5600}},
+          "remote_runners": {"count": 2, "host": "10.0.0.5", "ports": {"ctls": [5600]}},
           "cases": [dict(base, case_id="a"),
                     dict(base, case_id="b", arm="cached+async", async_scheduling=True),
                     dict(base, case_id="c", pp=2, floor=False),
                     dict(base, case_id="d", tp=4)]}
     results = SimpleNamespace(metadata={"r": md}, status={"r": "complete"})
     blocks = _config_blocks(results, "r")
-    assert blocks[0][1][3] == "remote runners: 2 on `10.0.0.5` (ports ctl 5600)"
+    assert blocks[0][1][3] == "remote runners: 2 on `10.0.0.5` (ports ctls 5600)"
     runs = {row[0]: row[3] for row in blocks[1][2]}
     assert runs == {"1 case: a": "arm=cached, transport=tcp",
                     "1 case: b": "arm=cached+async, async_scheduling=True, transport=tcp",
