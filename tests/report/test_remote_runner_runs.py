@@ -13,7 +13,7 @@ from analysis_run import TWO_CASE_ARGS, run_bench, setting_items
 from ipc_bench import cli
 from ipc_bench.harness.environment import compare_settings
 
-REMOTE = {"count": 1, "host": "127.0.0.1", "ports": {"ctl": 5600}}
+REMOTE = {"count": 1, "host": "127.0.0.1", "ports": {"ctls": [5600]}}
 BY_HAND = "1 started by hand on 127.0.0.1 (--remote-runners)"
 
 
