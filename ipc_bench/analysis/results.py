@@ -367,18 +367,24 @@ def _too_many_digits(exc: ValueError) -> str | None:
 
 def _shown(value: Any) -> str:
     """``value`` (parsed JSON) as a warning line quotes it: its JSON text cut to 40
-    characters (a long text or list shows where it was cut), its characters as written
-    but those that do not print (a control character, a lone surrogate) escaped as JSON
-    escapes them (``"\\u202e"``), but a whole number too long for that in ``%g`` form,
-    to 6 digits (``1e+400``, ``1.23457e+408``), never cut."""
+    characters with ``...`` where cut (``{"count": 1, "host": "h", "ports": {"ctl...``),
+    its characters as written but those that do not print (a control character, a lone
+    surrogate) escaped as JSON escapes them (``"\\u202e"``), but a whole number too long
+    for that in ``%g`` form, to 6 digits (``1e+400``, ``1.23457e+408``), never cut."""
     if isinstance(value, WrittenFloat):  # 1E400 as written, not as Infinity
-        return value.text[:40]
+        return _cut_quote(value.text)
     text = "".join(c if c.isprintable() else json.dumps(c)[1:-1]
                    for c in json.dumps(value, ensure_ascii=False))
     if isinstance(value, int) and not isinstance(value, bool) and len(text) > 40:
         short = decimal.Context(prec=6).create_decimal(value).normalize()
         return str(short).lower()
-    return text[:40]
+    return _cut_quote(text)
+
+
+def _cut_quote(text: str, keep: int = 40) -> str:
+    """``text`` cut to ``keep`` characters with ``...`` where cut, as the project's
+    other cut quotes are (``_shown_digest``)."""
+    return text if len(text) <= keep else text[:keep] + "..."
 
 
 # ======================================================================================

@@ -15,7 +15,7 @@ HUGE = 10 ** 400
 @pytest.mark.parametrize("path, value, warning", [
     ("metadata.cpu_count", HUGE, "metadata.cpu_count is 1e+400, not a whole number of CPUs"),
     ("metadata.load_avg", [HUGE, 1, 1],
-     "metadata.load_avg is [1" + "0" * 38 + ", not a list of load averages"),  # cut at 40
+     "metadata.load_avg is [1" + "0" * 38 + "..., not a list of load averages"),  # cut at 40
     ("metadata.load_avg", [2e15, 1, 1],
      "metadata.load_avg is [2000000000000000.0, 1, 1], not a list of load averages")])
 def test_a_huge_number_in_the_metadata_is_left_out_with_one_warning(
