@@ -562,7 +562,10 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
     (``signals.Interrupted``) is passed on to the child the same way, and raised once
     the child is reaped, so no stage outlives the script; and should this script be
     SIGKILLed, the child is SIGTERMed by the kernel (``signals.terminated_with_parent``)
-    and exits 143 with what it has written."""
+    and exits 143 with what it has written. ``cmd`` starts with SIGINT, SIGTERM and
+    SIGHUP blocked (``signals.child_start``) and must lift them once its handlers are
+    in, as ``bench.py`` and ``decode_step_check.py`` do (``signals.install``); else
+    the cut's SIGTERM waits and it is killed ``INTERRUPT_GRACE_S`` later."""
     proc = None
     with _log_file(log) as sink:
         try:

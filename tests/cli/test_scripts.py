@@ -519,8 +519,12 @@ def test_gpu_check_writes_a_stages_output_to_its_log_as_it_comes(tmp_path):
     """A stage's output is in its log while it runs (a check killed from outside keeps
     it), and whole once it ends; a stage cut at its limit keeps what it printed."""
     log = tmp_path / "1-smoke.log"
-    talker = [sys.executable, "-u", "-c", "import sys, time; print('step 1'); "
-              "print('oops', file=sys.stderr); time.sleep(30)"]
+    # A stage starts with SIGINT / SIGTERM / SIGHUP blocked (signals.child_start) and
+    # lifts the block once its handlers are in, as bench.py and decode_step_check.py do.
+    talker = [sys.executable, "-u", "-c", "import signal, sys, time; "
+              "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, "
+              "signal.SIGHUP}); print('step 1'); print('oops', file=sys.stderr); "
+              "time.sleep(30)"]
     t0 = time.monotonic()
     code, text, cut = gpu_check.run_child("smoke", talker, 3, log)
     assert code == -15 and 3 <= time.monotonic() - t0 < 30  # cut by SIGTERM at 3 s
