@@ -341,8 +341,7 @@ def main(argv=None, exiting: bool = False) -> int:
     signal leaves further ones ignored on its way out, as ``bench.py``'s; ``False``
     (``main`` called in process) puts the caller's handlers back whatever happened
     (``signals.run_command``)."""
-    return signals.run_command(lambda: _parse(argv),
-                               lambda args: args if isinstance(args, int) else _check(args),
+    return signals.run_command(lambda: _parse(argv), _check,
                                lambda exc, _: exc.line(PROG), exiting=exiting)
 
 

@@ -964,8 +964,7 @@ def main(argv=None, exiting: bool = False) -> int:
     (``main`` called in process) puts the caller's handlers back whatever happened
     (``signals.run_command``)."""
     made: list[Path] = []  # the output folder, once named
-    return signals.run_command(lambda: _parse(argv),
-                               lambda args: args if isinstance(args, int) else _run(args, made),
+    return signals.run_command(lambda: _parse(argv), lambda args: _run(args, made),
                                lambda exc, _: interrupt_line(exc, made), exiting=exiting)
 
 

@@ -237,7 +237,9 @@ def run_command(parse: Callable[[], object], work: Callable[[object], int],
                 exiting: bool = False) -> int:
     """A script's ``main`` under ``install``: ``args = parse()`` with the signals still
     blocked (a bad option exits 2 before any handler matters), then ``work(args)``
-    with them let through; its exit code, or on SIGINT / SIGTERM / SIGHUP
+    with them let through (an ``int`` that ``parse`` returns instead of arguments, the
+    exit code of ``--help`` or of a bad option it has printed, is returned as it is,
+    ``work`` not called); its exit code, or on SIGINT / SIGTERM / SIGHUP
     ``interrupt_line(exc, args)`` on stderr (``args`` ``None`` when the signal came
     before parsing ended) and 130 / 143 / 129. A signal the interpreter dropped is
     raised before the code is returned (``raise_pending``); the handlers and mask are
@@ -253,7 +255,7 @@ def run_command(parse: Callable[[], object], work: Callable[[object], int],
     try:
         args = parse()
         unblock()
-        code = work(args)
+        code = args if type(args) is int else work(args)
         raise_pending()  # a signal the interpreter dropped
         return code
     except Interrupted as exc:
