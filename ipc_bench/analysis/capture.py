@@ -190,11 +190,11 @@ def _capture_bytes(path: str | os.PathLike) -> bytes:
     never read: a FIFO would wait for a writer, a device such as ``/dev/zero`` never
     ends, a socket cannot be opened, a folder opens but cannot be read), in the words of ``bench.py
     report`` on a run's own files (``RUN/messages: NAME is a FIFO, not a regular
-    file``; ``results._not_a_file``), or is larger than ``CAPTURE_MAX_FILE_BYTES``
+    file``; ``results.why_not_a_file``), or is larger than ``CAPTURE_MAX_FILE_BYTES``
     (``PATH: 2,147,483,648 bytes, more than the 1,073,741,824 a capture file is read
     up to ...``), which is checked before it is read and again as it is read (a file
     that grows meanwhile)."""
-    from ipc_bench.analysis.results import _not_a_file
+    from ipc_bench.analysis.results import why_not_a_file
 
     path = Path(path)
     try:  # its kind first: a socket cannot be opened, a folder opens but not to read
@@ -202,7 +202,7 @@ def _capture_bytes(path: str | os.PathLike) -> bytes:
     except OSError as exc:
         raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
-        raise CaptureError(f"{path.parent}: {_not_a_file(path)}")
+        raise CaptureError(f"{path.parent}: {why_not_a_file(path)}")
     try:  # O_NONBLOCK: a FIFO put there since the look-up opens without waiting
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
@@ -210,7 +210,7 @@ def _capture_bytes(path: str | os.PathLike) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # put there since the look-up
-            raise CaptureError(f"{path.parent}: {_not_a_file(path)}")
+            raise CaptureError(f"{path.parent}: {why_not_a_file(path)}")
         f, fd = open(fd, "rb"), -1  # the file object closes it from here on
         with f:
             data = b"" if st.st_size > CAPTURE_MAX_FILE_BYTES else \
@@ -277,11 +277,11 @@ def not_a_messages_folder(run_dir: str | os.PathLike) -> str | None:
     """The line refusing ``run_dir``'s ``messages`` where it is there but is not a
     folder (links followed), said before anything in it is looked for: ``RUN: messages
     is a FIFO, not a folder of captured messages`` (a regular file, a socket, a device
-    alike, in the words of ``bench.py report``: ``results._not_a_file``), ``RUN:
+    alike, in the words of ``bench.py report``: ``results.file_kind``), ``RUN:
     messages is a dangling link (to TARGET), not a folder of captured messages``,
     ``RUN: messages cannot be read: REASON`` (a link loop); ``None`` for a folder or
     nothing there (``why_no_captures`` then says why)."""
-    from ipc_bench.analysis.results import _FILE_KINDS
+    from ipc_bench.analysis.results import file_kind
     from ipc_bench.errors import one_line
 
     folder = Path(run_dir) / MESSAGES_DIR
@@ -296,8 +296,7 @@ def not_a_messages_folder(run_dir: str | os.PathLike) -> str | None:
     else:
         if stat.S_ISDIR(mode):
             return None
-        kind = _FILE_KINDS.get(stat.S_IFMT(mode)) or (
-            "a regular file" if stat.S_ISREG(mode) else "something else")
+        kind = file_kind(mode)
     return one_line(f"{run_dir}: {MESSAGES_DIR} is {kind}, not a folder of captured "
                     "messages")
 

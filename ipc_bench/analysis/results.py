@@ -1126,9 +1126,9 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     (``nul_padding``: a crash can leave them) are never read into memory: the file is
     read as if it ended before them, said in ``notes`` (``it ends in N bytes of NUL
     padding (a crash can leave it); left out``). Raises ``ResultsError`` when
-    ``path`` is not a regular file that can be looked up (``_not_a_file``)."""
+    ``path`` is not a regular file that can be looked up (``why_not_a_file``)."""
     if not path.is_file():
-        raise ResultsError(f"{path.parent}: not a complete run folder ({_not_a_file(path)})")
+        raise ResultsError(f"{path.parent}: not a complete run folder ({why_not_a_file(path)})")
     try:
         size, padding = _unpadded_size(path, notes)
         wrong = header_problem(path, columns, size)
@@ -1195,27 +1195,35 @@ def _unpadded_size(path: Path, notes: list[str] | None) -> tuple[int, int]:
     return path.stat().st_size - padding, padding
 
 
-#: ``_not_a_file``'s words on a path that is there but not a regular file, by
-#: ``stat.S_IFMT``.
-_FILE_KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO",
-               stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
-               stat.S_IFBLK: "a block device"}
+#: The words for each kind of file, by ``stat.S_IFMT`` (``file_kind``).
+FILE_KINDS = {stat.S_IFREG: "a regular file", stat.S_IFDIR: "a folder",
+              stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
+              stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
 
 
-def _not_a_file(path: Path) -> str:
-    """Why ``path`` (a run's CSV file, not ``is_file``) cannot be read, in words:
-    ``no steps.csv`` when nothing is there (a dangling link included), ``steps.csv is
-    a FIFO, not a regular file`` for a folder, FIFO, socket or device
-    (never opened: a FIFO would block), ``steps.csv cannot be read: Too many levels of
-    symbolic links`` where the system will not look it up (a link loop, a folder on
-    the way that cannot be searched)."""
+def file_kind(mode: int) -> str:
+    """The kind of file ``mode`` (an ``st_mode``, as ``os.stat`` gives it) is, in the
+    words the loaders' lines use (``FILE_KINDS``): ``a folder``, ``a FIFO``, ``a
+    socket``, ``a character device``, ``a block device``, ``a regular file``;
+    ``something else`` for any other kind. Raises nothing."""
+    return FILE_KINDS.get(stat.S_IFMT(mode), "something else")
+
+
+def why_not_a_file(path: Path) -> str:
+    """Why ``path`` (a run's file that ``is_file`` found no regular file: a CSV file,
+    a capture file) cannot be read, in words: ``no steps.csv`` when nothing is there (a
+    dangling link included), ``steps.csv is a FIFO, not a regular file`` for a folder,
+    FIFO, socket or device (``file_kind``; never opened: a FIFO would block),
+    ``steps.csv cannot be read: Too many levels of symbolic links`` where the system
+    will not look it up (a link loop, a folder on the way that cannot be searched).
+    Looks ``path`` up once (links followed); raises nothing."""
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
         return f"no {path.name}"
     except OSError as exc:
         return f"{path.name} cannot be read: {exc.strerror or exc}"
-    kind = _FILE_KINDS.get(stat.S_IFMT(mode), "something else")
+    kind = "something else" if stat.S_ISREG(mode) else file_kind(mode)
     return f"{path.name} is {kind}, not a regular file"
 
 
