@@ -190,16 +190,22 @@ def _capture_bytes(path: str | os.PathLike) -> bytes:
     never read: a FIFO would wait for a writer, a device such as ``/dev/zero`` never
     ends, a socket cannot be opened, a folder opens but cannot be read), in the words of ``bench.py
     report`` on a run's own files (``RUN/messages: NAME is a FIFO, not a regular
-    file``; ``results.why_not_a_file``), or is larger than ``CAPTURE_MAX_FILE_BYTES``
+    file``; ``results.why_not_a_file``), is a dangling link (``RUN/messages: NAME is a
+    dangling link (to TARGET), not a regular file``, as ``not_a_messages_folder`` words
+    ``messages`` that is one: ``results.dangling_link``), or is larger than ``CAPTURE_MAX_FILE_BYTES``
     (``PATH: 2,147,483,648 bytes, more than the 1,073,741,824 a capture file is read
     up to ...``), which is checked before it is read and again as it is read (a file
     that grows meanwhile)."""
-    from ipc_bench.analysis.results import why_not_a_file
+    from ipc_bench.analysis.results import dangling_link, why_not_a_file
 
     path = Path(path)
     try:  # its kind first: a socket cannot be opened, a folder opens but not to read
         mode = os.stat(path).st_mode
     except OSError as exc:
+        dangling = dangling_link(path)
+        if dangling is not None:  # as messages that is one (not_a_messages_folder)
+            raise CaptureError(f"{path.parent}: {path.name} is {dangling}, not a "
+                               "regular file") from None
         raise CaptureError(f"cannot read {path}: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
         raise CaptureError(f"{path.parent}: {why_not_a_file(path)}")
@@ -278,19 +284,20 @@ def not_a_messages_folder(run_dir: str | os.PathLike) -> str | None:
     folder (links followed), said before anything in it is looked for: ``RUN: messages
     is a FIFO, not a folder of captured messages`` (a regular file, a socket, a device
     alike, in the words of ``bench.py report``: ``results.file_kind``), ``RUN:
-    messages is a dangling link (to TARGET), not a folder of captured messages``,
+    messages is a dangling link (to TARGET), not a folder of captured messages``
+    (``results.dangling_link``, as a capture file that is one: ``_capture_bytes``),
     ``RUN: messages cannot be read: REASON`` (a link loop); ``None`` for a folder or
     nothing there (``why_no_captures`` then says why)."""
-    from ipc_bench.analysis.results import file_kind
+    from ipc_bench.analysis.results import dangling_link, file_kind
     from ipc_bench.errors import one_line
 
     folder = Path(run_dir) / MESSAGES_DIR
     try:
         mode = os.stat(folder).st_mode
     except FileNotFoundError:
-        if not os.path.islink(folder):
+        kind = dangling_link(folder)
+        if kind is None:
             return None
-        kind = f"a dangling link (to {os.readlink(folder)})"
     except OSError as exc:
         return one_line(f"{run_dir}: {MESSAGES_DIR} cannot be read: {exc.strerror or exc}")
     else:

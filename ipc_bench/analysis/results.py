@@ -1227,6 +1227,24 @@ def why_not_a_file(path: Path) -> str:
     return f"{path.name} is {kind}, not a regular file"
 
 
+def dangling_link(path: Path) -> str | None:
+    """``path`` in words where it is a symbolic link to nothing (its target, or a
+    folder on the way to it, missing): ``a dangling link (to TARGET)``, ``TARGET`` as
+    the link holds it (``os.readlink``); ``None`` where it is no link, or a link whose
+    target is there or cannot be looked up (a link loop: ``why_not_a_file`` says
+    so). Raises nothing."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        try:
+            return f"a dangling link (to {os.readlink(path)})"
+        except OSError:  # no link (nothing there), or gone meanwhile
+            return None
+    except (OSError, ValueError):  # a link loop, ...: not dangling; a NUL in the name
+        return None
+    return None
+
+
 #: ``_data_lines``' words on each kind of line it leaves out.
 UNTERMINATED_QUOTE = "an unterminated quote"
 ONLY_COMMAS = "only commas"
