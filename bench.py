@@ -36,5 +36,6 @@ except KeyboardInterrupt:  # SIGINT before the mask above (Python's own handler)
         raise
     import sys
 
+    # signals.Interrupted(130).line("bench.py") spelt out: an import here could fail too
     print("bench.py: interrupted by SIGINT (exit 130)", file=sys.stderr)
     sys.exit(130)

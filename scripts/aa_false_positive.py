@@ -46,8 +46,8 @@ Exit 0; 1 if a run fails; 2 for bad input (one line); 130 / 143 / 129 when inter
 by SIGINT / SIGTERM / SIGHUP: the running ``bench.py`` gets the same signal, writes what
 it measured and is reaped, the busy process is stopped, and one line on stderr says
 where the study so far is and which run it stopped (``aa_false_positive.py: interrupted
-by SIGINT (exit 130); the study so far is in DIR (0 bench.py runs complete); bench.py's
-run DIR/busy/aa is incomplete (17 cases complete)``).
+by SIGINT; the study so far is in DIR (0 bench.py runs complete); bench.py's run
+DIR/busy/aa is incomplete (17 cases complete) (exit 130)``).
 """
 
 from __future__ import annotations
@@ -710,23 +710,22 @@ def run_kept(folder: Path) -> tuple[bool, str]:
 
 def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
                    study: Optional[Path]) -> str:
-    """``aa_false_positive.py: interrupted by SIGINT (exit 130)``; for a study run
-    here, where it is and what its runs hold: ``; the study so far is in DIR (1
-    bench.py run complete); bench.py's run DIR/busy/aa is incomplete (17 cases
-    complete)``, and how the running ``bench.py`` ended where it did not exit with
+    """``aa_false_positive.py: interrupted by SIGINT (exit 130)`` (``Interrupted.line``);
+    for a study run here, before ``(exit 130)``, where it is and what its runs hold:
+    ``; the study so far is in DIR (1 bench.py run complete); bench.py's run
+    DIR/busy/aa is incomplete (17 cases complete)``, and how the running ``bench.py`` ended where it did not exit with
     the signal's code (``; bench.py had not exited 15 s later and was killed by
     SIGKILL``)."""
-    line = exc.line(PROG)
     if args is None or study is None or args.from_run or not study.is_dir():
-        return line
+        return exc.line(PROG)
     kept = [run_kept(folder) for folder in study_runs(args, study)]
     whole = sum(complete for complete, _ in kept)
-    line += (f"; the study so far is in {study} ({whole} bench.py "
-             f"run{'' if whole == 1 else 's'} complete)")
-    line += "".join(f"; bench.py's run {what}" for complete, what in kept if not complete)
+    parts = [f"the study so far is in {study} ({whole} bench.py "
+             f"run{'' if whole == 1 else 's'} complete)"]
+    parts += [f"bench.py's run {what}" for complete, what in kept if not complete]
     if exc.child is not None and exc.child != f"exited {exc.code}":
-        line += f"; bench.py {exc.child}"
-    return line
+        parts.append(f"bench.py {exc.child}")
+    return exc.line(PROG, parts)
 
 
 def _analyse(args: argparse.Namespace, study: Path) -> int:

@@ -47,11 +47,11 @@ complete two-process case to fit; its step-time cases are not decode-steady ones
 129 when interrupted by SIGINT / SIGTERM / SIGHUP: the running ``bench.py`` gets the
 same signal, writes what it measured and is reaped, then one line on stderr names the
 run folders made here that are kept and what they hold (``codec_fit.py: interrupted by
-SIGINT (exit 130); kept: the fit run DIR is incomplete (2 cases complete)``); an
+SIGINT; kept: the fit run DIR is incomplete (2 cases complete) (exit 130)``); an
 ``--output`` folder made here that nothing was written to (a run that left its folder
 empty removes it) is removed again, and the line says so (``codec_fit.py: interrupted
-by SIGINT (exit 130); the --output folder DIR made here is removed: nothing was written
-to it``; one that was there is left as it was); a ``--json`` file is written whole or
+by SIGINT; the --output folder DIR made here is removed: nothing was written to it
+(exit 130)``; one that was there is left as it was); a ``--json`` file is written whole or
 not at all.
 """
 
@@ -471,24 +471,24 @@ def run_kept(folder: Path) -> str:
 
 def interrupt_line(exc: signals.Interrupted, made: list[tuple[str, Path]],
                    removed: Optional[str] = None) -> str:
-    """``codec_fit.py: interrupted by SIGINT (exit 130)``, then what was kept of the
-    runs made here (``made``: (name, folder) each; one that left its folder empty is
-    gone): ``; kept: the fit run DIR is complete (15 cases), the check run DIR is
+    """``codec_fit.py: interrupted by SIGINT (exit 130)`` (``Interrupted.line``), with
+    what was kept of the runs made here before ``(exit 130)`` (``made``: (name,
+    folder) each; one that left its folder empty is gone): ``; kept: the fit run DIR is complete (15 cases), the check run DIR is
     incomplete (1 case complete)``; or, where the folder of the runs was made here and
     is removed again, nothing written to it (``removed``: how to name it, ``the
     --output folder DIR``), ``; the --output folder DIR made here is removed: nothing
     was written to it``; and how the running ``bench.py`` ended where it did not exit
     with the signal's code (``; bench.py had not exited 15 s later and was killed by
     SIGKILL``)."""
-    line = exc.line(PROG)
+    parts = []
     kept = [f"the {name} run {run_kept(folder)}" for name, folder in made if folder.is_dir()]
     if kept:
-        line += "; kept: " + ", ".join(kept)
+        parts.append("kept: " + ", ".join(kept))
     if removed is not None:
-        line += f"; {removed} made here is removed: nothing was written to it"
+        parts.append(f"{removed} made here is removed: nothing was written to it")
     if exc.child is not None and exc.child != f"exited {exc.code}":
-        line += f"; bench.py {exc.child}"
-    return line
+        parts.append(f"bench.py {exc.child}")
+    return exc.line(PROG, parts)
 
 
 def _fit(args: argparse.Namespace) -> int:

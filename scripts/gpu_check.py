@@ -955,8 +955,8 @@ def main(argv=None, exiting: bool = False) -> int:
     """The check; returns the exit code: 0, 1 (a stage failed), 2 (bad input), 130 /
     143 / 129 (interrupted by SIGINT / SIGTERM / SIGHUP: the running stage gets the
     same signal and is reaped, killed after ``INTERRUPT_GRACE_S``, before the exit;
-    one line, ``gpu_check.py: interrupted by SIGTERM (exit 143); results so far in
-    DIR``, the last part where the output folder is there: ``interrupt_line``). One
+    one line, ``gpu_check.py: interrupted by SIGTERM; results so far in DIR (exit
+    143)``, the part naming DIR where the output folder is there: ``interrupt_line``). One
     that came while the script started, kept pending by the block of its first
     statement, ends it at the end of the parsing.
     ``exiting``: the process exits once this returns (the script run as a command): a
@@ -995,11 +995,11 @@ def _run(args: argparse.Namespace, made: list[Path]) -> int:
 
 
 def interrupt_line(exc: signals.Interrupted, made: list[Path]) -> str:
-    """``gpu_check.py: interrupted by SIGINT (exit 130)`` (``Interrupted.line``), then
-    ``; results so far in DIR`` where the output folder (``made``: its path, once
-    named) is there."""
-    where = f"; results so far in {made[0]}" if made and made[0].is_dir() else ""
-    return exc.line(PROG) + where
+    """``gpu_check.py: interrupted by SIGINT (exit 130)`` (``Interrupted.line``), with
+    ``; results so far in DIR`` before ``(exit 130)`` where the output folder
+    (``made``: its path, once named) is there."""
+    return exc.line(PROG, f"results so far in {made[0]}" if made and made[0].is_dir()
+                    else "")
 
 
 def _end_with_parent() -> None:

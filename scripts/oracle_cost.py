@@ -35,7 +35,7 @@ runs' temporary folder is removed``); 2 for bad input (one line, before anything
 130 / 143 / 129 when interrupted by SIGINT / SIGTERM / SIGHUP: with ``--bench`` the
 running ``bench.py`` gets the same signal and is reaped and the runs' temporary folder
 removed; one line on stderr says what was printed (``oracle_cost.py: interrupted by
-SIGINT (exit 130); rows printed for 1 of 3 B values (1)``).
+SIGINT; rows printed for 1 of 3 B values (1) (exit 130)``).
 """
 
 from __future__ import annotations
@@ -276,21 +276,22 @@ def main(argv=None, exiting: bool = False) -> int:
 
 def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
                    done: list[int], made: list[str]) -> str:
-    """``oracle_cost.py: interrupted by SIGINT (exit 130)``, then what was printed:
+    """``oracle_cost.py: interrupted by SIGINT (exit 130)`` (``Interrupted.line``), with
+    before ``(exit 130)`` what was printed:
     ``; rows printed for 1 of 3 B values (1)``, ``; no row printed (0 of 3 B values
     measured)``; with ``--bench``: ``; nothing printed``, and ``: the runs' temporary
     folder is removed`` where one was made (``made``: its path, once made)."""
-    line = exc.line("oracle_cost.py")
+    prog = "oracle_cost.py"
     if args is None:
-        return line
+        return exc.line(prog)
     if args.bench:
-        return line + "; nothing printed" + (
-            ": the runs' temporary folder is removed" if made else "")
+        return exc.line(prog, "nothing printed" + (
+            ": the runs' temporary folder is removed" if made else ""))
     total = len(int_items(args.num_running))
     if not done:
-        return line + f"; no row printed (0 of {total} B values measured)"
-    return (line + f"; rows printed for {len(done)} of {total} B values "
-            f"({', '.join(map(str, done))})")
+        return exc.line(prog, f"no row printed (0 of {total} B values measured)")
+    return exc.line(prog, f"rows printed for {len(done)} of {total} B values "
+                    f"({', '.join(map(str, done))})")
 
 
 def _measure(args: argparse.Namespace, done: list[int], made: list[str]) -> int:

@@ -96,7 +96,7 @@ COMMANDS: dict[str, Callable[[], Command]] = {
 
 
 def _interrupted_line(exc: Interrupted, prog: str, report_argv: Optional[list[str]]) -> str:
-    """``PROG: interrupted by SIGINT (exit 130)``; ``report_argv``: the arguments of a
+    """``PROG: interrupted by SIGINT (exit 130)`` (``Interrupted.line``); ``report_argv``: the arguments of a
     ``bench.py report`` stopped before it started, whose line also says whether an
     earlier report is untouched (``ipc_bench.cli.report.interrupted_line``; its module
     is loaded by then, as the signals are let through only once it is)."""
@@ -104,7 +104,7 @@ def _interrupted_line(exc: Interrupted, prog: str, report_argv: Optional[list[st
         from ipc_bench.cli.report import interrupted_line
 
         return interrupted_line(exc, report_argv)
-    return f"{prog}: interrupted by {exc.signal_name} (exit {exc.code})"
+    return exc.line(prog)
 
 
 def _arguments(argv: Optional[Sequence[str]]) -> tuple[list[str], list[str], Optional[str]]:

@@ -602,10 +602,9 @@ class _Run:
             recorded = result.failed_step is not None
             where = (f"at step {result.failed_step} ({STEP_NUMBERING})" if recorded
                      else "before its first step")
-            kept = self.pointer(bool(self.num_done or recorded))
-            print(one_line(with_pointer(f"bench.py: {case.case_id}: interrupted by "
-                                        f"{exc.signal_name} {where} (exit {exc.code})",
-                                        kept)), file=sys.stderr)
+            kept = self.place(bool(self.num_done or recorded))
+            print(exc.line("bench.py", kept, what=case.case_id, when=where),
+                  file=sys.stderr)
             exc.reported = True
             self.quiet_count()
             raise
@@ -652,23 +651,24 @@ class _Run:
         (``CaseResult.report_interrupted``). The case is written as finished, its
         counted figures kept, without the floor's (a floor cut short) and without the
         runner's per-step columns (they come in the report; a warning says why), the
-        run closed ``incomplete``; one line, ``bench.py: CASE: interrupted by SIGINT
-        while replaying the floor after step N (exit 130); partial results: DIR``
-        (``while waiting for the runner's report after the floor, after step N``;
-        ``after step N`` alone without a floor), N the case's last step
-        (``STEP_NUMBERING``). A write error is reported (``write_failed``)."""
+        run closed ``incomplete``; one line (``Interrupted.line``), ``bench.py: CASE:
+        interrupted by SIGINT while replaying the floor after step N (STEP_NUMBERING);
+        partial results: DIR (exit 130)`` (``while waiting for the runner's report
+        after the floor, after step N``; ``after step N`` alone without a floor), N the
+        case's last step (``STEP_NUMBERING``). A write error is reported
+        (``write_failed``)."""
         case_id = result.spec.case_id
         last = result.sched_rows[-1][0]
         if result.floor_interrupted:
-            line = (f"interrupted by {exc.signal_name} while replaying the floor after "
-                    f"step {last}")
+            when = f"while replaying the floor after step {last}"
+            line = f"interrupted by {exc.signal_name} {when}"
             warning = (f"{line}: {FLOOR_ABSENT_WORDS}, and so are the runner's per-step "
                        "columns (its report comes after the floor)")
             result.floor_step_ns = []  # a floor cut short is no floor
         else:
             after = "after the floor, after" if result.floor_step_ns else "after"
-            line = (f"interrupted by {exc.signal_name} while waiting for the runner's "
-                    f"report {after} step {last}")
+            when = f"while waiting for the runner's report {after} step {last}"
+            line = f"interrupted by {exc.signal_name} {when}"
             warning = f"{line}: the runner's per-step columns (its report) are absent"
         self.stopped = True
         try:
@@ -680,8 +680,8 @@ class _Run:
             self.write_failed(exc_write)
             exc.reported = True
             return
-        print(with_pointer(f"bench.py: {case_id}: {line} ({STEP_NUMBERING}) "
-                           f"(exit {exc.code})", self.pointer(True)), file=sys.stderr)
+        print(exc.line("bench.py", self.place(True), what=case_id,
+                       when=f"{when} ({STEP_NUMBERING})"), file=sys.stderr)
         exc.reported = True
         self.quiet_count()
 
@@ -905,11 +905,18 @@ class _Run:
         ``; run folder (nothing measured): DIR``, since the folder stays and a rerun
         needs another ``--output`` or the folder removed; ``""`` when the folder no
         longer holds a ``summary.json``."""
+        place = self.place(measured)
+        return f"; {place}" if place else ""
+
+    def place(self, measured: bool) -> str:
+        """``pointer`` without its ``; ``: ``partial results: DIR``, ``run folder
+        (nothing measured): DIR`` or ``""``; what an interrupt's line
+        (``Interrupted.line``) is given as what was kept."""
         if not self.kept():
             return ""
         if measured:
-            return f"; partial results: {self.run_dir}"
-        return f"; run folder (nothing measured): {self.run_dir}"
+            return f"partial results: {self.run_dir}"
+        return f"run folder (nothing measured): {self.run_dir}"
 
     def interrupted(self, exc: Interrupted) -> None:
         """Name an interrupt that came between cases in ``summary.json`` (one inside a
@@ -920,9 +927,8 @@ class _Run:
         finished names the folder as holding nothing measured (``pointer``)."""
         if self.stopped:
             if self.final_status is not None and not exc.reported and self.kept():
-                print(one_line(f"bench.py: interrupted by {exc.signal_name} while the "
-                               f"results printed (exit {exc.code}); the run is "
-                               f"{self.final_status}: {self.run_dir}"), file=sys.stderr)
+                print(exc.line("bench.py", f"the run is {self.final_status}: {self.run_dir}",
+                               when="while the results printed"), file=sys.stderr)
                 exc.reported = True
             return
         every = 0 < self.num_done == self.num_cases  # only the checks across cases were left
@@ -936,10 +942,8 @@ class _Run:
             pass
         if exc.reported or not self.kept():
             return
-        print(one_line(with_pointer(f"bench.py: interrupted by {exc.signal_name}"
-                                    + (f" {when}" if every else "") + f" (exit {exc.code})",
-                                    f"; results: {self.run_dir}" if every
-                                    else self.pointer(self.num_done > 0))),
+        print(exc.line("bench.py", f"results: {self.run_dir}" if every
+                       else self.place(self.num_done > 0), when=when if every else ""),
               file=sys.stderr)
         exc.reported = True
         self.quiet_count()

@@ -49,7 +49,7 @@ have no ratio (``blocks.NothingShared``: what differs and how to compare them, a
 report says over its side-by-side tables); SIGINT / SIGTERM / SIGHUP
 end it with one line and 130 / 143 / 129 (``ipc_bench.cli.main``), which says, where
 an earlier report is in the output folder, that it is untouched (``bench.py report:
-interrupted by SIGINT (exit 130); the earlier report in RUN_DIR/report is untouched``:
+interrupted by SIGINT; the earlier report in RUN_DIR/report is untouched (exit 130)``:
 the report is written all or nothing), and where the signal came while the report was
 being written, which is then finished first, that it was (``; the report was written
 before it stopped: PATH/report.html``). On success it
@@ -131,26 +131,26 @@ def _earlier_report(args: argparse.Namespace) -> Optional[Path]:
 def interrupted_line(exc: Interrupted, argv: Sequence[str],
                      written: Sequence[Path] = ()) -> str:
     """The one line of a SIGINT / SIGTERM / SIGHUP (``exc``) that stopped ``bench.py
-    report ARGV`` before it had returned: ``bench.py report: interrupted by SIGINT (exit
-    130)``, then ``; the earlier report in DIR is untouched`` where there is one
+    report ARGV`` before it had returned (``Interrupted.line``): ``bench.py report:
+    interrupted by SIGINT (exit 130)``, with ``; the earlier report in DIR is
+    untouched`` before ``(exit 130)`` where there is one
     (``_earlier_report``: the report is written all or nothing, ``document.write_folder``,
     so one stopped before it wrote changed nothing), or, where the signal came while the
     report was written (``written``, which ``write_report`` fills once it is in place:
     it finishes first), ``; the report was written before it stopped:
     DIR/report.html``. ``bench.py``'s ``main`` asks for it too when the signal came
     before the command started (options that do not parse: no note)."""
-    line = f"{PROG}: interrupted by {exc.signal_name} (exit {exc.code})"
     if written:
-        return one_line(f"{line}; the report was written before it stopped: "
+        return exc.line(PROG, "the report was written before it stopped: "
                         f"{written[0] / 'report.html'}")
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # --help would print its text
             args = build_parser().parse_args(list(argv))
     except (ResultsError, SystemExit):
-        return line
+        return exc.line(PROG)
     earlier = _earlier_report(args)
-    return one_line(line if earlier is None else
-                    f"{line}; the earlier report in {earlier} is untouched")
+    return exc.line(PROG, "" if earlier is None else
+                    f"the earlier report in {earlier} is untouched")
 
 
 @contextlib.contextmanager

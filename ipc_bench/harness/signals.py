@@ -70,7 +70,9 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence, Union
+
+from ipc_bench.errors import one_line
 
 #: Signals turned into ``Interrupted`` (``bench.py`` blocks the same set at its start).
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -99,12 +101,23 @@ class Interrupted(BaseException):
         except ValueError:
             return f"signal {self.code - 128}"
 
-    def line(self, prog: str) -> str:
-        """The one line a command ends with after this interrupt: ``PROG: interrupted
-        by SIGINT (exit 130)`` (``prog``: the command's name, ``bench.py``,
-        ``byte_sweep.py``), to which a script may add what it kept (``; results so
-        far in DIR``)."""
-        return f"{prog}: interrupted by {self.signal_name} (exit {self.code})"
+    def line(self, prog: str, kept: Union[str, Sequence[str]] = (), *, what: str = "",
+             when: str = "") -> str:
+        """The one line a command ends with after this interrupt, of one shape for
+        ``bench.py`` and every script: ``PROG: [WHAT: ]interrupted by SIGNAL[ WHEN][;
+        KEPT]... (exit N)``, the exit code last. ``prog``: the command's name
+        (``bench.py``, ``bench.py report``, ``codec_fit.py``); ``what``: what was
+        stopped where it is not the command as a whole (a case's id); ``when``: where
+        in its work (``after 2 of 4 cases``); ``kept``: where the results are and what
+        they hold (``partial results: DIR``), one text or several, each after ``; ``
+        (empty ones left out). Line breaks and other unprintable characters in them are
+        escaped (``errors.one_line``): ``codec_fit.py: interrupted by SIGINT; kept: the
+        fit run DIR is incomplete (2 cases complete) (exit 130)``."""
+        parts = [kept] if isinstance(kept, str) else list(kept)
+        text = f"{prog}: " + (f"{what}: " if what else "") + \
+            f"interrupted by {self.signal_name}" + (f" {when}" if when else "")
+        text += "".join(f"; {part}" for part in parts if part)
+        return one_line(f"{text} (exit {self.code})")
 
 
 #: Code of the functions marked ``unraisable``, and of pyzmq's socket makers

@@ -95,8 +95,8 @@ def test_sigint_passed_on_to_a_starting_child_is_one_line_and_exit_130(tmp_path)
            f"msgpack --seed 0 --num-running 64 --steps 50 --repeat 6")
     assert (code, out, err) == (130, "", (
         f"running: {cmd}\n"
-        f"aa_false_positive.py: interrupted by SIGINT (exit 130); the study so far is in "
-        f"{study} (0 bench.py runs complete)\n"))
+        f"aa_false_positive.py: interrupted by SIGINT; the study so far is in "
+        f"{study} (0 bench.py runs complete) (exit 130)\n"))
 
 
 def test_gpu_check_stage_child_interrupted_while_starting_exits_130(tmp_path):
@@ -104,8 +104,8 @@ def test_gpu_check_stage_child_interrupted_while_starting_exits_130(tmp_path):
     code, out, err = _interrupt_starting_child(
         tmp_path, "gpu_check", ["--device", "cpu", "--stages", "1", "--budget-s", "60",
                                 "--output", str(check)])
-    assert (code, err) == (130, f"gpu_check.py: interrupted by SIGINT (exit 130); results "
-                                f"so far in {check}\n")
+    assert (code, err) == (130, f"gpu_check.py: interrupted by SIGINT; results "
+                                f"so far in {check} (exit 130)\n")
     assert re.fullmatch(r"gpu_check: \[smoke\] stopped: SIGINT passed on; \d+\.\d s later "
                         r"it exited 130", out.splitlines()[-1])
     assert (check / "1-smoke.log").read_text() == "bench.py: interrupted by SIGINT (exit 130)\n"

@@ -497,8 +497,8 @@ def test_report_interrupted_is_one_line_and_all_or_nothing(
     code = cli.main(["report", str(tiny_run), "--output", str(out)])
     written = f"; the report was written before it stopped: {out}/report.html" if files else ""
     assert (code, capsys.readouterr()) == (
-        128 + signum, ("", f"bench.py report: interrupted by {sig} (exit {128 + signum})"
-                           f"{written}\n"))
+        128 + signum, ("", f"bench.py report: interrupted by {sig}{written} "
+                           f"(exit {128 + signum})\n"))
     if files:
         assert "</html>" in (out / "report.html").read_text()
         assert (out / "run.summary.json").read_bytes() == (tiny_run / "summary.json").read_bytes()

@@ -46,9 +46,9 @@ def test_codec_fit_interrupted_removes_the_output_folder_it_made(
     monkeypatch.setattr(codec_fit, "run", _interrupted_run(signum))
     runs = tmp_path / "runs"
     assert codec_fit.main(["--output", str(runs), "--steps", "7", "--repeat", "1"]) == code
-    assert capsys.readouterr() == ("", f"codec_fit.py: interrupted by {name} (exit {code}); "
+    assert capsys.readouterr() == ("", f"codec_fit.py: interrupted by {name}; "
                                    f"the --output folder {runs} made here is removed: "
-                                   "nothing was written to it\n")
+                                   f"nothing was written to it (exit {code})\n")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -83,8 +83,8 @@ def test_an_earlier_report_is_said_untouched_and_is(run, tmp_path, monkeypatch, 
                                                    else [])
     code = cli.main(args)
     assert (code, capsys.readouterr()) == (128 + signum, (
-        "", f"bench.py report: interrupted by {sig} (exit {128 + signum}); the earlier "
-            f"report in {out} is untouched\n"))
+        "", f"bench.py report: interrupted by {sig}; the earlier "
+            f"report in {out} is untouched (exit {128 + signum})\n"))
     assert _files(out) == earlier
     # no temporary folder left beside it (.rep.tmp-*, .rep.old-*)
     assert [p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")] == []
@@ -129,8 +129,8 @@ def test_a_signal_while_the_report_is_written_says_it_was_written(
     _signal_in(monkeypatch, "copyfile", signal.SIGINT)
     code = cli.main(["report", str(run), "--output", str(out), "--no-figures"])
     assert (code, capsys.readouterr()) == (130, (
-        "", f"bench.py report: interrupted by SIGINT (exit 130); the report was written "
-            f"before it stopped: {out}/report.html\n"))
+        "", f"bench.py report: interrupted by SIGINT; the report was written "
+            f"before it stopped: {out}/report.html (exit 130)\n"))
     assert "</html>" in (out / "report.html").read_text()
     if earlier:
         assert sorted(_files(out)) == sorted(before)
@@ -158,7 +158,7 @@ def test_a_signal_before_the_report_starts_says_the_same(run, tmp_path, monkeypa
     code = cli.main(["report", str(run), "--output", str(out), "--no-figures"])
     note = f"; the earlier report in {out} is untouched" if earlier else ""
     assert (code, capsys.readouterr(), started) == (
-        143, ("", f"bench.py report: interrupted by SIGTERM (exit 143){note}\n"), [])
+        143, ("", f"bench.py report: interrupted by SIGTERM{note} (exit 143)\n"), [])
     if earlier:
         assert _files(out) == before
     else:

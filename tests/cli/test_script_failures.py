@@ -218,7 +218,7 @@ def test_oracle_cost_bench_interrupted_before_its_runs_names_no_folder(bench_tmp
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=START_S)
     assert (proc.returncode, stdout, stderr) == (
-        130, "", "oracle_cost.py: interrupted by SIGINT (exit 130); nothing printed\n")
+        130, "", "oracle_cost.py: interrupted by SIGINT; nothing printed (exit 130)\n")
     assert list(bench_tmpdir.glob("oracle-cost-*")) == []
 
 

@@ -87,8 +87,8 @@ def test_codec_fit_ctrl_c_names_the_fit_run_kept(tmp_path, bench_tmpdir):
     stdout, stderr = proc.communicate(timeout=START_S)
     assert (proc.returncode, stdout) == (130, "")
     assert stderr.splitlines()[1:] == [
-        f"codec_fit.py: interrupted by SIGINT (exit 130); kept: the fit run {fit} is "
-        "incomplete (0 cases complete)"]
+        f"codec_fit.py: interrupted by SIGINT; kept: the fit run {fit} is "
+        "incomplete (0 cases complete) (exit 130)"]
     assert stderr.startswith("running: ") and stderr.count("\n") == 2, stderr
     assert _summary(fit) == ("incomplete", [False])
     assert processes_matching(str(fit)) == []
@@ -112,9 +112,9 @@ def test_aa_false_positive_sigint_to_it_alone_stops_bench_and_the_busy_process(
     stdout, stderr = proc.communicate(timeout=START_S)
     assert (proc.returncode, stdout) == (130, "")
     assert stderr.splitlines()[1:] == [
-        f"aa_false_positive.py: interrupted by SIGINT (exit 130); the study so far is in "
+        f"aa_false_positive.py: interrupted by SIGINT; the study so far is in "
         f"{study} (0 bench.py runs complete); bench.py's run {study}/busy/aa is incomplete "
-        "(0 cases complete)"]
+        "(0 cases complete) (exit 130)"]
     assert stderr.startswith("running: ") and stderr.count("\n") == 2, stderr
     assert _alive(started) == []  # stopped and reaped
     assert _summary(study / "busy" / "aa") == ("incomplete", [False])
@@ -129,8 +129,8 @@ def test_oracle_cost_sigint_before_the_first_row():
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=START_S)
     assert (proc.returncode, stdout, stderr) == (
-        130, "", "oracle_cost.py: interrupted by SIGINT (exit 130); no row printed "
-        "(0 of 2 B values measured)\n")
+        130, "", "oracle_cost.py: interrupted by SIGINT; no row printed "
+        "(0 of 2 B values measured) (exit 130)\n")
 
 
 def test_oracle_cost_bench_sigterm_stops_the_run_and_removes_its_folder(bench_tmpdir):
@@ -147,8 +147,8 @@ def test_oracle_cost_bench_sigterm_stops_the_run_and_removes_its_folder(bench_tm
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=START_S)
     assert (proc.returncode, stdout, stderr) == (
-        143, "", "oracle_cost.py: interrupted by SIGTERM (exit 143); nothing printed: the "
-        "runs' temporary folder is removed\n")
+        143, "", "oracle_cost.py: interrupted by SIGTERM; nothing printed: the "
+        "runs' temporary folder is removed (exit 143)\n")
     assert _alive(started) == []
     assert list(bench_tmpdir.glob("oracle-cost-*")) == []
 

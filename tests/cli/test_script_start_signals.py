@@ -92,7 +92,7 @@ def test_a_signal_while_the_script_imports_is_one_line_and_its_code(name, sig, t
     assert started, "the script never blocked the signals before installing its handlers"
     code = 128 + getattr(signal, sig)
     assert (proc.returncode, err) == (
-        code, f"{name}.py: interrupted by {sig} (exit {code}){tail}\n")
+        code, f"{name}.py: interrupted by {sig}{tail} (exit {code})\n")
 
 
 def test_interrupted_line():
@@ -119,7 +119,7 @@ def test_gpu_check_names_its_folder_after_the_code(monkeypatch, tmp_path, capsys
     out = tmp_path / "check"
     assert gpu_check.main(["--device", "cpu", "--output", str(out)]) == 143
     assert capsys.readouterr().err == (
-        f"gpu_check.py: interrupted by SIGTERM (exit 143); results so far in {out}\n")
+        f"gpu_check.py: interrupted by SIGTERM; results so far in {out} (exit 143)\n")
 
 
 @pytest.mark.parametrize("name,work", [("null_sample_bench", "_table"),

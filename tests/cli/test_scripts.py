@@ -557,7 +557,7 @@ def test_gpu_check_sigterm_stops_and_reaps_the_running_stage(tmp_path):
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
     assert (proc.returncode, stderr) == (
-        143, f"gpu_check.py: interrupted by SIGTERM (exit 143); results so far in {out}\n")
+        143, f"gpu_check.py: interrupted by SIGTERM; results so far in {out} (exit 143)\n")
     assert re.fullmatch(r"gpu_check: \[smoke\] stopped: SIGTERM passed on; \d+\.\d s later "
                         r"it exited 143", stdout.splitlines()[-1]), stdout
     assert processes_matching("bench.py", str(out)) == []  # reaped before the exit

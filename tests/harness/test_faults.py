@@ -391,9 +391,8 @@ def test_bench_interrupted_kills_the_runner_and_keeps_the_results(tmp_path, sig,
     assert proc.returncode == code
     lines = err.strip().splitlines()
     m = re.fullmatch(rf"bench\.py: num_running=16/send/msgpack#0: interrupted by {name} at "
-                     rf"step (\d+) \(steps\.csv seq: warm-up and uncounted steps included\) "
-                     rf"\(exit {code}\); partial results: "
-                     rf"{re.escape(str(run_dir))}", lines[-1])
+                     rf"step (\d+) \(steps\.csv seq: warm-up and uncounted steps included\); "
+                     rf"partial results: {re.escape(str(run_dir))} \(exit {code}\)", lines[-1])
     assert m, lines
     assert not any("interrupted by" in line for line in lines[:-1]), lines  # one line
     assert "Traceback" not in err and children(proc.pid) == []
@@ -498,13 +497,13 @@ def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp
         assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
         lines = err.splitlines()  # one line: bench.py's own, or the interrupted case's
         assert len(lines) == 1 and (
-            re.fullmatch(rf"bench\.py: interrupted by {name} \(exit {code}\)"
-                         rf"(; run folder \(nothing measured\): {re.escape(str(run_dir))})?",
-                         lines[0])
+            re.fullmatch(rf"bench\.py: interrupted by {name}"
+                         rf"(; run folder \(nothing measured\): {re.escape(str(run_dir))})? "
+                         rf"\(exit {code}\)", lines[0])
             or re.fullmatch(rf"bench\.py: num_running=16/send/(msgpack|none)#0: "
-                            rf"interrupted by {name} .* \(exit {code}\)(; (partial results|run "
-                            rf"folder \(nothing measured\)): {re.escape(str(run_dir))})?",
-                            lines[0])), lines
+                            rf"interrupted by {name} .*?(; (partial results|run "
+                            rf"folder \(nothing measured\)): {re.escape(str(run_dir))})? "
+                            rf"\(exit {code}\)", lines[0])), lines
         _check_interrupted_folder(run_dir, name)
         outcomes.append((delay_s, name, run_dir.exists()))
     assert children(os.getpid()) == []
@@ -554,8 +553,8 @@ def test_a_signal_right_after_the_claim_leaves_a_valid_incomplete_folder(
     monkeypatch.setattr(execute, "RunWriter", InterruptedWriter)
     run_dir = tmp_path / "run"
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 130
-    assert capsys.readouterr().err == ("bench.py: interrupted by SIGINT (exit 130); run "
-                                       f"folder (nothing measured): {run_dir}\n")
+    assert capsys.readouterr().err == ("bench.py: interrupted by SIGINT; run folder "
+                                       f"(nothing measured): {run_dir} (exit 130)\n")
     summary, frames = load_run(run_dir)
     assert (summary["status"], summary["problems"], summary["cases"]) == (
         "incomplete", ["interrupted by SIGINT after 0 of 2 cases"], [])
@@ -582,7 +581,7 @@ def test_a_signal_as_the_next_case_is_named_running_writes_that_case_as_interrup
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 129
     assert capsys.readouterr().err == (
         "bench.py: num_running=2/cached/msgpack#0: interrupted by SIGHUP before its first "
-        f"step (exit 129); partial results: {run_dir}\n")
+        f"step; partial results: {run_dir} (exit 129)\n")
     summary, _ = load_run(run_dir)
     assert (summary["status"], summary["running_case"], summary["failed_case"],
             summary["problems"]) == (
@@ -620,7 +619,7 @@ def test_a_signal_while_a_finished_case_is_written_counts_that_case(
     assert warned[0] == ("  warning: only 50 counted steps (< 100): step-time noise not "
                          "measured (under 150: 3 blocks of 50) and figures are rough"), err
     assert all(line.startswith("  warning: ") for line in warned), err
-    assert err[-1] == f"bench.py: interrupted by SIGTERM (exit 143); partial results: {run_dir}"
+    assert err[-1] == f"bench.py: interrupted by SIGTERM; partial results: {run_dir} (exit 143)"
     summary, _ = load_run(run_dir)
     assert (summary["status"], summary["problems"]) == (
         "incomplete", ["interrupted by SIGTERM after 1 of 2 cases"])
@@ -675,7 +674,7 @@ def test_a_quiet_run_that_stops_before_its_tables_counts_the_warnings_it_did_not
                        f"(injected); partial results: {run_dir}\n")
     else:
         assert code == 143
-        assert err == f"bench.py: interrupted by SIGTERM (exit 143); partial results: {run_dir}\n"
+        assert err == f"bench.py: interrupted by SIGTERM; partial results: {run_dir} (exit 143)\n"
 
 
 def test_a_signal_before_the_claim_leaves_no_folder(tmp_path, monkeypatch, capsys,
@@ -710,8 +709,8 @@ def test_a_signal_after_the_last_case_before_the_checks_says_so(tmp_path, monkey
     run_dir = tmp_path / "run"
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 143
     assert capsys.readouterr().err == (
-        f"bench.py: interrupted by SIGTERM after both cases, before the checks across them "
-        f"(exit 143); results: {run_dir}\n")
+        f"bench.py: interrupted by SIGTERM after both cases, before the checks across them; "
+        f"results: {run_dir} (exit 143)\n")
     summary, _ = load_run(run_dir)
     assert (summary["status"], summary["problems"]) == (
         "incomplete", ["interrupted by SIGTERM after both cases, before the checks across "
@@ -732,7 +731,7 @@ def test_a_signal_while_the_tables_print_keeps_the_status(tmp_path, monkeypatch,
     run_dir = tmp_path / "run"
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 143
     assert capsys.readouterr().err == (f"bench.py: interrupted by SIGTERM while the results "
-                                       f"printed (exit 143); the run is complete: {run_dir}\n")
+                                       f"printed; the run is complete: {run_dir} (exit 143)\n")
     summary, _ = load_run(run_dir)
     assert (summary["status"], summary["problems"]) == ("complete", [])
     assert len(summary["cases"]) == 2
@@ -1432,7 +1431,7 @@ def test_an_interrupted_case_numbers_its_step_as_steps_csv_seq(
     assert cli.main(_TINY + ["--output", str(run)]) == 143
     assert capsys.readouterr() == ("", (
         "bench.py: num_running=2/send/msgpack#0: interrupted by SIGTERM at step 52 (steps.csv "
-        f"seq: warm-up and uncounted steps included) (exit 143); partial results: {run}\n"))
+        f"seq: warm-up and uncounted steps included); partial results: {run} (exit 143)\n"))
     summary, frames = load_run(run)
     assert [c["failed_step"] for c in summary["cases"]] == [52]
     assert frames["steps.csv"]["seq"].max() == 51
@@ -1464,8 +1463,8 @@ def test_an_interrupt_before_anything_was_measured_names_the_folder_it_leaves(
     _interrupt_at_first_case_start(monkeypatch)
     assert cli.main(_TINY + ["--output", str(run)]) == 130
     assert capsys.readouterr() == ("", "bench.py: num_running=2/send/msgpack#0: "
-                                   "interrupted by SIGINT before its first step (exit 130); "
-                                   f"run folder (nothing measured): {run}\n")
+                                   "interrupted by SIGINT before its first step; run folder "
+                                   f"(nothing measured): {run} (exit 130)\n")
     summary, frames = load_run(run)
     assert summary["status"] == "incomplete"
     assert [len(f) for f in frames.values()] == [0, 0, 0, 0]  # floor, itl, requests, steps
@@ -1538,7 +1537,7 @@ def test_a_signal_in_the_floor_keeps_the_case_as_finished_without_its_floor(
     last = case["num_total_steps"] - 1
     assert err[-1] == ("bench.py: num_running=2/send/msgpack#0: interrupted by SIGINT while "
                        f"replaying the floor after step {last} (steps.csv seq: warm-up and "
-                       f"uncounted steps included) (exit 130); partial results: {run_dir}")
+                       f"uncounted steps included); partial results: {run_dir} (exit 130)")
     assert not any("interrupted by" in line for line in err[:-1]), err
     line = f"interrupted by SIGINT while replaying the floor after step {last}"
     assert (summary["status"], summary["problems"]) == (
@@ -1582,8 +1581,8 @@ def test_a_signal_after_the_floor_names_the_wait_for_the_runner_report(
     line = ("interrupted by SIGINT while waiting for the runner's report after "
             f"{'the floor, after ' if floor else ''}step {last}")
     assert err[-1] == (f"bench.py: num_running=2/send/msgpack#0: {line} (steps.csv seq: "
-                       "warm-up and uncounted steps included) (exit 130); partial results: "
-                       f"{run_dir}")
+                       "warm-up and uncounted steps included); partial results: "
+                       f"{run_dir} (exit 130)")
     assert not any("interrupted by" in e for e in err[:-1]), err
     assert (summary["status"], summary["problems"]) == (
         "incomplete", [f"num_running=2/send/msgpack#0: {line}"])
