@@ -179,9 +179,15 @@ class _State:
     kept: frozenset = frozenset()  # HANDLED the caller blocks: left alone (keep_blocked)
     unraisable_hook: Optional[Callable] = None  # sys.unraisablehook before install()
     nudger: Optional[threading.Thread] = None   # the last _nudge thread started
+    ending = False                 # restore() is giving the caller's handlers back
+    late: Optional[int] = None     # a signal (number) that came then, before any other
 
 
 def _handler(signum, frame) -> None:
+    if _State.ending:  # never raised: the command has ended (restore hands it on)
+        if _State.first is None and _State.late is None:
+            _State.late = signum
+        return
     if _State.first is not None:
         if (_State.pending is not None and _State.depth == 0
                 and not _in_unraisable(frame)):  # a kept signal, handed back (_nudge)
@@ -310,6 +316,7 @@ def install(keep_blocked: bool = False) -> dict:
     old: dict = {}
     try:
         _State.pending, _State.first = None, None
+        _State.ending, _State.late = False, None
         _State.depth, _State.held = 1, True  # what arrives now waits for unblock()
         _State.kept = frozenset(s for s in HANDLED if keep_blocked and s in _State.mask)
         block()
@@ -353,7 +360,20 @@ def restore(old: dict, ignore_after_signal: bool = True) -> None:
     process): the handlers are
     put back as they were whatever happened, so that the caller's Ctrl-C works again
     and the next ``install`` routes them anew. A signal kept pending is dropped; the
-    thread handing it back (``_nudge``) has ended when this returns."""
+    thread handing it back (``_nudge``) has ended when this returns.
+
+    A signal that arrives while this runs never raises in it, whichever thread the
+    kernel gives it to: the handlers are swapped with ``HANDLED`` blocked, and the
+    caller's mask is put back while ``_handler`` is still in (``ending``), so that one
+    that came meanwhile reaches ``_handler`` and not, half-way through, the caller's
+    handler (a ``KeyboardInterrupt`` out of ``cli.main`` after its interrupt's line,
+    instead of its exit code). One that follows the command's own interrupt is
+    dropped, as ``_handler`` drops a second signal during the clean-up; one that is
+    the first of the call is the caller's: with ``ignore_after_signal`` ``False`` it
+    is raised again once the caller's handlers are back (``signal.raise_signal``: the
+    caller's handler gets it, as it would a moment later), else dropped, the process
+    exiting with the command's code."""
+    _State.ending = True  # _handler keeps it (late) or drops it, never raises
     block()
     _State.installed = False  # a _nudge thread stops
     _State.pending = None
@@ -367,12 +387,17 @@ def restore(old: dict, ignore_after_signal: bool = True) -> None:
         if sys.unraisablehook is _unraisable_hook:
             sys.unraisablehook = _State.unraisable_hook or sys.__unraisablehook__
         _State.unraisable_hook = None
+        if _State.mask is not None:  # one pending since block() reaches _handler here
+            signal.pthread_sigmask(signal.SIG_SETMASK, _State.mask)
         ignore = ignore_after_signal and _State.first is not None
         for s, h in reversed(old.items()):  # SIGINT, the one a hand repeats, last
             signal.signal(s, signal.SIG_IGN if ignore else h)
     finally:
         if _State.mask is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, _State.mask)
+        late, _State.late = _State.late, None
+    if late is not None and not ignore_after_signal and late in old:
+        signal.raise_signal(late)  # the caller's handler, as it would have had it
 
 
 @contextmanager
