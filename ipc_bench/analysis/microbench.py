@@ -208,15 +208,15 @@ def incomplete_run_text(run_dir: str, summary: dict[str, Any],
     """For a run (``run_dir``, its ``summary.json`` read as ``summary``; the line names
     it ``name``, the folder as given where ``None``) that is not
     complete (killed, stopped, failed: its captures hold the cases that finished only),
-    one line saying so, in ``bench.py report``'s words (``results.run_state``, the
-    run's problems or what its files tell, ``results.unfinished_detail``), and how many
-    of its planned cases finished: ``RUN: this run is incomplete: stopped without
+    one line saying so, in ``bench.py report``'s words (``results.incomplete_run_line``,
+    which ``bench.py report`` warns with too: the run's state, its problems or what its
+    files tell, ``results.unfinished_detail``), and how many of its planned cases
+    finished: ``RUN: this run is incomplete: stopped without
     finishing its summary (...): no process holds its lock, no end was recorded, summary
     status incomplete, 1 of 2 cases recorded, ...; 1 of its 2 cases finished: the cases
     it did not finish are not timed``; ``None`` for a complete run."""
-    from ipc_bench.analysis.results import (_problems_detail, case_unfinished, run_state,
-                                            unfinished_detail)
-    from ipc_bench.errors import one_line
+    from ipc_bench.analysis.results import (_problems_detail, case_unfinished,
+                                            incomplete_run_line, unfinished_detail)
 
     status = summary.get("status")
     if status == "complete":
@@ -231,12 +231,9 @@ def incomplete_run_text(run_dir: str, summary: dict[str, Any],
                                    Path(run_dir)) or unfinished_detail(summary, Path(run_dir)))
     except (AttributeError, TypeError, KeyError, ValueError, OSError):  # an edited summary
         detail = ""
-    count = (f"{done:,} of its {_plural(len(planned), 'case')} finished"
-             if isinstance(planned, list) else f"{_plural(done, 'case')} finished")
-    return one_line(f"{run_dir if name is None else name}: this run "
-                    f"{run_state(str(status))}: "
-                    f"{detail or 'no reason recorded'}; {count}: the cases it did not "
-                    "finish are not timed")
+    return incomplete_run_line(run_dir if name is None else name, str(status), detail, done,
+                               len(planned) if isinstance(planned, list) else None,
+                               "the cases it did not finish are not timed")
 
 
 def workload_labels(workload: str) -> dict[str, str]:

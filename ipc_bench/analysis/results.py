@@ -74,6 +74,15 @@ class RunStatusWarning(ResultsWarning):
     RunStatusWarning)`` silences it alone."""
 
 
+class IncompleteRunWarning(ResultsWarning):
+    """A run reported that is not complete and was not read as still going (killed,
+    stopped, failed): one line, ``incomplete_run_line``'s, which
+    ``report.document.write_report`` issues once per such run after ``load``'s own
+    warnings, and ``bench.py report`` prints on stderr as ``bench.py microbench`` prints
+    its line of such a run (a ``RunStatusWarning``, which ``bench.py report`` leaves to
+    the report's note, it is not)."""
+
+
 class Summary(dict):
     """A parsed ``summary.json`` (``read_summary``): its top-level object, and in
     ``repeated`` one warning line for each key an object of the file gives twice or
@@ -4839,6 +4848,35 @@ def run_state(status: str) -> str:
     """A run's ``status`` (not ``complete``) in words: ``is incomplete``, ``failed``,
     else ``has no known status`` (``RUN_STATE_WORDS``)."""
     return RUN_STATE_WORDS.get(status, "has no known status")
+
+
+#: What the line of ``bench.py report`` on a run that is not complete says the report
+#: covers (``incomplete_run_line``'s ``tail``), as the report's note says it.
+REPORT_COVERS = "the report's figures cover the cases it finished"
+
+
+def incomplete_run_line(name: str, status: str, detail: str, finished: int,
+                        planned: int | None, tail: str) -> str:
+    """The one line saying that a run (named ``name``: its folder as given) is not
+    complete (``status``: ``incomplete``, ``failed``, or another, ``run_state``), why
+    (``detail``: its problems, or what its files tell, as ``Results.status_detail``
+    holds it; ``no reason recorded`` when empty), how many of its ``planned`` cases
+    (``None``: its metadata lists none) ``finished``, and what follows for the command
+    that reads it (``tail``): ``RUN: this run is incomplete: stopped without finishing
+    its summary (...): no process holds its lock, ...; 1 of its 3 cases finished: the
+    cases it did not finish are not timed`` (``bench.py microbench``,
+    ``microbench.incomplete_run_text``), ``...; 1 of its 3 cases finished: the
+    report's figures cover the cases it finished`` (``bench.py report``,
+    ``REPORT_COVERS``). One line (``errors.one_line``: a line break escaped)."""
+    from ipc_bench.errors import one_line
+
+    def cases(n: int) -> str:
+        return f"{n:,} case" if n == 1 else f"{n:,} cases"
+
+    count = (f"{finished:,} of its {cases(planned)} finished" if planned is not None
+             else f"{cases(finished)} finished")
+    return one_line(f"{name}: this run {run_state(status)}: "
+                    f"{detail or 'no reason recorded'}; {count}: {tail}")
 
 
 def status_line(run_dir: Path, status: str, detail: str, loaded: int,

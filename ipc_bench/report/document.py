@@ -82,7 +82,9 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     after it was read); ``written``: a list, where given, that the folder is appended to
     once the report is in place, so that a signal that arrived while it was written
     (raised once it is: ``signals.deferred``) can be told from one that stopped it
-    before (the earlier report untouched). Raises ``ResultsError``
+    before (the earlier report untouched). Issues ``load``'s warnings, then one
+    ``IncompleteRunWarning`` per run that is not complete and not still going
+    (``warn_incomplete_runs``). Raises ``ResultsError``
     (one line) on bad input (``baseline_run`` too; a run's file that cannot be read:
     ``cannot read PATH: REASON``) and ``OSError`` naming the file when the output folder
     cannot be written (nothing changed then: ``write_folder``)."""
@@ -96,6 +98,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         where = exc.filename if exc.filename else "a run folder"
         raise ResultsError(f"cannot read {where}: {exc.strerror or exc}") from None
     base = baseline_run(results.paths, baseline) if baseline is not None else ""
+    warn_incomplete_runs(results, run_dirs)
     stamped = False
     if output:
         out = output_path(output)
@@ -410,6 +413,34 @@ def beside(run_dir: Path, name: str) -> Path:
     output the way a report of one run does (``RUN_DIR/report``)."""
     out = run_dir.resolve().parent / name
     return out if run_dir.is_absolute() else Path(os.path.relpath(out))
+
+
+def warn_incomplete_runs(results, run_dirs: Sequence[str]) -> None:
+    """Issue one ``IncompleteRunWarning`` for each run of ``results`` (loaded from
+    ``run_dirs``, in order) that is not complete and was not read as still going
+    (killed, stopped, failed; one still going gets its own line from ``bench.py
+    report``: ``running``), naming it by its folder as given:
+    ``results.incomplete_run_line``, the line ``bench.py microbench`` warns with, its
+    ``detail`` the run's ``Results.status_detail``, its count the run's loaded cases
+    that finished of those its metadata planned, and its tail
+    ``results.REPORT_COVERS``: ``RUN: this run is incomplete: ...; 1 of its 3 cases
+    finished: the report's figures cover the cases it finished``."""
+    from ipc_bench.analysis.results import (REPORT_COVERS, IncompleteRunWarning,
+                                            incomplete_run_line)
+
+    gone = {(c["run_id"], c["case_id"]) for c in results.unfinished()}
+    cases = results.cases
+    for run_id, given in zip(results.paths, run_dirs):
+        status = results.status.get(run_id)
+        if status == "complete" or run_id in results.still_running:
+            continue
+        ids = list(cases["case_id"][cases["run_id"] == run_id]) if len(cases) else []
+        finished = sum((run_id, c) not in gone for c in ids)
+        planned = (results.metadata.get(run_id) or {}).get("cases")
+        warnings.warn(incomplete_run_line(
+            str(given), str(status), (results.status_detail or {}).get(run_id, ""),
+            finished, len(planned) if isinstance(planned, list) else None,
+            REPORT_COVERS), IncompleteRunWarning, stacklevel=3)
 
 
 def baseline_run(paths: dict[str, Path], baseline: str) -> str:

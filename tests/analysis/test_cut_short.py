@@ -532,10 +532,13 @@ def test_a_stopped_run_warns_on_loading_and_names_the_case_it_was_running(
         error="the run stopped during it, killed or unable to write summary.json")]
     assert list(res.finished().cases["case_id"]) == ids[:2]
     assert res.select("stopped").unfinished() == res.unfinished()
-    # the report says it once: its note, not again as a loading note or on stderr
+    # the report says it in its note, not again as a loading note; on stderr one line,
+    # as microbench's (results.incomplete_run_line)
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
                      "--no-figures"]) == 0
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().err == (
+        f"bench.py report: warning: {run}: this run is incomplete: {detail}; 2 of its 4 "
+        "cases finished: the report's figures cover the cases it finished\n")
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"This run is incomplete: {detail}. Its figures cover the cases that finished." in md
     assert (f"> **Note:** Left out of every finding, table and figure, as it did not "

@@ -345,7 +345,13 @@ def test_cases_missing_in_a_run_not_complete_is_no_case(good_run, tmp_path, caps
         path = run / name
         path.write_text(path.read_text().splitlines(keepends=True)[0])
     code, err = _report(run, tmp_path, capsys)
-    assert (code, err) == (0, [])
+    end = json.loads((run / "summary.json").read_text())["metadata"]["end_time_utc"]
+    # not complete: one warning line, as microbench's (results.incomplete_run_line)
+    assert (code, err) == (0, [
+        f"bench.py report: warning: {run}: this run is incomplete: status incomplete, but "
+        f"its end was recorded (end_time_utc {end}) with no problem (summary.json edited, "
+        "or written by another tool), 0 of 2 cases recorded; 0 of its 2 cases finished: "
+        "the report's figures cover the cases it finished"])
     assert (tmp_path / "rep" / "report.md").is_file()
 
 
@@ -375,7 +381,13 @@ def test_an_unknown_status_is_one_warning_and_read_as_unknown(good_run, tmp_path
     assert code == 0
     line = (f"{run / 'summary.json'}: status \"banana\" is not one of complete, "
             "incomplete, failed (read as unknown)")
-    assert err == [f"bench.py report: warning: {line}"]
+    end = json.loads((run / "summary.json").read_text())["metadata"]["end_time_utc"]
+    assert err == [f"bench.py report: warning: {line}",
+                   f"bench.py report: warning: {run}: this run has no known status: status "
+                   f"unknown, but its end was recorded (end_time_utc {end}) with no problem "
+                   "(summary.json edited, or written by another tool), 2 of 2 cases "
+                   "recorded; 2 of its 2 cases finished: the report's figures cover the "
+                   "cases it finished"]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "banana" not in md.replace(line, "").replace("summary status banana", "")
     assert "This run is banana" not in md

@@ -49,7 +49,12 @@ def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmp
     assert proc.returncode == 130
     assert not run_in_progress(run)  # ended (interrupted): its report goes into it
     assert cli.main(["report", str(run), "--no-figures"]) == 0
-    assert capsys.readouterr() == (f"report: {run}/report/report.html\n", "")
+    # not complete (interrupted): one warning line, as microbench's
+    assert capsys.readouterr() == (
+        f"report: {run}/report/report.html\n",
+        f"bench.py report: warning: {run}: this run is incomplete: "
+        "num_running=4/send/msgpack#0: interrupted by SIGINT; 0 of its 1 case finished: "
+        "the report's figures cover the cases it finished\n")
     assert "still running" not in (run / "report" / "report.md").read_text()
 
 
