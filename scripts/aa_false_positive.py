@@ -677,7 +677,7 @@ def main(argv: Optional[list[str]] = None, exiting: bool = False) -> int:
             for condition in args.load:
                 run_condition(args, condition, study)
         code = _analyse(args, study)
-        signals.raise_pending()  # a signal the interpreter dropped (signals module)
+        signals.finish()  # a dropped one is raised; a later one leaves the code alone
         return code
     except signals.Interrupted as exc:
         print(interrupt_line(exc, args, study), file=sys.stderr)

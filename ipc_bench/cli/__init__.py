@@ -130,8 +130,8 @@ def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
     ``sys.stdout`` / ``sys.stderr``, signal handlers, signal mask and
     ``sys.unraisablehook`` are back when it returns, so that it can be called again in
     the same process (a notebook, a script) and each call can be interrupted. A signal
-    at any moment of the call, its very start included, gives its one line and exit
-    code; one the caller's own SIGINT handler turned into ``KeyboardInterrupt`` before
+    until the command has returned, its very start included, gives its one line and
+    exit code; a later one leaves the code alone (``signals.finish``); one the caller's own SIGINT handler turned into ``KeyboardInterrupt`` before
     the call's handlers were in counts as SIGINT (130). A signal the caller ignores
     (``SIG_IGN``) stays ignored, and one it blocks (``signal.pthread_sigmask``) stays
     blocked, its handler untouched, during the call and after it: one pending when it
@@ -173,7 +173,7 @@ def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
         with recording(words, cwd):
             code = command(argv[1:] if word else argv)
         returned = True
-        signals.raise_pending()  # a signal the interpreter dropped (signals module)
+        signals.finish()  # a dropped one is raised; a later one leaves the code alone
     except Interrupted as exc:
         if not exc.reported:  # a case interrupted has said so in its own line
             print(_interrupted_line(exc, prog, argv[1:] if word == "report" and not returned

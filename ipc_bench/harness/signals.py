@@ -251,6 +251,19 @@ def raise_pending() -> None:
         raise Interrupted(code)
 
 
+def finish() -> None:
+    """The command's work has returned, what it was asked for done, its output written
+    and printed: a signal kept pending from it is raised (``raise_pending``: it came
+    during the work and ends the command with its code and line), and from here on one
+    that arrives leaves the exit code alone, never raised (``ending``; ``restore``
+    hands it to the caller's own handler once that is back where the caller goes on,
+    else drops it: ``bench.py`` and a script run as a command end with their work's
+    code, 0). What ``run_command``, ``cli.main`` and a script's own ``main`` call
+    once the work has returned."""
+    _State.ending = True  # _handler keeps a new one (late) or drops it
+    raise_pending()
+
+
 def run_command(parse: Callable[[], object], work: Callable[[object], int],
                 interrupt_line: Callable[[Interrupted, object], str],
                 exiting: bool = False) -> int:
@@ -261,7 +274,8 @@ def run_command(parse: Callable[[], object], work: Callable[[object], int],
     ``work`` not called); its exit code, or on SIGINT / SIGTERM / SIGHUP
     ``interrupt_line(exc, args)`` on stderr (``args`` ``None`` when the signal came
     before parsing ended) and 130 / 143 / 129. A signal the interpreter dropped is
-    raised before the code is returned (``raise_pending``); the handlers and mask are
+    raised before the code is returned; one that arrives once ``work`` has returned
+    leaves its code alone (``finish``); the handlers and mask are
     put back either way (``restore``), as ``cli.main`` puts them back: ``exiting``
     (the script run as a command, ``if __name__ == "__main__"``, whose process exits
     once this returns) as ``bench.py``'s, further signals ignored after one arrived
@@ -275,7 +289,7 @@ def run_command(parse: Callable[[], object], work: Callable[[object], int],
         args = parse()
         unblock()
         code = args if type(args) is int else work(args)
-        raise_pending()  # a signal the interpreter dropped
+        finish()  # a signal the interpreter dropped is raised; a later one is not
         return code
     except Interrupted as exc:
         print(interrupt_line(exc, args), file=sys.stderr)
