@@ -713,9 +713,9 @@ def interrupt_line(exc: signals.Interrupted, args: Optional[argparse.Namespace],
     """``aa_false_positive.py: interrupted by SIGINT (exit 130)`` (``Interrupted.line``);
     for a study run here, before ``(exit 130)``, where it is and what its runs hold:
     ``; the study so far is in DIR (1 bench.py run complete); bench.py's run
-    DIR/busy/aa is incomplete (17 cases complete)``, and how the running ``bench.py`` ended where it did not exit with
-    the signal's code (``; bench.py had not exited 15 s later and was killed by
-    SIGKILL``)."""
+    DIR/busy/aa is incomplete (17 cases complete)``, and how the running ``bench.py``
+    ended where it did not exit with the signal's code (``; bench.py had not exited
+    15 s later and was killed by SIGKILL``)."""
     if args is None or study is None or args.from_run or not study.is_dir():
         return exc.line(PROG)
     kept = [run_kept(folder) for folder in study_runs(args, study)]

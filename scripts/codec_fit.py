@@ -473,8 +473,8 @@ def interrupt_line(exc: signals.Interrupted, made: list[tuple[str, Path]],
                    removed: Optional[str] = None) -> str:
     """``codec_fit.py: interrupted by SIGINT (exit 130)`` (``Interrupted.line``), with
     what was kept of the runs made here before ``(exit 130)`` (``made``: (name,
-    folder) each; one that left its folder empty is gone): ``; kept: the fit run DIR is complete (15 cases), the check run DIR is
-    incomplete (1 case complete)``; or, where the folder of the runs was made here and
+    folder) each; one that left its folder empty is gone): ``; kept: the fit run DIR is
+    complete (15 cases), the check run DIR is incomplete (1 case complete)``; or, where the folder of the runs was made here and
     is removed again, nothing written to it (``removed``: how to name it, ``the
     --output folder DIR``), ``; the --output folder DIR made here is removed: nothing
     was written to it``; and how the running ``bench.py`` ended where it did not exit

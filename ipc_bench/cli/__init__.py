@@ -96,10 +96,11 @@ COMMANDS: dict[str, Callable[[], Command]] = {
 
 
 def _interrupted_line(exc: Interrupted, prog: str, report_argv: Optional[list[str]]) -> str:
-    """``PROG: interrupted by SIGINT (exit 130)`` (``Interrupted.line``); ``report_argv``: the arguments of a
-    ``bench.py report`` stopped before it started, whose line also says whether an
-    earlier report is untouched (``ipc_bench.cli.report.interrupted_line``; its module
-    is loaded by then, as the signals are let through only once it is)."""
+    """``PROG: interrupted by SIGINT (exit 130)`` (``Interrupted.line``);
+    ``report_argv``: the arguments of a ``bench.py report`` stopped before it started,
+    whose line also says whether an earlier report is untouched
+    (``ipc_bench.cli.report.interrupted_line``; its module is loaded by then, as the
+    signals are let through only once it is)."""
     if report_argv is not None:
         from ipc_bench.cli.report import interrupted_line
 
@@ -131,11 +132,11 @@ def main(argv: Optional[Sequence[str]] = None, *, exiting: bool = False) -> int:
     ``sys.unraisablehook`` are back when it returns, so that it can be called again in
     the same process (a notebook, a script) and each call can be interrupted. A signal
     until the command has returned, its very start included, gives its one line and
-    exit code; a later one leaves the code alone (``signals.finish``); one the caller's own SIGINT handler turned into ``KeyboardInterrupt`` before
-    the call's handlers were in counts as SIGINT (130). A signal the caller ignores
-    (``SIG_IGN``) stays ignored, and one it blocks (``signal.pthread_sigmask``) stays
-    blocked, its handler untouched, during the call and after it: one pending when it
-    is called, or arriving meanwhile, is still pending for the caller when it returns.
+    exit code, a later one leaves it alone (``signals.finish``); one the caller's own
+    SIGINT handler turned into ``KeyboardInterrupt`` before the call's handlers were in
+    counts as SIGINT (130). One the caller ignores (``SIG_IGN``) stays ignored, and one
+    it blocks (``signal.pthread_sigmask``) stays blocked, its handler untouched, during
+    the call and after it: one pending, or arriving meanwhile, stays pending for it.
 
     ``exiting``: the process exits once this returns (``bench.py``): after a signal,
     further ones stay ignored (``SIG_IGN``) instead of the handlers being put back, so
