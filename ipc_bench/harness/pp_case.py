@@ -21,9 +21,12 @@ hop alone, which the stages' hops would leave out).
 Stages started by hand (``--remote-runners``, ``harness.remote_runner``): as ``--tp``
 ranks started by hand (nothing spawned, the broadcast over tcp at the run's fixed
 ports), and the gloo group meets through a ``TCPStore`` this case hosts on ``--host``
-at the run's store port (``wire.pp.StoreServer``), stopped when the case ends.
+at the run's store port (``wire.pp.StoreServer``), stopped when the case ends. Each is
+watched through its control connection (``wire.remote.RemoteRunners.problem``): one
+whose connection closes (its process died) is named as a killed spawned stage is.
 
-Faults as the ``--tp`` case's, naming the stage: a stage that exits or is killed, one
+Faults as the ``--tp`` case's, naming the stage: a stage that exits or is killed (or,
+started by hand, whose control connection closes), one
 that stops answering (the scheduler's ``peer_timeout_s``; a stage waiting on another
 for hidden states or ids gives up after the same timeout, its line followed by the
 state of the stage waited on (``_waited_on_state``), or at step 0 after the
@@ -42,11 +45,14 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
+import zmq
+
 from ipc_bench.engine.config import CACHED, SEND, ConfigError
 from ipc_bench.engine.pipeline import check_pp, check_pp_model
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.spec import STOPPED_NOT_SLOW, CaseError, CaseResult, CaseSpec
 from ipc_bench.harness.tp_case import TpExchange, _TpCase
+from ipc_bench.wire.control import ErrorReport, decode_control
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import STORE_FILE, StoreServer
 from ipc_bench.wire.remote import RemoteRunners
@@ -78,6 +84,15 @@ def report_grace_s(peer_timeout_s: float) -> float:
 #: How long a stage's report of a lost link waits for the death of the stage that
 #: broke it to be seen (the link closes as the process ends, before it can be reaped).
 DEAD_STAGE_WAIT_S = 0.2
+#: The same for stages started by hand, whose death is seen as their control
+#: connection's close (``wire.remote``): that FIN crosses the network, and the
+#: scheduler's I/O thread must take it, while the report that the link broke may come
+#: first; a failed case waits that much longer at most, and only where no stage's
+#: connection closed.
+REMOTE_DEAD_STAGE_WAIT_S = 1.0
+#: The most control messages read from a stage started by hand whose connection closed,
+#: looking for the error report it sent before it went (``_PpCase._reported``).
+_QUEUED_MAX = 64
 
 
 class PpExchange(TpExchange):
@@ -197,6 +212,9 @@ class _PpCase(_TpCase):
                          lambda _spec, *args: phases(spec, *args), remote)
         self.pp_spec = spec
         self.store_server: Optional[StoreServer] = None
+        #: Stages started by hand whose control socket held an error report once their
+        #: connection closed (``_reported``), by rank.
+        self._queued_report: dict[int, bool] = {}
 
     def _start(self, socks, folder: str) -> None:
         if self.remote is None:
@@ -231,27 +249,74 @@ class _PpCase(_TpCase):
         it to be seen): ``rank 0: runner process P was killed by SIGKILL; rank 1 then
         lost its link: runner failed at step N (...): rank 1: hidden states of step N
         from rank 0: ...`` (``run_pp_case`` makes each ``rank`` a ``stage``). A stage
-        that exits by itself (after its own error report) is not such a cause; stages
-        started by hand are not watched from here. A stage's report that it gave up
-        waiting on another gets that stage's state instead (``_waited_on_state``)."""
+        started by hand is seen dead when its control connection closes (waiting
+        ``REMOTE_DEAD_STAGE_WAIT_S`` at most): ``rank 0: remote runner 0 (control port
+        tcp://...) disconnected (its process ended or its host closed the connection);
+        rank 1 then lost its link: ...``. A stage that exits by itself (after its own
+        error report) is not such a cause. A stage's report that it gave up waiting on
+        another gets that stage's state instead (``_waited_on_state``; a stage started
+        by hand has none to read here: the report stands)."""
         message = str(exc)
         reporter = _REPORTER.search(message)
-        if reporter is None or self.remote is not None:
+        if reporter is None:
             return exc
         waited = _WAITED_ON.search(message)
+        if waited is not None and self.remote is not None:
+            return exc
         if waited is not None and int(waited.group(1)) < len(self.procs):
             return self._waited_on_state(exc, int(waited.group(1)))
         rank = int(reporter.group(1))
-        deadline = time.monotonic() + DEAD_STAGE_WAIT_S
+        dead = self._remote_dead if self.remote is not None else self._killed
+        wait_s = REMOTE_DEAD_STAGE_WAIT_S if self.remote is not None else DEAD_STAGE_WAIT_S
+        deadline = time.monotonic() + wait_s
         while True:
             for other, proc in enumerate(self.procs):
-                ended = proc.exit_description() if other != rank else None
-                if ended and " was killed by " in ended and f" {proc.pid} " not in message:
+                ended = dead(other, proc, message) if other != rank else None
+                if ended:
                     return CaseError(f"rank {other}: {ended}; rank {rank} then lost its "
                                      f"link: {message}", exc.step)
             if time.monotonic() >= deadline:
                 return exc
             time.sleep(0.02)
+
+    @staticmethod
+    def _killed(rank: int, proc, message: str) -> Optional[str]:
+        """How spawned stage ``proc`` ended, where a signal killed it and ``message``
+        does not name it already; else ``None``."""
+        ended = proc.exit_description()
+        if ended and " was killed by " in ended and f" {proc.pid} " not in message:
+            return ended
+        return None
+
+    def _remote_dead(self, rank: int, proc, message: str) -> Optional[str]:
+        """The line of stage ``rank`` started by hand (``supervisor.RemotePeer``) whose
+        control connection closed without an error report before it (its process died,
+        or its host closed the connection), where ``message`` does not name it
+        already; else ``None``."""
+        problem = proc.problem()
+        if not problem or proc.name in message or self._reported(rank):
+            return None
+        return problem
+
+    def _reported(self, rank: int) -> bool:
+        """Whether stage ``rank``'s control socket held an ``ErrorReport`` it sent
+        before its connection closed (read once, without waiting, the answer kept; the
+        case has failed, so what else is queued there is dropped)."""
+        if rank not in self._queued_report:
+            self._queued_report[rank] = False
+            sock = self.exchange.channel.socks.ctls[rank]
+            for _ in range(_QUEUED_MAX):
+                try:
+                    frame = sock.recv(zmq.NOBLOCK)
+                except zmq.ZMQError:
+                    break
+                try:
+                    if isinstance(decode_control(frame), ErrorReport):
+                        self._queued_report[rank] = True
+                        break
+                except PeerError:
+                    continue
+        return self._queued_report[rank]
 
     def _waited_on_state(self, exc: CaseError, rank: int) -> CaseError:
         """``exc``, a stage's report that it gave up waiting on stage ``rank``, with

@@ -224,21 +224,22 @@ def test_a_stage_runner_that_dies_fails_the_case_in_one_line(tmp_path):
     case = "bench\\.py: error: num_running=8,pp=2/send/msgpack#0: "
     partial = f"; partial results: {re.escape(str(tmp_path / 'r'))}"
     print(f"stage 0's runner: exit {stages[0].returncode}: {results[0][1].splitlines()[-1]}")
-    # Stages started by hand are not watched from here: the first of two true reports
-    # reaches the scheduler first. Mostly its control connection to stage 1 closing
-    # (step 7's reply may still be on its way then), and stage 0 exits when the
-    # scheduler goes away; else stage 0's report that its hidden states could no longer
-    # be sent to stage 1, in gloo's words less gloo's advice to its own users.
+    # The first of two true reports reaches the scheduler first. Mostly its control
+    # connection to stage 1 closing (step 7's reply may still be on its way then), and
+    # stage 0 exits when the scheduler goes away; else stage 0's report that its hidden
+    # states could no longer be sent to stage 1, in gloo's words less gloo's advice to
+    # its own users, led by stage 1's closed connection (as a killed spawned stage is).
+    gone = (rf"stage 1: remote runner 1 \(control port tcp://127\.0\.0\.1:{port + 1}\) "
+            rf"disconnected \(its process ended or its host closed the connection\)")
     if re.fullmatch(
-            rf"{case}stage 1: remote runner 1 \(control port tcp://127\.0\.0\.1:{port + 1}\) "
-            rf"disconnected \(its process ended or its host closed the connection\), noticed "
-            rf"while waiting for ModelRunnerOutput for step [78] from stage 1{partial}",
-            errors[0]):
+            rf"{case}{gone}, noticed while waiting for ModelRunnerOutput for step [78] from "
+            rf"stage 1{partial}", errors[0]):
         assert stages[0].returncode == 5, results[0][1]  # the scheduler went away
     else:
         assert re.fullmatch(
-            rf"{case}runner failed at step [89] \({re.escape(STEP_NUMBERING)}\): stage 0: "
-            rf"hidden states of step [89] to stage 1: [^;]+{partial}", errors[0]), errors
+            rf"{case}{gone}; stage 0 then lost its link: runner failed at step [89] "
+            rf"\({re.escape(STEP_NUMBERING)}\): stage 0: hidden states of step [89] to "
+            rf"stage 1: [^;]+{partial}", errors[0]), errors
         assert "GLHF" not in errors[0] and "This is typically" not in errors[0], errors
         assert stages[0].returncode == 4, results[0][1]  # its step failed
 
