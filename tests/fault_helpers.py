@@ -232,8 +232,8 @@ def ctrl_c_reaps_every_child(tmp_path: Path, tmpdir: Path, args: list[str],
     assert proc.returncode == 130, err
     last = err.strip().splitlines()[-1]
     assert re.fullmatch(r"bench\.py: \S+: interrupted by SIGINT at step \d+ \(steps\.csv seq: "
-                        r"warm-up and uncounted steps included\) \(exit 130\); "
-                        rf"partial results: {re.escape(str(run_dir))}", last), err
+                        r"warm-up and uncounted steps included\); partial results: "
+                        rf"{re.escape(str(run_dir))} \(exit 130\)", last), err
     assert err.count("interrupted by") == 1, err
     assert "Traceback" not in err and children(proc.pid) == []
     assert [p.name for p in tmp_path.iterdir()] == ["run"]

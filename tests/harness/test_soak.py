@@ -172,8 +172,8 @@ def test_an_interrupted_soak_names_its_step_and_points_at_its_results(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and children(proc.pid) == [], err
     match = re.fullmatch(r"bench\.py: trace=soak:60/send/msgpack#0: interrupted by SIGINT at "
-                         r"step (\d+) \(steps\.csv seq: warm-up and uncounted steps included\) "
-                         rf"\(exit 130\); partial results: {re.escape(str(run))}\n",
+                         r"step (\d+) \(steps\.csv seq: warm-up and uncounted steps included\); "
+                         rf"partial results: {re.escape(str(run))} \(exit 130\)\n",
                          err)
     assert match, err
     (case,) = json.loads((run / "summary.json").read_text())["cases"]
