@@ -25,7 +25,9 @@ def file_slug(text: str) -> str:
     N), the marks that follow one (category M: the vowel signs of Devanagari, an accent
     written apart) and ``_ . -``; each run of anything else (path separators, spaces,
     parentheses, brackets, control and format characters, surrogates of undecodable
-    bytes) is one ``_``, none at either end; ``run`` where nothing is left. An ASCII
+    bytes) is one ``_``, none at either end; ``run`` where nothing is left. A prefix
+    that would start with ``.`` gets ``_`` before it (``.hid`` -> ``_.hid``), so that
+    no file of the report is hidden (``.hid.summary.json`` would be). An ASCII
     name gives what it always gave (``[^A-Za-z0-9_.-]+`` -> ``_``). The prefix is cut
     to its first ``MAX_SLUG_BYTES`` bytes of UTF-8 (whole characters), so the report's
     file names fit, where a longer one could not be written ("File name too long")."""
@@ -36,6 +38,8 @@ def file_slug(text: str) -> str:
         out.append(ch if kept else "\0")
         after_letter = kept and kind in "LNM"
     slug = re.sub("\0+", "_", "".join(out)).strip("_")
+    if slug.startswith("."):  # a file name that starts with a dot is hidden
+        slug = "_" + slug
     slug = slug.encode("utf-8")[:MAX_SLUG_BYTES].decode("utf-8", "ignore").rstrip("_")
     return slug or "run"
 
