@@ -4027,7 +4027,12 @@ def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str
     its workload is num_running=4 (read as 4, its workload's)``; ``has num_running
     null``, ``has no num_running``): the tables go by the workload, the findings'
     words by the field, and the two would name different batches (or the findings
-    would lose the workload's)."""
+    would lose the workload's). A ``trace`` that is there (not null) in a case whose
+    workload has no trace label (a steady case: ``num_running=4``) is dropped the same
+    way, read as absent, with one line (``case 'ID' has trace 5, but its workload is
+    num_running=4, without a trace (read as absent, its workload's)``): a text there
+    would make the case a trace replay (``summary.is_replay``), anything else a column
+    of mixed kinds."""
     settings = metadata.get("cases") if isinstance(metadata, dict) else None
     labels = {c["case_id"]: c["labels"] for c in settings or []
               if isinstance(c, dict) and isinstance(c.get("labels"), dict)
@@ -4043,6 +4048,12 @@ def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str
             case[key] = want
             out.append(f"{path}: case {case['case_id']!r} has {shown}, but its workload "
                        f"is {case['workload']} (read as {_shown(want)}, its workload's)")
+        if case.get("trace") is not None \
+                and not any(part.startswith("trace=") for part in workload):
+            out.append(f"{path}: case {case['case_id']!r} has trace "
+                       f"{_shown(case.pop('trace'))}, but its workload is "
+                       f"{case['workload']}, without a trace (read as absent, its "
+                       "workload's)")
     return out
 
 
