@@ -166,7 +166,9 @@ def _version_problem(summary: dict[str, Any]) -> str | None:
     newer integer, with what to do (``result format version 0 is older than ...``);
     anything else, ``true`` and ``1.0`` included (JSON's true is no version, nor is a
     fraction), is not supported, shown as JSON (``result format version "1" is not
-    supported (this ipc-bench reads version 1)``), and a missing one is said so.
+    supported (this ipc-bench reads version 1)``), and a missing one is said so. An
+    integer is shown as written, cut to 40 digits with ``...`` (``_cut_quote``): 10**400
+    reads ``10000000000000000000000000000000000000000... is newer``, not ``1e+400``.
     ``None`` when it is ``FORMAT_VERSION``."""
     reads = f"(this ipc-bench reads version {FORMAT_VERSION})"
     if "format_version" not in summary:
@@ -179,8 +181,10 @@ def _version_problem(summary: dict[str, Any]) -> str | None:
     age = "older" if version < FORMAT_VERSION else "newer"
     hint = ("re-run the scenario with this ipc-bench" if age == "older"
             else "read it with the newer ipc-bench that wrote it")
-    return (f"result format version {_shown(version)} is {age} than the version this "
-            f"ipc-bench reads ({FORMAT_VERSION}); {hint}")
+    # as written, its digits cut at 40 (an integer in %g form, 1e+400, would read as
+    # the number 1E400, which is no integer and is refused as not supported)
+    return (f"result format version {_cut_quote(str(version))} is {age} than the version "
+            f"this ipc-bench reads ({FORMAT_VERSION}); {hint}")
 
 
 def _pairs_noting(twice: dict[int, tuple]):
