@@ -674,12 +674,32 @@ def _overlapping(labels, fig) -> bool:
     return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
+def _lay_out(fig) -> None:
+    """Lay ``fig`` out as its next draw at ``fig.dpi`` would, drawing nothing: each
+    axes' aspect applied, then its layout engine (constrained) run with the canvas's
+    renderer, whose text sizes it caches; the tick labels ``_shown_labels`` reads are
+    placed from the axes' positions then. ``Figure.draw_without_rendering`` does the
+    same and then walks every artist (lines, bars, legends) with drawing turned off,
+    which tells nothing about the labels and took most of each pass's time."""
+    renderer = fig.canvas.get_renderer()
+    with renderer._draw_disabled():
+        for ax in fig.axes:  # as Figure.draw does before its layout
+            locator = ax.get_axes_locator()
+            ax.apply_aspect(locator(ax, renderer) if locator else None)
+        engine = fig.get_layout_engine()
+        if fig.axes and engine is not None:
+            try:
+                engine.execute(fig)
+            except ValueError:  # as Figure.draw: the layout is left as it was
+                pass
+
+
 def _crowded(fig, axes) -> list:
     """Those of ``axes`` whose shown x tick labels overlap (``_overlapping``), after one
-    layout pass of ``fig`` that renders nothing (every tick placed, every text sized,
-    drawable first: ``utf8_figure_text``)."""
+    layout pass of ``fig`` that renders nothing (``_lay_out``: every tick placed, every
+    text sized, drawable first: ``utf8_figure_text``)."""
     utf8_figure_text(fig)
-    fig.draw_without_rendering()
+    _lay_out(fig)
     return [ax for ax in axes if _overlapping(_shown_labels(ax), fig)]
 
 
