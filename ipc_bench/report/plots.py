@@ -2179,14 +2179,38 @@ def draw(fn, results) -> tuple[bytes, dict]:
             plt.close(fig)
 
 
+#: matplotlib's ``savefig.*`` settings under which ``Figure.savefig`` to PNG writes what
+#: the canvas draws (``figure_png``): their defaults, which ``report_style`` sets.
+_SAVED_AS_DRAWN = {"savefig.transparent": False, "savefig.facecolor": "auto",
+                   "savefig.edgecolor": "auto", "savefig.bbox": None}
+
+
 def figure_png(fig, dpi: int = 110) -> bytes:
     """The figure as PNG bytes at ``dpi`` dots per inch, its text drawable first
-    (``utf8_figure_text``)."""
+    (``utf8_figure_text``): the bytes ``fig.savefig(buf, format="png", dpi=dpi)``
+    writes. Under the ``_SAVED_AS_DRAWN`` settings (the report's, ``report_style``) the
+    canvas draws it once at ``dpi``, its layout engine run in that draw; ``savefig``
+    lays it out in a draw of its own first, which costs as much again and changes
+    nothing here. Under other settings (a caller's ``savefig.bbox: tight``, a
+    transparent background), or on a canvas other than Agg's (not one of this
+    module's figures), ``savefig`` writes it."""
     import io
+
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     utf8_figure_text(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
+    if (not isinstance(fig.canvas, FigureCanvasAgg)
+            or any(matplotlib.rcParams[k] != v for k, v in _SAVED_AS_DRAWN.items())):
+        fig.savefig(buf, format="png", dpi=dpi)
+        return buf.getvalue()
+    shown = fig.dpi
+    fig.set_dpi(dpi)
+    try:
+        fig.canvas.print_png(buf)
+    finally:
+        fig.set_dpi(shown)
     return buf.getvalue()
 
 
