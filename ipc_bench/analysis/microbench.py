@@ -1206,13 +1206,15 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     interleaved (``interleaved_order``), showing the progress, then
     save and print ``in_loop_vs_pyperf``'s rows. Returns the exit code: 0; 1 when an
     arm failed or a file could not be written; 130 / 143 when interrupted by SIGINT /
-    SIGTERM, with one line saying how many benchmarks had finished. Earlier results in
-    the output folder are replaced only once the new files are all written; a run that
-    stops short leaves them as they were (``_stopped_short``). An interrupt before the benchmarks are planned
-    propagates (``bench.py`` prints its own line). Raises ``MicrobenchError`` or
-    ``CaptureError`` (one line) on bad input: the run folder and its ``summary.json``
-    are checked first as ``bench.py report`` checks them (``results.check_run_dir``,
-    ``results.read_summary``), with its words."""
+    SIGTERM, with the interrupt line (``Interrupted.line``) saying how many benchmarks
+    had finished and what was kept: ``bench.py microbench: interrupted by SIGINT after
+    3 of 16 benchmarks; nothing was written (exit 130)``. Earlier results in the output
+    folder are replaced only once the new files are all written; a run that stops
+    short leaves them as they were (``_stopped_short``). An interrupt before the
+    benchmarks are planned propagates (``bench.py`` prints its own line). Raises
+    ``MicrobenchError`` or ``CaptureError`` (one line) on bad input: the run folder and
+    its ``summary.json`` are checked first as ``bench.py report`` checks them
+    (``results.check_run_dir``, ``results.read_summary``), with its words."""
     from ipc_bench.analysis.results import ResultsError, check_run_dir, read_summary
     from ipc_bench.errors import one_line
 
@@ -1231,8 +1233,8 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
         # an arm writes its file as a benchmark ends, before the coordinator hears of it:
         # a signal between the two keeps a benchmark not counted yet
         done = max(state["done"], _benchmarks_in(state["out"].kept if state["out"] else []))
-        print(f"bench.py microbench: interrupted by {exc.signal_name} after {done} of "
-              f"{state['total']} benchmarks; {left}", file=sys.stderr)
+        print(exc.line("bench.py microbench", left,
+                       when=f"after {done} of {state['total']} benchmarks"), file=sys.stderr)
         return exc.code
 
 

@@ -280,7 +280,7 @@ def test_interrupt_keeps_the_finished_benchmarks_loadable(run_dir, tmp_path):
     assert code == 130, lines
     assert re.fullmatch(rf"bench.py microbench: interrupted by SIGINT after (\d+) of 16 "
                         rf"benchmarks; the benchmarks finished until then are kept in "
-                        rf"{re.escape(str(out))}/send.json",
+                        rf"{re.escape(str(out))}/send.json \(exit 130\)",
                         lines[-1]), lines
     finished = int(re.search(r"after (\d+) of", lines[-1]).group(1))
     suite = pyperf.BenchmarkSuite.load(str(out / "send.json"))
@@ -294,7 +294,7 @@ def test_interrupt_before_any_benchmark_leaves_no_folder(run_dir, tmp_path):
                              "microbench: 16 benchmarks")
     assert code == 130, lines
     assert lines[-1] == ("bench.py microbench: interrupted by SIGINT after 0 of 16 "
-                         "benchmarks; nothing was written")
+                         "benchmarks; nothing was written (exit 130)")
     assert not out.exists()
 
 
@@ -305,7 +305,7 @@ def test_interrupt_in_a_folder_it_did_not_make_keeps_the_folder(run_dir, tmp_pat
                              "microbench: 16 benchmarks")
     assert code == 130, lines
     assert lines[-1] == ("bench.py microbench: interrupted by SIGINT after 0 of 16 "
-                         "benchmarks; nothing was written")
+                         "benchmarks; nothing was written (exit 130)")
     assert list(out.iterdir()) == []
 
 
@@ -352,7 +352,7 @@ def test_interrupt_keeps_the_earlier_results_whole(run_dir, earlier_dir, tmp_pat
     assert code == 130, lines
     assert re.fullmatch(rf"bench.py microbench: interrupted by SIGINT after {finished} of 16 "
                         rf"benchmarks; nothing was written, the earlier results in "
-                        rf"{re.escape(str(out))} are kept", lines[-1]), lines
+                        rf"{re.escape(str(out))} are kept \(exit 130\)", lines[-1]), lines
     assert _files(out) == earlier
 
 

@@ -38,7 +38,7 @@ def test_a_benchmark_written_but_not_counted_is_counted(tmp_path, monkeypatch, c
     assert _interrupted_after(tmp_path, monkeypatch, done=0, write=True) == 130
     assert capsys.readouterr().err == (
         "bench.py microbench: interrupted by SIGINT after 1 of 8 benchmarks; the benchmarks "
-        f"finished until then are kept in {tmp_path / 'send.json'}\n")
+        f"finished until then are kept in {tmp_path / 'send.json'} (exit 130)\n")
     assert len(pyperf.BenchmarkSuite.load(str(tmp_path / "send.json")).get_benchmarks()) == 1
 
 
@@ -46,10 +46,11 @@ def test_nothing_written_is_nothing_counted(tmp_path, monkeypatch, capsys):
     assert _interrupted_after(tmp_path, monkeypatch, done=0, write=False) == 130
     assert capsys.readouterr().err == (
         "bench.py microbench: interrupted by SIGINT after 0 of 8 benchmarks; nothing was "
-        "written\n")
+        "written (exit 130)\n")
 
 
 def test_the_coordinators_count_stands_where_it_is_ahead(tmp_path, monkeypatch, capsys):
     assert _interrupted_after(tmp_path, monkeypatch, done=3, write=True) == 130
-    assert capsys.readouterr().err.startswith(
-        "bench.py microbench: interrupted by SIGINT after 3 of 8 benchmarks; ")
+    err = capsys.readouterr().err
+    assert err.startswith("bench.py microbench: interrupted by SIGINT after 3 of 8 benchmarks; ")
+    assert err.endswith(" (exit 130)\n") and err.count("\n") == 1

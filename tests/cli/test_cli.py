@@ -561,15 +561,15 @@ def test_microbench_interrupted_leaves_no_process_and_no_empty_folder(sig, group
         # counted (test_microbench_interrupt_count)
         kept = re.fullmatch(f"bench.py microbench: interrupted by {sig} after [1-3] of 8 "
                             "benchmarks; the benchmarks finished until then are kept in "
-                            "(.+)", err.splitlines()[-1])
+                            f"(.+) \\(exit {128 + signum}\\)", err.splitlines()[-1])
         if kept:
             files = kept.group(1).split(", ")
             assert all(Path(f).parent == out and Path(f).is_file() for f in files), err
             assert sorted(p.name for p in out.iterdir()) == sorted(Path(f).name for f in files)
         else:
             assert re.fullmatch(f"bench.py microbench: interrupted by {sig} after [0-3] of 8 "
-                                "benchmarks; nothing was written" + (early if phase == "start"
-                                                                     else ""),
+                                f"benchmarks; nothing was written \\(exit {128 + signum}\\)"
+                                + (early if phase == "start" else ""),
                                 err.splitlines()[-1]), err
             assert not out.exists()
         assert "Traceback" not in err
