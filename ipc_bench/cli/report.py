@@ -208,7 +208,9 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
                                baseline=args.baseline, figures=args.figures,
                                running=running, written=written)
         # files cut short, runs that share no case: one line each (the report says so
-        # too); a run not complete is the report's note (and a line below if running)
+        # too); a run not complete: one line too where it is not still going
+        # (IncompleteRunWarning, document.warn_incomplete_runs), a line below where it
+        # is; load's own RunStatusWarning of it is left to the report's note
         for w in caught:
             if issubclass(w.category, EarlierReportReplaced):  # a note, as microbench's
                 print(f"{PROG}: {one_line(str(w.message))}", file=sys.stderr)
