@@ -656,8 +656,6 @@ def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool
     too). ``parser_class``: an
     ``argparse.ArgumentParser`` subclass whose ``error`` raises ``MicrobenchError``;
     pyperf's own parser is built on it."""
-    import pyperf
-
     for opt in rest:
         if opt.split("=", 1)[0] in RESERVED:
             raise MicrobenchError(f"option {opt} is set by microbench itself")
