@@ -274,19 +274,67 @@ def write_output(path, text: str, prog: str, note: str) -> None:
     """Write ``text`` to the file ``path`` (a script's ``--json``) and keep ``note``
     (``the rows are in PATH``) for a stdout that fails afterwards (``written_elsewhere``).
     A file is written whole or not at all (``_replace_file``): a write that fails leaves
-    the earlier file, if any, as it was and no partial one; a device or FIFO
-    (``/dev/stdout``, ``/dev/full``) is written in place. A write that fails (disk full:
-    ``--json /dev/full``) raises ``SystemExit`` with the line ``PROG: error: cannot write
-    PATH: REASON`` (``script_main``: on stderr, exit 1)."""
+    the earlier file, if any, as it was and no partial one. A path that names one of
+    this process's descriptors (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``) or the file its stdout or stderr is open on (``--json out.txt
+    > out.txt``) is written through that descriptor, after what was printed to it, at
+    its current position (``_own_descriptor``): replacing it would have thrown away the
+    file the shell opened (``--json /dev/stdout > out.txt`` left only the JSON in
+    out.txt); a device or FIFO (``/dev/full``) is written in place, never truncated. A
+    write that fails (disk full: ``--json /dev/full``) raises ``SystemExit`` with the
+    line ``PROG: error: cannot write PATH: REASON`` (``script_main``: on stderr, exit
+    1)."""
     try:
-        if _exists_not_regular(path):  # opened as given: /dev/stdout on a pipe resolves
-            with open(path, "w") as out:  # to /proc/PID/fd/pipe:[N], no path to open
+        fd = _own_descriptor(path)
+        if fd is not None:
+            for stream in (sys.stdout, sys.stderr):  # what they printed comes first
+                if stream is not None:
+                    try:
+                        stream.flush()
+                    except (OSError, ValueError):
+                        pass
+            with open(fd, "w", closefd=False) as out:
+                out.write(text)
+        elif _exists_not_regular(path):  # opened as given: a device, never truncated
+            with open(path, "a") as out:
                 out.write(text)
         else:  # a link's target is replaced, not the link
             _replace_file(os.path.realpath(path), text)
     except OSError as exc:
         raise SystemExit(f"{prog}: error: cannot write {path}: {exc.strerror or exc}") from None
     written_elsewhere(note)
+
+
+def _own_descriptor(path) -> Optional[int]:
+    """The descriptor of this process that ``path`` names, or ``None``: 1 for
+    ``/dev/stdout``, 2 for ``/dev/stderr``, N for ``/dev/fd/N`` and ``/proc/self/fd/N``
+    (``/proc/PID/fd/N`` of this process's id too), and 1 or 2 for any other path to the
+    file or pipe that stdout or stderr is open on (``os.path.samestat``). Writing
+    through it goes on where the process's own writes left off (a file the shell opened
+    with ``>`` or ``>>``); opening the path anew would truncate it or replace it."""
+    import re
+
+    text = os.fspath(path)
+    named = re.fullmatch(r"/dev/(stdout|stderr)|/dev/fd/(\d+)|/proc/(?:self|(\d+))/fd/(\d+)",
+                         os.path.normpath(text) if text.startswith("/") else text)
+    if named:
+        if named.group(1):
+            return 1 if named.group(1) == "stdout" else 2
+        if named.group(2):
+            return int(named.group(2))
+        if named.group(3) is None or int(named.group(3)) == os.getpid():
+            return int(named.group(4))
+    try:
+        target = os.stat(text)
+    except OSError:
+        return None
+    for fd in (1, 2):
+        try:
+            if os.path.samestat(target, os.fstat(fd)):
+                return fd
+        except OSError:
+            continue
+    return None
 
 
 def _exists_not_regular(path) -> bool:
