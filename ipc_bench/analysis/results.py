@@ -3141,8 +3141,12 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
     end to ``summary.json``, a disk full, or is still running; a ``failed`` status
     without problems, which ``bench.py`` never writes, is said as such),
     from what its files tell: which of the two (``unfinished_state``), the cases
-    recorded, the case that was running and since when (``summary.json`` is rewritten
-    when a case starts), and the rows in ``steps.partial.csv``."""
+    recorded, the case that was running and when the run started (its recorded
+    ``start_time_utc``: ``last case ID running (the run started 2026-12-06 13:16:14
+    UTC)``; a copy, ``cp -r``, gives its files new times, so they are no clock of the
+    run), else since ``summary.json``'s modification time, said to be that (it is
+    rewritten when a case starts: ``last case ID running since ... UTC (summary.json's
+    modification time)``), and the rows in ``steps.partial.csv``."""
     planned = len((summary.get("metadata") or {}).get("cases") or [])
     recorded = f"{len(summary.get('cases') or [])} of {planned} cases recorded"
     end = iso_time((summary.get("metadata") or {}).get("end_time_utc"))
@@ -3161,23 +3165,31 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
                  f"status {summary.get('status', 'unknown')}, {recorded}"]
     running = summary.get("running_case")
     if running:
-        since = _utc((run_dir / "summary.json").stat().st_mtime)
-        parts.append(f"last case {running} running since {since}")
+        start = iso_time((summary.get("metadata") or {}).get("start_time_utc"))
+        if start is not None:
+            parts.append(f"last case {running} running (the run started "
+                         f"{_utc(start.timestamp())})")
+        else:
+            since = _utc((run_dir / "summary.json").stat().st_mtime)
+            parts.append(f"last case {running} running since {since} (summary.json's "
+                         f"modification time)")
     return ", ".join(parts + _partial_rows(run_dir))
 
 
 def _partial_rows(run_dir: Path) -> list[str]:
-    """``["steps.partial.csv holds 7,041 rows of it (last written ...)"]``: the rows
-    the case that did not finish left in ``steps.partial.csv`` (killed, or a write
-    that failed); ``[]`` when there is no such file."""
+    """``["steps.partial.csv holds 7,041 rows of it (its modification time ...)"]``:
+    the rows the case that did not finish left in ``steps.partial.csv`` (killed, or a
+    write that failed), and the file's modification time, said to be that (its rows
+    record no time of day, and a copy of the folder gives it the copy's time); ``[]``
+    when there is no such file."""
     partial = run_dir / PARTIAL_STEPS
     if not partial.is_file():
         return []
     size, _ = _unpadded_size(partial, None)
     with open(partial, "rb") as f:
         lines = _count_lines(f, size)
-    return [f"{PARTIAL_STEPS} holds {max(lines - 1, 0):,} rows of it (last "
-            f"written {_utc(partial.stat().st_mtime)})"]
+    return [f"{PARTIAL_STEPS} holds {max(lines - 1, 0):,} rows of it (its "
+            f"modification time {_utc(partial.stat().st_mtime)})"]
 
 
 def _problems_detail(summary: dict[str, Any], problems: list[Any], run_dir: Path) -> str:
@@ -3188,8 +3200,8 @@ def _problems_detail(summary: dict[str, Any], problems: list[Any], run_dir: Path
     results to DIR: File too large``; ``; case ID had finished, its files being
     written`` where it is listed complete: its captured messages failed), then, as for a killed run
     (``unfinished_detail``), the rows that case left in ``steps.partial.csv``
-    (``, steps.partial.csv holds 13,263 rows of it (last written ...)``). ``""`` when
-    there are no problems."""
+    (``, steps.partial.csv holds 13,263 rows of it (its modification time ...)``).
+    ``""`` when there are no problems."""
     text = "; ".join(str(p) for p in problems)
     case = summary.get("failed_case") or summary.get("running_case")
     if text and isinstance(case, str) and case not in text:

@@ -104,8 +104,9 @@ def test_a_sigkilled_run_is_described_from_its_files(tmp_path, killed_bench_tmpd
         r"written: a full disk, say\): no process holds its lock, no end was recorded, "
         r"summary status "
         r"incomplete, 0 of 1 cases recorded, last case num_running=4/send/msgpack#0 running "
-        r"since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, steps\.partial\.csv holds "
-        rf"{rows:,} rows of it \(last written \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)", detail)
+        r"\(the run started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\), steps\.partial\.csv holds "
+        rf"{rows:,} rows of it \(its modification time \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d "
+        r"UTC\)", detail)
     # said on loading, and the case it was running named as unfinished
     assert res.warnings["killed"] == [
         f"{run}: this run is incomplete: {detail}; no case loaded; the case it was running "
@@ -521,7 +522,7 @@ def test_a_stopped_run_warns_on_loading_and_names_the_case_it_was_running(
         "stopped without finishing its summary (killed, or summary.json could not be "
         "written: a full disk, say): no process holds its lock, no end was recorded, "
         f"summary status incomplete, 2 of 4 cases recorded, last case {ids[2]} running "
-        "since ")
+        "(the run started ")
     line = (f"{run}: this run is incomplete: {detail}; 2 cases loaded, both finished; the "
             "case it was running is not loaded (Results.unfinished names it; "
             "Results.finished leaves it out)")

@@ -883,7 +883,7 @@ def test_a_full_disk_mid_run_is_one_line_exit_1_and_a_loadable_folder(
             "stopped without finishing its summary (killed, or summary.json could not be "
             "written: a full disk, say): no process holds its lock, no end was recorded, "
             "summary status incomplete, 0 of 1 cases recorded, last case "
-            "num_running=2/send/msgpack#0 running since ")
+            "num_running=2/send/msgpack#0 running (the run started ")
     assert not any(p.name.endswith(".tmp") for p in run.rglob("*"))
 
 
@@ -919,7 +919,7 @@ def test_a_full_disk_keeps_the_rows_since_the_last_flush_in_steps_partial_csv(
     detail = loaded.status_detail[run.name]
     assert detail.startswith(
         f"{message}; case num_running=2/send/msgpack#0 was running, steps.partial.csv "
-        "holds 402 rows of it (last written ")
+        "holds 402 rows of it (its modification time ")
     assert [str(w.message) for w in caught] == [
         f"{run}: this run failed: {detail}; 1 case loaded, not finished (Results.unfinished "
         "names it; Results.finished leaves it out)"]
@@ -1219,7 +1219,7 @@ def test_a_file_size_limit_mid_run_records_the_case_as_other_failures_do(tmp_pat
     written = datetime.datetime.fromtimestamp(
         (run / "steps.partial.csv").stat().st_mtime, datetime.timezone.utc)
     detail = (f"{message}; case {case} was running, steps.partial.csv holds {len(kept):,} "
-              f"rows of it (last written {written:%Y-%m-%d %H:%M:%S} UTC)")
+              f"rows of it (its modification time {written:%Y-%m-%d %H:%M:%S} UTC)")
     loaded = load(run)
     assert (loaded.status_detail, loaded.warnings) == (
         {run.name: detail}, {run.name: [

@@ -27,7 +27,8 @@ MICROBENCH_TAIL = "the cases it did not finish are not timed"
 def _copy(run: Path, where: Path, **fields) -> Path:
     """A copy of ``run`` at ``where`` with ``fields`` set in its summary.json, no end
     recorded, and the rows of its CSV files of the cases ``fields["cases"]`` leaves out
-    left out too (a killed run's running case has its rows in steps.partial.csv)."""
+    left out too (a killed run's running case has its rows in steps.partial.csv);
+    ``fields["start_time_utc"]`` goes into its metadata."""
     shutil.copytree(run, where)
     kept = [c["case_id"] for c in fields["cases"]]
     for csv in where.glob("*.csv"):
@@ -38,6 +39,8 @@ def _copy(run: Path, where: Path, **fields) -> Path:
     summary = json.loads(path.read_text())
     assert [c["case_id"] for c in summary["cases"]] == [SEND, CACHED]
     summary["metadata"].pop("end_time_utc", None)
+    if "start_time_utc" in fields:  # said as the run's start, not MTIME
+        summary["metadata"]["start_time_utc"] = fields.pop("start_time_utc")
     summary.update(comparisons=[], byte_model=[])
     summary.update(fields)
     path.write_text(json.dumps(summary))
@@ -69,7 +72,8 @@ def test_a_killed_and_a_failed_run_are_a_line_each(shared_two_case_run, shared_f
                                                     tmp_path, capsys):
     first = json.loads((shared_two_case_run / "summary.json").read_text())["cases"][:1]
     killed = _copy(shared_two_case_run, tmp_path / "killed", status="incomplete",
-                   running_case=CACHED, failed_case=None, problems=[], cases=first)
+                   running_case=CACHED, failed_case=None, problems=[], cases=first,
+                   start_time_utc="2026-01-02T03:04:00.5+00:00")
     problem = f"cannot write results to {tmp_path / 'failed'}: No space left on device"
     first = json.loads((shared_floor_run / "summary.json").read_text())["cases"][:1]
     failed = _copy(shared_floor_run, tmp_path / "failed", status="failed",
@@ -81,8 +85,8 @@ def test_a_killed_and_a_failed_run_are_a_line_each(shared_two_case_run, shared_f
         f"bench.py report: warning: {killed}: this run is incomplete: stopped without "
         "finishing its summary (killed, or summary.json could not be written: a full "
         "disk, say): no process holds its lock, no end was recorded, summary status "
-        f"incomplete, 1 of 2 cases recorded, last case {CACHED} running since 2026-01-02 "
-        f"03:04:05 UTC; 1 of its 2 cases finished: {REPORT_TAIL}",
+        f"incomplete, 1 of 2 cases recorded, last case {CACHED} running (the run "
+        f"started 2026-01-02 03:04:00 UTC); 1 of its 2 cases finished: {REPORT_TAIL}",
         f"bench.py report: warning: {failed}: this run failed: {problem}; case {CACHED} "
         f"was running; 1 of its 2 cases finished: {REPORT_TAIL}"]
 

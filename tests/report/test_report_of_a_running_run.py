@@ -40,7 +40,8 @@ def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmp
         # it holds its lock: running, not killed
         assert re.search(r"This run is incomplete: still running \(it holds its lock\): no "
                          r"end was recorded, summary status incomplete, 0 of 1 cases "
-                         r"recorded, last case num_running=4/send/msgpack#0 running since ",
+                         r"recorded, last case num_running=4/send/msgpack#0 running \(the run "
+                         r"started ",
                          md), md
         assert not (run / "report").exists()
     finally:
