@@ -25,22 +25,26 @@ def file_slug(text: str) -> str:
     N), the marks that follow one (category M: the vowel signs of Devanagari, an accent
     written apart) and ``_ . -``; each run of anything else (path separators, spaces,
     parentheses, brackets, control and format characters, surrogates of undecodable
-    bytes) is one ``_``, none at either end; ``run`` where nothing is left. A prefix
-    that would start with ``.`` gets ``_`` before it (``.hid`` -> ``_.hid``), so that
-    no file of the report is hidden (``.hid.summary.json`` would be). An ASCII
-    name gives what it always gave (``[^A-Za-z0-9_.-]+`` -> ``_``). The prefix is cut
-    to its first ``MAX_SLUG_BYTES`` bytes of UTF-8 (whole characters), so the report's
-    file names fit, where a longer one could not be written ("File name too long")."""
+    bytes) is one ``_``, at either end too (``$(id)`` -> ``_id_``, ``*`` -> ``_``), and
+    a ``_`` of the name is kept wherever it is (``_a_`` -> ``_a_``), so the prefix
+    follows from that rule alone and two names that differ only there (``id`` and
+    ``$(id)``) keep apart; ``run`` for an empty name. A prefix that would start with
+    ``.`` gets ``_`` before it (``.hid`` -> ``_.hid``, ``..x`` -> ``_..x``), so that no
+    file of the report is hidden (``.hid.summary.json`` would be). An ASCII name gives
+    ``re.sub("[^A-Za-z0-9_.-]+", "_", name)``, with that ``_`` before a leading dot.
+    The prefix is cut to its first ``MAX_SLUG_BYTES`` bytes of UTF-8 (whole
+    characters), so the report's file names fit, where a longer one could not be
+    written ("File name too long")."""
     out, after_letter = [], False
     for ch in unicodedata.normalize("NFC", text):
         kind = unicodedata.category(ch)[0]
         kept = ch in "_.-" or kind in "LN" or (kind == "M" and after_letter)
         out.append(ch if kept else "\0")
         after_letter = kept and kind in "LNM"
-    slug = re.sub("\0+", "_", "".join(out)).strip("_")
+    slug = re.sub("\0+", "_", "".join(out))
     if slug.startswith("."):  # a file name that starts with a dot is hidden
         slug = "_" + slug
-    slug = slug.encode("utf-8")[:MAX_SLUG_BYTES].decode("utf-8", "ignore").rstrip("_")
+    slug = slug.encode("utf-8")[:MAX_SLUG_BYTES].decode("utf-8", "ignore")
     return slug or "run"
 
 

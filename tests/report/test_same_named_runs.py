@@ -172,12 +172,12 @@ def test_a_report_of_a_run_folder_named_with_backticks(runs, capsys):
     assert line.split(" by ", 1)[1] == (
         f"``cd {os.getcwd()} && python {SCRIPT} report '{run}' --output {out} --no-figures`` "
         "from run folder "
-        "`` x|*`md` `` (raw data: `x_md.summary.json` beside this file).")
+        "`` x|*`md` `` (raw data: `x_md_.summary.json` beside this file).")
     html = (out / "report.html").read_text()
     assert (f"by <code>cd {os.getcwd()} &amp;&amp; python {SCRIPT} report &#x27;{run}&#x27; "
             f"--output {out} "
             "--no-figures</code> from run folder <code>x|*`md`</code> (raw data: "
-            "<code>x_md.summary.json</code> beside this file).</p>") in html
+            "<code>x_md_.summary.json</code> beside this file).</p>") in html
 
 
 def test_bold_marks_inside_a_code_span_stay_as_they_are_in_html():
