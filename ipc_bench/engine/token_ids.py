@@ -37,6 +37,7 @@ exactly ``2**53``: the id distribution is exactly ``diff(thresholds) / 2**53``
 from __future__ import annotations
 
 import bisect
+import codecs
 import functools
 import hashlib
 from typing import Optional
@@ -141,9 +142,11 @@ def zipf_weights(vocab_size: int, exponent: float = ZIPF_EXPONENT) -> np.ndarray
 
 def load_histogram(path: str, vocab_size: int) -> np.ndarray:
     """Counts, int64 ``[vocab_size]``, from a ``token_id,count`` CSV file (format in the
-    module docstring), read once (a pipe too: ``engine.input_files``). Raises
-    ``ConfigError`` (one line naming the file and line) on an unreadable file, bytes
-    that are not UTF-8 (the line and byte, as a trace's error gives them), a
+    module docstring), read once (a pipe too: ``engine.input_files``); a UTF-8
+    byte-order mark at its start is skipped, as a trace's is. Raises ``ConfigError``
+    (one line naming the file and line) on an unreadable file, bytes that are not
+    UTF-8 (the line and byte, as a trace's error gives them, line 1's counted after
+    the mark), a
     malformed line (a number in other than ASCII digits included), an id outside
     ``[0, vocab_size)`` or listed twice, a negative count, a count above ``2**63 - 1``
     or no positive count."""
@@ -155,9 +158,11 @@ def load_histogram(path: str, vocab_size: int) -> np.ndarray:
     except OSError as exc:
         reason = exc.strerror or exc
         raise ConfigError(f"cannot read token-id histogram {path}: {reason}") from None
-    try:
-        text = data.decode("utf-8")
+    try:  # utf-8-sig: a byte-order mark an editor saved the file with is no error, as
+        text = data.decode("utf-8-sig")  # in a trace (engine.traces)
     except UnicodeDecodeError as exc:  # where, as a trace's line says it
+        if data.startswith(codecs.BOM_UTF8):  # exc.start counts from after the mark,
+            data = data[len(codecs.BOM_UTF8):]  # and so does a trace's line 1
         newline = b"\n"
         line, start = data.count(newline, 0, exc.start) + 1, data.rfind(newline, 0, exc.start)
         raise ConfigError(f"token-id histogram {path} line {line}: not UTF-8 text (byte "
