@@ -66,7 +66,9 @@ coordinator says which earlier files it replaced. Interrupted or failed (a full 
 one line naming the file), the coordinator stops the arm, leaves the earlier results
 as they were, removes every new and temporary file (keeping the finished benchmarks,
 each file loadable, only where there were no earlier results) and removes an output
-folder it made and left empty.
+folder it made and left empty. The arms, and their pyperf workers, are started
+SIGKILLed when the process that started them dies (``killed_with_parent``), whenever
+that is: none times on, or writes a file, after its coordinator is gone.
 """
 
 from __future__ import annotations
@@ -609,6 +611,21 @@ def run_arm(ns: argparse.Namespace, rest: list[str], selection: Selection) -> in
                       *selection.argv()),
         metadata=arm_metadata(ns.run_dir, ns.policy))
     runner.parse_args(rest + extra)
+    if runner.args.worker:
+        return _run_benchmarks(ns, runner, items)
+    import pyperf._manager
+
+    manager_subprocess = pyperf._manager.subprocess
+    pyperf._manager.subprocess = _workers_killed_with_arm(manager_subprocess)
+    try:
+        return _run_benchmarks(ns, runner, items)
+    finally:
+        pyperf._manager.subprocess = manager_subprocess
+
+
+def _run_benchmarks(ns: argparse.Namespace, runner, items: list) -> int:
+    """``run_arm``'s loop over its benchmarks ``items`` (``arm_benchmarks``) with the
+    ``pyperf.Runner`` ``runner``, its options parsed."""
     mine = runner.args.worker_task if runner.args.worker else None
     done = []
     gated = bool(ns.arm_json) and not runner.args.worker
@@ -790,6 +807,37 @@ def arm_error_line(stderr: str, default: str) -> str:
     return last
 
 
+def killed_with_parent(parent: int) -> Callable[[], None]:
+    """A ``subprocess.Popen`` ``preexec_fn`` (run in the child between fork and exec)
+    that has the child SIGKILLed when its parent, pid ``parent``, dies
+    (``signals.set_parent_death_signal``, kept across the exec), also when that parent
+    died before ``prctl`` ran (the child then kills itself at once), as
+    ``signals.terminated_with_parent`` does with SIGTERM: an arm process, or a pyperf
+    worker of one, never times on, or writes its file, after the process that started
+    it is gone, whenever that one was killed (its start included, before the child's
+    own ``set_parent_death_signal``). Linux; elsewhere it does nothing."""
+    def preexec() -> None:
+        if signals.set_parent_death_signal() and os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+def _workers_killed_with_arm(subprocess_module):
+    """``subprocess`` as pyperf's ``Manager`` uses it to start its worker processes
+    (``subprocess.Popen``), its ``Popen`` starting each one ``killed_with_parent`` of
+    this process (the arm)."""
+    import types
+
+    def popen(*args, **kwargs):
+        return subprocess_module.Popen(*args, preexec_fn=killed_with_parent(os.getpid()),
+                                       **kwargs)
+
+    shim = types.SimpleNamespace(**vars(subprocess_module))
+    shim.Popen = popen
+    return shim
+
+
 class _ArmFailed(Exception):
     """An arm process exited with an error (not interrupted): its code, last line."""
 
@@ -809,7 +857,8 @@ class _ArmProcess:
         self.verbose = verbose
         self.err = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.err, text=True)
+                                     stderr=self.err, text=True,
+                                     preexec_fn=killed_with_parent(os.getpid()))
 
     def step(self) -> dict:
         """Run the arm's next benchmark; its ``DONE_TAG`` record."""
