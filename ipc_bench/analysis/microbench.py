@@ -66,9 +66,13 @@ coordinator says which earlier files it replaced. Interrupted or failed (a full 
 one line naming the file), the coordinator stops the arm, leaves the earlier results
 as they were, removes every new and temporary file (keeping the finished benchmarks,
 each file loadable, only where there were no earlier results) and removes an output
-folder it made and left empty. The arms, and their pyperf workers, are started
-SIGKILLed when the process that started them dies (``killed_with_parent``), whenever
-that is: none times on, or writes a file, after its coordinator is gone.
+folder it made and left empty. The coordinator holds a lock on its output folder
+(``LOCK_FILE``, as ``bench.py report`` locks its own) while it runs: a second
+microbench into the same folder is refused (one line, exit 2), and the next one into a
+folder where a killed microbench left its new files removes them. The arms, and their
+pyperf workers, are started SIGKILLed when the process that started them dies
+(``killed_with_parent``), whenever that is: none times on, or writes a file, after
+its coordinator is gone.
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import fcntl
 import io
 import json
 import os
@@ -144,6 +149,10 @@ IN_LOOP_FILE = "in_loop_vs_pyperf.json"
 NEW_SUFFIX = ".new"
 #: Start of every error line of this command (an arm's own line is shown as it is).
 ERROR_PREFIX = "bench.py microbench: error: "
+#: The file in the output folder whose ``flock`` a run holds from the moment it takes
+#: the folder until it ends (``_take_output_lock``); the kernel drops the lock when the
+#: process ends, SIGKILL included, so a lock file a killed run left locks nothing.
+LOCK_FILE = ".microbench.lock"
 
 
 class MicrobenchError(Exception):
@@ -935,9 +944,11 @@ class _Output:
     """A run's output folder: ``arms`` (whose pyperf files it writes, then
     ``IN_LOOP_FILE``: ``names``), ``earlier`` (those names already there, kept whole
     until the run is complete), ``created`` (whether the run made the folder) and
-    ``committed`` (whether the new files have replaced the earlier ones) and ``kept``
+    ``committed`` (whether the new files have replaced the earlier ones), ``kept``
     (the arms' files of finished benchmarks a run that stopped short kept:
-    ``_stopped_short``)."""
+    ``_stopped_short``), ``lock`` (the file descriptor holding ``LOCK_FILE``'s lock,
+    ``None`` once released or where the file system has no locks) and ``removed``
+    (the names of the new files of a killed run that the run removed: ``_stale_files``)."""
 
     dir: Path
     arms: list[str]
@@ -945,6 +956,8 @@ class _Output:
     created: bool
     committed: bool = False
     kept: list[Path] = field(default_factory=list)
+    lock: Optional[int] = None
+    removed: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -958,24 +971,96 @@ class _Output:
         """The run's new and temporary files (``NAME.new``, ``NAME.new.tmp``)."""
         return [p for n in self.names for p in (self.new(n), self.dir / f"{n}.new.tmp")]
 
+    def release(self) -> None:
+        """Give up the output folder's lock (``lock``), removing ``LOCK_FILE`` where it
+        is still the file locked (not one another run has made since)."""
+        if self.lock is None:
+            return
+        with contextlib.suppress(OSError):
+            held, now = os.fstat(self.lock), os.stat(self.dir / LOCK_FILE)
+            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                os.unlink(self.dir / LOCK_FILE)  # while locked: an opener sees another
+        os.close(self.lock)
+        self.lock = None
+
+
+def _take_output_lock(out_dir: Path) -> Optional[int]:
+    """A file descriptor holding an exclusive ``flock`` on ``out_dir``'s ``LOCK_FILE``
+    (made where missing), taken without waiting, as ``bench.py report`` locks its
+    output folder; ``None`` on a file system without locks (the run goes on without
+    one). ``MicrobenchError`` where another microbench holds it: ``output folder DIR is
+    being written by another microbench still going; give another --output, or run
+    this one again once it ends`` (both would time on the same CPUs, and each replace
+    the other's files). ``OSError`` where the file cannot be made (a read-only
+    folder). A file unlinked by its holder between the open and the lock is opened
+    again."""
+    path = out_dir / LOCK_FILE
+    while True:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held, now = os.fstat(fd), os.stat(path)
+        except BlockingIOError:
+            os.close(fd)
+            raise MicrobenchError(f"output folder {out_dir} is being written by another "
+                                  "microbench still going; give another --output, or run "
+                                  "this one again once it ends") from None
+        except FileNotFoundError:  # unlinked as its holder released it: the next one
+            os.close(fd)
+            continue
+        except OSError:  # no locks on this file system
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            return None
+        if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+            return fd
+        os.close(fd)
+
+
+def _stale_files(out_dir: Path) -> list[str]:
+    """The names of the new and temporary files (``ARM.json.new``, ``ARM.json.new.tmp``
+    of any arm: ``POLICIES``, an A/A copy's ``-prime`` included;
+    ``in_loop_vs_pyperf.json.new``) in ``out_dir``: what a microbench killed (SIGKILL)
+    before it finished left there, for the next one, holding the folder's lock, to
+    remove. Sorted by name."""
+    from ipc_bench.engine.config import POLICIES
+
+    names = "|".join([f"(?:{re.escape(p)})(?:-prime)*\\.json" for p in POLICIES]
+                     + [re.escape(IN_LOOP_FILE)])
+    pattern = re.compile(f"(?:{names}){re.escape(NEW_SUFFIX)}(?:\\.tmp)?")
+    return sorted(e.name for e in out_dir.iterdir()
+                  if pattern.fullmatch(e.name) and not e.is_dir())
+
 
 def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
-    """Create the output folder if needed and note this command's earlier files there
-    (pyperf files of these arms, ``in_loop_vs_pyperf.json``), which stay as they are
-    until the new set is complete; new files a killed run left are removed.
+    """Create the output folder if needed, take its lock (``_take_output_lock``:
+    ``MicrobenchError`` where another microbench holds it) and note this command's
+    earlier files there (pyperf files of these arms, ``in_loop_vs_pyperf.json``), which
+    stay as they are until the new set is complete; new files a killed run left
+    (``_stale_files``) are removed, their names kept in ``removed``.
     ``MicrobenchError``: ``output path PATH exists and is not a folder`` (as run and
     report say), else ``cannot write to PATH: REASON``, ending ``; write it elsewhere
     with --output DIR`` where the default ``RUN_DIR/microbench`` was refused for its
     permissions or a read-only file system (as report says)."""
     out_dir = Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
+    out: Optional[_Output] = None
     try:
-        created = not out_dir.is_dir()
-        out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            out_dir.mkdir(parents=True)
+            created = True
+        except FileExistsError:  # a folder already (or a file: refused below)
+            created = False
         out = _Output(out_dir, arms, [], created)
+        out.lock = _take_output_lock(out_dir)
         out.earlier = [n for n in out.names if (out_dir / n).exists()]
-        for path in out.leftovers():
-            path.unlink(missing_ok=True)
+        out.removed = sorted(set(_stale_files(out_dir))
+                             | {p.name for p in out.leftovers() if os.path.lexists(p)})
+        for name in out.removed:
+            (out_dir / name).unlink(missing_ok=True)
     except OSError as exc:
+        if out is not None:
+            out.release()
         if out_dir.exists() and not out_dir.is_dir():  # a file, /dev/null
             raise MicrobenchError(f"output path {out_dir} exists and is not a folder") from None
         # the default place (RUN_DIR/microbench) refused: another is a flag away
@@ -1017,6 +1102,7 @@ def _stopped_short(out: Optional[_Output]) -> str:
                 kept.append(final)
             else:
                 path.unlink(missing_ok=True)
+        out.release()  # its lock file goes: the folder may be left empty
         if out.created and out.dir.is_dir() and not any(out.dir.iterdir()):
             out.dir.rmdir()
     out.kept = kept
@@ -1257,7 +1343,11 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     had finished and what was kept: ``bench.py microbench: interrupted by SIGINT after
     3 of 16 benchmarks; nothing was written (exit 130)``. Earlier results in the output
     folder are replaced only once the new files are all written; a run that stops
-    short leaves them as they were (``_stopped_short``). An interrupt before the
+    short leaves them as they were (``_stopped_short``). The output folder is locked
+    from the moment it is taken until the run ends (``_output_dir``): a second
+    microbench into it meanwhile is refused, and new files a killed one left there are
+    removed, one line naming them (``microbench: removed send.json.new in DIR, left by a
+    microbench killed before it finished``). An interrupt before the
     benchmarks are planned propagates (``bench.py`` prints its own line). Raises
     ``MicrobenchError`` or ``CaptureError`` (one line) on bad input: the run folder and
     its ``summary.json`` are checked first as ``bench.py report`` checks them
@@ -1283,6 +1373,9 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
         print(exc.line("bench.py microbench", left,
                        when=f"after {done} of {state['total']} benchmarks"), file=sys.stderr)
         return exc.code
+    finally:
+        if state["out"] is not None:  # its output folder's lock (_output_dir)
+            state["out"].release()
 
 
 def _benchmarks_in(paths: list[Path]) -> int:
@@ -1351,6 +1444,9 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     print(f"microbench: {total} benchmarks ({', '.join(f'{a}: {len(plan[a])}' for a in arms)}"
           f"{'; the arms interleaved' if len(arms) > 1 else ''}) -> {out.dir}; "
           f"{settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
+    if out.removed:
+        print(f"microbench: removed {', '.join(out.removed)} in {out.dir}, left by a "
+              "microbench killed before it finished", file=sys.stderr, flush=True)
     _warn_incomplete(ns.run_dir)
     missing = uncaptured_cases(ns.run_dir, selection, (i for _, i in selected))
     if missing:
