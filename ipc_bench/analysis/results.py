@@ -1462,7 +1462,10 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], summary: dict[str, Any
     soak killed) as stopped (``RUN: case 'ID': the run stopped during it, killed or
     unable to write summary.json; it streams its rows, and its 7,337 rows in steps.csv
     and 65 rows in requests.csv are not loaded``); any other, ``RUN: case 'ID' has
-    1,122 rows in steps.csv, but summary.json does not list it (left out)``. Rows with
+    1,122 rows in steps.csv, but summary.json does not list it (left out)``, or, where
+    an entry of its ``cases`` has the case's workload, arm, codec and repetition but no
+    usable ``case_id`` (a hand edit: ``_entries_without_id``), ``... but summary.json
+    lists it as cases[0], which has case_id null, not a text (left out)``. Rows with
     no ``case_id`` (an empty field) are left out with one line per file
     (``RUN/steps.csv: 1 row has no case_id (left out)``)."""
     listed = _listed_ids(summary)
@@ -1486,6 +1489,9 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], summary: dict[str, Any
         out[stem] = df[~unlisted].reset_index(drop=True) if unlisted.any() else df
     streamed = _streamed_cases(summary)
     stopped = _stopped_streaming(summary, run_dir, streamed - finishing) if counts else None
+    no_id = _entries_without_id(summary) if counts else {}
+    unnamed = {case: found for case in counts
+               if (found := _listed_without_id(case, no_id)) is not None}
     lines += [f"{run_dir}: case {case!r} was running as the run was read: it streams its "
               f"rows, and its {' and '.join(where)} so far are left out until it ends "
               "(read the run again then)" if case in finishing and case in streamed else
@@ -1494,6 +1500,9 @@ def _unlisted_rows(run_dir: Path, tables: dict[str, Any], summary: dict[str, Any
               "read the run again to have it)" if case in finishing else
               f"{run_dir}: case {case!r}: {stopped[1]}; it streams its rows, and its "
               f"{' and '.join(where)} are not loaded" if stopped and case == stopped[0] else
+              f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json lists "
+              f"it as cases[{unnamed[case][0]}], which has {unnamed[case][1]} (left out)"
+              if case in unnamed else
               f"{run_dir}: case {case!r} has {' and '.join(where)}, but summary.json does "
               "not list it (left out)" for case, where in counts.items()]
     return out, lines
@@ -3515,6 +3524,58 @@ def _settings_problem(case: dict[str, Any], setting: Any) -> str | None:
     return None
 
 
+def _case_id_problem(case: dict) -> str | None:
+    """What is wrong with the ``case_id`` of a ``summary.json`` case (an object), in
+    the words that follow ``has``: ``no case_id`` (missing), ``case_id null, not a
+    text``, ``an empty case_id``, ``case_id 5, not a text``; ``None`` for a text that
+    is not empty."""
+    if "case_id" not in case:
+        return "no case_id"
+    name = case["case_id"]
+    if name == "":
+        return "an empty case_id"
+    if not isinstance(name, str):
+        return f"case_id {_shown(name)}, not a text"
+    return None
+
+
+def _entries_without_id(summary: dict[str, Any]) -> dict[str, tuple[int, str]]:
+    """The case ids (``WORKLOAD/ARM/CODEC#REPETITION``, as a run names a case) of the
+    entries of ``summary``'s ``cases`` whose ``case_id`` is missing, null, empty or not
+    a text (``_case_id_problem``), from their ``workload``, arm (else policy), codec
+    and repetition, each with its index and that problem: the rows of such a case are
+    listed, though under no id, and are said so (``_unlisted_rows``). A workload of
+    several labels is matched in any order (``_listed_without_id``)."""
+    out: dict[str, tuple[int, str]] = {}
+    for i, case in enumerate(summary.get("cases") or []):
+        problem = _case_id_problem(case) if isinstance(case, dict) else None
+        if problem is None:
+            continue
+        arm, codec = case.get("arm") or case.get("policy"), case.get("codec")
+        workload, rep = case.get("workload"), case.get("repetition", 0)
+        if not all(isinstance(v, str) and v for v in (arm, codec, workload)) \
+                or isinstance(rep, bool) or not isinstance(rep, int):
+            continue
+        out.setdefault(f"{workload}/{arm}/{codec}#{rep}", (i, problem))
+    return out
+
+
+def _listed_without_id(case: str, entries: dict[str, tuple[int, str]]
+                       ) -> tuple[int, str] | None:
+    """The entry of ``entries`` (``_entries_without_id``) that ``case``, a case id of
+    the CSV files' rows, names: the same arm, codec and repetition, and the same
+    workload labels in any order; ``None`` where none does."""
+    head, _, rep = case.rpartition("#")
+    labels, _, rest = head.partition("/")
+    for key, found in entries.items():
+        k_head, _, k_rep = key.rpartition("#")
+        k_labels, _, k_rest = k_head.partition("/")
+        if (k_rep, k_rest) == (rep, rest) and \
+                sorted(k_labels.split(",")) == sorted(labels.split(",")):
+            return found
+    return None
+
+
 def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
                   run_scenario: Any = None) -> str | None:
     """Why the ``index``-th entry of ``summary.json``'s ``cases`` cannot be loaded, in
@@ -3535,12 +3596,10 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
 
     if not isinstance(case, dict):
         return f"cases[{index}] is {_shown(case)}, not an object"
-    name = case.get("case_id")
-    if name is None or name == "":
-        return f"cases[{index}] has no case_id"
-    if not isinstance(name, str):
-        return f"cases[{index}] has case_id {_shown(name)}, not a text"
-    name = f"case {name!r}"
+    problem = _case_id_problem(case)
+    if problem:
+        return f"cases[{index}] has {problem}"
+    name = f"case {case['case_id']!r}"
     problem = _identity_problem(case, run_scenario)
     if problem:
         return f"{name} has {problem}"

@@ -242,15 +242,17 @@ def test_a_case_that_is_not_an_object_leaves_its_rows_out_with_one_warning_each(
     _assert_send_left_out(run, tmp_path, capsys, "cases[0] is 5, not an object")
 
 
-def _assert_send_left_out(run, tmp_path, capsys, why: str) -> None:
+def _assert_send_left_out(run, tmp_path, capsys, why: str, listed: bool = False) -> None:
     """The report of ``run`` warns ``why`` of its first case (send) and then of send's
-    unlisted rows, exactly as ``load`` does, and its tables hold cached alone."""
+    rows, unlisted (``listed``: listed as that entry, whose ``why`` is said again),
+    exactly as ``load`` does, and its tables hold cached alone."""
     code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert code == 0
+    rows = f"{run}: case '{SEND}' has 25 rows in steps.csv and 4 rows in requests.csv, but "
     assert _warned(err) == [
         f"{run / 'summary.json'}: {why} (left out)",
-        f"{run}: case '{SEND}' has 25 rows in steps.csv and 4 rows in requests.csv, but "
-        "summary.json does not list it (left out)"]
+        rows + (f"summary.json lists it as {why.replace(' has ', ', which has ', 1)} "
+                "(left out)" if listed else "summary.json does not list it (left out)")]
     assert _loaded(run) == _warned(err)
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| 0 | cached | msgpack |" in md
@@ -260,13 +262,13 @@ def _assert_send_left_out(run, tmp_path, capsys, why: str) -> None:
 @pytest.mark.parametrize("case_id, why", [
     (5, "cases[0] has case_id 5, not a text"),
     (["x"], "cases[0] has case_id [\"x\"], not a text"),
-    ("", "cases[0] has no case_id"),
-    (None, "cases[0] has no case_id"),
+    ("", "cases[0] has an empty case_id"),
+    (None, "cases[0] has case_id null, not a text"),
 ], ids=["a-number", "a-list", "empty", "null"])
 def test_a_case_id_that_is_not_a_text_leaves_the_case_out_with_one_warning(
         good_run, tmp_path, capsys, case_id, why):
     run = _edit(good_run, tmp_path, lambda s: s["cases"][0].update(case_id=case_id))
-    _assert_send_left_out(run, tmp_path, capsys, why)
+    _assert_send_left_out(run, tmp_path, capsys, why, listed=True)
 
 
 def test_a_summary_without_metadata_is_one_warning(good_run, tmp_path, capsys):
