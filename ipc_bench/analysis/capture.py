@@ -332,7 +332,11 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
     messages (with what the run recorded where it failed or was stopped after them:
     ``, and the run failed (CASE: cannot write results to RUN/messages: No space left
     on device)``, as ``_why_ended`` words it); a folder without a readable ``summary.json`` is said not to be a run
-    folder."""
+    folder. The last two count the finished cases that could keep messages, those
+    that never do named apart (``_could_keep``): ``none of the run's 2 finished cases
+    that could keep messages kept any (its 2 single-process cases keep none)``, ``none
+    of the run's 2 finished cases could keep messages (its 2 single-process cases keep
+    none)``."""
     from ipc_bench.analysis.results import ResultsError, case_unfinished, read_summary
     from ipc_bench.errors import one_line
 
@@ -356,16 +360,45 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
         why = _why_ended(summary, cases)
         return (f"the run {how} before any case finished"
                 f"{f' ({one_line(why)})' if why else ''}; {CAPTURE_RULE}")
-    n = len(finished)
-    if all(c.get("num_steps") == 0 for c in finished):  # nothing counted, nothing kept
-        return (f"the run's {n:,} finished case{'' if n == 1 else 's'} counted no step "
-                f"(num_steps 0{'' if n == 1 else ' in each'}), and a case keeps only its "
-                f"counted steps' messages")
     how = {"incomplete": "was stopped", "failed": "failed"}.get(status)
     why = _why_ended(summary, cases) if how else ""
     ended = f", and the run {how}{f' ({one_line(why)})' if why else ''}" if how else ""
-    return (f"none of the run's {n:,} finished case{'' if n == 1 else 's'} kept "
-            f"messages{ended}; {CAPTURE_RULE}")
+    could, apart = _could_keep(finished)
+    n = len(could)
+    if not could:  # single-process cases and later repetitions only
+        return (f"none of the run's {len(finished):,} finished "
+                f"case{'' if len(finished) == 1 else 's'} could keep messages ({apart})"
+                f"{ended}; {CAPTURE_RULE}")
+    which = " that could keep messages" if apart else ""
+    apart = f" ({apart})" if apart else ""
+    if all(c.get("num_steps") == 0 for c in could):  # nothing counted, nothing kept
+        return (f"the run's {n:,} finished case{'' if n == 1 else 's'}{which} counted no "
+                f"step (num_steps 0{'' if n == 1 else ' in each'}), and a case keeps only "
+                f"its counted steps' messages{apart}")
+    return (f"none of the run's {n:,} finished case{'' if n == 1 else 's'}{which} kept "
+            f"{'any' if which else 'messages'}{apart}{ended}; {CAPTURE_RULE}")
+
+
+def _could_keep(finished: list[dict]) -> tuple[list[dict], str]:
+    """Of a run's ``finished`` case summaries, those that could keep messages (two
+    processes, repetition 0: a ``codec`` other than ``spec.NO_CODEC``, a
+    ``repetition`` 0 or none recorded) and the others in words, ``""`` where there are
+    none: ``its 2 single-process cases keep none`` (scheduler and runner in one
+    process: no message crosses), ``its 1 later repetition keeps none``, ``its 2
+    single-process cases and 4 later repetitions keep none``."""
+    from ipc_bench.harness.spec import NO_CODEC
+
+    single = [c for c in finished if c.get("codec") == NO_CODEC]
+    later = [c for c in finished if c.get("codec") != NO_CODEC and c.get("repetition")]
+    could = [c for c in finished if c.get("codec") != NO_CODEC and not c.get("repetition")]
+    kinds = ((single, "single-process case", "single-process cases"),
+             (later, "later repetition", "later repetitions"))
+    parts = [f"{len(group):,} {one if len(group) == 1 else many}"
+             for group, one, many in kinds if group]
+    if not parts:
+        return could, ""
+    verb = "keeps" if len(single) + len(later) == 1 else "keep"
+    return could, f"its {' and '.join(parts)} {verb} none"
 
 
 def still_running(summary: dict, run_dir: str | os.PathLike) -> bool:
