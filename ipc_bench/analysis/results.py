@@ -913,19 +913,32 @@ def check_run_dir(path: str | os.PathLike, several: bool = True) -> Path:
 def _what_it_holds(folder: Path, several: bool = True) -> str:
     """What a folder without ``summary.json`` holds instead, said after the refusal:
     a rendered report (``report.md``, as ``results/published/*``: its figures come from
-    the runs it names, not from this folder), or run folders (``results/``: the runs
-    to give). ``''`` when neither, or when it cannot be listed."""
+    the runs it names, not from this folder), run folders (``results/``: the runs
+    to give), or, with no run folder, folders of rendered reports (``results/published``:
+    ``it holds 5 folders of rendered reports: read them, e.g.
+    results/published/azure-conv/report.md, or report the run folders they were made
+    from``). ``''`` when none, or when it cannot be listed."""
+    from ipc_bench.errors import one_line
+
     try:
         if (folder / "report.md").is_file():
             return ("; it holds a rendered report, report.md and report.html: read them, "
                     "or report the run folders it was made from")
-        runs = sorted(d.name for d in folder.iterdir()
-                      if d.is_dir() and (d / "summary.json").is_file())
+        subfolders = sorted(d for d in folder.iterdir() if d.is_dir())
+        runs = [d.name for d in subfolders if (d / "summary.json").is_file()]
+        reports = [d.name for d in subfolders if (d / "report.md").is_file()] \
+            if not runs else []
     except OSError:
         return ""
+    if reports:
+        example = one_line(str(folder / reports[0] / "report.md"))
+        if len(reports) == 1:
+            return (f"; it holds a folder of a rendered report: read it, {example}, or "
+                    "report the run folders it was made from")
+        return (f"; it holds {len(reports)} folders of rendered reports: read them, e.g. "
+                f"{example}, or report the run folders they were made from")
     if not runs:
         return ""
-    from ipc_bench.errors import one_line
 
     example = one_line(str(folder / runs[0]))
     which = "it" if len(runs) == 1 else "one or more of them" if several else "one of them"
