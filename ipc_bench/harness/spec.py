@@ -232,7 +232,11 @@ class CaseSpec:
     ``harness.async_loop.run_async_scheduler_loop``; ``cached`` only).
     ``frontend``: a third process, the frontend, receives the engine core's
     ``EngineCoreOutputs`` every step (``harness.frontend_hop``); its bytes and times are
-    reported beside the scheduler <-> runner hop's.
+    reported beside the scheduler <-> runner hop's. Not with ``tp`` or ``pp`` (any
+    value, 1 included: the ranks' and stages' supervisors start no frontend):
+    ``supervisor.run_case`` raises ``ConfigError`` (``tp=2 runner ranks run no frontend
+    (their supervisor starts none): set frontend=False``), as ``bench.py`` refuses
+    ``--frontend`` with them.
     ``pp``: ``None`` for one runner; 1, 2 or 4 pipeline stages (``harness.pp_case``,
     ``engine.pipeline``): ``pp`` micro-batches in flight through the async loop.
     ``pp_direct``: the last stage sends its sampled ids to the other stages

@@ -296,7 +296,8 @@ def run_case(spec: CaseSpec,
     scheduling limit; ``ConfigError`` for a configuration the runner must refuse
     (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor,
     async scheduling under ``send`` or with the bare loop of ``instrumentation ==
-    "totals"``). With ``spec.async_scheduling`` the scheduler keeps two steps in flight
+    "totals"``, a ``frontend`` with ``tp`` ranks or ``pp`` stages). With
+    ``spec.async_scheduling`` the scheduler keeps two steps in flight
     (``async_loop.run_async_scheduler_loop``; in the single process the runner runs in a
     worker thread);
     ``transport.EndpointError`` (one line naming the endpoint) when the socket folder
@@ -321,6 +322,12 @@ def run_case(spec: CaseSpec,
     check_pickle_transport(spec.codec, f"{spec.transport}://", spec.allow_pickle_over_tcp)
     if spec.tp is not None and spec.async_scheduling:
         raise ConfigError("--tp ranks run synchronously only: no async scheduling")
+    if spec.frontend and spec.tp is not None:
+        raise ConfigError(f"tp={spec.tp} runner ranks run no frontend (their supervisor "
+                          "starts none): set frontend=False")
+    if spec.frontend and spec.pp is not None:
+        raise ConfigError(f"pp={spec.pp} pipeline stages run no frontend (their supervisor "
+                          "starts none): set frontend=False")
     if remote is not None and spec.transport != "tcp":
         raise ConfigError(f"runners on other hosts need --transport tcp, not {spec.transport} "
                           f"(the shared-memory ring and ipc sockets are local only)")
