@@ -48,7 +48,11 @@ Command = Callable[[list[str]], int]
 
 
 # Each loader imports a command's module and the modules with C extensions it would
-# import lazily, before signals are let through (see ``main``), and returns its main.
+# import lazily, before signals are let through (see ``main``), and returns its main;
+# report's (pandas, scipy, matplotlib) are imported once its run folders are checked,
+# with the signals blocked all the same (``document.REPORT_MODULES``,
+# ``signals.import_blocked``), so that a folder that is no run folder is refused
+# without them.
 
 def _run() -> Command:
     import ipc_bench.cli.execute  # noqa: F401  (msgspec, zmq, numpy, psutil, pyperf)
@@ -58,11 +62,6 @@ def _run() -> Command:
 
 
 def _report() -> Command:
-    import matplotlib.backends.backend_agg  # noqa: F401
-    import matplotlib.figure  # noqa: F401
-    import pandas  # noqa: F401
-    import scipy.special  # noqa: F401
-
     from ipc_bench.cli.report import main as report_main
 
     return report_main

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import os
 import signal
 import subprocess
@@ -302,6 +303,23 @@ def block() -> set:
     """Block ``HANDLED`` in this thread (signals that arrive stay pending); returns the
     previous mask."""
     return signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+
+
+def import_blocked(names: Sequence[str]) -> None:
+    """Import the modules ``names`` (dotted, e.g. ``"matplotlib.figure"``) with
+    ``HANDLED`` blocked in this thread (``pthread_sigmask``), the mask put back after,
+    so that no signal lands while their C extensions initialise (see the module
+    docstring: what ``bench.py``'s commands import before ``unblock()``, for a command
+    that needs them only once its input is checked); one that arrived meanwhile is
+    delivered as the mask is put back (``Interrupted`` under ``install``). Raises what
+    the import raises (``ImportError``; ``OSError`` ``EMFILE`` out of file descriptors),
+    the mask put back all the same."""
+    old = block()
+    try:
+        for name in names:
+            importlib.import_module(name)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def install(keep_blocked: bool = False) -> dict:

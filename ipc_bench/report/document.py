@@ -57,15 +57,21 @@ from typing import Optional, Sequence
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, check_distinct_runs,
                                         check_run_dir)
 from ipc_bench.errors import one_line
-from ipc_bench.harness.signals import deferred
-from ipc_bench.report.blocks import build_blocks
-from ipc_bench.report.findings import Findings, findings_blocks
+from ipc_bench.harness.signals import deferred, import_blocked
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import plain_text, render_html, render_markdown
 
 #: The report's own files besides its figures (``*.png``) and summaries
 #: (``*.summary.json``).
 REPORT_FILES = ("report.md", "report.html")
+
+#: The libraries with C extensions that ``write_report`` imports once its run folders
+#: are known to be run folders (``signals.import_blocked``: no signal lands while they
+#: initialise), so that a folder that is not one is refused without them: pandas and
+#: scipy to load and compare the runs, and matplotlib's Agg canvas for the figures
+#: (``FIGURE_MODULES``, not with ``figures`` false).
+REPORT_MODULES = ("pandas", "scipy.special")
+FIGURE_MODULES = ("matplotlib.backends.backend_agg", "matplotlib.figure")
 
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
@@ -92,6 +98,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
 
     dirs = [check_run_dir(d) for d in run_dirs]
     check_distinct_runs(run_dirs)
+    build_blocks = _libraries(figures)  # once the folders are run folders
     try:
         results = load(dirs)
     except OSError as exc:  # a run's file that cannot be read (its permissions, a disk)
@@ -147,6 +154,17 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
             warnings.warn(EarlierReportReplaced(
                 f"replaced the earlier report of {', '.join(names)} in {out}"))
     return out
+
+
+def _libraries(figures: bool):
+    """Import what a report of run folders needs, with the signals blocked
+    (``signals.import_blocked``: ``REPORT_MODULES``, and ``FIGURE_MODULES`` for
+    ``figures``), and return ``blocks.build_blocks``, whose module imports pandas.
+    Raises what an import raises (``OSError`` ``EMFILE`` out of file descriptors)."""
+    import_blocked(REPORT_MODULES + (FIGURE_MODULES if figures else ()))
+    from ipc_bench.report.blocks import build_blocks
+
+    return build_blocks
 
 
 def python_call(run_dirs: Sequence[str], output: Optional[str] = None,
@@ -359,6 +377,8 @@ def expand_findings(blocks: list) -> list:
     ``findings.Findings``) replaced by the section's blocks
     (``findings.findings_blocks``: the summary table at its top, the sentences, the
     legend under them), so that Markdown and HTML render them alike."""
+    from ipc_bench.report.findings import Findings, findings_blocks  # imports pandas
+
     out = []
     for b in blocks:
         if b[0] == "ul" and isinstance(b[1], Findings):
