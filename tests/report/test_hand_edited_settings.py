@@ -100,12 +100,15 @@ def test_a_run_setting_of_the_wrong_kind_is_left_out_with_one_warning(
 def test_a_failed_case_that_is_not_a_text_is_left_out_with_one_warning(
         good_run, tmp_path, capsys):  # noqa: F811 (fixture)
     """A failed run's ``failed_case`` 12 (no case id) was read as naming no case,
-    silently; the run's problems are its status as ever."""
+    silently; the run's problems are its status as ever, and the run is warned of as
+    failed as any failed run is."""
     run = _edit(good_run, tmp_path, lambda s: s.update(
         status="failed", failed_case=12, problems=["runner failed"]))
     code, err = _report(run, tmp_path, capsys, NO_FIGURES)
     line = f"{run / 'summary.json'}: failed_case is 12, not a case id (a text) (left out)"
-    assert (code, _warned(err)) == (0, [line])
+    failed = (f"{run}: this run failed: runner failed; 2 of its 2 cases finished: the "
+              "report's figures cover the cases it finished")
+    assert (code, _warned(err)) == (0, [line, failed])
     md = (tmp_path / "rep" / "report.md").read_text()
     assert ("> **Note:** This run failed: runner failed. Its figures cover the cases that "
             "finished.") in md.splitlines()
