@@ -13,18 +13,6 @@ import pytest
 from ipc_bench.harness import signals
 
 
-@pytest.fixture
-def installed():
-    old = signals.install()
-    signals.unblock()
-    try:
-        yield
-    finally:
-        signals.restore(old)
-        for s, h in old.items():  # restore() leaves them ignored after a signal
-            signal.signal(s, h)
-
-
 def test_a_signal_during_the_import_waits_for_its_end(installed, tmp_path, monkeypatch):
     (tmp_path / "blocked_module.py").write_text(
         "import signal\nsignal.raise_signal(signal.SIGTERM)\n"

@@ -20,18 +20,6 @@ from ipc_bench.harness import signals
 from ipc_bench.harness.recording import GcCounter
 
 
-@pytest.fixture
-def installed():
-    old = signals.install()
-    signals.unblock()
-    try:
-        yield
-    finally:
-        signals.restore(old)
-        for s, h in old.items():  # restore() leaves them ignored after a signal
-            signal.signal(s, h)
-
-
 @signals.unraisable
 def _signal_in_gc_callback(phase: str, info: dict) -> None:
     if phase == "start":
