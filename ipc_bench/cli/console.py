@@ -283,7 +283,13 @@ def write_output(path, text: str, prog: str, note: str) -> None:
     out.txt); a device or FIFO (``/dev/full``) is written in place, never truncated. A
     write that fails (disk full: ``--json /dev/full``) raises ``SystemExit`` with the
     line ``PROG: error: cannot write PATH: REASON`` (``script_main``: on stderr, exit
-    1)."""
+    1). A path that names stdout or stderr once that stream failed (``--json
+    /dev/stdout > /dev/full``: its descriptor then points at ``/dev/null``) is not
+    written: for stdout ``note`` becomes ``the rows were not written either (--json is
+    stdout)`` (``_not_written``), which ends stdout's line (``PROG: error: cannot write
+    to stdout: REASON; ...``, exit 1); for stderr, ``SystemExit`` with ``PROG: error:
+    cannot write PATH: REASON (--json is stderr, which failed)``, exit 1 (the line is
+    lost with stderr; the exit code says it)."""
     try:
         fd = _own_descriptor(path)
         if fd is not None:
@@ -293,6 +299,14 @@ def write_output(path, text: str, prog: str, note: str) -> None:
                         stream.flush()
                     except (OSError, ValueError):
                         pass
+            failed = _failed_stream(fd)
+            if failed is not None:
+                if failed is sys.stdout:
+                    written_elsewhere(_not_written(note, "stdout"))
+                    return
+                raise OSError(failed.error.errno,
+                              f"{failed.error.strerror or failed.error} "
+                              "(--json is stderr, which failed)")
             with open(fd, "w", closefd=False) as out:
                 out.write(text)
         elif _exists_not_regular(path):  # opened as given: a device, never truncated
@@ -303,6 +317,29 @@ def write_output(path, text: str, prog: str, note: str) -> None:
     except OSError as exc:
         raise SystemExit(f"{prog}: error: cannot write {path}: {exc.strerror or exc}") from None
     written_elsewhere(note)
+
+
+def _failed_stream(fd: int) -> Optional[GuardedStream]:
+    """``sys.stdout`` or ``sys.stderr`` when it is a ``GuardedStream`` on descriptor
+    ``fd`` whose write failed (the descriptor now points at ``/dev/null``); else
+    ``None``."""
+    for stream in (sys.stdout, sys.stderr):
+        if (isinstance(stream, GuardedStream) and stream.fd == fd
+                and stream.error is not None):
+            return stream
+    return None
+
+
+def _not_written(note: str, name: str) -> str:
+    """``write_output``'s ``note`` (``the rows are in PATH``) turned into what a failed
+    ``name`` (``stdout``) cost: ``the rows were not written either (--json is
+    stdout)``."""
+    import re
+
+    said = re.match(r"(.+?) (are|is) in ", note)
+    what = said.group(1) if said else "the output"
+    verb = "was" if said and said.group(2) == "is" else "were"
+    return f"{what} {verb} not written either (--json is {name})"
 
 
 def _own_descriptor(path) -> Optional[int]:
