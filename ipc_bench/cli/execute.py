@@ -921,7 +921,10 @@ class _Run:
     def interrupted(self, exc: Interrupted) -> None:
         """Name an interrupt that came between cases in ``summary.json`` (one inside a
         case is written by ``case``); a write error here changes nothing. When cases
-        finished before it, say so in one line ending ``; partial results: DIR``. One
+        finished before it, say so in one line ending ``; partial results: DIR``, with
+        the count ``summary.json``'s ``problems`` records (one text for both):
+        ``bench.py: interrupted by SIGHUP after 3 of 4 cases; partial results: DIR
+        (exit 129)``. One
         that came after the final status was written (while the tables print) leaves
         the run as written, and its line says so. One that came before any case
         finished names the folder as holding nothing measured (``pointer``)."""
@@ -943,7 +946,7 @@ class _Run:
         if exc.reported or not self.kept():
             return
         print(exc.line("bench.py", f"results: {self.run_dir}" if every
-                       else self.place(self.num_done > 0), when=when if every else ""),
+                       else self.place(self.num_done > 0), when=when),
               file=sys.stderr)
         exc.reported = True
         self.quiet_count()

@@ -85,7 +85,8 @@ def test_ctrl_c_early_in_a_run_is_one_line_exit_130_and_leaves_no_process(delay_
             proc.communicate()
     assert (proc.returncode, "Traceback" in err, len(err.splitlines())) == (130, False, 1), err
     ran = r"(; run folder \(nothing measured\): .*|; partial results: .*)?"
-    assert (re.fullmatch(rf"bench\.py: interrupted by SIGINT{ran} \(exit 130\)", err.strip())
+    assert (re.fullmatch(rf"bench\.py: interrupted by SIGINT( after 0 of 1 cases)?{ran} "
+                         r"\(exit 130\)", err.strip())
             or re.fullmatch(r"bench\.py: num_running=4/send/msgpack#0: interrupted by SIGINT "
                             rf"(before its first step|at step \d+ \(.*?\)){ran} \(exit 130\)",
                             err.strip())), err

@@ -497,7 +497,7 @@ def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp
         assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
         lines = err.splitlines()  # one line: bench.py's own, or the interrupted case's
         assert len(lines) == 1 and (
-            re.fullmatch(rf"bench\.py: interrupted by {name}"
+            re.fullmatch(rf"bench\.py: interrupted by {name}( after 0 of 1 cases)?"
                          rf"(; run folder \(nothing measured\): {re.escape(str(run_dir))})? "
                          rf"\(exit {code}\)", lines[0])
             or re.fullmatch(rf"bench\.py: num_running=16/send/(msgpack|none)#0: "
@@ -553,8 +553,8 @@ def test_a_signal_right_after_the_claim_leaves_a_valid_incomplete_folder(
     monkeypatch.setattr(execute, "RunWriter", InterruptedWriter)
     run_dir = tmp_path / "run"
     assert cli.main(_TINY + ["--output", str(run_dir)]) == 130
-    assert capsys.readouterr().err == ("bench.py: interrupted by SIGINT; run folder "
-                                       f"(nothing measured): {run_dir} (exit 130)\n")
+    assert capsys.readouterr().err == ("bench.py: interrupted by SIGINT after 0 of 2 cases; "
+                                       f"run folder (nothing measured): {run_dir} (exit 130)\n")
     summary, frames = load_run(run_dir)
     assert (summary["status"], summary["problems"], summary["cases"]) == (
         "incomplete", ["interrupted by SIGINT after 0 of 2 cases"], [])
@@ -619,7 +619,8 @@ def test_a_signal_while_a_finished_case_is_written_counts_that_case(
     assert warned[0] == ("  warning: only 50 counted steps (< 100): step-time noise not "
                          "measured (under 150: 3 blocks of 50) and figures are rough"), err
     assert all(line.startswith("  warning: ") for line in warned), err
-    assert err[-1] == f"bench.py: interrupted by SIGTERM; partial results: {run_dir} (exit 143)"
+    assert err[-1] == (f"bench.py: interrupted by SIGTERM after 1 of 2 cases; partial results: "
+                       f"{run_dir} (exit 143)")
     summary, _ = load_run(run_dir)
     assert (summary["status"], summary["problems"]) == (
         "incomplete", ["interrupted by SIGTERM after 1 of 2 cases"])
@@ -674,7 +675,8 @@ def test_a_quiet_run_that_stops_before_its_tables_counts_the_warnings_it_did_not
                        f"(injected); partial results: {run_dir}\n")
     else:
         assert code == 143
-        assert err == f"bench.py: interrupted by SIGTERM; partial results: {run_dir} (exit 143)\n"
+        assert err == (f"bench.py: interrupted by SIGTERM after 1 of 2 cases; partial results: "
+                       f"{run_dir} (exit 143)\n")
 
 
 def test_a_signal_before_the_claim_leaves_no_folder(tmp_path, monkeypatch, capsys,
