@@ -3389,11 +3389,12 @@ def _identity_problem(case: dict[str, Any], run_scenario: Any = None) -> str | N
     return None
 
 
-def _case_id_parts(case_id: Any) -> tuple[str, str, int] | None:
-    """The arm, codec and repetition a run's ``case_id`` names
-    (``harness.spec.CaseSpec.case_id``: ``LABELS/ARM/CODEC#REPETITION``), or ``None``
-    for an id not of that form with a known arm and codec (one a test or an older tool
-    wrote: nothing to check it against)."""
+def _case_id_parts(case_id: Any) -> tuple[str, str, int, str] | None:
+    """The arm, codec, repetition and workload labels a run's ``case_id`` names
+    (``harness.spec.CaseSpec.case_id``: ``LABELS/ARM/CODEC#REPETITION``, ``LABELS`` in
+    the scenario's order, ``num_running=4``), or ``None`` for an id not of that form
+    with a known arm and codec (one a test or an older tool wrote: nothing to check it
+    against)."""
     if not isinstance(case_id, str):
         return None
     parts = case_id.rsplit("/", 2)
@@ -3403,15 +3404,18 @@ def _case_id_parts(case_id: Any) -> tuple[str, str, int] | None:
     if not sep or codec not in known_codecs() or not is_known_arm(parts[1]) \
             or not repetition.isdecimal():
         return None
-    return parts[1], codec, int(repetition)
+    return parts[1], codec, int(repetition), parts[0]
 
 
 def _arm_problem(case: dict[str, Any]) -> str | None:
-    """Where a case's ``arm``, ``codec`` or ``repetition`` is not the one its
-    ``case_id`` names (``_case_id_parts``: a hand edit that swapped two cases' labels
-    and left their ids), or its ``arm`` is a policy's (or its A/A copy's) other than
-    its ``policy``, in words after ``case 'ID' has`` (``arm "cached", but its case_id
-    names arm send``); ``None`` otherwise."""
+    """Where a case's ``workload``, ``arm``, ``codec`` or ``repetition`` is not the one
+    its ``case_id`` names (``_case_id_parts``: a hand edit that swapped two cases'
+    labels and left their ids, or typed another workload into an id; the workload's
+    labels in any order, as ``workload`` has them sorted), or its ``arm`` is a
+    policy's (or its A/A copy's) other than its ``policy``, in words after ``case 'ID'
+    has`` (``arm "cached", but its case_id names arm send``, ``workload
+    "num_running=4", but its case_id names workload num_running=8``); ``None``
+    otherwise."""
     arm = case.get("arm") or None
     policy = case["policy"]
     if isinstance(arm, str) and arm.rstrip("'") in known_policies() \
@@ -3420,6 +3424,10 @@ def _arm_problem(case: dict[str, Any]) -> str | None:
     named = _case_id_parts(case.get("case_id"))
     if named is None:
         return None
+    workload = case.get("workload")
+    if isinstance(workload, str) and sorted(workload.split(",")) != sorted(
+            named[3].split(",")):
+        return f"workload {_shown(workload)}, but its case_id names workload {named[3]}"
     for key, value, want in (("arm", arm, named[0]), ("codec", case.get("codec"), named[1]),
                              ("repetition", case.get("repetition"), named[2])):
         if value is not None and value != want:
@@ -3602,8 +3610,8 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
     (``_inproc_problem``); its token-id bytes are not send's or pass its whole
     SchedulerOutput (``_token_bytes_problem``); one of
     ``_WHOLE_CASE_FIELDS``, there or in its workload ``labels`` (the metadata's),
-    is not a whole number; its arm, codec or repetition is not the one its ``case_id``
-    names (``_arm_problem``); or another of its fields is NaN or infinite. ``None``
+    is not a whole number; its workload, arm, codec or repetition is not the one its
+    ``case_id`` names (``_arm_problem``); or another of its fields is NaN or infinite. ``None``
     when it can."""
     from ipc_bench.analysis.metrics import METRICS
 
