@@ -3770,6 +3770,12 @@ _METADATA_NULL_WHEN_LEFT_OUT = ("remote_runners",)
 #: null is as wrong there as another type (``check_shapes``).
 _METADATA_NEVER_NULL = ("options",)
 
+#: ``_METADATA_VALUES`` fields that a run never writes as null, so that null is a hand
+#: edit and fails their test as another value does (``start_time_utc``: written as the
+#: run starts, ``environment.collect_metadata``; ``end_time_utc``: absent until the run
+#: ends, ``run_folder.RunWriter.finish``); the others' null says "not known".
+_METADATA_VALUES_NEVER_NULL = ("start_time_utc", "end_time_utc")
+
 #: Top-level fields of ``summary.json`` that name a case when set, a text
 #: (``check_shapes``): a run that failed in it, or was running it.
 _CASE_NAMING_FIELDS = ("running_case", "failed_case")
@@ -3933,7 +3939,9 @@ def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
     of ``gpus`` that is not an object, a ``_METADATA_TEXTS`` field that is not a text,
     an entry of ``notes`` that is not a text, a value of ``gpu``, ``virtualization`` or
     ``packages`` of the wrong type (``_METADATA_OBJECT_VALUES``), a
-    ``_METADATA_VALUES`` field that fails its test, an ``end_time_utc`` before the ``start_time_utc``, a null
+    ``_METADATA_VALUES`` field that fails its test (null passes, but for
+    ``_METADATA_VALUES_NEVER_NULL``: ``metadata.start_time_utc is null, not an ISO 8601
+    time (left out)``), an ``end_time_utc`` before the ``start_time_utc``, a null
     ``_METADATA_NEVER_NULL`` field, and a ``metadata.cases`` entry that is not an
     object with a text ``case_id``, has a field of the wrong kind or repeats an
     earlier one's ``case_id``, and a setting of a kept entry of the wrong type
@@ -3972,7 +3980,8 @@ def _metadata_lines(meta: dict[str, Any], path: Path) -> list[str]:
         if isinstance(meta.get(key), dict):
             out += _value_lines(meta[key], tests, f"metadata.{key}", path)
     for key, (test, words) in _METADATA_VALUES.items():
-        if key in meta and meta[key] is not None and not test(meta[key]):
+        if key in meta and (meta[key] is not None or key in _METADATA_VALUES_NEVER_NULL) \
+                and not test(meta[key]):
             part = remote_runners_problem(meta[key], _shown) if key == "remote_runners" else ""
             out.append(f"{path}: metadata.{key}.{part} (metadata.{key} left out)" if part
                        else f"{path}: metadata.{key} is {_shown(meta.pop(key))}, not "
