@@ -28,7 +28,9 @@ answers at the scheduler's address runs code here.
 Liveness: its control socket is monitored; when the scheduler's connection closes (the
 scheduler exited or was killed, or its host closed it) the runner says so in one line
 and exits 5, between cases or during one (within ``transport.POLL_SLICE_MS`` of its
-waits). Within a case the peer timeout of the config applies as for a spawned runner;
+waits), a ``--pp`` stage's join of the scheduler's store included (``wire.pp.StageLink``,
+within ``wire.pp.JOIN_SLICE_S``: ``..., noticed while joining the stages' store at
+tcp://...``). Within a case the peer timeout of the config applies as for a spawned runner;
 between cases it waits without a deadline (the scheduler writes its results there)
 but TCP keepalive (``wire.remote.KEEPALIVE``) ends a connection to a host that
 vanished.
@@ -128,13 +130,15 @@ def remote_config(host: str, allow_pickle: bool) -> Callable[[RunnerConfig], Run
     return adapt
 
 
-def _runner_or_stage(config: RunnerConfig):
-    """A pipeline stage (``pp_stage.make_stage``: joins its gloo group) for a config
-    with ``pp_size``, else the model runner."""
+def _runner_or_stage(config: RunnerConfig,
+                     peer_problem: Optional[Callable[[], Optional[str]]] = None):
+    """A pipeline stage (``pp_stage.make_stage``: joins its gloo group through the
+    scheduler's store, checking ``peer_problem`` as it waits there) for a config with
+    ``pp_size``, else the model runner."""
     if config.pp_size is not None:
         from ipc_bench.harness.pp_stage import make_stage
 
-        return make_stage(config)
+        return make_stage(config, peer_problem)
     return _model_runner(config)
 
 
@@ -216,7 +220,7 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
         info = {CLOCK_KEY: clock_id(), CODE_KEY: checkout,
                 **({CPUS_KEY: cpus_allowed(0) or "unknown"} if pinned else {})}
         accepted = accept_handshake(socks, msg, peer_problem, adapt, info,
-                                    make_runner=_runner_or_stage)
+                                    make_runner=lambda c: _runner_or_stage(c, peer_problem))
         if isinstance(accepted, int):
             return accepted if isinstance(msg, Handshake) else EXIT_HANDSHAKE
         try:

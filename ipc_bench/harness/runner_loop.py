@@ -507,7 +507,9 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
     ``make_runner``: builds the runner from the config (a pipeline stage's:
     ``harness.pp_stage``).
     Returns ``(config, runner, ring or None)``, or the exit code after telling the
-    scheduler why not (``ErrorReport``; the reason also goes to stderr)."""
+    scheduler why not (``ErrorReport``; the reason also goes to stderr), or
+    ``EXIT_SCHEDULER_GONE`` after its line on stderr when ``make_runner`` raised
+    ``PeerError`` (the scheduler went away meanwhile: nobody to tell)."""
 
     def refuse(message: str) -> int:
         say(f"refusing the handshake: {one_line(message)}")
@@ -533,6 +535,10 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
                               timeout_s=ring_wait_s(config), peer_problem=peer_problem,
                               ctx=socks.ctl.context)
         runner = make_runner(config)
+    except PeerError as exc:  # the scheduler went away while the runner was being built
+        _close(ring)           # (a pipeline stage joining the scheduler's store)
+        say(str(exc))
+        return EXIT_SCHEDULER_GONE
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
         _close(ring)                              # large for the device, a data socket
         return refuse(str(exc))

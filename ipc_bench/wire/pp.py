@@ -33,7 +33,16 @@ folder (mode 0700); gloo's own pair sockets bind to the loopback interface
 ``harness.remote_runner``): a ``TCPStore`` that the scheduler hosts (``StoreServer``) on
 its ``--host`` address at the run's store port (``wire.remote``), which the stages
 join as clients (``RunnerConfig.pp_store`` ``tcp://ADDR:PORT``, connect bounded by the
-peer timeout). A plain torch 2.13 ``TCPStore`` server listens on every interface
+peer timeout). The join can be abandoned (``_join_store``): the stage connects a plain
+socket in ``JOIN_SLICE_S`` slices until the store answers, then builds its client, then
+counts itself in (``JOINED_KEY``) and waits until every stage has before gloo's
+rendezvous (milliseconds once all are there); between the slices it checks its control
+connection (``peer_problem``), so a scheduler that goes away during the handshake ends
+the join at once, in one line (``transport.PeerError``: ``the scheduler at tcp://...
+closed the connection, noticed while joining the stages' store at tcp://...``), where a
+client's connect and waits inside torch would retry for their whole timeout. c10d's own
+log records of the join (a connect retried, a store that closed: each with a C++ stack)
+are kept off stderr (``_quiet_c10d``): the join's error, if any, is one line. A plain torch 2.13 ``TCPStore`` server listens on every interface
 (``*:PORT``, whatever host it is given); handed a socket already bound and listening
 (``master_listen_fd``, libuv server) it listens there only. Each stage binds gloo's
 pair sockets to the interface that holds its own address towards the scheduler
@@ -55,14 +64,19 @@ of ids received (in step order). ``analysis.pp`` pairs them into per-hop times.
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime
+import errno
 import fcntl
 import os
 import re
+import select
 import socket
 import struct
+import sys
+import tempfile
 import time
-from typing import Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
@@ -74,6 +88,14 @@ PP_COLUMNS = ("pp_in_wait_ns", "pp_in_done_ns", "pp_in_bytes", "pp_out_start_ns"
 STORE_FILE = "pp-store"
 #: How ``RunnerConfig.pp_store`` names a ``TCPStore`` (else it is a ``FileStore`` path).
 TCP_STORE_PREFIX = "tcp://"
+#: The key of the scheduler's store that each stage adds 1 to once it has joined; the
+#: stages wait until it counts them all before gloo's rendezvous (``_join_store``).
+JOINED_KEY = "ipc-bench/stages-joined"
+#: How often a stage joining the scheduler's store checks its control connection (s).
+JOIN_SLICE_S = 0.1
+#: How long a stage whose store failed waits to see its control connection close too
+#: (the scheduler's exit closes both; their FINs are taken by different threads).
+GONE_GRACE_S = 1.0
 
 
 #: gloo's advice to its own users, to the end of its text, on the line of its error or
@@ -152,6 +174,160 @@ def gloo_interface(address: str) -> str:
                          f"towards the scheduler: gloo cannot be bound to it")
 
 
+#: The first line of a c10d log record (``[W1206 14:21:31.999893383 TCPStore.cpp:340]
+#: [c10d] ...``), and the lines of the C++ stack that follow it.
+_C10D_RECORD = re.compile(r"\[[IWEF]\d{4} [\d:.]+ [^\]]*\] \[c10d\] ")
+_C10D_STACK = re.compile(r"(Exception raised from |frame #\d+: |<omitting python frames>|$)")
+
+
+def drop_c10d_records(text: str) -> str:
+    """``text`` without c10d's log records (``_C10D_RECORD``) and the C++ stacks that
+    follow them (``Exception raised from ...``, ``frame #N: ...``, blank lines);
+    every other line is kept, in order."""
+    kept, in_record = [], False
+    for line in text.splitlines(keepends=True):
+        if _C10D_RECORD.match(line):
+            in_record = True
+        elif not (in_record and _C10D_STACK.match(line.rstrip("\n"))):
+            in_record = False
+            kept.append(line)
+    return "".join(kept)
+
+
+@contextlib.contextmanager
+def _quiet_c10d() -> Iterator[None]:
+    """Keep c10d's log records off stderr while the block runs: file descriptor 2
+    goes to a temporary file, whose text, less those records (``drop_c10d_records``),
+    is written to stderr afterwards, whatever ended the block. c10d logs a store's
+    retried connect and a store that closed as warnings and errors with a C++ stack
+    each (5.8 KB for one failed join); the join reports its own outcome in one line.
+    torch reads its log level (``TORCH_CPP_LOG_LEVEL``) once, when it is imported."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as held:
+            os.dup2(held.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+                held.seek(0)
+                rest = drop_c10d_records(held.read().decode(errors="replace"))
+                if rest:
+                    sys.stderr.write(rest)
+                    sys.stderr.flush()
+    finally:
+        os.close(saved)
+
+
+def _no_problem() -> Optional[str]:
+    return None
+
+
+def _gone(peer_problem: Callable[[], Optional[str]], grace_s: float = GONE_GRACE_S
+          ) -> Optional[str]:
+    """``peer_problem()``'s line once it has one, waiting ``grace_s`` at most (the
+    store of a scheduler that exited can fail a moment before its control connection
+    is seen to close); ``None`` if it has none by then."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        problem = peer_problem()
+        if problem or time.monotonic() >= deadline:
+            return problem
+        time.sleep(0.01)
+
+
+def _await_listener(host: str, port: int, deadline: float,
+                    peer_problem: Callable[[], Optional[str]], doing: str) -> Optional[str]:
+    """Connect a plain socket to ``host:port`` (then close it) until one connects,
+    waiting in ``JOIN_SLICE_S`` slices until ``deadline`` (``time.monotonic()``);
+    ``peer_problem()`` is checked between slices (``transport.PeerError``, ``...,
+    noticed while DOING``). Returns ``None`` once a connect succeeded, else why the
+    last one failed (``Connection refused``, ``no answer``) at the deadline."""
+    from ipc_bench.wire.transport import PeerError, noticed
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    why = "no answer"
+    while True:
+        problem = peer_problem()
+        if problem:
+            raise PeerError(noticed(problem, doing))
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setblocking(False)
+            code = probe.connect_ex((host, port))
+            while code in (errno.EINPROGRESS, errno.EAGAIN):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return why
+                if select.select([], [probe], [], min(JOIN_SLICE_S, left))[1]:
+                    code = probe.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                    break
+                problem = peer_problem()
+                if problem:
+                    raise PeerError(noticed(problem, doing))
+        if code == 0:
+            return None
+        why = os.strerror(code)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return why
+        time.sleep(min(JOIN_SLICE_S, left))
+
+
+def _join_store(dist, host: str, port: int, store_path: str, rank: int, size: int,
+                timeout_s: float, peer_problem: Callable[[], Optional[str]]):
+    """The client of the scheduler's store at ``store_path`` (``host``, ``port``) once
+    all ``size`` stages have joined it (``JOINED_KEY``); ``timeout_s`` bounds the
+    connect, and then the wait for the other stages. ``transport.PeerError`` (one line)
+    once ``peer_problem()`` says the scheduler went away; ``StageLinkError`` (one line)
+    when the store does not answer or fails, or the other stages do not join in time.
+    Run it under ``_quiet_c10d``."""
+    from ipc_bench.wire.transport import PeerError, noticed
+
+    joining = f"joining the stages' store at {store_path}"
+    waiting = f"waiting for the other stages at the stages' store {store_path}"
+    start = time.monotonic()
+    why = _await_listener(host, port, start + timeout_s, peer_problem, joining)
+    if why is not None:
+        raise StageLinkError(f"stage {rank}: cannot join the stages' store at {store_path} "
+                             f"within {timeout_s:g} s: {why}")
+    left = max(start + timeout_s - time.monotonic(), 1.0)  # it answered: a connect's time
+    try:
+        store = dist.TCPStore(host, port, None, False,
+                              timeout=datetime.timedelta(seconds=left))
+    except (RuntimeError, OSError) as exc:  # torch's DistNetworkError included
+        problem = _gone(peer_problem)
+        if problem:
+            raise PeerError(noticed(problem, joining)) from None
+        raise StageLinkError(f"stage {rank}: cannot join the stages' store at "
+                             f"{store_path} within {timeout_s:g} s: "
+                             f"{_gloo_line(exc)}") from None
+    deadline = time.monotonic() + timeout_s
+    joined, count = 0, 1  # the first add counts this stage in, the later ones read
+    try:
+        while True:
+            problem = peer_problem()
+            if problem:
+                raise PeerError(noticed(problem, waiting))
+            joined, count = store.add(JOINED_KEY, count), 0
+            if joined >= size:
+                return store
+            if time.monotonic() >= deadline:
+                raise StageLinkError(f"stage {rank}: {joined} of the {size} stages joined "
+                                     f"the stages' store at {store_path} within "
+                                     f"{timeout_s:g} s")
+            time.sleep(JOIN_SLICE_S)
+    except (RuntimeError, OSError) as exc:
+        if isinstance(exc, (PeerError, StageLinkError)):
+            raise
+        problem = _gone(peer_problem)
+        if problem:
+            raise PeerError(noticed(problem, waiting)) from None
+        raise StageLinkError(f"stage {rank}: the stages' store at {store_path} failed: "
+                             f"{_gloo_line(exc)}") from None
+
+
 class StoreServer:
     """The scheduler's ``TCPStore`` for stages started by hand: listens on ``host`` only,
     at ``port`` (a socket bound and listening here, handed to torch's libuv server with
@@ -198,11 +374,15 @@ class StageLink:
     passes ``handshake.first_step_wait_s``). ``columns``: ``PP_COLUMNS`` lists.
     ``device``: the stage's (``"cuda"``: hidden states are
     received into page-locked host memory, ``cuda_step.stage_host_buffer``).
-    ``StageLinkError`` (one line) when the store cannot be
-    reached or this stage's address has no interface for gloo."""
+    ``peer_problem``: the stage's check of its control connection (``None`` while the
+    scheduler is there), made between the slices of the join of a ``tcp://`` store
+    (``_join_store``). ``StageLinkError`` (one line) when the store cannot be
+    reached or this stage's address has no interface for gloo; ``transport.PeerError``
+    (one line) when ``peer_problem`` says the scheduler went away during that join."""
 
     def __init__(self, store_path: str, rank: int, size: int, timeout_s: float,
-                 device: str = "cpu", first_timeout_s: Optional[float] = None):
+                 device: str = "cpu", first_timeout_s: Optional[float] = None,
+                 peer_problem: Optional[Callable[[], Optional[str]]] = None):
         remote = store_path.startswith(TCP_STORE_PREFIX)
         if remote:  # gloo on the interface this stage reaches the scheduler through
             from ipc_bench.wire.transport import split_tcp_endpoint
@@ -218,6 +398,12 @@ class StageLink:
             iface = _loopback_interface()
             if iface:
                 os.environ.setdefault("GLOO_SOCKET_IFNAME", iface)
+        if size > 1 and remote and peer_problem is not None:  # before torch's import
+            from ipc_bench.wire.transport import PeerError, noticed
+
+            problem = peer_problem()
+            if problem:
+                raise PeerError(noticed(problem, f"joining the stages' store at {store_path}"))
         if size > 1:  # one stage sends and receives nothing: no torch import (1.4 s)
             import torch
             import torch.distributed as dist
@@ -236,19 +422,34 @@ class StageLink:
         self.columns: dict[str, list[int]] = {name: [] for name in PP_COLUMNS}
         # (work, array, what, seq): seq of a hidden-state send, None for ids
         self._sends: collections.deque = collections.deque()
-        if size > 1:
-            if remote:
-                try:
-                    store = dist.TCPStore(host, port, None, False,
-                                          timeout=datetime.timedelta(seconds=timeout_s))
-                except (RuntimeError, OSError) as exc:  # torch's DistNetworkError included
-                    raise StageLinkError(f"stage {rank}: cannot join the stages' store at "
-                                         f"{store_path} within {timeout_s:g} s: "
-                                         f"{_gloo_line(exc)}") from None
-            else:
-                store = dist.FileStore(store_path, size)
+        if size > 1 and remote:
+            with _quiet_c10d():
+                store = _join_store(dist, host, port, store_path, rank, size, timeout_s,
+                                    peer_problem or _no_problem)
+                self._init_group(store, store_path, peer_problem or _no_problem)
+        elif size > 1:
+            store = dist.FileStore(store_path, size)
             dist.init_process_group("gloo", store=store, rank=rank, world_size=size,
                                     timeout=datetime.timedelta(seconds=timeout_s))
+
+    def _init_group(self, store, store_path: str,
+                    peer_problem: Callable[[], Optional[str]]) -> None:
+        """gloo's rendezvous through the scheduler's ``store``, every stage already in it
+        (``_join_store``); its failure is one line: ``transport.PeerError`` where the
+        scheduler went away (its store with it), else ``StageLinkError``."""
+        from ipc_bench.wire.transport import PeerError, noticed
+
+        try:
+            self.dist.init_process_group("gloo", store=store, rank=self.rank,
+                                         world_size=self.size,
+                                         timeout=datetime.timedelta(seconds=self.timeout_s))
+        except (RuntimeError, OSError) as exc:
+            problem = _gone(peer_problem)
+            if problem:
+                raise PeerError(noticed(problem, f"waiting for the other stages at the "
+                                                 f"stages' store {store_path}")) from None
+            raise StageLinkError(f"stage {self.rank}: gloo's rendezvous through the stages' "
+                                 f"store at {store_path} failed: {_gloo_line(exc)}") from None
 
     def _recv(self, shape: tuple, dtype, src: int, what: str, seq: int,
               device: str = "cpu") -> np.ndarray:
