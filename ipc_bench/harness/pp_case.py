@@ -50,6 +50,7 @@ import zmq
 from ipc_bench.engine.config import CACHED, SEND, ConfigError
 from ipc_bench.engine.pipeline import check_pp, check_pp_model
 from ipc_bench.harness.recording import StepFlusher
+from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import STOPPED_NOT_SLOW, CaseError, CaseResult, CaseSpec
 from ipc_bench.harness.tp_case import TpExchange, _TpCase
 from ipc_bench.wire.control import ErrorReport, decode_control
@@ -221,7 +222,8 @@ class _PpCase(_TpCase):
             self.store = os.path.join(folder, STORE_FILE)
         else:  # stages on other hosts: a tcp store on --host, at the run's store port
             host, port = split_tcp_endpoint(self.remote.store_endpoint())
-            self.store_server = StoreServer(host, port, self.spec.peer_timeout_s)
+            self.store_server = StoreServer(host, port, self.spec.peer_timeout_s,
+                                            hold=deferred)
             self.store = self.store_server.endpoint
         super()._start(socks, folder)
         channel = TpSchedulerChannel(socks, None, self.spec.peer_timeout_s, self.ranks.problem,

@@ -335,9 +335,16 @@ class StoreServer:
     ``tcp://HOST:PORT`` the stages join (``RunnerConfig.pp_store``). ``close()`` stops
     the server (the port is free again). Raises ``transport.EndpointError`` (one line)
     when the port cannot be bound; mirrors torch's own ``TCPStore(is_master=True)``
-    with ``wait_for_workers=False`` (the scheduler is no rank of the group)."""
+    with ``wait_for_workers=False`` (the scheduler is no rank of the group).
+    ``hold``: a context manager under which the store takes the socket, from its
+    constructor to the socket's ``detach`` (the scheduler's ``harness.signals.deferred``:
+    a SIGTERM or Ctrl-C that lands as the constructor returns is raised after the
+    ``detach``; raised before it, the socket was closed a second time once the store
+    had closed it, ``OSError: [Errno 9] Bad file descriptor``, and a descriptor number
+    reused meanwhile by another thread would have been closed under it)."""
 
-    def __init__(self, host: str, port: int, timeout_s: float):
+    def __init__(self, host: str, port: int, timeout_s: float,
+                 hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext):
         import torch.distributed as dist
 
         from ipc_bench.wire.transport import EndpointError, tcp_endpoint
@@ -348,18 +355,25 @@ class StoreServer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((host, port))
             sock.listen(128)
-            self.store = dist.TCPStore(host, port, None, True,
-                                       timeout=datetime.timedelta(seconds=timeout_s),
-                                       wait_for_workers=False, master_listen_fd=sock.fileno(),
-                                       use_libuv=True)
+            with hold():
+                try:
+                    self.store = dist.TCPStore(
+                        host, port, None, True, timeout=datetime.timedelta(seconds=timeout_s),
+                        wait_for_workers=False, master_listen_fd=sock.fileno(),
+                        use_libuv=True)
+                except BaseException:
+                    sock.close()
+                    raise
+                sock.detach()  # the store's server closes it
         except OSError as exc:
-            sock.close()
+            if sock.fileno() != -1:
+                sock.close()
             raise EndpointError(f"cannot bind {self.endpoint} (the pipeline stages' store): "
                                 f"{exc.strerror or exc}") from None
         except BaseException:
-            sock.close()
+            if sock.fileno() != -1:  # neither closed nor handed to the store
+                sock.close()
             raise
-        sock.detach()  # the store's server closes it
 
     def close(self) -> None:
         """Stop the server (idempotent)."""
