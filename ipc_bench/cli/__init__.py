@@ -50,8 +50,8 @@ Command = Callable[[list[str]], int]
 # Each loader imports a command's module and the modules with C extensions it would
 # import lazily, before signals are let through (see ``main``), and returns its main;
 # report's (pandas, scipy, matplotlib) are imported once its run folders are checked,
-# with the signals blocked all the same (``document.REPORT_MODULES``,
-# ``signals.import_blocked``), so that a folder that is no run folder is refused
+# with the signals blocked all the same (``document._libraries``,
+# ``signals.blocked``), so that a folder that is no run folder is refused
 # without them.
 
 def _run() -> Command:

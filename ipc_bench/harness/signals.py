@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import importlib
 import os
 import signal
 import subprocess
@@ -305,19 +304,19 @@ def block() -> set:
     return signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
 
 
-def import_blocked(names: Sequence[str]) -> None:
-    """Import the modules ``names`` (dotted, e.g. ``"matplotlib.figure"``) with
-    ``HANDLED`` blocked in this thread (``pthread_sigmask``), the mask put back after,
-    so that no signal lands while their C extensions initialise (see the module
-    docstring: what ``bench.py``'s commands import before ``unblock()``, for a command
-    that needs them only once its input is checked); one that arrived meanwhile is
-    delivered as the mask is put back (``Interrupted`` under ``install``). Raises what
-    the import raises (``ImportError``; ``OSError`` ``EMFILE`` out of file descriptors),
-    the mask put back all the same."""
+@contextmanager
+def blocked() -> Iterator[None]:
+    """Keep ``HANDLED`` blocked in this thread (``pthread_sigmask``) for the block, the
+    mask put back after, also when the block raises: for imports of modules with C
+    extensions that a command needs only once its input is checked (``with blocked():
+    import pandas``), so that no signal lands while they initialise (see the module
+    docstring: what ``bench.py``'s commands import before ``unblock()``). A signal
+    that arrived meanwhile is delivered as the mask is put back (``Interrupted`` under
+    ``install``). Raises what the block raises (``ImportError``; ``OSError``
+    ``EMFILE`` out of file descriptors)."""
     old = block()
     try:
-        for name in names:
-            importlib.import_module(name)
+        yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 

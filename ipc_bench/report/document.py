@@ -57,22 +57,13 @@ from typing import Optional, Sequence
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, check_distinct_runs,
                                         check_run_dir)
 from ipc_bench.errors import one_line
-from ipc_bench.harness.signals import deferred, import_blocked
+from ipc_bench.harness.signals import blocked, deferred
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import plain_text, render_html, render_markdown
 
 #: The report's own files besides its figures (``*.png``) and summaries
 #: (``*.summary.json``).
 REPORT_FILES = ("report.md", "report.html")
-
-#: The libraries with C extensions that ``write_report`` imports once its run folders
-#: are known to be run folders (``signals.import_blocked``: no signal lands while they
-#: initialise), so that a folder that is not one is refused without them: pandas and
-#: scipy to load and compare the runs, and matplotlib's Agg canvas for the figures
-#: (``FIGURE_MODULES``, not with ``figures`` false).
-REPORT_MODULES = ("pandas", "scipy.special")
-FIGURE_MODULES = ("matplotlib.backends.backend_agg", "matplotlib.figure")
-
 
 def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
                  command: Optional[str] = None, baseline: Optional[str] = None,
@@ -157,11 +148,21 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
 
 
 def _libraries(figures: bool):
-    """Import what a report of run folders needs, with the signals blocked
-    (``signals.import_blocked``: ``REPORT_MODULES``, and ``FIGURE_MODULES`` for
-    ``figures``), and return ``blocks.build_blocks``, whose module imports pandas.
-    Raises what an import raises (``OSError`` ``EMFILE`` out of file descriptors)."""
-    import_blocked(REPORT_MODULES + (FIGURE_MODULES if figures else ()))
+    """Import the libraries with C extensions a report of run folders needs, once its
+    folders are known to be run folders, so that a folder that is not one is refused
+    without them: pandas and scipy to load and compare the runs, and matplotlib's Agg
+    canvas for ``figures``; with the signals blocked (``signals.blocked``: none lands
+    while they initialise). Returns ``blocks.build_blocks``, whose module imports
+    pandas. Raises what an import raises (``ModuleNotFoundError`` for one not
+    installed, which ``bench.py`` words; ``OSError`` ``EMFILE`` out of file
+    descriptors)."""
+    with blocked():
+        import pandas  # noqa: F401
+        import scipy.special  # noqa: F401
+
+        if figures:
+            import matplotlib.backends.backend_agg  # noqa: F401
+            import matplotlib.figure  # noqa: F401
     from ipc_bench.report.blocks import build_blocks
 
     return build_blocks

@@ -1,5 +1,5 @@
 """``bench.py report`` on a folder that is no run folder refuses it in one line without
-importing matplotlib, pandas or scipy (``document.REPORT_MODULES``, imported once the
+importing matplotlib, pandas or scipy (``document._libraries``, imported once the
 run folders are checked): the refusal took over a second, most of it those imports.
 A report with ``--no-figures`` imports no matplotlib either."""
 

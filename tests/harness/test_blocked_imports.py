@@ -1,4 +1,4 @@
-"""``signals.import_blocked``: the modules are imported with SIGINT / SIGTERM / SIGHUP
+"""``signals.blocked`` around imports: the modules are imported with SIGINT / SIGTERM / SIGHUP
 blocked (one sent meanwhile stays pending, unseen by the module's code), and the signal
 is raised as ``Interrupted`` once the mask is put back, the module made whole; the
 mask is put back when the import fails too."""
@@ -21,7 +21,8 @@ def test_a_signal_during_the_import_waits_for_its_end(installed, tmp_path, monke
     before = signal.pthread_sigmask(signal.SIG_BLOCK, ())
     try:
         with pytest.raises(signals.Interrupted) as err:
-            signals.import_blocked(["blocked_module"])
+            with signals.blocked():
+                import blocked_module  # noqa: F401
         module = sys.modules["blocked_module"]
         assert (module.PENDING, module.MADE) == ([signal.SIGTERM], True)
     finally:
@@ -34,6 +35,7 @@ def test_the_mask_is_put_back_when_the_import_fails(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     before = signal.pthread_sigmask(signal.SIG_BLOCK, ())
     with pytest.raises(ModuleNotFoundError) as err:
-        signals.import_blocked(["no_such_module_here"])
+        with signals.blocked():
+            import no_such_module_here  # noqa: F401
     assert str(err.value) == "No module named 'no_such_module_here'"
     assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == before
