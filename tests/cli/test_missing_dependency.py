@@ -44,20 +44,30 @@ def _line(named: str) -> str:
             "is installed in)\n")
 
 
+def _run_folder(tmp_path: Path) -> str:
+    """A folder that passes report's run-folder check (it holds a summary.json), so
+    that report goes on to import pandas and scipy, which it imports only then."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text("{}")
+    return str(run)
+
+
 @pytest.mark.parametrize("hidden, args, line", [
     ("zmq", ["--list"], _line("'zmq' (pyzmq)")),
     ("msgspec", ["--list"], _line("'msgspec'")),
-    ("pandas", ["report", "results/none"], _line("'pandas'")),
+    ("pandas", ["report", "RUN"], _line("'pandas'")),
     ("pyperf", ["microbench", "results/none"], _line("'pyperf'")),
 ])
-def test_a_missing_dependency_is_one_line_and_exit_2(hidden, args, line):
-    proc = bench_without(hidden, *args)
+def test_a_missing_dependency_is_one_line_and_exit_2(hidden, args, line, tmp_path):
+    proc = bench_without(hidden, *[_run_folder(tmp_path) if a == "RUN" else a
+                                   for a in args])
     assert (proc.returncode, proc.stderr, proc.stdout) == (2, line, "")
 
 
 @pytest.mark.parametrize("hidden", ["ipc_bench.cli.report", "scipy.special"])
-def test_a_module_missing_for_another_reason_keeps_its_traceback(hidden):
-    proc = bench_without(hidden, "report", "results/none")
+def test_a_module_missing_for_another_reason_keeps_its_traceback(hidden, tmp_path):
+    proc = bench_without(hidden, "report", _run_folder(tmp_path))
     assert proc.returncode == 1
     assert proc.stderr.startswith("Traceback (most recent call last):\n")
     assert proc.stderr.endswith(f"ModuleNotFoundError: No module named '{hidden}'\n")
