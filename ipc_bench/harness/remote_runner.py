@@ -58,8 +58,8 @@ from zmq.utils.monitor import recv_monitor_message
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.affinity import cpus_allowed
 from ipc_bench.harness.environment import source_code
-from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_SCHEDULER_GONE,
-                                           EXIT_USAGE, _model_runner, accept_handshake,
+from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_USAGE,
+                                           _model_runner, accept_handshake, scheduler_gone,
                                            serve_case, speak_as)
 from ipc_bench.wire.codecs import PICKLED_CODECS
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
@@ -210,9 +210,8 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
         try:
             msg = recv_control(socks.ctl, _NO_DEADLINE_S, peer_problem,
                                "the next case or the end of the run")
-        except PeerError as exc:
-            print(f"{PREFIX}: error: {exc}", file=sys.stderr)
-            return EXIT_SCHEDULER_GONE
+        except PeerError as exc:  # the line of every wait of this runner (no "error:")
+            return scheduler_gone(str(exc))
         if isinstance(msg, Goodbye):
             ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
             print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)

@@ -109,6 +109,14 @@ def say(line: str) -> None:
     print(f"{_speaker}: {line}", file=sys.stderr)
 
 
+def scheduler_gone(line: str) -> int:
+    """Say ``line`` (``say``: the runner's name, no ``error:``, as every line of a
+    scheduler that went away: ``bench.py runner: the scheduler at tcp://... closed the
+    connection, noticed while ...``) and return ``EXIT_SCHEDULER_GONE`` (5)."""
+    say(line)
+    return EXIT_SCHEDULER_GONE
+
+
 def _column(record: bool):
     """A per-step column: an ``array('q')`` (8 bytes a step, where a list held an
     8-byte pointer and, for most values, a 32-byte int object), or (``record`` false) a
@@ -537,8 +545,7 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
         runner = make_runner(config)
     except PeerError as exc:  # the scheduler went away while the runner was being built
         _close(ring)           # (a pipeline stage joining the scheduler's store)
-        say(str(exc))
-        return EXIT_SCHEDULER_GONE
+        return scheduler_gone(str(exc))
     except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
         _close(ring)                              # large for the device, a data socket
         return refuse(str(exc))
@@ -588,8 +595,7 @@ def _serve(loop: RunnerLoop) -> int:
         else:
             loop.run()
     except PeerError as exc:
-        say(peer_line(exc, loop.seq))
-        return EXIT_SCHEDULER_GONE
+        return scheduler_gone(peer_line(exc, loop.seq))
     except (RunnerError, ProtocolError, DecodeError, SchedulerError) as exc:
         loop.report_error(f"{type(exc).__name__}: {exc}")
         return EXIT_STEP_FAILED
