@@ -768,7 +768,7 @@ class Results:
         if not cases.empty and "complete" in cases.columns:
             errors = cases["error"] if "error" in cases.columns else [None] * len(cases)
             listed = [dict(run_id=run, case_id=case,
-                           error=error if isinstance(error, str) else "")
+                           error=without_full_stop(error) if isinstance(error, str) else "")
                       for run, case, done, error in zip(cases["run_id"], cases["case_id"],
                                                         cases["complete"], errors)
                       if _not_complete(done)]
@@ -3214,6 +3214,18 @@ def _partial_rows(run_dir: Path) -> list[str]:
             f"modification time {_utc(partial.stat().st_mtime)})"]
 
 
+def without_full_stop(text: str) -> str:
+    """``text`` (an error quoted in a run's problems or a case's ``error``) without the
+    one full stop it may end with (gloo's: ``... Connection reset by peer.``), so that
+    the words around it (``; ``, ``.``, ``)``) follow it without a second mark; an
+    ellipsis (``..``) is kept, as ``cli.execute.with_pointer`` keeps it; whitespace at
+    its end goes too."""
+    text = text.rstrip()
+    if text.endswith(".") and not text.endswith(".."):
+        return text[:-1].rstrip()
+    return text
+
+
 def _problems_detail(summary: dict[str, Any], problems: list[Any], run_dir: Path) -> str:
     """Why a run that recorded its ``problems`` did not complete, in one line: the
     problems, ``; `` between them, ending ``; case ID was running`` where
@@ -3224,7 +3236,7 @@ def _problems_detail(summary: dict[str, Any], problems: list[Any], run_dir: Path
     (``unfinished_detail``), the rows that case left in ``steps.partial.csv``
     (``, steps.partial.csv holds 13,263 rows of it (its modification time ...)``).
     ``""`` when there are no problems."""
-    text = "; ".join(str(p) for p in problems)
+    text = "; ".join(without_full_stop(str(p)) for p in problems)
     case = summary.get("failed_case") or summary.get("running_case")
     if text and isinstance(case, str) and case not in text:
         done = any(isinstance(c, dict) and c.get("case_id") == case and c.get("complete")
@@ -4969,6 +4981,9 @@ def run_state(status: str) -> str:
 #: What the line of ``bench.py report`` on a run that is not complete says the report
 #: covers (``incomplete_run_line``'s ``tail``), as the report's note says it.
 REPORT_COVERS = "the report's figures cover the cases it finished"
+#: ``REPORT_COVERS`` of a run none of whose cases finished, as the report's note says it
+#: (``No case finished, so it has no figures, findings or case tables``).
+REPORT_COVERS_NONE = "the report has no figures, findings or case tables of it"
 
 
 def incomplete_run_line(name: str, status: str, detail: str, finished: int,
@@ -4983,8 +4998,13 @@ def incomplete_run_line(name: str, status: str, detail: str, finished: int,
     cases it did not finish are not timed`` (``bench.py microbench``,
     ``microbench.incomplete_run_text``), ``...; 1 of its 3 cases finished: the
     report's figures cover the cases it finished`` (``bench.py report``,
-    ``REPORT_COVERS``). One line (``errors.one_line``: a line break escaped)."""
+    ``REPORT_COVERS``; of a run none of whose cases finished, ``REPORT_COVERS_NONE``:
+    ``...; 0 of its 2 cases finished: the report has no figures, findings or case
+    tables of it``). One line (``errors.one_line``: a line break escaped)."""
     from ipc_bench.errors import one_line
+
+    if tail == REPORT_COVERS and not finished:
+        tail = REPORT_COVERS_NONE
 
     def cases(n: int) -> str:
         return f"{n:,} case" if n == 1 else f"{n:,} cases"
@@ -5107,7 +5127,8 @@ def _run_state(summary: dict[str, Any], run_dir: Path, cases) -> dict[str, Any]:
     ``status_warning`` (``status_line``; ``""`` for a complete run) as ``Results``
     holds them, and the ``lines`` of ``_run_status``. ``cases``: its cases loaded."""
     status, lines = _run_status(summary, run_dir / "summary.json")
-    problems = list(summary.get("problems") or [])
+    problems = [without_full_stop(p) if isinstance(p, str) else p
+                for p in summary.get("problems") or []]
     if status == "complete":
         return dict(status=status, problems=problems, status_detail="", stopped_case=None,
                     status_warning=complete_problems_line(

@@ -111,10 +111,13 @@ def _gloo_line(exc: BaseException, limit: int = 200) -> str:
     source prefix, at most ``limit`` characters, cut at a word (the line names the
     stage; the case's error adds which stage raised it), and without gloo's advice to
     its own users (``This is typically caused by a remote worker crashing. Check the
-    logs ... GLHF!``: the case's error names a stage that died)."""
+    logs ... GLHF!``: the case's error names a stage that died), nor its full stop
+    (``Connection reset by peer.``: the line is quoted inside others, ``...; ...``)."""
     text = _GLOO_ADVICE.sub("", str(exc)).strip()
     line = text.splitlines()[-1] if text else type(exc).__name__
     line = re.sub(r"^\[[^\]]*\]\s*", "", line.strip())
+    if line.endswith(".") and not line.endswith(".."):
+        line = line[:-1]
     if len(line) > limit:
         line = "..." + line[-limit:].split(" ", 1)[-1]
     return line

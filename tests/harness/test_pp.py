@@ -443,7 +443,7 @@ def test_a_receive_between_stages_waits_the_startup_allowance_at_step_0_only():
     with pytest.raises(StageLinkError) as err:
         link.recv_hidden((3, 2048), np.int16, 0)
     assert str(err.value) == ("hidden states of step 0 from stage 0: Connection closed by "
-                              "peer [127.0.0.1]:1411.")
+                              "peer [127.0.0.1]:1411")
     assert link.dist.waits_s == [60.0]
     link.dist = _GlooRecv(error="")
     assert link.recv_hidden((3, 2048), np.int16, 1).shape == (3, 2048)

@@ -24,7 +24,7 @@ CLOSED = "Connection closed by peer [127.0.0.1]:31662."
     "reporting an error. GLHF!",
 ])
 def test_gloos_advice_goes_wherever_its_lines_break(text):
-    assert _gloo_line(RuntimeError(text)) == CLOSED
+    assert _gloo_line(RuntimeError(text)) == CLOSED[:-1]  # without gloo's full stop
 
 
 class _ClosedPeer:
@@ -42,4 +42,4 @@ def test_a_send_the_peer_refuses_as_it_is_posted_is_a_link_error():
     link.dist, link.torch, link._sends = _ClosedPeer(), torch, collections.deque()
     with pytest.raises(StageLinkError) as err:
         link._isend(np.zeros(4, dtype=np.float32), 1, "hidden states of step 9 to stage 1", 9)
-    assert str(err.value) == f"hidden states of step 9 to stage 1: {CLOSED}"
+    assert str(err.value) == f"hidden states of step 9 to stage 1: {CLOSED[:-1]}"

@@ -253,7 +253,7 @@ def test_a_gloo_error_is_one_line_without_gloos_advice():
                        "closed by peer [127.0.0.1]:31662. This is typically caused by a "
                        "remote worker crashing. Check the logs of the remote worker before "
                        "reporting an error. GLHF! \U0001f3d6\ufe0f")
-    assert _gloo_line(exc) == "Connection closed by peer [127.0.0.1]:31662."
+    assert _gloo_line(exc) == "Connection closed by peer [127.0.0.1]:31662"
     timeout = RuntimeError("[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81]"
                            " Timed out waiting 10000ms for recv operation to complete")
     assert _gloo_line(timeout) == "Timed out waiting 10000ms for recv operation to complete"

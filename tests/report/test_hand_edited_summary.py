@@ -353,7 +353,7 @@ def test_cases_missing_in_a_run_not_complete_is_no_case(good_run, tmp_path, caps
         f"bench.py report: warning: {run}: this run is incomplete: status incomplete, but "
         f"its end was recorded (end_time_utc {end}) with no problem (summary.json edited, "
         "or written by another tool), 0 of 2 cases recorded; 0 of its 2 cases finished: "
-        "the report's figures cover the cases it finished"])
+        "the report has no figures, findings or case tables of it"])
     assert (tmp_path / "rep" / "report.md").is_file()
 
 

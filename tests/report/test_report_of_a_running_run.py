@@ -55,7 +55,7 @@ def test_a_report_made_mid_run_is_not_left_in_the_run_folder(tmp_path, bench_tmp
         f"report: {run}/report/report.html\n",
         f"bench.py report: warning: {run}: this run is incomplete: "
         "num_running=4/send/msgpack#0: interrupted by SIGINT; 0 of its 1 case finished: "
-        "the report's figures cover the cases it finished\n")
+        "the report has no figures, findings or case tables of it\n")
     assert "still running" not in (run / "report" / "report.md").read_text()
 
 
