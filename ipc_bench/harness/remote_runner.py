@@ -42,7 +42,9 @@ handshake (a data port, not the scheduler: one line, within the connect timeout,
 by this runner (protocol version, ring, pickle) or by the scheduler, whose control
 port already has its runner (``wire.remote.Doorman``: refused as it connects, the
 scheduler's run goes on); 4 a step failed (reported to the scheduler first); 5 the
-scheduler went away; 1 the ``Goodbye`` said the run failed.
+scheduler went away, during the ZeroMQ handshake of the first connect too (the peer
+closed or failed it and its port refuses a fresh connect: ``gone_in_handshake``); 1 the
+``Goodbye`` said the run failed.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ from ipc_bench.wire.remote import (CLOCK_KEY, CODE_KEY, CPUS_KEY, KEEPALIVE, ZAP
                                    clock_id)
 from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, EndpointError, HandshakeRefused,
                                       NoHandshake, PeerError, RunnerSockets, destroy_context,
-                                      split_tcp_endpoint, tcp_endpoint)
+                                      split_tcp_endpoint, tcp_endpoint, tcp_refused)
 
 #: How its lines on stderr begin (the command that runs it, ``cli.runner``).
 PREFIX = "bench.py runner"
@@ -165,6 +167,16 @@ def connect_problem(ctl_endpoint: str, exc: EndpointError, connect_timeout_s: fl
             f"command with the port to connect to)")
 
 
+def gone_in_handshake(ctl_endpoint: str, exc: EndpointError) -> bool:
+    """Whether the connect to the control port ``ctl_endpoint`` failed with ``exc``
+    because the scheduler went away during the ZeroMQ handshake (killed as it answered):
+    its peer closed or failed the handshake (``NoHandshake``, not timed out) and a fresh
+    connect to the port is refused now (``transport.tcp_refused``). A peer that failed
+    the handshake and still listens (a data port, not ZeroMQ) is not gone."""
+    return (isinstance(exc, NoHandshake) and not exc.timed_out
+            and tcp_refused(ctl_endpoint))
+
+
 def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
                  connect_timeout_s: float = CONNECT_TIMEOUT_S, pinned: bool = False) -> int:
     """Connect to the scheduler's control port ``ctl_endpoint`` (``tcp://ADDR:PORT``),
@@ -182,6 +194,10 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
             socks = RunnerSockets(ctx, ctl_endpoint, connect_timeout_s=connect_timeout_s,
                                   options=KEEPALIVE)
         except EndpointError as exc:
+            if gone_in_handshake(ctl_endpoint, exc):
+                return scheduler_gone(f"the scheduler at {ctl_endpoint} closed the "
+                                      f"connection, noticed while connecting to it (its "
+                                      f"port refuses connections now)")
             print(f"{PREFIX}: error: {connect_problem(ctl_endpoint, exc, connect_timeout_s)}",
                   file=sys.stderr)
             return EXIT_HANDSHAKE if isinstance(exc, HandshakeRefused) else EXIT_USAGE

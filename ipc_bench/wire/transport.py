@@ -417,6 +417,24 @@ def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
         monitor.close(linger=0)
 
 
+def tcp_refused(endpoint: str, timeout_s: float = 1.0) -> bool:
+    """Whether a fresh TCP connect to ``endpoint`` (``tcp://ADDR:PORT``) is refused now:
+    nothing listens there (a peer that closed a connection during its ZeroMQ handshake
+    and whose port refuses the next one went away; one that accepts it, or does not
+    answer within ``timeout_s``, is still there). The connection, if made, is closed at
+    once. ``ValueError`` for an endpoint of another form."""
+    import socket
+
+    host, port = split_tcp_endpoint(endpoint)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:  # unreachable, timed out: not known to be gone
+        return False
+
+
 def _refused(endpoint: str) -> str:
     """Why a connection to ``endpoint`` was refused, as far as this side can tell."""
     if endpoint.startswith("ipc://"):
