@@ -423,3 +423,15 @@ def shared_five_repetition_run(tmp_path_factory) -> Path:
     from test_arm_order_caveat import GRID
 
     return shared_run(tmp_path_factory, GRID + ["--repeat", "5"])
+
+
+@pytest.fixture
+def handlers_restored():
+    """This process's SIGINT / SIGTERM / SIGHUP handlers put back after a test that
+    interrupts a command in process (which leaves them ignored, as a shutting-down
+    bench.py wants)."""
+    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    saved = {s: signal.getsignal(s) for s in handled}
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)

@@ -8,21 +8,9 @@ import json
 import os
 import signal
 
-import pytest
-
-_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _FOUR = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
          "--warmup-steps", "2", "--policies", "send,cached", "--codecs", "msgpack,pickle",
          "--no-single-process", "--quiet"]
-
-
-@pytest.fixture
-def handlers_restored():
-    """The process's signal handlers put back after an in-process interrupt."""
-    saved = {s: signal.getsignal(s) for s in _HANDLED}
-    yield
-    for s, h in saved.items():
-        signal.signal(s, h)
 
 
 def _signal_after_case(monkeypatch, n: int, sig: int) -> None:

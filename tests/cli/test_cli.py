@@ -461,17 +461,6 @@ def test_report_into_a_closed_pipe_writes_the_report(tiny_run, tmp_path):
 # ---------------------------------------------------------------------------- interrupts
 
 
-@pytest.fixture
-def handlers_restored():
-    """Put this process's signal handlers back after an in-process interrupt."""
-    import signal
-
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    yield
-    for s, h in saved.items():
-        signal.signal(s, h)
-
-
 @pytest.mark.parametrize("where,sig,files", [
     ("render_html", "SIGINT", False),   # while rendering: nothing written
     ("copyfile", "SIGTERM", True),      # while writing: the files are written whole first

@@ -39,15 +39,6 @@ def run(tmp_path_factory) -> Path:
     return finished_run(tmp_path_factory, "repint", TINY)
 
 
-@pytest.fixture
-def handlers_restored():
-    """Put this process's signal handlers back after an in-process interrupt."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    yield
-    for s, h in saved.items():
-        signal.signal(s, h)
-
-
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 

@@ -451,17 +451,6 @@ def test_gpu_check_counts_a_spent_budget_as_a_failure(monkeypatch, tmp_path, cap
     assert "FAILED cpu-preset" not in err  # not asked for
 
 
-@pytest.fixture
-def handlers_restored():
-    """Put this process's signal handlers back after an in-process interrupt."""
-    import signal
-
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    yield
-    for s, h in saved.items():
-        signal.signal(s, h)
-
-
 def test_gpu_check_passes_a_signal_on_and_kills_a_stage_that_ignores_it(
         monkeypatch, capsys, handlers_restored):
     """A stage that ignores the forwarded SIGTERM is killed after the grace period and

@@ -511,16 +511,6 @@ def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp
                            for d, n, f in outcomes))
 
 
-@pytest.fixture
-def handlers_restored():
-    """Put the process's signal handlers back after an in-process interrupt (which
-    leaves them ignored, as a shutting-down bench.py wants)."""
-    saved = {s: signal.getsignal(s) for s in _HANDLED}
-    yield
-    for s, h in saved.items():
-        signal.signal(s, h)
-
-
 def _quiet_count(run) -> str:
     """What a ``--quiet`` run that stopped before its tables prints on stdout: the count
     of the warnings its ``summary.json`` holds ("" for none, or no summary)."""

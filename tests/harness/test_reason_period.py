@@ -6,14 +6,12 @@
 from __future__ import annotations
 
 import json
-import signal
 
 import pytest
 
 from ipc_bench.cli.execute import with_pointer
 from ipc_bench.harness.spec import CaseError
 
-_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 _TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "50",
          "--warmup-steps", "2", "--policies", "send,cached", "--codecs", "msgpack",
@@ -21,15 +19,6 @@ _TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "50",
 
 #: What a pp stage killed with SIGKILL left its neighbour to say (ZeroMQ's words).
 PEER = "stage 1: Read error [127.0.0.1]:45754: Connection reset by peer."
-
-
-@pytest.fixture
-def handlers_restored():
-    """Put the process's signal handlers back after an in-process run."""
-    saved = {s: signal.getsignal(s) for s in _HANDLED}
-    yield
-    for s, h in saved.items():
-        signal.signal(s, h)
 
 
 @pytest.mark.parametrize("reason, joined", [
