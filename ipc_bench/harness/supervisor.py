@@ -296,7 +296,8 @@ def run_case(spec: CaseSpec,
     scheduling limit; ``ConfigError`` for a configuration the runner must refuse
     (pickle over TCP without ``allow_pickle_over_tcp``, a streamed case with a floor,
     async scheduling under ``send`` or with the bare loop of ``instrumentation ==
-    "totals"``, a ``frontend`` with ``tp`` ranks or ``pp`` stages). With
+    "totals"``, a ``frontend`` with ``tp`` ranks or ``pp`` stages, an ``inproc`` case
+    with ``tp`` or ``pp`` set: it has no runner to split). With
     ``spec.async_scheduling`` the scheduler keeps two steps in flight
     (``async_loop.run_async_scheduler_loop``; in the single process the runner runs in a
     worker thread);
@@ -312,6 +313,12 @@ def run_case(spec: CaseSpec,
     if spec.async_scheduling and spec.policy != CACHED:
         raise ConfigError(f"async scheduling needs the cached policy, not {spec.policy}")
     if spec.transport == INPROC:
+        if spec.tp is not None:
+            raise ConfigError(f"an inproc case has no runner: tp={spec.tp} has no ranks to "
+                              "run; set tp=None")
+        if spec.pp is not None:
+            raise ConfigError(f"an inproc case has no runner: pp={spec.pp} has no stages to "
+                              "run; set pp=None")
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:
         raise ConfigError("a streamed case keeps no frames for the floor: set floor=False")
