@@ -313,12 +313,7 @@ def run_case(spec: CaseSpec,
     if spec.async_scheduling and spec.policy != CACHED:
         raise ConfigError(f"async scheduling needs the cached policy, not {spec.policy}")
     if spec.transport == INPROC:
-        if spec.tp is not None:
-            raise ConfigError(f"an inproc case has no runner: tp={spec.tp} has no ranks to "
-                              "run; set tp=None")
-        if spec.pp is not None:
-            raise ConfigError(f"an inproc case has no runner: pp={spec.pp} has no stages to "
-                              "run; set pp=None")
+        _check_inproc(spec)
         return _run_case_inproc(spec, on_step, result, sink, flush_interval_s)
     if spec.stream and spec.floor:
         raise ConfigError("a streamed case keeps no frames for the floor: set floor=False")
@@ -380,6 +375,18 @@ def start_frontend(spec: CaseSpec, result: CaseResult,
         hop.close()
         raise
     return hop
+
+
+def _check_inproc(spec: CaseSpec) -> None:
+    """Refuse (``ConfigError``, one line) an ``inproc`` case with ``tp`` ranks or ``pp``
+    stages: the single process has no runner to split, and would run with them
+    ignored."""
+    if spec.tp is not None:
+        raise ConfigError(f"an inproc case has no runner: tp={spec.tp} has no ranks to "
+                          "run; set tp=None")
+    if spec.pp is not None:
+        raise ConfigError(f"an inproc case has no runner: pp={spec.pp} has no stages to "
+                          "run; set pp=None")
 
 
 def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
