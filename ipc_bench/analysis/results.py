@@ -4135,6 +4135,11 @@ def _no_floor_lines(valid: list[dict], path: Path) -> list[str]:
     return out
 
 
+#: Case fields that repeat a workload label (``_label_field_lines``): read as absent
+#: where they are there but the case's workload has no such label.
+_LABEL_FIELDS = ("num_running", "trace")
+
+
 def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str]:
     """Set (in place) each field of the cases ``valid`` that repeats one of its workload
     labels (``num_running``, ``trace``: ``metadata.cases[].labels``, which its
@@ -4149,7 +4154,11 @@ def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str
     way, read as absent, with one line (``case 'ID' has trace 5, but its workload is
     num_running=4, without a trace (read as absent, its workload's)``): a text there
     would make the case a trace replay (``summary.is_replay``), anything else a column
-    of mixed kinds."""
+    of mixed kinds; so is a ``num_running`` that is there in a case whose workload has
+    no num_running label (a replay: ``trace=azure-conv:300``; ``case 'ID' has
+    num_running 5, but its workload is trace=azure-conv:300, without a num_running
+    (read as absent, its workload's)``): the findings would name a batch the replay
+    never asked for."""
     settings = metadata.get("cases") if isinstance(metadata, dict) else None
     labels = {c["case_id"]: c["labels"] for c in settings or []
               if isinstance(c, dict) and isinstance(c.get("labels"), dict)
@@ -4165,12 +4174,13 @@ def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str
             case[key] = want
             out.append(f"{path}: case {case['case_id']!r} has {shown}, but its workload "
                        f"is {case['workload']} (read as {_shown(want)}, its workload's)")
-        if case.get("trace") is not None \
-                and not any(part.startswith("trace=") for part in workload):
-            out.append(f"{path}: case {case['case_id']!r} has trace "
-                       f"{_shown(case.pop('trace'))}, but its workload is "
-                       f"{case['workload']}, without a trace (read as absent, its "
-                       "workload's)")
+        for key in _LABEL_FIELDS:
+            if case.get(key) is not None \
+                    and not any(part.startswith(key + "=") for part in workload):
+                out.append(f"{path}: case {case['case_id']!r} has {key} "
+                           f"{_shown(case.pop(key))}, but its workload is "
+                           f"{case['workload']}, without a {key} (read as absent, its "
+                           "workload's)")
     return out
 
 
