@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import decimal
 import errno
 import io
 import json
@@ -168,7 +167,7 @@ def _version_problem(summary: dict[str, Any]) -> str | None:
     fraction), is not supported, shown as JSON (``result format version "1" is not
     supported (this ipc-bench reads version 1)``), and a missing one is said so. An
     integer is shown as written, cut to 40 digits with ``...`` (``_cut_quote``): 10**400
-    reads ``10000000000000000000000000000000000000000... is newer``, not ``1e+400``.
+    reads ``1000000000000000000000000000000000000000... is newer``, not ``1e+400``.
     ``None`` when it is ``FORMAT_VERSION``."""
     reads = f"(this ipc-bench reads version {FORMAT_VERSION})"
     if "format_version" not in summary:
@@ -382,15 +381,14 @@ def _shown(value: Any) -> str:
     """``value`` (parsed JSON) as a warning line quotes it: its JSON text cut to 40
     characters with ``...`` where cut (``{"count": 1, "host": "h", "ports": {"ctl...``),
     its characters as written but those that do not print (a control character, a lone
-    surrogate) escaped as JSON escapes them (``"\\u202e"``), but a whole number too long
-    for that in ``%g`` form, to 6 digits (``1e+400``, ``1.23457e+408``), never cut."""
+    surrogate) escaped as JSON escapes them (``"\\u202e"``); a whole number as written,
+    its digits cut the same (10**400: ``1000000000000000000000000000000000000000...``,
+    as ``_version_problem`` shows a ``format_version``), not in ``%g`` form
+    (``1e+400``), which would read as the number 1E400, no whole number."""
     if isinstance(value, WrittenFloat):  # 1E400 as written, not as Infinity
         return _cut_quote(value.text)
     text = "".join(c if c.isprintable() else json.dumps(c)[1:-1]
                    for c in json.dumps(value, ensure_ascii=False))
-    if isinstance(value, int) and not isinstance(value, bool) and len(text) > 40:
-        short = decimal.Context(prec=6).create_decimal(value).normalize()
-        return str(short).lower()
     return _cut_quote(text)
 
 

@@ -33,7 +33,7 @@ def _edited(source, folder, remote):
 
 @pytest.mark.parametrize("remote, part", [
     ({"count": 10**40, "host": "h"},
-     "count is 1e+40, not a whole number of runners from 1 to 65533"),
+     "count is 1" + "0" * 39 + "..., not a whole number of runners from 1 to 65533"),
     ({"count": 65534, "host": "h"},
      "count is 65534, not a whole number of runners from 1 to 65533"),
     ({"count": 1, "host": "h", "ports": {"ctls": -1}},
