@@ -106,7 +106,11 @@ def main(argv: Sequence[str]) -> int:
                               directions=ns.directions, ops=ns.ops)
         if ns.policy is not None:
             # an arm dies with its coordinator, a pyperf worker with its arm: a stopped
-            # run leaves no worker timing on by itself
+            # run leaves no worker timing on by itself. The coordinator's arms and the
+            # arms' pyperf workers already have it from their start (killed_with_parent,
+            # between fork and exec); kept for an arm or a worker started otherwise, by
+            # hand (--policy is accepted on any command line, a worker's command re-run
+            # to reproduce it), which no preexec_fn of this code reached
             set_parent_death_signal()
             return run_arm(ns, rest, selection)
         if any(opt in ("-h", "--help") for opt in rest):  # after "--": not argparse's
