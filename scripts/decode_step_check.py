@@ -67,7 +67,10 @@ written, ``--device cuda`` without CUDA); 130 / 143 / 129 when interrupted by SI
 SIGTERM / SIGHUP, with one line. The ``--json`` file is written after each
 configuration, so an interrupted run (``gpu_check.py`` cuts stage 0 at its limit)
 leaves the rows of the configurations it finished, and once more as an interrupt ends
-the run. Beside the rows it says how far the run got (``Progress.record``):
+the run; a ``--json`` that is this process's stdout or stderr, a pipe or a device
+(``--json /dev/stdout > out.txt``) keeps every write, so it gets one document, at the
+end (``console.replaced_whole``). Beside the rows it says how far the run got
+(``Progress.record``):
 ``complete`` (false while a configuration is still to run: in a file left by an
 interrupted or killed run), ``interrupted_by`` (``SIGINT``, ``SIGTERM``, ``SIGHUP`` or
 null), ``not_run`` (the configurations not finished, the one running when the run
@@ -102,7 +105,7 @@ from ipc_bench.engine.config import (ConfigError, ModelConfig,  # noqa: E402
                                      ModelMemoryError, SchedulerConfig, check_max_position,
                                      check_model_memory, script_memory_refusal)
 from ipc_bench.cli.options import list_items, no_repeats, writable_file  # noqa: E402
-from ipc_bench.cli.console import script_main, write_output  # noqa: E402
+from ipc_bench.cli.console import replaced_whole, script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
@@ -612,8 +615,8 @@ def _run_configs(torch, preset, device, configs, runs, sched, args, lo, hi, figu
                 progress.rows += got
                 print(f"  {name}: {time.monotonic() - t0:.1f} s (build, compile, capture and "
                       f"steps); {got[0]['device']}", flush=True)
-            if args.json:  # so far: a run cut short (gpu_check's limit) keeps these rows
-                write_json(args.json, progress)
+            if args.json and replaced_whole(args.json):  # so far: a run cut short
+                write_json(args.json, progress)  # (gpu_check's limit) keeps these rows
     return progress.rows, len(progress.failed)
 
 

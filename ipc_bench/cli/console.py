@@ -319,6 +319,15 @@ def write_output(path, text: str, prog: str, note: str) -> None:
     written_elsewhere(note)
 
 
+def replaced_whole(path) -> bool:
+    """Whether ``write_output`` replaces ``path`` as a whole: a regular file, or none yet,
+    that is not open as this process's stdout or stderr. Only such a path may be written
+    more than once in a run (a script's rows so far, then all of them), each write
+    superseding the last; a descriptor, pipe or device (``--json /dev/stdout``, ``>
+    out.txt``) keeps every write, so it is written once, at the end. Raises nothing."""
+    return _own_descriptor(path) is None and not _exists_not_regular(path)
+
+
 def _failed_stream(fd: int) -> Optional[GuardedStream]:
     """``sys.stdout`` or ``sys.stderr`` when it is a ``GuardedStream`` on descriptor
     ``fd`` whose write failed (the descriptor now points at ``/dev/null``); else
