@@ -115,6 +115,33 @@ def module_doc(module) -> Optional[str]:
         return None
 
 
+def broken_link_text(folder: Path, writing: str) -> Optional[str]:
+    """Why an output folder still to be made cannot be: ``folder``, or the folder on
+    the way to it that is missing, is a symbolic link that cannot be followed: ``output
+    folder FOLDER is a symbolic link to TARGET, which does not exist`` (or ``, which
+    cannot be followed`` / ``(REASON)``), or ``cannot write WRITING to FOLDER: LINK is a
+    symbolic link to TARGET, ...`` for a link above it (``WRITING``: ``results``, ``the
+    report``); ``None`` where there is no such link (a link to an existing folder is
+    followed: the output is written there). ``TARGET`` as the link holds it
+    (``os.readlink``). The run's ``--output`` and the report's share these words.
+    Raises ``OSError`` where a path on the way cannot be looked up at all."""
+    path = folder
+    while not path.exists() and path != path.parent:
+        if path.is_symlink():
+            try:
+                os.stat(path)
+                why = "which cannot be followed"
+            except FileNotFoundError:
+                why = "which does not exist"
+            except OSError as exc:
+                why = f"which cannot be followed ({exc.strerror})"
+            what = (f"output folder {folder} is" if path == folder else
+                    f"cannot write {writing} to {folder}: {path} is")
+            return f"{what} a symbolic link to {os.readlink(path)}, {why}"
+        path = path.parent
+    return None
+
+
 def runner_failed_text(step: int, message: str) -> str:
     """The line of a runner's failure at step ``step`` (``STEP_NUMBERING``):
     ``runner failed at step 634 (steps.csv seq: warm-up and uncounted steps included):

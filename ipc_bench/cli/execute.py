@@ -35,7 +35,6 @@ from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
-from ipc_bench.errors import STEP_NUMBERING, command_shell_line
 from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token_bytes,
                                         check_digests, core_warnings, floor_pair_notes,
                                         no_request_served, no_step_counted,
@@ -47,7 +46,8 @@ from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
-from ipc_bench.errors import (fd_shortage_text, names_fd_limit, one_line, out_of_fds,
+from ipc_bench.errors import (STEP_NUMBERING, broken_link_text, command_shell_line,
+                              fd_shortage_text, names_fd_limit, one_line, out_of_fds,
                               resource_shortage_text, scenario_frames)
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
@@ -246,22 +246,11 @@ def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
 
 def _check_links(run_dir: Path) -> None:
     """Refuse (``UsageError``) a run folder that is, or lies under, a symbolic link
-    that cannot be followed. A link to an existing folder is followed (the run is
-    written there); a link's missing target is not created."""
-    path = run_dir
-    while not path.exists() and path != path.parent:
-        if path.is_symlink():
-            try:
-                os.stat(path)
-                why = "which cannot be followed"
-            except FileNotFoundError:
-                why = "which does not exist"
-            except OSError as exc:
-                why = f"which cannot be followed ({exc.strerror})"
-            what = (f"output folder {run_dir} is" if path == run_dir else
-                    f"cannot write results to {run_dir}: {path} is")
-            raise UsageError(f"{what} a symbolic link to {os.readlink(path)}, {why}")
-        path = path.parent
+    that cannot be followed (``errors.broken_link_text``). A link to an existing folder
+    is followed (the run is written there); a link's missing target is not created."""
+    problem = broken_link_text(run_dir, "results")
+    if problem is not None:
+        raise UsageError(problem)
 
 
 def run_metadata(args, cases, trace_sha256: Optional[str] = None,

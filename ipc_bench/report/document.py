@@ -56,7 +56,7 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import (ResultsError, ResultsWarning, check_distinct_runs,
                                         check_run_dir)
-from ipc_bench.errors import one_line
+from ipc_bench.errors import broken_link_text, one_line
 from ipc_bench.harness.signals import blocked, deferred
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import plain_text, render_html, render_markdown
@@ -498,12 +498,17 @@ def check_output(out: Path) -> Path:
     aside (``EBUSY``). ``OSError`` (``filename``
     ``out``) when the system will not look ``out`` up for a reason other than its
     absence: a file on the way (``Not a directory``), a link loop, a name over 255
-    bytes, no permission. Returns the folder to replace: ``out``, or where it points
-    when it is a symlink to a folder."""
+    bytes, no permission. ``out``, or a missing folder on the way to it, that is a
+    symbolic link to nothing is refused in the run's words (``output folder OUT is a
+    symbolic link to TARGET, which does not exist``, ``errors.broken_link_text``).
+    Returns the folder to replace: ``out``, or where it points when it is a symlink to a
+    folder."""
     try:
         os.stat(out)
     except FileNotFoundError:
-        pass
+        problem = broken_link_text(out, "the report")  # the run's words
+        if problem is not None:
+            raise ResultsError(problem) from None
     except OSError as exc:  # mkdir and rename would give a reason of their own
         raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
     target = Path(os.path.realpath(out)) if out.is_symlink() and out.is_dir() else out
