@@ -1252,7 +1252,9 @@ def paired(cases, metric: str, baseline: str = SEND, treatment: str = CACHED,
     both = pd.DataFrame(rows, columns=keys + list(PAIR_COLUMNS))
     labels = [c for c in labels if c in cases.columns and c not in both.columns]
     if labels:
-        first = cases.drop_duplicates(keys).set_index(keys)[labels]
+        # the key and label columns alone: the rows kept are the same, and the frame's
+        # other hundred columns are not copied twice
+        first = cases[keys + labels].drop_duplicates(keys).set_index(keys)
         both = both.join(first, on=keys)
     return both
 
