@@ -25,7 +25,11 @@ from ipc_bench.engine.paged_attention import (DecodeRows, FlexAttention, GatherA
 pytestmark = pytest.mark.slow
 
 BS = 4  # tokens per block
-NUM_BLOCKS = 40  # real blocks; the cache holds one more, the pad block
+#: real blocks; the cache holds one more, the pad block. H, KH, HD, BS and NUM_BLOCKS are
+#: the tiny preset's heads and the cache of the flex models below (``SCHED``, 80 blocks of
+#: 4), and the flex backends here have their largest bucket (4): a flex kernel is
+#: compiled per shape (about 4 s of CPU each), and these share theirs.
+NUM_BLOCKS = 80
 H, KH, HD = 4, 2, 16
 
 
@@ -235,15 +239,15 @@ LENS = [1, BS, BS + 1, 2 * BS, 3 * BS - 1, 17]
                                     varlen_attn=reference_varlen_attn),
 ], ids=["flex", "varlen"])
 def test_in_place_backends_equal_the_gathered_copy(make):
-    """Rows padded to their bucket ([5] to 2, 6 rows to 8) and rows that fill it
-    (2 rows in 2) equal the gathered copy. Buckets 2 and 8: flex compiles once per
-    bucket (about 4 s of CPU each), and a bucket of 1 would be one more compile of the
-    same kernel; the single row is padded here, and the multi-query test below runs a
-    bucket of 1."""
-    backend = make((2, 8))
+    """Rows padded to their bucket ([5] to 2, 3 rows to 4) and rows that fill it
+    (2 rows in 2, 4 in 4) equal the gathered copy, every length of ``LENS`` among them.
+    Buckets 2 and 4: flex compiles once per bucket, and a bucket of 1 would be one more
+    compile of the same kernel; the single row is padded here, and the multi-query test
+    below runs a bucket of 1. (Their flex kernels are the flex model's, ``SCHED``.)"""
+    backend = make((2, 4))
     gather = GatherAttention(torch, BS)
     put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
-    for seed, lens in enumerate([LENS, [5], LENS[:2], [2, 30]]):
+    for seed, lens in enumerate([LENS[:3], [5], LENS[3:5], [2, 30], LENS[2:]]):
         k_cache, v_cache, table, lens, q = _cache_and_rows(seed, lens)
         bucket = backend.bucket(len(lens))
         ref = gather(q, k_cache, v_cache, gather.plan(
@@ -269,14 +273,16 @@ MQ_QUERIES = [1, 3, 3, 1, 2, 3, 3, 3]
 def test_multi_query_rows_in_one_call_equal_a_causal_softmax_per_row(make):
     """Verification rows batched: query ``j`` of a row of ``q`` queries and ``seq_len``
     keys sees keys ``<= seq_len - q + j`` (an explicit softmax, row by row), whatever
-    the padding of rows to a bucket and of queries to ``Q``. Buckets as in
-    ``test_flex_multi_query_mask_is_causal_and_reads_block_positions`` (8 the largest),
-    whose compiled flex kernel of 8 rows and 3 queries is then this test's too."""
-    backend = make((1, 2, 8))
+    the padding of rows to a bucket and of queries to ``Q``; ``MQ_LENS`` in two
+    batches of 4 rows. Buckets of the flex model with drafts (``SPEC_SCHED``: 4 the
+    largest), whose compiled flex kernel of 4 rows and 3 queries is then this test's too
+    (and ``test_flex_multi_query_mask_is_causal_and_reads_block_positions``'s)."""
+    backend = make((1, 2, 4))
     put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
     for seed, (lens, qlens, nq) in enumerate([
-            (MQ_LENS, MQ_QUERIES, 3), (MQ_LENS[:3], [1, 2, 2], 3), ([5], [4], 4),
-            (MQ_LENS, MQ_QUERIES, 5), ([2, 30, 7], [2, 3, 1], 3)]):
+            (MQ_LENS[:4], MQ_QUERIES[:4], 3), (MQ_LENS[4:], MQ_QUERIES[4:], 3),
+            (MQ_LENS[:3], [1, 2, 2], 3), ([5], [4], 4), (MQ_LENS[:4], MQ_QUERIES[:4], 5),
+            (MQ_LENS[4:], MQ_QUERIES[4:], 5), ([2, 30, 7], [2, 3, 1], 3)]):
         k_cache, v_cache, table, lens, _ = _cache_and_rows(seed, lens)
         qlens = np.array(qlens)
         q = torch.randn(int(qlens.sum()), H, HD, generator=torch.Generator().manual_seed(seed))
@@ -296,18 +302,20 @@ def test_multi_query_rows_in_one_call_equal_a_causal_softmax_per_row(make):
 
 def test_flex_multi_query_mask_is_causal_and_reads_block_positions():
     """Negative controls: every query seeing its row's later keys, or the partial
-    blocks' positions all read as 0, changes the result."""
-    backend = FlexAttention(torch, "cpu", BS, NUM_BLOCKS + 1, 8, (8,))
+    blocks' positions all read as 0, changes the result: in each batch of 4 rows of
+    ``MQ_LENS``."""
+    backend = FlexAttention(torch, "cpu", BS, NUM_BLOCKS + 1, 8, (4,))
     put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
-    k_cache, v_cache, table, lens, _ = _cache_and_rows(0, MQ_LENS)
-    qlens = np.array(MQ_QUERIES)
-    q = torch.randn(int(qlens.sum()), H, HD, generator=torch.Generator().manual_seed(0))
-    rows = DecodeRows(table, lens, BS, NUM_BLOCKS, 8, qlens, 3)
-    good = backend(q, k_cache, v_cache, backend.plan(rows, put)).clone()
-    for spoil in (lambda: backend._first_q.add_(2), lambda: backend._block_pos.zero_()):
-        plan = backend.plan(rows, put)
-        spoil()
-        assert float((backend(q, k_cache, v_cache, plan) - good).abs().max()) > 1e-2
+    for half in (slice(0, 4), slice(4, 8)):
+        k_cache, v_cache, table, lens, _ = _cache_and_rows(0, MQ_LENS[half])
+        qlens = np.array(MQ_QUERIES[half])
+        q = torch.randn(int(qlens.sum()), H, HD, generator=torch.Generator().manual_seed(0))
+        rows = DecodeRows(table, lens, BS, NUM_BLOCKS, 4, qlens, 3)
+        good = backend(q, k_cache, v_cache, backend.plan(rows, put)).clone()
+        for spoil in (lambda: backend._first_q.add_(2), lambda: backend._block_pos.zero_()):
+            plan = backend.plan(rows, put)
+            spoil()
+            assert float((backend(q, k_cache, v_cache, plan) - good).abs().max()) > 1e-2, half
 
 
 def test_decode_rows_index_multi_query_rows_into_the_padded_layout():
@@ -322,16 +330,16 @@ def test_decode_rows_index_multi_query_rows_into_the_padded_layout():
 
 def test_flex_reads_the_block_table():
     """Negative control: one block id of a row swapped gives a different result."""
-    backend = FlexAttention(torch, "cpu", BS, NUM_BLOCKS + 1, 8, (8,))
+    backend = FlexAttention(torch, "cpu", BS, NUM_BLOCKS + 1, 8, (4,))
     put = lambda name, a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
-    k_cache, v_cache, table, lens, q = _cache_and_rows(0, LENS)
-    good = backend(_padded(q, 8), k_cache, v_cache,
-                   backend.plan(DecodeRows(table, lens, BS, NUM_BLOCKS, 8), put))[:6].clone()
-    table[5, 1] = table[0, 0]
-    bad = backend(_padded(q, 8), k_cache, v_cache,
-                  backend.plan(DecodeRows(table, lens, BS, NUM_BLOCKS, 8), put))[:6]
-    torch.testing.assert_close(bad[:5], good[:5])
-    assert float((bad[5] - good[5]).abs().max()) > 1e-2
+    k_cache, v_cache, table, lens, q = _cache_and_rows(0, LENS[2:])
+    good = backend(q, k_cache, v_cache,
+                   backend.plan(DecodeRows(table, lens, BS, NUM_BLOCKS, 4), put)).clone()
+    table[3, 1] = table[0, 0]
+    bad = backend(q, k_cache, v_cache,
+                  backend.plan(DecodeRows(table, lens, BS, NUM_BLOCKS, 4), put))
+    torch.testing.assert_close(bad[:3], good[:3])
+    assert float((bad[3] - good[3]).abs().max()) > 1e-2
 
 
 SCHED = SchedulerConfig(max_num_seqs=4, max_model_len=128, block_size=4, num_blocks=80)
