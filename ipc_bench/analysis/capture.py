@@ -245,9 +245,10 @@ def _read_capture(path: str | os.PathLike, kind: type, decode_errors: tuple) -> 
     try:
         cap = msgspec.msgpack.decode(data, type=kind)
     except msgspec.DecodeError as exc:
-        if str(exc) == TRUNCATED:  # a file whose end is missing, whatever its kind
-            raise CaptureError(f"{path}: cut short ({len(data):,} bytes, its end missing): "
-                               "not a whole capture file") from None
+        if str(exc) == TRUNCATED:  # data that runs past the file's end
+            raise CaptureError(f"{path}: cut short or altered ({len(data):,} bytes, its "
+                               "data running past its end): not a whole capture file"
+                               ) from None
         if isinstance(exc, decode_errors):
             raise CaptureError(f"{path}: not a capture file of format "
                                f"{CAPTURE_FORMAT_VERSION}: {exc}") from None
@@ -259,8 +260,42 @@ def _read_capture(path: str | os.PathLike, kind: type, decode_errors: tuple) -> 
 
 
 def load_capture(path: str | os.PathLike) -> CaptureFile:
-    """Read one capture file; ``CaptureError`` if unreadable or of another format."""
-    return _read_capture(path, CaptureFile, (msgspec.ValidationError,))
+    """Read one capture file; ``CaptureError`` (one line) if unreadable, of another
+    format, or not as a run writes one (``capture_problem``: ``PATH: 200 seqs but 10
+    frames: not a capture file a run wrote``)."""
+    cap = _read_capture(path, CaptureFile, (msgspec.ValidationError,))
+    problem = capture_problem(cap)
+    if problem is not None:
+        raise CaptureError(f"{path}: {problem}: not a capture file a run wrote")
+    return cap
+
+
+def capture_problem(cap: CaptureFile) -> str | None:
+    """What in ``cap`` no run writes, in words, or ``None``: lists that should run
+    parallel to ``seqs`` of other lengths (``200 seqs but 10 frames``: a re-timing would
+    average frames over one set of steps and in-loop times over another), no frames,
+    a negative in-loop time (``in_loop_encode_ns[3] is -1000, a negative time``),
+    ``seqs`` not strictly increasing or more of them than ``num_counted_steps``
+    (``build_captures`` samples distinct counted steps in order). Raises nothing."""
+    n = len(cap.seqs)
+    lengths = {"in_loop_encode_ns": len(cap.in_loop_encode_ns),
+               "in_loop_decode_ns": len(cap.in_loop_decode_ns), "frames": len(cap.frames)}
+    other = [f"{count:,} {name}" for name, count in lengths.items() if count != n]
+    if other:
+        return f"{n:,} seqs but {' and '.join(other)}"
+    if n == 0:
+        return "no frames"
+    if n > cap.num_counted_steps:
+        return f"{n:,} seqs, more than its num_counted_steps ({cap.num_counted_steps:,})"
+    for k in range(1, n):
+        if cap.seqs[k] <= cap.seqs[k - 1]:
+            return (f"seqs not increasing (seqs[{k - 1}] is {cap.seqs[k - 1]}, seqs[{k}] "
+                    f"is {cap.seqs[k]})")
+    for name in ("in_loop_encode_ns", "in_loop_decode_ns"):
+        for k, ns in enumerate(getattr(cap, name)):
+            if ns < 0:
+                return f"{name}[{k}] is {ns}, a negative time"
+    return None
 
 
 def capture_paths(run_dir: str | os.PathLike) -> list[Path]:

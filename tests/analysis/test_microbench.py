@@ -659,8 +659,9 @@ def test_a_capture_file_cut_short_is_said_so(run_dir, tmp_path):
     for read in (capture.load_capture, capture.load_capture_info):
         with pytest.raises(capture.CaptureError) as err:
             read(cut)
-        assert str(err.value) == (f"{cut}: cut short ({cut.stat().st_size:,} bytes, its end "
-                                  "missing): not a whole capture file")
+        assert str(err.value) == (f"{cut}: cut short or altered ({cut.stat().st_size:,} "
+                                  "bytes, its data running past its end): not a whole "
+                                  "capture file")
 
 
 def test_a_damaged_capture_the_selection_leaves_out_does_not_stop_the_others(run_dir,
