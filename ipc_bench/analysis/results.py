@@ -1614,10 +1614,18 @@ def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
     negative itl_s (-1) in 1 row (request 0; left out)``."""
     ids = df["case_id"].astype(str)
     bad = skip.copy()
+    # a numeric column none of whose rows kept is below 0 or above MAX_CASE_VALUE
+    # (infinities included) adds no line and no row: skipped without its three Series
+    kept = (~skip).to_numpy(dtype=bool) if skip.index.equals(df.index) else None
     for col in columns:
         if col not in df:
             continue
-        values = df[col].where(~skip)
+        column = df[col]
+        if kept is not None and column.dtype.kind in "fiu":
+            found = column.to_numpy()[kept]
+            if not ((found < 0).any() or (found > MAX_CASE_VALUE).any()):
+                continue
+        values = column.where(~skip)
         infinite = values == float("inf")
         kinds = ((f"a negative {col}", values < 0, min),
                  (f"an infinite {col}", infinite, None),
