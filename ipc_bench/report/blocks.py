@@ -1061,7 +1061,7 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
     said = dict(intervals=0, points=0, timed=False, arrival=False)
     for key in PAIR_TABLE:
         scale = metric(key).scale
-        pairs = paired(results.cases, key, labels=results.labels)
+        pairs = paired(results.cases, key)  # (summarize_pairs reads no label column)
         for r in summarize_pairs(pairs, method=method):
             if metric(key).unit in cores.TIMING_UNITS and \
                     (r["workload"], r["codec"], r.get("transport")) in withheld:
