@@ -1,17 +1,20 @@
 """scripts/decode_step_check.py on CPU: every configuration it can run here gives the
-first one's tokens at every batch size, padded or not, and bad input exits 2."""
+first one's tokens at every batch size, padded or not, and bad input exits 2; and
+scripts/gpu_check.py's CPU path, whose stage 0 it is (every stage, shrunk)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from ipc_bench.engine.config import ConfigError
+from script_module import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("decode_step_check",
@@ -19,6 +22,7 @@ _spec = importlib.util.spec_from_file_location("decode_step_check",
 dsc = importlib.util.module_from_spec(_spec)
 sys.modules["decode_step_check"] = dsc
 _spec.loader.exec_module(dsc)
+gpu_check = load_script("gpu_check")
 
 
 def test_configurations_parse_and_refuse_graphs_on_gather():
@@ -35,8 +39,9 @@ def test_configurations_parse_and_refuse_graphs_on_gather():
 @pytest.mark.slow  # compiles flex attention (TorchInductor, CPU)
 def test_cpu_run_gives_equal_tokens_across_backends_and_padding(tmp_path, capsys):
     out = tmp_path / "rows.json"
-    # gpu_check's stage 0 on CPU (test_scripts.py) runs these sizes and contexts too: the
-    # session's inductor cache then has this run's flex kernels (about 15 s to compile)
+    # gpu_check's stage 0 on CPU (the test after this one) runs these sizes and contexts
+    # too: the session's inductor cache then has this run's flex kernels (about 15 s to
+    # compile)
     code = dsc.main(["--device", "cpu", "--num-running", "2", "--steps", "3", "--warmup", "1",
                      "--configs", "gather,flex,flex+graphs,varlen", "--json", str(out)])
     text = capsys.readouterr().out
@@ -51,6 +56,74 @@ def test_cpu_run_gives_equal_tokens_across_backends_and_padding(tmp_path, capsys
     assert len(table) == 6 and all(line[-1] == "100.0%" for line in table)
     assert all(r["roofline_ns"] > 0 and r["x_roofline"] > 0 and r["gpu_busy_ns"] is None
                for r in rows)
+
+
+# scripts/gpu_check.py's CPU path. Its stage 0 is this script at the sizes and contexts of
+# the test above, whose flex kernels the session's inductor cache then holds: the test is
+# here, after it, and not in tests/cli/test_scripts.py, which another worker may run at
+# the same time (--dist loadfile) and compile them again (about 12 s of CPU).
+
+
+#: The CPU path's budget in the test: twice the default, so that a busy machine (stage
+#: 0's flex compile took 138 s of its 150 s limit at a load of 6-9; about 54 s quiet)
+#: does not cut a stage; the stages' own limits stretch with it (``limit_scale``).
+CPU_CHECK_BUDGET_S = 2 * gpu_check.BUDGET_S
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(CPU_CHECK_BUDGET_S + 240)  # 66 s to 180 s measured; its budget, then ours
+def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present: the check would run the GPU stages")
+    out = subprocess.run([sys.executable, "scripts/gpu_check.py", "--output",
+                          str(tmp_path), "--budget-s", f"{CPU_CHECK_BUDGET_S:g}"],
+                         cwd=ROOT, capture_output=True, text=True,
+                         timeout=CPU_CHECK_BUDGET_S + 120)  # its own budget, then ours
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == ("gpu_check: no CUDA device (torch.cuda.is_available() is False): "
+                        "running the stages shrunk on the CPU (tiny and cpu presets) instead")
+    ends = [ln for ln in lines if "] passed (" in ln or "] SKIPPED" in ln]
+    names = ["smoke", "tiny-preset", "cpu-preset", "aa", "azure-conv", "async"]
+    assert [ln.split("[")[1].split("]")[0] for ln in ends] == names
+    trace = next((str(t) for t in gpu_check.TRACE_CANDIDATES if t.is_file()), None)
+    stages = [s for s in gpu_check.build_stages(False, trace) if not s.skip]
+    assert all(f"gpu_check: [{s.name}] {s.stand_in}" in lines for s in stages)
+    assert lines.count(stages[0].note) == 1
+    assert lines[-1].startswith(f"gpu_check: results in {tmp_path} (")
+    assert sum(ln.startswith("workload ") and "GPU busy ms" in ln for ln in lines) == \
+        len(stages)
+    assert "gpu_check: [decode-step] passed; later stages use --attention gather" in lines
+    step_rows = json.loads((tmp_path / "0-decode-step.json").read_text())["rows"]
+    assert [r["config"] for r in step_rows] == ["gather"] * 2 + ["flex"] * 2 + ["flex+graphs"] * 2
+    runs = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    # named after what ran: 2-tiny-preset, 3-cpu-preset
+    assert runs == [f"{i}-{s.name}" for i, s in
+                    enumerate(gpu_check.build_stages(False, trace), 1) if not s.skip]
+    assert sorted(p.name for p in tmp_path.glob("*.log")) == sorted(
+        ["0-decode-step.log"] + [f"{run}.log" for run in runs])
+    assert (tmp_path / "1-smoke.log").read_text().endswith(f"results: {tmp_path / '1-smoke'}\n")
+    for run in runs:
+        cases = json.loads((tmp_path / run / "summary.json").read_text())["cases"]
+        assert all(c["complete"] and c["runner_device"].startswith("cpu (attention gather")
+                   for c in cases)
+        assert all("gpu_busy_ns_per_step" not in c for c in cases)  # no CUDA: absent
+    smoke = json.loads((tmp_path / "1-smoke" / "summary.json").read_text())["cases"]
+    assert [(c["policy"], c["codec"]) for c in smoke] == [("send", "msgpack"),
+                                                          ("cached", "msgpack")]
+    assert any(ln.startswith("  send's share [num_running=4] msgpack: send's "
+                             "build+encode+decode over cached's: ") for ln in lines)
+    # Stage 6 on the CPU (tiny preset, 4 running, 8 counted steps): sync and async
+    # cached, both tokens/s, the gap and the mode the summary names.
+    line = next(ln for ln in lines if ln.startswith("  async ["))
+    assert re.match(r"  async \[num_running=4\]: tok/s sync [\d,]+ -> async [\d,]+ = x[\d.]+; "
+                    r"runner gap p50 sync [\d,]+ us \([\d.]+%\) -> async [\d,]+ us "
+                    r"\([\d.]+%\); GPU idle ms/step sync - -> async -; launched ahead \d+%; "
+                    r"mode: device-input path \(CPU: process overlap only\)$", line), line
+    cases = json.loads((tmp_path / "6-async" / "summary.json").read_text())["cases"]
+    assert sorted(c["arm"] for c in cases) == ["cached", "cached+async"]
 
 
 def test_backends_that_cannot_run_on_this_gpu_are_skipped_not_failed(monkeypatch, capsys):
