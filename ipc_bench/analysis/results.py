@@ -1616,7 +1616,8 @@ def _impossible_values(df, skip, columns: tuple[str, ...], path: Path,
     bad = skip.copy()
     # a numeric column none of whose rows kept is below 0 or above MAX_CASE_VALUE
     # (infinities included) adds no line and no row: skipped without its three Series
-    kept = (~skip).to_numpy(dtype=bool) if skip.index.equals(df.index) else None
+    kept = ((~skip).to_numpy() if skip.dtype == bool and skip.index.equals(df.index)
+            else None)  # (a nullable skip takes the full check)
     for col in columns:
         if col not in df:
             continue
