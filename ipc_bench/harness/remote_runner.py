@@ -55,7 +55,6 @@ from typing import Callable, Optional
 
 import msgspec
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.affinity import cpus_allowed
@@ -71,7 +70,8 @@ from ipc_bench.wire.remote import (CLOCK_KEY, CODE_KEY, CPUS_KEY, KEEPALIVE, ZAP
                                    clock_id)
 from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, EndpointError, HandshakeRefused,
                                       NoHandshake, PeerError, RunnerSockets, destroy_context,
-                                      split_tcp_endpoint, tcp_endpoint, tcp_refused)
+                                      recv_monitor_message, split_tcp_endpoint, tcp_endpoint,
+                                      tcp_refused)
 
 #: How its lines on stderr begin (the command that runs it, ``cli.runner``).
 PREFIX = "bench.py runner"

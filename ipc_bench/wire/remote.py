@@ -54,11 +54,11 @@ import time
 from typing import NamedTuple, Optional
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.wire.control import Goodbye, encode_control
 from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointError, Endpoints, PeerTimeout,
-                                      destroy_context, open_socket, tcp_endpoint)
+                                      destroy_context, open_socket, recv_monitor_message,
+                                      tcp_endpoint)
 
 #: Default first port of ``--port``.
 DEFAULT_PORT = 5600

@@ -28,6 +28,7 @@ import ipaddress
 import os
 import re
 import shutil
+import struct
 import sys
 import tempfile
 import time
@@ -35,7 +36,6 @@ from typing import Callable, Optional, Sequence
 
 import msgspec
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from ipc_bench.errors import (fd_limit_text, fd_shortage_text, fds_exhausted, one_line,
                               out_of_fds)
@@ -375,6 +375,21 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
         sock.close(linger=0)
         raise
     return sock
+
+
+def recv_monitor_message(monitor: zmq.Socket) -> dict:
+    """The next event on ``monitor`` (a PAIR socket from ``Socket.get_monitor_socket``),
+    as pyzmq's ``zmq.utils.monitor.recv_monitor_message`` gives it: ``event``
+    (``zmq.Event``), ``value`` (the event's value as ``zmq.Event``, an fd or a status
+    code) and ``endpoint`` (bytes); blocks until one comes. That module imports
+    ``zmq.asyncio``, and with it asyncio (30 ms of CPU in every scheduler, runner and
+    stage process), for this one parse. Raises ``RuntimeError`` on a message not in
+    libzmq's event format (two frames, the first of 6 bytes)."""
+    msg = monitor.recv_multipart()
+    if len(msg) != 2 or len(msg[0]) != 6:
+        raise RuntimeError(f"Invalid event message format: {msg}")
+    event_id, value = struct.unpack("=hi", msg[0])
+    return {"event": zmq.Event(event_id), "value": zmq.Event(value), "endpoint": msg[1]}
 
 
 def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
