@@ -108,8 +108,7 @@ import sys
 import tempfile
 import threading
 import time
-from multiprocessing import resource_tracker, shared_memory
-from typing import Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 import msgspec
 import zmq
@@ -118,6 +117,9 @@ from ipc_bench.errors import one_line
 from ipc_bench.wire.leftovers import RING_FOLDER_PREFIX, SEGMENT_PREFIX
 from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointDir, EndpointError, PeerError,
                                       PeerTimeout, noticed, open_socket, zmtp_frame_bytes)
+
+if TYPE_CHECKING:  # imported where a segment is made or mapped (_segment): multiprocessing
+    from multiprocessing import shared_memory  # costs 10 ms in every process that has none
 
 #: Waiting strategies (constructor argument ``wait``).
 WAITS = ("spin", "block")
@@ -368,6 +370,8 @@ class _RingEnd:
 def _untracked():
     """``multiprocessing.resource_tracker`` left out of what the block does (Python
     before 3.13, whose ``SharedMemory`` has no ``track=False``)."""
+    from multiprocessing import resource_tracker
+
     register, unregister = resource_tracker.register, resource_tracker.unregister
     resource_tracker.register = resource_tracker.unregister = lambda name, rtype: None
     try:
@@ -378,6 +382,8 @@ def _untracked():
 
 def _segment(name: str, create: bool = False, size: int = 0) -> shared_memory.SharedMemory:
     """Create or map a segment without the resource tracker."""
+    from multiprocessing import shared_memory
+
     if sys.version_info >= (3, 13):
         return shared_memory.SharedMemory(name, create=create, size=size, track=False)
     with _untracked():
