@@ -2190,7 +2190,8 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
     send's (``_saving_clauses``; none for the single process or arms of different
     schedules, whose totals are no saving), the tokens/s change with its interval and
     short verdict (``_pair_finding``, ``_verdict_clause``; none where timings are
-    withheld or in a timed replay), and send's shares of cached's step (``shares``:
+    withheld or in a timed replay; a significant one whose change the mean steps make,
+    ``_mean_median_note``'s ``SLOW_STEPS``, ends ``SLOW_STEPS_CELL``), and send's shares of cached's step (``shares``:
     ``_share_findings``' ``send_cost.StepShares``), the whole step's marked
     ``UNESTABLISHED_MARK`` where its interval excludes 0 but its line says the
     difference is not established (``_unestablished``). ``ABSENT`` where there is no
@@ -2206,14 +2207,18 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
                 and not schedules_differ(pair_records(cases, key)):
             saved = f"{b['diff']:,.0f} ({100 * b['diff'] / b[SEND]:.1f} %)"
         change = verdict = ABSENT
+        interval = ""
         if not timed and key[:3] not in withheld:
             interval = _interval(t) if t["n"] > 1 else ""
             change = _pct(t["ratio"]) + (interval or f" ({_no_interval(t)})")
-            if interval:
-                m = ((recorded or {}).get(key) or {}).get("output_tokens_per_s")
-                verdict = _rough_caveat(_verdict_label(_verdict_clause(t, m)),
-                                        pair_records(cases, key), cell=True)
         shared = shares.get((workload, codec))
+        if interval:
+            m = ((recorded or {}).get(key) or {}).get("output_tokens_per_s")
+            verdict = _rough_caveat(_verdict_label(_verdict_clause(t, m)),
+                                    pair_records(cases, key), cell=True)
+            if SIGNIFICANT.search(verdict) and \
+                    SLOW_STEPS in _mean_median_note(cases, key, t, shared):
+                verdict += SLOW_STEPS_CELL
         path, whole = (_share_cell(x, t["n"]) for x in ((shared.s2r, shared.whole)
                                                        if shared else (None, None)))
         if _unestablished(shared, recorded, workload, codec):
@@ -2234,6 +2239,12 @@ MEAN_MEDIAN_FLOOR = 0.02
 #: (equal tokens per counted step make the two the same); further off, the arms' output
 #: tokens per counted step differ, and no step is blamed.
 MEAN_STEP_TOLERANCE = 1 / 3
+#: ``_mean_median_note``'s words where the mean steps explain the tok/s change ...
+SLOW_STEPS = "a few slow steps move the mean"
+#: ... and what the summary table's verdict cell then adds to a verdict that calls the
+#: change significant: it is of mean steps, as the note under the table says, so not
+#: read as send's cost where the typical (median) step's share is far smaller.
+SLOW_STEPS_CELL = " (of mean steps, which a few slow steps move: the note under the table)"
 
 
 def _summary_caption(cases, tables, withheld: frozenset, shares: dict[tuple, Any],
@@ -2334,7 +2345,7 @@ def _mean_median_note(cases, key: tuple, t: dict[str, Any], shared) -> str:
     skews = [(float(p[arm]["step_ns_mean"]) / float(p[arm]["step_ns_median"]), p[arm])
              for p in pairs if _positive(p[arm].get("step_ns_mean"))
              and _positive(p[arm].get("step_ns_median"))]
-    text += "a few slow steps move the mean"
+    text += SLOW_STEPS
     if skews:
         _, r = max(skews, key=lambda x: x[0])
         text += (f" ({r['case_id']}'s mean step is {float(r['step_ns_mean']) / 1e3:,.1f} µs, "
