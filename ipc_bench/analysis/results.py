@@ -3307,8 +3307,13 @@ TWO_PROCESS_WIRE_FIELDS = ("sched_to_runner_wire_bytes_per_step",
                            "pp_s2r_wire_bytes_all_stages_per_step")
 
 #: Fields of a ``summary.json`` case (or workload labels) that hold a whole number or
-#: null: the report turns them into ``int`` (``At 4 running requests``, ``tp=2``).
-_WHOLE_CASE_FIELDS = _NULLABLE_INT_COLUMNS
+#: null: the report turns them into ``int`` (``At 4 running requests``, ``tp=2``), and
+#: the counts of steps and requests the rows of ``steps.csv``, ``floor.csv`` and
+#: ``requests.csv`` are checked against (``num_steps`` 1.5 read as 1 counted step in
+#: one warning and as 1.5 in another).
+_WHOLE_CASE_FIELDS = _NULLABLE_INT_COLUMNS + ("num_steps", "num_warmup_steps",
+                                              "num_total_steps", "loop_steps",
+                                              "num_requests")
 
 #: The largest value a known numeric field may hold: above it, a value is an edit, not
 #: a measurement (1e15 ns is 11 days; 1e15 bytes or tokens/s is beyond any machine),
