@@ -900,6 +900,7 @@ def _frontend_blocks(results, level: int) -> list[Block]:
     """The frontend hop of every case that ran one (``--frontend``,
     ``analysis.frontend``) beside the scheduler <-> runner hop, under its own heading;
     nothing when no case did."""
+    from ipc_bench.analysis.stats import performed
     from ipc_bench.report.tables import FRONTEND_COLUMNS, SAVING_KEYS, arm_label
 
     cases = results.cases
@@ -915,22 +916,25 @@ def _frontend_blocks(results, level: int) -> list[Block]:
              str(arm_label(r)),
              str(r["codec"]), str(r["transport"])]
             + [format_value(None if r.get(k) is None
-                            or (k in SAVING_KEYS and r.get("policy") == CACHED)
+                            or (k in SAVING_KEYS and (r.get("policy") == CACHED
+                                                      or not performed(k, r["codec"])))
                             else r[k] * scale)
                for k, _, scale in FRONTEND_COLUMNS] for r in records]
+    single = any(not performed(SAVING_KEYS[0], r["codec"]) for r in records)
     return [("h", level, "Frontend hop"), ("table", head, rows),
             ("p", "The engine core -> frontend hop (`EngineCoreOutputs`, msgspec msgpack "
                   "over ZeroMQ PUSH/PULL, as vLLM V1) beside the scheduler <-> runner hop: "
                   "payload bytes per counted step of each hop (`s2r`, `r2s`, `fe`) and of "
                   "the whole control plane (`control`), the frontend hop's encode (in the "
                   "scheduler) and decode (in the frontend) µs per step, the encode + "
-                  "decode µs of all three messages, and send's saving in bytes and as a "
-                  "share of send's whole control plane (send's s2r bytes less cached's, "
-                  "of a pair that scheduled the same batches, over send's `control`), "
-                  "a figure of the pair shown once, on its send row. The single-process "
-                  "cases "
-                  "serialize only the frontend hop. The frontend's token streams equalled "
-                  "the scheduler's in every case shown (a difference fails the case).")]
+                  "decode µs of all three messages, and send - cached, the bytes cached "
+                  "saves, in bytes and as a share of send's whole control plane (send's "
+                  "s2r bytes less cached's, of a pair that scheduled the same batches, "
+                  "over send's `control`), a figure of the pair shown once, on its send "
+                  "row. The single-process cases serialize only the frontend hop"
+                  + (" (no s2r message: `-` for send - cached)" if single else "")
+                  + ". The frontend's token streams equalled the scheduler's in every "
+                  "case shown (a difference fails the case).")]
 
 
 def _soak_blocks(results, level: int) -> list[Block]:

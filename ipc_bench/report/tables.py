@@ -935,7 +935,9 @@ def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
 #: The frontend-hop table (``--frontend``, ``analysis.frontend``): bytes per counted
 #: step of each hop and of the whole control plane, the frontend hop's encode
 #: (scheduler) and decode (frontend) µs, and send's saving as a share of send's control
-#: plane (``SAVING_KEYS``: a figure of a send / cached pair, shown on the send row).
+#: plane (``SAVING_KEYS``: a figure of a send / cached pair, shown on the send row, as
+#: send - cached, the bytes cached saves, as the rest of the report reads a difference;
+#: ``-`` on a single-process row, which sends no scheduler -> runner message).
 FRONTEND_COLUMNS = (("sched_to_runner_payload_bytes_per_step", "s2r B", 1.0),
                     ("runner_to_sched_payload_bytes_per_step", "r2s B", 1.0),
                     ("frontend_bytes_per_step", "fe B", 1.0),
@@ -944,8 +946,9 @@ FRONTEND_COLUMNS = (("sched_to_runner_payload_bytes_per_step", "s2r B", 1.0),
                     ("frontend_encode_ns_per_step", "fe enc us", 1e-3),
                     ("frontend_decode_ns_per_step", "fe dec us", 1e-3),
                     ("control_plane_codec_ns_per_step", "codec us all", 1e-3),
-                    ("send_saving_bytes_per_step", "send saves B", 1.0),
-                    ("send_saving_share_of_control_plane", "saving % send control", 100.0))
+                    ("send_saving_bytes_per_step", "send - cached B", 1.0),
+                    ("send_saving_share_of_control_plane", "send - cached % send control",
+                     100.0))
 
 #: The frontend table's figures of a send / cached pair (``frontend.pair_send_savings``
 #: sets them on both cases), shown once, on the send row.
@@ -956,21 +959,25 @@ def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
     """Under a case table: per case with a frontend, each hop's bytes per counted step,
     the control plane's, the frontend hop's encode / decode µs, the encode + decode µs
     of all three messages, and send's saving in bytes and as a share of send's control
-    plane (``SAVING_KEYS``: a figure of the pair, shown once, on its send row; its
-    cached row ``-``, and the head line says so where a pair is shown); nothing when no
-    case ran a frontend."""
+    plane (``SAVING_KEYS``: send - cached, a figure of the pair, shown once, on its send
+    row; its cached row ``-``, and a single-process row's, which has no scheduler ->
+    runner message to save on; the head line says so where a pair is shown); nothing
+    when no case ran a frontend."""
     fronted = [s for s in cases if s.get("frontend_bytes_per_step") is not None]
     if not fronted:
         return []
     paired = any(s.get(SAVING_KEYS[0]) is not None for s in fronted)
-    shown = [dict(s, **dict.fromkeys(SAVING_KEYS)) if s.get("policy") == CACHED else s
-             for s in fronted]
+    single = [not performed(SAVING_KEYS[0], s.get("codec")) for s in fronted]
+    shown = [dict(s, **dict.fromkeys(SAVING_KEYS)) if s.get("policy") == CACHED or one
+             else s for s, one in zip(fronted, single)]
     return (["  frontend hop (EngineCoreOutputs, msgpack) beside the scheduler <-> runner "
              "hop, payload bytes and µs per counted step (fe enc: scheduler, fe dec: "
              "frontend; control = s2r + r2s + fe"
-             + ("; send saves B: send's s2r B less cached's, of a pair that scheduled the "
-                "same batches, on the send row, and as a share of send's control B"
-                if paired else "") + "):"]
+             + ("; send - cached B: send's s2r B less cached's (what cached saves), of a "
+                "pair that scheduled the same batches, on the send row, and as a share of "
+                "send's control B" if paired else "")
+             + ("; - on a single-process row, which has no s2r message"
+                if paired and any(single) else "") + "):"]
             + _column_table(shown, FRONTEND_COLUMNS))
 
 

@@ -403,7 +403,7 @@ def test_control_plane_codec_time_is_absent_without_the_runners_side(codec, out,
                                  codec=codec, transport="ipc")])
     header, row = lines[1].split("  "), lines[-1].split()
     assert [h.strip() for h in header if h.strip()][-3:] == [
-        "codec us all", "send saves B", "saving % send control"]
+        "codec us all", "send - cached B", "send - cached % send control"]
     assert row[-3:] == [cell, "-", "-"]
 
 

@@ -23,22 +23,23 @@ HEAD = ("  frontend hop (EngineCoreOutputs, msgpack) beside the scheduler <-> ru
         "payload bytes and µs per counted step (fe enc: scheduler, fe dec: frontend; "
         "control = s2r + r2s + fe")
 COLUMNS = """\
-  policy  codec    transport  s2r B  r2s B   fe B  control B  fe %  fe enc us  fe dec us  codec us all  send saves B  saving % send control
-  ------  -------  ---------  -----  -----  -----  ---------  ----  ---------  ---------  ------------  ------------  ---------------------"""
+  policy  codec    transport  s2r B  r2s B   fe B  control B  fe %  fe enc us  fe dec us  codec us all  send - cached B  send - cached % send control
+  ------  -------  ---------  -----  -----  -----  ---------  ----  ---------  ---------  ------------  ---------------  ----------------------------"""
 
 
 def test_a_pairs_saving_is_shown_once_on_the_send_row():
     assert "\n".join(frontend_lines([SEND, CACHED])) == (
-        HEAD + "; send saves B: send's s2r B less cached's, of a pair that scheduled the "
-        "same batches, on the send row, and as a share of send's control B):\n" + COLUMNS + """
-  send    msgpack  ipc        1,535  1,424  1,033      3,992  25.9       4.20       10.4          30.0          81.8                   2.05
-  cached  msgpack  ipc        1,453  1,424  1,033      3,910  26.4       4.20       10.4          30.0             -                      -""")
+        HEAD + "; send - cached B: send's s2r B less cached's (what cached saves), of a "
+        "pair that scheduled the same batches, on the send row, and as a share of send's "
+        "control B):\n" + COLUMNS + """
+  send    msgpack  ipc        1,535  1,424  1,033      3,992  25.9       4.20       10.4          30.0             81.8                          2.05
+  cached  msgpack  ipc        1,453  1,424  1,033      3,910  26.4       4.20       10.4          30.0                -                             -""")
 
 
 def test_a_case_without_a_pair_says_nothing_of_a_saving():
     alone = {k: v for k, v in SEND.items() if not k.startswith("send_saving")}
     assert "\n".join(frontend_lines([alone])) == HEAD + "):\n" + COLUMNS + """
-  send    msgpack  ipc        1,535  1,424  1,033      3,992  25.9       4.20       10.4          30.0             -                      -"""
+  send    msgpack  ipc        1,535  1,424  1,033      3,992  25.9       4.20       10.4          30.0                -                             -"""
 
 
 def test_the_reports_frontend_table_shows_the_saving_once_too():
@@ -53,13 +54,13 @@ def test_the_reports_frontend_table_shows_the_saving_once_too():
     _, table, text = _frontend_blocks(results, 3)
     assert table == ("table", [
         "rep", "workload", "policy", "codec", "transport", "s2r B", "r2s B", "fe B",
-        "control B", "fe %", "fe enc us", "fe dec us", "codec us all", "send saves B",
-        "saving % send control"], [
+        "control B", "fe %", "fe enc us", "fe dec us", "codec us all", "send - cached B",
+        "send - cached % send control"], [
         ["0", "num_running=16", "send", "msgpack", "ipc", "1,535", "1,424", "1,033",
          "3,992", "25.9", "4.2", "10.4", "30.0", "81.8", "2.0"],
         ["0", "num_running=16", "cached", "msgpack", "ipc", "1,453", "1,424", "1,033",
          "3,910", "26.4", "4.2", "10.4", "30.0", "-", "-"]])
-    assert ("and send's saving in bytes and as a share of send's whole control plane "
-            "(send's s2r bytes less cached's, of a pair that scheduled the same batches, "
-            "over send's `control`), a figure of the pair shown once, on its send row. "
-            "The single-process cases") in text[1]
+    assert ("and send - cached, the bytes cached saves, in bytes and as a share of send's "
+            "whole control plane (send's s2r bytes less cached's, of a pair that scheduled "
+            "the same batches, over send's `control`), a figure of the pair shown once, on "
+            "its send row. The single-process cases") in text[1]
