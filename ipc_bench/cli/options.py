@@ -258,13 +258,20 @@ def _pp_list(text: str) -> list[int]:
     return values
 
 
-def _float_list(text: str) -> list[float]:
+def _step_time_list(text: str) -> list[float]:
+    """``--step-time-ms``: comma-separated step times in [``MIN_STEP_TIME_MS``,
+    ``MAX_STEP_TIME_MS``] ms, at most 1,000, without repeats; each refused in the words
+    of the options of one number (``_float_in``: ``must be at most 10000, got 1e9``,
+    ``must be a finite number, got inf``), as the model's settings check would refuse it
+    later (``ModelConfig``: ``step_time_ms (--step-time-ms) must be in ...``)."""
+    items = list_items(text, "numbers")
     try:
-        values = [_number(v) for v in list_items(text, "numbers")]
+        [_number(v) for v in items]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
-    if any(not 0 < v < float("inf") for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
+    parse = _float_in(MAX_STEP_TIME_MS, MIN_STEP_TIME_MS, "a shorter step measures the "
+                      "model's own sampling and timer reads")
+    values = [parse(v) for v in items]
     if len(values) > 1000:
         raise argparse.ArgumentTypeError(f"at most 1000 values, got {len(values)}")
     return no_repeats(values)
@@ -655,7 +662,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         "says, then samples as null), torch (decoder with a paged KV cache), emulated (sleeps the "
         "preset's roofline step time on an H200's figures, gpu_figures.json's, "
         "uncalibrated until fitted to a GPU run, then samples as null); default: the scenario's"))
-    p.add_argument("--step-time-ms", type=_float_list, metavar="MS[,MS...]",
+    p.add_argument("--step-time-ms", type=_step_time_list, metavar="MS[,MS...]",
                    help=f"fixed-step model's step time, in [{MIN_STEP_TIME_MS}, "
                    f"{MAX_STEP_TIME_MS}] ms (default 5; a list in step-time; a step shorter "
                    "than the model's own sampling and timer reads, tens of µs, measures "

@@ -475,12 +475,20 @@ def test_model_memory_check_gives_the_figures():
     (["--scenario", "step-time", "--model", "torch"],
      "bench.py: error: scenario step-time uses the fixed-step model; drop --model torch"),
     (["--scenario", "decode-steady", "--step-time-ms", "0"],
-     "bench.py: error: argument --step-time-ms: expected positive numbers, got '0'"),
+     "bench.py: error: argument --step-time-ms: must be a positive number, got 0"),
     # a step far below the model's own sampling is refused, not warned of in 300 digits
     (["--scenario", "decode-steady", "--model", "fixed-step", "--step-time-ms", "1e-300"],
-     "bench.py: error: step_time_ms (--step-time-ms) must be in [0.001, 10000], got 1e-300"),
+     "bench.py: error: argument --step-time-ms: must be at least 0.001 (a shorter step "
+     "measures the model's own sampling and timer reads), got 1e-300"),
     (["--scenario", "step-time", "--step-time-ms", "1,0.0005"],
-     "bench.py: error: step_time_ms (--step-time-ms) must be in [0.001, 10000], got 0.0005"),
+     "bench.py: error: argument --step-time-ms: must be at least 0.001 (a shorter step "
+     "measures the model's own sampling and timer reads), got 0.0005"),
+    # as every option of one number words it (it read "step_time_ms (--step-time-ms)
+    # must be in [0.001, 10000], got 1000000000.0" and "expected positive numbers")
+    (["--scenario", "step-time", "--step-time-ms", "1e9"],
+     "bench.py: error: argument --step-time-ms: must be at most 10000, got 1e9"),
+    (["--scenario", "step-time", "--step-time-ms", "2,inf"],
+     "bench.py: error: argument --step-time-ms: must be a finite number, got inf"),
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "big"],
      "bench.py: error: unknown model preset 'big' (--model-preset); choose from tiny, cpu, "
      "qwen2.5-0.5b, llama-3.2-1b, llama-3.1-8b"),
