@@ -55,7 +55,7 @@ the report print these same strings.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Optional
 
 from ipc_bench.analysis.step_noise import (NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO,
@@ -287,6 +287,15 @@ class CostRow:
     #: cached cases that have the skew warning (over 1.5, ``step_noise.skew_ratio``),
     #: by which ``step_noisy`` is set too; ``None`` where none has it
     step_skewed: Optional[float] = None
+    #: the label its send cases ran under (their ``workload``, e.g.
+    #: ``num_running=16,step_time_ms=2.0``) where they share one, else ``None``: what the
+    #: report's summary table keys the row's shares by
+    workload: Optional[str] = None
+    #: the row's two shares as the report's summary table gives them (``StepShares``:
+    #: the same ``MeanShare`` objects ``share_step``/``step_interval`` and
+    #: ``share_s2r``/``s2r_interval`` are read from, so the table's cells state the
+    #: figures ``share_line`` does); ``None`` where either share is missing
+    shares: Optional["StepShares"] = None
 
     @property
     def statistic(self) -> str:
@@ -421,6 +430,11 @@ class StepShares:
     step: str
     pairs: int
     block_ratio: Optional[tuple[Optional[float], Optional[float], Optional[float]]] = None
+    #: which of the two shares (``"s2r"``, ``"whole"``) a step-time row withholds
+    #: (``CostRow.step_off``: both; ``CostRow.step_share_withheld``: the whole step's),
+    #: whose ``MeanShare`` then holds no figure: the report's summary table shows
+    #: ``WITHHELD`` there, as the row's share line does; ``()`` for none
+    withheld: tuple[str, ...] = ()
 
 
 def step_shares(s2r_diffs_ns: Iterable[Any], step_diffs_ns: Iterable[Any],
@@ -703,12 +717,38 @@ def cost_rows(records: Iterable[dict[str, Any]], method: str = "t") -> list[Cost
         step = mean_share(diffs, bases, method)
         s2r = mean_share((r.get("send_cost_s2r_ns") for r in rs), bases, method)
         marks = [noise(r) for r in rs]
-        rows.append(CostRow(
+        block = _block_ratio(diffs, bases, method)
+        row = CostRow(
             t, b, codec, step.diff_ns, s2r.diff_ns, step.base_ns, step.share, s2r.share,
             off, any(n for n, _ in marks), whole, len(rs),
-            send_off, bounds(step), bounds(s2r), method, _block_ratio(diffs, bases, method),
-            step_skewed=max((k for _, k in marks if k is not None), default=None)))
+            send_off, bounds(step), bounds(s2r), method, block,
+            step_skewed=max((k for _, k in marks if k is not None), default=None))
+        labels = {str(r["workload"]) for r in rs if r.get("workload") is not None}
+        row.workload = labels.pop() if len(labels) == 1 else None
+        row.shares = _row_shares(row, s2r, step, diffs, bases)
+        rows.append(row)
     return rows
+
+
+def _row_shares(row: CostRow, s2r: MeanShare, step: MeanShare, diffs: list[Any],
+                bases: list[Any]) -> Optional[StepShares]:
+    """``CostRow.shares`` of a step-time row: its SchedulerOutput path's share ``s2r``
+    and its whole median step's ``step`` (``mean_share`` of the send-cost ``diffs`` over
+    cached's measured steps ``bases``, ns), send's step as ``step_shares`` gives it, a
+    withheld share (``CostRow.step_off``, ``CostRow.step_share_withheld``) blank and
+    named in ``StepShares.withheld``; ``None`` where either share is missing."""
+    if s2r.share is None or step.share is None:
+        return None
+    send_ns = (step.base_ns + step.diff_ns if step.statistic == "mean" else
+               _median(s for s, _ in _step_pairs(diffs, bases)))
+    shares = StepShares(s2r, step, send_ns, "median", row.repetitions, row.block_ratio)
+    withheld = (("s2r", "whole") if row.step_off else ("whole",)
+                if row.step_share_withheld else ())
+    if not withheld:
+        return shares
+    blank = MeanShare(None, None, None, pairs=row.repetitions, method=row.method)
+    return replace(shares, withheld=withheld, whole=blank,
+                   s2r=blank if "s2r" in withheld else s2r)
 
 
 def _pair_key(r: dict[str, Any]) -> tuple:

@@ -1397,12 +1397,16 @@ def _step_verdict(recorded: dict[tuple, dict[str, dict[str, Any]]] | None, workl
     return f", but the comparison's {name} is {_short_holm(m, 'not significant')}"
 
 
-def _step_time_findings(cases, method: str = "t") -> list[str]:
+def _step_time_findings(cases, method: str = "t",
+                        shares: dict[tuple, Any] | None = None) -> list[str]:
     """A step-time run's share lines, one per step time, running count and codec, and
     its 1 % crossings, from the ``send_cost_*`` fields its run recorded
     (``analysis.send_cost``: the same lines as the terminal's, shares of the measured
     step, means or medians and intervals by ``method``, the run's ``--ci-method``);
-    ``[]`` for a run without them."""
+    ``[]`` for a run without them. ``shares``, where given, gets each line's shares
+    (``send_cost.CostRow.shares``, a withheld one blank and named in its ``withheld``)
+    by (workload, codec), the key the summary table reads them by (``_summary_table``),
+    the workload the label the row's cases ran under (``num_running=16,step_time_ms=2.0``)."""
     from ipc_bench.analysis.send_cost import cost_rows, crossing_lines, share_line
 
     if "send_cost_share_of_step" not in cases.columns:
@@ -1410,6 +1414,9 @@ def _step_time_findings(cases, method: str = "t") -> list[str]:
     rows = cost_rows(frame_records(cases), method)
     if not rows:
         return []
+    if shares is not None:
+        shares.update(((r.workload, r.codec), r.shares) for r in rows
+                      if r.workload is not None and r.shares is not None)
     out = [_short_words(share_line(r)) for r in rows]
     out.append("Running requests at which send's cost passes 1 % of the measured step: "
                + "; ".join(crossing_lines(rows)) + ".")
@@ -1855,8 +1862,11 @@ def findings(results) -> list[str]:
     method = results_ci_method(results.metadata)
     out.extend(_single_process_findings(ok, where, method, cases))
     shares: dict[tuple, Any] = {}
+    step_time = False
     if not timed:
-        out.extend(_step_time_findings(cases, method) or _share_findings(
+        step_lines = _step_time_findings(cases, method, shares)
+        step_time = bool(step_lines)
+        out.extend(step_lines or _share_findings(
             cases, where, results.labels, method, recorded, shares))
     if withheld:
         timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
@@ -1874,7 +1884,7 @@ def findings(results) -> list[str]:
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
              + order_findings(results, where) + replay_noise_findings(results)
              + _noise_findings(cases, noisy_arm_warnings(results)))
-    summary = _summary_table(cases, tables, withheld, recorded, shares, timed)
+    summary = _summary_table(cases, tables, withheld, recorded, shares, timed, step_time)
     caption = _summary_caption(cases, tables, withheld, shares, timed) if summary else ""
     if summary and any(r[6].endswith(UNESTABLISHED_MARK) for r in summary[1]):
         caption = f"{caption} {UNESTABLISHED_NOTE}".strip()
@@ -2151,6 +2161,10 @@ SUMMARY_HEADER = ["workload", "codec", "s2r B/step saved by cached (% of send's 
                   f"send - cached, whole step (% of cached's step) [{CONFIDENCE * 100:.0f} %]"]
 #: A summary table cell of a figure the run does not have.
 ABSENT = "—"
+#: A summary table cell of a share a step-time run's line withholds
+#: (``send_cost.WITHHELD``: its fixed step ran off nominal, or send's whole step ran
+#: longer than its SchedulerOutput path explains), the line saying why.
+WITHHELD_CELL = "-* (withheld: its line below says why)"
 #: Marks a summary table's whole-step share whose interval excludes 0 while the
 #: findings' line says the difference is not established (``_unestablished``), so that
 #: the table alone does not read as an established cost; ``UNESTABLISHED_NOTE`` under
@@ -2183,7 +2197,8 @@ def _unestablished(shared, recorded: dict | None, workload: Any, codec: Any) -> 
 
 
 def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
-                   shares: dict[tuple, Any], timed: bool) -> tuple | None:
+                   shares: dict[tuple, Any], timed: bool, step_time: bool = False
+                   ) -> tuple | None:
     """``(SUMMARY_HEADER, rows)``: one row per send/cached pair of ``tables``
     (``_pair_tables``; keys as the pair findings', in their order), each cell the
     figure its finding states, computed once: the bytes cached saves and their share of
@@ -2191,11 +2206,14 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
     schedules, whose totals are no saving), the tokens/s change with its interval and
     short verdict (``_pair_finding``, ``_verdict_clause``; none where timings are
     withheld or in a timed replay; a significant one whose change the mean steps make,
-    ``_mean_median_note``'s ``SLOW_STEPS``, ends ``SLOW_STEPS_CELL``), and send's shares of cached's step (``shares``:
-    ``_share_findings``' ``send_cost.StepShares``), the whole step's marked
+    ``_mean_median_note``'s ``SLOW_STEPS``, ends ``SLOW_STEPS_CELL``), and send's
+    shares of cached's step (``shares``: ``_share_findings``' ``send_cost.StepShares``,
+    or with ``step_time`` ``_step_time_findings``', a share its line withholds
+    ``WITHHELD_CELL``), the whole step's marked
     ``UNESTABLISHED_MARK`` where its interval excludes 0 but its line says the
-    difference is not established (``_unestablished``). ``ABSENT`` where there is no
-    figure; ``None`` without pairs."""
+    difference is not established (``_unestablished``; a step-time line reads no
+    recorded comparison of the step, only the block ratio). ``ABSENT`` where there is
+    no figure; ``None`` without pairs."""
     rows = []
     for key, t in tables["tput"].items():
         workload, codec, model = key[0], key[1], key[3]
@@ -2219,9 +2237,11 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
             if SIGNIFICANT.search(verdict) and \
                     SLOW_STEPS in _mean_median_note(cases, key, t, shared):
                 verdict += SLOW_STEPS_CELL
-        path, whole = (_share_cell(x, t["n"]) for x in ((shared.s2r, shared.whole)
-                                                       if shared else (None, None)))
-        if _unestablished(shared, recorded, workload, codec):
+        held = shared.withheld if shared else ()
+        path, whole = (WITHHELD_CELL if name in held else _share_cell(x, t["n"])
+                       for name, x in zip(("s2r", "whole"), (shared.s2r, shared.whole)
+                                          if shared else (None, None)))
+        if _unestablished(shared, None if step_time else recorded, workload, codec):
             whole += UNESTABLISHED_MARK
         rows.append([workload, name, saved, change, verdict, path, whole])
     return (SUMMARY_HEADER, rows) if rows else None
