@@ -1,0 +1,55 @@
+"""notebooks/analysis.ipynb draws the two arms of one policy apart, as the report does: on
+an ``--aa`` run (send and send') and an ``--async-scheduling`` run (cached and
+cached+async) its figures are the report's PNG files byte for byte and its findings the
+report's lines (it drew send + send' as one bar labelled send, their mean)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+import sys
+
+import pytest
+
+from analysis_run import REPO, run_bench
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+
+#: A small run of one policy's two arms: 4 running, 30 counted steps, msgpack alone.
+SMALL = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
+         "--warmup-steps", "3", "--codecs", "msgpack", "--no-floor", "--no-single-process"]
+
+
+@pytest.mark.parametrize("arms", [["--aa", "--policies", "send", "--repeat", "2"],
+                                  ["--async-scheduling"]], ids=["aa", "async"])
+def test_the_notebooks_figures_and_findings_are_the_reports(arms, tmp_path):
+    from ipc_bench.report import plots
+
+    run_dir = tmp_path / "run"
+    run_bench(run_dir, SMALL + arms)
+    report = tmp_path / "report"
+    proc = subprocess.run([sys.executable, "bench.py", "report", str(run_dir), "--output",
+                           str(report)], cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    names = [name for name, _, _ in plots.FIGURES if (report / f"{name}.png").is_file()]
+    assert names == ["bytes_per_step", "codec_time_per_step", "throughput", "step_breakdown"]
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb.cells[0].source = f"RESULTS = {str(run_dir)!r}"
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
+                            resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    shown = [hashlib.sha256(base64.b64decode(o["data"]["image/png"])).hexdigest()
+             for o in outputs if "image/png" in o.get("data", {})]
+    assert shown == [hashlib.sha256((report / f"{name}.png").read_bytes()).hexdigest()
+                     for name in names]
+    text = (report / "report.md").read_text()
+    lines = [line for o in outputs if "text/markdown" in o.get("data", {})
+             for line in o["data"]["text/markdown"].splitlines()]
+    assert lines and [line for line in lines if line not in text] == []
