@@ -1843,10 +1843,15 @@ def findings(results) -> list[str]:
     where = _where_of(cases, results.labels)
     withheld = frozenset(withheld_keys(cases))
     recorded = recorded_metrics(results)
+    added = noisy_arm_warnings(results)
     out = _request_findings(cases, where)
     for key in tables["tput"]:
-        out.append(_rough_caveat(_pair_finding(cases, tables, key, where, timed, withheld,
-                                               recorded), pair_records(cases, key)))
+        pairs = pair_records(cases, key)
+        line = _rough_caveat(_pair_finding(cases, tables, key, where, timed, withheld,
+                                           recorded), pairs)
+        if _tput_significant(tables["tput"][key], key, recorded, timed, withheld):
+            line = _noisy_caveat(line, pairs, added=added)
+        out.append(line)
         out.extend(_gc_findings(cases, key, where, withheld))
     if timed:
         out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
@@ -1883,8 +1888,9 @@ def findings(results) -> list[str]:
               for c in compared]
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
              + order_findings(results, where) + replay_noise_findings(results)
-             + _noise_findings(cases, noisy_arm_warnings(results)))
-    summary = _summary_table(cases, tables, withheld, recorded, shares, timed, step_time)
+             + _noise_findings(cases, added))
+    summary = _summary_table(cases, tables, withheld, recorded, shares, timed, step_time,
+                             added)
     caption = _summary_caption(cases, tables, withheld, shares, timed) if summary else ""
     if summary and any(r[6].endswith(UNESTABLISHED_MARK) for r in summary[1]):
         caption = f"{caption} {UNESTABLISHED_NOTE}".strip()
@@ -1933,6 +1939,80 @@ def _rough_caveat(text: str, pairs: list[tuple[dict, dict]], cell: bool = False)
            else f"{len(steps):,} of its {len(cases):,} cases'")
     return (f"{text} {who} figures are rough: {counted} (< {MIN_STEPS}), as "
             f"{'their warnings say' if many else 'its warning says'}.")
+
+
+#: What a case's warnings on its step times say (``summary.step_spread_warnings``: its
+#: 50-step mean step times spread over 10 % of their mean, or its mean step over 1.5
+#: medians; ``replay_noise.noisy_arm_warnings``: a replay arm's repetitions' block means
+#: apart over 10 %); a noisy floor's warning says it too, but ends
+#: ``summary.FLOOR_NOISE_WORDS``: its step times are not the noisy ones.
+NOISY_STEPS_WORDS = "the machine may be noisy"
+
+
+def _noisy_step_cases(pairs: list[tuple[dict, dict]], added: dict | None = None
+                      ) -> tuple[int, int]:
+    """How many of the cases of ``pairs`` (``pair_records``) carry a warning that their
+    step times are noisy (``NOISY_STEPS_WORDS``, not a noisy floor's), among their
+    ``warnings`` and the lines the report ``added`` to them (case id -> lines:
+    ``replay_noise.noisy_arm_warnings``), and how many cases there are. A trace
+    replay's recorded block-CV warnings (``replay_noise.workload_spread_line``), which
+    move with its batches, are not counted, as ``_noise_findings`` does not count
+    them. Raises nothing."""
+    from ipc_bench.analysis.summary import FLOOR_NOISE_WORDS
+
+    added = added or {}
+    cases = [c for pair in pairs for c in pair]
+
+    def noisy(c: dict) -> bool:
+        replay = is_replay({"trace": c.get("trace")})
+        lines = [x for x in listed(c.get("warnings"))
+                 if not (replay and workload_spread_line(x))]
+        lines += added.get(c.get("case_id"), [])
+        return any(NOISY_STEPS_WORDS in str(x) and not str(x).endswith(FLOOR_NOISE_WORDS)
+                   for x in lines)
+
+    return sum(map(noisy, cases)), len(cases)
+
+
+def _noisy_caveat(text: str, pairs: list[tuple[dict, dict]], cell: bool = False,
+                  added: dict | None = None) -> str:
+    """``text`` (the summary table's tok/s verdict of cached against send with ``cell``;
+    else the pair finding's line it comes from, which ``findings`` gives this only where
+    that verdict calls the change significant) with a caveat where it calls a difference
+    significant (``SIGNIFICANT``) while some of its ``pairs``' cases (``pair_records``)
+    carry warnings that their step times are noisy (``_noisy_step_cases``, with the
+    lines the report ``added``), as the Measurement warnings list them: the cell
+    ``significant after Holm (2 of its 10 cases' step times noisy: Measurement
+    warnings)`` (``all 10 of its cases'``); the line `` 2 of its 10 cases' step times
+    are noisy, as their warnings say (Measurement warnings): the machine's noise can
+    make a tok/s change significant on its own.`` (``Its cases'``; ``1 of its 10
+    cases' ..., as its warning says``). Within one run, pairing by repetition does not
+    cancel a load that comes and goes, so two runs of one command can give verdicts of
+    opposite signs. ``text`` as it is elsewhere. Raises nothing."""
+    if not SIGNIFICANT.search(text):
+        return text
+    k, n = _noisy_step_cases(pairs, added)
+    if not k:
+        return text
+    if cell:
+        who = f"all {n:,} of its cases'" if k == n else f"{k:,} of its {n:,} cases'"
+        return f"{text} ({who} step times noisy: Measurement warnings)"
+    who = "Its cases'" if k == n else f"{k:,} of its {n:,} cases'"
+    return (f"{text} {who} step times are noisy, as "
+            f"{'their warnings say' if k > 1 else 'its warning says'} (Measurement "
+            "warnings): the machine's noise can make a tok/s change significant on its "
+            "own.")
+
+
+def _tput_significant(t: dict[str, Any], key: tuple, recorded: dict | None, timed: bool,
+                      withheld: frozenset) -> bool:
+    """Whether the pair finding of ``key`` gives its tokens/s change (``t``, a
+    ``summarize_pairs`` row, over 2+ repetitions; not timed, not withheld) a verdict
+    that calls it significant (``_verdict_clause`` with ``recorded``'s comparison)."""
+    if timed or key[:3] in withheld or t["n"] < 2:
+        return False
+    m = ((recorded or {}).get(key) or {}).get("output_tokens_per_s")
+    return bool(SIGNIFICANT.search(_verdict_clause(t, m)))
 
 
 def _balanced_firsts(n: int) -> str:
@@ -2197,8 +2277,8 @@ def _unestablished(shared, recorded: dict | None, workload: Any, codec: Any) -> 
 
 
 def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
-                   shares: dict[tuple, Any], timed: bool, step_time: bool = False
-                   ) -> tuple | None:
+                   shares: dict[tuple, Any], timed: bool, step_time: bool = False,
+                   added: dict | None = None) -> tuple | None:
     """``(SUMMARY_HEADER, rows)``: one row per send/cached pair of ``tables``
     (``_pair_tables``; keys as the pair findings', in their order), each cell the
     figure its finding states, computed once: the bytes cached saves and their share of
@@ -2206,7 +2286,9 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
     schedules, whose totals are no saving), the tokens/s change with its interval and
     short verdict (``_pair_finding``, ``_verdict_clause``; none where timings are
     withheld or in a timed replay; a significant one whose change the mean steps make,
-    ``_mean_median_note``'s ``SLOW_STEPS``, ends ``SLOW_STEPS_CELL``), and send's
+    ``_mean_median_note``'s ``SLOW_STEPS``, ends ``SLOW_STEPS_CELL``; one not rough
+    nor so, over cases whose step times are noisy, ends ``_noisy_caveat``'s words, of
+    the warnings with those the report ``added``: one qualifier a cell), and send's
     shares of cached's step (``shares``: ``_share_findings``' ``send_cost.StepShares``,
     or with ``step_time`` ``_step_time_findings``', a share its line withholds
     ``WITHHELD_CELL``), the whole step's marked
@@ -2232,11 +2314,14 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
         shared = shares.get((workload, codec))
         if interval:
             m = ((recorded or {}).get(key) or {}).get("output_tokens_per_s")
-            verdict = _rough_caveat(_verdict_label(_verdict_clause(t, m)),
-                                    pair_records(cases, key), cell=True)
+            pairs = pair_records(cases, key)
+            label = _verdict_label(_verdict_clause(t, m))
+            verdict = _rough_caveat(label, pairs, cell=True)
             if SIGNIFICANT.search(verdict) and \
                     SLOW_STEPS in _mean_median_note(cases, key, t, shared):
                 verdict += SLOW_STEPS_CELL
+            elif verdict == label:
+                verdict = _noisy_caveat(verdict, pairs, cell=True, added=added)
         held = shared.withheld if shared else ()
         path, whole = (WITHHELD_CELL if name in held else _share_cell(x, t["n"])
                        for name, x in zip(("s2r", "whole"), (shared.s2r, shared.whole)
