@@ -41,6 +41,10 @@ def test_notebook_is_committed_clean():
     for cell in nb.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None
+    # nbformat 4.5 wants an id on every cell (nbformat warns of one without, and will refuse it)
+    cells = json.loads(NOTEBOOK.read_text())["cells"]
+    ids = [cell.get("id") for cell in cells]
+    assert all(ids) and len(set(ids)) == len(ids)
 
 
 def test_notebook_analyses_every_run_given(small_run, tmp_path):
@@ -57,8 +61,8 @@ def test_notebook_analyses_every_run_given(small_run, tmp_path):
     assert not [o for o in outputs if o.output_type == "error"]
     markdown = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
     headings = [m for m in markdown if m.startswith("**Run ")]
-    # findings, bytes, codec time, step breakdown, send cost share, latency CDFs
-    assert headings == ["**Run `nb-run`**", "**Run `nb-copy`**"] * 6
+    # findings, bytes, codec time, step breakdown, send cost share, latency CDFs, --tp
+    assert headings == ["**Run `nb-run`**", "**Run `nb-copy`**"] * 7
     # every figure of each run but the latency CDFs, and one throughput figure of both
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) == 2 * 4 + 1
@@ -66,6 +70,7 @@ def test_notebook_analyses_every_run_given(small_run, tmp_path):
     assert "runs: nb-run (complete), nb-copy (complete)" in text
     assert "\nnb-run:\nscenario: decode-steady" in text and "\nnb-copy:\nscenario: decode-steady" in text
     assert text.count("not shown: no per-request latencies") == 2
+    assert text.count("not shown: no tensor-parallel cases (scenario tp-broadcast)") == 2
     findings = [m for m in markdown if "At 16 running requests (msgpack), cached sends" in m]
     assert len(findings) == 2
     tables = [o["data"]["text/plain"] for o in outputs if "text/html" in o.get("data", {})]

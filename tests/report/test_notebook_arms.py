@@ -1,7 +1,8 @@
 """notebooks/analysis.ipynb draws the two arms of one policy apart, as the report does: on
 an ``--aa`` run (send and send') and an ``--async-scheduling`` run (cached and
 cached+async) its figures are the report's PNG files byte for byte and its findings the
-report's lines (it drew send + send' as one bar labelled send, their mean)."""
+report's lines (it drew send + send' as one bar labelled send, their mean); on a ``--tp``
+run it draws the report's two tensor-parallel figures too (it drew neither)."""
 
 from __future__ import annotations
 
@@ -25,19 +26,28 @@ SMALL = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
          "--warmup-steps", "3", "--codecs", "msgpack", "--no-floor", "--no-single-process"]
 
 
-@pytest.mark.parametrize("arms", [["--aa", "--policies", "send", "--repeat", "2"],
-                                  ["--async-scheduling"]], ids=["aa", "async"])
-def test_the_notebooks_figures_and_findings_are_the_reports(arms, tmp_path):
+#: The figures the report of each run draws, in its order.
+ARMS_FIGURES = ["bytes_per_step", "codec_time_per_step", "throughput", "step_breakdown"]
+
+
+@pytest.mark.parametrize("args, figures", [
+    (SMALL + ["--aa", "--policies", "send", "--repeat", "2"], ARMS_FIGURES),
+    (SMALL + ["--async-scheduling"], ARMS_FIGURES),
+    (["--scenario", "tp-broadcast", "--tp", "1,2", "--num-running", "4", "--steps", "20",
+      "--warmup-steps", "3", "--codecs", "msgpack"],
+     ["bytes_per_step", "tp_saving", "tp_per_step"]),
+], ids=["aa", "async", "tp"])
+def test_the_notebooks_figures_and_findings_are_the_reports(args, figures, tmp_path):
     from ipc_bench.report import plots
 
     run_dir = tmp_path / "run"
-    run_bench(run_dir, SMALL + arms)
+    run_bench(run_dir, args)
     report = tmp_path / "report"
     proc = subprocess.run([sys.executable, "bench.py", "report", str(run_dir), "--output",
                            str(report)], cwd=REPO, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
     names = [name for name, _, _ in plots.FIGURES if (report / f"{name}.png").is_file()]
-    assert names == ["bytes_per_step", "codec_time_per_step", "throughput", "step_breakdown"]
+    assert names == figures
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nb.cells[0].source = f"RESULTS = {str(run_dir)!r}"
