@@ -63,3 +63,15 @@ def test_the_notebooks_figures_and_findings_are_the_reports(args, figures, tmp_p
     lines = [line for o in outputs if "text/markdown" in o.get("data", {})
              for line in o["data"]["text/markdown"].splitlines()]
     assert lines and [line for line in lines if line not in text] == []
+
+
+def test_the_notebook_shows_every_figure_the_report_draws():
+    """Each figure function of ``plots.FIGURES`` (the report's per-run figures) is shown
+    by one of the notebook's code cells, so that a figure added to the report is not
+    missing from the notebook that claims to draw the report's figures."""
+    from ipc_bench.report import plots
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert [fn.__name__ for _, fn, _ in plots.FIGURES
+            if f"plots.{fn.__name__}," not in code] == []
