@@ -75,6 +75,17 @@ def test_a_relative_path_is_read_against_notebooks_from_a_kernel_started_elsewhe
                        f"notebook's folder, {REPO}/notebooks)")]
 
 
+def test_a_kernel_started_under_a_checkout_reads_against_its_notebooks(
+        shared_small_run, outside_checkout):
+    """A kernel started in a folder of the checkout other than notebooks/ and the
+    checkout's own (papermill called from tests/report/), ipc_bench not imported from
+    the checkout."""
+    text, errors = _execute(repr(os.path.relpath(shared_small_run, NOTEBOOK.parent)),
+                            REPO / "tests" / "report")
+    assert errors == []
+    assert text.splitlines()[0] == "runs: small-run (complete)"
+
+
 def test_the_folder_jupyter_names_is_the_notebooks(shared_small_run, elsewhere,
                                                    outside_checkout, monkeypatch):
     monkeypatch.setenv("JPY_SESSION_NAME", str(NOTEBOOK))
