@@ -31,10 +31,20 @@ from ipc_bench.report.findings import findings
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import Block, code_span
 
-#: Metrics of the cached-against-send table, in order (keys of the metrics registry).
+#: Metrics of the cached-against-send table, in order (keys of the metrics registry):
+#: every timed metric of the family Holm's adjustment is taken over in ``compare_cases``
+#: (``stats.COMPARED_KEYS`` less the exact bytes; the findings quote their tests, the
+#: step median's among them) and the scheduler -> runner bytes; ``PAIR_FAMILY_NOTE``
+#: says so under the table.
 PAIR_TABLE = ("output_tokens_per_s", "sched_to_runner_payload_bytes_per_step",
               "sched_to_runner_wire_bytes_per_step", "build_ns_per_step",
-              "encode_ns_per_step", "decode_ns_per_step", "step_ns_mean")
+              "encode_ns_per_step", "decode_ns_per_step", "step_ns_mean",
+              "step_ns_median", "sched_cpu_ns_per_step")
+#: The pair table caption's sentence on the Holm family its timed rows are.
+PAIR_FAMILY_NOTE = (" The timed rows (all but the bytes) are the tests the findings' "
+                    "verdicts adjust together by Holm's method, per workload and codec; "
+                    "the intervals here are unadjusted, and a verdict that names Holm "
+                    "gives its test's p and adjusted p.")
 #: ``PAIR_TABLE`` rows that sum both directions: the scheduler's SchedulerOutput and the
 #: runner's ModelRunnerOutput (the findings' encode, decode and build clauses quote them,
 #: ``findings.BOTH_MESSAGES``); ``PAIR_TIMES_NOTE`` says so under the table.
@@ -1248,7 +1258,7 @@ def _pair_table(results) -> list[Block]:
                                           results_ci_method, schedules_differ)
     from ipc_bench.report.findings import pair_records, withheld_keys
     from ipc_bench.report.plots import codec_rank
-    from ipc_bench.report.tables import WALL, is_timed, schedules_differ_cause
+    from ipc_bench.report.tables import WALL, is_timed, schedules_differ_cause, tokens_name
 
     method = results_ci_method(results.metadata)
     rows, said = _pair_rows(results, method)
@@ -1276,6 +1286,8 @@ def _pair_table(results) -> list[Block]:
         is_timed(s for pair in p for s in pair) for c in differ for p in differ_pairs[c])
     tokens = "output tokens/s" + (WALL if said["timed"] else "")
     summed = {metric(k).label for k in SUMMED_PAIR_ROWS}
+    timed_labels = {tokens_name(k, metric(k).label, t) for k in PAIR_TABLE
+                    if metric(k).unit in cores.TIMING_UNITS for t in (False, True)}
     point = "mean" if method == "t" else "median"
     arith = any(PAIR_ARITHMETIC_MARK in c for r in rows for c in r[4:6])
     return [("table", ["workload", "codec", "metric", "n", f"{SEND} (geometric mean)",
@@ -1291,6 +1303,7 @@ def _pair_table(results) -> list[Block]:
                   "`cached/send` line under the case table and the comparison block "
                   "`bench.py` prints)."
                   + verdict_floor_note(results)
+                  + (PAIR_FAMILY_NOTE if any(r[2] in timed_labels for r in rows) else "")
                   + (PAIR_TIMES_NOTE if any(r[2] in summed for r in rows) else "")
                   + (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up "
                      "included, over wall time, first arrival to last completion, as "

@@ -170,7 +170,9 @@ def test_the_pair_table_gives_no_per_step_difference_where_schedules_differ():
         ["build µs/step", "2", "8.10", "3.20", "-", "- (schedules differ)"],
         ["encode µs/step", "2", "5.40", "5.40", "-", "- (schedules differ)"],
         ["decode µs/step", "2", "16.50", "16.50", "-", "- (schedules differ)"],
-        ["step µs (mean)", "2", "6,000.00", "6,000.00", "-", "- (schedules differ)"]]
+        ["step µs (mean)", "2", "6,000.00", "6,000.00", "-", "- (schedules differ)"],
+        ["step µs (median)", "2", "5,999.00", "5,999.00", "-", "- (schedules differ)"],
+        ["scheduler CPU µs/step", "2", "3,000.00", "3,000.00", "-", "- (schedules differ)"]]
     assert note.endswith(
         " The arms of msgpack ran different schedules (schedule digests differ: a timed "
         "replay follows wall-clock arrivals), so their per-step rows (bytes and times per "
