@@ -25,8 +25,9 @@ from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusi
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO, STEP_BLOCK
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.errors import command_shell_line, one_line
-from ipc_bench.harness.environment import (LOADED_SHARE, TIMING_ONLY_SETTINGS, loaded_at_start,
-                                          nice_note, remote_ports_text, remote_runners_shape)
+from ipc_bench.harness.environment import (FLAG_CASES, LOADED_SHARE, TIMING_ONLY_SETTINGS,
+                                          loaded_at_start, nice_note, remote_ports_text,
+                                          remote_runners_shape)
 from ipc_bench.report.findings import findings
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import Block, code_span
@@ -1951,7 +1952,9 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     warnings = environment_differences(results, base) + setting_differences(results, base)[0]
     if warnings:
         orders_only = all(": option --order-seed differs: " in w for w in warnings)
+        same_rows = comparable_rows_line(warnings)
         blocks.append(("p", ORDER_SEED_ONLY) if orders_only else
+                      ("p", same_rows) if same_rows else
                       ("note", "The runs differ in ways that can change the numbers: "
                                "compare with care."))
         blocks.append(("p", reference_line(ids, base, given)))
@@ -1972,6 +1975,54 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
 ORDER_SEED_ONLY = ("The runs differ only in the seed of their arms' order (`--order-seed`), "
                    "which runs the same cases in other orders: their rows stay comparable, "
                    "the orders' part of the noise differing.")
+
+
+#: Differences between runs that change no figure of a row both have (the line under a
+#: report's Runs table, ``comparable_rows_line``): the line's text after ``RUN against
+#: OTHER: `` starts with the key, and the value says what differs. A flag of
+#: ``environment.FLAG_CASES`` adds or leaves out cases (``single-process cases differ:
+#: ...``), or a measurement taken after a case's counted steps (``floors differ: ...``),
+#: so each run's cases are measured alike; the order seed runs the same cases in other
+#: orders (``ORDER_SEED_ONLY``, where it is the only difference).
+SAME_ROWS_DIFFERENCES = {
+    f"{FLAG_CASES['no_floor']} differ: ":
+        "whether the cases replayed their floors (`--no-floor`: the floor runs after a "
+        "case's counted steps, so only `floor tok/s` and `x floor` are missing where it "
+        "did not)",
+    f"{FLAG_CASES['no_single_process']} differ: ":
+        "whether the single-process cases ran (`--no-single-process`: their rows are one "
+        "run's alone)",
+    f"{FLAG_CASES['aa']} differ: ":
+        "whether A/A copies of the arms ran (`--aa`: their rows are one run's alone)",
+    f"{FLAG_CASES['async_scheduling']} differ: ":
+        "whether cached+async cases ran (`--async-scheduling`: their rows are one run's "
+        "alone)",
+    "option --order-seed differs: ":
+        "the seed of their arms' order (`--order-seed`: the same cases in other orders)",
+}
+
+
+def comparable_rows_line(warnings: list[str]) -> str:
+    """The Runs section's line, for the care note's, where every difference of the runs
+    (``warnings``: ``RUN against OTHER: ...`` lines of ``setting_differences``, and of
+    ``environment_differences``, which are never such) is one of
+    ``SAME_ROWS_DIFFERENCES``, naming what differs: ``The runs differ only in whether
+    the single-process cases ran (...): options that change no figure of a row both runs
+    have, so those rows stay comparable.``; ``""`` otherwise."""
+    found = []
+    for line in warnings:
+        key = next((k for k in SAME_ROWS_DIFFERENCES if f": {k}" in line), None)
+        if key is None:
+            return ""
+        found.append(key)
+    said = [SAME_ROWS_DIFFERENCES[k] for k in SAME_ROWS_DIFFERENCES if k in found]
+    if not said:
+        return ""
+    what = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+    return (f"The runs differ only in {what}: "
+            f"{'an option' if len(said) == 1 else 'options'} that change"
+            f"{'s' if len(said) == 1 else ''} no figure of a row both runs have, so those "
+            "rows stay comparable.")
 
 
 #: A multi-run report says how the machine's load differed between its runs
