@@ -1189,6 +1189,20 @@ def verdict_floor_note(results) -> str:
     return "".join(f" Verdicts: {line}." for line in lines)
 
 
+def _pair_row_notes(rows: list[list[str]]) -> str:
+    """What the pair table's caption says of its rows ``rows`` (metric label third):
+    ``PAIR_FAMILY_NOTE`` where one is timed, ``PAIR_TIMES_NOTE`` where one is of
+    ``SUMMED_PAIR_ROWS``; ``""`` for neither."""
+    from ipc_bench.analysis import cores
+    from ipc_bench.report.tables import tokens_name
+
+    timed = {tokens_name(k, metric(k).label, wall) for k in PAIR_TABLE
+             if metric(k).unit in cores.TIMING_UNITS for wall in (False, True)}
+    summed = {metric(k).label for k in SUMMED_PAIR_ROWS}
+    return ((PAIR_FAMILY_NOTE if any(r[2] in timed for r in rows) else "")
+            + (PAIR_TIMES_NOTE if any(r[2] in summed for r in rows) else ""))
+
+
 def _pair_planned(results) -> bool:
     """Whether a run of ``results`` (its metadata's case grid, ``metadata.cases``)
     planned a send case and a cached case of a codec of which its finished cases
@@ -1259,7 +1273,7 @@ def _pair_table(results) -> list[Block]:
                                           results_ci_method, schedules_differ)
     from ipc_bench.report.findings import pair_records, withheld_keys
     from ipc_bench.report.plots import codec_rank
-    from ipc_bench.report.tables import WALL, is_timed, schedules_differ_cause, tokens_name
+    from ipc_bench.report.tables import WALL, is_timed, schedules_differ_cause
 
     method = results_ci_method(results.metadata)
     rows, said = _pair_rows(results, method)
@@ -1286,9 +1300,6 @@ def _pair_table(results) -> list[Block]:
     differ_timed = bool(differ) and all(
         is_timed(s for pair in p for s in pair) for c in differ for p in differ_pairs[c])
     tokens = "output tokens/s" + (WALL if said["timed"] else "")
-    summed = {metric(k).label for k in SUMMED_PAIR_ROWS}
-    timed_labels = {tokens_name(k, metric(k).label, t) for k in PAIR_TABLE
-                    if metric(k).unit in cores.TIMING_UNITS for t in (False, True)}
     point = "mean" if method == "t" else "median"
     arith = any(PAIR_ARITHMETIC_MARK in c for r in rows for c in r[4:6])
     return [("table", ["workload", "codec", "metric", "n", f"{SEND} (geometric mean)",
@@ -1304,8 +1315,7 @@ def _pair_table(results) -> list[Block]:
                   "`cached/send` line under the case table and the comparison block "
                   "`bench.py` prints)."
                   + verdict_floor_note(results)
-                  + (PAIR_FAMILY_NOTE if any(r[2] in timed_labels for r in rows) else "")
-                  + (PAIR_TIMES_NOTE if any(r[2] in summed for r in rows) else "")
+                  + _pair_row_notes(rows)
                   + (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up "
                      "included, over wall time, first arrival to last completion, as "
                      "`out tok/s (wall)` in its case table." if said["timed"] else "")
