@@ -2930,8 +2930,8 @@ def run_effects(results, key: str = EFFECT_METRIC) -> dict[tuple, dict[str, Any]
     """Per (workload, codec, transport, model, run) of ``results.cases`` (several runs),
     the run's own cached/send comparison of metric ``key`` as its pair table gives it
     (``stats.summarize_pairs`` with its ``--ci-method``: ``ratio``, ``ratio_low``,
-    ``ratio_high``, ``n``) and ``logs``' source, ``ratios``: its per-repetition
-    cached/send ratios (``stats.paired``); left out: a pair whose timings are withheld
+    ``ratio_high``, ``n``, and that ``method``) and ``logs``' source, ``ratios``: its
+    per-repetition cached/send ratios (``stats.paired``); left out: a pair whose timings are withheld
     (``analysis.cores``) or an arrival-bound replay's (``stats.arrival_bound``), which
     its pair table gives no ratio."""
     from ipc_bench.analysis.stats import (arrival_bound, paired, results_ci_method,
@@ -2955,7 +2955,7 @@ def run_effects(results, key: str = EFFECT_METRIC) -> dict[tuple, dict[str, Any]
             for col, value in (("transport", at[2]), ("model", at[3])):
                 if col in sel.columns and value is not None and value == value:
                     sel = sel[sel[col] == value]
-            out[at + (run,)] = dict(r, ratios=list(sel["ratio"]))
+            out[at + (run,)] = dict(r, ratios=list(sel["ratio"]), method=method)
     return out
 
 
@@ -3004,6 +3004,26 @@ def _merged_effects(effects: dict[tuple, dict]) -> tuple[dict[tuple, dict], dict
             {(k[0], k[1], k[4]): (k[2], k[3]) for k in effects})
 
 
+def effect_cell(row: dict[str, Any]) -> str:
+    """A run's own cell of the effect table: its ``run_effects`` row ``row`` (a
+    ``stats.summarize_pairs`` row, with its ``method``) as its pair table prints the
+    ratio (``tables.ratio_text``: ``1.100 [1.051, 1.151]``), and, where it has 2 or more
+    pairs but fewer than its method's interval needs (``stats.min_pairs``), why there is
+    no interval, in the findings' words: ``0.910 (no interval: a percentile-bootstrap
+    interval needs >= 34 pairs)``. A run of one repetition keeps the bare ratio
+    (``SIDE_NO_INTERVAL_NOTE``'s case)."""
+    from ipc_bench.analysis.stats import INTERVAL_NAMES, min_pairs
+    from ipc_bench.report.tables import ratio_text
+
+    text = ratio_text(row["ratio"], row["ratio_low"], row["ratio_high"])
+    method, low = row.get("method") or "t", row["ratio_low"]
+    if (low is None or low != low) and row["ratio"] == row["ratio"] \
+            and 2 <= int(row.get("n") or 0) < min_pairs(method):
+        text += (f" (no interval: a {INTERVAL_NAMES[method]} interval needs >= "
+                 f"{min_pairs(method)} pairs)")
+    return text
+
+
 def effect_method_notes(results, runs: Collection[str] = ()) -> list[str]:
     """Under the effect table, for each run of ``runs`` (default every run; the table's
     own, those with a cell) compared with ``--ci-method sign`` or
@@ -3030,7 +3050,8 @@ def _effect_blocks(results, base: str = "",
     """The effect table of a report of several runs: per (workload, codec, transport,
     model) that run ``base`` (default the first) and another both compared cached with
     send (``run_effects``), each run's paired cached/send tokens/s ratio and interval
-    (``tables.ratio_text``, as its pair table prints it) and each other run's over
+    (``effect_cell``: ``tables.ratio_text``, as its pair table prints it, and why a run
+    of too few pairs for its method's interval has none) and each other run's over
     ``base``'s: the quotient of the geometric means of their per-repetition ratios with
     its 95 % unpaired Welch interval and reading (``_side_ratio``, as the side-by-side
     cells; ``UNLIKE_CELL`` where the runs ran the workload with other settings,
@@ -3044,7 +3065,6 @@ def _effect_blocks(results, base: str = "",
     on another transport or model meets the others in its row."""
     from ipc_bench.analysis.stats import welch_ratio
     from ipc_bench.report.plots import codec_rank
-    from ipc_bench.report.tables import ratio_text
     from ipc_bench.analysis.results import workload_order
 
     ids = results.run_ids
@@ -3061,9 +3081,8 @@ def _effect_blocks(results, base: str = "",
     samples = {k: v["ratios"] for k, v in effects.items()}
     rows, said = [], set()
     for g in groups:
-        cells = [ratio_text(*(effects[g + (r,)][f] for f in ("ratio", "ratio_low",
-                                                            "ratio_high")))
-                 if g + (r,) in effects else "-" for r in ids]
+        cells = [effect_cell(effects[g + (r,)]) if g + (r,) in effects else "-"
+                 for r in ids]
         def apart(r: str, s: str) -> bool:  # other settings, or transport or model
             return (g[0] in unlike.get(_pair_key(ids, r, s), ())
                     or origin.get(g[:2] + (r,)) != origin.get(g[:2] + (s,)))
