@@ -1896,8 +1896,10 @@ def findings(results) -> list[str]:
         caption = f"{caption} {UNESTABLISHED_NOTE}".strip()
     # without a cached/send pair, a legend only of the verdict words the lines use (the
     # comparisons', the single-process baseline's)
+    counts = [r["n"] for rows in tables.values() for r in rows.values()]
     return Findings(lines, summary, findings_legend(lines, method, recorded, compared,
-                                                    pairs=bool(summary)), caption)
+                                                    pairs=bool(summary), counts=counts),
+                    caption)
 
 
 #: A verdict that calls a difference significant (after Holm, by its unadjusted test,
@@ -2514,9 +2516,12 @@ def _share_cell(share, of: int = 0) -> str:
 
 def findings_legend(lines: list[str], method: str,
                     recorded: dict[tuple, dict[str, dict[str, Any]]],
-                    comparisons: list[dict[str, Any]] = (), pairs: bool = True) -> str:
+                    comparisons: list[dict[str, Any]] = (), pairs: bool = True,
+                    counts: list[int] | None = None) -> str:
     """The paragraph under the findings (``lines``) that names their statistics once,
-    by ``method`` (the run's ``--ci-method``: ``stats.ratio_phrase``), and defines each
+    by ``method`` (the run's ``--ci-method``: ``stats.ratio_phrase``; with ``counts``,
+    the pair counts of its pair rows, the interval only where some row has one:
+    ``_legend_ratio``), and defines each
     short verdict they use (``VERDICT_WORDS``), the Holm verdicts with the families
     their corrections are over (``_holm_families``: those of ``recorded`` and of the
     run's other ``comparisons``, ``other_comparisons``). ``pairs`` false (a run with no
@@ -2526,7 +2531,8 @@ def findings_legend(lines: list[str], method: str,
                                           NOT_SIGNIFICANT_HOLM)
 
     point = "mean" if method == "t" else "median"
-    text = [f"Reading the findings: a % change is cached/send, {ratio_phrase(method)}, "
+    text = [f"Reading the findings: a % change is cached/send, "
+            f"{_legend_ratio(method, counts)}, "
             "unadjusted (the pair table's cached/send column); `send - cached` is the "
             f"{point} of the per-repetition differences (its send - cached column): for "
             "times and bytes what send costs, for tokens/s what send gains; tok/s "
@@ -2550,6 +2556,26 @@ def findings_legend(lines: list[str], method: str,
         if any(marker in line for line in lines):
             text.append(f"**{names.get(marker, marker)}**: {meaning}.")
     return " ".join(text) if pairs or len(text) > 1 else ""
+
+
+def _legend_ratio(method: str, counts: list[int] | None) -> str:
+    """How the findings' legend names their cached/send ratio, by ``method`` and the
+    pair ``counts`` of the run's pair rows (``None``: not known, the interval named):
+    ``stats.ratio_phrase`` with its interval where some row has enough pairs for one
+    (``stats.min_pairs``), and where others do not, ``; the point alone where the pairs
+    are fewer (a sign-test interval needs >= 6 pairs)``; where none has, the point alone
+    and why: ``paired by repetition: median of the per-repetition ratios, no interval (a
+    percentile-bootstrap interval needs >= 34 pairs)``, or ``..., no interval (one
+    repetition)``."""
+    need = min_pairs(method)
+    if counts is None or all(n >= need for n in counts):
+        return ratio_phrase(method)
+    why = f"a {INTERVAL_NAMES[method]} interval needs >= {need} pairs"
+    if any(n >= need for n in counts):
+        return f"{ratio_phrase(method)}; the point alone where the pairs are fewer ({why})"
+    if all(n <= 1 for n in counts):
+        why = "one repetition"
+    return f"{ratio_phrase(method, interval=False)}, no interval ({why})"
 
 
 def _holm_families(recorded: dict[tuple, dict[str, dict[str, Any]]],
