@@ -1561,12 +1561,12 @@ def _async_floor_cause(r) -> str:
             "harness's overhead on either side of 1")
 
 
-def _overhead_findings(cases) -> list[str]:
+def _overhead_findings(cases, added: dict | None = None) -> list[str]:
     """An ``overhead`` run's findings: per workload and codec, the paired ratio of loop
     time per step (``loop_step_ns_mean``) with per-step recording and checks (arm
     ``steps``) to without (``totals``), its 95 % interval and verdict
-    (``stats.compare_cases``, as ``scenarios/overhead`` prints it), a significant one
-    over cases of few counted steps with ``_rough_caveat``."""
+    (``stats.compare_cases``, as ``scenarios/overhead`` prints it), with ``_caveated``'s
+    caveats (``added``: the report's own warning lines, ``_noisy_step_cases``)."""
     from ipc_bench.analysis.stats import compare_cases
 
     if "instrumentation" not in cases.columns or not (cases["instrumentation"] == "totals").any():
@@ -1583,7 +1583,8 @@ def _overhead_findings(cases) -> list[str]:
                    f"({m['treatment']}/{m['baseline']}, 95 % interval {ci} over "
                    f"{m['n_pairs']} pairs"
                    + arm_geomeans(m, "against", "us per step") + f"): {verdict_of(m)}.")
-        out[-1] = _rough_caveat(out[-1], comparison_pairs(cases, cmp))
+        out[-1] = _caveated(out[-1], comparison_pairs(cases, cmp),
+                            _comparison_tput_significant(cmp), added)
     return out
 
 
@@ -1847,11 +1848,9 @@ def findings(results) -> list[str]:
     out = _request_findings(cases, where)
     for key in tables["tput"]:
         pairs = pair_records(cases, key)
-        line = _rough_caveat(_pair_finding(cases, tables, key, where, timed, withheld,
-                                           recorded), pairs)
-        if _tput_significant(tables["tput"][key], key, recorded, timed, withheld):
-            line = _noisy_caveat(line, pairs, added=added)
-        out.append(line)
+        out.append(_caveated(
+            _pair_finding(cases, tables, key, where, timed, withheld, recorded), pairs,
+            _tput_significant(tables["tput"][key], key, recorded, timed, withheld), added))
         out.extend(_gc_findings(cases, key, where, withheld))
     if timed:
         out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
@@ -1884,9 +1883,9 @@ def findings(results) -> list[str]:
     else:
         out.extend(_floor_findings(ok))
     compared = other_comparisons(results)
-    others = [_rough_caveat(_comparison_finding(c, where), comparison_pairs(cases, c))
-              for c in compared]
-    lines = (pp + _soak_findings(cases) + _overhead_findings(cases) + others + out
+    others = [_caveated(_comparison_finding(c, where), comparison_pairs(cases, c),
+                        _comparison_tput_significant(c), added) for c in compared]
+    lines = (pp + _soak_findings(cases) + _overhead_findings(cases, added) + others + out
              + order_findings(results, where) + replay_noise_findings(results)
              + _noise_findings(cases, added))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed, step_time,
@@ -1979,8 +1978,8 @@ def _noisy_step_cases(pairs: list[tuple[dict, dict]], added: dict | None = None
 def _noisy_caveat(text: str, pairs: list[tuple[dict, dict]], cell: bool = False,
                   added: dict | None = None) -> str:
     """``text`` (the summary table's tok/s verdict of cached against send with ``cell``;
-    else the pair finding's line it comes from, which ``findings`` gives this only where
-    that verdict calls the change significant) with a caveat where it calls a difference
+    else a comparison's finding, cached against send's or another recorded one's, which
+    ``_caveated`` gives this only where its tok/s verdict calls the change significant) with a caveat where it calls a difference
     significant (``SIGNIFICANT``) while some of its ``pairs``' cases (``pair_records``)
     carry warnings that their step times are noisy (``_noisy_step_cases``, with the
     lines the report ``added``), as the Measurement warnings list them: the cell
@@ -2004,6 +2003,28 @@ def _noisy_caveat(text: str, pairs: list[tuple[dict, dict]], cell: bool = False,
             f"{'their warnings say' if k > 1 else 'its warning says'} (Measurement "
             "warnings): the machine's noise can make a tok/s change significant on its "
             "own.")
+
+
+def _caveated(text: str, pairs: list[tuple[dict, dict]], tput: bool,
+              added: dict | None = None) -> str:
+    """The one way a comparison's finding ``text`` (cached against send's line, another
+    recorded comparison's, an ``overhead`` run's) gets its caveats over its ``pairs``'
+    cases (``pair_records``, ``comparison_pairs``): ``_rough_caveat`` where it calls a
+    difference significant, then, where ``tput`` (its verdict calls its tokens/s
+    difference significant: ``_tput_significant``, ``_comparison_tput_significant``),
+    ``_noisy_caveat`` (with the report's ``added`` warning lines). Raises nothing."""
+    text = _rough_caveat(text, pairs)
+    return _noisy_caveat(text, pairs, added=added) if tput else text
+
+
+def _comparison_tput_significant(c: dict[str, Any]) -> bool:
+    """Whether recorded comparison ``c`` (``stats.compare_cases``' shape: ``other_
+    comparisons``, an ``overhead`` run's) has a tokens/s verdict, in the words its
+    finding gives it (``short_verdict``), that calls the difference significant
+    (``SIGNIFICANT``); False without one (an ``overhead`` comparison compares loop time
+    alone)."""
+    m = (c.get("metrics") or {}).get("output_tokens_per_s")
+    return bool(m) and bool(SIGNIFICANT.search(str(short_verdict(m))))
 
 
 def _tput_significant(t: dict[str, Any], key: tuple, recorded: dict | None, timed: bool,
