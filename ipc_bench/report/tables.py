@@ -960,24 +960,27 @@ def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
     the control plane's, the frontend hop's encode / decode µs, the encode + decode µs
     of all three messages, and send's saving in bytes and as a share of send's control
     plane (``SAVING_KEYS``: send - cached, a figure of the pair, shown once, on its send
-    row; its cached row ``-``, and a single-process row's, which has no scheduler ->
-    runner message to save on; the head line says so where a pair is shown); nothing
-    when no case ran a frontend."""
+    row; its cached row ``-``); a single-process row ``-`` in every column of what its
+    codec does not perform (``stats.performed``: ``s2r B``, ``r2s B`` and the saving,
+    as the report's frontend table shows it: it sends no scheduler <-> runner message;
+    the head line says so); nothing when no case ran a frontend."""
     fronted = [s for s in cases if s.get("frontend_bytes_per_step") is not None]
     if not fronted:
         return []
     paired = any(s.get(SAVING_KEYS[0]) is not None for s in fronted)
     single = [not performed(SAVING_KEYS[0], s.get("codec")) for s in fronted]
-    shown = [dict(s, **dict.fromkeys(SAVING_KEYS)) if s.get("policy") == CACHED or one
-             else s for s, one in zip(fronted, single)]
+    shown = [dict(s, **dict.fromkeys(k for k, _, _ in FRONTEND_COLUMNS
+                                     if not performed(k, s.get("codec"))
+                                     or (k in SAVING_KEYS and s.get("policy") == CACHED)))
+             for s in fronted]
     return (["  frontend hop (EngineCoreOutputs, msgpack) beside the scheduler <-> runner "
              "hop, payload bytes and µs per counted step (fe enc: scheduler, fe dec: "
              "frontend; control = s2r + r2s + fe"
              + ("; send - cached B: send's s2r B less cached's (what cached saves), of a "
                 "pair that scheduled the same batches, on the send row, and as a share of "
                 "send's control B" if paired else "")
-             + ("; - on a single-process row, which has no s2r message"
-                if paired and any(single) else "") + "):"]
+             + ("; - on a single-process row, which has no s2r or r2s message"
+                if any(single) else "") + "):"]
             + _column_table(shown, FRONTEND_COLUMNS))
 
 

@@ -76,9 +76,9 @@ def test_the_terminal_table_reads_send_minus_cached_and_dashes_the_single_proces
 bytes and µs per counted step (fe enc: scheduler, fe dec: frontend; control = s2r + r2s + \
 fe; send - cached B: send's s2r B less cached's (what cached saves), of a pair that \
 scheduled the same batches, on the send row, and as a share of send's control B; - on a \
-single-process row, which has no s2r message):
+single-process row, which has no s2r or r2s message):
   policy  codec    transport  s2r B  r2s B   fe B  control B   fe %  fe enc us  fe dec us  codec us all  send - cached B  send - cached % send control
   ------  -------  ---------  -----  -----  -----  ---------  -----  ---------  ---------  ------------  ---------------  ----------------------------
   send    msgpack  ipc        393.0  362.0  371.0      1,126   32.9       1.50       3.30          17.0             19.9                          1.77
   cached  msgpack  ipc        373.1  362.0  371.0      1,106   33.5       1.50       3.30          17.0                -                             -
-  send    none     inproc         0      0  371.0      371.0  100.0       1.50       3.30          3.10                -                             -"""
+  send    none     inproc         -      -  371.0      371.0  100.0       1.50       3.30          3.10                -                             -"""
