@@ -2392,22 +2392,33 @@ def _summary_caption(cases, tables, withheld: frozenset, shares: dict[tuple, Any
 def _whole_path_note(where: tuple, shared) -> str:
     """Where a row's whole step's share (``shared.whole``, a ``send_cost.StepShares``'),
     ``MEAN_MEDIAN_FLOOR`` or more, is over ``MEAN_MEDIAN_FACTOR`` times its
-    SchedulerOutput path's (``shared.s2r``) and has no interval (one repetition): ``azure
-    (msgpack): the whole step's share (+59.19 %) is over 10 times its SchedulerOutput
-    path's (+3.11 %): ...``, saying the rest is not send's work (the two arms run the
-    same batches) but what one repetition cannot tell from the machine's noise; ''
-    otherwise. ``where``: (workload, codec)."""
+    SchedulerOutput path's (``shared.s2r``) and has no interval (one repetition, or
+    fewer pairs than ``--ci-method`` needs): ``azure (msgpack): the whole step's share
+    (+59.19 %) is over 10 times its SchedulerOutput path's (+3.11 %): ...``, saying the
+    rest is not send's work (the two arms run the same batches) but what one repetition
+    cannot tell from the machine's noise (``quote the path's share, or run --repeat
+    5``), or ``5 repetitions cannot tell from the machine's noise without an interval
+    (a percentile-bootstrap interval needs >= 34 pairs): quote the path's share, or run
+    --repeat 34 (or --ci-method t)``; '' otherwise. ``where``: (workload, codec)."""
     whole, path = shared.whole.share, shared.s2r.share
     if (whole is None or path is None or shared.whole.low is not None
             or abs(whole) < MEAN_MEDIAN_FLOOR or abs(whole) <= MEAN_MEDIAN_FACTOR * abs(path)):
         return ""
     workload, codec = where
     name = "single process" if codec == SINGLE_PROCESS else codec
+    pairs, method = shared.whole.pairs, shared.whole.method
+    if pairs > 1:  # its method's interval needs more pairs than the run has
+        need = min_pairs(method)
+        why = (f"{pairs} repetitions cannot tell from the machine's noise without an "
+               f"interval (a {INTERVAL_NAMES[method]} interval needs >= {need} pairs): "
+               f"quote the path's share, or run --repeat {need} (or --ci-method t)")
+    else:
+        why = ("one repetition cannot tell from the machine's noise (no interval): quote "
+               "the path's share, or run --repeat 5")
     return (f"{workload} ({name}): the whole step's share ({100 * whole:+.2f} %) is over "
             f"{MEAN_MEDIAN_FACTOR} times its SchedulerOutput path's ({100 * path:+.2f} %): "
             "the two arms run the same batches, so the rest is not send's work but a "
-            "difference between the two cases that one repetition cannot tell from the "
-            "machine's noise (no interval): quote the path's share, or run --repeat 5.")
+            f"difference between the two cases that {why}.")
 
 
 def _summary_basis(cases, changes: list[dict], shared: dict[tuple, Any]) -> str:
