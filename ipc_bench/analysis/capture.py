@@ -270,12 +270,18 @@ def load_capture(path: str | os.PathLike) -> CaptureFile:
     return cap
 
 
+#: The longest in-loop time a capture file may hold (ns): ``results.MAX_CASE_VALUE``,
+#: the largest figure a run's summary takes (1e15 ns is 11 days).
+MAX_IN_LOOP_NS = 10**15
+
+
 def capture_problem(cap: CaptureFile) -> str | None:
     """What in ``cap`` no run writes, in words, or ``None``: lists that should run
     parallel to ``seqs`` of other lengths (``200 seqs but 10 frames``: a re-timing would
     average frames over one set of steps and in-loop times over another), no frames,
-    a negative in-loop time (``in_loop_encode_ns[3] is -1000, a negative time``),
-    ``seqs`` not strictly increasing or more of them than ``num_counted_steps``
+    a negative in-loop time (``in_loop_encode_ns[3] is -1000, a negative time``) or one
+    over ``MAX_IN_LOOP_NS``, a negative step, ``seqs`` not strictly increasing or more
+    of them than ``num_counted_steps``
     (``build_captures`` samples distinct counted steps in order). Raises nothing."""
     n = len(cap.seqs)
     lengths = {"in_loop_encode_ns": len(cap.in_loop_encode_ns),
@@ -287,6 +293,8 @@ def capture_problem(cap: CaptureFile) -> str | None:
         return "no frames"
     if n > cap.num_counted_steps:
         return f"{n:,} seqs, more than its num_counted_steps ({cap.num_counted_steps:,})"
+    if cap.seqs[0] < 0:
+        return f"seqs[0] is {cap.seqs[0]}, a negative step"
     for k in range(1, n):
         if cap.seqs[k] <= cap.seqs[k - 1]:
             return (f"seqs not increasing (seqs[{k - 1}] is {cap.seqs[k - 1]}, seqs[{k}] "
@@ -295,6 +303,9 @@ def capture_problem(cap: CaptureFile) -> str | None:
         for k, ns in enumerate(getattr(cap, name)):
             if ns < 0:
                 return f"{name}[{k}] is {ns}, a negative time"
+            if ns > MAX_IN_LOOP_NS:
+                return (f"{name}[{k}] is {ns:,} ns, more than {MAX_IN_LOOP_NS:.0e} (a "
+                        "run's summary takes no larger time)")
     return None
 
 
