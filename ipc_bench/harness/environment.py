@@ -1188,6 +1188,10 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
             out.append((f"{FLAG_CASES[name]} differ: {_flag_text(oa, name, ea, a)} vs "
                         f"{_flag_text(ob, name, eb, b)}", False))
             continue
+        narrowed = _narrowed_default(oa, ob, a, b, ea, eb) if name == "policies" else None
+        if narrowed is not None:
+            out.append((narrowed, False))
+            continue
         given = oa.get(name)
         if name in oa and name in ob and given == ob.get(name) and given is not None:
             out.append((_in_effect_line(name, given, ea, eb, a, b), False))
@@ -1196,6 +1200,42 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
                     f"{_selection_text(oa, name, ea)} vs {_selection_text(ob, name, eb)}",
                     False))
     return out
+
+
+#: The line head of policies that differ only because ``--aa`` or ``--async-scheduling``
+#: narrowed a default (``_narrowed_default``); ``report.blocks.SAME_ROWS_DIFFERENCES``
+#: reads it as a difference that changes no figure of a row both runs have.
+NARROWED_POLICIES = "default policies differ: "
+
+
+def _narrowed_default(oa: dict, ob: dict, a: dict, b: dict, ea: set[str],
+                      eb: set[str]) -> Optional[str]:
+    """The line of policies ``ea`` and ``eb`` (what runs of metadata ``a`` and ``b``, with
+    options ``oa`` and ``ob``, ran: ``ran_selection``) that differ only because ``--aa``
+    (one policy and its A/A copy) or ``--async-scheduling`` (the cached policy alone)
+    narrowed the default of a run given no ``--policies``: ``default policies differ:
+    send vs cached, send (--policies not given: --aa runs one policy alone)``; the flag's
+    own line (``FLAG_CASES``) says the rest. ``None`` where either run was given
+    ``--policies`` (or did not record it), or the runs' policies would differ without
+    the flags (``engine.config.POLICIES``, the default, where a flag narrowed it)."""
+    from ipc_bench.engine.config import CACHED, POLICIES
+
+    if "policies" not in oa or "policies" not in ob or oa["policies"] is not None \
+            or ob["policies"] is not None:
+        return None
+    flags = []
+    full = []
+    for md, ran in ((a, ea), (b, eb)):
+        mine = [f for f in ("aa", "async_scheduling") if ran_selection(md, f) == {"True"}]
+        flags += [f for f in mine if f not in flags]
+        full.append(set(POLICIES) if mine else ran)
+    if not flags or full[0] != full[1]:
+        return None
+    why = {"aa": "--aa runs one policy alone",
+           "async_scheduling": f"--async-scheduling runs the {CACHED} policy alone"}
+    values = [", ".join(sorted(r, key=_number_first)) for r in (ea, eb)]
+    return (f"{NARROWED_POLICIES}{values[0]} vs {values[1]} (--policies not given: "
+            f"{', '.join(why[f] for f in sorted(flags))})")
 
 
 def _given_transport(options: dict, ran: Optional[set[str]]) -> Optional[set[str]]:

@@ -25,9 +25,9 @@ from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusi
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO, STEP_BLOCK
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.errors import command_shell_line, one_line
-from ipc_bench.harness.environment import (FLAG_CASES, LOADED_SHARE, TIMING_ONLY_SETTINGS,
-                                          loaded_at_start, nice_note, remote_ports_text,
-                                          remote_runners_shape)
+from ipc_bench.harness.environment import (FLAG_CASES, LOADED_SHARE, NARROWED_POLICIES,
+                                          TIMING_ONLY_SETTINGS, loaded_at_start, nice_note,
+                                          remote_ports_text, remote_runners_shape)
 from ipc_bench.report.findings import findings
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import Block, code_span
@@ -1991,7 +1991,8 @@ ORDER_SEED_ONLY = ("The runs differ only in the seed of their arms' order (`--or
 #: report's Runs table, ``comparable_rows_line``): the line's text after ``RUN against
 #: OTHER: `` starts with the key, and the value says what differs. A flag of
 #: ``environment.FLAG_CASES`` adds or leaves out cases (``single-process cases differ:
-#: ...``), or a measurement taken after a case's counted steps (``floors differ: ...``),
+#: ...``; and, narrowing a run's default policies, ``environment.NARROWED_POLICIES``:
+#: ``default policies differ: ...``), or a measurement taken after a case's counted steps (``floors differ: ...``),
 #: so each run's cases are measured alike; the order seed runs the same cases in other
 #: orders (``ORDER_SEED_ONLY``, where it is the only difference).
 SAME_ROWS_DIFFERENCES = {
@@ -2001,6 +2002,10 @@ SAME_ROWS_DIFFERENCES = {
         "did not)",
     f"{FLAG_CASES['no_single_process']} differ: ":
         "whether the single-process cases ran (`--no-single-process`: their rows are one "
+        "run's alone)",
+    NARROWED_POLICIES:
+        "the policies their defaults ran (`--policies` not given: `--aa` or "
+        "`--async-scheduling` runs one policy alone, so the other policy's rows are one "
         "run's alone)",
     f"{FLAG_CASES['aa']} differ: ":
         "whether A/A copies of the arms ran (`--aa`: their rows are one run's alone)",
