@@ -71,8 +71,11 @@ def test_a_relative_path_is_read_against_notebooks_from_a_kernel_started_elsewhe
     assert text.splitlines()[0] == "runs: small-run (complete)"
     text, errors = _execute(repr("../results/no-such-run"), elsewhere)
     assert errors == [("SystemExit", f"cannot load the run: {REPO}/results/no-such-run: no "
-                       f"such folder (RESULTS '../results/no-such-run' read against this "
-                       f"notebook's folder, {REPO}/notebooks)")]
+                       f"such folder (RESULTS '../results/no-such-run' read against "
+                       f"notebooks/ of the checkout ipc_bench is imported from, "
+                       f"{REPO}/notebooks (the kernel's folder, {elsewhere}, holds no such "
+                       f"path): the kernel cannot tell this notebook's own folder; give an "
+                       f"absolute path or start the kernel in the notebook's folder)")]
 
 
 def test_a_kernel_started_under_a_checkout_reads_against_its_notebooks(

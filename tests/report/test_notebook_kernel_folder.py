@@ -1,0 +1,58 @@
+"""A copy of notebooks/analysis.ipynb in a folder outside the checkout, its kernel
+started beside it (nbclient, nbconvert and ``jupyter execute`` start it there) and
+ipc_bench imported from the checkout, read a relative ``RESULTS`` against the
+checkout's notebooks/ and called that "this notebook's folder". The kernel's folder
+comes first where it holds the path; where neither holds it, the error line says that
+notebooks/ was only the folder of the checkout ipc_bench is imported from."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from analysis_run import REPO
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+
+#: The end of the error line where the notebook's folder is only a guess.
+GUESS = ("the kernel cannot tell this notebook's own folder; give an absolute path or "
+         "start the kernel in the notebook's folder")
+
+
+def _execute(copy, results: str):
+    """The notebook ``copy`` run with ``RESULTS = results`` (source text) by a kernel
+    started in its folder: (its first stream line, the (name, value) of each error)."""
+    nb = nbformat.read(copy, as_version=4)
+    nb.cells[0].source = f"RESULTS = {results}"
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
+                                     resources={"metadata": {"path": str(copy.parent)}})
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError:
+        pass
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    return (text.splitlines() or [""])[0], [(o.ename, o.evalue) for o in outputs
+                                            if o.output_type == "error"]
+
+
+def test_a_copy_elsewhere_reads_a_relative_path_against_its_kernels_folder(
+        shared_small_run, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # as an editable install imports it
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    folder = (tmp_path / "nbdir").resolve()
+    folder.mkdir()
+    copy = folder / "analysis.ipynb"
+    shutil.copy(NOTEBOOK, copy)
+    shutil.copytree(shared_small_run, folder / "rAA")
+    assert _execute(copy, repr("rAA")) == ("runs: rAA (complete)", [])
+    assert _execute(copy, repr(["rAA", "missing"]))[1] == [(
+        "SystemExit", f"cannot load the run: {REPO}/notebooks/missing: no such folder "
+        f"(RESULTS 'rAA' read against the kernel's folder, {folder}, which holds it; "
+        f"'missing' read against notebooks/ of the checkout ipc_bench is imported from, "
+        f"{REPO}/notebooks (the kernel's folder, {folder}, holds no such path): {GUESS})")]
