@@ -8,14 +8,12 @@ withheld in its cell too."""
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
-import scipy.stats as sps
 
 from ipc_bench.analysis.results import Results
 from ipc_bench.report import findings
 from ipc_bench.scenarios.step_time import report
+from test_findings_summary import _share_cell
 from test_metrics import _summary
 
 #: cached's and send's median steps (ns) and send's SchedulerOutput path (ns; cached's
@@ -59,23 +57,11 @@ def _rows(b: int = 16, ms: float = 2.0, send=SEND, cached=CACHED, forward_ms=Non
     return out
 
 
-def _share(diffs: list[float], steps: list[float]) -> str:
-    """The mean difference over the mean step, with the ratio estimator's t interval."""
-    n = len(diffs)
-    share = (sum(diffs) / n) / (sum(steps) / n)
-    resid = [d - share * c for d, c in zip(diffs, steps)]
-    mr = sum(resid) / n
-    sd = math.sqrt(sum((r - mr) ** 2 for r in resid) / (n - 1))
-    half = sps.t.ppf(0.975, n - 1) * sd / math.sqrt(n) / (sum(steps) / n)
-    return (f"{100 * share:+.2f} % [{100 * (share - half):+.2f}, "
-            f"{100 * (share + half):+.2f}] %")
-
-
 def test_a_step_time_rows_share_cells_hold_its_lines_figures():
     items = findings.findings(_results(_rows()))
     (row,) = items.summary[1]
-    path = _share([s - 9_000.0 for s in S2R], list(CACHED))
-    whole = _share([s - c for s, c in zip(SEND, CACHED)], list(CACHED))
+    path = _share_cell([s - 9_000.0 for s in S2R], list(CACHED))
+    whole = _share_cell([s - c for s, c in zip(SEND, CACHED)], list(CACHED))
     assert row == ["num_running=16,step_time_ms=2.0", "msgpack, fixed-step model",
                    "81 (5.3 %)", "+0.5 % [-0.1, +1.2] %", "no significant difference",
                    path, whole]
@@ -106,7 +92,7 @@ def test_a_share_the_line_withholds_reads_withheld_in_its_cell():
     assert findings.WITHHELD_CELL == withheld
     assert cells["num_running=64,step_time_ms=5.0"] == [withheld, withheld]
     assert cells["num_running=16,step_time_ms=5.0"] == [
-        _share([s - 9_000.0 for s in S2R], [5_100_000.0, 5_110_000.0, 5_090_000.0]),
+        _share_cell([s - 9_000.0 for s in S2R], [5_100_000.0, 5_110_000.0, 5_090_000.0]),
         withheld]
     assert cells["num_running=16,step_time_ms=5.0"][0] == "+0.06 % [+0.04, +0.08] %"
     lines = {f.split(":")[0]: f for f in items if f.startswith("fixed step")}
