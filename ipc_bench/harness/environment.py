@@ -1214,14 +1214,18 @@ def _narrowed_default(oa: dict, ob: dict, a: dict, b: dict, ea: set[str],
     options ``oa`` and ``ob``, ran: ``ran_selection``) that differ only because ``--aa``
     (one policy and its A/A copy) or ``--async-scheduling`` (the cached policy alone)
     narrowed the default of a run given no ``--policies``: ``default policies differ:
-    send vs cached, send (--policies not given: --aa runs one policy alone)``; the flag's
-    own line (``FLAG_CASES``) says the rest. ``None`` where either run was given
-    ``--policies`` (or did not record it), or the runs' policies would differ without
-    the flags (``engine.config.POLICIES``, the default, where a flag narrowed it)."""
+    send vs cached, send (--policies not given: --aa runs one policy alone)``; a run
+    given the default's policies (``--policies send,cached``) counts as one given none,
+    the line then saying ``(--policies not given or given as its default: ...)``. The
+    flag's own line (``FLAG_CASES``) says the rest. ``None`` where either run was given
+    other ``--policies`` (or did not record them), or the runs' policies would differ
+    without the flags (``engine.config.POLICIES``, the default, where a flag narrowed
+    it)."""
     from ipc_bench.engine.config import CACHED, POLICIES
 
-    if "policies" not in oa or "policies" not in ob or oa["policies"] is not None \
-            or ob["policies"] is not None:
+    given = [o.get("policies", ()) for o in (oa, ob)]
+    if any(g is not None and (not isinstance(g, list) or sorted(map(str, g)) !=
+                              sorted(POLICIES)) for g in given):
         return None
     flags = []
     full = []
@@ -1234,7 +1238,8 @@ def _narrowed_default(oa: dict, ob: dict, a: dict, b: dict, ea: set[str],
     why = {"aa": "--aa runs one policy alone",
            "async_scheduling": f"--async-scheduling runs the {CACHED} policy alone"}
     values = [", ".join(sorted(r, key=_number_first)) for r in (ea, eb)]
-    return (f"{NARROWED_POLICIES}{values[0]} vs {values[1]} (--policies not given: "
+    how = "not given" if given == [None, None] else "not given or given as its default"
+    return (f"{NARROWED_POLICIES}{values[0]} vs {values[1]} (--policies {how}: "
             f"{', '.join(why[f] for f in sorted(flags))})")
 
 

@@ -1962,7 +1962,7 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
     warnings = environment_differences(results, base) + setting_differences(results, base)[0]
     if warnings:
         orders_only = all(": option --order-seed differs: " in w for w in warnings)
-        same_rows = comparable_rows_line(warnings)
+        same_rows = comparable_rows_line(warnings, _unshared(results.finished(), base)[2])
         blocks.append(("p", ORDER_SEED_ONLY) if orders_only else
                       ("p", same_rows) if same_rows else
                       ("note", "The runs differ in ways that can change the numbers: "
@@ -2004,7 +2004,7 @@ SAME_ROWS_DIFFERENCES = {
         "whether the single-process cases ran (`--no-single-process`: their rows are one "
         "run's alone)",
     NARROWED_POLICIES:
-        "the policies their defaults ran (`--policies` not given: `--aa` or "
+        "the policies their defaults ran (`--policies` left at its default: `--aa` or "
         "`--async-scheduling` runs one policy alone, so the other policy's rows are one "
         "run's alone)",
     f"{FLAG_CASES['aa']} differ: ":
@@ -2017,13 +2017,16 @@ SAME_ROWS_DIFFERENCES = {
 }
 
 
-def comparable_rows_line(warnings: list[str]) -> str:
+def comparable_rows_line(warnings: list[str], apart: Collection[str] = ()) -> str:
     """The Runs section's line, for the care note's, where every difference of the runs
     (``warnings``: ``RUN against OTHER: ...`` lines of ``setting_differences``, and of
     ``environment_differences``, which are never such) is one of
     ``SAME_ROWS_DIFFERENCES``, naming what differs: ``The runs differ only in whether
     the single-process cases ran (...): options that change no figure of a row both runs
-    have, so those rows stay comparable.``; ``""`` otherwise."""
+    have, so those rows stay comparable.``; ``""`` otherwise. Where runs ``apart`` share
+    no case with the reference (``unshared_lines``: their options left them no row in
+    common), the line ends by naming them instead: ``..., but run `b` has no row in
+    common with the reference: Side by side says what to run.``"""
     found = []
     for line in warnings:
         key = next((k for k in SAME_ROWS_DIFFERENCES if f": {k}" in line), None)
@@ -2034,10 +2037,15 @@ def comparable_rows_line(warnings: list[str]) -> str:
     if not said:
         return ""
     what = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
-    return (f"The runs differ only in {what}: "
+    head = (f"The runs differ only in {what}: "
             f"{'an option' if len(said) == 1 else 'options'} that change"
-            f"{'s' if len(said) == 1 else ''} no figure of a row both runs have, so those "
-            "rows stay comparable.")
+            f"{'s' if len(said) == 1 else ''} no figure of a row both runs have, ")
+    if not apart:
+        return head + "so those rows stay comparable."
+    runs = ", ".join(map(code_span, apart))
+    return (head + f"but run{'s' if len(apart) > 1 else ''} {runs} "
+            f"{'have' if len(apart) > 1 else 'has'} no row in common with the reference: "
+            "Side by side says what to run.")
 
 
 #: A multi-run report says how the machine's load differed between its runs
@@ -3183,25 +3191,34 @@ def unshared_line(run: str, base: str, theirs: Collection[tuple], ours: Collecti
     return f"{head}{differ}. To compare them, {how}."
 
 
+def _unshared(results, base: str = "") -> tuple[str, dict, list[str]]:
+    """The reference run (``base``, default the first loaded), each run's finished
+    cases of ``results`` as (workload, arm, codec) keys in the run's case order, and the
+    runs, in load order, that finished a case but none the reference finished (none
+    where the reference finished none: ``base_unfinished_note`` says so)."""
+    cases = results.cases
+    base = base or results.run_ids[0]
+    if cases.empty:
+        return base, {}, []
+    # in the run's case order (a set's would change from one process to the next)
+    have = {r: dict.fromkeys(zip(sel["workload"].astype(str), sel["policy"], sel["codec"]))
+            for r, sel in cases.groupby("run_id", sort=False, observed=True)}
+    if not have.get(base):
+        return base, have, []
+    return base, have, [r for r in results.run_ids if r != base and have.get(r)
+                        and not have[r].keys() & have[base].keys()]
+
+
 def unshared_lines(results, base: str = "") -> list[str]:
     """``unshared_line`` of each run of ``results`` (finished cases, grouped by arm)
     that shares no (workload, arm, codec) with reference run ``base`` (default the
     first loaded), in load order; none for a run that finished no case, or where
     ``base`` finished none (``base_unfinished_note`` says so)."""
-    cases = results.cases
-    if cases.empty:
-        return []
-    # in the run's case order (a set's would change from one process to the next)
-    have = {r: dict.fromkeys(zip(sel["workload"].astype(str), sel["policy"], sel["codec"]))
-            for r, sel in cases.groupby("run_id", sort=False, observed=True)}
-    base = base or results.run_ids[0]
-    if not have.get(base):
-        return []
+    base, have, apart = _unshared(results, base)
     scenario = {r: (results.metadata.get(r) or {}).get("scenario")
                 for r in results.run_ids}
     return [unshared_line(r, base, have[r], have[base], (scenario[r], scenario[base]))
-            for r in results.run_ids
-            if r != base and have.get(r) and not have[r].keys() & have[base].keys()]
+            for r in apart]
 
 
 def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Block]:
