@@ -123,23 +123,43 @@ def broken_link_text(folder: Path, writing: str) -> Optional[str]:
     symbolic link to TARGET, ...`` for a link above it (``WRITING``: ``results``, ``the
     report``); ``None`` where there is no such link (a link to an existing folder is
     followed: the output is written there). ``TARGET`` as the link holds it
-    (``os.readlink``). The run's ``--output`` and the report's share these words.
-    Raises ``OSError`` where a path on the way cannot be looked up at all."""
+    (``os.readlink``; a chain of links named link by link, ``dangling_link_text``).
+    The run's ``--output`` and the report's share these words. Raises ``OSError`` where a path on the way cannot be looked up at all."""
     path = folder
     while not path.exists() and path != path.parent:
         if path.is_symlink():
-            try:
-                os.stat(path)
-                why = "which cannot be followed"
-            except FileNotFoundError:
-                why = "which does not exist"
-            except OSError as exc:
-                why = f"which cannot be followed ({exc.strerror})"
             what = (f"output folder {folder} is" if path == folder else
                     f"cannot write {writing} to {folder}: {path} is")
-            return f"{what} a symbolic link to {os.readlink(path)}, {why}"
+            return f"{what} {dangling_link_text(path)}"
         path = path.parent
     return None
+
+
+def dangling_link_text(link: Path) -> str:
+    """What the symbolic link ``link``, whose target cannot be reached, leads to: ``a
+    symbolic link to TARGET, which does not exist`` (or ``, which cannot be followed``
+    / ``(REASON)``: a loop of links, ``Too many levels of symbolic links``), ``TARGET``
+    as the link holds it (``os.readlink``). Where ``TARGET`` is itself a link to
+    nothing, each link of the chain is named up to the missing end: ``a symbolic link
+    to dl1, itself a symbolic link to missing, which does not exist``. The words of an
+    output folder's (``broken_link_text``) and an output file's
+    (``cli.options.writable_file``) dangling link. Raises ``OSError`` where ``link``
+    cannot be read as a link."""
+    try:
+        os.stat(link)
+        why = "which cannot be followed"
+    except FileNotFoundError:
+        why = "which does not exist"
+    except OSError as exc:
+        why = f"which cannot be followed ({exc.strerror})"
+    hops = [os.readlink(link)]
+    here = os.fspath(link)
+    while why == "which does not exist" and len(hops) < 40:  # 40: the system's own limit
+        here = os.path.join(os.path.dirname(here), hops[-1])  # absolute: the target alone
+        if not os.path.islink(here):
+            break
+        hops.append(os.readlink(here))
+    return f"a symbolic link to {', itself a symbolic link to '.join(hops)}, {why}"
 
 
 def runner_failed_text(step: int, message: str) -> str:

@@ -293,19 +293,21 @@ def writable_file(text: str) -> str:
     waiting, then removed again if it did not exist); ``ArgumentTypeError`` naming the
     path and why (``is a directory``, ``special_file_problem``'s FIFO, socket or block
     device, a dangling link: ``PATH is a symbolic link to TARGET, which does not
-    exist``, as a run's ``--output`` is refused; the system's reason) otherwise. A
+    exist``, each link of a chain named, ``errors.dangling_link_text``, as a run's
+    ``--output`` is refused; the system's reason) otherwise. A
     character device (``/dev/null``,
     ``/dev/full``, a terminal) is taken, as is ``/dev/stdout`` on a pipe."""
     import os
     from pathlib import Path
+
+    from ipc_bench.errors import dangling_link_text
 
     if not text.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: the path is empty (give a file's path)")
     path = Path(text)
     existed = path.exists()
     if not existed and path.is_symlink():  # its target is not made, as a run's --output's
-        raise argparse.ArgumentTypeError(
-            f"{text} is a symbolic link to {os.readlink(text)}, which does not exist")
+        raise argparse.ArgumentTypeError(f"{text} is {dangling_link_text(path)}")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: is a directory")
     why = special_file_problem(text)
