@@ -497,20 +497,23 @@ def check_output(out: Path) -> Path:
     where the mount cannot be written either), which cannot be renamed
     aside (``EBUSY``). ``OSError`` (``filename``
     ``out``) when the system will not look ``out`` up for a reason other than its
-    absence: a file on the way (``Not a directory``), a link loop, a name over 255
-    bytes, no permission. ``out``, or a missing folder on the way to it, that is a
-    symbolic link to nothing is refused in the run's words (``output folder OUT is a
-    symbolic link to TARGET, which does not exist``, ``errors.broken_link_text``).
+    absence: a file on the way (``Not a directory``), a name over 255 bytes, no
+    permission. ``out``, or a missing folder on the way to it, that is a symbolic link
+    to nothing or a loop of links is refused in the run's words (``output folder OUT is
+    a symbolic link to TARGET, which does not exist`` / ``which cannot be followed (Too
+    many levels of symbolic links)``, ``errors.broken_link_text``).
     Returns the folder to replace: ``out``, or where it points when it is a symlink to a
     folder."""
     try:
         os.stat(out)
-    except FileNotFoundError:
-        problem = broken_link_text(out, "the report")  # the run's words
+    except OSError as exc:
+        problem = None
+        if isinstance(exc, FileNotFoundError) or exc.errno == errno.ELOOP:
+            problem = broken_link_text(out, "the report")  # the run's words
         if problem is not None:
             raise ResultsError(problem) from None
-    except OSError as exc:  # mkdir and rename would give a reason of their own
-        raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
+        if not isinstance(exc, FileNotFoundError):  # mkdir and rename would say otherwise
+            raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
     target = Path(os.path.realpath(out)) if out.is_symlink() and out.is_dir() else out
     if target.exists():
         if not target.is_dir():
