@@ -97,6 +97,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ipc_bench.analysis.capture import (DIRECTIONS, CaptureFile, CaptureInfo, arms_in,
                                         load_capture)
+from ipc_bench.errors import broken_link_text
 from ipc_bench.harness import signals
 
 BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
@@ -1039,13 +1040,18 @@ def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
     earlier files there (pyperf files of these arms, ``in_loop_vs_pyperf.json``), which
     stay as they are until the new set is complete; new files a killed run left
     (``_stale_files``) are removed, their names kept in ``removed``.
-    ``MicrobenchError``: ``output path PATH exists and is not a folder`` (as run and
+    ``MicrobenchError``: ``output path PATH exists and is not a folder`` and ``output
+    folder PATH is a symbolic link to TARGET, which does not exist`` (or ``cannot write
+    the pyperf files to PATH: LINK is ...``; ``errors.broken_link_text``: as run and
     report say), else ``cannot write to PATH: REASON``, ending ``; write it elsewhere
     with --output DIR`` where the default ``RUN_DIR/microbench`` was refused for its
     permissions or a read-only file system (as report says)."""
     out_dir = Path(ns.output) if ns.output else Path(ns.run_dir) / "microbench"
     out: Optional[_Output] = None
     try:
+        problem = broken_link_text(out_dir, "the pyperf files")  # the run's words
+        if problem is not None:  # mkdir: No such file or directory
+            raise MicrobenchError(problem)
         try:
             out_dir.mkdir(parents=True)
             created = True
