@@ -7,6 +7,7 @@ bad input never surfaces as a traceback or a hang half-way through a run.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from typing import Sequence
 
@@ -79,10 +80,11 @@ class _Parser(OnceParser):
 
 #: What a numeric option's text may hold: ASCII digits, sign, point and exponent (as
 #: the trace reader wants digits), not the other digits or the ``_`` separators that
-#: Python's ``int`` and ``float`` would also take (``١٠``, ``1_000``).
+#: Python's ``int`` and ``float`` would also take (``١٠``, ``1_000``); ``inf``,
+#: ``infinity`` and ``nan`` are numbers (each refused by its option as not finite).
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)",
-                     re.IGNORECASE)
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
+                     r"|[+-]?(inf|infinity|nan)", re.IGNORECASE)
 
 
 def _number(text: str) -> float:
@@ -196,16 +198,18 @@ def _choices(allowed: Sequence[str]):
 
 def _float_in(hi: float, lo: float = 0.0, why: str = ""):
     """A parser of a positive finite number at most ``hi`` and, when ``lo`` is given, at
-    least ``lo`` (``why``: the reason, in the refusal)."""
+    least ``lo`` (``why``: the reason, in the refusal). ``inf``, ``infinity``, ``nan``
+    (either sign, any case) and a number too large for a float (``1e999``) are refused
+    in one sentence, ``must be a finite number, got TEXT``."""
     def parse(text: str) -> float:
         try:
             value = _number(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
         if not value > 0:
             raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-        if value == float("inf"):
-            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
         if value > hi:
             raise argparse.ArgumentTypeError(f"must be at most {hi:g}, got {text}")
         if value < lo:

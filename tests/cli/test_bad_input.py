@@ -83,7 +83,7 @@ OPTION_CASES = [
      "argument --startup-timeout: must be at least 0.1 (the waits check for the runner in "
      "0.1 s slices, so a shorter timeout cannot be honoured), got 0.001"),
     (DS + ["--peer-timeout", "nan"],
-     "argument --peer-timeout: must be a positive number, got nan"),
+     "argument --peer-timeout: must be a finite number, got nan"),
     (DS + ["--peer-timeout", "inf"],
      "argument --peer-timeout: must be a finite number, got inf"),
     (DS + ["--peer-timeout", "1e9"], "argument --peer-timeout: must be at most 86400, got 1e9"),
