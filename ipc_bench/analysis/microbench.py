@@ -690,7 +690,9 @@ def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool
     probe_runner(_argparser=parser)
     for action in parser._actions:  # argparse keeps no public list of them
         if action.dest in ("warmups", "loops"):
-            action.type = _no_huge_power(action.type)
+            action.type = _count_words(_no_huge_power(action.type), 0)
+        elif action.dest in ("processes", "values", "timeout"):
+            action.type = _count_words(action.type, 1)
     args = parser.parse_args(list(rest))
     if rigorous and args.fast:
         raise MicrobenchError("--fast and --rigorous exclude each other")
@@ -703,8 +705,8 @@ def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool
 def _no_huge_power(convert: Callable[[str], int]) -> Callable[[str], int]:
     """pyperf's ``positive_or_nul`` (``convert``) for ``-w`` / ``-l``, but an ``X^Y``
     beyond 2^64 (|X| >= 2, Y > 64) is not computed (``10^100000000`` would take minutes):
-    it reads as 2^65, above every cap (``_check_counts``), or as pyperf's refusal where
-    it is negative. Keeps ``convert``'s name, which argparse shows in its refusals."""
+    it reads as 2^65, above every cap (``_check_counts``), or as a refusal where it is
+    negative (worded by ``_count_words``). Keeps ``convert``'s name."""
     def parse(text: str) -> int:
         x, hat, y = text.partition("^")
         with contextlib.suppress(ValueError):  # not whole numbers: pyperf's refusal
@@ -715,6 +717,33 @@ def _no_huge_power(convert: Callable[[str], int]) -> Callable[[str], int]:
                         f"invalid {convert.__name__} value: {text!r}")
                 return 2 ** 65
         return convert(text)
+    parse.__name__ = convert.__name__
+    return parse
+
+
+def _count_words(convert: Callable[[str], int], lo: int) -> Callable[[str], int]:
+    """pyperf's type of a count option (``convert``: ``strictly_positive``, ``lo`` 1:
+    ``-p``, ``-n``, ``--timeout``; ``positive_or_nul``, ``lo`` 0, which also reads
+    ``X^Y``: ``-w``, ``-l``), its refusals in the words of the run's options of one whole
+    number: ``must be at least 1, got 0``, ``expected an integer, got 'x'`` (after
+    argparse's ``argument -p/--processes: ``), where pyperf's read ``invalid
+    strictly_positive value: '0'``."""
+    def parse(text: str) -> int:
+        try:
+            return convert(text)
+        except (ValueError, argparse.ArgumentTypeError):
+            pass
+        x, hat, y = text.partition("^")
+        try:
+            if hat and lo == 0:
+                int(x), int(y)
+            else:
+                int(text)
+        except ValueError:
+            powers = " (or X^Y)" if lo == 0 else ""
+            raise argparse.ArgumentTypeError(
+                f"expected an integer{powers}, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must be at least {lo}, got {text}")
     parse.__name__ = convert.__name__
     return parse
 
