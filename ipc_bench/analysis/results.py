@@ -4240,6 +4240,50 @@ def _warnings_lines(valid: list[dict], path: Path) -> list[str]:
     return out
 
 
+def _family_gap_lines(summary: dict[str, Any], valid: list[dict], path: Path) -> list[str]:
+    """One line per timed metric that a recorded send/cached comparison of ``summary``
+    tested (its ``family``, Holm-adjusted together) while a case it compares, of
+    ``valid``, has no value of it (a hand edit took it out): the pair table shows no
+    pair of it where a case lacks it, while the findings' verdicts and their legend
+    count it among the metrics tested. ``RUN/summary.json: case 'ID' has no
+    sched_cpu_ns_per_step, a timed metric its recorded comparison of send and cached
+    tested (counted in the Holm adjustment its verdicts give): the pair table leaves
+    out the pairs without it`` (``cases 'A', 'B' and 3 more have no ..., a timed
+    metric their recorded comparisons ...``: the first ``WARNINGS_SHOWN`` named)."""
+    from ipc_bench.analysis.stats import COMPARED_GROUP, arms_by_repetition
+    from ipc_bench.engine.config import CACHED
+
+    groups = arms_by_repetition([c for c in valid if c.get("policy")], COMPARED_GROUP)
+    missing: dict[str, list[str]] = {}
+    for comp in summary.get("comparisons") or []:
+        if (comp.get("baseline"), comp.get("treatment")) != (SEND, CACHED):
+            continue
+        arms = groups.get(tuple(comp.get(k) for k in COMPARED_GROUP), {})
+        reps = comp.get("repetitions")
+        for arm in (SEND, CACHED):
+            for rep, case in arms.get(arm, {}).items():
+                if isinstance(reps, list) and rep not in reps:
+                    continue
+                for key in comp.get("family") or []:
+                    if isinstance(key, str) and case.get(key) is None:
+                        missing.setdefault(key, []).append(case["case_id"])
+    out = []
+    for key, ids in missing.items():
+        named = [repr(i) for i in dict.fromkeys(ids)]
+        more = len(named) - WARNINGS_SHOWN
+        if more > 0:
+            named = named[:WARNINGS_SHOWN] + [f"{more:,} more"]
+        listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+        one = len(named) == 1
+        its, comparison = ("its", "comparison") if one else ("their", "comparisons")
+        out.append(f"{path}: {'case' if one else 'cases'} {listed} "
+                   f"{'has' if one else 'have'} no {key}, a timed metric {its} recorded "
+                   f"{comparison} of {SEND} and {CACHED} tested (counted in the Holm "
+                   f"adjustment {its} verdicts give): the pair table leaves out the "
+                   "pairs without it")
+    return out
+
+
 def _left_out_ids(summary: dict[str, Any], valid: list[dict]) -> set[str]:
     """The ``case_id`` of every case of ``summary`` left out (``_valid_cases``) that
     names one and that no loaded case shares."""
@@ -4833,7 +4877,8 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
     valid, bad_cases = _valid_cases(summary, run_dir / "summary.json")
     bad_cases = (shapes + bad_cases + _no_floor_lines(valid, run_dir / "summary.json")
                  + _warnings_lines(valid, run_dir / "summary.json")
-                 + _label_field_lines(valid, metadata, run_dir / "summary.json"))
+                 + _label_field_lines(valid, metadata, run_dir / "summary.json")
+                 + _family_gap_lines(summary, valid, run_dir / "summary.json"))
     cases = pd.DataFrame(valid)
     label_cols: dict[str, dict[str, Any]] = {}  # case_id -> labels
     case_info: dict[str, dict[str, Any]] = {}
