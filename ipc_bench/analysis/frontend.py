@@ -95,7 +95,33 @@ def frontend_figures(result, seqs: np.ndarray, out: dict[str, Any]) -> dict[str,
 
 def _pair_key(s: dict[str, Any]) -> tuple:
     return (s.get("scenario"), s.get("workload"), s.get("codec"), s.get("transport"),
-            s.get("repetition"), bool(s.get("async_scheduling")))
+            s.get("repetition"), s.get("async_scheduling") is True
+            or s.get("async_scheduling") == 1)
+
+
+def schedules_apart(cases: list[dict[str, Any]]) -> bool:
+    """Whether a send case of ``cases`` (frontend cases' summaries, or a table's
+    records: NaN read as absent) with a scheduler -> runner message has no
+    ``send_saving_bytes_per_step`` because the cached case of its pair (``_pair_key``)
+    scheduled other batches (unequal schedule digests, as a timed replay's arms do:
+    ``pair_send_savings`` gives such a pair no saving figure)."""
+    from ipc_bench.analysis.pace import is_missing
+
+    def known(c: dict[str, Any], key: str) -> Any:
+        value = c.get(key)
+        return None if is_missing(value) else value
+
+    cached = {_pair_key(c): c for c in cases if c.get("policy") == CACHED
+              and known(c, "schedule_digest") is not None}
+    for s in cases:
+        if s.get("policy") != SEND or s.get("codec") == NO_CODEC \
+                or known(s, "send_saving_bytes_per_step") is not None \
+                or known(s, "schedule_digest") is None:
+            continue
+        c = cached.get(_pair_key(s))
+        if c is not None and s["schedule_digest"] != c["schedule_digest"]:
+            return True
+    return False
 
 
 def pair_send_savings(summaries: list[dict[str, Any]]) -> None:

@@ -912,7 +912,8 @@ def _frontend_blocks(results, level: int) -> list[Block]:
     ``analysis.frontend``) beside the scheduler <-> runner hop, under its own heading;
     nothing when no case did."""
     from ipc_bench.analysis.stats import performed
-    from ipc_bench.report.tables import FRONTEND_COLUMNS, SAVING_KEYS, arm_label
+    from ipc_bench.report.tables import (FRONTEND_COLUMNS, SAVING_KEYS, arm_label,
+                                         schedules_apart_text)
 
     cases = results.cases
     if cases.empty or "frontend_bytes_per_step" not in cases.columns:
@@ -932,6 +933,7 @@ def _frontend_blocks(results, level: int) -> list[Block]:
                             else r[k] * scale)
                for k, _, scale in FRONTEND_COLUMNS] for r in records]
     single = any(not performed(SAVING_KEYS[0], r["codec"]) for r in records)
+    unsaved = schedules_apart_text(records, "`-`")  # why a send row shows - for the saving
     return [("h", level, "Frontend hop"), ("table", head, rows),
             ("p", "The engine core -> frontend hop (`EngineCoreOutputs`, msgspec msgpack "
                   "over ZeroMQ PUSH/PULL, as vLLM V1) beside the scheduler <-> runner hop: "
@@ -942,7 +944,8 @@ def _frontend_blocks(results, level: int) -> list[Block]:
                   "saves, in bytes and as a share of send's whole control plane (send's "
                   "s2r bytes less cached's, of a pair that scheduled the same batches, "
                   "over send's `control`), a figure of the pair shown once, on its send "
-                  "row. The single-process cases serialize only the frontend hop"
+                  "row" + (f"; {unsaved}" if unsaved else "") + ". The single-process "
+                  "cases serialize only the frontend hop"
                   + (" (no s2r message: `-` for send - cached)" if single else "")
                   + ". The frontend's token streams equalled the scheduler's in every "
                   "case shown (a difference fails the case).")]

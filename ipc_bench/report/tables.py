@@ -955,6 +955,23 @@ FRONTEND_COLUMNS = (("sched_to_runner_payload_bytes_per_step", "s2r B", 1.0),
 SAVING_KEYS = ("send_saving_bytes_per_step", "send_saving_share_of_control_plane")
 
 
+def schedules_apart_text(cases: list[dict[str, Any]], dash: str = "-") -> str:
+    """Why a send row of the frontend cases ``cases`` (summaries, or a table's records)
+    shows ``dash`` for send - cached where its pair scheduled other batches
+    (``frontend.schedules_apart``): ``- on a send row whose cached case scheduled other
+    batches (schedules differ, as a timed replay's arms do), where send - cached would
+    be no like-for-like saving``; ``""`` where no such row is shown. The terminal's
+    frontend table (``frontend_lines``) and the report's (``blocks``, ``dash`` a code
+    span) say it."""
+    from ipc_bench.analysis.frontend import schedules_apart
+
+    if not schedules_apart(cases):
+        return ""
+    return (f"{dash} on a send row whose cached case scheduled other batches (schedules "
+            "differ, as a timed replay's arms do), where send - cached would be no "
+            "like-for-like saving")
+
+
 def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
     """Under a case table: per case with a frontend, each hop's bytes per counted step,
     the control plane's, the frontend hop's encode / decode µs, the encode + decode µs
@@ -963,11 +980,13 @@ def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
     row; its cached row ``-``); a single-process row ``-`` in every column of what its
     codec does not perform (``stats.performed``: ``s2r B``, ``r2s B`` and the saving,
     as the report's frontend table shows it: it sends no scheduler <-> runner message;
-    the head line says so); nothing when no case ran a frontend."""
+    the head line says so, as it says why a send row shows ``-`` for the saving:
+    ``schedules_apart_text``); nothing when no case ran a frontend."""
     fronted = [s for s in cases if s.get("frontend_bytes_per_step") is not None]
     if not fronted:
         return []
-    paired = any(s.get(SAVING_KEYS[0]) is not None for s in fronted)
+    unsaved = schedules_apart_text(fronted)
+    paired = any(s.get(SAVING_KEYS[0]) is not None for s in fronted) or bool(unsaved)
     single = [not performed(SAVING_KEYS[0], s.get("codec")) for s in fronted]
     shown = [dict(s, **dict.fromkeys(k for k, _, _ in FRONTEND_COLUMNS
                                      if not performed(k, s.get("codec"))
@@ -979,6 +998,7 @@ def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
              + ("; send - cached B: send's s2r B less cached's (what cached saves), of a "
                 "pair that scheduled the same batches, on the send row, and as a share of "
                 "send's control B" if paired else "")
+             + (f"; {unsaved}" if unsaved else "")
              + ("; - on a single-process row, which has no s2r or r2s message"
                 if any(single) else "") + "):"]
             + _column_table(shown, FRONTEND_COLUMNS))
