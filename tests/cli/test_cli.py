@@ -4,7 +4,8 @@ Bad input: exit code 2 and exactly one line on stderr, ``bench.py: error: ...``,
 the problem (and the row, for a malformed trace), no traceback and no result folder. An
 unknown scenario goes through a real ``python bench.py``; the other kinds call
 ``cli.main`` in this process (``main_in_process``: the same exit code and output, without
-a process's start and imports, about 0.2 s of CPU each).
+a process's start and imports, about 0.2 s of CPU each), as do the runs that check a
+trace's notes (their runners are still processes).
 A tiny successful run: exit 0 and a complete result folder that pandas reads.
 """
 
@@ -127,15 +128,15 @@ def _short_trace(tmp_path: Path, rows: int) -> Path:
     return trace
 
 
-def test_a_trace_whose_last_row_may_be_cut_short_is_noted(tmp_path):
+def test_a_trace_whose_last_row_may_be_cut_short_is_noted(tmp_path, capsys):
     """CRLF lines, the last without its line ending: replayed as read, with a note."""
     trace = tmp_path / "trace.csv"
     trace.write_bytes(("\r\n".join([HEADER, "2023-11-16 18:15:46.6805900,374,44",
                                      "2023-11-16 18:15:50.9951690,381,8"])).encode())
     out = tmp_path / "out"
-    proc = bench("--scenario", "azure-conv", "--trace", str(trace), "--policies", "cached",
-                  "--codecs", "msgpack", "--no-floor", "--warmup-steps", "0", "--output",
-                  str(out))
+    proc = main_in_process(capsys, "--scenario", "azure-conv", "--trace", str(trace),
+                           "--policies", "cached", "--codecs", "msgpack", "--no-floor",
+                           "--warmup-steps", "0", "--output", str(out))
     assert proc.returncode == 0, proc.stderr
     note = ("the trace's last row (line 3) has no line ending while the lines before it "
             "end in \\r\\n: a file cut short mid-row reads so; it is replayed as read")
@@ -149,12 +150,13 @@ def test_a_trace_whose_last_row_may_be_cut_short_is_noted(tmp_path):
     ("5", None),  # as many as asked
     (None, None),  # the default (300) was not asked for
 ])
-def test_a_trace_shorter_than_max_requests_is_noted(tmp_path, max_requests, note):
+def test_a_trace_shorter_than_max_requests_is_noted(tmp_path, capsys, max_requests, note):
     out = tmp_path / "out"
     args = ["--scenario", "azure-conv", "--trace", str(_short_trace(tmp_path, 5)),
             "--policies", "cached", "--codecs", "msgpack", "--no-floor", "--warmup-steps", "0",
             "--output", str(out)]
-    proc = bench(*args, *(["--max-requests", max_requests] if max_requests else []))
+    proc = main_in_process(capsys, *args,
+                           *(["--max-requests", max_requests] if max_requests else []))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     assert lines[0] == f"ipc-bench: azure-conv, 1 case -> {out}"
@@ -183,16 +185,16 @@ def test_a_trace_shorter_than_max_requests_is_noted(tmp_path, max_requests, note
     ("azure-conv", "AzureLLMInferenceTrace_code.csv -> AzureLLMInferenceTrace_conv.csv",
      None),
 ])
-def test_the_other_azure_trace_is_noted(tmp_path, scenario, file, note):
+def test_the_other_azure_trace_is_noted(tmp_path, capsys, scenario, file, note):
     link, _, target = file.partition(" -> ")
     trace = _short_trace(tmp_path, 3).rename(tmp_path / (target or link))
     if target:
         (tmp_path / link).symlink_to(trace)
         trace = tmp_path / link
     out = tmp_path / "out"
-    proc = bench("--scenario", scenario, "--trace", str(trace), "--policies", "cached",
-                 "--codecs", "msgpack", "--no-floor", "--warmup-steps", "0",
-                 "--output", str(out))
+    proc = main_in_process(capsys, "--scenario", scenario, "--trace", str(trace),
+                           "--policies", "cached", "--codecs", "msgpack", "--no-floor",
+                           "--warmup-steps", "0", "--output", str(out))
     assert proc.returncode == 0, proc.stderr
     notes = [line for line in proc.stderr.splitlines() if line.startswith("note:")
              and not line.startswith(LOADED_NOTE)]  # the machine's load: not this test's
