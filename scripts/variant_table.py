@@ -435,11 +435,14 @@ def print_compact(batch_sizes, means: dict[str, float], rows=None) -> None:
               f"{_sum_us(fe_us)} | {cp['send']:,} | {cp['cached']:,} | {_saving(cp)} |")
 
 
-def plot(batch_sizes, means: dict[str, float], path: str) -> None:
+def plot(batch_sizes, means: dict[str, float], path: str) -> list[str]:
     """PNG at ``path``: SchedulerOutput bytes per running request and the hop's µs per
     step (build + both encodes and decodes) against running requests, log-log; one
     colour per codec, solid send, dashed cached, uniform ids (Zipf's lines lie within
-    2 % of them). ``OSError`` when the file cannot be written."""
+    2 % of them). The µs panel draws the variants whose five timings ``means`` holds at
+    a running count of ``batch_sizes``; when it holds none, the panel says so in its
+    middle and the returned list holds that line (else it is empty). ``OSError`` when
+    the file cannot be written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -448,20 +451,32 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> None:
     colors = {"msgpack": "tab:blue", "pickle": "tab:orange", "packed": "tab:green",
               "slots": "tab:red", "replicated": "tab:purple"}
     fig, (ax_b, ax_t) = plt.subplots(1, 2, figsize=(11, 4.2))
+    timed = False
     for codec, policy in itertools.product(CODECS, POLICIES):
         rows = [variant_row(means, b, policy, codec, "uniform") for b in batch_sizes]
         style = dict(color=colors.get(codec), linestyle="-" if policy == "send" else "--",
                      marker="o" if policy == "send" else "s", label=f"{policy} / {codec}")
         ax_b.plot(batch_sizes, [max(r[0] / b, 0.01) for r, b in zip(rows, batch_sizes)],
                   **style)
-        us = [None if None in r[2] else sum(r[2]) * 1e6 for r in rows]
-        ax_t.plot(batch_sizes, us, **style)
+        us = [None if None in r[2] or sum(r[2]) <= 0 else sum(r[2]) * 1e6 for r in rows]
+        if any(u is not None for u in us):  # a log axis of nothing cannot be drawn
+            ax_t.plot(batch_sizes, us, **style)
+            timed = True
+    empty = []
     for ax, label in ((ax_b, "SchedulerOutput bytes per running request"),
                       (ax_t, "µs per step (build, encode, decode)")):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.set_xlabel("running requests (pure decode)")
         ax.set_ylabel(label)
+        if ax is ax_t and not timed:
+            empty.append("the µs panel is empty: the run holds no variant's five timings "
+                         f"at running {', '.join(f'{b:,}' for b in batch_sizes)}")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.text(0.5, 0.5, "no timings in the run\nat these running counts",
+                    ha="center", va="center", transform=ax.transAxes)
+            continue
+        ax.set_xscale("log")
+        ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
     ax_b.legend(fontsize=8)
     fig.suptitle("send / cached x msgpack / pickle / packed (vLLM PR #54406) / slots / "
@@ -472,6 +487,7 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> None:
     plt.close(fig)
     # written here: matplotlib's own file loses a failed close (--figure /dev/full)
     Path(path).write_bytes(png.getvalue())
+    return empty
 
 
 ONLY_HELP = ("comma-separated alternatives, each a set of words matched in any order: "
@@ -657,10 +673,13 @@ def main() -> int:
                     error(f"argument --table-from: {exc}")
             if args.figure:
                 try:
-                    plot(batch_sizes, medians, args.figure)
+                    empty = plot(batch_sizes, medians, args.figure)
                 except OSError as exc:  # disk full (--figure /dev/full)
                     raise SystemExit(f"{prog}: error: cannot write {args.figure}: "
                                      f"{exc.strerror or exc}") from None
+                for line in empty:
+                    print(f"{prog}: warning: {args.figure}: {line} (--batch-sizes picks "
+                          "the running counts)", file=sys.stderr)
                 written_elsewhere(f"the figure is in {args.figure}")
             if args.compact:
                 print_compact(batch_sizes, medians, rows)
