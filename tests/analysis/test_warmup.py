@@ -23,9 +23,12 @@ PER_STEP = ("busy_output_tokens_per_s", "step_ns_mean", "sched_to_runner_payload
             "encode_ns_per_step", "floor_output_tokens_per_s")
 
 
-def _bench(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "bench.py", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=240)
+def _bench(capsys, args: list[str]) -> subprocess.CompletedProcess:
+    """``bench.py ARGS`` as ``cli.main`` in this process (its runners are processes): the
+    exit code, stdout and stderr a ``python bench.py`` gives, without its start."""
+    code = cli.main(args)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["bench.py", *args], code, out, err)
 
 
 #: ``bench.py`` with the checks made before the first case (``harness.trace_checks``)
@@ -42,10 +45,10 @@ def _bench_unchecked(args: list[str]) -> subprocess.CompletedProcess:
 
 
 @needs_trace
-def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
+def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path, capsys):
     run = tmp_path / "timed"
-    proc = _bench(["--scenario", "azure-conv-timed", "--trace", str(TRACE), "--max-requests",
-                   "1", "--codecs", "msgpack", "--output", str(run)])
+    proc = _bench(capsys, ["--scenario", "azure-conv-timed", "--trace", str(TRACE),
+                           "--max-requests", "1", "--codecs", "msgpack", "--output", str(run)])
     assert proc.returncode == 0, proc.stderr  # its latencies cover every request
     # said before the first case: one request's steps do not depend on the wall clock
     lines = proc.stderr.splitlines()
@@ -88,12 +91,12 @@ def test_timed_replay_inside_the_warmup_reports_its_latencies(tmp_path):
 
 
 @needs_trace
-def test_logical_replay_inside_the_warmup_is_refused_before_it_runs(tmp_path):
+def test_logical_replay_inside_the_warmup_is_refused_before_it_runs(tmp_path, capsys):
     """The first row of the conversation trace (374 prompt tokens, 44 output) takes 44
     steps: one to prefill (and sample the first token), 43 to decode."""
-    proc = _bench(["--scenario", "azure-conv", "--trace", str(TRACE), "--max-requests", "1",
-                   "--codecs", "msgpack", "--policies", "send", "--no-single-process",
-                   "--output", str(tmp_path / "logical")])
+    proc = _bench(capsys, ["--scenario", "azure-conv", "--trace", str(TRACE),
+                           "--max-requests", "1", "--codecs", "msgpack", "--policies", "send",
+                           "--no-single-process", "--output", str(tmp_path / "logical")])
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.splitlines() == [
         "bench.py: error: no step would be counted: the replay of the first row "
@@ -101,10 +104,10 @@ def test_logical_replay_inside_the_warmup_is_refused_before_it_runs(tmp_path):
         "--warmup-steps below 44 (e.g. --warmup-steps 22) or raise --max-requests"]
     assert not (tmp_path / "logical").exists()
     # one step past the warm-up: it runs, and counts that step
-    proc = _bench(["--scenario", "azure-conv", "--trace", str(TRACE), "--max-requests", "1",
-                   "--codecs", "msgpack", "--policies", "send", "--no-single-process",
-                   "--no-floor", "--warmup-steps", "43", "--quiet",
-                   "--output", str(tmp_path / "one")])
+    proc = _bench(capsys, ["--scenario", "azure-conv", "--trace", str(TRACE),
+                           "--max-requests", "1", "--codecs", "msgpack", "--policies", "send",
+                           "--no-single-process", "--no-floor", "--warmup-steps", "43",
+                           "--quiet", "--output", str(tmp_path / "one")])
     assert proc.returncode == 0, proc.stderr
     case = json.loads((tmp_path / "one" / "summary.json").read_text())["cases"][0]
     assert (case["num_total_steps"], case["num_steps"]) == (44, 1)
