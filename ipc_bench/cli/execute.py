@@ -395,6 +395,25 @@ def report_command(run_dir: Path) -> str:
     return command_shell_line([words[0] if words else "bench.py", "report", str(run_dir)])
 
 
+def _one_schedule_twice(cases: Sequence[dict[str, Any]]) -> bool:
+    """Whether two replay cases (``summary.is_replay``) of one workload, arm (or
+    policy) and codec recorded the same non-empty ``schedule_digest``: the repetitions
+    of an arm that ``replay_noise`` can compare (its ``_why_not``), counted over fewer
+    keys than its groups, so never ``False`` where it measures one. A timed replay
+    follows the wall clock, and its repetitions' digests differ. Raises nothing."""
+    seen = set()
+    for c in cases:
+        digest = c.get("schedule_digest")
+        if not is_replay(c) or not isinstance(digest, str) or not digest:
+            continue
+        key = (str(c.get("workload")), str(c.get("arm") or c.get("policy")),
+               str(c.get("codec")), digest)
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
 def replay_arm_warnings(cases: Sequence[dict[str, Any]],
                         run_dir: Path) -> dict[str, list[str]]:
     """The warnings the report adds to the cases of a trace replay arm whose repetitions
@@ -402,12 +421,15 @@ def replay_arm_warnings(cases: Sequence[dict[str, Any]],
     back with ``results.load``): case id -> lines. ``{}`` where ``cases`` (the run's
     summaries) hold fewer than two replay cases (``summary.is_replay``), where no arm
     is noisy, or where the folder cannot be read back (its loading warnings not
-    issued: the report says them). Raises nothing."""
+    issued: the report says them). The folder is read back (which imports pandas) only
+    where two replay cases of one arm ran one schedule (``_one_schedule_twice``), the
+    only arms measured (``replay_noise.repetition_noise``): a timed replay's arms, or
+    one repetition, return ``{}`` without it. Raises nothing."""
+    if sum(1 for c in cases if is_replay(c)) < 2 or not _one_schedule_twice(cases):
+        return {}
     from ipc_bench.analysis.replay_noise import noisy_arm_warnings
     from ipc_bench.analysis.results import ResultsError, load
 
-    if sum(1 for c in cases if is_replay(c)) < 2:
-        return {}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -51,7 +51,8 @@ def test_the_run_reads_back_what_the_report_adds(monkeypatch, tmp_path):
     read = []
     monkeypatch.setattr(results_module, "load",
                         lambda path: read.append(path) or _two_repetitions())
-    summaries = [dict(case_id=c, trace="azure-conv:30") for c in IDS]
+    summaries = [dict(case_id=c, trace="azure-conv:30", workload="trace=azure-conv:30",
+                      arm="send", codec="msgpack", schedule_digest="abc") for c in IDS]
     assert replay_arm_warnings(summaries, tmp_path) == ADDED
     assert read == [tmp_path]
     # one replay case, or none: nothing to compare, and the folder is not read
