@@ -2989,6 +2989,16 @@ def effect_caption(run_ids: list[str], base: str, given: bool = False) -> str:
             "between the runs)")
 
 
+def effect_no_base_note(base: str) -> str:
+    """The note under the effect table (``_effect_blocks``) with rows in which baseline
+    run ``base`` has no cell (``-``): their ratio columns show ``-``, as
+    ``no_base_note`` says of a side-by-side table's row."""
+    return (f"`-` in the ratio columns of a row: run {code_span(base)} has no such cached/send "
+            "ratio (it did not compare cached with send in that workload and codec, or "
+            "its own table gives that pair no ratio), so there is no effect to divide by; "
+            "the other runs' cells are their own effects.")
+
+
 def effect_interval_note(readings: Collection[str]) -> str:
     """The note under the effect table on its ratio cells' intervals and the readings
     used (``readings``, ``SIDE_READINGS``' words); with ``SIDE_EXACT`` alone, its
@@ -3064,8 +3074,8 @@ def effect_method_notes(results, runs: Collection[str] = ()) -> list[str]:
 def _effect_blocks(results, base: str = "",
                    unlike: Optional[dict[tuple[str, str], set[str]]] = None) -> list[Block]:
     """The effect table of a report of several runs: per (workload, codec, transport,
-    model) that run ``base`` (default the first) and another both compared cached with
-    send (``run_effects``), each run's paired cached/send tokens/s ratio and interval
+    model) that any run compared cached with send in (``run_effects``), each run's
+    paired cached/send tokens/s ratio and interval
     (``effect_cell``: ``tables.ratio_text``, as its pair table prints it, and why a run
     of too few pairs for its method's interval has none) and each other run's over
     ``base``'s: the quotient of the geometric means of their per-repetition ratios with
@@ -3073,10 +3083,11 @@ def _effect_blocks(results, base: str = "",
     cells; ``UNLIKE_CELL`` where the runs ran the workload with other settings,
     ``unlike``, or on another transport or model, and the workload marked
     ``UNLIKE_MARK`` as in the side-by-side rows), under ``effect_caption``, over
-    ``effect_interval_note`` (where a cell has an interval or is exact),
+    ``effect_no_base_note`` (where ``base`` has no cell in a row: its ratio columns
+    ``-``), ``effect_interval_note`` (where a cell has an interval or is exact),
     ``effect_method_notes``, ``SIDE_NO_INTERVAL_NOTE`` (where one lacks it for want of
     repetitions) and ``EFFECT_VERDICT_NOTE`` (where one has an interval); ``[]`` where
-    no two runs share a pair. Where each run compared a (workload, codec) on one
+    fewer than two runs have a cell. Where each run compared a (workload, codec) on one
     transport and model, rows are per (workload, codec) (``_merged_effects``), so a run
     on another transport or model meets the others in its row."""
     from ipc_bench.analysis.stats import welch_ratio
@@ -3090,9 +3101,7 @@ def _effect_blocks(results, base: str = "",
     groups = sorted(dict.fromkeys(k[:4] for k in effects),
                     key=lambda g: (workload_order(g[0]), str(g[0]), codec_rank(g[1]),
                                    str(g[1]), str(g[2]), str(g[3])))
-    groups = [g for g in groups if g + (base,) in effects
-              and any(g + (r,) in effects for r in ids if r != base)]
-    if not groups:
+    if len({k[4] for k in effects}) < 2:
         return []
     samples = {k: v["ratios"] for k, v in effects.items()}
     rows, said = [], set()
@@ -3114,6 +3123,8 @@ def _effect_blocks(results, base: str = "",
     readings = said & SIDE_READINGS.keys()
     header = ["workload", "codec"] + ids + [ratio_column(r, base) for r in ids if r != base]
     return ([("p", effect_caption(ids, base, given)), ("table", header, rows)]
+            + ([("p", effect_no_base_note(base))]
+               if any(g + (base,) not in effects for g in groups) else [])
             + ([("p", effect_interval_note(readings))] if readings else [])
             + [("p", line) for line in effect_method_notes(
                 results, {r for g in groups for r in ids if g + (r,) in effects})]

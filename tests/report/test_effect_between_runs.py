@@ -16,7 +16,7 @@ from scipy.stats import t as student_t, ttest_ind
 
 from ipc_bench.report.blocks import (EFFECT_VERDICT_NOTE, SIDE_NO_INTERVAL_NOTE,
                                      UNLIKE_CELL, _effect_blocks, effect_caption,
-                                     effect_interval_note)
+                                     effect_interval_note, effect_no_base_note)
 
 #: Per workload, per run: (send, cached) tokens/s over repetitions.
 TOKENS = {
@@ -24,7 +24,7 @@ TOKENS = {
                       "b": ([1000.0, 1000.0, 1000.0], [1000.0, 1150.0, 1250.0])},
     "num_running=8": {"a": ([2000.0, 2100.0], [2200.0, 2260.0]),
                       "b": ([2000.0], [2300.0])},          # one repetition: no interval
-    "num_running=16": {"a": ([3000.0, 3000.0], [3300.0, 3330.0])},  # a alone: no row
+    "num_running=16": {"a": ([3000.0, 3000.0], [3300.0, 3330.0])},  # a alone: ratio -
 }
 
 
@@ -68,7 +68,8 @@ def test_each_runs_effect_and_its_ratio_to_the_baselines_with_welchs_interval():
     assert rows == [["num_running=4", "msgpack", "1.100 [1.051, 1.151]",
                      "1.129 [0.853, 1.493]", "1.026 [0.783, 1.345] inconclusive"],
                     ["num_running=8", "msgpack", f"{p8[0]:.3f} [{p8[1]:.3f}, {p8[2]:.3f}]",
-                     "1.150", f"{bare8:.3f}"]]
+                     "1.150", f"{bare8:.3f}"],
+                    ["num_running=16", "msgpack", "1.105 [1.043, 1.170]", "-", "-"]]
     assert rows[1][2:] == ["1.088 [0.947, 1.250]", "1.150", "1.057"]
     assert blocks[2:] == [("p", effect_interval_note({"inconclusive"})),
                           ("p", SIDE_NO_INTERVAL_NOTE), ("p", EFFECT_VERDICT_NOTE)]
@@ -123,7 +124,8 @@ def test_identical_runs_read_exact_and_unlike_workloads_are_not_compared():
         "ratio of the runs' effects has no spread to draw an interval from.")
     rows = _effect_blocks(_runs(), unlike={("b", "a"): {"num_running=4"}})[1][2]
     assert [(row[0], row[-1]) for row in rows] == [  # marked as the side-by-side rows
-        ("num_running=4 ≠", UNLIKE_CELL), ("num_running=8", "1.057")]
+        ("num_running=4 ≠", UNLIKE_CELL), ("num_running=8", "1.057"),
+        ("num_running=16", "-")]
 
 
 def test_a_ratio_point_never_rounds_onto_1_beside_its_reading():
@@ -155,10 +157,14 @@ def test_with_one_repetition_the_ratios_are_bare_and_no_verdict_note():
     assert blocks[2:] == [("p", SIDE_NO_INTERVAL_NOTE)]
 
 
-def test_runs_that_share_no_pair_have_no_effect_table():
+def test_runs_that_share_no_pair_show_each_effect_without_a_ratio():
     alone = {"num_running=4": {"a": TOKENS["num_running=4"]["a"]},
              "num_running=8": {"b": TOKENS["num_running=8"]["b"]}}
-    assert _effect_blocks(_runs(alone)) == []
+    blocks = _effect_blocks(_runs(alone))
+    assert blocks[1][2] == [["num_running=4", "msgpack", "1.100 [1.051, 1.151]", "-", "-"],
+                            ["num_running=8", "msgpack", "-", "1.150", "-"]]
+    assert blocks[2:] == [("p", effect_no_base_note("a"))]
+    assert _effect_blocks(_runs(alone, ids=("a",))) == []  # one run: no table
 
 
 def test_a_run_compared_by_medians_says_its_cells_and_the_column_differ():
@@ -193,7 +199,8 @@ def test_a_run_on_another_transport_meets_the_others_in_its_row():
     expected = [
         ["num_running=4 ≠", "msgpack", f"{pa[0]:.3f} [{pa[1]:.3f}, {pa[2]:.3f}]",
          f"{pb[0]:.3f} [{pb[1]:.3f}, {pb[2]:.3f}]", UNLIKE_CELL],
-        ["num_running=8 ≠", "msgpack", "1.088 [0.947, 1.250]", "1.150", UNLIKE_CELL]]
+        ["num_running=8 ≠", "msgpack", "1.088 [0.947, 1.250]", "1.150", UNLIKE_CELL],
+        ["num_running=16", "msgpack", "1.105 [1.043, 1.170]", "-", "-"]]
     for unlike in ({("b", "a"): {"num_running=4", "num_running=8"}}, {}):
         assert _effect_blocks(results, unlike=unlike)[1][2] == expected
     assert _paired(*TOKENS["num_running=8"]["a"])[0] == pytest.approx(1.088, abs=5e-4)
@@ -205,9 +212,9 @@ def test_a_run_on_another_transport_meets_the_others_in_its_row():
 def test_a_run_compared_by_medians_without_a_cell_gets_no_note():
     tokens = {"num_running=4": {"a": TOKENS["num_running=4"]["a"],
                                 "b": TOKENS["num_running=4"]["b"]},
-              "num_running=8": {"c": TOKENS["num_running=8"]["a"]}}
+              "num_running=8": {"c": TOKENS["num_running=8"]["a"][:1]}}  # send alone
     results = _runs(tokens, ids=("a", "b", "c"))
     results.metadata["c"]["ci_method"] = "sign"
     blocks = _effect_blocks(results)
-    assert [row[4] for row in blocks[1][2]] == ["-"]  # c shares no row with a
+    assert [row[4] for row in blocks[1][2]] == ["-"]  # c has no cached/send pair
     assert not any("--ci-method" in b[1] for b in blocks)

@@ -59,6 +59,7 @@ def test_their_side_by_side_rows_are_marked(report):
     rows = [ln for ln in _section(report, "## Side by side")
             if ln.startswith("| num_running=")]
     marks = {(ln.split(" | ")[1], ln.split(" | ")[0]) for ln in rows}
-    # cached+async: A's alone, one run's row, nothing to differ from
+    # cached+async: A's alone, one run's row, nothing to differ from; msgpack: the
+    # cached/send effect table's row, of B, C and D (A ran no send to compare with)
     assert marks == {("cached+async", "| num_running=4"), ("send", "| num_running=4 ≠"),
-                     ("cached", "| num_running=4 ≠")}
+                     ("cached", "| num_running=4 ≠"), ("msgpack", "| num_running=4 ≠")}

@@ -303,7 +303,11 @@ def test_a_report_of_a_msgpack_run_and_a_pickle_run_says_they_share_no_case(
         "are compared within a run, not across runs.")
     rows = [ln for ln in side[:side.index("## Run a (decode-steady)")]
             if ln.startswith("| num_running=4 |")]
-    assert len(rows) == 12 and all(ln.endswith(" | - |") for ln in rows)
+    assert len(rows) == 14 and all(ln.endswith(" | - |") for ln in rows)
+    # the effect table's two rows, each run's own codec: no ratio across codecs
+    effect = [ln.split(" | ") for ln in rows[12:]]
+    assert [e[1] for e in effect] == ["msgpack", "pickle"]
+    assert effect[0][3] == "-" and effect[1][2] == "-"  # b ran no msgpack, a no pickle
 
 
 def test_several_values_are_named_in_the_runs_case_order_in_every_process():
