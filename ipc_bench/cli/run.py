@@ -908,6 +908,9 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:
     probed: dict[str, tuple] = {}
     on_cpu: list = []
     need, needed_by = _largest_steady_need(cases, steady_blocks_needed)
+    need_words = None
+    if need is None:
+        need, need_words = _replay_need(cases)
     for case in cases:
         model = case.model
         sized = None if num_blocks_given else _running_for_blocks(case)
@@ -916,14 +919,15 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:
             gpu = load_gpu_figures(EMULATED_GPU)
             check_model_memory(case.scheduler, model, EMULATED_GPU, gpu.memory_bytes,
                                f"an emulated {gpu.name}", running_for_blocks=sized,
-                               blocks_needed=need, needed_by=needed_by)
+                               blocks_needed=need, needed_by=needed_by,
+                               need_words=need_words)
         if model.name != "torch":
             continue
         if model.device not in probed:
             probed[model.device] = probe_torch_device(model.device)
         device, memory = probed[model.device]
         check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized,
-                           blocks_needed=need, needed_by=needed_by)
+                           blocks_needed=need, needed_by=needed_by, need_words=need_words)
         if device == "cpu":
             on_cpu.append(case)
         attention = resolve_attention(model.attention, device)
@@ -982,6 +986,32 @@ def _largest_steady_need(cases, blocks_needed) -> tuple[Optional[int], Optional[
     need, running = max(needs, key=lambda x: x[0])
     several = len({b for _, b in needs}) > 1
     return need, (f"--num-running {running}" if several else None)
+
+
+#: What a trace replay's least ``--num-blocks`` (``trace_checks.replay_blocks_needed``)
+#: is, in a memory refusal's advice.
+REPLAY_NEED_WORDS = ("the blocks the longest request replayed holds at its last step; a "
+                     "smaller cache rejects it on arrival or cannot hold it")
+
+
+def _replay_need(cases) -> tuple[Optional[int], Optional[str]]:
+    """The most KV blocks any trace replay among ``cases`` needs to serve every request
+    its ``max_model_len`` admits (``trace_checks.replay_blocks_needed``), one
+    ``--num-blocks`` serving them all, and ``REPLAY_NEED_WORDS``; ``(None, None)``
+    without a replay whose model ``check_model_memory`` sizes (emulated, torch)."""
+    from ipc_bench.engine.workloads import TraceWorkload
+    from ipc_bench.harness.trace_checks import replay_blocks_needed
+
+    needs = []
+    for case in cases:
+        if case.model.name not in ("emulated", "torch") or case.max_steps is not None:
+            continue
+        workload = case.make_workload()
+        if isinstance(workload, TraceWorkload):
+            needs.append(replay_blocks_needed(workload.trace, case.scheduler))
+    if not needs or max(needs) < 1:
+        return None, None
+    return max(needs), REPLAY_NEED_WORDS
 
 
 def _running_for_blocks(case):

@@ -429,7 +429,8 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
                        device_label: Optional[str] = None,
                        running_for_blocks: Optional[Callable[[int], int]] = None,
                        blocks_needed: Optional[int] = None,
-                       needed_by: Optional[str] = None) -> None:
+                       needed_by: Optional[str] = None,
+                       need_words: Optional[str] = None) -> None:
     """Raise ``ModelMemoryError`` (a ``ConfigError``) with the figures when the model's
     weights + KV cache do not fit ``device``.
 
@@ -450,6 +451,9 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     needs). One ``--num-blocks`` serves every case of a run, so a run of several
     steady cases gives the most any of them holds, and ``needed_by`` the case that
     holds it (e.g. ``"--num-running 256"``), which the advice then names.
+    ``need_words``: what ``blocks_needed`` is, in the advice's parentheses, where it is
+    not a steady case's (a trace replay's: ``the blocks its longest request holds
+    ...``).
     """
     if model.name not in PRESET_MODELS:
         return
@@ -479,7 +483,8 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     if blocks_needed is not None and 1 <= blocks_needed <= fit < scheduler.num_blocks:
         holder = (f"{needed_by}'s requests hold in its steps, the largest need of the run"
                   if needed_by else "this case's requests hold in its steps")
-        advice = (f"give --num-blocks from {blocks_needed:,} (the most {holder}) to {fit:,}"
+        advice = (f"give --num-blocks from {blocks_needed:,} "
+                  f"({need_words or f'the most {holder}'}) to {fit:,}"
                   + (f", or --num-running {running} or fewer (it sizes the KV cache "
                      "here)" if running >= 1 else "") + ", or a smaller --model-preset")
     raise ModelMemoryError(

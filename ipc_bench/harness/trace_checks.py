@@ -68,8 +68,9 @@ from ipc_bench.engine.workloads import TraceWorkload
 
 __all__ = ["CacheOverflow", "Rejections", "ReplayRows", "StepBounds", "cache_overflow",
            "check_trace_cases", "last_step_slots", "more_steps_advice", "overflow_problem",
-           "overflow_warning", "rejection_problem", "rejection_warning", "replay_steps",
-           "step_bounds", "trace_rejections", "warmup_problem"]
+           "overflow_warning", "rejection_problem", "rejection_warning",
+           "replay_blocks_needed", "replay_steps", "step_bounds", "trace_rejections",
+           "warmup_problem"]
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,24 @@ def last_step_slots(trace: Trace, served: np.ndarray,
     token ends at its prefill, which schedules no draft: ``most`` is its ``fewest``."""
     return _slots(trace.prompt_lens[served], trace.output_lens[served],
                   cfg.max_model_len, cfg)
+
+
+def replay_blocks_needed(trace: Trace, cfg: SchedulerConfig) -> int:
+    """The fewest KV blocks (``num_blocks``) that serve every request of ``trace`` that
+    the ``max_model_len`` of ``cfg`` admits (a prompt under it) to its last step, as
+    ``Rejections.blocks`` counts them: each admitted on arrival (its prompt and one
+    token, ``Scheduler.never_fits``) and its last step's slots held
+    (``last_step_slots``' ``most``, drafts and lookahead included), the largest of
+    those over the requests. A smaller cache rejects the longest on arrival or stops
+    every case when it outgrows the cache (``overflow_problem``); this one may still
+    preempt (the blocks the requests hold at once follow the schedule). 0 where
+    ``max_model_len`` rejects every request. Raises nothing."""
+    admitted = trace.prompt_lens < cfg.max_model_len
+    p = trace.prompt_lens[admitted]
+    if not p.size:
+        return 0
+    _, most = _slots(p, trace.output_lens[admitted], cfg.max_model_len, cfg)
+    return int(max((p // cfg.block_size + 1).max(), (-(-most // cfg.block_size)).max()))
 
 
 def cache_overflow(trace: Trace, served: np.ndarray,
