@@ -662,10 +662,11 @@ def _floor_notes_intro(results) -> str:
 
 
 def _case_tables(results) -> list[Block]:
-    """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases, its
-    footnotes (``_table_notes``) and what the columns mean (``COLUMN_LEGEND``, then
+    """Per workload, the case table (``tables.CASE_TABLE``) of ``results``' cases (a
+    case of a model other than null names it after its codec, ``tables.model_words``:
+    ``msgpack, emulated model``), its footnotes (``_table_notes``) and what the columns mean (``COLUMN_LEGEND``, then
     ``_metric_legend``)."""
-    from ipc_bench.report.tables import CASE_TABLE, cells, header, is_timed
+    from ipc_bench.report.tables import CASE_TABLE, cells, header, is_timed, model_words
 
     blocks: list[Block] = []
     cases = results.cases
@@ -678,7 +679,9 @@ def _case_tables(results) -> list[Block]:
             if s["workload"] != workload:
                 continue
             s = as_record(s)
-            rows.append([str(s.get("repetition", 0))] + cells(s, CASE_TABLE))
+            row = cells(s, CASE_TABLE)
+            row[CASE_TABLE.index("codec")] += model_words(s.get("model"))
+            rows.append([str(s.get("repetition", 0))] + row)
             shown.append(s)
         blocks.append(("p", f"**{workload}**"))
         blocks.append(("table", ["rep"] + header(CASE_TABLE, is_timed(shown)), rows))
@@ -1192,6 +1195,26 @@ def verdict_floor_note(results) -> str:
     return "".join(f" Verdicts: {line}." for line in lines)
 
 
+def _model_cells(rows: list[list[str]], cases) -> list[list[str]]:
+    """The pair table's ``rows`` (workload, codec, ...), each codec cell followed by
+    the model its cases ran (``tables.model_words``: ``msgpack, emulated model``, as
+    the findings' summary table names it) where the cases of that workload and codec
+    (``cases``, a ``Results.cases`` frame) ran one model, not the null model."""
+    from ipc_bench.report.tables import model_words
+
+    if "model" not in cases.columns:
+        return rows
+    models: dict[tuple[str, str], set] = {}
+    for w, c, m in zip(cases["workload"], cases["codec"], cases["model"]):
+        models.setdefault((str(w), str(c)), set()).add(m)
+    out = []
+    for r in rows:
+        found = models.get((r[0], r[1]), set())
+        out.append(r[:1] + [r[1] + (model_words(min(found)) if len(found) == 1 else "")]
+                   + r[2:])
+    return out
+
+
 def _pair_row_notes(rows: list[list[str]]) -> str:
     """What the pair table's caption says of its rows ``rows`` (metric label third):
     ``PAIR_FAMILY_NOTE`` where one is timed, ``PAIR_TIMES_NOTE`` where one is of
@@ -1269,8 +1292,8 @@ def _pair_table(results) -> list[Block]:
     interval and its caption naming the
     interval kind shown (``pair_ratio_caption``); a timed replay's tokens/s row reads
     ``output tokens/s (wall)``; where it shows build, encode or decode rows its caption
-    says they sum both directions (``PAIR_TIMES_NOTE``). Pairs whose timings are
-    withheld (``analysis.cores``) keep their byte rows only."""
+    says they sum both directions (``PAIR_TIMES_NOTE``); a codec cell names the model
+    after it (``_model_cells``). Pairs whose timings are withheld keep their byte rows."""
     from ipc_bench.analysis import cores
     from ipc_bench.analysis.stats import (ARRIVAL_BOUND, RATIO_POINTS, SCHEDULES_DIFFER,
                                           results_ci_method, schedules_differ)
@@ -1309,7 +1332,8 @@ def _pair_table(results) -> list[Block]:
                        f"{CACHED} (geometric mean)",
                        f"{SEND} - {CACHED} ({point})",
                        f"{CACHED}/{SEND} ({RATIO_POINTS.get(method, 'geometric mean')})"
-                       + (" [95 %]" if said["intervals"] else "")], rows),
+                       + (" [95 %]" if said["intervals"] else "")],
+             _model_cells(rows, results.cases)),
             ("p", _arms_caption(method, arith) + f" send - cached: paired by "
                   f"repetition, the {'mean' if method == 't' else 'median'} of the "
                   f"per-repetition differences. "

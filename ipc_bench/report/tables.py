@@ -1363,7 +1363,8 @@ def paired_column_heads(method: str, base: str, treat: str) -> tuple[str, str]:
 def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[list[str]],
                                                              str]]:
     """One comparison of ``compare_cases`` (a ``summary.json`` ``comparisons`` entry) as
-    ``format_comparisons`` prints it: its first line, the table's header and rows, and
+    ``format_comparisons`` prints it: its first line (the codec followed by the model
+    where not the null model, ``model_words``), the table's header and rows, and
     the lines under the table (``INCONCLUSIVE_NOTE`` where a verdict is inconclusive,
     the line on its arm columns, ``arms_note``, the Holm note, then the line on withheld
     timings; ``""`` when none); ``None`` when it compared no
@@ -1388,7 +1389,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     if withheld:  # the reason once, not on every row
         adjusted = "; " + withheld[0]
     n = c["n_pairs"]
-    title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}: "
+    named = "model" in (c.get("paired_apart") or ())  # transport_of names it
+    title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}"
+             f"{'' if named else model_words(c.get('model'))}: "
              f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
     ratio_head, diff_head = paired_column_heads(c["method"], base, treat)
     geomeans = any("baseline_geomean" in m for m in c["metrics"].values())
@@ -1494,6 +1497,15 @@ def transport_of(c: dict[str, Any]) -> str:
     out = f", {c['transport']}" if "transport" in apart and c.get("transport") else ""
     model = c.get("model")
     return out + (f", {model} model" if "model" in apart and model else "")
+
+
+def model_words(model: Any) -> str:
+    """``, emulated model``: what follows a codec's name in a cell or head of the
+    cases of ``model`` that a reader may quote apart from the notes naming the model
+    (the report's pair and case tables, the comparison block's first line), as the
+    findings' summary table names it (``msgpack, emulated model``); ``''`` for the null
+    model, the default, or where none is recorded."""
+    return f", {model} model" if isinstance(model, str) and model and model != "null" else ""
 
 
 def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
