@@ -1908,6 +1908,8 @@ STEP_SUMS: tuple[tuple[str, str], ...] = (("num_output_tokens", "output_tokens")
 STEP_MEDIANS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("step_ns",), "step_ns_median"),
     (("build_ns", "encode_ns", "runner_decode_ns"), "s2r_build_encode_decode_ns_median"),
+    (("build_ns", "encode_ns", "runner_decode_ns", "runner_update_ns", "runner_writeback_ns"),
+     "s2r_net_ns_median"),
     (("runner_forward_ns",), "runner_forward_ns_median"),
 )
 #: The ``steps.csv`` columns ``analysis.summary.runner_gap_figures`` computes the runner

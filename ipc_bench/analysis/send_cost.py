@@ -435,11 +435,17 @@ class StepShares:
     #: whose ``MeanShare`` then holds no figure: the report's summary table shows
     #: ``WITHHELD`` there, as the row's share line does; ``()`` for none
     withheld: tuple[str, ...] = ()
+    #: the net share (``net_words``): the SchedulerOutput path plus the runner's token-id
+    #: bookkeeping (``NET_MEDIAN``), send - cached over the same cached steps, a
+    #: ``MeanShare``; ``None`` where no pair has that figure (a summary written before
+    #: it, or without the runner's columns)
+    net: Optional[MeanShare] = None
 
 
 def step_shares(s2r_diffs_ns: Iterable[Any], step_diffs_ns: Iterable[Any],
                 cached_steps_ns: Iterable[Any], method: str = "t",
-                step: str = "median") -> Optional[StepShares]:
+                step: str = "median", net_diffs_ns: Iterable[Any] = ()
+                ) -> Optional[StepShares]:
     """Send's shares of cached's step over one workload and codec's pairs, paired by
     position (one repetition each): the SchedulerOutput path's differences
     ``s2r_diffs_ns`` and the whole steps' ``step_diffs_ns`` (send - cached, ns) over
@@ -447,19 +453,24 @@ def step_shares(s2r_diffs_ns: Iterable[Any], step_diffs_ns: Iterable[Any],
     share ``share_formula`` names); ``None`` where either share is missing. Beside them,
     the comparison block's ratio of the same steps (``StepShares.block_ratio``: send's
     step is cached's plus the difference), which ``steady_share_words`` checks the whole
-    step's reading against. The one computation of the report's share findings and
-    summary table and of the terminal's ``send's share`` line (``steady_share_words``
-    words it)."""
+    step's reading against; and the net share (``StepShares.net``) of ``net_diffs_ns``
+    (the path plus the runner's id bookkeeping, send - cached, ns, paired alike, a
+    missing one ``None``), by the same ``mean_share``, ``None`` where none is given.
+    The one computation of the report's share findings and summary table and of the
+    terminal's ``send's share`` line (``steady_share_words`` words it)."""
     s2r_diffs, diffs, cached = list(s2r_diffs_ns), list(step_diffs_ns), list(cached_steps_ns)
     s2r, whole = mean_share(s2r_diffs, cached, method), mean_share(diffs, cached, method)
     if s2r.share is None or whole.share is None:
         return None
+    nets = list(net_diffs_ns)
+    net = mean_share(nets, cached, method) if nets else None
     # send's own figure: the mean of its steps is cached's mean plus the mean difference;
     # a median is not, so send's median is taken from send's steps
     send_ns = (whole.base_ns + whole.diff_ns if whole.statistic == "mean" else
                _median(s for s, _ in _step_pairs(diffs, cached)))
     return StepShares(s2r, whole, send_ns, step, len(diffs),
-                      _block_ratio(diffs, cached, method, min_pairs=1))
+                      _block_ratio(diffs, cached, method, min_pairs=1),
+                      net=net if net is not None and net.share is not None else None)
 
 
 def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: str = "",
@@ -498,7 +509,34 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
                               s2r.method, s2r.pairs))
     longer = step_difference(whole.share, bounds(whole), whole.method, whole.pairs)
     block = "" if verdict else block_clause(shares)  # a verdict: the block disagrees
-    return f"{path}; {send_whole} {longer}{verdict}{block} (noisier; {over})."
+    net = net_words(shares)
+    return f"{path}; {send_whole} {longer}{verdict}{block} (noisier; {over})." + (
+        f" {net}" if net else "")
+
+
+#: What the net share counts (``net_words``, the report's summary table's note).
+NET_COUNTS = ("the SchedulerOutput path plus the runner's token-id bookkeeping, "
+              "update_states + write_back, per-step medians of the sum: update_states "
+              "writes the ids received under send, write_back the ids sampled under "
+              "cached")
+
+
+def net_words(shares: StepShares) -> str:
+    """The net share (``shares.net``) in words, the sentence after
+    ``steady_share_words``' line: ``Net share (NET_COUNTS): send's policy work costs
+    42.29 µs per step more than cached's, 0.42 % of cached's step (send - cached:
+    [+0.21, +0.64] %, 95 % Student-t interval).`` (``path_difference``' words and
+    rule, of the same cached steps as the path's share), `` (over 2 of 3
+    repetitions)`` after the step where fewer pairs have the figure; '' without a
+    net share. Raises nothing."""
+    net = shares.net
+    if net is None or net.share is None:
+        return ""
+    fewer = (f" (over {'one' if net.pairs == 1 else net.pairs} of {shares.pairs} "
+             "repetitions)" if net.pairs < shares.pairs else "")
+    return (f"Net share ({NET_COUNTS}): send's policy work "
+            + path_difference(net.diff_ns, net.share, bounds(net), "cached's step" + fewer,
+                              net.method, net.pairs) + ".")
 
 
 def _step_names(shares: StepShares) -> tuple[str, str]:
@@ -612,6 +650,15 @@ def emulated_words(records: Iterable[dict[str, Any]]) -> str:
 
 #: The field of a case's SchedulerOutput path, per-step medians (build + encode + decode).
 S2R_MEDIAN = "s2r_build_encode_decode_ns_median"
+#: The field of the same path plus the runner's token-id bookkeeping (update_states +
+#: write_back), per-step medians of the sum: the net share's (``net_words``).
+NET_MEDIAN = "s2r_net_ns_median"
+
+
+def net_difference(send: dict[str, Any], cached: dict[str, Any]) -> Optional[float]:
+    """Send's ``NET_MEDIAN`` less cached's (ns), ``None`` where either lacks it."""
+    a, b = float_or_none(send.get(NET_MEDIAN)), float_or_none(cached.get(NET_MEDIAN))
+    return None if a is None or b is None else a - b
 
 
 def record_step_shares(records: Iterable[dict[str, Any]], method: str = "t"
@@ -621,23 +668,26 @@ def record_step_shares(records: Iterable[dict[str, Any]], method: str = "t"
     that have a median step (``step_ns_median``) and a SchedulerOutput path
     (``S2R_MEDIAN``), paired by repetition within their scenario, workload, codec,
     transport and model (``stats.arms_by_repetition``, as ``stats.paired`` pairs the
-    report's): the pairs the report's findings and summary table give the shares of."""
+    report's): the pairs the report's findings and summary table give the shares of,
+    with the net share of those that have ``NET_MEDIAN`` (``net_difference``)."""
     from ipc_bench.analysis.stats import COMPARED_GROUP, arms_by_repetition
 
     ok = [r for r in records if r.get("complete") and
           float_or_none(r.get("step_ns_median")) is not None and
           float_or_none(r.get(S2R_MEDIAN)) is not None]
-    pairs: dict[tuple, list[tuple[float, float, float]]] = defaultdict(list)
+    pairs: dict[tuple, list[tuple[Any, ...]]] = defaultdict(list)
     for key, arms in arms_by_repetition(ok, COMPARED_GROUP).items():
         sends, cacheds = arms.get(SEND, {}), arms.get(CACHED, {})
         for rep in sorted(set(sends) & set(cacheds)):
             s, c = sends[rep], cacheds[rep]
             pairs[(key[1], key[2])].append((s[S2R_MEDIAN] - c[S2R_MEDIAN],
                                              s["step_ns_median"] - c["step_ns_median"],
-                                             c["step_ns_median"]))
+                                             c["step_ns_median"], net_difference(s, c)))
     out = {}
     for key, rows in pairs.items():
-        shares = step_shares(*zip(*rows), method=method)
+        s2r, whole, base, net = zip(*rows)
+        shares = step_shares(s2r, whole, base, method=method,
+                             net_diffs_ns=net if any(x is not None for x in net) else ())
         if shares is not None:
             out[key] = shares
     return out

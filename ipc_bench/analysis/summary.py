@@ -378,6 +378,12 @@ def _runner_figures(result: CaseResult, a: np.ndarray, c: np.ndarray,
     s2r_ns = (c[:, _COL["build_ns"]] + c[:, _COL["encode_ns"]]
               + np.asarray(runner["runner_decode_ns"], dtype=np.int64)[seqs])
     fig["s2r_build_encode_decode_ns_median"] = float(np.median(s2r_ns))
+    # The same path plus the runner's id bookkeeping (update_states writes the ids
+    # received under send, write_back those sampled under cached): the policy-dependent
+    # work on the step's critical path, whose send - cached nets out cached's writes.
+    fig["s2r_net_ns_median"] = float(np.median(
+        s2r_ns + np.asarray(runner["runner_update_ns"], dtype=np.int64)[seqs]
+        + np.asarray(runner["runner_writeback_ns"], dtype=np.int64)[seqs]))
     # The model's step as the runner timed it (forward + sampling): a fixed-step case
     # compares it with its nominal step (``send_cost.off_nominal_warning``).
     fig["runner_forward_ns_median"] = float(np.median(

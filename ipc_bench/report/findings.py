@@ -1354,7 +1354,10 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
                                               step_shares)
 
     step = "median" if "step_ns_median" in cases.columns else "mean"
-    shared = step_shares(at["_s2r_diff"], at["diff"], at[CACHED], method, step)
+    nets = at["_net_diff"] if "_net_diff" in at else ()
+    shared = step_shares(at["_s2r_diff"], at["diff"], at[CACHED], method, step,
+                         [None if x != x else x for x in nets] if len(nets)
+                         and any(x == x for x in nets) else ())
     if shared is None:
         return ""
     codec, workload = at["codec"].iloc[0], at["workload"].iloc[0]
@@ -1838,6 +1841,7 @@ def findings(results) -> list[str]:
     cases = results.cases
     if cases.empty:
         return ["None: no case finished."]
+    cases = with_net_figure(cases, results.steps)
     pp = _pp_findings(cases)
     timed = "trace_speedup" in cases.columns and cases["trace_speedup"].notna().any()
     tables = _pair_tables(results)
@@ -1846,8 +1850,10 @@ def findings(results) -> list[str]:
     recorded = recorded_metrics(results)
     added = noisy_arm_warnings(results)
     out = _request_findings(cases, where)
+    pair_lines: dict[tuple, int] = {}  # key -> its pair finding's index in out
     for key in tables["tput"]:
         pairs = pair_records(cases, key)
+        pair_lines[key] = len(out)
         out.append(_caveated(
             _pair_finding(cases, tables, key, where, timed, withheld, recorded), pairs,
             _tput_significant(tables["tput"][key], key, recorded, timed, withheld), added))
@@ -1872,6 +1878,11 @@ def findings(results) -> list[str]:
         step_time = bool(step_lines)
         out.extend(step_lines or _share_findings(
             cases, where, results.labels, method, recorded, shares))
+        for key, i in pair_lines.items():  # the tok/s verdict against the share's effect
+            t = tables["tput"][key]
+            if key[:3] not in withheld and t["n"] > 1 and \
+                    not _tput_significant(t, key, recorded, timed, withheld):
+                out[i] += _resolution(t, shares.get((key[0], key[1])))
     if withheld:
         timed_ok = ok[[(w, c, t) not in withheld for w, c, t in
                        zip(ok["workload"], ok["codec"], ok.get("transport", [None] * len(ok)))]]
@@ -2225,16 +2236,24 @@ SUMMARY_NOTE = (
     f"{OF_SEND_PAYLOAD}; output tokens/s as cached/send, a % change with its interval "
     "and verdict (defined under the findings); send - cached as a share of cached's "
     "step, of the SchedulerOutput path (build + encode + decode) and of the whole step, "
-    "with their intervals, unadjusted. The bullets give the tok/s change its verdict (its "
-    "column), and the whole step's share one where its interval excludes 0 but the run's "
+    "with their intervals, unadjusted; last, the net share: send - cached of that path plus "
+    "the runner's token-id bookkeeping (update_states, which writes the ids received under "
+    "send, + write_back, which writes the ids sampled under cached), the policy's net work "
+    "on the step's critical path, with its interval by the same method. A tok/s verdict "
+    "that finds no significant difference says where its interval's half-width is over the "
+    "change the net share (else the path's) implies: the run cannot see that change in "
+    "tokens/s, so the verdict is no evidence of no effect. The bullets give the tok/s "
+    "change its verdict (its column), and the whole step's share one where its interval excludes 0 but the run's "
     "Holm-adjusted comparison of the step finds no significant difference; the "
     "SchedulerOutput path is not a metric of that comparison, so its share has no "
     "tested verdict, only its interval's reading (within noise, or inconclusive, where "
-    "it holds 0). —: the run has no such figure (the single process sends no "
+    "it holds 0); nor has the net share. —: the run has no such figure (the single process "
+    "sends no "
     "bytes, nor arms that ran different schedules a saving; no tokens/s change where "
     "timings are withheld or in a timed replay; no share where the findings give no "
     "share line: the single process's shares are drawn in the send-cost figure "
-    "only).")
+    "only; no net share in a step-time run, and an unavailable one where the run "
+    "records neither its summary figure nor the runner's columns in steps.csv).")
 
 
 def findings_blocks(items: list[str]) -> list[tuple]:
@@ -2261,7 +2280,45 @@ SUMMARY_HEADER = ["workload", "codec", "s2r B/step saved by cached (% of send's 
                   "tok/s verdict",
                   f"send - cached, SchedulerOutput path (% of cached's step) "
                   f"[{CONFIDENCE * 100:.0f} %]",
-                  f"send - cached, whole step (% of cached's step) [{CONFIDENCE * 100:.0f} %]"]
+                  f"send - cached, whole step (% of cached's step) [{CONFIDENCE * 100:.0f} %]",
+                  f"send - cached, net share: path + runner update_states + write_back "
+                  f"(% of cached's step) [{CONFIDENCE * 100:.0f} %]"]
+#: The net share's cell of a row whose path has a share but whose cases do not record
+#: the net figure (``send_cost.NET_MEDIAN``: a summary.json written before it).
+NET_UNAVAILABLE = ("— (unavailable: neither summary.json's s2r_net_ns_median nor steps.csv's "
+                   "runner_update_ns and runner_writeback_ns)")
+#: ``steps.csv``'s columns whose per-step sum's median over a case's counted rows is
+#: the net figure (``send_cost.NET_MEDIAN``; ``analysis.summary`` records it).
+NET_STEP_COLUMNS = ("build_ns", "encode_ns", "runner_decode_ns", "runner_update_ns",
+                    "runner_writeback_ns")
+
+
+def with_net_figure(cases, steps):
+    """``cases`` with the net figure (``send_cost.NET_MEDIAN``) of each case that has
+    a SchedulerOutput path (``send_cost.S2R_MEDIAN``) but not that figure (a
+    summary.json written before it) taken from ``steps`` (its rows of ``steps.csv``):
+    the median over its counted rows of the sum of ``NET_STEP_COLUMNS``, as
+    ``analysis.summary`` computes it; NaN where ``steps`` lacks a column or the case's
+    rows (a published folder holds no ``steps.csv``), or a counted row lacks a value.
+    ``cases`` itself where no case needs it. Raises nothing."""
+    from ipc_bench.analysis.send_cost import NET_MEDIAN, S2R_MEDIAN
+
+    if S2R_MEDIAN not in cases.columns:
+        return cases
+    have = (cases[NET_MEDIAN] if NET_MEDIAN in cases.columns
+            else pd.Series(math.nan, index=cases.index))
+    need = have.isna() & cases[S2R_MEDIAN].notna()
+    keys = ["run_id", "case_id"]
+    if not need.any() or steps is None or not all(
+            c in steps.columns for c in (*NET_STEP_COLUMNS, "counted", *keys)):
+        return cases
+    counted = steps[steps["counted"] == True]  # noqa: E712 (a column, not a bool)
+    total = counted[list(NET_STEP_COLUMNS)].sum(axis=1, min_count=len(NET_STEP_COLUMNS))
+    medians = total.groupby([counted[k] for k in keys]).agg(
+        lambda x: math.nan if x.isna().any() else float(x.median()))
+    filled = [float(medians.get((r, k), math.nan)) if n else h for r, k, n, h in
+              zip(cases["run_id"], cases["case_id"], need, have)]
+    return cases.assign(**{NET_MEDIAN: filled})
 #: A summary table cell of a figure the run does not have.
 ABSENT = "—"
 #: A summary table cell of a share a step-time run's line withholds
@@ -2317,8 +2374,11 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
     ``WITHHELD_CELL``), the whole step's marked
     ``UNESTABLISHED_MARK`` where its interval excludes 0 but its line says the
     difference is not established (``_unestablished``; a step-time line reads no
-    recorded comparison of the step, only the block ratio). ``ABSENT`` where there is
-    no figure; ``None`` without pairs."""
+    recorded comparison of the step, only the block ratio); last, the net share
+    (``_net_cell``). A verdict that does not call the change significant gets
+    ``_resolution``'s words where its interval is wider than the change the row's net
+    (else path) share implies. ``ABSENT`` where there is no figure; ``None`` without
+    pairs."""
     rows = []
     for key, t in tables["tput"].items():
         workload, codec, model = key[0], key[1], key[3]
@@ -2351,8 +2411,55 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
                                           if shared else (None, None)))
         if _unestablished(shared, None if step_time else recorded, workload, codec):
             whole += UNESTABLISHED_MARK
-        rows.append([workload, name, saved, change, verdict, path, whole])
+        if verdict != ABSENT and not SIGNIFICANT.search(verdict):
+            verdict += _resolution(t, shared, cell=True)
+        rows.append([workload, name, saved, change, verdict, path, whole,
+                     _net_cell(shared, path, t["n"], step_time)])
     return (SUMMARY_HEADER, rows) if rows else None
+
+
+def _net_cell(shared, path: str, of: int, step_time: bool) -> str:
+    """The summary table's net share cell (``send_cost.StepShares.net``, ``_share_cell``
+    of it): ``path``'s own cell where the path's share is withheld or absent,
+    ``ABSENT`` in a step-time run (its lines give no net share), ``NET_UNAVAILABLE``
+    where the path has a share but the cases do not record the net figure."""
+    if shared is None or step_time or path == ABSENT or path == WITHHELD_CELL:
+        return ABSENT if shared is None or step_time else path
+    return NET_UNAVAILABLE if shared.net is None else _share_cell(shared.net, of)
+
+
+def _effect_text(pct: float) -> str:
+    """``0.42``, ``0.007``: a share's size in % to 2 decimals, to one significant
+    digit below 0.005 % (2 decimals would round it onto 0)."""
+    return f"{pct:.2f}" if pct >= 0.005 or pct == 0 else f"{pct:.1g}"
+
+
+def _resolution(t: dict[str, Any], shared, cell: bool = False) -> str:
+    """Where the tok/s change's interval (``t``'s cached/send ratio interval) has a
+    half-width over the size of the change the same row's share implies (the net share,
+    ``shared.net``, else the SchedulerOutput path's, ``shared.s2r``: cached/send of
+    tok/s is about 1 + that share, send's step being cached's plus it), so that even an
+    interval centred on that change would hold 0: ``; the tok/s interval (±2.0 %) is
+    wider than the ~0.42 % the net share implies: this run cannot see that effect in
+    tokens/s`` (``cell``, the summary table's verdict cell), or that sentence on its
+    own (`` The tok/s interval ...: ... tokens/s, so its verdict is no evidence of no
+    effect.``, the tok/s finding); '' otherwise, without an interval or a share."""
+    lo, hi = t.get("ratio_low"), t.get("ratio_high")
+    if shared is None or lo is None or hi is None or not (math.isfinite(lo)
+                                                           and math.isfinite(hi)):
+        return ""
+    net = shared.net is not None and shared.net.share is not None
+    share = shared.net.share if net else shared.s2r.share
+    if share is None:
+        return ""
+    half, effect = 100 * (hi - lo) / 2, 100 * abs(share)
+    if half <= effect:
+        return ""
+    text = (f"the tok/s interval (±{half:.1f} %) is wider than the ~{_effect_text(effect)} % "
+            f"the {'net' if net else 'SchedulerOutput path'} share implies: this run cannot "
+            "see that effect in tokens/s")
+    return f"; {text}" if cell else f" {text[0].upper()}{text[1:]}, so its verdict is no " \
+        "evidence of no effect."
 
 
 #: Where the summary table's tok/s change (of mean steps) and whole step's share (of

@@ -1456,6 +1456,9 @@ S2R_COST_COLUMNS = ("sched_build_ns_per_step", "sched_encode_ns_per_step",
                     "runner_decode_ns_per_step")
 #: The same path's per-step median, when the run recorded it (preferred: less noisy).
 S2R_MEDIAN_COLUMN = "s2r_build_encode_decode_ns_median"
+#: The same path plus the runner's token-id bookkeeping (update_states + write_back),
+#: per-step medians of the sum: the net share's figure (``send_cost.NET_MEDIAN``).
+NET_MEDIAN_COLUMN = "s2r_net_ns_median"
 
 
 def send_cost_table(cases, labels: Sequence[str] = ()):
@@ -1465,7 +1468,8 @@ def send_cost_table(cases, labels: Sequence[str] = ()):
     SchedulerOutput's build + encode + decode alone (``S2R_MEDIAN_COLUMN`` when the run
     has it, else the sum of the ``S2R_COST_COLUMNS`` means) over the same denominator;
     ``step_ms`` = cached's median step in ms; ``_s2r_diff`` = that path's send - cached,
-    ns; ``running`` = the ``num_running`` label, else the mean running requests. The
+    ns; ``_net_diff`` = the same of ``NET_MEDIAN_COLUMN`` (NaN where a case lacks it);
+    ``running`` = the ``num_running`` label, else the mean running requests. The
     other columns are ``stats.paired``'s for the step time (``diff`` = send - cached,
     ns), with the ``labels`` columns (``Results.labels``). Empty when the cases hold no
     send/cached pair. The shares are per pair: over repetitions the figure and the
@@ -1491,6 +1495,12 @@ def send_cost_table(cases, labels: Sequence[str] = ()):
         table["share_s2r"] = 100.0 * table["_s2r_diff"] / table[CACHED]
     else:
         table["share_s2r"] = math.nan
+    table["_net_diff"] = math.nan  # the net share's (send_cost.NET_MEDIAN), where recorded
+    if NET_MEDIAN_COLUMN in cases.columns and cases[NET_MEDIAN_COLUMN].notna().any():
+        keys = [k for k in ("run_id", "workload", "codec", "transport", "model", "repetition")
+                if k in table.columns]
+        net = paired(cases, NET_MEDIAN_COLUMN).set_index(keys)["diff"].rename("_net")
+        table["_net_diff"] = table.join(net, on=keys)["_net"]
     if "num_running" in table.columns:
         table["running"] = table["num_running"].astype(float)
     else:

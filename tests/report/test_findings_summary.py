@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from html import escape
 
 import pandas as pd
 import scipy.stats as sps
@@ -72,7 +73,9 @@ def test_the_summary_row_holds_the_findings_figures():
         "workload", "codec", "s2r B/step saved by cached (% of send's payload)",
         "output tok/s change, cached/send [95 %]", "tok/s verdict",
         "send - cached, SchedulerOutput path (% of cached's step) [95 %]",
-        "send - cached, whole step (% of cached's step) [95 %]"]
+        "send - cached, whole step (% of cached's step) [95 %]",
+        "send - cached, net share: path + runner update_states + write_back (% of "
+        "cached's step) [95 %]"]
     send_steps = [r[2] - 1000 for r in REPS]  # the medians the share lines read
     cached_steps = [r[3] - 1000 for r in REPS]
     tput = _ratio_cell([r[0] for r in REPS], [r[1] for r in REPS])
@@ -81,8 +84,9 @@ def test_the_summary_row_holds_the_findings_figures():
         "num_running=4", "msgpack", "81 (5.3 %)",  # 1,530 - 1,449 B, of send's 1,530
         tput, "significant (unadjusted test)",
         _share_cell([3_000.0] * 3, cached_steps),
-        _share_cell([s - c for s, c in zip(send_steps, cached_steps)], cached_steps)]]
-    assert rows[0][5:] == ["+1.30 % [+1.28, +1.32] %", "+22.17 % [+17.50, +26.85] %"]
+        _share_cell([s - c for s, c in zip(send_steps, cached_steps)], cached_steps),
+        findings.NET_UNAVAILABLE]]  # no s2r_net_ns_median, no steps.csv
+    assert rows[0][5:7] == ["+1.30 % [+1.28, +1.32] %", "+22.17 % [+17.50, +26.85] %"]
     # the same figures as the findings state them
     (pair,) = [f for f in items if "output tokens/s changes by" in f]
     assert f"output tokens/s changes by {tput} (over 3 repetitions, significant " \
@@ -103,15 +107,16 @@ def test_the_summary_table_renders_in_markdown_and_html():
     assert blocks[3] == ("ul", list(items))
     assert blocks[4] == ("p", items.legend)
     row = ("| num_running=4 | msgpack | 81 (5.3 %) | +22.1 % [+15.3, +29.4] % | significant "
-           "(unadjusted test) | +1.30 % [+1.28, +1.32] % | +22.17 % [+17.50, +26.85] % |")
+           "(unadjusted test) | +1.30 % [+1.28, +1.32] % | +22.17 % [+17.50, +26.85] % | "
+           f"{findings.NET_UNAVAILABLE} |")
     md = render_markdown(blocks)
     assert row in md.splitlines()
     assert md.index(row) < md.index("- At 4 running requests (msgpack), cached sends 81 fewer")
     html = render_html(blocks, "t")
     assert ("<tr><td>num_running=4</td><td>msgpack</td><td>81 (5.3 %)</td>"
             "<td>+22.1 % [+15.3, +29.4] %</td><td>significant (unadjusted test)</td>"
-            "<td>+1.30 % [+1.28, +1.32] %</td><td>+22.17 % [+17.50, +26.85] %</td></tr>"
-            ) in html
+            "<td>+1.30 % [+1.28, +1.32] %</td><td>+22.17 % [+17.50, +26.85] %</td>"
+            f"<td>{escape(findings.NET_UNAVAILABLE)}</td></tr>") in html
 
 
 #: The summary table's caption line of a run with per-step medians: what its columns'
@@ -146,7 +151,7 @@ def test_the_caption_names_each_columns_basis_and_where_they_part():
     assert row[3] == "+76.2 % (one repetition, no interval)"
     # 3,000 and 4,000 ns over cached's 258,100 ns median step
     assert row[5:] == ["+1.16 % (one repetition, no interval)",
-                       "+1.55 % (one repetition, no interval)"]
+                       "+1.55 % (one repetition, no interval)", findings.NET_UNAVAILABLE]
     assert items.caption == (
         f"{BASES}. num_running=4 (msgpack): the tok/s change (+76.2 %, of mean steps) and "
         "the whole step's share (+1.55 %, of median steps) part: a few slow steps move "
@@ -184,7 +189,7 @@ def test_a_figure_the_run_lacks_is_a_dash():
     assert rows[0][2:5] == ["81 (5.3 %)", "+22.2 % (one repetition, no interval)", "—"]
     assert rows[1][:5] == ["num_running=4", "single process", "—",
                            "+22.2 % (one repetition, no interval)", "—"]
-    assert rows[1][5:] == ["—", "—"]  # no share line for the single process
+    assert rows[1][5:] == ["—", "—", "—"]  # no share line for the single process
 
 
 def test_the_verdict_column_is_the_findings_short_verdict():
