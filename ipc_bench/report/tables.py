@@ -296,7 +296,8 @@ def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
 
 
 def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str:
-    """One table per (scenario, workload) of ``CASE_TABLE`` (bytes per counted step, µs
+    """One table per (scenario, workload) of ``CASE_TABLE`` under a head naming the
+    runner's device (and the null model, ``null_head``) (bytes per counted step, µs
     per counted step, tok/s, headed ``WALL_TOKENS_HEADER`` for timed replays; with
     repetitions a ``rep`` column first), the notes on its floor columns (an ``x floor``
     below 1, a timed replay's or ``--no-floor``'s missing floor, a model's step inside
@@ -314,7 +315,8 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
     for (scenario, workload), recorded in groups.items():
         if out:  # a blank line between groups, none before the first
             out.append("")
-        out.append(f"{scenario}  [{workload}]  device={recorded[0].get('runner_device', '?')}")
+        out.append(f"{scenario}  [{workload}]  device={recorded[0].get('runner_device', '?')}"
+                   + null_head(recorded))
         cases = [s for s in recorded if not case_unfinished(s)]
         failed = [s for s in recorded if case_unfinished(s)]
         out.append(_table(CASE_TABLE, cases) if cases else "  no case finished")
@@ -602,6 +604,18 @@ def null_note(cases: list[dict[str, Any]]) -> Optional[str]:
             "sampler, on this machine's CPU), and step times and tokens/s are the "
             "harness's, not a serving throughput. A model's step comes with `--model "
             "emulated` (a GPU roofline, no GPU needed) or `--model torch`.")
+
+
+def null_head(cases: list[dict[str, Any]]) -> str:
+    """What follows ``device=cpu`` in the head of a case table whose ``cases`` (one
+    workload's summary records) ran the null model, which the device does not say (an
+    emulated case's device names its model, ``device=emulated llama-3.1-8b on ...``):
+    ``  model=null (no model computed: the step is the harness's own)``, as
+    ``model_line`` and the report's ``null_note`` say; ``''`` for any other model or
+    none recorded."""
+    if not cases or any(s.get("model") != "null" for s in cases):
+        return ""
+    return f"  model={model_line(cases[:1])}"
 
 
 def model_line(cases: list[dict[str, Any]]) -> str:

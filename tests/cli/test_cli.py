@@ -329,7 +329,8 @@ def test_a_runs_first_stdout_line_is_its_first_tables_title(tmp_path):
     proc = subprocess.run(f"{sys.executable} bench.py {' '.join(TINY)} --output "
                           f"{tmp_path / 'run'} | head -1", shell=True, cwd=REPO,
                           capture_output=True, text=True, timeout=120)
-    assert proc.stdout == "decode-steady  [num_running=2]  device=cpu\n", proc.stderr
+    assert proc.stdout == ("decode-steady  [num_running=2]  device=cpu  model=null (no model "
+                           "computed: the step is the harness's own)\n"), proc.stderr
 
 
 def bench_to(stdout, *args: str, stderr=subprocess.PIPE) -> tuple[int, str]:

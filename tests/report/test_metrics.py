@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -37,7 +36,7 @@ SUMMARIES = [_summary("send", 0, 56602.0, 282700.0), _summary("cached", 0, 69154
 # the repetition column added since and the ratio line now the comparison block's
 # paired ratios (GOLDEN_COMPARISONS' cached/send and ratio CI columns).
 GOLDEN_TABLES = """\
-decode-steady  [num_running=4]  device=cpu
+decode-steady  [num_running=4]  device=cpu  model=null (no model computed: the step is the harness's own)
 rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
 ---  ------  -------  ---------  -----  ---------  -----------  -------  ----------  ----------  ----------  -------------  --------  ---------  ---------  ------------
 0    send    msgpack  ipc          200     56,602      113,204     2.00       1,530       1,424          64              0       8.1        5.4       16.5         282.7
@@ -89,7 +88,8 @@ def test_times_of_a_thousand_us_and_more_have_thousands_separators():
     slow = dict(SUMMARIES[0], repetition=0, step_ns_mean=1_039_300.0,
                 decode_ns_per_step=12_345_678.0, num_steps=4387)
     lines = tables.format_tables([slow]).splitlines()
-    assert lines[0] == "decode-steady  [num_running=4]  device=cpu"
+    assert lines[0] == ("decode-steady  [num_running=4]  device=cpu  model=null (no model "
+                        "computed: the step is the harness's own)")
     assert lines[3].startswith("send    msgpack  ipc        4,387     56,602"), lines[3]
     assert lines[3].endswith("  0       8.1        5.4   12,345.7       1,039.3"), lines[3]
     assert metrics.metric("e2e_ms_p99").cell(1234.56) == "1,234.6"
@@ -245,7 +245,7 @@ def test_an_aa_pair_shows_each_arms_own_label_in_the_tables():
                  runner_gap_share_median=0.5, runner_gap_share_p99=0.9,
                  runner_step_ns_median=2 * gap)
     assert tables.format_tables([first, second]) == """\
-decode-steady  [num_running=4]  device=cpu
+decode-steady  [num_running=4]  device=cpu  model=null (no model computed: the step is the harness's own)
 policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/step  r2s B/step  tok B/step  prompt B/step  build us  encode us  decode us  mean step us
 ------  -------  ---------  -----  ---------  -----------  -------  ----------  ----------  ----------  -------------  --------  ---------  ---------  ------------
 send    msgpack  ipc          200     56,602      113,204     2.00       1,530       1,424          64              0       8.1        5.4       16.5         282.7
