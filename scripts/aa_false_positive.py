@@ -39,7 +39,11 @@ pairs took 27 minutes there):
         [--reference-pairs 40,20] [--busy-cpu N] [--seed 0] [--output DIR]
         [--from-run DIR]
 
-``--from-run DIR`` re-analyses an earlier study folder instead of running one.
+``--from-run DIR`` re-analyses an earlier study folder instead of running one (an
+interrupted study's too: a run of it that is not complete is said so in one line,
+``aa_false_positive.py: warning: DIR/busy/aa: this run is incomplete: ...``, and its
+pairs that finished are analysed; each condition's record, ``condition.json``, is
+written as the condition starts, and a condition without one is said to be so).
 Writes ``aa_false_positive.json`` into the study folder.
 
 Exit 0; 1 if a run fails; 2 for bad input (one line); 130 / 143 / 129 when interrupted
@@ -68,6 +72,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
@@ -76,8 +81,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ipc_bench.analysis.results import (ResultsError, load, read_summary,  # noqa: E402
-                                        run_state)
+from ipc_bench.analysis.microbench import incomplete_run_text  # noqa: E402
+from ipc_bench.analysis.results import (ResultsError, ResultsWarning,  # noqa: E402
+                                        RunStatusWarning, load, read_summary, run_state)
 from ipc_bench.cli.console import script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E402
@@ -122,9 +128,9 @@ def case_records(run_dir: Path) -> list[dict[str, Any]]:
     ``TRIMMED`` metrics added from its counted steps (``steps.csv``)."""
     from scipy.stats import trim_mean
 
-    cases = [c for c in read_summary(run_dir)["cases"]
-             if c.get("complete") and c.get("num_steps")]
-    steps = load(run_dir).steps
+    summary = read_summary(run_dir)
+    cases = [c for c in summary["cases"] if c.get("complete") and c.get("num_steps")]
+    steps = load_steps(run_dir, summary)
     counted = steps[steps["counted"]]
     by_case = dict(tuple(counted.groupby("case_id", observed=True)))
     for c in cases:
@@ -133,6 +139,33 @@ def case_records(run_dir: Path) -> list[dict[str, Any]]:
             c[name] = (float(trim_mean(rows[column].to_numpy(float), TRIM))
                        if rows is not None and len(rows) else None)
     return cases
+
+
+#: What the warning line of a run that is not complete says the analysis covers
+#: (``incomplete_run_text``'s ``tail``).
+ANALYSIS_COVERS = "the analysis covers the pairs it finished"
+
+
+def load_steps(run_dir: Path, summary: dict[str, Any]):
+    """``steps.csv`` of ``run_dir`` (``results.load``; ``summary``: its
+    ``summary.json``), each of ``load``'s warnings one line on stderr,
+    ``aa_false_positive.py: warning: ...``; for a run that is not complete (an
+    interrupted study's), the line ``bench.py report`` and ``bench.py microbench``
+    warn with (``results.incomplete_run_line``) in place of ``load``'s own:
+    ``aa_false_positive.py: warning: DIR: this run is incomplete: CASE: interrupted by
+    SIGINT; 9 of its 20 cases finished: the analysis covers the pairs it finished``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResultsWarning)
+        steps = load(run_dir).steps
+    incomplete = incomplete_run_text(str(run_dir), summary, tail=ANALYSIS_COVERS)
+    if incomplete is not None:
+        print(f"{PROG}: warning: {incomplete}", file=sys.stderr)
+    for w in caught:
+        if not issubclass(w.category, ResultsWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        elif incomplete is None or not issubclass(w.category, RunStatusWarning):
+            print(f"{PROG}: warning: {one_line(str(w.message))}", file=sys.stderr)
+    return steps
 
 
 def pair_sequence(cases: list[dict[str, Any]]) -> tuple[list[str], list[tuple[dict, dict]]]:
@@ -390,9 +423,10 @@ def run_bench(extra: list[str], out_dir: Path) -> float:
 
 
 def run_condition(args, condition: str, study: Path) -> None:
-    """Run one load condition's A/A run and reference runs, recording the machine
-    state, the run folders and their wall times in ``condition.json`` after each run
-    (so an interrupted study keeps what it finished)."""
+    """Run one load condition's A/A run and reference runs, recording the condition
+    (its added load) in ``condition.json`` before its first run, and the machine state,
+    the run folders and their wall times after each run (so an interrupted study keeps
+    what its condition was and what it finished)."""
     where = study / condition
     where.mkdir(parents=True, exist_ok=True)
     cpu = args.busy_cpu if args.busy_cpu is not None else max(os.sched_getaffinity(0))
@@ -407,6 +441,7 @@ def run_condition(args, condition: str, study: Path) -> None:
                          f"the study is in {study}")
 
     with MachineSampler() as sampler, busy:
+        save()  # the condition kept, however soon the study is interrupted
         info["aa_wall_s"] = run_bench(
             ["--aa", "--policies", args.policy, "--codecs", args.codec, "--seed",
              str(args.seed), "--num-running", str(args.num_running), "--steps",
@@ -435,10 +470,24 @@ def machine_from_cases(cases: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def missing_record(aa_dir: Path) -> str:
+    """Why a condition has no ``condition.json`` beside its A/A run ``aa_dir``:
+    ``missing (the study was interrupted before writing it)`` where that run is not
+    complete, else ``missing (no condition.json)``."""
+    try:
+        complete = read_summary(aa_dir).get("status") == "complete"
+    except ResultsError:
+        complete = False
+    return ("missing (no condition.json)" if complete
+            else "missing (the study was interrupted before writing it)")
+
+
 def analyse_study(study: Path, conditions: list[str], group_sizes: list[int]) -> dict:
-    """Every condition folder of ``study``: its machine record (``condition.json``;
-    a condition stopped before its A/A run ended has none, and is analysed on the
-    pairs it finished), A/A analysis and precision per reference run."""
+    """Every condition folder of ``study``: its machine record (``condition.json``,
+    written as the condition starts; a condition of a study interrupted before that,
+    or of one made before it was written then, has none: its ``condition_record``
+    says so, ``missing_record``, and it is analysed on the pairs it finished), A/A
+    analysis and precision per reference run."""
     out: dict[str, Any] = dict(study=str(study), group_sizes=group_sizes, conditions={})
     for condition in conditions:
         where = study / condition
@@ -446,7 +495,8 @@ def analyse_study(study: Path, conditions: list[str], group_sizes: list[int]) ->
             info = json.loads((where / "condition.json").read_text())
         except FileNotFoundError:
             info = dict(condition=condition, reference=[], stopped_early=True,
-                        background_load=None if condition == "idle" else "unknown")
+                        background_load=None if condition == "idle" else "unknown",
+                        condition_record=missing_record(where / "aa"))
         except (OSError, ValueError) as exc:
             raise SystemExit(f"{PROG}: error: cannot read {where / 'condition.json'}: "
                              f"{exc}") from None
@@ -471,16 +521,42 @@ def _pct(rate: dict[str, Any]) -> str:
             .replace("%", ""))
 
 
+def load_label(info: dict[str, Any]) -> str:
+    """The load a condition (``analyse_study``'s entry) ran under: ``busy loop pinned
+    to cpu 1``, ``no added load``; for one whose record is missing
+    (``condition_record``), ``condition record missing (the study was interrupted
+    before writing it): added load unknown`` (a busy condition's busy process is not
+    recorded), ``...: no added load`` for idle (which adds none)."""
+    background = info.get("background_load")
+    if isinstance(background, dict):
+        return f"busy loop pinned to cpu {background.get('cpu')}"
+    record = info.get("condition_record")
+    if isinstance(record, str) and record.startswith("missing"):
+        added = "no added load" if info.get("condition") == "idle" else "added load unknown"
+        return f"condition record {record}: {added}"
+    return "no added load"
+
+
+def load_at_start(load_avg: Any) -> str:
+    """The A/A run's load average as it started (its metadata's ``load_avg``: 1, 5
+    and 15 minutes), as the sampled one is printed: ``load avg (1, 5, 15 min) at start
+    2.45, 2.37, 2.56``; ``load avg at start not recorded`` where it is not three
+    numbers."""
+    if (isinstance(load_avg, list) and len(load_avg) == 3
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                    for v in load_avg)):
+        return "load avg (1, 5, 15 min) at start " + ", ".join(f"{v:.2f}" for v in load_avg)
+    return "load avg at start not recorded"
+
+
 def print_condition(info: dict[str, Any]) -> None:
     """The tables of one condition (rates in %, intervals 95 % Clopper-Pearson)."""
     aa, per_case = info["aa"], info["machine_per_case"]
-    load_txt = ("busy loop pinned to cpu " + str(info["background_load"]["cpu"])
-                if isinstance(info.get("background_load"), dict) else "no added load")
     m = info.get("machine")
     sampled = (f"load avg (1 min) mean {m['load1_mean']:.2f} max {m['load1_max']:.2f}; "
                if m and m.get("load1_mean") is not None
-               else f"load avg at start {aa.get('load_avg_at_start')}; ")
-    print(f"\n== {info['condition']}: {load_txt}; {sampled}machine busy "
+               else f"{load_at_start(aa.get('load_avg_at_start'))}; ")
+    print(f"\n== {info['condition']}: {load_label(info)}; {sampled}machine busy "
           f"{per_case['machine_busy_pct_mean']:.0f} % and steal "
           f"{per_case['cpu_steal_pct_mean']:.2f} % (means over the cases)")
     minutes = (f"{info['aa_wall_s'] / 60:.1f} min" if info.get("aa_wall_s")

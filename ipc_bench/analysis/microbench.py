@@ -215,8 +215,14 @@ def arm_metadata(run_dir: str, arm: str) -> dict[str, Any]:
     return meta
 
 
+#: What ``incomplete_run_text``'s line says of the cases a run did not finish, for
+#: ``bench.py microbench`` (its ``tail`` by default).
+MICROBENCH_TAIL = "the cases it did not finish are not timed"
+
+
 def incomplete_run_text(run_dir: str, summary: dict[str, Any],
-                        name: Optional[str] = None) -> Optional[str]:
+                        name: Optional[str] = None,
+                        tail: str = MICROBENCH_TAIL) -> Optional[str]:
     """For a run (``run_dir``, its ``summary.json`` read as ``summary``; the line names
     it ``name``, the folder as given where ``None``) that is not
     complete (killed, stopped, failed: its captures hold the cases that finished only),
@@ -226,7 +232,10 @@ def incomplete_run_text(run_dir: str, summary: dict[str, Any],
     finished: ``RUN: this run is incomplete: stopped without
     finishing its summary (...): no process holds its lock, no end was recorded, summary
     status incomplete, 1 of 2 cases recorded, ...; 1 of its 2 cases finished: the cases
-    it did not finish are not timed``; ``None`` for a complete run."""
+    it did not finish are not timed``; ``None`` for a complete run. ``tail``: what
+    follows for the command that reads the run (``MICROBENCH_TAIL`` by default; a
+    script's own, ``scripts/codec_fit.py``'s: ``the fits cover the cases it
+    finished``)."""
     from ipc_bench.analysis.results import (_problems_detail, case_unfinished,
                                             incomplete_run_line, unfinished_detail)
 
@@ -245,7 +254,7 @@ def incomplete_run_text(run_dir: str, summary: dict[str, Any],
         detail = ""
     return incomplete_run_line(run_dir if name is None else name, str(status), detail, done,
                                len(planned) if isinstance(planned, list) else None,
-                               "the cases it did not finish are not timed")
+                               tail)
 
 
 def workload_labels(workload: str) -> dict[str, str]:
