@@ -27,7 +27,11 @@ whose parent is missing is refused, exit 2). With
 other is run with its policies and codecs. Only two-process cases are fitted: a
 single-process case (codec ``none``) has no codec. A fitted fixed or per-request cost
 below 0 is not physical (noise or load on the machine bent the line): a warning line
-says so.
+says so. A run given that is not complete (an interrupted one) is fitted over the
+cases it finished, and a warning line says so in ``bench.py report``'s words
+(``codec_fit.py: warning: DIR: this run is incomplete: CASE: interrupted by SIGTERM;
+13 of its 20 cases finished: the fits cover the cases it finished``); where the fits'
+batch sizes differ, the table gives each fit's (``fitted at B``).
 
 Exit status 0; 1 if a run fails (``codec_fit.py: error: run failed (exit 2): COMMAND``;
 ``(bench.py was killed by SIGKILL)`` where a signal ended it; ``; kept: the fit run DIR is
@@ -76,6 +80,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
+from ipc_bench.analysis.microbench import incomplete_run_text  # noqa: E402
 from ipc_bench.analysis.results import ResultsError, read_summary, run_state  # noqa: E402
 from ipc_bench.cli.console import script_main, write_output, written_elsewhere  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
@@ -187,7 +192,9 @@ def unfit_note(summary: dict) -> str:
             + f" (codec_fit fits {' and '.join(FIT_SCENARIOS)} runs)")
 
 
-def _sizes(pts: dict[int, float]) -> str:
+def _sizes(pts) -> str:
+    """The batch sizes of ``pts`` (a dict by batch size, or a list of them): ``16,
+    64, 128``; ``none`` where empty."""
     return ", ".join(f"{b:,}" for b in pts) or "none"
 
 
@@ -403,19 +410,43 @@ def fit_rows(fit_summary: dict, check_summary: dict, fit_med, check_med) -> list
     return rows
 
 
+#: What the warning line of a fit run and a check run that is not complete says the
+#: fits cover (``incomplete_run_text``'s ``tail``).
+RUN_TAILS = {"fit": "the fits cover the cases it finished",
+             "check": f"the check at {CHECK_SIZE:,} covers the cases it finished"}
+
+
+def warn_incomplete(which: str, run_dir: Path, summary: dict) -> None:
+    """For a ``which`` (``fit``, ``check``) run that is not complete (an interrupted
+    one), one line on stderr in ``bench.py report``'s words
+    (``results.incomplete_run_line``): ``codec_fit.py: warning: DIR: this run is
+    incomplete: CASE: interrupted by SIGTERM; 13 of its 20 cases finished: the fits
+    cover the cases it finished``; nothing for a complete run, nor for a summary that
+    records no ``status`` (written by hand: ``bench.py`` records one in each)."""
+    if "status" not in summary:
+        return
+    line = incomplete_run_text(str(run_dir), summary, tail=RUN_TAILS[which])
+    if line is not None:
+        print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
+
+
 def print_fits(rows: list[dict]) -> None:
-    """The codec-time fits, one line each, then a warning line (stderr) per fit with a
-    cost below 0."""
-    print(f"{'policy':7} {'codec':8} {'fixed us':>9} {'ns/request':>10} {'R^2':>7} "
-          f"{'pred. us':>9} {'meas. us':>9} {'error':>7}")
+    """The codec-time fits, one line each (with the batch sizes each was fitted over
+    where they differ between the fits: an interrupted fit run's), then a warning line
+    (stderr) per fit with a cost below 0."""
     shown = [r for r in rows if r["quantity"] == "codec_ns_per_step"]
+    differ = len({tuple(r["num_running"]) for r in shown}) > 1
+    print(f"{'policy':7} {'codec':8} {'fixed us':>9} {'ns/request':>10} {'R^2':>7} "
+          f"{'pred. us':>9} {'meas. us':>9} {'error':>7}" + ("  fitted at B" if differ
+                                                              else ""))
     for r in shown:
         err = r["relative_error"]
         print(f"{r['policy']:7} {r['codec']:8} {r['fixed'] / 1e3:>9.2f} "
               f"{r['per_unit']:>10.1f} {r['r2']:>7.4f} "
               f"{r['predicted_ns_at_1024'] / 1e3:>9.1f} "
               f"{r['measured_ns_at_1024'] / 1e3:>9.1f} "
-              f"{'' if err is None else f'{err:+.1%}':>7}")
+              f"{'' if err is None else f'{err:+.1%}':>7}"
+              + (f"  {_sizes(r['num_running'])}" if differ else ""))
     sys.stdout.flush()
     for r in shown:
         negative = [f"{what} {value}" for what, value, below in (
@@ -513,6 +544,8 @@ def _fit(args: argparse.Namespace) -> int:
 def _fit_runs(args: argparse.Namespace) -> int:
     """The runs (``prepare``), the fits printed, ``--json``."""
     fit_dir, fit_summary, check_dir, check_summary = prepare(args)
+    warn_incomplete("fit", fit_dir, fit_summary)
+    warn_incomplete("check", check_dir, check_summary)
     fit_med = check_med = None
     if args.stat == "median":
         fit_med, check_med = step_medians(fit_dir), step_medians(check_dir)
