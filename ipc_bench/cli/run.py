@@ -788,10 +788,13 @@ def _check_cases(args, cases) -> list[str]:
             raise UsageError(f"a fixed step of {step_s * 1e3:g} ms is not shorter than "
                              f"--peer-timeout {case.peer_timeout_s:g} s")
     # A runner started by hand checks its own memory and device in the handshake (this
-    # machine is not its): only the cases that run here are checked here.
+    # machine is not its): only the cases that run here are checked here, and the
+    # emulated model's, whose GPU (gpu_figures.json) is the same on every host.
     local = [c for c in cases if not args.remote_runners or c.transport == INPROC]
     _check_memory(local)
-    notes = _check_torch_cases(local, num_blocks_given=args.num_blocks is not None)
+    sized = [c for c in cases if not args.remote_runners or c.transport == INPROC
+             or c.model.name == "emulated"]
+    notes = _check_torch_cases(sized, num_blocks_given=args.num_blocks is not None)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
     return notes
