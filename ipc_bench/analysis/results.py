@@ -3556,7 +3556,7 @@ def _settings_problem(case: dict[str, Any], setting: Any) -> str | None:
     other than its entry in ``metadata.cases`` (``setting``) says it ran with (a hand
     edit of one of the two, e.g. a timed replay's ``trace_speedup`` typed over): ``case
     'ID' has trace_speedup 1000, but metadata.cases records 100``. ``None`` where they
-    agree, or where either lacks the field."""
+    agree, or where either lacks the field. The model too (``_model_problem``)."""
     if not isinstance(setting, dict):
         return None
     for key in SETTINGS_FIELDS:
@@ -3568,6 +3568,29 @@ def _settings_problem(case: dict[str, Any], setting: Any) -> str | None:
         if not same:
             return (f"case {str(case['case_id'])!r} has {key} {_shown(mine)}, but "
                     f"metadata.cases records {_shown(ran)}")
+    return _model_problem(case, setting)
+
+
+def _model_problem(case: dict[str, Any], setting: dict[str, Any]) -> str | None:
+    """Where a case names another model than its entry in ``metadata.cases``
+    (``setting``; its ``model.name``) records: its ``model`` (a text) is not that name,
+    or its ``emulated`` mark (``analysis.summary._model_marks``: true in an emulated
+    case, absent in any other) says the emulated model ran where the name is another,
+    or not where it is ``emulated`` (``case 'ID' has emulated true, but metadata.cases
+    records model.name "null"``): its step times would be read as another model's.
+    ``None`` where they agree, or where either lacks the field."""
+    model = setting.get("model")
+    ran = model.get("name") if isinstance(model, dict) else None
+    if not isinstance(ran, str):
+        return None
+    name, mine = f"case {str(case['case_id'])!r}", case.get("model")
+    if isinstance(mine, str) and mine != ran:
+        return (f"{name} has model {_shown(mine)}, but metadata.cases records "
+                f"model.name {_shown(ran)}")
+    mark = case.get("emulated")
+    if mark is not None and bool(mark) != (ran == "emulated"):
+        return (f"{name} has emulated {_shown(mark)}, but metadata.cases records "
+                f"model.name {_shown(ran)}")
     return None
 
 
@@ -4152,6 +4175,37 @@ def _no_floor_lines(valid: list[dict], path: Path) -> list[str]:
 #: Case fields that repeat a workload label (``_label_field_lines``): read as absent
 #: where they are there but the case's workload has no such label.
 _LABEL_FIELDS = ("num_running", "trace")
+
+
+def _preset_lines(valid: list[dict], metadata: Any, path: Path) -> list[str]:
+    """Set (in place) the ``emulated_preset`` of each emulated case of ``valid`` to the
+    preset its entry in ``metadata.cases`` records (``model.preset``, what its runner
+    was started with; ``model.name`` ``emulated``) where a hand edit made the two
+    differ, or made it not a text, with one line per case naming both and the one used
+    (``RUN/summary.json: case 'ID' has emulated_preset "llama-3.1-8b", but
+    metadata.cases records model.preset "llama-3.2-1b" (read as "llama-3.2-1b", the
+    metadata's)``): the report names the preset in its EMULATED note and marks, and
+    would name a model the run did not emulate. A case without the field (a run
+    written before it was recorded) or an entry without the preset is left as it is.
+    The GPU's name and figures (``emulated_gpu``, ``emulated_memory_bandwidth_bytes_
+    per_s``...) are recorded in the case alone; ``emulated_step_ns_per_step``, the
+    roofline's mean time, is checked against ``steps.csv`` (``STEP_MEANS``)."""
+    settings = metadata.get("cases") if isinstance(metadata, dict) else None
+    presets = {c["case_id"]: c["model"]["preset"] for c in settings or []
+               if isinstance(c, dict) and isinstance(c.get("case_id"), str)
+               and isinstance(c.get("model"), dict) and c["model"].get("name") == "emulated"
+               and isinstance(c["model"].get("preset"), str)}
+    out = []
+    for case in valid:
+        want = presets.get(case["case_id"])
+        have = case.get("emulated_preset")
+        if want is None or have is None or have == want:
+            continue
+        case["emulated_preset"] = want
+        out.append(f"{path}: case {case['case_id']!r} has emulated_preset {_shown(have)}, "
+                   f"but metadata.cases records model.preset {_shown(want)} (read as "
+                   f"{_shown(want)}, the metadata's)")
+    return out
 
 
 def _label_field_lines(valid: list[dict], metadata: Any, path: Path) -> list[str]:
@@ -4877,10 +4931,10 @@ def _load_once(pd, run_dir: Path, run_id: str) -> dict[str, Any]:
               + check_shapes(summary, run_dir / "summary.json"))
     metadata = summary.get("metadata") or {}
     valid, bad_cases = _valid_cases(summary, run_dir / "summary.json")
-    bad_cases = (shapes + bad_cases + _no_floor_lines(valid, run_dir / "summary.json")
-                 + _warnings_lines(valid, run_dir / "summary.json")
-                 + _label_field_lines(valid, metadata, run_dir / "summary.json")
-                 + _family_gap_lines(summary, valid, run_dir / "summary.json"))
+    path = run_dir / "summary.json"
+    bad_cases = (shapes + bad_cases + _no_floor_lines(valid, path) + _warnings_lines(valid, path)
+                 + _label_field_lines(valid, metadata, path) + _preset_lines(valid, metadata, path)
+                 + _family_gap_lines(summary, valid, path))
     cases = pd.DataFrame(valid)
     label_cols: dict[str, dict[str, Any]] = {}  # case_id -> labels
     case_info: dict[str, dict[str, Any]] = {}
