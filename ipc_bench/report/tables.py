@@ -1522,6 +1522,26 @@ def model_words(model: Any) -> str:
     return f", {model} model" if isinstance(model, str) and model and model != "null" else ""
 
 
+def model_cell(case: dict[str, Any]) -> str:
+    """The model a case (a summary record) ran, for a cell of a table of cases (the
+    notebook's), in the words the report's tables give it after the codec
+    (``model_words``) and its notes give the null model: ``null model``,
+    ``fixed-step model``, ``torch model``, and for the emulated model its preset and
+    GPU, as the EMULATED note and the figures' marks name them (``emulated model
+    (llama-3.2-1b on NVIDIA H200)``, within the 50 characters pandas shows of a cell;
+    ``?`` for a GPU not recorded, no preset for a case written before it was); ``not
+    recorded`` where the case names none."""
+    model = case.get("model")
+    if not isinstance(model, str) or not model:
+        return "not recorded"
+    if model == "null":
+        return "null model"
+    words = model_words(model)[len(", "):]
+    if model == "emulated":
+        words += f" ({_emulated_shape(case)}{case.get('emulated_gpu') or '?'})"
+    return words
+
+
 def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     """One block per (workload, codec, treatment): per metric, each arm's geometric
     mean over the pairs [IQR] (``arm_heads``: whose quotient is the ``t`` ratio beside
