@@ -1215,17 +1215,18 @@ def _narrowed_default(oa: dict, ob: dict, a: dict, b: dict, ea: set[str],
     (one policy and its A/A copy) or ``--async-scheduling`` (the cached policy alone)
     narrowed the default of a run given no ``--policies``: ``default policies differ:
     send vs cached, send (--policies not given: --aa runs one policy alone)``; a run
-    given the default's policies (``--policies send,cached``) counts as one given none,
-    the line then saying ``(--policies not given or given as its default: ...)``. The
-    flag's own line (``FLAG_CASES``) says the rest. ``None`` where either run was given
-    other ``--policies`` (or did not record them), or the runs' policies would differ
-    without the flags (``engine.config.POLICIES``, the default, where a flag narrowed
-    it)."""
+    given the policies its flags run without ``--policies`` (``_same_as_not_given``:
+    ``--policies send,cached``, the default's two; ``--aa --policies send``, what
+    ``--aa`` runs) counts as one given none, the line then saying ``(--policies not
+    given or given as its default: ...)``, or, where a flag's one policy was given,
+    ``(--policies not given or given as the flags run it: ...)``. The flag's own line
+    (``FLAG_CASES``) says the rest. ``None`` where either run was given other
+    ``--policies`` (or did not record them), or the runs' policies would differ without
+    the flags (``engine.config.POLICIES``, the default, where a flag narrowed it)."""
     from ipc_bench.engine.config import CACHED, POLICIES
 
     given = [o.get("policies", ()) for o in (oa, ob)]
-    if any(g is not None and (not isinstance(g, list) or sorted(map(str, g)) !=
-                              sorted(POLICIES)) for g in given):
+    if not all(_same_as_not_given(o) for o in (oa, ob)):
         return None
     flags = []
     full = []
@@ -1238,9 +1239,34 @@ def _narrowed_default(oa: dict, ob: dict, a: dict, b: dict, ea: set[str],
     why = {"aa": "--aa runs one policy alone",
            "async_scheduling": f"--async-scheduling runs the {CACHED} policy alone"}
     values = [", ".join(sorted(r, key=_number_first)) for r in (ea, eb)]
-    how = "not given" if given == [None, None] else "not given or given as its default"
+    how = ("not given" if given == [None, None] else
+           "not given or given as its default" if all(
+               g is None or sorted(map(str, g)) == sorted(POLICIES) for g in given)
+           else "not given or given as the flags run it")
     return (f"{NARROWED_POLICIES}{values[0]} vs {values[1]} (--policies {how}: "
             f"{', '.join(why[f] for f in sorted(flags))})")
+
+
+def _same_as_not_given(options: dict) -> bool:
+    """Whether a run of options ``options`` (``metadata["options"]``) ran the policies it
+    would have run without ``--policies``: not given, or given as the policies its
+    flags run without it (``cli.run``'s choice): the default's two (``send, cached``,
+    any order) where no ``--aa`` was given, else the one ``--aa`` takes, the default's
+    first (``send``) or, with ``--async-scheduling``, ``cached``. ``--async-scheduling``
+    alone given ``--policies cached`` is not: without it, each async case also runs
+    synchronously. ``False`` for policies not recorded or not a list."""
+    from ipc_bench.engine.config import CACHED, POLICIES
+
+    given = options.get("policies", ())
+    if given is None:
+        return True
+    if not isinstance(given, list):
+        return False
+    if options.get("aa") is True:
+        return list(map(str, given)) == [CACHED if options.get("async_scheduling") is True
+                                         else POLICIES[0]]
+    return options.get("async_scheduling") is not True and \
+        sorted(map(str, given)) == sorted(POLICIES)
 
 
 def _given_transport(options: dict, ran: Optional[set[str]]) -> Optional[set[str]]:

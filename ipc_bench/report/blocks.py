@@ -2019,7 +2019,8 @@ ORDER_SEED_ONLY = ("The runs differ only in the seed of their arms' order (`--or
 #: OTHER: `` starts with the key, and the value says what differs. A flag of
 #: ``environment.FLAG_CASES`` adds or leaves out cases (``single-process cases differ:
 #: ...``; and, narrowing a run's default policies, ``environment.NARROWED_POLICIES``:
-#: ``default policies differ: ...``), or a measurement taken after a case's counted steps (``floors differ: ...``),
+#: ``default policies differ: ...``), and so ``--policies`` given, which chooses which
+#: policies' cases run (``option --policies differs: ...``), or a measurement taken after a case's counted steps (``floors differ: ...``),
 #: so each run's cases are measured alike; the order seed runs the same cases in other
 #: orders (``ORDER_SEED_ONLY``, where it is the only difference).
 SAME_ROWS_DIFFERENCES = {
@@ -2034,6 +2035,10 @@ SAME_ROWS_DIFFERENCES = {
         "the policies their defaults ran (`--policies` left at its default: `--aa` or "
         "`--async-scheduling` runs one policy alone, so the other policy's rows are one "
         "run's alone)",
+    "option --policies differs: ":
+        "the policies they ran (`--policies` chooses cases alone: a policy's rows are "
+        "measured alike whichever others ran, and a policy one run ran alone has its "
+        "rows there alone)",
     f"{FLAG_CASES['aa']} differ: ":
         "whether A/A copies of the arms ran (`--aa`: their rows are one run's alone)",
     f"{FLAG_CASES['async_scheduling']} differ: ":

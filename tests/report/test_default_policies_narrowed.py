@@ -54,11 +54,8 @@ def test_a_flag_that_narrows_the_default_policies_keeps_the_rows_comparable(
         "(decode-steady's default)"]
 
 
-def test_a_policies_line_given_by_the_user_still_asks_for_care():
-    assert comparable_rows_line([
-        "Zc against X: option --policies differs: [cached] vs default (cached, send)",
-        "Zc against X: cached+async cases differ: run (--async-scheduling given) vs not run "
-        "(decode-steady's default)"]) == ""
+def test_a_narrowed_policies_line_alone_keeps_the_rows_comparable():
+    """(A ``--policies`` the user gave does too: test_policies_given_keep_rows.)"""
     assert comparable_rows_line([
         "Y against X: default policies differ: send vs cached, send (--policies not given: "
         "--aa runs one policy alone)"]) == (
