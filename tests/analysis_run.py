@@ -44,13 +44,13 @@ def without_machine_load(lines: list[str]) -> list[str]:
                                        or MACHINE_LOAD_NOTE.match(ln))]
 
 
-def run_bench(path: Path, args: list[str]) -> str:
-    """Run ``bench.py ARGS --quiet --output PATH`` as ``cli.main`` in this process, from
-    the repository root, its ``sys.argv`` the command's (its runners, stages and ranks are
-    processes as ever): the run folder ``python bench.py`` writes, the metadata's command
-    line and folder included, without a process's start and imports (0.55 -> 0.30 CPU-s
-    for a two-case run, 2026-12-06). Asserts it exits 0 and returns its stdout (the
-    tables)."""
+def bench_in_process(args: list) -> subprocess.CompletedProcess:
+    """``python bench.py ARGS`` as ``cli.main`` in this process, from the repository root,
+    its ``sys.argv`` the command's (the runners, stages and ranks it starts are processes
+    as ever): the run folder that command writes, the metadata's command line and folder
+    included, and its exit code, stdout and stderr, without a process's start and
+    imports (0.55 -> 0.30 CPU-s for a two-case run, 2026-12-06). ``ARGS``: texts or
+    paths."""
     import contextlib
     import io
 
@@ -58,16 +58,23 @@ def run_bench(path: Path, args: list[str]) -> str:
 
     out, err = io.StringIO(), io.StringIO()
     argv, cwd = sys.argv, os.getcwd()
-    sys.argv = ["bench.py", *map(os.fspath, args), "--quiet", "--output", os.fspath(path)]
+    sys.argv = ["bench.py", *map(os.fspath, args)]
     os.chdir(REPO)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = cli.main()
     finally:
-        sys.argv = argv
+        command, sys.argv = sys.argv, argv
         os.chdir(cwd)
-    assert code == 0, err.getvalue()
-    return out.getvalue()
+    return subprocess.CompletedProcess(command, code, out.getvalue(), err.getvalue())
+
+
+def run_bench(path: Path, args: list[str]) -> str:
+    """Run ``bench.py ARGS --quiet --output PATH`` (``bench_in_process``); asserts it
+    exits 0 and returns its stdout (the tables)."""
+    proc = bench_in_process([*args, "--quiet", "--output", path])
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
 
 
 #: A ``--pp 1,2`` run (the ``shared_pp_run`` fixture): one and two stages, send and

@@ -20,13 +20,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from fault_helpers import REPO, steady_case
+from analysis_run import bench_in_process
+from fault_helpers import steady_case
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
@@ -284,11 +284,12 @@ def test_async_checks_every_step_with_interval_1(transport):
 
 
 def _bench(*args: str, tmp_path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
-         "--steps", "60", "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
-         "--output", str(tmp_path / "run"), *args],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+    """``python bench.py`` of a 4-running steady run and ``ARGS``, as ``cli.main`` in this
+    process (``analysis_run.bench_in_process``: its runners are processes)."""
+    return bench_in_process(
+        ["--scenario", "decode-steady", "--num-running", "4", "--steps", "60",
+         "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--output",
+         str(tmp_path / "run"), *args])
 
 
 def test_bench_refuses_send_with_async_scheduling(tmp_path):
@@ -332,9 +333,8 @@ def test_report_shows_the_runner_gap_and_names_the_async_mode(tmp_path):
     proc = _bench("--async-scheduling", "--no-single-process", tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     # the tables alone: an async run's figures are tests/report/test_other_comparisons's
-    report = subprocess.run([sys.executable, "bench.py", "report", str(tmp_path / "run"),
-                             "--output", str(tmp_path / "report"), "--no-figures"],
-                            cwd=REPO, capture_output=True, text=True, timeout=240)
+    report = bench_in_process(["report", str(tmp_path / "run"), "--output",
+                               str(tmp_path / "report"), "--no-figures"])
     assert report.returncode == 0, report.stderr
     md = (tmp_path / "report" / "report.md").read_text()
     assert "### Runner gap" in md or "## Runner gap" in md

@@ -19,10 +19,8 @@ schedule: docs/oracles.md).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from fault_helpers import REPO
+from analysis_run import bench_in_process
 
 #: "arrival_ms:prompt:output" rows of the two traces.
 NO_DRAFTS = "5:37:44 10:68:78 30:5:72 30:15:33 30:34:21"
@@ -49,11 +47,10 @@ def bench(tmp_path, name: str, rows: str, *args: str) -> list[dict]:
     if not trace.exists():
         write_trace(trace, rows)
     out = tmp_path / name
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "azure-conv", "--trace", str(trace),
-         "--warmup-steps", "0", "--codecs", "msgpack,pickle", "--no-floor",
-         "--input-oracle-interval", "1", "--output", str(out), *args],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(  # cli.main in this process, its runners processes
+        ["--scenario", "azure-conv", "--trace", str(trace), "--warmup-steps", "0",
+         "--codecs", "msgpack,pickle", "--no-floor", "--input-oracle-interval", "1",
+         "--output", str(out), *args])
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "complete" and summary["problems"] == []
