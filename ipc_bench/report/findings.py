@@ -2295,19 +2295,24 @@ NET_STEP_COLUMNS = ("build_ns", "encode_ns", "runner_decode_ns", "runner_update_
 
 def with_net_figure(cases, steps):
     """``cases`` with the net figure (``send_cost.NET_MEDIAN``) of each case that has
-    a SchedulerOutput path (``send_cost.S2R_MEDIAN``) but not that figure (a
-    summary.json written before it) taken from ``steps`` (its rows of ``steps.csv``):
-    the median over its counted rows of the sum of ``NET_STEP_COLUMNS``, as
-    ``analysis.summary`` computes it; NaN where ``steps`` lacks a column or the case's
-    rows (a published folder holds no ``steps.csv``), or a counted row lacks a value.
-    ``cases`` itself where no case needs it. Raises nothing."""
+    a SchedulerOutput path but not that figure (a summary.json written before it)
+    taken from ``steps`` (its rows of ``steps.csv``): the median over its counted rows
+    of the sum of ``NET_STEP_COLUMNS``, as ``analysis.summary`` computes it; NaN where
+    ``steps`` lacks a column or the case's rows (a published folder holds no
+    ``steps.csv``), or a counted row lacks a value. A case has a path where it records
+    the path's median (``send_cost.S2R_MEDIAN``) or, in a summary.json older than
+    that median too, the means of its parts (``plots.S2R_COST_COLUMNS``), the path's
+    share then being of those means. ``cases`` itself where no case needs it. Raises
+    nothing."""
     from ipc_bench.analysis.send_cost import NET_MEDIAN, S2R_MEDIAN
+    from ipc_bench.report.plots import S2R_COST_COLUMNS
 
-    if S2R_MEDIAN not in cases.columns:
-        return cases
-    have = (cases[NET_MEDIAN] if NET_MEDIAN in cases.columns
-            else pd.Series(math.nan, index=cases.index))
-    need = have.isna() & cases[S2R_MEDIAN].notna()
+    nan = pd.Series(math.nan, index=cases.index)
+    path = (cases[S2R_MEDIAN] if S2R_MEDIAN in cases.columns else nan).notna()
+    if all(c in cases.columns for c in S2R_COST_COLUMNS):
+        path |= cases[list(S2R_COST_COLUMNS)].notna().all(axis=1)
+    have = cases[NET_MEDIAN] if NET_MEDIAN in cases.columns else nan
+    need = have.isna() & path
     keys = ["run_id", "case_id"]
     if not need.any() or steps is None or not all(
             c in steps.columns for c in (*NET_STEP_COLUMNS, "counted", *keys)):
