@@ -32,8 +32,10 @@ COMMAND_WORDS = ("microbench", "report", "runner")
 _GIVEN = "_options_given_once"
 
 #: What ``OnceParser`` reads as a value where argparse would read an option: a word
-#: that begins with "-" and a digit, or "-." and a digit (``-1,0``, ``-1e3``, ``-.5``).
-NEGATIVE_VALUE = re.compile(r"-\.?[0-9]")
+#: that begins with "-" and a digit, or "-." and a digit (``-1,0``, ``-1e3``, ``-.5``),
+#: or "-" and a word that is a number not finite (``-inf``, ``-Infinity``, ``-nan``,
+#: alone or first in a list: ``-inf,1``), which its option then refuses as not finite.
+NEGATIVE_VALUE = re.compile(r"-\.?[0-9]|-(inf|infinity|nan)(,|\Z)", re.IGNORECASE)
 
 #: The argparse actions that store one value (those ``bench.py``'s options use).
 _STORING_ACTIONS = (None, "store", "store_const", "store_true", "store_false")
@@ -85,7 +87,8 @@ class OnceParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose storing options (values and flags) may be given
     once per command line; a second one is ``error``'s one line (``repeat_message``).
     Positional arguments and ``--help`` are argparse's own; a word that begins with "-"
-    and a digit is a value (``NEGATIVE_VALUE``), never an option."""
+    and a digit, or is ``-inf`` / ``-nan`` (``NEGATIVE_VALUE``), is a value, never an
+    option."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
@@ -97,6 +100,15 @@ class OnceParser(argparse.ArgumentParser):
         # one argument"); no bench.py option so begins, so each is a value, named by the
         # option's own check
         self._negative_number_matcher = NEGATIVE_VALUE
+
+    def _parse_optional(self, arg_string):
+        """argparse's, but a word ``NEGATIVE_VALUE`` takes for a value is one (``None``)
+        before argparse reads it as a short option and its value run together: ``-nan``
+        is not ``-n an`` in a parser that has ``-n`` (``bench.py microbench``)."""
+        if (arg_string not in self._option_string_actions
+                and NEGATIVE_VALUE.match(arg_string)):
+            return None
+        return super()._parse_optional(arg_string)
 
     #: Command words (``bench.py report``) that an unknown first argument may be a
     #: typo of: its line names the closest (``unknown_message``).

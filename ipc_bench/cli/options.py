@@ -230,11 +230,15 @@ def _spec_tokens_list(text: str) -> list[int]:
 
 
 def _probability(text: str) -> float:
-    """``--spec-acceptance``: a number in [0, 1]."""
+    """``--spec-acceptance``: a number in [0, 1]; ``inf`` and ``nan`` (either sign, any
+    case) are refused as by every option of one number (``_float_in``): ``must be a
+    finite number, got TEXT``."""
     try:
         value = _number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text}")
     return value

@@ -333,7 +333,7 @@ OPTION_CASES = [
     (DS + ["--num-spec-tokens", "2", "--spec-acceptance", "-0.1"],
      "argument --spec-acceptance: must be in [0, 1], got -0.1"),
     (DS + ["--num-spec-tokens", "2", "--spec-acceptance", "nan"],
-     "argument --spec-acceptance: must be in [0, 1], got nan"),
+     "argument --spec-acceptance: must be a finite number, got nan"),
     (DS + ["--spec-acceptance", "0.5"],
      "--spec-acceptance applies to speculative decoding: give --num-spec-tokens K with K "
      "above 0"),
