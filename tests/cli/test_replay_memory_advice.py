@@ -6,11 +6,11 @@ refusal names its range."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from analysis_run import bench_in_process
 from ipc_bench.engine.traces import load_azure_trace
 from ipc_bench.harness.scenario import CONV_SCHEDULER
 from ipc_bench.harness.trace_checks import replay_blocks_needed
@@ -33,8 +33,9 @@ def _trace(path: Path) -> Path:
 
 
 def _bench(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "bench.py", *argv], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    """``python bench.py ARGV`` as ``cli.main`` in this process
+    (``analysis_run.bench_in_process``): its exit code, stdout and stderr."""
+    return bench_in_process(list(argv))
 
 
 def test_the_least_blocks_of_a_replay(tmp_path):

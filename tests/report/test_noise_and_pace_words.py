@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from analysis_run import REPO, run_bench
+from analysis_run import bench_in_process, run_bench
 from ipc_bench import cli
 from ipc_bench.analysis.results import ResultsWarning, load
 from ipc_bench.analysis.send_cost import path_difference, step_difference
@@ -77,9 +75,7 @@ ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",
 
 def test_a_report_of_a_one_and_a_three_repetition_run(tmp_path):
     # not --quiet: the line printed as each case ends goes to stderr
-    proc = subprocess.run([sys.executable, "bench.py", *ARGS, "--output",
-                           str(tmp_path / "r1")], cwd=REPO, capture_output=True, text=True,
-                          timeout=240)
+    proc = bench_in_process([*ARGS, "--output", str(tmp_path / "r1")])
     assert proc.returncode == 0, proc.stderr
     run_bench(tmp_path / "r3", ARGS + ["--repeat", "3"])
     # the figure the terminal prints as each case ends is the stored case_elapsed_s
