@@ -2240,8 +2240,9 @@ SUMMARY_NOTE = (
     "the runner's token-id bookkeeping (update_states, which writes the ids received under "
     "send, + write_back, which writes the ids sampled under cached), the policy's net work "
     "on the step's critical path, with its interval by the same method. A tok/s verdict "
-    "that finds no significant difference says where its interval's half-width is over the "
-    "change the net share (else the path's) implies: the run cannot see that change in "
+    "that finds no significant difference says where its interval's half-width on the log "
+    "scale is over the change the net share (else the path's) implies (a negative one: "
+    "cached slower): the run cannot see that change in "
     "tokens/s, so the verdict is no evidence of no effect. The bullets give the tok/s "
     "change its verdict (its column), and the whole step's share one where its interval excludes 0 but the run's "
     "Holm-adjusted comparison of the step finds no significant difference; the "
@@ -2434,33 +2435,56 @@ def _net_cell(shared, path: str, of: int, step_time: bool) -> str:
 
 
 def _effect_text(pct: float) -> str:
-    """``0.42``, ``0.007``: a share's size in % to 2 decimals, to one significant
-    digit below 0.005 % (2 decimals would round it onto 0)."""
-    return f"{pct:.2f}" if pct >= 0.005 or pct == 0 else f"{pct:.1g}"
+    """``0.42``, ``0.007``, ``0.00004``: a share's size in % (>= 0) to 2 decimals, to
+    its first significant digit below 0.005 % (2 decimals would round it onto 0)."""
+    if pct >= 0.005 or pct == 0 or not math.isfinite(pct):
+        return f"{pct:.2f}"
+    return f"{pct:.{-math.floor(math.log10(pct))}f}"
+
+
+def _figures_apart(half: float, effect: float) -> tuple[str, str]:
+    """``half`` (a half-width in %, over ``abs(effect)``) and ``effect`` (a signed
+    change in %) as the tok/s note prints them (``_resolution``): ``half`` to 1
+    decimal, with thousands separators, ``effect`` as ``_effect_text`` gives its size,
+    with its sign where negative; where those would not print ``half`` over
+    ``effect``'s size (``5.0`` beside ``5.02``, ``0.0`` beside ``0.004``), both to
+    the same number of decimals, the fewest from 2 that do. Raises nothing."""
+    size = abs(effect)
+    h, e = f"{half:,.1f}", _effect_text(size)
+    for d in range(2, 18):
+        if float(h.replace(",", "")) > float(e):
+            break
+        h, e = f"{half:,.{d}f}", f"{size:.{d}f}"
+    return h, ("-" if effect < 0 else "") + e
 
 
 def _resolution(t: dict[str, Any], shared, cell: bool = False) -> str:
-    """Where the tok/s change's interval (``t``'s cached/send ratio interval) has a
-    half-width over the size of the change the same row's share implies (the net share,
+    """Where the tok/s change's interval (``t``'s cached/send ratio interval, [low,
+    high]) is too wide to see the change the same row's share implies (the net share,
     ``shared.net``, else the SchedulerOutput path's, ``shared.s2r``: cached/send of
-    tok/s is about 1 + that share, send's step being cached's plus it), so that even an
-    interval centred on that change would hold 0: ``; the tok/s interval (±2.0 %) is
+    tok/s is about 1 + that share s, send's step being cached's plus it), so that even
+    an interval of its width centred on that change would hold no change: on the log
+    scale, on which the ratio intervals are made, its half-width h = ln(high / low) / 2
+    is over |ln(1 + s)|. Words: ``; the tok/s interval (±2.1 % on the log scale) is
     wider than the ~0.42 % the net share implies: this run cannot see that effect in
     tokens/s`` (``cell``, the summary table's verdict cell), or that sentence on its
     own (`` The tok/s interval ...: ... tokens/s, so its verdict is no evidence of no
-    effect.``, the tok/s finding); '' otherwise, without an interval or a share."""
+    effect.``, the tok/s finding): h as the % change it makes, 100 (e^h - 1), s as a
+    signed % (``~-0.42 %``: cached slower), digits by ``_figures_apart``; '' otherwise,
+    without an interval or a share."""
     lo, hi = t.get("ratio_low"), t.get("ratio_high")
-    if shared is None or lo is None or hi is None or not (math.isfinite(lo)
-                                                           and math.isfinite(hi)):
+    if shared is None or lo is None or hi is None or not (
+            math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi):
         return ""
     net = shared.net is not None and shared.net.share is not None
     share = shared.net.share if net else shared.s2r.share
-    if share is None:
+    if share is None or not share > -1:
         return ""
-    half, effect = 100 * (hi - lo) / 2, 100 * abs(share)
-    if half <= effect:
+    h = math.log(hi / lo) / 2
+    if h <= abs(math.log1p(share)):
         return ""
-    text = (f"the tok/s interval (±{half:.1f} %) is wider than the ~{_effect_text(effect)} % "
+    half, effect = _figures_apart(100 * math.expm1(h), 100 * share)
+    text = (f"the tok/s interval (±{half} % on the log scale) is wider than the ~{effect} % "
             f"the {'net' if net else 'SchedulerOutput path'} share implies: this run cannot "
             "see that effect in tokens/s")
     return f"; {text}" if cell else f" {text[0].upper()}{text[1:]}, so its verdict is no " \
