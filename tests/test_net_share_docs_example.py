@@ -1,0 +1,63 @@
+"""docs/comparisons.md's net-share example adds up as printed: the net figure is the
+median of each step's sum, not the sum of its parts' medians or means, so the example
+quotes no parts beside it that should add to it, and shows, with the published
+decode-steady run's own figures, that the parts' means add up to the mean of the sum,
+not to the net figure."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "results" / "published" / "decode-steady"
+
+
+def _docs() -> str:
+    """docs/comparisons.md with its line breaks and indents as single spaces."""
+    return re.sub(r"\s+", " ", (ROOT / "docs" / "comparisons.md").read_text())
+
+
+def _mean_diff_us(field) -> float:
+    """send - cached of ``field(case)``, mean over the repetitions, µs: 256 running,
+    msgpack, of the published run."""
+    cases = json.loads((PUBLISHED / "decode-steady-r5.summary.json").read_text())["cases"]
+    by = {(c["policy"], c["repetition"]): field(c) for c in cases
+          if c["codec"] == "msgpack" and c["workload"] == "num_running=256"}
+    assert len(by) == 10
+    return statistics.mean(by[("send", r)] - by[("cached", r)] for r in range(5)) / 1e3
+
+
+def test_the_example_quotes_no_parts_that_should_add_to_the_net_figure():
+    docs = _docs()
+    assert ("Example (Llama-3.1-8B emulated, 256 running, msgpack, 3 repetitions, "
+            "2026-12-06): path +0.51 % [+0.47, +0.54] % (50.75 µs), net +0.42 % [+0.21, "
+            "+0.64] % (42.29 µs): 17 % smaller, its interval wider") in docs
+    assert f"{100 * (1 - 42.29 / 50.75):.0f}" == "17"
+    assert "+77.9 µs" not in docs and "-95.5 µs" not in docs
+
+
+def test_the_published_runs_parts_add_to_the_mean_of_the_sum_not_the_net_figure():
+    path = _mean_diff_us(lambda c: c["sched_build_ns_per_step"]
+                         + c["sched_encode_ns_per_step"] + c["runner_decode_ns_per_step"])
+    update = _mean_diff_us(lambda c: c["runner_update_ns_per_step"])
+    writeback = _mean_diff_us(lambda c: c["runner_writeback_ns_per_step"])
+    median = _mean_diff_us(lambda c: c["s2r_build_encode_decode_ns_median"])
+    shown = [f"{path:.2f}", f"{update:+.2f}", f"{writeback:+.2f}",
+             f"{path + update + writeback:.2f}"]
+    assert shown == ["66.99", "+96.93", "-93.56", "70.36"]
+    assert f"{66.99 + 96.93 - 93.56:.2f}" == "70.36"  # the printed parts add up
+    assert f"{median:.2f}" == "62.99"
+    assert ("send - cached of the means, averaged over the repetitions, is path 66.99 µs, "
+            "`update_states` +96.93 µs, `write_back` -93.56 µs: 70.36 µs, the mean of the "
+            "sum, where the net figure, the median of the sum, is 67.70 µs (+6.25 % [+5.03, "
+            "+7.47] %) and the path's median 62.99 µs.") in _docs()
+    # the published report's figures at 256 running, msgpack
+    report = (PUBLISHED / "report.md").read_text()
+    (line,) = [ln for ln in report.splitlines()
+               if ln.startswith("- At 256 running requests (msgpack), send's SchedulerOutput")]
+    assert "costs 62.99 µs per step more than cached's" in line
+    assert ("send's policy work costs 67.70 µs per step more than cached's, 6.25 % of "
+            "cached's step (send - cached: [+5.03, +7.47] %, 95 % Student-t interval)") in line
