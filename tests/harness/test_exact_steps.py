@@ -5,12 +5,10 @@ steps in all (``scenario.steady_max_steps``) warns when it cuts a case short."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from fault_helpers import REPO
+from analysis_run import bench_in_process
 from ipc_bench.analysis.summary import no_step_counted, noise_warnings
 from ipc_bench.harness.scenario import ScenarioOptions, steady_cases, steady_max_steps
 
@@ -19,8 +17,7 @@ SMALL = ["--num-running", "16", "--codecs", "msgpack", "--no-floor", "--warmup-s
 
 def _cases(tmp_path, *args: str) -> list[dict]:
     run = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "bench.py", *args, *SMALL, "--output", str(run)],
-                          cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process([*args, *SMALL, "--output", str(run)])  # cli.main, in process
     assert proc.returncode == 0, proc.stderr
     return json.loads((run / "summary.json").read_text())["cases"]
 

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
+from analysis_run import bench_in_process
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def spec(instrumentation: str, policy: str = "send") -> CaseSpec:
@@ -48,11 +44,9 @@ def test_totals_mode_runs_the_same_steps_and_records_nothing_per_step():
 
 
 def test_overhead_scenario_prints_the_ratio_per_policy(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "overhead", "--num-running", "4",
-         "--steps", "50", "--warmup-steps", "5", "--repeat", "2", "--quiet",
-         "--output", str(tmp_path / "run")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = bench_in_process(  # cli.main in this process, its runners processes
+        ["--scenario", "overhead", "--num-running", "4", "--steps", "50", "--warmup-steps",
+         "5", "--repeat", "2", "--quiet", "--output", str(tmp_path / "run")])
     assert proc.returncode == 0, proc.stderr
     lines = [ln for ln in proc.stdout.splitlines() if "steps/totals = " in ln]
     assert len(lines) == 2

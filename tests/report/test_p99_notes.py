@@ -8,18 +8,16 @@ TPOT p99 the table does not show, by the requests served."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from analysis_run import bench_in_process
 from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.summary import latency_counts, runner_gap_figures
 from ipc_bench.report.tables import latency_p99_note, runner_gap_lines
 
-REPO = Path(__file__).resolve().parents[2]
 HEAD = ("A p99 over 100 or fewer values lies between its case's two largest values: read "
         "it as about the maximum, not as a tail percentile")
 P99S = {"ttft_ms_p99": 1.0, "itl_ms_p99": 0.5, "e2e_ms_p99": 2.0, "tpot_ms_p99": 0.4}
@@ -83,11 +81,10 @@ def test_the_runner_gap_p99s_are_counted_by_their_steps():
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> tuple[Path, str]:
     run = tmp_path_factory.mktemp("p99") / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "2",
-         "--steps", "20", "--warmup-steps", "2", "--policies", "send", "--codecs",
-         "msgpack", "--no-single-process", "--no-floor", "--quiet", "--output", str(run)],
-        cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = bench_in_process(  # cli.main in this process, its runner a process
+        ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
+         "--warmup-steps", "2", "--policies", "send", "--codecs", "msgpack",
+         "--no-single-process", "--no-floor", "--quiet", "--output", str(run)])
     assert proc.returncode == 0, proc.stderr
     return run, proc.stdout
 
@@ -96,9 +93,8 @@ def test_a_run_of_20_steps_says_it_under_both_gap_tables(tiny_run, tmp_path):
     run, out = tiny_run
     note = f"{HEAD} (here gap us p99 and gap % p99, over as few as 20 counted steps)."
     assert f"\n  {note}\n" in out
-    proc = subprocess.run([sys.executable, "bench.py", "report", str(run), "--no-figures",
-                           "--output", str(tmp_path / "rep")], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    proc = bench_in_process(["report", str(run), "--no-figures", "--output",
+                             str(tmp_path / "rep")])
     assert (proc.returncode, proc.stderr) == (0, "")
     md = (tmp_path / "rep" / "report.md").read_text()
     section = md.split("\n## Runner gap\n", 1)[1].split("\n## ", 1)[0]
