@@ -1158,7 +1158,8 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
     values in runs ``a`` and ``b`` (``ran_selection``), ``a``'s first, as
     ``_option_lines`` states them (``option --codecs differs: [msgpack] vs default
     (msgpack, pickle)``; a flag by the cases it adds, ``_flag_text``: ``single-process
-    cases differ: not run (azure-conv's default) vs run (decode-steady's default)``);
+    cases differ: not run (azure-conv's default) vs run (decode-steady's default)``),
+    the synchronous cached cases after the cached+async ones (``_sync_cached_line``);
     none makes a workload incomparable. The transport only where
     the runs share no arm (``_case_keys``). Then the flags of ``MEASUREMENT_FLAGS`` as
     the others: ``floors differ: not run (--no-floor given) vs run (decode-steady's
@@ -1169,6 +1170,9 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
     out = []
     shared = bool(_case_keys(a) & _case_keys(b))
     for name in CASE_SELECTION_OPTIONS + tuple(MEASUREMENT_FLAGS):
+        if name == "no_single_process":  # after the cached+async cases' line
+            sync = _sync_cached_line(oa, ob, a, b)
+            out += [(sync, False)] if sync else []
         if name == "transport" and shared:
             continue  # a case setting of the arms both ran (``compare_settings``)
         ea, eb = ran_selection(a, name), ran_selection(b, name)
@@ -1200,6 +1204,52 @@ def _selection_lines(oa: dict, ob: dict, a: dict, b: dict) -> list[tuple[str, bo
                     f"{_selection_text(oa, name, ea)} vs {_selection_text(ob, name, eb)}",
                     False))
     return out
+
+
+#: The cases ``_sync_cached_line`` names: the cached policy run synchronously, which
+#: ``--async-scheduling`` runs beside each async case where given no ``--policies`` and
+#: no ``--aa``, and leaves out otherwise.
+SYNC_CACHED_CASES = "synchronous cached cases"
+
+
+def _sync_cached(md: dict) -> Optional[bool]:
+    """Whether the run of metadata ``md`` ran a synchronous case of the cached policy
+    (an arm of it not async, its A/A copy included; the single-process cases left out:
+    their own line says whether they ran); ``None`` where it recorded no such case."""
+    from ipc_bench.engine.config import CACHED
+    from ipc_bench.harness.spec import NO_CODEC
+
+    cases = [c for c in md.get("cases") or [] if isinstance(c, dict)
+             and c.get("codec") != NO_CODEC and c.get("policy") == CACHED]
+    return any(c.get("async_scheduling") is not True for c in cases) if cases else None
+
+
+def _sync_cached_line(oa: dict, ob: dict, a: dict, b: dict) -> Optional[str]:
+    """The line of runs ``a`` and ``b`` (options ``oa`` and ``ob``) that both ran the
+    cached policy, one of them synchronously and the other only with async scheduling,
+    ``a``'s first, each with the options that chose it: ``synchronous cached cases
+    differ: run (--async-scheduling given) vs not run (--async-scheduling and --policies
+    cached given)``, ``run (decode-steady's default)`` for a run given none of
+    ``--async-scheduling``, ``--aa`` and ``--policies``; ``(not recorded)`` for a run
+    written before they were. ``None`` where both ran it or neither, or either ran no
+    cached case (the policies' line says so)."""
+    did = [_sync_cached(md) for md in (a, b)]
+    if None in did or did[0] == did[1]:
+        return None
+    shown = []
+    for options, md, ran in ((oa, a, did[0]), (ob, b, did[1])):
+        given = [f"--{n.replace('_', '-')}" for n in ("async_scheduling", "aa")
+                 if options.get(n) is True]
+        if isinstance(options.get("policies"), list):
+            given.append(f"--policies {', '.join(map(str, options['policies']))}")
+        scenario = md.get("scenario")
+        why = ("not recorded" if "async_scheduling" not in options
+               else f"{scenario}'s default" if not given and isinstance(scenario, str)
+               else "default" if not given
+               else f"{given[0]} given" if len(given) == 1
+               else f"{', '.join(given[:-1])} and {given[-1]} given")
+        shown.append(f"{'run' if ran else 'not run'} ({why})")
+    return f"{SYNC_CACHED_CASES} differ: {shown[0]} vs {shown[1]}"
 
 
 #: The line head of policies that differ only because ``--aa`` or ``--async-scheduling``

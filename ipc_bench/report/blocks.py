@@ -26,7 +26,8 @@ from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO, S
 from ipc_bench.engine.config import CACHED, SEND
 from ipc_bench.errors import command_shell_line, one_line
 from ipc_bench.harness.environment import (FLAG_CASES, LOADED_SHARE, NARROWED_POLICIES,
-                                          TIMING_ONLY_SETTINGS, loaded_at_start, nice_note,
+                                          SYNC_CACHED_CASES, TIMING_ONLY_SETTINGS,
+                                          loaded_at_start, nice_note,
                                           remote_ports_text, remote_runners_shape)
 from ipc_bench.report.findings import findings
 from ipc_bench.report.names import run_slugs
@@ -2043,6 +2044,10 @@ SAME_ROWS_DIFFERENCES = {
         "whether A/A copies of the arms ran (`--aa`: their rows are one run's alone)",
     f"{FLAG_CASES['async_scheduling']} differ: ":
         "whether cached+async cases ran (`--async-scheduling`: their rows are one run's "
+        "alone)",
+    f"{SYNC_CACHED_CASES} differ: ":
+        "whether synchronous cached cases ran (`--async-scheduling` runs them beside its "
+        "async cases where given no `--policies` and no `--aa`: their rows are one run's "
         "alone)",
     "option --order-seed differs: ":
         "the seed of their arms' order (`--order-seed`: the same cases in other orders)",

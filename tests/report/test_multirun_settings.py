@@ -43,6 +43,8 @@ def test_runs_that_share_no_arm_with_the_first_are_compared_with_each_other(repo
         "[cached]",
         "- B, C, D against A: cached+async cases differ: not run (decode-steady's default) "
         "vs run (--async-scheduling given)",
+        "- B, C, D against A: synchronous cached cases differ: run (decode-steady's "
+        "default) vs not run (--async-scheduling and --policies cached given)",
         # B and A share no arm, so no case setting: B's transport is stated as an option
         "- B against A: option --transport differs: shm vs ipc",
         "- C against B, D: case setting frontend differs: True vs False "
