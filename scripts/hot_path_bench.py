@@ -56,7 +56,7 @@ import zmq  # noqa: E402
 from ipc_bench.cli.console import (interruptible, pyperf_staged, script_main,  # noqa: E402
                                    written_elsewhere)
 from ipc_bench.cli.options import (append_problem, list_items, new_output_problem,  # noqa: E402
-                                   output_problem)
+                                   output_problem, pyperf_option_words)
 from ipc_bench.errors import one_line  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -317,6 +317,7 @@ def main() -> int:
 
     bench = pyperf.Runner(add_cmdline_args=worker_args)
     bench.argparser.error = _error
+    pyperf_option_words(bench.argparser)  # -p 0, --min-time nan: the run's words
     bench.argparser.add_argument("--only", type=_only, metavar="TEXT[,TEXT...]",
                                  help="run only the benchmarks whose name contains one of "
                                       "the TEXTs (each must be in some name: see --list)")

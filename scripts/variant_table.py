@@ -99,7 +99,7 @@ from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
 from ipc_bench.cli.console import (interruptible, pyperf_staged, script_main,  # noqa: E402
                                    written_elsewhere)
 from ipc_bench.cli.options import (MAX_NUM_SEQS, append_problem, list_items,  # noqa: E402
-                                   new_output_problem, output_problem)
+                                   new_output_problem, output_problem, pyperf_option_words)
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.outputs import build_engine_core_outputs  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
@@ -623,6 +623,7 @@ def main() -> int:
     runner = pyperf.Runner(processes=2, values=3, warmups=1, min_time=0.02,
                            add_cmdline_args=worker_args)
     runner.argparser.error = error
+    pyperf_option_words(runner.argparser)  # -p 0, --min-time nan: the run's words
     runner.argparser.add_argument("--only", type=_only, metavar="WORDS[,WORDS...]",
                                   help=ONLY_HELP)
     runner.argparser.add_argument("--batch-sizes", type=_batch_sizes,

@@ -463,6 +463,29 @@ def append_problem(path: str) -> "str | None":
     return None
 
 
+def pyperf_option_words(parser: argparse.ArgumentParser) -> None:
+    """Give the options of a ``pyperf.Runner``'s ``parser`` (a script's) the words of
+    the run's options: a count below its least or not a whole number (``-p 0``, ``-n
+    0``, ``--timeout 0``, ``-w -1``, ``-p x``) reads ``argument -p/--processes: must be
+    at least 1, got 0`` as ``bench.py microbench``'s does (``microbench._count_words``),
+    where pyperf's read ``invalid strictly_positive value: '0'``; ``--min-time`` is a
+    positive finite number of seconds, at most ``microbench.MAX_MIN_TIME_S``
+    (``_float_in``: ``must be a finite number, got nan``), where pyperf ran ``nan``;
+    ``-inf`` and ``-nan`` as words of their own are values (``once.NEGATIVE_VALUE``).
+    Changes ``parser`` in place, before it parses."""
+    from ipc_bench.analysis.microbench import MAX_MIN_TIME_S, _count_words, _no_huge_power
+    from ipc_bench.cli.once import NEGATIVE_VALUE
+
+    for action in parser._actions:  # argparse keeps no public list of them
+        if action.dest in ("warmups", "loops"):
+            action.type = _count_words(_no_huge_power(action.type), 0)
+        elif action.dest in ("processes", "values", "timeout"):
+            action.type = _count_words(action.type, 1)
+        elif action.dest == "min_time":
+            action.type = _float_in(MAX_MIN_TIME_S)
+    parser._negative_number_matcher = NEGATIVE_VALUE
+
+
 def _cpu_affinity(text: str):
     """``--cpu-affinity``: CPU sets in process order (``harness.affinity.parse_affinity``)."""
     from ipc_bench.harness.affinity import AffinityError, parse_affinity
