@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import collections
 import json
-import subprocess
-import sys
 from dataclasses import replace
 
 import msgspec
 import pytest
 
-from fault_helpers import REPO
+from analysis_run import bench_in_process
 from ipc_bench.engine.config import SchedulerConfig
 from ipc_bench.engine.messages import STRUCTS
 from ipc_bench.engine.model_runner import ModelRunner
@@ -268,11 +266,10 @@ def test_async_accepted_drafts_not_written_fail_the_input_oracle(fault, transpor
 
 def test_bench_runs_drafts_with_async_scheduling(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
-         "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
-         "--quiet", "--output", str(out), "--async-scheduling", "--num-spec-tokens", "2"],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(  # cli.main in this process, its runners processes
+        ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
+         "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--quiet", "--output",
+         str(out), "--async-scheduling", "--num-spec-tokens", "2"])
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["problems"] == []

@@ -18,15 +18,13 @@ Tiny preset, float32 on CPU, a vocabulary of 512 (as ``tests/engine/test_spec_de
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
 
 import msgspec
 import numpy as np
 import pytest
 
-from fault_helpers import REPO
+from analysis_run import bench_in_process
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.engine.scheduler import PLACEHOLDER, AsyncScheduler, RequestStatus, Scheduler
@@ -149,13 +147,11 @@ def test_torch_async_accepted_drafts_not_written_fail_the_input_oracle(fault):  
 
 def test_bench_runs_the_torch_model_with_drafts_and_async_scheduling(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--model", "torch",
-         "--model-preset", "tiny", "--device", "cpu", "--vocab-size", "512",
-         "--num-running", "4", "--steps", "30", "--warmup-steps", "5", "--codecs", "msgpack",
-         "--no-floor", "--no-single-process", "--output", str(out),
-         "--num-spec-tokens", "2", "--async-scheduling"],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    proc = bench_in_process(  # cli.main in this process, its runners processes
+        ["--scenario", "decode-steady", "--model", "torch", "--model-preset", "tiny",
+         "--device", "cpu", "--vocab-size", "512", "--num-running", "4", "--steps", "30",
+         "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
+         "--output", str(out), "--num-spec-tokens", "2", "--async-scheduling"])
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["problems"] == []

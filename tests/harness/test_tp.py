@@ -28,6 +28,7 @@ import sys
 
 import pytest
 
+from analysis_run import bench_in_process
 from fault_helpers import (REPO, bench, children, slow_schedule, socket_folders,
                            steady_case, wait_dead, wait_for)
 from harness.test_e2e import Spy, assert_clean
@@ -311,8 +312,7 @@ def test_the_scenario_reports_the_saving_against_n(tmp_path, bench_tmpdir):
     ("two", "expected an integer, got 'two'"),
 ])
 def test_bad_tp_values_get_one_line_and_exit_2(value, why):
-    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast",
-                           "--tp", value], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = bench_in_process(["--scenario", "tp-broadcast", "--tp", value])  # cli.main
     assert proc.returncode == 2
     assert proc.stderr == f"bench.py: error: argument --tp: {why}\n"
     assert proc.stdout == ""
