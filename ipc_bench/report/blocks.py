@@ -29,6 +29,7 @@ from ipc_bench.harness.environment import (FLAG_CASES, LOADED_SHARE, NARROWED_PO
                                           SYNC_CACHED_CASES, TIMING_ONLY_SETTINGS,
                                           loaded_at_start, nice_note,
                                           remote_ports_text, remote_runners_shape)
+from ipc_bench.harness.spec import ASYNC_ARM
 from ipc_bench.report.findings import findings
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import Block, code_span
@@ -3183,10 +3184,47 @@ def _ordered(values, order=()) -> list[str]:
 _NUM_RUNNING = re.compile(r"num_running=(\d+)")
 
 
-def _shared_hint(what: str, theirs: list[str], ours: list[str]) -> str:
-    """How to compare runs that differ in ``what`` (``workload``, ``arm``, ``codec``),
-    with values ``theirs`` and ``ours``: run them in one run, with the option that
-    chooses them where there is one."""
+#: The arms a run runs -> the options that make it run them (``cli.run``): ``--aa``
+#: runs one policy and its copy, ``--async-scheduling`` the cached policy alone, so no
+#: one run runs the arms of two of these that share none.
+ARM_OPTIONS = {
+    frozenset({SEND, CACHED}): f"--policies {SEND},{CACHED}",
+    frozenset({SEND}): f"--policies {SEND}", frozenset({CACHED}): f"--policies {CACHED}",
+    frozenset({SEND, SEND + "'"}): "--aa",
+    frozenset({CACHED, CACHED + "'"}): f"--aa --policies {CACHED}",
+    frozenset({CACHED, ASYNC_ARM}): "--async-scheduling",
+    frozenset({ASYNC_ARM}): f"--async-scheduling --policies {CACHED}",
+    frozenset({ASYNC_ARM, ASYNC_ARM + "'"}): "--aa --async-scheduling"}
+
+
+def _arm_hint(theirs: list[str], ours: list[str], names: tuple[str, str]) -> str:
+    """How to compare runs ``names`` (the run's, the reference's) whose arms
+    ``theirs`` and ``ours`` share none: all of them in one run where one run can make
+    them (``ARM_OPTIONS``: ``run arms cached, cached+async in one run
+    (`--async-scheduling`)``), else each run again with the other's options, named
+    where known: ``run `b` again with `a`'s arm options (`--aa`), or `a` with `b`'s
+    (`--async-scheduling`): no one run makes arms send, send', cached, cached+async``."""
+    both = _ordered(theirs + ours, [SEND, SEND + "'", CACHED, CACHED + "'", ASYNC_ARM,
+                                    ASYNC_ARM + "'"])
+    if set(both) <= {SEND, CACHED}:
+        return f"run both policies in one run (`--policies {SEND},{CACHED}`)"
+    one = ARM_OPTIONS.get(frozenset(both))
+    if one:
+        return f"run arms {', '.join(both)} in one run (`{one}`)"
+    run, base = map(code_span, names)
+    given = [ARM_OPTIONS.get(frozenset(arms)) for arms in (theirs, ours)]
+    how = (f"arm options (`{given[1]}`), or {base} with {run}'s (`{given[0]}`)"
+           if all(given) else
+           f"`--policies`, `--aa` and `--async-scheduling`, or {base} with {run}'s")
+    return f"run {run} again with {base}'s {how}: no one run makes arms {', '.join(both)}"
+
+
+def _shared_hint(what: str, theirs: list[str], ours: list[str],
+                 names: tuple[str, str] = ("B", "A")) -> str:
+    """How to compare runs ``names`` (the run's, the reference's) that differ in
+    ``what`` (``workload``, ``arm``, ``codec``), with values ``theirs`` and ``ours``: run
+    them in one run, with the option that chooses them where there is one; arms no one
+    run makes, each run with the other's options (``_arm_hint``)."""
     from ipc_bench.wire.codecs import CODECS
 
     both = _ordered(theirs + ours, CODECS)
@@ -3196,10 +3234,8 @@ def _shared_hint(what: str, theirs: list[str], ours: list[str]) -> str:
         return (f"run {these} codecs in one run"
                 + (f" (`--codecs {','.join(given)}`)" if given else "")
                 + ": codecs are compared within a run, not across runs")
-    if what == "arm" and set(both) <= {SEND, CACHED}:
-        return f"run both policies in one run (`--policies {SEND},{CACHED}`)"
     if what == "arm":
-        return f"run arms {', '.join(both)} in one run"
+        return _arm_hint(theirs, ours, names)
     counts = [_NUM_RUNNING.fullmatch(w) for w in both]
     if all(counts):
         grid = sorted({int(m.group(1)) for m in counts})
@@ -3235,7 +3271,7 @@ def unshared_line(run: str, base: str, theirs: Collection[tuple], ours: Collecti
                 "same three together. To compare them, run the same grid in both.")
     differ = "; ".join(f"{what} {', '.join(a)} in {code_span(run)} vs {', '.join(b)} in "
                        f"{code_span(base)}" for what, a, b in apart)
-    how = "; ".join(_shared_hint(what, a, b) for what, a, b in apart)
+    how = "; ".join(_shared_hint(what, a, b, (run, base)) for what, a, b in apart)
     return f"{head}{differ}. To compare them, {how}."
 
 

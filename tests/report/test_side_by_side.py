@@ -246,8 +246,9 @@ def test_runs_of_other_arms_or_scenarios_say_which():
     assert unshared_lines(_grid(["a", "b"], {"a": send, "b": cached})) == [
         "No side-by-side ratio for run `b`: it shares no case (workload, arm and codec) "
         "with run `a`, the reference: arm cached+async in `b` vs send in `a`; codec "
-        "pickle in `b` vs msgpack in `a`. To compare them, run arms cached+async, send "
-        "in one run; run both codecs in one run (`--codecs msgpack,pickle`): codecs are "
+        "pickle in `b` vs msgpack in `a`. To compare them, run `b` again with `a`'s arm "
+        "options (`--policies send`), or `a` with `b`'s (`--async-scheduling --policies "
+        "cached`): no one run makes arms send, cached+async; run both codecs in one run (`--codecs msgpack,pickle`): codecs are "
         "compared within a run, not across runs."]
     replay = [("trace=azure-conv:20", "send", "msgpack")]
     assert unshared_lines(_grid(["a", "b"], {"a": send, "b": replay},
