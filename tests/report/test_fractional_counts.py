@@ -7,22 +7,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-from analysis_run import REPO
+from analysis_run import bench_in_process
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     where = tmp_path_factory.mktemp("fracrun") / "run"
-    subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
-                    "--num-running", "4", "--steps", "20", "--warmup-steps", "2",
-                    "--codecs", "msgpack", "--no-single-process", "--quiet",
-                    "--output", str(where)], check=True, timeout=120,
-                   stdout=subprocess.DEVNULL)
+    assert bench_in_process(["--scenario", "decode-steady", "--num-running", "4", "--steps",
+                             "20", "--warmup-steps", "2", "--codecs", "msgpack",
+                             "--no-single-process", "--quiet", "--output",
+                             str(where)]).returncode == 0
     return where
 
 
@@ -35,9 +32,8 @@ def test_a_fractional_count_is_one_line_and_its_case_left_out(run_dir, tmp_path,
     case = summary["cases"][1]
     case[field] = case[field] + 0.5
     (copy / "summary.json").write_text(json.dumps(summary))
-    done = subprocess.run([sys.executable, str(REPO / "bench.py"), "report", str(copy),
-                           "--no-figures", "--output", str(tmp_path / "rep")],
-                          capture_output=True, text=True, timeout=120)
+    done = bench_in_process(["report", str(copy), "--no-figures", "--output",
+                             str(tmp_path / "rep")])  # cli.main, in this process
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"bench.py report: warning: {copy}/summary.json: case {case['case_id']!r} has "

@@ -214,16 +214,12 @@ def test_the_figure_draws_the_methods_share_and_interval(method, drawn, title):
 
 
 def test_the_terminal_of_a_step_time_run_follows_its_method(tmp_path):
-    import subprocess
-    import sys
+    from analysis_run import bench_in_process
 
-    from fault_helpers import REPO
-
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "step-time", "--num-running", "4",
-         "--steps", "5", "--warmup-steps", "1", "--codecs", "msgpack", "--step-time-ms",
-         "2", "--no-single-process", "--no-floor", "--ci-method", "sign", "--output",
-         str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(  # cli.main in this process, its runners processes
+        ["--scenario", "step-time", "--num-running", "4", "--steps", "5", "--warmup-steps",
+         "1", "--codecs", "msgpack", "--step-time-ms", "2", "--no-single-process",
+         "--no-floor", "--ci-method", "sign", "--output", str(tmp_path / "run")])
     assert proc.returncode == 0, proc.stderr
     assert ("send's cost per step (send minus cached, median over repetitions "
             "(--ci-method sign); ") in proc.stdout
