@@ -3024,14 +3024,29 @@ def effect_caption(run_ids: list[str], base: str, given: bool = False) -> str:
             "between the runs)")
 
 
+#: Why a run's cell of the effect table is ``-`` (``effect_no_base_note``,
+#: ``effect_no_run_note``).
+EFFECT_NONE = ("no such cached/send ratio (it did not compare cached with send in that "
+               "workload and codec, or its own table gives that pair no ratio)")
+
+
 def effect_no_base_note(base: str) -> str:
     """The note under the effect table (``_effect_blocks``) with rows in which baseline
     run ``base`` has no cell (``-``): their ratio columns show ``-``, as
     ``no_base_note`` says of a side-by-side table's row."""
-    return (f"`-` in the ratio columns of a row: run {code_span(base)} has no such cached/send "
-            "ratio (it did not compare cached with send in that workload and codec, or "
-            "its own table gives that pair no ratio), so there is no effect to divide by; "
-            "the other runs' cells are their own effects.")
+    return (f"`-` in the ratio columns of a row where run {code_span(base)}'s cell is `-`: "
+            f"that run has {EFFECT_NONE}, so there is no effect to divide by; the other "
+            "runs' cells are their own effects.")
+
+
+def effect_no_run_note(run: str, base: str, rows: int) -> str:
+    """The note under the effect table (``_effect_blocks``) on the ``rows`` rows in which
+    run ``run`` has no cell (``-``) but baseline run ``base`` has: their cells of
+    ``run``'s ratio column show ``-`` for want of ``run``'s effect, not ``base``'s."""
+    return (f"`-` in column {code_span(ratio_column(run, base))} on {rows} "
+            f"row{'' if rows == 1 else 's'} where run {code_span(run)}'s cell is `-`: that "
+            f"run has {EFFECT_NONE}, so it has no effect to divide by run "
+            f"{code_span(base)}'s.")
 
 
 def effect_interval_note(readings: Collection[str]) -> str:
@@ -3119,7 +3134,8 @@ def _effect_blocks(results, base: str = "",
     ``unlike``, or on another transport or model, and the workload marked
     ``UNLIKE_MARK`` as in the side-by-side rows), under ``effect_caption``, over
     ``effect_no_base_note`` (where ``base`` has no cell in a row: its ratio columns
-    ``-``), ``effect_interval_note`` (where a cell has an interval or is exact),
+    ``-``), ``effect_no_run_note`` (each other run without a cell where ``base`` has
+    one: its ratio column ``-``), ``effect_interval_note`` (where a cell has an interval or is exact),
     ``effect_method_notes``, ``SIDE_NO_INTERVAL_NOTE`` (where one lacks it for want of
     repetitions) and ``EFFECT_VERDICT_NOTE`` (where one has an interval); ``[]`` where
     fewer than two runs have a cell. Where each run compared a (workload, codec) on one
@@ -3160,6 +3176,9 @@ def _effect_blocks(results, base: str = "",
     return ([("p", effect_caption(ids, base, given)), ("table", header, rows)]
             + ([("p", effect_no_base_note(base))]
                if any(g + (base,) not in effects for g in groups) else [])
+            + [("p", effect_no_run_note(r, base, n)) for r, n in (
+                (r, sum(g + (base,) in effects and g + (r,) not in effects for g in groups))
+                for r in ids if r != base) if n]
             + ([("p", effect_interval_note(readings))] if readings else [])
             + [("p", line) for line in effect_method_notes(
                 results, {r for g in groups for r in ids if g + (r,) in effects})]

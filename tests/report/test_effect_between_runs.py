@@ -16,7 +16,8 @@ from scipy.stats import t as student_t, ttest_ind
 
 from ipc_bench.report.blocks import (EFFECT_VERDICT_NOTE, SIDE_NO_INTERVAL_NOTE,
                                      UNLIKE_CELL, _effect_blocks, effect_caption,
-                                     effect_interval_note, effect_no_base_note)
+                                     effect_interval_note, effect_no_base_note,
+                                     effect_no_run_note)
 
 #: Per workload, per run: (send, cached) tokens/s over repetitions.
 TOKENS = {
@@ -71,7 +72,8 @@ def test_each_runs_effect_and_its_ratio_to_the_baselines_with_welchs_interval():
                      "1.150", f"{bare8:.3f}"],
                     ["num_running=16", "msgpack", "1.105 [1.043, 1.170]", "-", "-"]]
     assert rows[1][2:] == ["1.088 [0.947, 1.250]", "1.150", "1.057"]
-    assert blocks[2:] == [("p", effect_interval_note({"inconclusive"})),
+    assert blocks[2:] == [("p", effect_no_run_note("b", "a", 1)),
+                          ("p", effect_interval_note({"inconclusive"})),
                           ("p", SIDE_NO_INTERVAL_NOTE), ("p", EFFECT_VERDICT_NOTE)]
 
 
@@ -163,7 +165,8 @@ def test_runs_that_share_no_pair_show_each_effect_without_a_ratio():
     blocks = _effect_blocks(_runs(alone))
     assert blocks[1][2] == [["num_running=4", "msgpack", "1.100 [1.051, 1.151]", "-", "-"],
                             ["num_running=8", "msgpack", "-", "1.150", "-"]]
-    assert blocks[2:] == [("p", effect_no_base_note("a"))]
+    assert blocks[2:] == [("p", effect_no_base_note("a")),
+                          ("p", effect_no_run_note("b", "a", 1))]
     assert _effect_blocks(_runs(alone, ids=("a",))) == []  # one run: no table
 
 

@@ -41,8 +41,9 @@ def test_every_runs_effect_has_a_row_and_the_ones_the_baseline_lacks_say_why():
         ["num_running=64", "pickle", "-", "-", "1.020 [0.995, 1.045]", "-", "-"]])
     assert ("p", effect_no_base_note("base")) in blocks[2:]
     assert effect_no_base_note("base") == (
-        "`-` in the ratio columns of a row: run `base` has no such cached/send ratio (it "
-        "did not compare cached with send in that workload and codec, or its own table "
+        "`-` in the ratio columns of a row where run `base`'s cell is `-`: that run has no "
+        "such cached/send ratio (it did not compare cached with send in that workload and "
+        "codec, or its own table "
         "gives that pair no ratio), so there is no effect to divide by; the other runs' "
         "cells are their own effects.")
 
