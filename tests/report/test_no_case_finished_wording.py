@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from analysis_run import REPO, run_bench
+from analysis_run import REPO, bench_in_process, run_bench
 from ipc_bench.report.blocks import machine_load_blocks, machine_load_line
 
 NAN = math.nan
@@ -119,9 +119,8 @@ def test_the_report_of_a_run_whose_runner_was_killed_in_its_first_case(tmp_path)
     md["load_avg"] = [float(md["cpu_count"])] * 3
     (a / "summary.json").write_text(json.dumps(summary))
     out = tmp_path / "rep"
-    proc = subprocess.run([sys.executable, "bench.py", "report", str(a), str(b),
-                           "--no-figures", "--output", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(["report", str(a), str(b), "--no-figures", "--output",
+                             str(out)])  # cli.main, in this process
     assert proc.returncode == 0, proc.stderr
     lines = (out / "report.md").read_text().splitlines()
     assert [ln for ln in lines if ln.startswith("- `runB`: ")] == [

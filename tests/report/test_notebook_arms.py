@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import subprocess
-import sys
 
 import pytest
 
-from analysis_run import REPO, run_bench
+from analysis_run import REPO, bench_in_process, run_bench
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -43,8 +41,7 @@ def test_the_notebooks_figures_and_findings_are_the_reports(args, figures, tmp_p
     run_dir = tmp_path / "run"
     run_bench(run_dir, args)
     report = tmp_path / "report"
-    proc = subprocess.run([sys.executable, "bench.py", "report", str(run_dir), "--output",
-                           str(report)], cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(["report", str(run_dir), "--output", str(report)])  # cli.main
     assert proc.returncode == 0, proc.stderr
     names = [name for name, _, _ in plots.FIGURES if (report / f"{name}.png").is_file()]
     assert names == figures
