@@ -814,8 +814,8 @@ def _gap_blocks(results, level: int) -> list[Block]:
     fewer counted steps); a note when cases ran with async scheduling; nothing when
     no case has a gap."""
     from ipc_bench.analysis import cores
-    from ipc_bench.report.tables import (RUNNER_GAP_COLUMNS, arm_label, runner_gap_p99_note,
-                                         runner_gap_withheld)
+    from ipc_bench.report.tables import (RUNNER_GAP_COLUMNS, arm_label, model_words,
+                                         runner_gap_p99_note, runner_gap_withheld)
 
     cases = results.cases
     if cases.empty or "runner_gap_ns_median" not in cases.columns:
@@ -832,7 +832,7 @@ def _gap_blocks(results, level: int) -> list[Block]:
         h for _, h, _ in RUNNER_GAP_COLUMNS]
     rows = [[str(r.get("repetition", 0)), str(r["workload"]),
              str(arm_label(r)),
-             str(r["codec"]), str(r["transport"]),
+             str(r["codec"]) + model_words(r.get("model")), str(r["transport"]),
              f"async ({r.get('async_scheduling_mode')})" if r.get("async_scheduling")
              else "sync"]
             + [format_value(None if r.get(k) is None else r[k] * scale)

@@ -103,10 +103,13 @@ def arm_label(summary: dict[str, Any]) -> Any:
     return summary.get("arm") or summary.get("policy")
 
 
-def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str]:
+def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE,
+          model: bool = False) -> list[str]:
     """One table row: ``summary``'s values of ``keys`` (see the module docstring),
     ``-`` for a missing or ``None`` value; under ``policy`` each case shows its arm
-    (``arm_label``: ``send'`` of an A/A pair, ``cached+async``). A ``--tp`` / ``--pp``
+    (``arm_label``: ``send'`` of an A/A pair, ``cached+async``); with ``model``, its
+    codec the model after it (``model_words``: ``msgpack, emulated model``), as the
+    report's tables name it. A ``--tp`` / ``--pp``
     case with fewer than N + 2 cores shows ``-`` for every timing and ``*`` after its
     transport (``analysis.cores``; ``cores.footnote`` says why)."""
     out = []
@@ -117,6 +120,8 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE) -> list[str
             value = arm_label(summary)
         if key in IDENTITY:
             mark = cores.MARK if hide and key == "transport" else ""
+            if key == "codec" and model and value is not None:
+                mark = model_words(summary.get("model"))
             out.append("-" if value is None else f"{value}{mark}")
         elif (hide and metric(key).unit in cores.TIMING_UNITS) \
                 or not performed(key, summary.get("codec")) \
@@ -289,9 +294,10 @@ def _table(keys: Sequence[str], summaries: list[dict[str, Any]]) -> str:
     when any of them is past repetition 0, so the rows of one case repeated tell apart."""
     head = header(keys, is_timed(summaries))
     if not any(s.get("repetition") for s in summaries):
-        return render(head, [cells(s, keys) for s in summaries])
+        return render(head, [cells(s, keys, model=True) for s in summaries])
     return render(["rep"] + head,
-                  [[str(s.get("repetition", "-"))] + cells(s, keys) for s in summaries],
+                  [[str(s.get("repetition", "-"))] + cells(s, keys, model=True)
+                   for s in summaries],
                   left=1 + len(IDENTITY))
 
 
@@ -934,7 +940,7 @@ def spec_decode_lines(cases: list[dict[str, Any]]) -> list[str]:
     a case does not send (the single process) are ``-``, as in the case table."""
     if not any(s.get("num_spec_tokens") for s in cases):
         return []
-    rows = [cells(s, IDENTITY)
+    rows = [cells(s, IDENTITY, model=True)
             + [str(s.get("num_spec_tokens") or 0),
                "-" if s.get("spec_acceptance") is None else f"{s['spec_acceptance']:g}"]
             + [_num(s.get(key), scale) if performed(key, s.get("codec")) else "-"
@@ -1062,7 +1068,7 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     if not gapped:
         return note
     reps = any(s.get("repetition") for s in gapped)  # a rep column, as the case table
-    rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY)
+    rows = [([str(s.get("repetition", "-"))] if reps else []) + cells(s, IDENTITY, model=True)
             + [f"async ({s.get('async_scheduling_mode')})" if s.get("async_scheduling")
                else "sync"]
             + [_num(shown_value(s, key), scale) for key, _, scale in RUNNER_GAP_COLUMNS]
@@ -1138,7 +1144,7 @@ def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     ``-``, its transport marked; a roofline ratio below 1 is marked ``!`` and explained
     in a line under the table."""
     ratio = "compute_to_roofline_ratio"
-    rows = [cells(s, IDENTITY)
+    rows = [cells(s, IDENTITY, model=True)
             + [roofline_ratio(shown_value(s, key)) if key == ratio
                else _num(shown_value(s, key), scale)
                for key, _, scale in columns] for s in cases]
