@@ -231,7 +231,10 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     [finding] = [x for x in findings.splitlines()
                  if x.startswith("- At 3 running requests (msgpack), send's SchedulerOutput")]
     assert said == finding.removeprefix("- At 3 running requests (msgpack), ")
-    [row] = [x for x in md.splitlines() if x.startswith("| num_running=3 | msgpack, emulated")]
+    lines = md.splitlines()
+    summary = lines[lines.index("## Findings"):]
+    summary = summary[:next(i for i, x in enumerate(summary) if x.startswith("- "))]
+    [row] = [x for x in summary if x.startswith("| num_running=3 | msgpack, emulated")]
     cells = row.strip("| ").split(" | ")[5:7]  # the path's and the whole step's
     # one repetition: each share cell says so, as the tok/s cell does
     assert all(c.endswith(" (one repetition, no interval)") for c in cells), cells
