@@ -116,22 +116,43 @@ def module_doc(module) -> Optional[str]:
 
 
 def broken_link_text(folder: Path, writing: str) -> Optional[str]:
-    """Why an output folder still to be made cannot be: ``folder``, or the folder on
-    the way to it that is missing, is a symbolic link that cannot be followed: ``output
-    folder FOLDER is a symbolic link to TARGET, which does not exist`` (or ``, which
-    cannot be followed`` / ``(REASON)``), or ``cannot write WRITING to FOLDER: LINK is a
-    symbolic link to TARGET, ...`` for a link above it (``WRITING``: ``results``, ``the
-    report``); ``None`` where there is no such link (a link to an existing folder is
-    followed: the output is written there). ``TARGET`` as the link holds it
-    (``os.readlink``; a chain of links named link by link, ``dangling_link_text``).
-    The run's ``--output`` and the report's share these words. Raises ``OSError`` where a path on the way cannot be looked up at all."""
-    path = folder
-    while not path.exists() and path != path.parent:
-        if path.is_symlink():
-            what = (f"output folder {folder} is" if path == folder else
-                    f"cannot write {writing} to {folder}: {path} is")
-            return f"{what} {dangling_link_text(path)}"
-        path = path.parent
+    """Why an output folder still to be made cannot be: ``folder`` is a symbolic link
+    that cannot be followed: ``output folder FOLDER is a symbolic link to TARGET, which
+    does not exist`` (or ``, which cannot be followed`` / ``(REASON)``), or a folder on
+    the way to it cannot hold it (``blocked_path_text``): ``cannot write WRITING to
+    FOLDER: LINK is a symbolic link to TARGET, ...`` for a link above it, ``cannot write
+    WRITING to FOLDER: FILE is not a folder`` for a file above it (``WRITING``:
+    ``results``, ``the report``); ``None`` where there is no such link or file (a link
+    to an existing folder is followed: the output is written there). ``TARGET`` as the
+    link holds it (``os.readlink``; a chain of links named link by link,
+    ``dangling_link_text``). The run's ``--output``, the report's and microbench's share
+    these words. Raises ``OSError`` where a path on the way cannot be looked up at
+    all."""
+    if folder.exists():
+        return None
+    if folder.is_symlink():
+        return f"output folder {folder} is {dangling_link_text(folder)}"
+    blocked = blocked_path_text(folder)
+    return None if blocked is None else f"cannot write {writing} to {folder}: {blocked}"
+
+
+def blocked_path_text(path: Path) -> Optional[str]:
+    """What keeps ``path``, which does not exist, from being made, found in the folders
+    above it (``path`` itself is not looked at): the missing one nearest to it that is a
+    symbolic link which cannot be followed, ``LINK is a symbolic link to TARGET, which
+    does not exist`` (``dangling_link_text``), or the first that exists where it is not
+    a folder, ``FILE is not a folder`` (a link to a file reads so too); ``None`` where
+    the folder above is one (whatever the system then says: a permission, a missing
+    folder that is not a link, which ``mkdir`` makes). An output folder's
+    (``broken_link_text``) and an output file's (``cli.options.writable_file``) words.
+    Raises ``OSError`` where a path on the way cannot be looked up at all."""
+    above = path.parent
+    while not above.exists() and above != above.parent:
+        if above.is_symlink():
+            return f"{above} is {dangling_link_text(above)}"
+        above = above.parent
+    if above != path and above.exists() and not above.is_dir():
+        return f"{above} is not a folder"
     return None
 
 
@@ -143,7 +164,8 @@ def dangling_link_text(link: Path) -> str:
     nothing, each link of the chain is named up to the missing end: ``a symbolic link
     to dl1, itself a symbolic link to missing, which does not exist``. The words of an
     output folder's (``broken_link_text``) and an output file's
-    (``cli.options.writable_file``) dangling link. Raises ``OSError`` where ``link``
+    (``cli.options.writable_file``) dangling link, or one above either
+    (``blocked_path_text``). Raises ``OSError`` where ``link``
     cannot be read as a link."""
     try:
         os.stat(link)

@@ -172,7 +172,7 @@ from ipc_bench.engine.traces import TraceError, load_azure_trace  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
-from ipc_bench.errors import module_doc, one_line  # noqa: E402
+from ipc_bench.errors import broken_link_text, module_doc, one_line  # noqa: E402
 
 #: The name every error line starts with (``gpu_check.py: error: ...``).
 PROG = "gpu_check.py"
@@ -897,7 +897,11 @@ def output_folder(text: str) -> str:
     write in, found out by making its missing folders and a file in it, all removed
     again, so a bad path is refused before any stage runs and leaves nothing; one that
     holds an earlier check's stage results (``stage_entries``) is refused too (each
-    stage's ``bench.py`` would refuse its run folder, and its log be overwritten)."""
+    stage's ``bench.py`` would refuse its run folder, and its log be overwritten). A
+    file, a file above it or a link that cannot be followed is refused in the run's
+    words (``output path PATH exists and is not a folder``,
+    ``errors.broken_link_text``: ``cannot write results to PATH: FILE is not a
+    folder``)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected the path of a folder, got {text!r}")
     earlier = stage_entries(Path(text))
@@ -907,6 +911,11 @@ def output_folder(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text} holds an earlier check's stage results ({shown}), which the stages "
             "would refuse or overwrite: give a new or empty folder")
+    problem = broken_link_text(Path(text), "results")  # the run's words
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"output path {text} exists and is not a folder")
     missing, folder = [], Path(text)
     while not os.path.lexists(folder):
         missing.append(folder)

@@ -332,9 +332,9 @@ def main() -> int:
             why = path is not None and flag == "--append" and append_problem(path)
             if why:
                 _error(f"argument {flag}: {why}")
-            why = path is not None and output_problem(path)
+            why = path is not None and output_problem(path)  # cannot write PATH: ...
             if why:
-                _error(f"argument {flag}: cannot write {why}")
+                _error(f"argument {flag}: {why}")
             why = path is not None and flag == "-o" and new_output_problem(path)
             if why:
                 _error(f"argument {flag}: {why}")

@@ -562,8 +562,9 @@ def _only(text: str) -> str:
 
 
 def _unwritable(path: str) -> str | None:
-    """Why a file cannot be written at ``path`` (``output_problem``: an empty path, a
-    folder, a missing or unwritable folder, the system's reason), or ``None``."""
+    """Why a file cannot be written at ``path`` (``output_problem``: ``cannot write
+    PATH: REASON`` for an empty path, a folder, a missing or unwritable folder, a file or
+    a link that cannot be followed above it, the system's reason), or ``None``."""
     return output_problem(path)
 
 
@@ -583,9 +584,9 @@ def _output_refusal(args: argparse.Namespace) -> str | None:
         why = flag == "--append" and append_problem(path)
         if why:
             return f"argument {flag}: {why}"
-        why = _unwritable(path)
+        why = _unwritable(path)  # cannot write PATH: ...
         if why:
-            return f"argument {flag}: cannot write {why}"
+            return f"argument {flag}: {why}"
         why = flag == "-o" and new_output_problem(path)
         if why:
             return f"argument {flag}: {why}"

@@ -295,27 +295,39 @@ def nonempty_path(kind: str):
     return parse
 
 
+class _WholeRefusal(argparse.ArgumentTypeError):
+    """A ``writable_file`` refusal that reads whole after ``argument FLAG: `` (``cannot
+    write PATH: ...``, ``PATH is a symbolic link ...``): ``output_problem`` adds no
+    ``cannot write`` before it."""
+
+
 def writable_file(text: str) -> str:
     """argparse type of an output file (a script's ``--json``): one that can be
     written, checked before any work and without blocking (opened to append, without
     waiting, then removed again if it did not exist); ``ArgumentTypeError`` naming the
-    path and why (``is a directory``, ``special_file_problem``'s FIFO, socket or block
-    device, a dangling link: ``PATH is a symbolic link to TARGET, which does not
-    exist``, each link of a chain named, ``errors.dangling_link_text``, as a run's
-    ``--output`` is refused; the system's reason) otherwise. A
-    character device (``/dev/null``,
-    ``/dev/full``, a terminal) is taken, as is ``/dev/stdout`` on a pipe."""
+    path and why (``PATH: is a directory``, ``special_file_problem``'s FIFO, socket or
+    block device, ``PATH: REASON``, the system's reason) otherwise. A dangling link,
+    or a loop of links, is refused as a run's ``--output`` is: ``PATH is a symbolic link
+    to TARGET, which does not exist``, each link of a chain named
+    (``errors.dangling_link_text``); so is one above it, and a file above it, in the
+    run's sentence (``errors.blocked_path_text``): ``cannot write PATH: LINK is a
+    symbolic link to TARGET, which does not exist``, ``cannot write PATH: FILE is not a
+    folder``. A character device (``/dev/null``, ``/dev/full``, a terminal) is taken, as
+    is ``/dev/stdout`` on a pipe."""
     import os
     from pathlib import Path
 
-    from ipc_bench.errors import dangling_link_text
+    from ipc_bench.errors import blocked_path_text, dangling_link_text
 
     if not text.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: the path is empty (give a file's path)")
     path = Path(text)
     existed = path.exists()
     if not existed and path.is_symlink():  # its target is not made, as a run's --output's
-        raise argparse.ArgumentTypeError(f"{text} is {dangling_link_text(path)}")
+        raise _WholeRefusal(f"{text} is {dangling_link_text(path)}")
+    blocked = None if existed else blocked_path_text(path)
+    if blocked is not None:
+        raise _WholeRefusal(f"cannot write {text}: {blocked}")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: is a directory")
     why = special_file_problem(text)
@@ -386,16 +398,24 @@ def writable_folder(text: str) -> str:
     writable folder, or a new one whose parent is an existing writable folder; checked
     before any work without creating the folder (a temporary folder is made in it, or
     in its parent, and removed again); ``ArgumentTypeError`` naming the path and why
-    otherwise."""
+    otherwise: a file, a link that cannot be followed, at the path or above it, or a
+    file above it, in the run's words (``output path PATH exists and is not a folder``,
+    ``errors.broken_link_text``: ``cannot write results to PATH: FILE is not a
+    folder``)."""
     import os
     import tempfile
     from pathlib import Path
 
+    from ipc_bench.errors import broken_link_text
+
     if not text.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: the path is empty (give a folder's path)")
     path = Path(text)
+    problem = broken_link_text(path, "results")  # the run's words
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: not a folder")
+        raise argparse.ArgumentTypeError(f"output path {text} exists and is not a folder")
     where = path if path.is_dir() else path.parent
     if not where.is_dir():
         raise argparse.ArgumentTypeError(
@@ -409,13 +429,19 @@ def writable_folder(text: str) -> str:
 
 
 def output_problem(path: str) -> "str | None":
-    """Why an output file cannot be written at ``path`` (``writable_file``'s one
-    line), or ``None``: for options whose value is not parsed here (pyperf's
-    ``-o``/``--append``), checked before any work."""
+    """Why an output file cannot be written at ``path``, or ``None``: for options whose
+    value is not parsed here (pyperf's ``-o``/``--append``, ``--figure``), checked
+    before any work; the words that follow ``argument FLAG: ``: ``writable_file``'s
+    line after ``cannot write`` (``cannot write /proc/x.json: No such file or
+    directory``), or its line alone where it reads whole (a link that cannot be
+    followed, at the path or above it, a file above it: ``cannot write PATH: FILE is
+    not a folder``)."""
     try:
         writable_file(path)
-    except argparse.ArgumentTypeError as exc:
+    except _WholeRefusal as exc:
         return str(exc)
+    except argparse.ArgumentTypeError as exc:
+        return f"cannot write {exc}"
     return None
 
 

@@ -497,18 +497,19 @@ def check_output(out: Path) -> Path:
     where the mount cannot be written either), which cannot be renamed
     aside (``EBUSY``). ``OSError`` (``filename``
     ``out``) when the system will not look ``out`` up for a reason other than its
-    absence: a file on the way (``Not a directory``), a name over 255 bytes, no
-    permission. ``out``, or a missing folder on the way to it, that is a symbolic link
-    to nothing or a loop of links is refused in the run's words (``output folder OUT is
-    a symbolic link to TARGET, which does not exist`` / ``which cannot be followed (Too
-    many levels of symbolic links)``, ``errors.broken_link_text``).
+    absence: a name over 255 bytes, no permission. ``out``, or a missing folder on the
+    way to it, that is a symbolic link to nothing or a loop of links, and a file on the
+    way, are refused in the run's words (``output folder OUT is a symbolic link to
+    TARGET, which does not exist`` / ``which cannot be followed (Too many levels of
+    symbolic links)``, ``cannot write the report to OUT: FILE is not a folder``,
+    ``errors.broken_link_text``).
     Returns the folder to replace: ``out``, or where it points when it is a symlink to a
     folder."""
     try:
         os.stat(out)
     except OSError as exc:
         problem = None
-        if isinstance(exc, FileNotFoundError) or exc.errno == errno.ELOOP:
+        if isinstance(exc, FileNotFoundError) or exc.errno in (errno.ELOOP, errno.ENOTDIR):
             problem = broken_link_text(out, "the report")  # the run's words
         if problem is not None:
             raise ResultsError(problem) from None

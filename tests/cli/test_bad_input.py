@@ -600,7 +600,7 @@ def test_bad_trace_is_one_line_naming_the_row_and_exit_2(kind, tmp_path, capsys)
     ("output-not-empty", ["--output", "{tmp}"], "output folder {tmp} exists and is not empty"),
     ("output-is-a-file", ["--output", "{tmp}/f"], "output path {tmp}/f exists and is not a folder"),
     ("output-under-a-file", ["--output", "{tmp}/f/sub"],
-     "cannot write results to {tmp}/f/sub: Not a directory"),
+     "cannot write results to {tmp}/f/sub: {tmp}/f is not a folder"),
     ("output-where-no-folder-can-be", ["--output", "/proc/ipc-bench-test/run"],
      "cannot write results to /proc/ipc-bench-test/run: No such file or directory"),
     ("output-name-too-long", ["--output", "{tmp}/" + "w" * 300],
@@ -608,7 +608,7 @@ def test_bad_trace_is_one_line_naming_the_row_and_exit_2(kind, tmp_path, capsys)
     ("output-under-a-name-too-long", ["--output", "{tmp}/" + "w" * 300 + "/sub"],
      "cannot write results to {tmp}/" + "w" * 300 + "/sub: File name too long"),
     ("output-under-a-file-deeper", ["--output", "{tmp}/f/sub/run"],
-     "cannot write results to {tmp}/f/sub/run: Not a directory"),
+     "cannot write results to {tmp}/f/sub/run: {tmp}/f is not a folder"),
 ])
 def test_bad_paths(kind, argv, message, tmp_path, capsys):
     (tmp_path / "f").write_text("x")
@@ -1220,9 +1220,10 @@ GPU_CHECK_CASES = [
     (["--budget-s", "1e30"], "argument --budget-s: must be at most 86400, got 1e30"),
     (["--trace", "{tmp}/nope.csv"], "argument --trace: no such trace file: {tmp}/nope.csv"),
     (["--trace", "{tmp}"], "argument --trace: {tmp} is not a file"),
-    (["--output", "{tmp}/f/sub"], "argument --output: cannot write to {tmp}/f/sub: "
-                                  "Not a directory"),
-    (["--output", "{tmp}/f"], "argument --output: cannot write to {tmp}/f: Not a directory"),
+    (["--output", "{tmp}/f/sub"], "argument --output: cannot write results to {tmp}/f/sub: "
+                                  "{tmp}/f is not a folder"),
+    (["--output", "{tmp}/f"], "argument --output: output path {tmp}/f exists and is not a "
+                              "folder"),
     (["--output", "/proc/ipc-bench-test/run"], "argument --output: cannot write to "
      "/proc/ipc-bench-test/run: No such file or directory"),
     (["--output", ""], "argument --output: expected the path of a folder, got ''"),

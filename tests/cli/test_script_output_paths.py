@@ -37,9 +37,10 @@ def test_a_fifo_a_socket_and_a_block_device_are_refused(fifo, tmp_path):
     sock = socket.socket(socket.AF_UNIX)
     try:
         sock.bind(str(tmp_path / "sock"))
-        assert output_problem(fifo) == f"{fifo}: {FIFO_WHY}"
+        # the words after "argument -o: " (pyperf's -o, --append, --figure)
+        assert output_problem(fifo) == f"cannot write {fifo}: {FIFO_WHY}"
         assert output_problem(str(tmp_path / "sock")) == (
-            f"{tmp_path / 'sock'}: not a regular file (a socket)")
+            f"cannot write {tmp_path / 'sock'}: not a regular file (a socket)")
     finally:
         sock.close()
     block = next((f"/dev/{n}" for n in ("loop0", "sda", "vda", "nvme0n1")

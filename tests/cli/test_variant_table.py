@@ -246,7 +246,7 @@ def test_unwritable_outputs_and_misplaced_flags_are_refused_before_running(tmp_p
         (["-o", f"{t}/missing-folder/v.json"],
          f"argument -o: cannot write {t}/missing-folder/v.json: No such file or directory"),
         (["-o", f"{t}/file/v.json"],
-         f"argument -o: cannot write {t}/file/v.json: Not a directory"),
+         f"argument -o: cannot write {t}/file/v.json: {t}/file is not a folder"),
         (["--table-from", PUBLISHED, "--figure", f"{t}/missing-folder/x.png"],
          f"argument --figure: cannot write {t}/missing-folder/x.png: No such file or "
          "directory"),
