@@ -440,9 +440,10 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> list[str]:
     step (build + both encodes and decodes) against running requests, log-log; one
     colour per codec, solid send, dashed cached, uniform ids (Zipf's lines lie within
     2 % of them). The µs panel draws the variants whose five timings ``means`` holds at
-    a running count of ``batch_sizes``; when it holds none, the panel says so in its
-    middle and the returned list holds that line (else it is empty). ``OSError`` when
-    the file cannot be written."""
+    a running count of ``batch_sizes``, on the bytes panel's x axis (its limits and
+    scale: a run timed at one count is not drawn on a range of its own); when it holds
+    none, the panel says so in its middle and the returned list holds that line (else
+    it is empty). ``OSError`` when the file cannot be written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -462,6 +463,8 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> list[str]:
         if any(u is not None for u in us):  # a log axis of nothing cannot be drawn
             ax_t.plot(batch_sizes, us, **style)
             timed = True
+    if timed:  # one x axis: the µs panel's few points at the bytes panel's counts
+        ax_t.sharex(ax_b)
     empty = []
     for ax, label in ((ax_b, "SchedulerOutput bytes per running request"),
                       (ax_t, "µs per step (build, encode, decode)")):
