@@ -988,8 +988,13 @@ def _parse(argv) -> "argparse.Namespace | int":
 
 def _run(args: argparse.Namespace, made: list[Path]) -> int:
     """``main``'s work: the stages into the output folder (appended to ``made`` once
-    named), or a new temporary folder, removed again when no stage ran."""
+    named), or a new temporary folder, removed again when no stage ran. A relative
+    ``--output`` or ``--trace`` is read against the folder the script was started in, as
+    its checks read them, though each stage runs from the repository root."""
     _end_with_parent()
+    for name in ("output", "trace"):
+        if getattr(args, name):
+            setattr(args, name, os.path.abspath(getattr(args, name)))
     try:
         out = Path(args.output or tempfile.mkdtemp(prefix="gpu-check-"))
     except OSError as exc:
