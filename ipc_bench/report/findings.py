@@ -2320,11 +2320,13 @@ def with_net_figure(cases, steps):
         return cases
     counted = steps[steps["counted"] == True]  # noqa: E712 (a column, not a bool)
     total = counted[list(NET_STEP_COLUMNS)].sum(axis=1, min_count=len(NET_STEP_COLUMNS))
-    medians = total.groupby([counted[k] for k in keys]).agg(
+    medians = total.groupby([counted[k] for k in keys], observed=True).agg(
         lambda x: math.nan if x.isna().any() else float(x.median()))
     filled = [float(medians.get((r, k), math.nan)) if n else h for r, k, n, h in
               zip(cases["run_id"], cases["case_id"], need, have)]
     return cases.assign(**{NET_MEDIAN: filled})
+
+
 #: A summary table cell of a figure the run does not have.
 ABSENT = "—"
 #: A summary table cell of a share a step-time run's line withholds
