@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 import pandas as pd
 from typing import Any, Callable
@@ -2240,10 +2241,11 @@ SUMMARY_NOTE = (
     "the runner's token-id bookkeeping (update_states, which writes the ids received under "
     "send, + write_back, which writes the ids sampled under cached), the policy's net work "
     "on the step's critical path, with its interval by the same method. A tok/s verdict "
-    "that finds no significant difference says where its interval's half-width on the log "
-    "scale is over the change the net share (else the path's) implies (a negative one: "
-    "cached slower): the run cannot see that change in "
-    "tokens/s, so the verdict is no evidence of no effect. The bullets give the tok/s "
+    "that finds no significant difference says where its interval spans a factor either "
+    "way of its centre over the change the net share (else the path's) implies (a positive "
+    "share: cached faster; a negative one: cached slower): the run cannot tell a change of "
+    "that size from none in tokens/s, so the verdict is no evidence of no change. The "
+    "bullets give the tok/s "
     "change its verdict (its column), and the whole step's share one where its interval excludes 0 but the run's "
     "Holm-adjusted comparison of the step finds no significant difference; the "
     "SchedulerOutput path is not a metric of that comparison, so its share has no "
@@ -2444,20 +2446,25 @@ def _effect_text(pct: float) -> str:
     return f"{pct:.{-math.floor(math.log10(pct))}f}"
 
 
-def _figures_apart(half: float, effect: float) -> tuple[str, str]:
-    """``half`` (a half-width in %, over ``abs(effect)``) and ``effect`` (a signed
-    change in %) as the tok/s note prints them (``_resolution``): ``half`` to 1
-    decimal, with thousands separators, ``effect`` as ``_effect_text`` gives its size,
-    with its sign where negative; where those would not print ``half`` over
-    ``effect``'s size (``5.0`` beside ``5.02``, ``0.0`` beside ``0.004``), both to
-    the same number of decimals, the fewest from 2 that do. Raises nothing."""
+def _factor_apart(factor: float, effect: float) -> tuple[str, str]:
+    """``factor`` (the interval's e^h, over 1 + ``abs(effect)`` / 100) and ``effect``
+    (a signed change in %) as the tok/s note prints them (``_resolution``): ``factor``
+    to 2 decimals, with thousands separators, ``effect``'s size as ``_effect_text``
+    gives it (no sign: the note names the direction); where the printed factor would
+    not be over 1 + the printed size / 100 (``1.05`` beside ``5.02 %``, ``1.00``
+    beside ``0.004 %``), the factor to more decimals, the fewest from 3 that are, and
+    the size to 2 fewer where that is more than it has (``1.0504`` beside ``5.02 %``,
+    ``1.00005`` beside ``0.004 %``). Raises nothing."""
     size = abs(effect)
-    h, e = f"{half:,.1f}", _effect_text(size)
-    for d in range(2, 18):
-        if float(h.replace(",", "")) > float(e):
+    f, e = f"{factor:,.2f}", _effect_text(size)
+    places = len(e.partition(".")[2])
+    for d in range(3, 20):
+        if Decimal(f.replace(",", "")) > 1 + Decimal(e) / 100:
             break
-        h, e = f"{half:,.{d}f}", f"{size:.{d}f}"
-    return h, ("-" if effect < 0 else "") + e
+        f = f"{factor:,.{d}f}"
+        if d - 2 > places:
+            e = f"{size:.{d - 2}f}"
+    return f, e
 
 
 def _resolution(t: dict[str, Any], shared, cell: bool = False) -> str:
@@ -2467,12 +2474,15 @@ def _resolution(t: dict[str, Any], shared, cell: bool = False) -> str:
     tok/s is about 1 + that share s, send's step being cached's plus it), so that even
     an interval of its width centred on that change would hold no change: on the log
     scale, on which the ratio intervals are made, its half-width h = ln(high / low) / 2
-    is over |ln(1 + s)|. Words: ``; the tok/s interval (±2.1 % on the log scale) is
-    wider than the ~0.42 % the net share implies: this run cannot see that effect in
-    tokens/s`` (``cell``, the summary table's verdict cell), or that sentence on its
-    own (`` The tok/s interval ...: ... tokens/s, so its verdict is no evidence of no
-    effect.``, the tok/s finding): h as the % change it makes, 100 (e^h - 1), s as a
-    signed % (``~-0.42 %``: cached slower), digits by ``_figures_apart``; '' otherwise,
+    is over |ln(1 + s)|. Words: ``; the tok/s interval spans a factor of 1.02 either
+    way of its centre, more than the 0.42 % change (cached faster) the net share
+    implies: this run cannot tell a change of that size from none in tokens/s``
+    (``cell``, the summary table's verdict cell), or that sentence on its own (`` The
+    tok/s interval ...: ... in tokens/s, so its verdict is no evidence of no
+    change.``, the tok/s finding): the factor e^h (the interval runs from its centre,
+    the square root of low * high, divided by it to times it), the change's size 100
+    |s| % and its direction (s > 0: send's work costs more, ``cached faster``; s < 0:
+    ``cached slower``; none named at 0), digits by ``_factor_apart``; '' otherwise,
     without an interval or a share."""
     lo, hi = t.get("ratio_low"), t.get("ratio_high")
     if shared is None or lo is None or hi is None or not (
@@ -2485,12 +2495,14 @@ def _resolution(t: dict[str, Any], shared, cell: bool = False) -> str:
     h = math.log(hi / lo) / 2
     if h <= abs(math.log1p(share)):
         return ""
-    half, effect = _figures_apart(100 * math.expm1(h), 100 * share)
-    text = (f"the tok/s interval (±{half} % on the log scale) is wider than the ~{effect} % "
-            f"the {'net' if net else 'SchedulerOutput path'} share implies: this run cannot "
-            "see that effect in tokens/s")
+    factor, size = _factor_apart(math.exp(h), 100 * share)
+    way = " (cached faster)" if share > 0 else " (cached slower)" if share < 0 else ""
+    text = (f"the tok/s interval spans a factor of {factor} either way of its centre, more "
+            f"than the {size} % change{way} the {'net' if net else 'SchedulerOutput path'} "
+            "share implies: this run cannot tell a change of that size from none in "
+            "tokens/s")
     return f"; {text}" if cell else f" {text[0].upper()}{text[1:]}, so its verdict is no " \
-        "evidence of no effect."
+        "evidence of no change."
 
 
 #: Where the summary table's tok/s change (of mean steps) and whole step's share (of

@@ -138,20 +138,21 @@ def test_the_tok_s_verdict_says_when_its_interval_is_wider_than_the_net_share(em
     tps = {(c["policy"], c["repetition"]): c["output_tokens_per_s"] for c in cases}
     logs = [math.log(tps[("cached", r)] / tps[("send", r)]) for r in range(3)]
     half = sps.t.ppf(0.975, 2) * statistics.stdev(logs) / math.sqrt(3)  # on the log scale
-    width, effect = 100 * math.expm1(half), 100 * share
+    factor, effect = math.exp(half), 100 * share
     assert abs(effect) >= 0.005  # 2 decimals show it (smaller: one significant digit)
     items = findings.findings(load([run]))
     (row,) = items.summary[1]
     verdict = row[4]
     (pair,) = [f for f in items if "output tokens/s changes by" in f]
-    words = (f"the tok/s interval (±{width:,.1f} % on the log scale) is wider than the "
-             f"~{effect:.2f} % the net share implies: this run cannot "
-             "see that effect in tokens/s")
+    way = "faster" if share > 0 else "slower"
+    words = (f"the tok/s interval spans a factor of {factor:,.2f} either way of its centre, "
+             f"more than the {abs(effect):.2f} % change (cached {way}) the net share "
+             "implies: this run cannot tell a change of that size from none in tokens/s")
     if half > abs(math.log1p(share)) and not findings.SIGNIFICANT.search(verdict):
-        assert float(f"{width:.1f}") > abs(float(f"{effect:.2f}"))  # else more digits
+        assert float(f"{factor:.2f}") > 1 + abs(float(f"{effect:.2f}")) / 100  # else more
         assert verdict.endswith("; " + words)
         assert pair.endswith(" T" + words[1:] + ", so its verdict is no evidence of no "
-                             "effect.")
+                             "change.")
     else:
         assert "the tok/s interval" not in verdict and "the tok/s interval" not in pair
 
@@ -208,22 +209,25 @@ def _hand_made(net: bool) -> Results:
 def test_the_verdict_cell_names_the_net_share_or_else_the_paths():
     logs = [math.log(c / s) for s, c in TPS]
     half = sps.t.ppf(0.975, 2) * statistics.stdev(logs) / math.sqrt(3)
-    assert f"{100 * math.expm1(half):.1f}" == "1.9"  # the half-width on the log scale
+    assert f"{math.exp(half):.2f}" == "1.02"  # the factor either way of its centre
     # 2,000 ns of net work (3,000 on the path) over cached's 231,400 ns median step
     assert f"{100 * 2_000 / 231_400:.2f}" == "0.86"
     (row,) = findings.findings(_hand_made(net=True)).summary[1]
-    assert row[4] == ("no significant difference; the tok/s interval (±1.9 % on the log "
-                      "scale) is wider than the ~0.86 % the net share implies: this run "
-                      "cannot see that effect in tokens/s")
+    assert row[4] == ("no significant difference; the tok/s interval spans a factor of "
+                      "1.02 either way of its centre, more than the 0.86 % change (cached "
+                      "faster) the net share implies: this run cannot tell a change of "
+                      "that size from none in tokens/s")
     assert row[5] == "+1.30 % [+1.30, +1.30] %" and row[7] == "+0.86 % [+0.86, +0.86] %"
     items = findings.findings(_hand_made(net=False))
     (row,) = items.summary[1]
-    assert row[4] == ("no significant difference; the tok/s interval (±1.9 % on the log "
-                      "scale) is wider than the ~1.30 % the SchedulerOutput path share "
-                      "implies: this run cannot see that effect in tokens/s")
+    assert row[4] == ("no significant difference; the tok/s interval spans a factor of "
+                      "1.02 either way of its centre, more than the 1.30 % change (cached "
+                      "faster) the SchedulerOutput path share implies: this run cannot "
+                      "tell a change of that size from none in tokens/s")
     assert row[7] == findings.NET_UNAVAILABLE
     (pair,) = [f for f in items if "output tokens/s changes by" in f]
-    assert pair.endswith(" The tok/s interval (±1.9 % on the log scale) is wider than the "
-                         "~1.30 % the SchedulerOutput path share implies: this run cannot "
-                         "see that effect in tokens/s, so its verdict is no evidence of no "
-                         "effect.")
+    assert pair.endswith(" The tok/s interval spans a factor of 1.02 either way of its "
+                         "centre, more than the 1.30 % change (cached faster) the "
+                         "SchedulerOutput path share implies: this run cannot tell a "
+                         "change of that size from none in tokens/s, so its verdict is no "
+                         "evidence of no change.")

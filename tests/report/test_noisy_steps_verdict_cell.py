@@ -104,9 +104,10 @@ def test_the_unadjusted_verdict_is_qualified_and_one_not_significant_is_not():
     items = findings.findings(_with_warnings(res, {("send", 1): [NOISY]}))
     # no noise or slow-step qualifier; the interval is too wide for the path share
     assert items.summary[1][0][4] == (
-        "inconclusive (interval beyond 1.1x either way); the tok/s interval (±299.3 % "
-        "on the log scale) is wider than the ~1.16 % the SchedulerOutput path share "
-        "implies: this run cannot see that effect in tokens/s")
+        "inconclusive (interval beyond 1.1x either way); the tok/s interval spans a "
+        "factor of 3.99 either way of its centre, more than the 1.16 % change (cached "
+        "faster) the SchedulerOutput path share implies: this run cannot tell a change "
+        "of that size from none in tokens/s")
     assert "step times are noisy" not in _pair_line(items)
 
 

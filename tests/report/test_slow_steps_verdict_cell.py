@@ -50,6 +50,7 @@ def test_a_change_the_steps_do_not_explain_or_one_not_significant_keeps_its_cell
                                          (39_250.0, 69_000.0, 120_000.0)))
     # no noise or slow-step qualifier; the interval is too wide for the path share
     assert items.summary[1][0][4] == (
-        "inconclusive (interval beyond 1.1x either way); the tok/s interval (±299.3 % "
-        "on the log scale) is wider than the ~1.16 % the SchedulerOutput path share "
-        "implies: this run cannot see that effect in tokens/s")
+        "inconclusive (interval beyond 1.1x either way); the tok/s interval spans a "
+        "factor of 3.99 either way of its centre, more than the 1.16 % change (cached "
+        "faster) the SchedulerOutput path share implies: this run cannot tell a change "
+        "of that size from none in tokens/s")

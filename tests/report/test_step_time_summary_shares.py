@@ -64,9 +64,10 @@ def test_a_step_time_rows_share_cells_hold_its_lines_figures():
     whole = _share_cell([s - c for s, c in zip(SEND, CACHED)], list(CACHED))
     assert row == ["num_running=16,step_time_ms=2.0", "msgpack, fixed-step model",
                    "81 (5.3 %)", "+0.5 % [-0.1, +1.2] %",
-                   "no significant difference; the tok/s interval (±0.7 % on the log scale) "
-                   "is wider than the ~0.15 % the SchedulerOutput path share implies: this "
-                   "run cannot see that effect in tokens/s", path, whole, "—"]  # a step-time line: no net share  # a step-time line gives no net share
+                   "no significant difference; the tok/s interval spans a factor of 1.01 "
+                   "either way of its centre, more than the 0.15 % change (cached faster) "
+                   "the SchedulerOutput path share implies: this run cannot tell a change "
+                   "of that size from none in tokens/s", path, whole, "—"]  # a step-time line: no net share  # a step-time line gives no net share
     assert row[5:7] == ["+0.15 % [+0.11, +0.19] %", "+0.19 % [-0.04, +0.42] %"]
     # the share line states the same figures
     (line,) = [f for f in items if f.startswith("fixed step 2 ms, B = 16, msgpack:")]
