@@ -2034,7 +2034,8 @@ SAME_ROWS_DIFFERENCES = {
         "whether the single-process cases ran (`--no-single-process`: their rows are one "
         "run's alone)",
     NARROWED_POLICIES:
-        "the policies their defaults ran (`--policies` left at its default: `--aa` or "
+        "the policies their defaults ran (`--policies` not given, or given as what a "
+        "run's flags run without it: `--aa` or "
         "`--async-scheduling` runs one policy alone, so the other policy's rows are one "
         "run's alone)",
     "option --policies differs: ":
@@ -3216,26 +3217,58 @@ ARM_OPTIONS = {
     frozenset({ASYNC_ARM, ASYNC_ARM + "'"}): "--aa --async-scheduling"}
 
 
+#: The options that choose a run's arms (``ARM_OPTIONS``).
+ARM_FLAGS = ("--policies", "--aa", "--async-scheduling")
+
+
+def _bridge(theirs: list[str], ours: list[str]) -> Optional[frozenset]:
+    """The arms of the first ``ARM_OPTIONS`` run that shares an arm with each of two
+    runs of arms ``theirs`` and ``ours`` (a run of send, cached shares send with an
+    ``--aa`` run, cached with an ``--async-scheduling`` one); ``None`` where none does
+    (an ``--aa`` run's send, send' against cached+async, cached+async')."""
+    return next((arms for arms in ARM_OPTIONS
+                 if not arms.isdisjoint(theirs) and not arms.isdisjoint(ours)), None)
+
+
 def _arm_hint(theirs: list[str], ours: list[str], names: tuple[str, str]) -> str:
     """How to compare runs ``names`` (the run's, the reference's) whose arms
     ``theirs`` and ``ours`` share none: all of them in one run where one run can make
     them (``ARM_OPTIONS``: ``run arms cached, cached+async in one run
-    (`--async-scheduling`)``), else each run again with the other's options, named
-    where known: ``run `b` again with `a`'s arm options (`--aa`), or `a` with `b`'s
-    (`--async-scheduling`): no one run makes arms send, send', cached, cached+async``."""
-    both = _ordered(theirs + ours, [SEND, SEND + "'", CACHED, CACHED + "'", ASYNC_ARM,
-                                    ASYNC_ARM + "'"])
+    (`--async-scheduling`)``); else a run beside them that shares an arm with each
+    (``_bridge``), which each then pairs with as the reference: ``add a run with arm
+    options `--policies send,cached` (no `--aa` or `--async-scheduling`): it shares send
+    with `a` and cached with `b`, so each pairs with it as the reference (`--baseline`);
+    no one run makes arms send, send', cached, cached+async``; else each run's command
+    again with the other's arm options in place of its own, named where known: ``run
+    `b`'s command again with `a`'s arm options in place of its own (`--aa`, not `--aa
+    --async-scheduling`), or `a`'s with `b`'s in place of its own (...): no one run
+    makes arms ..., nor shares an arm with each``."""
+    order = [SEND, SEND + "'", CACHED, CACHED + "'", ASYNC_ARM, ASYNC_ARM + "'"]
+    both = _ordered(theirs + ours, order)
     if set(both) <= {SEND, CACHED}:
         return f"run both policies in one run (`--policies {SEND},{CACHED}`)"
     one = ARM_OPTIONS.get(frozenset(both))
     if one:
         return f"run arms {', '.join(both)} in one run (`{one}`)"
     run, base = map(code_span, names)
+    bridge = _bridge(theirs, ours)
+    if bridge:
+        given = ARM_OPTIONS[bridge]
+        absent = " or ".join(f"`{f}`" for f in ARM_FLAGS if f not in given.split())
+        shared = [", ".join(a for a in _ordered(bridge, order) if a in arms)
+                  for arms in (ours, theirs)]
+        return (f"add a run with arm options `{given}` (no {absent}): it shares "
+                f"{shared[0]} with {base} and {shared[1]} with {run}, so each pairs with "
+                f"it as the reference (`--baseline`); no one run makes arms "
+                f"{', '.join(both)}")
     given = [ARM_OPTIONS.get(frozenset(arms)) for arms in (theirs, ours)]
-    how = (f"arm options (`{given[1]}`), or {base} with {run}'s (`{given[0]}`)"
+    how = (f"arm options in place of its own (`{given[1]}`, not `{given[0]}`), or {base}'s "
+           f"with {run}'s in place of its own (`{given[0]}`, not `{given[1]}`)"
            if all(given) else
-           f"`--policies`, `--aa` and `--async-scheduling`, or {base} with {run}'s")
-    return f"run {run} again with {base}'s {how}: no one run makes arms {', '.join(both)}"
+           f"`--policies`, `--aa` and `--async-scheduling` in place of its own, or "
+           f"{base}'s with {run}'s")
+    return (f"run {run}'s command again with {base}'s {how}: no one run makes arms "
+            f"{', '.join(both)}, nor shares an arm with each")
 
 
 def _shared_hint(what: str, theirs: list[str], ours: list[str],
@@ -3243,7 +3276,8 @@ def _shared_hint(what: str, theirs: list[str], ours: list[str],
     """How to compare runs ``names`` (the run's, the reference's) that differ in
     ``what`` (``workload``, ``arm``, ``codec``), with values ``theirs`` and ``ours``: run
     them in one run, with the option that chooses them where there is one; arms no one
-    run makes, each run with the other's options (``_arm_hint``)."""
+    run makes, a run that shares an arm with each, or each run's command with the
+    other's arm options (``_arm_hint``)."""
     from ipc_bench.wire.codecs import CODECS
 
     both = _ordered(theirs + ours, CODECS)

@@ -14,7 +14,8 @@ from ipc_bench import cli
 from ipc_bench.report.blocks import comparable_rows_line
 
 CARE = "> **Note:** The runs differ in ways that can change the numbers: compare with care."
-POLICIES = ("the policies their defaults ran (`--policies` left at its default: `--aa` or "
+POLICIES = ("the policies their defaults ran (`--policies` not given, or given as "
+            "what a run's flags run without it: `--aa` or "
             "`--async-scheduling` runs one policy alone, so the other policy's rows are one "
             "run's alone)")
 AA = "whether A/A copies of the arms ran (`--aa`: their rows are one run's alone)"

@@ -13,7 +13,8 @@ from ipc_bench.harness.environment import compare_settings
 from ipc_bench.report.blocks import comparable_rows_line
 
 CARE = "> **Note:** The runs differ in ways that can change the numbers: compare with care."
-NARROWED = ("the policies their defaults ran (`--policies` left at its default: `--aa` or "
+NARROWED = ("the policies their defaults ran (`--policies` not given, or given as "
+            "what a run's flags run without it: `--aa` or "
             "`--async-scheduling` runs one policy alone, so the other policy's rows are one "
             "run's alone)")
 GIVEN = ("the policies they ran (`--policies` chooses cases alone: a policy's rows are "

@@ -246,10 +246,12 @@ def test_runs_of_other_arms_or_scenarios_say_which():
     assert unshared_lines(_grid(["a", "b"], {"a": send, "b": cached})) == [
         "No side-by-side ratio for run `b`: it shares no case (workload, arm and codec) "
         "with run `a`, the reference: arm cached+async in `b` vs send in `a`; codec "
-        "pickle in `b` vs msgpack in `a`. To compare them, run `b` again with `a`'s arm "
-        "options (`--policies send`), or `a` with `b`'s (`--async-scheduling --policies "
-        "cached`): no one run makes arms send, cached+async; run both codecs in one run (`--codecs msgpack,pickle`): codecs are "
-        "compared within a run, not across runs."]
+        "pickle in `b` vs msgpack in `a`. To compare them, run `b`'s command again with "
+        "`a`'s arm options in place of its own (`--policies send`, not `--async-scheduling "
+        "--policies cached`), or `a`'s with `b`'s in place of its own (`--async-scheduling "
+        "--policies cached`, not `--policies send`): no one run makes arms send, "
+        "cached+async, nor shares an arm with each; run both codecs in one run (`--codecs "
+        "msgpack,pickle`): codecs are compared within a run, not across runs."]
     replay = [("trace=azure-conv:20", "send", "msgpack")]
     assert unshared_lines(_grid(["a", "b"], {"a": send, "b": replay},
                                 {"b": "azure-conv"})) == [
