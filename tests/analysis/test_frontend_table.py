@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import warnings
 
 import pandas as pd
 import pytest
 
-from fault_helpers import REPO
+from analysis_run import bench_in_process
 from ipc_bench.analysis.results import load
 
 TINY = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
@@ -31,8 +29,8 @@ CASE = "num_running=4/send/msgpack#0"
 
 
 def _bench(out, *extra):
-    subprocess.run([sys.executable, str(REPO / "bench.py"), *TINY, *extra, "--output",
-                    str(out)], cwd=REPO, check=True, capture_output=True, timeout=300)
+    proc = bench_in_process([*TINY, *extra, "--output", out])
+    assert proc.returncode == 0, proc.stderr
     return out
 
 
