@@ -6,24 +6,20 @@ time and ratio. Data that runs past the file's end is said to be cut short or al
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import msgspec
 import pytest
 
-from analysis_run import REPO
+from analysis_run import bench_in_process
 from ipc_bench.analysis import capture
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     where = tmp_path_factory.mktemp("caprun") / "run"
-    subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
-                    "--num-running", "4", "--steps", "30", "--warmup-steps", "2",
-                    "--policies", "send", "--codecs", "msgpack", "--no-single-process",
-                    "--quiet", "--output", str(where)], check=True, timeout=120,
-                   stdout=subprocess.DEVNULL)
+    proc = bench_in_process(["--scenario", "decode-steady", "--num-running", "4", "--steps",
+                             "30", "--warmup-steps", "2", "--policies", "send", "--codecs",
+                             "msgpack", "--no-single-process", "--quiet", "--output", where])
+    assert proc.returncode == 0, proc.stderr
     return where
 
 
@@ -76,9 +72,7 @@ def test_microbench_refuses_a_short_frames_list_before_timing(run_dir, tmp_path)
     path = _s2r(copy)
     cap = capture.load_capture(path)
     path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(cap, frames=cap.frames[:10])))
-    done = subprocess.run([sys.executable, str(REPO / "bench.py"), "microbench", str(copy),
-                           "--fast", "--output", str(tmp_path / "mb")], capture_output=True,
-                          text=True, timeout=120)
+    done = bench_in_process(["microbench", copy, "--fast", "--output", tmp_path / "mb"])
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (f"bench.py microbench: error: {path}: 30 seqs but 10 frames: not a "
                            "capture file a run wrote\n")
