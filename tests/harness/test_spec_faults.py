@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from fault_helpers import REPO, steady_case
+from analysis_run import bench_in_process
+from fault_helpers import steady_case
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
 from ipc_bench.harness.spec import CaseError, CaseResult
@@ -178,12 +177,10 @@ def test_accepted_drafts_not_written_fail_the_input_oracle(fault, transport):
 def test_bench_cached_alone_exits_1_naming_the_step(fault, tmp_path):
     log = fault(12)
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--policies", "cached",
-         "--num-running", "4", "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack",
-         "--no-floor", "--no-single-process", "--quiet", "--output", str(out),
-         "--num-spec-tokens", "2"],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(
+        ["--scenario", "decode-steady", "--policies", "cached", "--num-running", "4",
+         "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
+         "--no-single-process", "--quiet", "--output", out, "--num-spec-tokens", "2"])
     assert proc.returncode == 1, proc.stderr
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("bench.py: error:")]
     assert len(errors) == 1, proc.stderr
@@ -203,12 +200,10 @@ def test_token_streams_across_k_equal_and_compared_only_within_one_k(tmp_path):
     from fault_helpers import TRACES
 
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "azure-conv", "--trace",
-         str(TRACES / "AzureLLMInferenceTrace_conv.csv"), "--max-requests", "12",
-         "--num-spec-tokens", "0,3", "--codecs", "msgpack", "--no-single-process",
-         "--no-floor", "--quiet", "--output", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(
+        ["--scenario", "azure-conv", "--trace", TRACES / "AzureLLMInferenceTrace_conv.csv",
+         "--max-requests", "12", "--num-spec-tokens", "0,3", "--codecs", "msgpack",
+         "--no-single-process", "--no-floor", "--quiet", "--output", out])
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     cases = {(c["num_spec_tokens"], c["policy"]): c for c in summary["cases"]}
@@ -233,13 +228,11 @@ def test_bench_runs_the_torch_model_with_drafts(tmp_path):
     import json
 
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--model", "torch",
-         "--model-preset", "tiny", "--device", "cpu", "--vocab-size", "512",
-         "--num-running", "4", "--steps", "30", "--warmup-steps", "5", "--codecs", "msgpack",
-         "--no-floor", "--no-single-process", "--quiet", "--output", str(out),
-         "--num-spec-tokens", "0,2", "--spec-acceptance", "0.7"],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    proc = bench_in_process(
+        ["--scenario", "decode-steady", "--model", "torch", "--model-preset", "tiny",
+         "--device", "cpu", "--vocab-size", "512", "--num-running", "4", "--steps", "30",
+         "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor", "--no-single-process",
+         "--quiet", "--output", out, "--num-spec-tokens", "0,2", "--spec-acceptance", "0.7"])
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["problems"] == []
