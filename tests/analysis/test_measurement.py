@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis_run import bench_in_process
 from ipc_bench.analysis import capture
 from ipc_bench.analysis.results import load
 from ipc_bench.cli import main
@@ -153,8 +154,7 @@ def test_microbench_without_messages(tmp_path):
     # a run folder, but no messages/ (a summary without its format version is refused
     # as report refuses it)
     (tmp_path / "summary.json").write_text(json.dumps({"format_version": FORMAT_VERSION}))
-    proc = subprocess.run([sys.executable, "bench.py", "microbench", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = bench_in_process(["microbench", tmp_path])
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         f"bench.py microbench: error: no captured messages in {tmp_path / 'messages'}: "
@@ -194,8 +194,7 @@ def test_microbench_says_why_a_run_has_no_messages(tmp_path, summary, why):
 
     (tmp_path / "summary.json").write_text(json.dumps({"format_version": FORMAT_VERSION,
                                                        **summary}))
-    proc = subprocess.run([sys.executable, "bench.py", "microbench", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = bench_in_process(["microbench", tmp_path])
     assert (proc.returncode, proc.stderr) == (
         2, f"bench.py microbench: error: no captured messages in {tmp_path / 'messages'}: "
            f"{why}\n")
