@@ -6,19 +6,16 @@ Rounded to 1e-9 B, equal quantities print equal."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from analysis_run import REPO
+from analysis_run import bench_in_process
 
 
 def test_a_run_whose_measured_figure_is_the_models_prints_them_alike(tmp_path):
     out = tmp_path / "run"
-    done = subprocess.run(
-        [sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
-         "--num-running", "4", "--steps", "200", "--warmup-steps", "20", "--policies",
-         "send,cached", "--codecs", "msgpack", "--no-single-process", "--output", str(out)],
-        capture_output=True, text=True, timeout=180)
+    done = bench_in_process(
+        ["--scenario", "decode-steady", "--num-running", "4", "--steps", "200",
+         "--warmup-steps", "20", "--policies", "send,cached", "--codecs", "msgpack",
+         "--no-single-process", "--output", out])
     assert done.returncode == 0, done.stderr
     (row,) = [r for r in json.loads((out / "summary.json").read_text())["byte_model"]
               if r["policy"] == "send"]
