@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import warnings
 
 import pandas as pd
 import pytest
 
-from fault_helpers import REPO
+from analysis_run import bench_in_process
 from ipc_bench.analysis.results import ResultsError, load
 from ipc_bench.wire.transport import zmtp_frame_bytes
 
@@ -31,8 +29,8 @@ CACHED = "num_running=4/cached/msgpack#0"
 @pytest.fixture(scope="module")
 def fe_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("fe") / "fe"
-    subprocess.run([sys.executable, str(REPO / "bench.py"), *RUN, "--output", str(out)],
-                   cwd=REPO, check=True, capture_output=True, timeout=300)
+    proc = bench_in_process([*RUN, "--output", out])
+    assert proc.returncode == 0, proc.stderr
     return out
 
 
