@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import struct
-import sys
 import types
 from array import array
 from dataclasses import replace
@@ -28,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fault_helpers import REPO, TRACES, steady_case
+from analysis_run import bench_in_process
+from fault_helpers import TRACES, steady_case
 from ipc_bench.analysis.summary import check_digests, summarize_case
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.traces import Trace
@@ -256,16 +255,12 @@ MODELS = {
 
 @pytest.mark.parametrize("model", list(MODELS))
 def test_bench_cached_alone_exits_1_on_a_runner_bug(corrupt, tmp_path, model):
-    import subprocess
-
     log = corrupt(12)
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--policies", "cached",
-         "--num-running", "4", "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack",
-         "--no-floor", "--no-single-process", "--quiet", "--output", str(out),
-         *MODELS[model]],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(
+        ["--scenario", "decode-steady", "--policies", "cached", "--num-running", "4",
+         "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
+         "--no-single-process", "--quiet", "--output", out, *MODELS[model]])
     assert proc.returncode == 1, proc.stderr
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("bench.py: error:")]
     assert errors == [f"bench.py: error: num_running=4/cached/msgpack#0: {expected_error(log)}"
@@ -275,16 +270,13 @@ def test_bench_cached_alone_exits_1_on_a_runner_bug(corrupt, tmp_path, model):
 
 def test_bench_with_the_oracle_off_says_so_and_misses_the_bug(corrupt, tmp_path):
     import json
-    import subprocess
 
     log = corrupt(12)
     out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "bench.py", "--scenario", "decode-steady", "--policies", "cached",
-         "--num-running", "4", "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack",
-         "--no-floor", "--no-single-process", "--quiet", "--output", str(out),
-         "--input-oracle-interval", "0"],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+    proc = bench_in_process(
+        ["--scenario", "decode-steady", "--policies", "cached", "--num-running", "4",
+         "--steps", "40", "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
+         "--no-single-process", "--quiet", "--output", out, "--input-oracle-interval", "0"])
     assert proc.returncode == 0, proc.stderr
     assert corrupted(log)[0] == 12
     assert proc.stderr.splitlines()[0] == (
