@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from analysis_run import bench_in_process
 from ipc_bench import cli
 from ipc_bench.analysis.summary import no_counted_steps_warning, noise_warnings
 
@@ -31,17 +31,15 @@ def _bench(capsys, args: list[str]) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(["bench.py", *args], code, out, err)
 
 
-#: ``bench.py`` with the checks made before the first case (``harness.trace_checks``)
-#: passing everything, so that a run reaches what a replay inside the warm-up records
-#: after it (the path a replay no bound covers takes).
-UNCHECKED = ("import sys, runpy, ipc_bench.harness.trace_checks as t; "
-             "t.check_trace_cases = lambda *a, **k: []; sys.argv[0] = 'bench.py'; "
-             "runpy.run_path('bench.py', run_name='__main__')")
+def _bench_unchecked(monkeypatch, args: list[str]) -> subprocess.CompletedProcess:
+    """``bench.py ARGS`` (``analysis_run.bench_in_process``) with the checks made before
+    the first case (``harness.trace_checks.check_trace_cases``) passing everything, so
+    that a run reaches what a replay inside the warm-up records after it (the path a
+    replay no bound covers takes)."""
+    from ipc_bench.harness import trace_checks
 
-
-def _bench_unchecked(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", UNCHECKED, *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=240)
+    monkeypatch.setattr(trace_checks, "check_trace_cases", lambda *a, **k: [])
+    return bench_in_process(args)
 
 
 @needs_trace
@@ -114,11 +112,11 @@ def test_logical_replay_inside_the_warmup_is_refused_before_it_runs(tmp_path, ca
 
 
 @needs_trace
-def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
-    proc = _bench_unchecked(["--scenario", "azure-conv", "--trace", str(TRACE),
-                             "--max-requests", "1", "--codecs", "msgpack", "--policies",
-                             "send", "--no-single-process", "--output",
-                             str(tmp_path / "logical")])
+def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path, monkeypatch):
+    proc = _bench_unchecked(monkeypatch, ["--scenario", "azure-conv", "--trace", str(TRACE),
+                                          "--max-requests", "1", "--codecs", "msgpack",
+                                          "--policies", "send", "--no-single-process",
+                                          "--output", str(tmp_path / "logical")])
     assert proc.returncode == 1, proc.stderr
     progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("[1/")]
     assert len(progress) == 1 and ": 0 steps, - tok/s (" in progress[0], proc.stderr
@@ -140,13 +138,14 @@ def test_logical_replay_inside_the_warmup_shows_no_zero_rate(tmp_path):
 
 
 @needs_trace
-def test_a_pair_that_counted_no_step_is_said_in_the_report(tmp_path, capsys):
+def test_a_pair_that_counted_no_step_is_said_in_the_report(tmp_path, capsys, monkeypatch):
     """Send and cached both inside the warm-up: the report says why it has no finding
     and no pair, not that the run held no send/cached pair."""
     run = tmp_path / "both"
-    proc = _bench_unchecked(["--scenario", "azure-conv", "--trace", str(TRACE),
-                             "--max-requests", "1", "--codecs", "msgpack",
-                             "--no-single-process", "--no-floor", "--output", str(run)])
+    proc = _bench_unchecked(monkeypatch, ["--scenario", "azure-conv", "--trace", str(TRACE),
+                                          "--max-requests", "1", "--codecs", "msgpack",
+                                          "--no-single-process", "--no-floor", "--output",
+                                          str(run)])
     assert proc.returncode == 1, proc.stderr
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"),
                      "--no-figures"]) == 0
