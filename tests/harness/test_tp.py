@@ -355,17 +355,14 @@ def test_spinning_readers_are_left_out_where_cores_are_short(monkeypatch, capsys
 
 
 def test_tp_transports_are_the_local_ones():
-    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast",
-                           "--tp-transports", "shm,tcp"], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)
+    proc = bench_in_process(["--scenario", "tp-broadcast", "--tp-transports", "shm,tcp"])
     assert proc.returncode == 2
     assert proc.stderr == ("bench.py: error: argument --tp-transports: 'tcp': choose from ipc, "
                            "shm, shm-block\n")
 
 
 def test_tp_is_refused_by_scenarios_without_ranks():
-    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
-                           "--tp", "2"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = bench_in_process(["--scenario", "decode-steady", "--tp", "2"])
     assert proc.returncode == 2
     assert proc.stderr == ("bench.py: error: scenario decode-steady does not take --tp (the "
                            "runner ranks of a tensor-parallel broadcast)\n")
