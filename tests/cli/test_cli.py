@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis_run import bench_in_process
 from fault_helpers import LOADED_NOTE, processes_matching
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,8 +57,8 @@ def assert_usage_error(proc: subprocess.CompletedProcess, message: str) -> None:
     assert proc.stdout == ""
 
 
-def test_list():
-    proc = bench("--list")
+def test_list(capsys):
+    proc = main_in_process(capsys, "--list")
     assert proc.returncode == 0 and proc.stderr == ""
     lines = proc.stdout.splitlines()
     summaries = dict(line.split(None, 1) for line in lines)
@@ -68,7 +69,7 @@ def test_list():
 
 
 def test_unknown_scenario(tmp_path, capsys):
-    proc = bench("--scenario", "nope", "--output", str(tmp_path / "out"))
+    proc = main_in_process(capsys, "--scenario", "nope", "--output", str(tmp_path / "out"))
     names = ", ".join(line.split()[0]
                       for line in main_in_process(capsys, "--list").stdout.splitlines())
     assert "azure-conv" in names and "decode-steady" in names
@@ -986,7 +987,7 @@ def test_success_lines_stay_one_line(tmp_path, capsys):
     from ipc_bench import cli
 
     run = tmp_path / "a\nb"
-    proc = bench(*TINY, "--output", str(run))
+    proc = bench_in_process([*TINY, "--output", run])
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     lines = proc.stdout.splitlines()
@@ -995,7 +996,8 @@ def test_success_lines_stay_one_line(tmp_path, capsys):
     assert lines[-3:] == [f"{recorded} warnings recorded in {tmp_path}/a\\nb/summary.json "
                           "(not shown: --quiet)", "", f"results: {tmp_path}/a\\nb"]
     # without --quiet the run's first line names the folder too
-    loud = bench(*[a for a in TINY if a != "--quiet"], "--output", str(tmp_path / "e\nf"))
+    loud = bench_in_process([*[a for a in TINY if a != "--quiet"], "--output",
+                             tmp_path / "e\nf"])
     assert loud.returncode == 0, loud.stderr
     assert loud.stderr.splitlines()[0] == (
         f"ipc-bench: decode-steady, 2 cases -> {tmp_path}/e\\nf")
