@@ -6,22 +6,19 @@ folder LOOP is a symbolic link to ..., which cannot be followed (...)``."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
-from analysis_run import REPO
+from analysis_run import bench_in_process
 from ipc_bench import cli
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     where = tmp_path_factory.mktemp("looprun") / "run"
-    subprocess.run([sys.executable, str(REPO / "bench.py"), "--scenario", "decode-steady",
-                    "--num-running", "4", "--steps", "10", "--warmup-steps", "2",
-                    "--quiet", "--output", str(where)], check=True, timeout=120,
-                   stdout=subprocess.DEVNULL)
+    proc = bench_in_process(["--scenario", "decode-steady", "--num-running", "4", "--steps",
+                             "10", "--warmup-steps", "2", "--quiet", "--output", where])
+    assert proc.returncode == 0, proc.stderr
     return where
 
 
