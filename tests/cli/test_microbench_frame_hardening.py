@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from analysis_run import bench_in_process
 from ipc_bench.analysis import microbench as mb
 from ipc_bench.analysis.capture import CaptureError, load_capture
 from ipc_bench.v1rpc.samp import RequestOutputKind
@@ -140,7 +141,8 @@ def test_an_instance_dict_entry_no_field_names_is_refused(run, tmp_path):
     codec = codecs.scheduler_output_codec("pickle")
     edit_frames(path, lambda f: f.__setitem__(2, _with_dict_entry(
         codec.decode(f[2]), "__reduce_ex__", RequestOutputKind)))
-    proc = _microbench(run, "--directions", "s2r", "--ops", "encode", "--codecs", "pickle")
+    proc = bench_in_process(["microbench", run, "--directions", "s2r", "--ops", "encode",
+                             "--codecs", "pickle", *PYPERF])
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (f"{ERROR}{_where(path, 2)}: a pickle frame decodes to a "
                            "SchedulerOutput with the attribute __reduce_ex__, not one of "
@@ -153,7 +155,7 @@ def test_a_frame_of_the_other_directions_message_is_named_so(run, tmp_path):
     path = capture_path(run, "msgpack", "s2r")
     reply = _frames(capture_path(run, "msgpack", "r2s"))[2]
     edit_frames(path, lambda f: f.__setitem__(2, reply))
-    proc = _microbench(run, "--codecs", "msgpack")
+    proc = bench_in_process(["microbench", run, "--codecs", "msgpack", *PYPERF])
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (f"{ERROR}{_where(path, 2)}: cannot be decoded: a "
                            "ModelRunnerOutput, not a SchedulerOutput: a capture of the other "
