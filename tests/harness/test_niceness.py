@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from analysis_run import REPO
+from analysis_run import REPO, bench_in_process
 from ipc_bench.harness.environment import nice_note
 
 NOTE = ("this run runs at nice 7 (a lowered CPU priority): on a busy machine its "
@@ -31,9 +31,7 @@ def test_a_run_under_nice_records_and_says_it(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert f"note: {NOTE}" in proc.stderr.splitlines()
     assert json.loads((run / "summary.json").read_text())["metadata"]["niceness"] == 7
-    proc = subprocess.run([sys.executable, "bench.py", "report", str(run), "--output",
-                           str(tmp_path / "rep"), "--no-figures"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    proc = bench_in_process(["report", run, "--output", tmp_path / "rep", "--no-figures"])
     assert proc.returncode == 0, proc.stderr
     md = " ".join((tmp_path / "rep" / "report.md").read_text().split())
     assert NOTE[0].upper() + NOTE[1:] + "." in md
