@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from analysis_run import bench_in_process
 from ipc_bench import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,8 +86,7 @@ def test_microbench_of_a_real_run_still_going(tmp_path):
         while not ((run / "summary.json").is_file() and run_in_progress(run)):
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.1)
-        out = subprocess.run([sys.executable, "bench.py", "microbench", str(run)], cwd=ROOT,
-                             capture_output=True, text=True, timeout=60)
+        out = bench_in_process(["microbench", run])
         assert (out.returncode, out.stdout, out.stderr) == (
             2, "", RUNNING.format(run / "messages"))
     finally:
