@@ -10,32 +10,11 @@ from __future__ import annotations
 import pytest
 
 from analysis_run import TWO_CASE_ARGS, shared_run
-from ipc_bench import cli
 from ipc_bench.report.blocks import comparable_rows_line
+from runs_section import AA, ASYNC, NARROWED, runs_lines
 
-CARE = "> **Note:** The runs differ in ways that can change the numbers: compare with care."
-POLICIES = ("the policies their defaults ran (`--policies` not given, or given as "
-            "what a run's flags run without it: `--aa` or "
-            "`--async-scheduling` runs one policy alone, so the other policy's rows are one "
-            "run's alone)")
-AA = "whether A/A copies of the arms ran (`--aa`: their rows are one run's alone)"
-ASYNC = "whether cached+async cases ran (`--async-scheduling`: their rows are one run's alone)"
 TAIL = ("options that change no figure of a row both runs have, so those rows stay "
         "comparable.")
-
-
-def _runs_lines(tmp_path, runs) -> list[str]:
-    """The Runs section's difference lines of a report of ``runs``: what differs
-    between them, the line over them (the notes of the machine's load left out, which
-    depend on what else the machine ran)."""
-    out = tmp_path / "rep"
-    assert cli.main(["report", *map(str, runs), "--no-figures", "--output", str(out)]) == 0
-    lines = (out / "report.md").read_text().splitlines()
-    section = lines[lines.index("## Runs") + 1:lines.index("## Side by side")]
-    assert CARE not in section
-    return [line for line in section
-            if line.startswith("The runs differ") or
-            (line.startswith("- ") and " against " in line.split(":")[0])]
 
 
 @pytest.mark.parametrize("flag, why, second", [
@@ -47,8 +26,8 @@ def test_a_flag_that_narrows_the_default_policies_keeps_the_rows_comparable(
     bare, mine = (f"{p.parent.name}/{p.name}" for p in (shared_two_case_run, flagged))
     ran = "send" if flag == "--aa" else "cached"
     cases = "A/A copies (--aa)" if flag == "--aa" else "cached+async cases"
-    assert _runs_lines(tmp_path, [shared_two_case_run, flagged]) == [
-        f"The runs differ only in {POLICIES} and {second}: {TAIL}",
+    assert runs_lines(tmp_path, [shared_two_case_run, flagged]) == [
+        f"The runs differ only in {NARROWED} and {second}: {TAIL}",
         f"- {mine} against {bare}: default policies differ: {ran} vs cached, send "
         f"(--policies not given: {why})",
         f"- {mine} against {bare}: {cases} differ: run ({flag} given) vs not run "
@@ -60,5 +39,5 @@ def test_a_narrowed_policies_line_alone_keeps_the_rows_comparable():
     assert comparable_rows_line([
         "Y against X: default policies differ: send vs cached, send (--policies not given: "
         "--aa runs one policy alone)"]) == (
-        f"The runs differ only in {POLICIES}: an option that changes no figure of a row "
+        f"The runs differ only in {NARROWED}: an option that changes no figure of a row "
         "both runs have, so those rows stay comparable.")

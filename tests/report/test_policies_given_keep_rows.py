@@ -8,39 +8,20 @@ difference counts among the differences that keep the shared rows comparable."""
 from __future__ import annotations
 
 from analysis_run import TWO_CASE_ARGS, shared_run
-from ipc_bench import cli
 from ipc_bench.harness.environment import compare_settings
 from ipc_bench.report.blocks import comparable_rows_line
+from runs_section import AA, ASYNC, NARROWED, runs_lines
 
-CARE = "> **Note:** The runs differ in ways that can change the numbers: compare with care."
-NARROWED = ("the policies their defaults ran (`--policies` not given, or given as "
-            "what a run's flags run without it: `--aa` or "
-            "`--async-scheduling` runs one policy alone, so the other policy's rows are one "
-            "run's alone)")
 GIVEN = ("the policies they ran (`--policies` chooses cases alone: a policy's rows are "
          "measured alike whichever others ran, and a policy one run ran alone has its rows "
          "there alone)")
-AA = "whether A/A copies of the arms ran (`--aa`: their rows are one run's alone)"
-ASYNC = "whether cached+async cases ran (`--async-scheduling`: their rows are one run's alone)"
-
-
-def _runs_lines(tmp_path, runs) -> list[str]:
-    """The Runs section's line over its differences (or the care note) and the
-    difference lines of a report of ``runs``."""
-    out = tmp_path / "rep"
-    assert cli.main(["report", *map(str, runs), "--no-figures", "--output", str(out)]) == 0
-    lines = (out / "report.md").read_text().splitlines()
-    section = lines[lines.index("## Runs") + 1:lines.index("## Side by side")]
-    return [line for line in section
-            if line.startswith(("The runs differ", "> **Note:** The runs differ")) or
-            (line.startswith("- ") and " against " in line.split(":")[0])]
 
 
 def test_aa_given_its_own_policy_reads_as_aa_alone(tmp_path_factory, tmp_path,
                                                    shared_two_case_run):
     given = shared_run(tmp_path_factory, TWO_CASE_ARGS + ["--aa", "--policies", "send"])
     mine, bare = (f"{p.parent.name}/{p.name}" for p in (given, shared_two_case_run))
-    assert _runs_lines(tmp_path, [shared_two_case_run, given]) == [
+    assert runs_lines(tmp_path, [shared_two_case_run, given]) == [
         f"The runs differ only in {NARROWED} and {AA}: options that change no figure of a "
         "row both runs have, so those rows stay comparable.",
         f"- {mine} against {bare}: default policies differ: send vs cached, send "
