@@ -145,13 +145,14 @@ def test_the_printed_tables_show_the_roofline_ratio():
         "steady", "tok/s", "run", "tok/s"]
     # busy 2 ms of 5 ms steps, every counted step a decode; roofline 1 ms; idle 1 ns
     assert lines[gpu_header + 2].split() == [
-        "send", "pickle", "ipc", "2.00", "3.00", "3.00", "0.00", "0.40", "1.00", "2.00",
-        "400.0", "12.0"]
+        "send", "pickle,", "torch", "model", "ipc", "2.00", "3.00", "3.00", "0.00", "0.40",
+        "1.00", "2.00", "400.0", "12.0"]
     cpu_header = next(i for i, ln in enumerate(lines) if "forward ms" in ln)
     assert lines[cpu_header].split() == ["policy", "codec", "transport", "forward", "ms",
                                          "roofline", "ms", "x", "roofline"]
     # forward 4 ms, roofline 1.5 ms, median of 3.0 and 2.5
-    assert lines[cpu_header + 2].split() == ["send", "msgpack", "ipc", "4.00", "1.50", "2.75"]
+    assert lines[cpu_header + 2].split() == ["send", "msgpack,", "torch", "model", "ipc",
+                                             "4.00", "1.50", "2.75"]
     assert ("  roofline figures measured in the runner on cpu (1 torch thread), float32 (1 "
             "cases): copy 12.5 GB/s (read + write, 64 MiB buffer), matmul 0.150 TFLOP/s "
             "(1024 x 1024); efficiency 1, no fixed time (uncalibrated)") in lines

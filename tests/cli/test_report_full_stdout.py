@@ -65,5 +65,5 @@ def test_a_report_that_fails_to_write_says_nothing_of_a_report(run_dir, tmp_path
     (tmp_path / "file").write_text("")
     proc = _report_to_full(str(run_dir), "--output", str(tmp_path / "file" / "rep"))
     assert (proc.returncode, proc.stderr) == (
-        2, f"bench.py report: error: cannot write {tmp_path / 'file' / 'rep'}: Not a "
-           f"directory\n")
+        2, f"bench.py report: error: cannot write the report to "
+           f"{tmp_path / 'file' / 'rep'}: {tmp_path / 'file'} is not a folder\n")
