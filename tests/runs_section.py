@@ -1,7 +1,10 @@
-"""The Runs section of a multi-run report, for the tests of its difference lines: the
-words of its same-rows line and the lines a report of given runs holds."""
+"""A multi-run report's Runs section and cached/send effect table, for their tests: the
+words of the same-rows line, the lines a report of given runs holds, and loaded runs of
+given tokens/s for the effect table."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 from ipc_bench import cli
 
@@ -29,3 +32,18 @@ def runs_lines(tmp_path, runs) -> list[str]:
     return [line for line in section
             if line.startswith(("The runs differ", "> **Note:** The runs differ")) or
             (line.startswith("- ") and " against " in line.split(":")[0])]
+
+
+def effect_runs(tokens: dict, ids) -> SimpleNamespace:
+    """Loaded runs, as ``report.blocks._effect_blocks`` reads them, of ``tokens``: per
+    (workload, codec), per run id, the (send, cached) output tokens/s of each repetition,
+    every case complete, each run's ``ci_method`` ``t``; ``ids``: the run ids in load
+    order (the first the baseline)."""
+    import pandas as pd
+
+    rows = [dict(run_id=r, workload=w, policy=arm, codec=codec, repetition=i,
+                 complete=True, output_tokens_per_s=v)
+            for (w, codec), runs in tokens.items() for r, arms in runs.items()
+            for arm, vals in zip(("send", "cached"), arms) for i, v in enumerate(vals)]
+    return SimpleNamespace(run_ids=list(ids), cases=pd.DataFrame(rows),
+                           metadata={r: {"ci_method": "t"} for r in ids})

@@ -5,11 +5,8 @@ without a baseline case."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import pandas as pd
-
 from ipc_bench.report.blocks import _effect_blocks, effect_no_base_note
+from runs_section import effect_runs
 
 #: Per (workload, codec), per run: (send, cached) tokens/s over repetitions.
 TOKENS = {
@@ -20,13 +17,9 @@ TOKENS = {
 }
 
 
-def _runs(ids=("base", "emu", "pkl")) -> SimpleNamespace:
-    rows = [dict(run_id=r, workload=w, policy=arm, codec=codec, repetition=i,
-                 complete=True, output_tokens_per_s=v)
-            for (w, codec), runs in TOKENS.items() for r, arms in runs.items()
-            for arm, vals in zip(("send", "cached"), arms) for i, v in enumerate(vals)]
-    return SimpleNamespace(run_ids=list(ids), cases=pd.DataFrame(rows),
-                           metadata={r: {"ci_method": "t"} for r in ids})
+def _runs(ids=("base", "emu", "pkl")):
+    """``TOKENS`` as loaded runs (``runs_section.effect_runs``)."""
+    return effect_runs(TOKENS, ids)
 
 
 def test_every_runs_effect_has_a_row_and_the_ones_the_baseline_lacks_say_why():

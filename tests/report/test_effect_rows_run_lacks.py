@@ -6,11 +6,8 @@ gets a note of its own, naming it."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import pandas as pd
-
 from ipc_bench.report.blocks import _effect_blocks
+from runs_section import effect_runs
 
 #: Per (workload, codec), per run: (send, cached) tokens/s over repetitions; run ``b``
 #: lacks 64 running, run ``a`` 4 running.
@@ -23,13 +20,9 @@ TOKENS = {
 }
 
 
-def _runs(ids=("a", "b")) -> SimpleNamespace:
-    rows = [dict(run_id=r, workload=w, policy=arm, codec=codec, repetition=i,
-                 complete=True, output_tokens_per_s=v)
-            for (w, codec), runs in TOKENS.items() for r, arms in runs.items()
-            for arm, vals in zip(("send", "cached"), arms) for i, v in enumerate(vals)]
-    return SimpleNamespace(run_ids=list(ids), cases=pd.DataFrame(rows),
-                           metadata={r: {"ci_method": "t"} for r in ids})
+def _runs(ids=("a", "b")):
+    """``TOKENS`` as loaded runs (``runs_section.effect_runs``)."""
+    return effect_runs(TOKENS, ids)
 
 
 NONE = ("no such cached/send ratio (it did not compare cached with send in that workload "
