@@ -98,7 +98,9 @@ def test_byte_sweep_runner_killed_mid_case_is_one_line_and_exit_1(bench_tmpdir):
     assert re.fullmatch(
         re.escape(f"byte_sweep.py: error: {BYTE_SWEEP_CASE}: runner process {runner} was "
                   "killed by SIGKILL, noticed ")
-        + r"while (waiting for ModelRunnerOutput|sending SchedulerOutput) for step \d+",
+        # or between steps, in the input oracle's periodic digest exchange
+        + r"while ((waiting for ModelRunnerOutput|sending SchedulerOutput) for step \d+|"
+          r"waiting for input digests from the runner before step \d+)",
         line), stderr
     assert not alive(runner)
 

@@ -126,9 +126,10 @@ def test_a_killed_remote_last_stage_is_named_first(tmp_path):
     0's send to it fails first; either way the line names stage 1 first."""
     errors, port, stages, took = _kill_stage(tmp_path, 1)
     assert len(errors) == 1, errors
-    # stage 1 replied to step 7 before it stopped; stage 0 may have posted step 9's
+    # stage 1 replied to step 7 before it stopped, but the scheduler may see the
+    # connection close before it has read that reply; stage 0 may have posted step 9's
     # hidden states (the window is 2) before its send failed
-    noticed, led = _expected(tmp_path, port, 1, "8", "([89])",
+    noticed, led = _expected(tmp_path, port, 1, "[78]", "([89])",
                              r"hidden states of step \1 to stage 1")
     assert re.fullmatch(led, errors[0]) or re.fullmatch(noticed, errors[0]), errors
     assert took < PROMPT_S, took
