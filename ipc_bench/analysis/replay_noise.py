@@ -29,11 +29,13 @@ arm: one arm over it makes its workload noisy, and the repetition that stands ou
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import csv
+from pathlib import Path
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ipc_bench.analysis.frames import listed
+from ipc_bench.analysis.frames import frame_records, listed
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, STEP_BLOCK, is_replay
 
 #: A replay's ``step_ns_rep_block_cv`` (or ``floor_step_ns_rep_block_cv``) over this
@@ -87,41 +89,71 @@ def _median(values: np.ndarray) -> Optional[float]:
     return float(np.median(values)) if len(values) else None
 
 
-def _group_keys(cases) -> list[str]:
-    return [c for c in GROUP_COLUMNS if c in cases.columns]
+def _missing(value: Any) -> bool:
+    """Whether a case's field is a gap: absent (``None``) or NaN (a table's)."""
+    return value is None or (isinstance(value, float) and value != value)
 
 
-def _series(frame, case_ids: list[str], value: str, order: str) -> list[np.ndarray]:
-    """Per case of ``case_ids`` (in order), ``frame``'s ``value`` column sorted by
-    ``order``; an empty array for a case without rows."""
-    out = []
-    for cid in case_ids:
-        if "case_id" not in frame.columns:
-            out.append(np.zeros(0))
-            continue
-        rows = frame[frame["case_id"] == cid]
-        out.append(rows.sort_values(order)[value].to_numpy(dtype=float) if len(rows)
-                   else np.zeros(0))
-    return out
+class _Rows:
+    """One table's values by case, each case's in its rows' order: the counted steps'
+    ``step_ns`` by ``seq``, or ``floor_step_ns`` by ``i``. ``parts``: ``(run_id,
+    case_id)`` -> ``(order, values)``, two float arrays of one length; a ``run_id`` of
+    ``None`` where the table names no run (it matches any)."""
+
+    def __init__(self, parts: dict[tuple[Any, str], tuple[np.ndarray, np.ndarray]]):
+        self.parts = parts
+
+    def _of(self, run: Any, cid: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [p for (r, c), p in self.parts.items()
+                if c == cid and (run is None or r is None or r == run)]
+
+    def series(self, run: Any, ids: list[str]) -> list[np.ndarray]:
+        """Per case of ``ids`` (in order), its values sorted by their order (of run
+        ``run``'s rows, or every run's where it is ``None``); an empty array for a case
+        without rows."""
+        out = []
+        for cid in ids:
+            found = self._of(run, cid)
+            if not found:
+                out.append(np.zeros(0))
+                continue
+            order = np.concatenate([o for o, _ in found])
+            values = np.concatenate([v for _, v in found])
+            out.append(values[np.argsort(order, kind="stable")])
+        return out
+
+    def has_rows(self, run: Any, ids: list[str]) -> bool:
+        """Whether any case of ``ids`` has a row (of run ``run``, or any run)."""
+        return any(self._of(run, cid) for cid in ids)
 
 
-def _timed(group) -> bool:
-    """Whether a group of cases replayed on the wall clock: a timed replay records its
-    ``trace_speedup`` (``summary._timed_replay_figures``), a logical-clock one none."""
-    if "trace_speedup" not in group.columns:
-        return False
-    return any(v is not None and v == v for v in group["trace_speedup"])
+def _frame_rows(frame, value: str, order: str) -> _Rows:
+    """``_Rows`` of a ``Results`` table (``frame``, a DataFrame): its ``value`` column
+    by case (and run, where it has ``run_id``), in ``order``'s order."""
+    if frame is None or not len(frame) or "case_id" not in frame.columns:
+        return _Rows({})
+    runs = "run_id" in frame.columns
+    orders = frame[order].to_numpy(dtype=float)
+    values = frame[value].to_numpy(dtype=float)
+    groups = frame.groupby(["run_id", "case_id"] if runs else ["case_id"], sort=False,
+                           observed=True).indices
+    return _Rows({(key if runs else (None, key)): (orders[at], values[at])
+                  for key, at in groups.items()})
 
 
-def _why_not(group, has_digest: bool) -> Optional[str]:
-    """Why a group of cases (one arm's repetitions) gives no measure, else ``None``."""
+def _why_not(group: list[dict[str, Any]], has_digest: bool) -> Optional[str]:
+    """Why a group of cases (one arm's repetitions, as records) gives no measure, else
+    ``None``. A timed replay records its ``trace_speedup``
+    (``summary._timed_replay_figures``), a logical-clock one none."""
     if len(group) < 2:
         return "one repetition"
     if not has_digest:
         return "no schedule digest"
-    digests = [d if isinstance(d, str) and d else None for d in group["schedule_digest"]]
+    digests = [d if isinstance(d, str) and d else None
+               for d in (c.get("schedule_digest") for c in group)]
     if None in digests or len(set(digests)) > 1:
-        return "different schedules" if _timed(group) else "digests differ"
+        timed = any(not _missing(c.get("trace_speedup")) for c in group)
+        return "different schedules" if timed else "digests differ"
     return None
 
 
@@ -151,24 +183,27 @@ def _outlier(series: list[np.ndarray], ids: list[str],
     return {"case_id": ids[order[0]], "index": order[0], "deviation": top}
 
 
-def _floor_why(floor, ids: list[str], group) -> str:
-    """Why no floor figure was measured for the cases ``ids`` of ``group``: ``no
-    floor`` (each recorded ``no_floor``: ``--no-floor``), ``no floor rows``
-    (``floor.csv`` has none of theirs) or ``too few floor steps``."""
-    if "no_floor" in group.columns and all(v is True for v in group["no_floor"]):
+def _floor_why(floor: _Rows, run: Any, ids: list[str],
+               group: list[dict[str, Any]]) -> str:
+    """Why no floor figure was measured for the cases ``ids`` of ``group`` (of run
+    ``run``): ``no floor`` (each recorded ``no_floor``: ``--no-floor``), ``no floor
+    rows`` (``floor.csv`` has none of theirs) or ``too few floor steps``."""
+    if all(c.get("no_floor") is True for c in group):
         return "no floor"
-    if "case_id" not in floor.columns or not floor["case_id"].isin(ids).any():
+    if not floor.has_rows(run, ids):
         return "no floor rows"
     return "too few floor steps"
 
 
-def _measure(rec: dict[str, Any], group, steps, floor) -> None:
+def _measure(rec: dict[str, Any], group: list[dict[str, Any]], run: Any,
+             steps: _Rows, floor: _Rows) -> None:
     """Fill ``rec`` (``repetition_noise``'s, its ``why`` ``None``) with the measure
-    over the repetitions of ``group`` that have step rows in ``steps`` (counted steps),
-    and the floor's from ``floor``; ``why`` ``steps missing`` where fewer than 2 have,
-    ``too few steps`` under ``MIN_BLOCKS`` whole blocks."""
-    ids = list(group["case_id"])
-    series = _series(steps, ids, "step_ns", "seq")
+    over the repetitions of ``group`` that have counted steps in ``steps`` (of run
+    ``run``: ``None``, any), and the floor's from ``floor``; ``why`` ``steps
+    missing`` where fewer than 2 have, ``too few steps`` under ``MIN_BLOCKS`` whole
+    blocks."""
+    ids = [c.get("case_id") for c in group]
+    series = steps.series(run, ids)
     rec["missing_steps"] = [c for c, s in zip(ids, series) if not len(s)]
     kept = [(c, s) for c, s in zip(ids, series) if len(s)]
     if len(kept) < 2:
@@ -182,12 +217,60 @@ def _measure(rec: dict[str, Any], group, steps, floor) -> None:
     rec.update(blocks=len(step_cvs), step_block_cvs=step_cvs, compared=len(ids),
                step_ns_rep_block_cv=_median(step_cvs), case_ids=ids,
                outlier=_outlier(series, ids))
-    floor_cvs = block_rep_cvs(_series(floor, ids, "floor_step_ns", "i"))
+    floor_cvs = block_rep_cvs(floor.series(run, ids))
     if len(floor_cvs) >= MIN_BLOCKS:
         rec.update(floor_block_cvs=floor_cvs,
                    floor_step_ns_rep_block_cv=_median(floor_cvs))
     else:
-        rec["floor_why"] = _floor_why(floor, ids, group)
+        rec["floor_why"] = _floor_why(floor, run, ids, group)
+
+
+def _arm_groups(cases: list[dict[str, Any]], keys: list[str]
+                ) -> dict[tuple, list[dict[str, Any]]]:
+    """``cases`` by their values of ``keys`` (a case with a gap in one left out, as
+    pandas' ``groupby`` leaves it), in the order of each group's first case, each
+    group's cases in ``repetition`` order (gaps last)."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for c in cases:
+        values = tuple(c.get(k) for k in keys)
+        if not any(map(_missing, values)):
+            groups.setdefault(values, []).append(c)
+    return {values: sorted(group, key=lambda c: (1, 0) if _missing(c.get("repetition"))
+                           else (0, c["repetition"]))
+            for values, group in groups.items()}
+
+
+def arm_noise(cases: list[dict[str, Any]], steps: _Rows,
+              floor: _Rows) -> list[dict[str, Any]]:
+    """``repetition_noise`` of finished ``cases`` (case records: ``summary.json``
+    entries, or ``Results.cases`` rows as dicts, a gap ``None`` or NaN), with the
+    counted steps' ``step_ns`` by case (``steps``) and ``floor.csv``'s
+    ``floor_step_ns`` (``floor``): ``_Rows``. Its groups and fields as there; a case
+    without a ``GROUP_COLUMNS`` field that another case has is in no group. Raises
+    nothing."""
+    columns = dict.fromkeys(k for c in cases for k in c)
+    if "trace" not in columns:
+        return []
+    cases = [c for c in cases if is_replay(c)]
+    if "num_steps" in columns:
+        cases = [c for c in cases if not _missing(c.get("num_steps")) and c["num_steps"] > 0]
+    keys = [k for k in GROUP_COLUMNS if k in columns]
+    has_digest = "schedule_digest" in columns
+    out = []
+    for values, group in _arm_groups(cases, keys).items():
+        own = [float(c["step_ns_block_cv"]) for c in group
+               if not _missing(c.get("step_ns_block_cv"))]
+        rec: dict[str, Any] = dict(zip(keys, values))
+        rec.update(repetitions=len(group), compared=0, blocks=0,
+                   step_block_cvs=np.zeros(0), floor_block_cvs=np.zeros(0),
+                   step_ns_rep_block_cv=None, floor_step_ns_rep_block_cv=None,
+                   step_ns_block_cv=own, case_ids=[c.get("case_id") for c in group],
+                   missing_steps=[], outlier=None, floor_why=None,
+                   why=_why_not(group, has_digest))
+        if rec["why"] is None:
+            _measure(rec, group, rec.get("run_id"), steps, floor)
+        out.append(rec)
+    return out
 
 
 def repetition_noise(results) -> list[dict[str, Any]]:
@@ -209,42 +292,20 @@ def repetition_noise(results) -> list[dict[str, Any]]:
     follow the wall clock), ``digests differ`` (on the logical clock, where they
     should not), ``steps missing`` (fewer than 2 repetitions with counted rows in
     ``steps.csv``) or ``too few steps`` (under ``MIN_BLOCKS`` whole blocks of counted
-    steps). ``[]`` without replay cases. Raises nothing."""
+    steps). ``[]`` without replay cases. The same as ``arm_noise``, which a run's end
+    uses without pandas (``run_noisy_arm_warnings``). Raises nothing."""
+    from ipc_bench.analysis.pace import as_record
+
     results = results.finished()
     cases = results.cases
     if cases.empty or "trace" not in cases.columns:
         return []
-    cases = cases[[is_replay({"trace": t}) for t in cases["trace"]]]
-    if "num_steps" in cases.columns:
-        cases = cases[cases["num_steps"].fillna(0) > 0]
-    if cases.empty:
-        return []
-    keys = _group_keys(cases)
     steps = results.steps
     if "counted" in steps.columns:
         steps = steps[steps["counted"].astype(bool)]
-    floor = results.floor
-    has_digest = "schedule_digest" in cases.columns
-    out = []
-    for values, group in cases.groupby(keys, sort=False, observed=True):
-        values = values if isinstance(values, tuple) else (values,)
-        group = group.sort_values("repetition")
-        own = [float(v) for v in group.get("step_ns_block_cv", [])
-               if v is not None and v == v]
-        rec: dict[str, Any] = dict(zip(keys, values))
-        rec.update(repetitions=len(group), compared=0, blocks=0,
-                   step_block_cvs=np.zeros(0), floor_block_cvs=np.zeros(0),
-                   step_ns_rep_block_cv=None, floor_step_ns_rep_block_cv=None,
-                   step_ns_block_cv=own, case_ids=list(group["case_id"]),
-                   missing_steps=[], outlier=None, floor_why=None,
-                   why=_why_not(group, has_digest))
-        if rec["why"] is None:
-            run = steps[steps["run_id"] == rec["run_id"]] if "run_id" in keys else steps
-            fl = (floor[floor["run_id"] == rec["run_id"]]
-                  if "run_id" in keys and "run_id" in floor.columns else floor)
-            _measure(rec, group, run, fl)
-        out.append(rec)
-    return out
+    return arm_noise([as_record(r) for r in frame_records(cases)],
+                     _frame_rows(steps, "step_ns", "seq"),
+                     _frame_rows(results.floor, "floor_step_ns", "i"))
 
 
 def _pct(ratio: float) -> str:
@@ -460,14 +521,21 @@ def noisy_arm_warnings(results) -> dict[str, list[str]]:
     blocks sit a median 52.0 % from the others'``) and the floor's (ending
     ``summary.FLOOR_NOISE_WORDS``, a noisy floor's, as ``_warning_kinds`` counts them).
     The report lists them under Measurement warnings and counts them in the findings.
-    ``{}`` without such an arm, or where ``results`` holds no step rows. Raises
+    ``{}`` without such an arm, or where ``results`` holds no step rows. A run's end
+    gives the same lines without pandas (``run_noisy_arm_warnings``). Raises
     nothing."""
-    from ipc_bench.analysis.summary import FLOOR_NOISE_WORDS
-
     if not hasattr(results, "steps"):
         return {}
+    return _arm_warnings(repetition_noise(results))
+
+
+def _arm_warnings(arms: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """``noisy_arm_warnings`` of ``arms`` (``repetition_noise``'s, or ``arm_noise``'s):
+    case id -> lines."""
+    from ipc_bench.analysis.summary import FLOOR_NOISE_WORDS
+
     out: dict[str, list[str]] = {}
-    for a in repetition_noise(results):
+    for a in arms:
         if a["why"] is not None or not noisy(a):
             continue
         for cid in a["case_ids"]:
@@ -489,3 +557,71 @@ def noisy_arm_warnings(results) -> dict[str, list[str]]:
                     f"(`floor_step_ns_rep_block_cv`, > {NOISY_REP_BLOCK_CV * 100:g} %): "
                     f"the machine may be noisy, and {FLOOR_NOISE_WORDS}")
     return out
+
+
+def _flag(text: str) -> bool:
+    """A CSV cell of a 0/1 column as pandas' ``astype(bool)`` reads it (an empty one,
+    NaN, true)."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    return bool(float(text or "nan"))
+
+
+def _csv_rows(path: Path, value: str, order: str, ids: set[str],
+              counted: bool = False) -> _Rows:
+    """``_Rows`` of the CSV file ``path`` (``steps.csv``, ``floor.csv``) read with the
+    csv module, of the cases ``ids``: its ``value`` column in ``order``'s order, only
+    the rows whose ``counted`` is true where ``counted``. A row without the header's
+    fields, or whose figures are not numbers, is left out (as ``results.load`` leaves
+    it); a file without those columns gives no rows. Raises ``OSError``, and
+    ``ValueError`` where the file cannot be read as CSV text."""
+    parts: dict[tuple[Any, str], tuple[list[float], list[float]]] = {}
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        try:
+            header = next(reader, [])
+            need = ["case_id", order, value] + (["counted"] if counted else [])
+            if not set(need) <= set(header):
+                return _Rows({})
+            at = [header.index(n) for n in need]
+            for row in reader:
+                if len(row) != len(header) or row[at[0]] not in ids:
+                    continue
+                try:
+                    if counted and not _flag(row[at[3]]):
+                        continue
+                    o, v = float(row[at[1]] or "nan"), float(row[at[2]] or "nan")
+                except ValueError:
+                    continue
+                got = parts.setdefault((None, row[at[0]]), ([], []))
+                got[0].append(o)
+                got[1].append(v)
+        except csv.Error as exc:
+            raise ValueError(f"cannot read {path}: {exc}") from None
+    return _Rows({k: (np.array(o, dtype=float), np.array(v, dtype=float))
+                  for k, (o, v) in parts.items()})
+
+
+def run_noisy_arm_warnings(cases: Sequence[dict[str, Any]],
+                           run_dir: Path) -> dict[str, list[str]]:
+    """``noisy_arm_warnings`` of the run in ``run_dir`` as it ends, without pandas (a
+    measuring run imports none): ``cases``, its ``summary.json`` case entries (those
+    that did not finish, ``results.case_unfinished``, left out, as ``Results.finished``
+    leaves them), the counted ``step_ns`` of its ``steps.csv`` by ``seq`` and its
+    ``floor.csv``'s ``floor_step_ns`` by ``i``, read with the csv module
+    (``_csv_rows``); the same figures and lines as the report's on the folder read back
+    (``results.load``), whose checks a run's own files pass. Case id -> lines; ``{}``
+    without a noisy arm. Raises ``OSError`` and ``ValueError`` where a file cannot be
+    read."""
+    from ipc_bench.analysis.results import case_unfinished
+
+    cases = [c for c in cases if not case_unfinished(c)]
+    ids = {c["case_id"] for c in cases if is_replay(c) and isinstance(c.get("case_id"), str)}
+    if not ids:
+        return {}
+    steps = _csv_rows(Path(run_dir) / "steps.csv", "step_ns", "seq", ids, counted=True)
+    floor_path = Path(run_dir) / "floor.csv"
+    floor = (_csv_rows(floor_path, "floor_step_ns", "i", ids) if floor_path.is_file()
+             else _Rows({}))
+    return _arm_warnings(arm_noise(cases, steps, floor))

@@ -23,7 +23,6 @@ import shutil
 import sys
 import time
 import traceback
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -417,24 +416,22 @@ def _one_schedule_twice(cases: Sequence[dict[str, Any]]) -> bool:
 def replay_arm_warnings(cases: Sequence[dict[str, Any]],
                         run_dir: Path) -> dict[str, list[str]]:
     """The warnings the report adds to the cases of a trace replay arm whose repetitions
-    vary over 10 % (``replay_noise.noisy_arm_warnings`` of the run in ``run_dir``, read
-    back with ``results.load``): case id -> lines. ``{}`` where ``cases`` (the run's
-    summaries) hold fewer than two replay cases (``summary.is_replay``), where no arm
-    is noisy, or where the folder cannot be read back (its loading warnings not
-    issued: the report says them). The folder is read back (which imports pandas) only
-    where two replay cases of one arm ran one schedule (``_one_schedule_twice``), the
-    only arms measured (``replay_noise.repetition_noise``): a timed replay's arms, or
-    one repetition, return ``{}`` without it. Raises nothing."""
+    vary over 10 % (``replay_noise.noisy_arm_warnings``), as the run in ``run_dir``
+    ends: ``replay_noise.run_noisy_arm_warnings`` of ``cases`` (the run's summaries)
+    and its ``steps.csv`` and ``floor.csv``, read with the csv module (a measuring run
+    imports no pandas): case id -> lines. ``{}`` where ``cases`` hold fewer than two
+    replay cases (``summary.is_replay``), where no arm is noisy, or where the files
+    cannot be read (the report says why). The files are read only where two replay
+    cases of one arm ran one schedule (``_one_schedule_twice``), the only arms measured
+    (``replay_noise.repetition_noise``): a timed replay's arms, or one repetition,
+    return ``{}`` without it. Raises nothing."""
     if sum(1 for c in cases if is_replay(c)) < 2 or not _one_schedule_twice(cases):
         return {}
-    from ipc_bench.analysis.replay_noise import noisy_arm_warnings
-    from ipc_bench.analysis.results import ResultsError, load
+    from ipc_bench.analysis.replay_noise import run_noisy_arm_warnings
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return noisy_arm_warnings(load(run_dir))
-    except (ResultsError, OSError, ValueError):
+        return run_noisy_arm_warnings(cases, run_dir)
+    except (OSError, ValueError):
         return {}
 
 

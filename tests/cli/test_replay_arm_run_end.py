@@ -48,17 +48,24 @@ def _two_repetitions() -> Results:
 
 
 def test_the_run_reads_back_what_the_report_adds(monkeypatch, tmp_path):
+    """The run's end reads its steps.csv with the csv module, not ``results.load``
+    (which imports pandas), and gives the report's lines."""
     read = []
-    monkeypatch.setattr(results_module, "load",
-                        lambda path: read.append(path) or _two_repetitions())
+    monkeypatch.setattr(results_module, "load", lambda path: read.append(path))
+    (tmp_path / "steps.csv").write_text("case_id,seq,counted,step_ns\n" + "".join(
+        f"{c},{k},1,{1000 * (1 + i)}\n" for i, c in enumerate(IDS) for k in range(150)))
     summaries = [dict(case_id=c, trace="azure-conv:30", workload="trace=azure-conv:30",
-                      arm="send", codec="msgpack", schedule_digest="abc") for c in IDS]
+                      arm="send", codec="msgpack", transport="ipc", model="null",
+                      repetition=i, num_steps=150, schedule_digest="abc")
+                 for i, c in enumerate(IDS)]
     assert replay_arm_warnings(summaries, tmp_path) == ADDED
-    assert read == [tmp_path]
+    assert noisy_arm_warnings(_two_repetitions()) == ADDED  # the report's
     # one replay case, or none: nothing to compare, and the folder is not read
+    (tmp_path / "steps.csv").unlink()
     assert replay_arm_warnings(summaries[:1], tmp_path) == {}
     assert replay_arm_warnings([dict(case_id="a"), dict(case_id="b")], tmp_path) == {}
-    assert read == [tmp_path]
+    assert replay_arm_warnings(summaries, tmp_path) == {}  # no steps.csv: none
+    assert read == []
 
 
 def test_the_count_line_counts_them_and_says_where_they_were_printed(tmp_path):
