@@ -18,9 +18,10 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.frames import frame_records, listed
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import as_record, is_missing
-from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, STDOUT_PROBLEM, ResultsWarning,
+from ipc_bench.analysis.results import (SINGLE_PROCESS_CODEC, STDOUT_PROBLEM,
                                         complete_problems_line, grouped_warnings, run_state)
-from ipc_bench.analysis.results import records as case_records
+from ipc_bench.analysis.run_files import ResultsWarning
+from ipc_bench.analysis.run_files import records as case_records
 from ipc_bench.analysis.stats import DETECTABLE, INCONCLUSIVE_CLAUSE, inconclusive
 from ipc_bench.analysis.summary import NOISY_STEP_BLOCK_CV, SKEWED_STEP_RATIO, STEP_BLOCK
 from ipc_bench.engine.config import CACHED, SEND
@@ -2016,14 +2017,24 @@ ORDER_SEED_ONLY = ("The runs differ only in the seed of their arms' order (`--or
                    "the orders' part of the noise differing.")
 
 
+#: ``SAME_ROWS_DIFFERENCES``' words for codecs that differ, given (``option --codecs
+#: differs: ...``) or in effect (``codecs in effect differ: ...``).
+CODECS_RAN = ("the codecs they ran (`--codecs` chooses cases alone: a codec's rows are "
+              "measured alike whichever others ran, and a codec one run ran alone has its "
+              "rows there alone)")
+
+
 #: Differences between runs that change no figure of a row both have (the line under a
 #: report's Runs table, ``comparable_rows_line``): the line's text after ``RUN against
 #: OTHER: `` starts with the key, and the value says what differs. A flag of
 #: ``environment.FLAG_CASES`` adds or leaves out cases (``single-process cases differ:
 #: ...``; and, narrowing a run's default policies, ``environment.NARROWED_POLICIES``:
 #: ``default policies differ: ...``), and so ``--policies`` given, which chooses which
-#: policies' cases run (``option --policies differs: ...``), or a measurement taken after a case's counted steps (``floors differ: ...``),
-#: so each run's cases are measured alike; the order seed runs the same cases in other
+#: policies' cases run (``option --policies differs: ...``), and ``--codecs``, which
+#: chooses which codecs' cases run (``option --codecs differs: ...``, or ``codecs in
+#: effect differ: ...`` where both runs were given one value), or a measurement taken
+#: after a case's counted steps (``floors differ: ...``), so each run's cases are
+#: measured alike; the order seed runs the same cases in other
 #: orders (``ORDER_SEED_ONLY``, where it is the only difference).
 SAME_ROWS_DIFFERENCES = {
     f"{FLAG_CASES['no_floor']} differ: ":
@@ -2042,6 +2053,8 @@ SAME_ROWS_DIFFERENCES = {
         "the policies they ran (`--policies` chooses cases alone: a policy's rows are "
         "measured alike whichever others ran, and a policy one run ran alone has its "
         "rows there alone)",
+    "option --codecs differs: ": CODECS_RAN,
+    "codecs in effect differ: ": CODECS_RAN,
     f"{FLAG_CASES['aa']} differ: ":
         "whether A/A copies of the arms ran (`--aa`: their rows are one run's alone)",
     f"{FLAG_CASES['async_scheduling']} differ: ":
@@ -2072,7 +2085,8 @@ def comparable_rows_line(warnings: list[str], apart: Collection[str] = ()) -> st
         if key is None:
             return ""
         found.append(key)
-    said = [SAME_ROWS_DIFFERENCES[k] for k in SAME_ROWS_DIFFERENCES if k in found]
+    said = list(dict.fromkeys(SAME_ROWS_DIFFERENCES[k] for k in SAME_ROWS_DIFFERENCES
+                              if k in found))
     if not said:
         return ""
     what = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]

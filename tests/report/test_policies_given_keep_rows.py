@@ -69,4 +69,4 @@ def test_a_policies_line_given_by_the_user_keeps_the_shared_rows_comparable():
     # with any other difference, the care note as before
     assert comparable_rows_line([
         "Zc against X: option --policies differs: [cached] vs default (cached, send)",
-        "Zc against X: option --codecs differs: [msgpack] vs default (msgpack, pickle)"]) == ""
+        "Zc against X: option --vocab-size differs: 32000 vs default (128256)"]) == ""
