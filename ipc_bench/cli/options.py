@@ -200,7 +200,9 @@ def _float_in(hi: float, lo: float = 0.0, why: str = ""):
     """A parser of a positive finite number at most ``hi`` and, when ``lo`` is given, at
     least ``lo`` (``why``: the reason, in the refusal). ``inf``, ``infinity``, ``nan``
     (either sign, any case) and a number too large for a float (``1e999``) are refused
-    in one sentence, ``must be a finite number, got TEXT``."""
+    in one sentence, ``must be a finite number, got TEXT``. Below ``lo`` (a ``lo``
+    above 0: zero and negatives too) reads ``must be at least LO (WHY), got TEXT``;
+    without one, zero and negatives read ``must be a positive number, got TEXT``."""
     def parse(text: str) -> float:
         try:
             value = _number(text)
@@ -208,12 +210,13 @@ def _float_in(hi: float, lo: float = 0.0, why: str = ""):
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-        if not value > 0:
+        if not value > 0 and not lo > 0:
             raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
         if value > hi:
             raise argparse.ArgumentTypeError(f"must be at most {hi:g}, got {text}")
-        if value < lo:
-            raise argparse.ArgumentTypeError(f"must be at least {lo:g} ({why}), got {text}")
+        if not value >= lo or not value > 0:
+            reason = f" ({why})" if why else ""
+            raise argparse.ArgumentTypeError(f"must be at least {lo:g}{reason}, got {text}")
         return value
     return parse
 

@@ -78,7 +78,9 @@ OPTION_CASES = [
     (DS + ["--order-seed", str(2**63)], "argument --order-seed: must be at most "
      "9,223,372,036,854,775,807, got 9,223,372,036,854,775,808"),
     (DS + ["--order-seed", "1_0"], "argument --order-seed: expected an integer, got '1_0'"),
-    (DS + ["--peer-timeout", "0"], "argument --peer-timeout: must be a positive number, got 0"),
+    (DS + ["--peer-timeout", "0"],
+     "argument --peer-timeout: must be at least 0.1 (the waits check for a reply and the "
+     "peer in 0.1 s slices, so a shorter timeout cannot be honoured), got 0"),
     (DS + ["--startup-timeout", "0.001"],
      "argument --startup-timeout: must be at least 0.1 (the waits check for the runner in "
      "0.1 s slices, so a shorter timeout cannot be honoured), got 0.001"),
@@ -95,7 +97,8 @@ OPTION_CASES = [
     (DS + ["--trace-speedup", "-2"],
      "argument --trace-speedup: must be a positive number, got -2"),
     (DS + ["--logical-step-ms", "0"],
-     "argument --logical-step-ms: must be a positive number, got 0"),
+     "argument --logical-step-ms: must be at least 0.001 (1 us: the step numbers of a "
+     "trace spanning the 10,000 years its timestamps can cover must fit in 64 bits), got 0"),
     (["--scenario", "azure-conv", "--trace", "x.csv", "--logical-step-ms", "1e-300"],
      "argument --logical-step-ms: must be at least 0.001 (1 us: the step numbers of a "
      "trace spanning the 10,000 years its timestamps can cover must fit in 64 bits), got "

@@ -31,6 +31,8 @@ def test_an_item_of_the_step_time_list_reads_the_same(value, shown, capsys):
 
 
 def test_a_number_not_above_zero_still_reads_as_before(capsys):
-    assert cli.main(["--scenario", "step-time", "--step-time-ms", "0"]) == 2
+    """(An option with a lower bound above 0 says that bound instead:
+    ``test_lower_bound_words``.)"""
+    assert cli.main(["--scenario", "step-time", "--trace-speedup", "0"]) == 2
     assert capsys.readouterr() == (
-        "", "bench.py: error: argument --step-time-ms: must be a positive number, got 0\n")
+        "", "bench.py: error: argument --trace-speedup: must be a positive number, got 0\n")

@@ -475,7 +475,8 @@ def test_model_memory_check_gives_the_figures():
     (["--scenario", "step-time", "--model", "torch"],
      "bench.py: error: scenario step-time uses the fixed-step model; drop --model torch"),
     (["--scenario", "decode-steady", "--step-time-ms", "0"],
-     "bench.py: error: argument --step-time-ms: must be a positive number, got 0"),
+     "bench.py: error: argument --step-time-ms: must be at least 0.001 (a shorter step "
+     "measures the model's own sampling and timer reads), got 0"),
     # a step far below the model's own sampling is refused, not warned of in 300 digits
     (["--scenario", "decode-steady", "--model", "fixed-step", "--step-time-ms", "1e-300"],
      "bench.py: error: argument --step-time-ms: must be at least 0.001 (a shorter step "
