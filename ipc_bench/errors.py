@@ -141,19 +141,46 @@ def blocked_path_text(path: Path) -> Optional[str]:
     above it (``path`` itself is not looked at): the missing one nearest to it that is a
     symbolic link which cannot be followed, ``LINK is a symbolic link to TARGET, which
     does not exist`` (``dangling_link_text``), or the first that exists where it is not
-    a folder, ``FILE is not a folder`` (a link to a file reads so too); ``None`` where
-    the folder above is one (whatever the system then says: a permission, a missing
-    folder that is not a link, which ``mkdir`` makes). An output folder's
-    (``broken_link_text``) and an output file's (``cli.options.writable_file``) words.
-    Raises ``OSError`` where a path on the way cannot be looked up at all."""
+    a folder, ``FILE is not a folder``; a symbolic link to a file named as given and
+    what it points to, ``LINK is a symbolic link to TARGET, which is not a folder``
+    (``TARGET`` as the link holds it, a chain of links named link by link as
+    ``dangling_link_text`` names one: ``..., itself a symbolic link to afile, which is
+    not a folder``); ``None`` where the folder above is one (whatever the system then
+    says: a permission, a missing folder that is not a link, which ``mkdir`` makes). An
+    output folder's (``broken_link_text``) and an output file's
+    (``cli.options.writable_file``) words. Raises ``OSError`` where a path on the way
+    cannot be looked up at all."""
     above = path.parent
     while not above.exists() and above != above.parent:
         if above.is_symlink():
             return f"{above} is {dangling_link_text(above)}"
         above = above.parent
     if above != path and above.exists() and not above.is_dir():
+        if above.is_symlink():
+            return f"{above} is {_link_words(_link_chain(above))}, which is not a folder"
         return f"{above} is not a folder"
     return None
+
+
+def _link_chain(link: Path) -> list[str]:
+    """The targets of symbolic link ``link`` and of each link it leads to, as each
+    link holds it (``os.readlink``), up to the first that is not a link (or 40 links,
+    the system's own limit). Raises ``OSError`` where ``link`` cannot be read as a
+    link."""
+    hops = [os.readlink(link)]
+    here = os.fspath(link)
+    while len(hops) < 40:
+        here = os.path.join(os.path.dirname(here), hops[-1])  # absolute: the target alone
+        if not os.path.islink(here):
+            break
+        hops.append(os.readlink(here))
+    return hops
+
+
+def _link_words(hops: list[str]) -> str:
+    """``a symbolic link to A, itself a symbolic link to B``: a chain of links' targets
+    ``hops`` (``_link_chain``), each named."""
+    return f"a symbolic link to {', itself a symbolic link to '.join(hops)}"
 
 
 def dangling_link_text(link: Path) -> str:
@@ -174,14 +201,8 @@ def dangling_link_text(link: Path) -> str:
         why = "which does not exist"
     except OSError as exc:
         why = f"which cannot be followed ({exc.strerror})"
-    hops = [os.readlink(link)]
-    here = os.fspath(link)
-    while why == "which does not exist" and len(hops) < 40:  # 40: the system's own limit
-        here = os.path.join(os.path.dirname(here), hops[-1])  # absolute: the target alone
-        if not os.path.islink(here):
-            break
-        hops.append(os.readlink(here))
-    return f"a symbolic link to {', itself a symbolic link to '.join(hops)}, {why}"
+    hops = _link_chain(link) if why == "which does not exist" else [os.readlink(link)]
+    return f"{_link_words(hops)}, {why}"
 
 
 def runner_failed_text(step: int, message: str) -> str:

@@ -1,8 +1,9 @@
 """An output under a file (``afile/sub``, or ``tofile/sub`` where ``tofile`` is a link
 to a file) is refused in one sentence by the run, the report and microbench (``cannot
-write results to tofile/sub: tofile is not a folder``; ``the report``, ``the pyperf
-files``), where they read three ways (``cannot write results to X: Not a directory``,
-``cannot write X: ...``, ``cannot write to X: ...``). A script's output file under a
+write results to afile/sub: afile is not a folder``, ``... tofile is a symbolic link to
+afile, which is not a folder``; ``the report``, ``the pyperf files``), where they read
+three ways (``cannot write results to X: Not a directory``, ``cannot write X: ...``,
+``cannot write to X: ...``). A script's output file under a
 link that cannot be followed, or under a file, is refused in the run's sentence
 (``cannot write dl2/x.json: dl2 is a symbolic link to dl1, ...``), where it read the
 system's bare reason (``dl2/x.json: No such file or directory``)."""
@@ -43,21 +44,23 @@ def links(tmp_path, monkeypatch) -> Path:
 NAMES = ["afile", "dl1", "dl2", "loop", "tofile"]
 
 
-@pytest.mark.parametrize("output, above", [("tofile/sub", "tofile"),
-                                           ("afile/sub/deeper", "afile")])
+TOFILE = "tofile is a symbolic link to afile, which is not a folder"
+
+
+@pytest.mark.parametrize("output, above", [("tofile/sub", TOFILE),
+                                           ("afile/sub/deeper", "afile is not a folder")])
 def test_run_report_and_microbench_say_it_in_one_sentence(output, above, finished, links,
                                                           capsys):
     assert cli.main(["--scenario", "decode-steady", "--output", output]) == 2
     assert capsys.readouterr() == (
-        "", f"bench.py: error: cannot write results to {output}: {above} is not a folder\n")
+        "", f"bench.py: error: cannot write results to {output}: {above}\n")
     assert cli.main(["report", str(finished), "--no-figures", "--output", output]) == 2
     assert capsys.readouterr() == (
-        "", f"bench.py report: error: cannot write the report to {output}: {above} is not "
-            "a folder\n")
+        "", f"bench.py report: error: cannot write the report to {output}: {above}\n")
     assert cli.main(["microbench", str(finished), "--output", output, *QUICK]) == 2
     assert capsys.readouterr() == (
         "", f"bench.py microbench: error: cannot write the pyperf files to {output}: "
-            f"{above} is not a folder\n")
+            f"{above}\n")
     assert sorted(os.listdir(links)) == NAMES
     assert (links / "afile").read_text() == "x"
 
@@ -68,7 +71,7 @@ LOOP = "loop is a symbolic link to loop, which cannot be followed (Too many leve
 
 
 @pytest.mark.parametrize("path, why", [
-    ("dl2/x.json", CHAIN), ("loop/x.json", LOOP), ("tofile/x.json", "tofile is not a folder"),
+    ("dl2/x.json", CHAIN), ("loop/x.json", LOOP), ("tofile/x.json", TOFILE),
     ("afile/a/x.json", "afile is not a folder"),
 ])
 def test_an_output_file_under_them_reads_the_run_s_sentence(path, why, links):
@@ -85,7 +88,7 @@ def test_an_output_file_under_them_reads_the_run_s_sentence(path, why, links):
 
 @pytest.mark.parametrize("path, message", [
     ("dl2/sub", f"cannot write results to dl2/sub: {CHAIN}"),
-    ("tofile/sub", "cannot write results to tofile/sub: tofile is not a folder"),
+    ("tofile/sub", f"cannot write results to tofile/sub: {TOFILE}"),
     ("afile", "output path afile exists and is not a folder"),
 ])
 def test_a_script_s_output_folder_reads_the_run_s_sentence(path, message, links):
