@@ -794,7 +794,10 @@ def _check_cases(args, cases) -> list[str]:
     _check_memory(local)
     sized = [c for c in cases if not args.remote_runners or c.transport == INPROC
              or c.model.name == "emulated"]
-    notes = _check_torch_cases(sized, num_blocks_given=args.num_blocks is not None)
+    need = _memory_need(cases)
+    _give_runners_the_need(cases, need, num_blocks_given=args.num_blocks is not None)
+    notes = _check_torch_cases(sized, num_blocks_given=args.num_blocks is not None,
+                               need=need)
     HeapReport.from_env()  # a bad IPC_BENCH_HEAP_REPORT is refused before a case starts
     _check_sockets(cases)
     return notes
@@ -891,7 +894,39 @@ def _socket_names(case) -> tuple[str, ...]:
             + (FRONTEND_SOCKET_NAMES if case.frontend else ()))
 
 
-def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:
+def _memory_need(cases) -> tuple[Optional[int], Optional[str], Optional[str]]:
+    """What a memory refusal of ``cases``' model names beside the most blocks that fit
+    (``check_model_memory``'s ``blocks_needed``, ``needed_by``, ``need_words``): the
+    most any steady case holds (``_largest_steady_need``), else the most a trace
+    replay needs (``_replay_need``); one ``--num-blocks`` serves every case. ``(None,
+    None, None)`` without either."""
+    from ipc_bench.harness.scenario import steady_blocks_needed
+
+    need, needed_by = _largest_steady_need(cases, steady_blocks_needed)
+    if need is not None:
+        return need, needed_by, None
+    need, need_words = _replay_need(cases)
+    return need, None, need_words
+
+
+def _give_runners_the_need(cases, need: tuple, num_blocks_given: bool = False) -> None:
+    """Set each torch or emulated case's ``runner_need`` (``CaseSpec``) from ``need``
+    (``_memory_need``'s), and whether its ``--num-running`` sizes its KV cache
+    (``_running_for_blocks``, not with ``num_blocks_given``): its runner, which
+    alone knows its device's memory (a GPU's free memory, a runner on another host),
+    refuses a model that does not fit with the same advice as the scheduler's check
+    (``runner_loop.memory_refusal``)."""
+    blocks_needed, needed_by, need_words = need
+    for case in cases:
+        if case.model.name not in ("torch", "emulated"):
+            continue
+        sized = not num_blocks_given and _running_for_blocks(case) is not None
+        case.runner_need = dict(blocks_needed=blocks_needed, needed_by=needed_by,
+                                need_words=need_words, running_sized=sized)
+
+
+def _check_torch_cases(cases, num_blocks_given: bool = False,
+                       need: Optional[tuple] = None) -> list[str]:
     """Check every torch and emulated case's ``max_model_len`` against its preset's
     (``check_max_position``) and that its weights + KV cache fit (``ConfigError`` with
     the figures): the torch model's device probed once (in a child process, so
@@ -900,20 +935,17 @@ def _check_torch_cases(cases, num_blocks_given: bool = False) -> list[str]:
     only where the attention pads to buckets, ``--cuda-graphs`` only on CUDA with a
     backend that can be captured). Without ``num_blocks_given`` (``--num-blocks``) a
     steady case's advice also names ``--num-running``, which then sizes its KV cache.
+    ``need``: the advice's least blocks (``_memory_need``'s; default: of ``cases``).
     Returns a note for a public preset run on the CPU (``_cpu_preset_note``)."""
     from ipc_bench.engine.config import ConfigError, check_max_position, check_model_memory
     from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, decode_buckets,
                                                   resolve_attention)
     from ipc_bench.engine.models import probe_torch_device
     from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
-    from ipc_bench.harness.scenario import steady_blocks_needed
 
     probed: dict[str, tuple] = {}
     on_cpu: list = []
-    need, needed_by = _largest_steady_need(cases, steady_blocks_needed)
-    need_words = None
-    if need is None:
-        need, need_words = _replay_need(cases)
+    need, needed_by, need_words = need if need is not None else _memory_need(cases)
     for case in cases:
         model = case.model
         sized = None if num_blocks_given else _running_for_blocks(case)

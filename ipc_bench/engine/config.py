@@ -79,12 +79,20 @@ class ModelMemoryError(ConfigError):
     caller whose options differ from ``bench.py``'s: ``needs`` (what the model needs
     against the device's limit, naming no option: ``tiny needs 0.0 GiB of weights + ...;
     the CPU limit is 6.0 GiB``) and ``blocks_that_fit`` (KV cache blocks of this shape
-    that fit beside the weights; 0 where the weights alone do not fit)."""
+    that fit beside the weights; 0 where the weights alone do not fit); ``device``,
+    ``device_memory_bytes`` and ``device_label``: ``check_model_memory``'s, so that a
+    runner, which measured them, can check again with what the scheduler knows of the
+    workload (``harness.runner_loop.memory_refusal``)."""
 
-    def __init__(self, needs: str, advice: str, blocks_that_fit: int):
+    def __init__(self, needs: str, advice: str, blocks_that_fit: int,
+                 device: str = "cpu", device_memory_bytes: Optional[int] = None,
+                 device_label: Optional[str] = None):
         super().__init__(f"{needs}: {advice}")
         self.needs = needs
         self.blocks_that_fit = blocks_that_fit
+        self.device = device
+        self.device_memory_bytes = device_memory_bytes
+        self.device_label = device_label
 
 
 class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -491,7 +499,7 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
         f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}), "
         f"{_gib(weights + kv, digits)} in all, on {device_label or device}; {where}",
-        advice, fit)
+        advice, fit, device, device_memory_bytes, device_label)
 
 
 def script_memory_refusal(err: ModelMemoryError, *, block_size: int, rows: int,

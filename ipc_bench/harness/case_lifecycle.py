@@ -185,7 +185,8 @@ class CaseLifecycle:
             "allow_pickle_over_tcp": spec.allow_pickle_over_tcp,
             "bare_loop": spec.instrumentation == "totals",
             "check_inputs": spec.input_oracle_interval > 0,
-            "s2r_ring": self.ring.handle if self.ring is not None else None, **fields})
+            "s2r_ring": self.ring.handle if self.ring is not None else None,
+            **spec.runner_need, **fields})
         config.validate()
         return config
 

@@ -41,7 +41,7 @@ from typing import Any, Callable, Optional
 
 import zmq
 
-from ipc_bench.engine.config import ConfigError
+from ipc_bench.engine.config import ConfigError, ModelMemoryError, check_model_memory
 from ipc_bench.harness.affinity import pin_from_env
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
@@ -502,6 +502,33 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
     return accept_handshake(socks, hs, peer_problem, make_runner=make_runner)
 
 
+def memory_refusal(exc: ModelMemoryError, config: RunnerConfig) -> ModelMemoryError:
+    """The refusal of a model whose weights + KV cache do not fit this runner's device
+    (``exc``, from building it), with what the scheduler knows of the run's workload
+    (``config.blocks_needed``, ``needed_by``, ``need_words``, ``running_sized``):
+    ``config.check_model_memory`` again, with the device and memory the runner measured
+    (``exc.device``, ``device_memory_bytes``, ``device_label``), so that its advice
+    names the least ``--num-blocks`` as a refusal in the scheduler does (``give
+    --num-blocks from 261 (...) to 57,038, ...``). ``exc`` itself where the scheduler
+    sent none, or where the check passes now. Raises nothing."""
+    if config.blocks_needed is None and not config.running_sized:
+        return exc
+    sized = None
+    if config.running_sized:
+        from ipc_bench.harness.scenario import steady_running_for_blocks
+
+        block_size = config.scheduler.block_size
+        sized = lambda num_blocks: steady_running_for_blocks(num_blocks, block_size)  # noqa: E731
+    try:
+        check_model_memory(config.scheduler, config.model, exc.device,
+                           exc.device_memory_bytes, exc.device_label,
+                           running_for_blocks=sized, blocks_needed=config.blocks_needed,
+                           needed_by=config.needed_by, need_words=config.need_words)
+    except ModelMemoryError as again:
+        return again
+    return exc
+
+
 def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], Optional[str]],
                      adapt: Optional[Callable[[RunnerConfig], RunnerConfig]] = None,
                      ready_info: Optional[dict[str, Any]] = None,
@@ -546,8 +573,11 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
     except PeerError as exc:  # the scheduler went away while the runner was being built
         _close(ring)           # (a pipeline stage joining the scheduler's store)
         return scheduler_gone(str(exc))
-    except (ConfigError, EndpointError) as exc:  # a bad config, a torch KV cache too
-        _close(ring)                              # large for the device, a data socket
+    except ModelMemoryError as exc:  # weights + KV cache too large for the device
+        _close(ring)
+        return refuse(str(memory_refusal(exc, config)))
+    except (ConfigError, EndpointError) as exc:  # a bad config, a data socket
+        _close(ring)
         return refuse(str(exc))
     except Exception as exc:  # a model or ring that cannot be set up: say so, do not hang
         _close(ring)

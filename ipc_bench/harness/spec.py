@@ -249,6 +249,9 @@ class CaseSpec:
     ``output_len_mean``: a steady case's mean output in tokens, read from its workload
     with its ``max_steps`` (``scenario.set_steady_cap``): the summary records it for the
     advice when the case stops at that cap (``None``: not a steady case).
+    ``runner_need``: what the scheduler knows of the run's workload for its runner's
+    memory refusal (``RunnerConfig``'s ``blocks_needed``, ``needed_by``, ``need_words``
+    and ``running_sized``, set by ``cli.run``); ``{}``: nothing to add.
     """
 
     scenario: str
@@ -284,6 +287,7 @@ class CaseSpec:
     cpu_affinity: Optional[tuple[frozenset[int], ...]] = None
     frontend_cpus: Optional[frozenset[int]] = None
     output_len_mean: Optional[float] = None
+    runner_need: dict[str, Any] = field(default_factory=dict)
 
     @property
     def arm_label(self) -> str:

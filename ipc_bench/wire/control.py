@@ -36,7 +36,9 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: 11: ``BeginFloor.chunk_steps`` (the floor's messages decoded a chunk at a time, a
 #: ``FloorReady`` per chunk, ``KeepAlive`` markers before a chunk's first frame). 12: a
 #: marker and ``KeepAlive`` after a chunk's last step, before the runner decodes the next.
-PROTOCOL_VERSION = 12
+#: 13: ``RunnerConfig.blocks_needed``, ``needed_by``, ``need_words`` and
+#: ``running_sized`` (the least ``--num-blocks`` a runner's memory refusal names).
+PROTOCOL_VERSION = 13
 
 #: Counted steps whose recorded messages each end of the floor holds decoded at a time
 #: (``BeginFloor.chunk_steps``'s default; ``harness.floor``): a case of up to this many

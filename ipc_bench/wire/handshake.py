@@ -50,6 +50,12 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``async_scheduling``: the scheduler keeps two steps in flight; with draft tokens the
     runner keeps its drafts and corrects the optimistic ``num_computed_tokens``
     (``ModelRunner(async_scheduling=True)``, vLLM #24799).
+    ``blocks_needed``, ``needed_by``, ``need_words``: what the scheduler knows of the
+    run's workload for a refusal of a model whose weights + KV cache do not fit the
+    runner's device (``config.check_model_memory``'s arguments of those names: the
+    least ``--num-blocks`` the run's cases need, the case that holds it, what it is),
+    and ``running_sized``: the case's ``--num-running`` sizes its KV cache (the advice
+    names it); the runner checks with them (``harness.runner_loop.memory_refusal``).
     """
 
     scheduler: SchedulerConfig
@@ -74,6 +80,10 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pp_store: Optional[str] = None
     device_inputs: bool = False
     async_scheduling: bool = False
+    blocks_needed: Optional[int] = None
+    needed_by: Optional[str] = None
+    need_words: Optional[str] = None
+    running_sized: bool = False
 
     def validate(self) -> None:
         self.scheduler.validate()
