@@ -1,6 +1,7 @@
-"""A run's end reads its folder back (``results.load``, which imports pandas) only where
-two replay cases of one arm ran one schedule: a ``--frontend`` timed replay, whose arms
-follow the wall clock, imports neither pandas nor matplotlib in any of its processes."""
+"""A run's end reads its steps.csv and floor.csv back (``replay_noise.run_noisy_arm_warnings``,
+with the csv module) only where two replay cases of one arm ran one schedule: a
+``--frontend`` timed replay, whose arms follow the wall clock, imports neither pandas
+nor matplotlib in any of its processes."""
 
 from __future__ import annotations
 
