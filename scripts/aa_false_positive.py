@@ -82,8 +82,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.microbench import incomplete_run_text  # noqa: E402
-from ipc_bench.analysis.results import (ResultsError, ResultsWarning,  # noqa: E402
-                                        RunStatusWarning, load, read_summary, run_state)
+from ipc_bench.analysis.results import (RunStatusWarning, load, read_summary,  # noqa: E402
+                                        run_state)
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning  # noqa: E402
 from ipc_bench.cli.console import script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E402

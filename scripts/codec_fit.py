@@ -81,7 +81,8 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
 from ipc_bench.analysis.microbench import incomplete_run_text  # noqa: E402
-from ipc_bench.analysis.results import ResultsError, read_summary, run_state  # noqa: E402
+from ipc_bench.analysis.results import read_summary, run_state  # noqa: E402
+from ipc_bench.analysis.run_files import ResultsError  # noqa: E402
 from ipc_bench.cli.console import script_main, write_output, written_elsewhere  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_STEPS, _int_in, writable_file,  # noqa: E402

@@ -323,7 +323,8 @@ def load_with_warnings(run):
     ``ResultsWarning``s it gave, in order: ``(results, lines)``."""
     import warnings
 
-    from ipc_bench.analysis.results import ResultsWarning, load
+    from ipc_bench.analysis.results import load
+    from ipc_bench.analysis.run_files import ResultsWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResultsWarning)

@@ -54,7 +54,7 @@ def test_the_check_finds_a_groupby_without_it():
 
 
 def test_runs_joined_keep_every_column_and_warn_of_nothing():
-    """``results._concat`` of runs where a column has no value in one run (pandas 2
+    """``run_files._concat`` of runs where a column has no value in one run (pandas 2
     warns of all-NaN entries in a concatenation): every column comes back, in order, a
     value where a run has one, the integer columns integers."""
     import warnings
@@ -62,7 +62,7 @@ def test_runs_joined_keep_every_column_and_warn_of_nothing():
     import numpy as np
     import pandas as pd
 
-    from ipc_bench.analysis.results import _concat
+    from ipc_bench.analysis.run_files import _concat
 
     a = pd.DataFrame({"repetition": [0, 1], "gpu_busy_ns": [np.nan, np.nan],
                       "label": [None, None]})

@@ -190,13 +190,13 @@ def _capture_bytes(path: str | os.PathLike) -> bytes:
     never read: a FIFO would wait for a writer, a device such as ``/dev/zero`` never
     ends, a socket cannot be opened, a folder opens but cannot be read), in the words of ``bench.py
     report`` on a run's own files (``RUN/messages: NAME is a FIFO, not a regular
-    file``; ``results.why_not_a_file``), is a dangling link (``RUN/messages: NAME is a
+    file``; ``run_files.why_not_a_file``), is a dangling link (``RUN/messages: NAME is a
     dangling link (to TARGET), not a regular file``, as ``not_a_messages_folder`` words
-    ``messages`` that is one: ``results.dangling_link``), or is larger than ``CAPTURE_MAX_FILE_BYTES``
+    ``messages`` that is one: ``run_files.dangling_link``), or is larger than ``CAPTURE_MAX_FILE_BYTES``
     (``PATH: 2,147,483,648 bytes, more than the 1,073,741,824 a capture file is read
     up to ...``), which is checked before it is read and again as it is read (a file
     that grows meanwhile)."""
-    from ipc_bench.analysis.results import dangling_link, why_not_a_file
+    from ipc_bench.analysis.run_files import dangling_link, why_not_a_file
 
     path = Path(path)
     try:  # its kind first: a socket cannot be opened, a folder opens but not to read
@@ -270,7 +270,7 @@ def load_capture(path: str | os.PathLike) -> CaptureFile:
     return cap
 
 
-#: The longest in-loop time a capture file may hold (ns): ``results.MAX_CASE_VALUE``,
+#: The longest in-loop time a capture file may hold (ns): ``metadata_checks.MAX_CASE_VALUE``,
 #: the largest figure a run's summary takes (1e15 ns is 11 days).
 MAX_IN_LOOP_NS = 10**15
 
@@ -329,12 +329,12 @@ def not_a_messages_folder(run_dir: str | os.PathLike) -> str | None:
     """The line refusing ``run_dir``'s ``messages`` where it is there but is not a
     folder (links followed), said before anything in it is looked for: ``RUN: messages
     is a FIFO, not a folder of captured messages`` (a regular file, a socket, a device
-    alike, in the words of ``bench.py report``: ``results.file_kind``), ``RUN:
+    alike, in the words of ``bench.py report``: ``run_files.file_kind``), ``RUN:
     messages is a dangling link (to TARGET), not a folder of captured messages``
-    (``results.dangling_link``, as a capture file that is one: ``_capture_bytes``),
+    (``run_files.dangling_link``, as a capture file that is one: ``_capture_bytes``),
     ``RUN: messages cannot be read: REASON`` (a link loop); ``None`` for a folder or
     nothing there (``why_no_captures`` then says why)."""
-    from ipc_bench.analysis.results import dangling_link, file_kind
+    from ipc_bench.analysis.run_files import dangling_link, file_kind
     from ipc_bench.errors import one_line
 
     folder = Path(run_dir) / MESSAGES_DIR
@@ -383,7 +383,8 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
     that could keep messages kept any (its 2 single-process cases keep none)``, ``none
     of the run's 2 finished cases could keep messages (its 2 single-process cases keep
     none)``."""
-    from ipc_bench.analysis.results import ResultsError, case_unfinished, read_summary
+    from ipc_bench.analysis.results import case_unfinished, read_summary
+    from ipc_bench.analysis.run_files import ResultsError
     from ipc_bench.errors import one_line
 
     try:

@@ -201,7 +201,8 @@ def arm_metadata(run_dir: str, arm: str) -> dict[str, Any]:
     ``ipc_bench_run_warning`` (``incomplete_run_text``: what it recorded, the cases
     finished of those planned), which names the run by its absolute path, not by the
     path as given (``.``, which says nothing once the file is elsewhere)."""
-    from ipc_bench.analysis.results import ResultsError, read_summary
+    from ipc_bench.analysis.results import read_summary
+    from ipc_bench.analysis.run_files import ResultsError
 
     meta = arm_identity(run_dir, arm)
     try:
@@ -400,7 +401,8 @@ def uncaptured_cases(run_dir: str, selection: Selection,
     removes the case's capture whole). ``[]`` where ``summary.json`` cannot be read."""
     from types import SimpleNamespace
 
-    from ipc_bench.analysis.results import ResultsError, read_summary
+    from ipc_bench.analysis.results import read_summary
+    from ipc_bench.analysis.run_files import ResultsError
     from ipc_bench.harness.spec import NO_CODEC
 
     try:
@@ -1396,7 +1398,8 @@ def coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
     ``MicrobenchError`` or ``CaptureError`` (one line) on bad input: the run folder and
     its ``summary.json`` are checked first as ``bench.py report`` checks them
     (``results.check_run_dir``, ``results.read_summary``), with its words."""
-    from ipc_bench.analysis.results import ResultsError, check_run_dir, read_summary
+    from ipc_bench.analysis.results import check_run_dir, read_summary
+    from ipc_bench.analysis.run_files import ResultsError
     from ipc_bench.errors import one_line
 
     state: dict[str, Any] = {"done": 0, "total": None, "out": None}
@@ -1448,7 +1451,8 @@ def still_running_refusal(run_dir: str) -> Optional[str]:
     ``MicrobenchError`` for a ``summary.json`` that cannot be read (in the words of
     ``bench.py report``), as ``coordinate`` refuses one."""
     from ipc_bench.analysis.capture import still_running
-    from ipc_bench.analysis.results import ResultsError, read_summary
+    from ipc_bench.analysis.results import read_summary
+    from ipc_bench.analysis.run_files import ResultsError
     from ipc_bench.errors import one_line
 
     try:

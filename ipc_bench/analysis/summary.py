@@ -576,7 +576,7 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any],
     ``wall_s``, the wall time from the first arrival (the loop's start: the warm-up's
     time is in it, so its tokens are too) to the last completion, on the replay clock
     (the end-of-warm-up pause, ``warmup_pause_s``, left out; arrival-bound;
-    ``results._wall_rate_problem`` recomputes it from ``requests.csv``); not
+    ``row_checks._wall_rate_problem`` recomputes it from ``requests.csv``); not
     ``output_tokens``, which counts the counted steps alone. The busy figure over
     counted steps stays as busy_output_tokens_per_s, absent when no step was counted;
     then the latencies. Both come from every request, warm-up or not, so they exist

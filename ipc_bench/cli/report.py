@@ -73,7 +73,8 @@ import warnings
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from ipc_bench.analysis.results import ResultsError, ResultsWarning, RunStatusWarning
+from ipc_bench.analysis.results import RunStatusWarning
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from ipc_bench.cli.command_line import recorded, recorded_cwd
 from ipc_bench.cli.console import closed_stdout_refusal, written_elsewhere
 from ipc_bench.cli.once import OnceParser

@@ -54,8 +54,8 @@ import warnings
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ipc_bench.analysis.results import (ResultsError, ResultsWarning, check_distinct_runs,
-                                        check_run_dir)
+from ipc_bench.analysis.results import check_distinct_runs, check_run_dir
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from ipc_bench.errors import broken_link_text, one_line
 from ipc_bench.harness.signals import blocked, deferred
 from ipc_bench.report.names import run_slugs

@@ -584,7 +584,7 @@ def recorded_tput(results) -> dict[tuple, dict[str, Any]]:
 
 def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
     """Run id -> the paired comparisons its ``summary.json`` recorded
-    (``comparisons``, shapes checked: ``results.check_shapes``), the run left out where
+    (``comparisons``, shapes checked: ``metadata_checks.check_shapes``), the run left out where
     its summary cannot be read. Where the loader left out a case of the run
     (``results.cases`` lacks a case id ``summary.json`` lists), every recorded
     comparison is recomputed from the cases loaded with the function and settings the
@@ -594,7 +594,9 @@ def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
     its end, where a run compares its cases) has them computed here the same way, with
     its ``--ci-method`` (``metadata.ci_method``), so that its findings' verdicts are
     Holm-adjusted as a finished run's are."""
-    from ipc_bench.analysis.results import ResultsError, check_shapes, read_summary
+    from ipc_bench.analysis.metadata_checks import check_shapes
+    from ipc_bench.analysis.results import read_summary
+    from ipc_bench.analysis.run_files import ResultsError
     from ipc_bench.analysis.stats import compare_cases
 
     out: dict[str, list[dict[str, Any]]] = {}
@@ -755,7 +757,7 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     from ipc_bench.analysis.pace import arrived_at_start, replay_pace, replay_pace_evidence
     from ipc_bench.report.tables import most_load_bound
 
-    from ipc_bench.analysis.results import records as case_records
+    from ipc_bench.analysis.run_files import records as case_records
 
     records = case_records(cases) if hasattr(cases, "to_dict") else []
     load = [r for r in records if replay_pace(r) == "load-bound"]

@@ -53,7 +53,8 @@ from ipc_bench.analysis import cores
 from ipc_bench.analysis.frames import frame_records, listed
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import all_load_bound, is_missing
-from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC, records
+from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
+from ipc_bench.analysis.run_files import records
 from ipc_bench.analysis.stats import geomean_interval, paired, results_ci_method, summarize_pairs
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
 from ipc_bench.wire.codecs import CODECS
@@ -406,13 +407,13 @@ def missing_steps(results, two_process: bool = True) -> dict[str, tuple[int, int
 
 def missing_itl(results) -> dict[str, tuple[int, int]]:
     """Arm -> (ITL gaps ``itl.csv`` holds, gaps ``requests.csv`` counts: ``n - 1`` for
-    a request of ``n`` output tokens, ``results.itl_wanted``), each summed over the arm's
+    a request of ``n`` output tokens, ``row_checks.itl_wanted``), each summed over the arm's
     cases of ``results`` (one run's: ``latency_cdfs``) that record ITL figures, for
     every arm with a case whose ``itl.csv`` holds fewer, in a run whose loading warnings
     name ``itl.csv`` (``_csv_warned``: the file cut short, or rows left out); ``{}``
     where none does. What the ITL panel lacks for that reason, which its caption says
     (not that the arm did not run)."""
-    from ipc_bench.analysis.results import itl_wanted
+    from ipc_bench.analysis.row_checks import itl_wanted
 
     cases, itl = getattr(results, "cases", None), getattr(results, "itl", None)
     warned = _csv_warned(results, "itl.csv")

@@ -1833,7 +1833,7 @@ def has_latency(summary: dict[str, Any]) -> bool:
     """Whether a finished case records request latencies (a ``LATENCY_TABLE`` figure
     set: not ``None`` nor NaN, a ``Results.cases`` record's empty cell): a timed
     replay's or a soak's with a request that sampled a token. One whose TTFT, TPOT and
-    E2E figures the loader withheld (``results._withheld_latencies``) keeps its row,
+    E2E figures the loader withheld (``row_checks._withheld_latencies``) keeps its row,
     those cells empty."""
     return not case_unfinished(summary) and any(
         summary.get(k) is not None and summary.get(k) == summary.get(k)

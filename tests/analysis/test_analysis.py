@@ -19,7 +19,8 @@ from ipc_bench.report.findings import findings
 from ipc_bench.report.blocks import pair_value
 from ipc_bench.analysis import stats
 from ipc_bench.harness.spec import RUNNER_COLUMNS, SCHED_COLUMNS
-from ipc_bench.analysis.results import Results, ResultsError, load
+from ipc_bench.analysis.results import Results, load
+from ipc_bench.analysis.run_files import ResultsError
 from ipc_bench.harness.run_folder import CASE_KEYS, FORMAT_VERSION, REQUEST_COLUMNS
 
 
@@ -491,7 +492,7 @@ def test_a_summary_is_parsed_with_ints_of_the_c_scanner(tmp_path, monkeypatch):
     whole number slowed a large summary's read); ``int``'s refusal of more digits than
     its limit is still one plausible-value line, counted from its message or, where
     it does not count them, 'more than' the limit."""
-    from ipc_bench.analysis import results
+    from ipc_bench.analysis import results, run_files
     called = []
     real = json.loads
 
@@ -503,12 +504,12 @@ def test_a_summary_is_parsed_with_ints_of_the_c_scanner(tmp_path, monkeypatch):
     (tmp_path / "summary.json").write_text(f'{{"format_version": {FORMAT_VERSION}, "n": 12}}')
     assert results.read_summary(tmp_path) == {"format_version": FORMAT_VERSION, "n": 12}
     assert [sorted(kw) for kw in called] == [["object_pairs_hook"]]  # keys given twice
-    assert results._too_many_digits(ValueError(
+    assert run_files._too_many_digits(ValueError(
         "Exceeds the limit (4300 digits) for integer string conversion; use "
         "sys.set_int_max_str_digits() to increase the limit")) == (
         f"it holds a whole number of more than {sys.get_int_max_str_digits():,} digits, "
         "not a plausible value")
-    assert results._too_many_digits(ValueError("Expecting value")) is None
+    assert run_files._too_many_digits(ValueError("Expecting value")) is None
 
 
 def test_report_entry_point_exit_code(tmp_path):

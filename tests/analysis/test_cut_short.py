@@ -15,8 +15,8 @@ import pytest
 
 from analysis_run import copy_as_another_run, four_case_copy, sigkill_in_first_case
 from ipc_bench import cli
-from ipc_bench.analysis.results import (ResultsError, ResultsWarning, RunStatusWarning, load,
-                                        read_summary)
+from ipc_bench.analysis.results import RunStatusWarning, load, read_summary
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from ipc_bench.harness.run_folder import CASE_KEYS, REQUEST_COLUMNS, STEPS_HEADER
 from ipc_bench.harness.spec import RUNNER_COLUMNS
 

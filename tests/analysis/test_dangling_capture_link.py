@@ -1,5 +1,5 @@
 """A capture file that is a dangling link is said to be one, naming its target, as
-``messages`` that is one is (``results.dangling_link``): ``RUN/messages: NAME is a
+``messages`` that is one is (``run_files.dangling_link``): ``RUN/messages: NAME is a
 dangling link (to TARGET), not a regular file``, exit code 2, where microbench said
 ``cannot read RUN/messages/NAME: No such file or directory``."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from ipc_bench import cli
 from ipc_bench.analysis import capture
-from ipc_bench.analysis.results import dangling_link
+from ipc_bench.analysis.run_files import dangling_link
 from microbench_runs import ERROR, FRAME_RUN, capture_path, copy_run, finished_run
 
 NAME = "num_running=1.send.msgpack.r0.s2r.msgpack"

@@ -17,7 +17,8 @@ import pytest
 
 from analysis_run import shared_run
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 
 #: A run with floor rows: 4 cases (num_running=4, send and cached, msgpack and in
 #: process), 45 steps.csv rows each (5 warmup + 40 counted), 4 requests each, 40 floor

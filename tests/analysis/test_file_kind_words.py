@@ -1,5 +1,5 @@
 """The words for a run's file that is not a regular file are public and shared
-(``results.file_kind``, ``results.why_not_a_file``): the loader's refusal of a CSV file
+(``run_files.file_kind``, ``run_files.why_not_a_file``): the loader's refusal of a CSV file
 and microbench's of a capture file and of ``messages`` read the same kinds, where
 ``capture`` imported results' private ``_not_a_file`` and ``_FILE_KINDS``."""
 
@@ -9,7 +9,7 @@ import os
 import stat
 
 from ipc_bench.analysis import capture, results
-from ipc_bench.analysis.results import FILE_KINDS, file_kind, why_not_a_file
+from ipc_bench.analysis.run_files import FILE_KINDS, file_kind, why_not_a_file
 
 
 def test_file_kind_names_each_kind_in_the_loaders_words(tmp_path):

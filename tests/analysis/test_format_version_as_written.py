@@ -11,7 +11,8 @@ import shutil
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsError, read_summary
+from ipc_bench.analysis.results import read_summary
+from ipc_bench.analysis.run_files import ResultsError
 
 HINTS = {"newer": "read it with the newer ipc-bench that wrote it",
          "older": "re-run the scenario with this ipc-bench"}

@@ -11,7 +11,8 @@ import shutil
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsError, read_summary
+from ipc_bench.analysis.results import read_summary
+from ipc_bench.analysis.run_files import ResultsError
 from ipc_bench.harness.run_folder import FORMAT_VERSION
 
 READS = "(this ipc-bench reads version 1)"

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from analysis_run import bench_in_process
-from ipc_bench.analysis.results import ResultsError, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsError
 from ipc_bench.wire.transport import zmtp_frame_bytes
 
 RUN = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",

@@ -13,7 +13,8 @@ import pytest
 
 from analysis_run import four_case_copy
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsError, ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 
 SEND = "num_running=4/send/msgpack#0"
 ABSENT = "not a list (read as absent: no warnings recorded)"

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from analysis_run import four_case_copy
-from ipc_bench.analysis import results
-from ipc_bench.analysis.results import ResultsError, ResultsWarning, load, nul_padding
+from ipc_bench.analysis import results, run_files
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning, nul_padding
 
 GiB = 1 << 30
 
@@ -77,7 +78,7 @@ def _pad(path: Path, size: int) -> int:
 
 def _no_whole_reads(monkeypatch, limit: int) -> _Reads:
     reads = _Reads(limit)
-    monkeypatch.setattr(results, "open", reads, raising=False)
+    monkeypatch.setattr(run_files, "open", reads, raising=False)
 
     def whole(self, *args, **kwargs):
         raise AssertionError(f"{self} read whole")
@@ -101,7 +102,7 @@ def test_a_summary_padded_to_4_gib_is_refused_unread(four_case_run, tmp_path, mo
 def test_a_summary_over_the_cap_is_refused_unread(four_case_run, tmp_path, monkeypatch):
     run = _copy(four_case_run, tmp_path / "run")
     size = (run / "summary.json").stat().st_size
-    monkeypatch.setattr(results, "SUMMARY_MAX_BYTES", size - 1)
+    monkeypatch.setattr(run_files, "SUMMARY_MAX_BYTES", size - 1)
     reads = _no_whole_reads(monkeypatch, 1 << 20)
     with pytest.raises(ResultsError) as err:
         results.read_summary(run)
@@ -121,7 +122,7 @@ def test_an_empty_summary_says_so(tmp_path):
 
 
 def test_the_cap_is_1_gib():
-    assert results.SUMMARY_MAX_BYTES == GiB
+    assert run_files.SUMMARY_MAX_BYTES == GiB
 
 
 @pytest.mark.parametrize("name", ["steps.csv", "requests.csv"])
@@ -133,7 +134,7 @@ def test_a_csv_padded_to_3_gib_loads_its_rows_in_one_line(four_case_run, tmp_pat
     content = path.stat().st_size
     padding = _pad(path, 3 * GiB)
     reads = _Reads(64 << 20)
-    monkeypatch.setattr(results, "open", reads, raising=False)
+    monkeypatch.setattr(run_files, "open", reads, raising=False)
     with pytest.warns(ResultsWarning) as caught:
         res = load(run)
     message = (f"{path}: it ends in {padding:,} bytes of NUL padding (a crash can leave "
@@ -150,7 +151,7 @@ def test_a_csv_of_only_padding_is_an_emptied_file(four_case_run, tmp_path, monke
     (run / "steps.csv").write_bytes(b"")
     os.truncate(run / "steps.csv", GiB)
     reads = _Reads(1 << 20)
-    monkeypatch.setattr(results, "open", reads, raising=False)
+    monkeypatch.setattr(run_files, "open", reads, raising=False)
     with warnings.catch_warnings(), pytest.raises(ResultsError) as err:
         warnings.simplefilter("ignore", ResultsWarning)
         load(run)
@@ -177,11 +178,11 @@ def test_padding_written_out_is_read_back_in_bounded_pieces(tmp_path, monkeypatc
         f.read = one
         return f
 
-    monkeypatch.setattr(results, "open", opened, raising=False)
+    monkeypatch.setattr(run_files, "open", opened, raising=False)
     assert nul_padding(path) == 5 * (1 << 20) + 3
-    assert max(biggest) == results._TAIL_MAX_READ == 1 << 20
+    assert max(biggest) == run_files._TAIL_MAX_READ == 1 << 20
     # the padding, the 8 bytes before it and the first KiB (wide_text)
-    assert real.total == 5 * (1 << 20) + 3 + 8 + results._WIDE_HEAD == 5 * (1 << 20) + 1035
+    assert real.total == 5 * (1 << 20) + 3 + 8 + run_files._WIDE_HEAD == 5 * (1 << 20) + 1035
     for data, want in [(b"", 0), (b"a\n", 0), (b"\0", 1), (b"a\n\0\0", 2)]:
         path.write_bytes(data)
         assert nul_padding(path) == want
@@ -225,7 +226,7 @@ def test_a_utf16_csv_is_named_so_in_one_line(four_case_run, tmp_path, encoding, 
 def test_wide_text_is_told_from_a_mark_or_interleaved_nuls(tmp_path, data, want):
     path = tmp_path / "f.csv"
     path.write_bytes(data)
-    assert results.wide_text(path) == want
+    assert run_files.wide_text(path) == want
     assert nul_padding(path) == (0 if want else len(data) - len(data.rstrip(b"\0")))
 
 
@@ -237,4 +238,4 @@ def test_one_byte_of_padding_is_one_byte(four_case_run, tmp_path):
         results.read_summary(run)
     assert str(err.value) == (f"cannot read {run / 'summary.json'}: it ends in 1 byte of "
                               "NUL padding (a crash can leave it)")
-    assert results.nul_bytes(2) == "2 bytes of NUL padding"
+    assert run_files.nul_bytes(2) == "2 bytes of NUL padding"

@@ -10,7 +10,8 @@ import pytest
 
 from analysis_run import run_bench
 from ipc_bench.analysis.pace import as_record, is_missing
-from ipc_bench.analysis.results import _tidy_types, load, records
+from ipc_bench.analysis.results import _tidy_types, load
+from ipc_bench.analysis.run_files import records
 
 
 def test_a_running_count_with_a_gap_loads_as_nullable_integers():

@@ -13,7 +13,8 @@ import warnings
 import pytest
 
 from analysis_run import run_bench
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.harness.run_folder import STEPS_HEADER
 from ipc_bench.harness.spec import OPTIONAL_RUNNER_COLUMNS
 
@@ -127,7 +128,7 @@ def test_the_compute_to_roofline_ratio_is_checked_against_its_columns(tmp_path):
     ``steps.csv`` had ``roofline_ns`` is not checked."""
     import pandas as pd
 
-    from ipc_bench.analysis.results import _roofline_problem
+    from ipc_bench.analysis.row_checks import _roofline_problem
 
     rows = pd.DataFrame({"counted": [0, 1, 1, 1, 1],
                          "roofline_ns": [100, 100, 200, 0, 400],
@@ -157,7 +158,7 @@ def test_the_cuda_event_figures_are_checked_against_their_columns(tmp_path):
     CUDA run's summary computes them, from ``steps.csv``'s columns."""
     import pandas as pd
 
-    from ipc_bench.analysis.results import _gpu_time_problem
+    from ipc_bench.analysis.row_checks import _gpu_time_problem
 
     rows = pd.DataFrame({"counted": [0, 1, 1, 1, 1],
                          "step_ns": [9000, 1000, 2000, 1000, 4000],
@@ -224,7 +225,7 @@ def test_a_blanked_cuda_event_value_leaves_its_case_out(tmp_path):
     import numpy as np
     import pandas as pd
 
-    from ipc_bench.analysis.results import _gpu_time_problem
+    from ipc_bench.analysis.row_checks import _gpu_time_problem
 
     rows = pd.DataFrame({"counted": [0, 1, 1, 1], "step_ns": [900, 1000, 2000, 1000],
                          "gpu_busy_ns": [500, 500, 1500, 500],

@@ -18,7 +18,8 @@ import pytest
 from analysis_run import four_case_copy
 from ipc_bench import cli
 from ipc_bench.analysis import results
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.harness.run_folder import run_in_progress
 
 

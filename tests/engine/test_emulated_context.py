@@ -13,7 +13,8 @@ import shutil
 import pytest
 
 from analysis_run import run_bench
-from ipc_bench.analysis.results import ResultsError, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsError
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.roofline import causal_pairs

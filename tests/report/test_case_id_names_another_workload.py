@@ -1,7 +1,7 @@
 """A hand-edited ``summary.json`` whose case's ``case_id`` names another workload than
 the case's own (``num_running=8/send/msgpack#0`` on a case of 4 running requests): the
 loader leaves the case out with one line, as it does a case whose id names another arm
-(``results._arm_problem``)."""
+(``metadata_checks._arm_problem``)."""
 
 from __future__ import annotations
 

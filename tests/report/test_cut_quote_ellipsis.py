@@ -1,4 +1,4 @@
-"""A value a warning line quotes cut (``results._shown``: its JSON text past 40
+"""A value a warning line quotes cut (``run_files._shown``: its JSON text past 40
 characters) ends in ``...``, as the project's other cut quotes do, where it stopped in
 the middle with nothing saying so (``{"count": 1, "host": "h", "ports": {"ctl``); one
 of 40 characters or fewer is quoted whole."""

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from analysis_run import copy_as_another_run, run_bench, scale_case_times
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.report import plots
 from ipc_bench.report.blocks import caption
 

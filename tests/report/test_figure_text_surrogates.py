@@ -25,7 +25,8 @@ def _odd_workloads(results):
 
 
 def _loaded(run):
-    from ipc_bench.analysis.results import ResultsWarning, load
+    from ipc_bench.analysis.results import load
+    from ipc_bench.analysis.run_files import ResultsWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResultsWarning)

@@ -1,7 +1,7 @@
 """A hand-edited floor: a ``summary.json`` floor figure (floor median or mean
 ``floor_step_ns``, ``floor_output_tokens_per_s``, ``step_to_floor_ratio``) typed over,
 or a ``floor.csv`` row's ``floor_step_ns`` edited, is not what the case's floor rows
-give (``results._floor_problem``): the case is left out with one warning naming the
+give (``row_checks._floor_problem``): the case is left out with one warning naming the
 folder's file, the case, the figure and both values, in the report and in
 ``results.load``; an unedited run loads with no warning."""
 
@@ -16,7 +16,8 @@ import warnings
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 
 SEND = "num_running=4/send/msgpack#0"
 CACHED = "num_running=4/cached/msgpack#0"

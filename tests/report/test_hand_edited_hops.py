@@ -1,5 +1,5 @@
 """The loader recomputes the ``--tp`` and ``--pp`` figures that ``steps.csv`` holds the
-inputs of (``results.HOP_FIGURES``: the broadcast's bytes and encode, rank 0's decode,
+inputs of (``row_checks.HOP_FIGURES``: the broadcast's bytes and encode, rank 0's decode,
 the pp ZeroMQ hops' bytes) with the functions that wrote them, and leaves out a case
 whose summary disagrees, with one warning naming the figure and both values. The
 per-rank and per-stage times and the roofline's figures have no inputs in any file:

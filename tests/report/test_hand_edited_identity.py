@@ -209,7 +209,7 @@ def test_token_bytes_are_checked_only_against_a_finished_case_of_as_many_steps(t
     line for it, nor for one whose counted steps differ."""
     import pandas as pd
 
-    from ipc_bench.analysis.results import _token_bytes_pair_problems
+    from ipc_bench.analysis.row_checks import _token_bytes_pair_problems
 
     pair = [dict(case_id="w/send/msgpack#0", policy="send", codec="msgpack", workload="w",
                  transport="ipc", repetition=0, schedule_digest="d", num_steps=20,

@@ -57,7 +57,7 @@ def test_a_count_typed_over_leaves_the_case_out(timed_run, tmp_path, capsys, key
 
 
 def test_a_count_of_a_latency_no_row_has_is_named_so():
-    from ipc_bench.analysis.results import _count_problem
+    from ipc_bench.analysis.row_checks import _count_problem
 
     case = pd.Series({"case_id": "c", "tpot_count": 3})
     rows = pd.DataFrame({"tpot_s": [float("nan")] * 4})

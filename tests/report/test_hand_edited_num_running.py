@@ -10,7 +10,8 @@ import shutil
 import warnings
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 
 SEND = "num_running=4/send/msgpack#0"
 

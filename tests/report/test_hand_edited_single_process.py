@@ -1,6 +1,6 @@
 """A hand-edited single-process case: the scheduler and the runner in one process
 (``transport`` ``inproc``) send no message between them, so the harness writes none of
-the scheduler <-> runner wire figures for it (``results.TWO_PROCESS_WIRE_FIELDS``); one
+the scheduler <-> runner wire figures for it (``metadata_checks.TWO_PROCESS_WIRE_FIELDS``); one
 typed into its ``summary.json`` entry leaves the case out with one warning naming the
 folder, the case, the field and its value, in the report and in ``results.load``. Its
 frontend hop's ``frontend_wire_bytes_per_step`` (``--frontend``: another process) is
@@ -16,7 +16,7 @@ import pytest
 
 from analysis_run import load_with_warnings, run_bench
 from ipc_bench import cli
-from ipc_bench.analysis.results import TWO_PROCESS_WIRE_FIELDS
+from ipc_bench.analysis.metadata_checks import TWO_PROCESS_WIRE_FIELDS
 
 RUN = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
        "--warmup-steps", "2", "--codecs", "msgpack", "--policies", "send", "--frontend"]

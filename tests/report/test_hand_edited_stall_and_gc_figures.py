@@ -3,7 +3,7 @@ garbage-collection figures and the counts each p99 is over (``ttft_count``,
 ``tpot_count``, ``itl_count``, ``e2e_count``, ``runner_gap_count``: the report's p99
 notes read them), hand-edited in ``summary.json`` to a text, a fraction, a negative or
 a huge number: the case is left out with one warning naming the field, as for the other
-known numeric fields (``results._NUMERIC_CASE_FIELDS``), by the report and by
+known numeric fields (``metadata_checks._NUMERIC_CASE_FIELDS``), by the report and by
 ``results.load`` alike."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import warnings
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 from test_hand_edited_summary import good_run  # noqa: F401 (a module fixture)
 
 SEND = "num_running=4/send/msgpack#0"

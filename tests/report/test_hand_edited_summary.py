@@ -30,8 +30,9 @@ import pytest
 
 from analysis_run import copy_as_another_run
 from ipc_bench import cli
-from ipc_bench.analysis.results import (ResultsError, ResultsWarning, known_arms,
-                                        known_codecs, load)
+from ipc_bench.analysis.metadata_checks import known_arms, known_codecs
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from ipc_bench.analysis.summary import runner_gap_figures
 from ipc_bench.report import plots
 

@@ -18,7 +18,8 @@ import pytest
 
 from analysis_run import run_bench
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsError, ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from test_hand_edited_summary import NO_FIGURES, _assert_left_out, _loaded, _report
 from test_latency_figures import _edit_csv
 

@@ -1,5 +1,5 @@
 """A whole number too long to quote in a hand-edited summary is echoed in warnings as
-written, its digits cut at 40 with ``...`` (``results._shown``), as a
+written, its digits cut at 40 with ``...`` (``run_files._shown``), as a
 ``format_version``'s refusal shows one, where it read in ``%g`` form (``num_steps
 1e+400``): the number 1E400, which is no whole number."""
 
@@ -9,7 +9,8 @@ import json
 import shutil
 import warnings
 
-from ipc_bench.analysis.results import ResultsWarning, _shown, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning, _shown
 
 DIGITS = "1" + "0" * 39 + "..."
 

@@ -18,7 +18,8 @@ import pytest
 
 from ipc_bench import cli
 from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER, WALL_S_MEANING
-from ipc_bench.analysis.results import Results, ResultsError, ResultsWarning, load
+from ipc_bench.analysis.results import Results, load
+from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from manual import manual, page
 
 #: The page of the manual with the summary-field table, and the whole manual.

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from analysis_run import run_bench
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.report.findings import findings, recorded_tput
 

@@ -20,7 +20,8 @@ import pytest
 import scipy.stats as sps
 
 from analysis_run import run_bench
-from ipc_bench.analysis.results import Results, ResultsWarning, load
+from ipc_bench.analysis.results import Results, load
+from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.analysis.stats import interval_end, point_text
 from ipc_bench.cli import main as cli
 from ipc_bench.report import findings

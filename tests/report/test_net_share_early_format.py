@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from analysis_run import run_bench
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.report import findings
 from test_net_share import ARGS, _expected
 

@@ -122,7 +122,8 @@ def test_a_record_that_is_not_true_or_false_is_said_and_inferred(runs, tmp_path,
     summary written before it)."""
     import warnings
 
-    from ipc_bench.analysis.results import ResultsWarning, load
+    from ipc_bench.analysis.results import load
+    from ipc_bench.analysis.run_files import ResultsWarning
 
     edited = tmp_path / "edited"
     shutil.copytree(runs / "no_floor", edited)

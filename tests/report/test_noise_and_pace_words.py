@@ -17,7 +17,8 @@ import pytest
 
 from analysis_run import bench_in_process, run_bench
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.analysis.send_cost import path_difference, step_difference
 from ipc_bench.analysis.pace import (arrived_at_start, idle_figures, idled_between_bursts,
                                      replay_pace, replay_pace_basis, replay_pace_evidence,
@@ -386,7 +387,7 @@ def test_a_soak_that_queued_is_called_load_bound(tmp_path):
             f"{LOAD_BOUND_WORDS} Pace by {BY_NUM_WAITING} for "
             "1 case.") in out
     assert "arrival-bound;" not in out and PACE_NOT_RECORDED_NOTE not in out
-    with warnings.catch_warnings():  # its figures are its steps' (results._waiting_problem)
+    with warnings.catch_warnings():  # its figures are its steps' (row_checks._waiting_problem)
         warnings.simplefilter("error")
         assert list(load(tmp_path / "soak").cases["case_id"]) == [case["case_id"]]
     # too short for memory figures, it still has its Soak section, saying so
@@ -544,7 +545,7 @@ def test_a_rounded_arrival_is_shown_with_the_digits_that_tell_it_apart():
     with as many digits as differ, not two equal ones."""
     import pandas as pd
 
-    from ipc_bench.analysis.results import _pace_problem
+    from ipc_bench.analysis.row_checks import _pace_problem
 
     case = dict(case_id="w/send/msgpack#0", trace_speedup=10.0, wall_s=1.0,
                 last_arrival_s=0.013025137, num_requests=2)

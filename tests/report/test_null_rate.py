@@ -1,6 +1,6 @@
 """A steady case whose ``output_tokens_per_s`` is null or absent in ``summary.json``
 (hand-edited: a run writes it wherever it counted a step) is left out with a warning
-line that says what its own figures make (``results._rate_problem``), as a case whose
+line that says what its own figures make (``row_checks._rate_problem``), as a case whose
 figure disagrees with them is, where it was loaded silently with no tok/s figure and
 the run's tok/s findings dropped without a word."""
 
@@ -13,7 +13,8 @@ import warnings
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 
 
 def _edited(shared_small_run, tmp_path, change):

@@ -1,7 +1,7 @@
 """A hand-edited ``summary.json`` whose ``metadata.start_time_utc`` (or
 ``end_time_utc``) is null: a run writes neither as null (the start as it starts, the
 end once it ends, absent before), so null is warned and left out as ``"yesterday"``
-is (``results._METADATA_VALUES_NEVER_NULL``)."""
+is (``metadata_checks._METADATA_VALUES_NEVER_NULL``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A hand-edited ``num_running`` in a replay case (its workload ``trace=...`` has no
 num_running label) is warned about and read as absent, as a ``trace`` in a steady case
-is (``results._label_field_lines``), where it was loaded as it was and the findings
+is (``metadata_checks._label_field_lines``), where it was loaded as it was and the findings
 could name a batch the replay never asked for."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import warnings
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import warnings
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 
 KEY = "sched_cpu_ns_per_step"
 

@@ -1,6 +1,6 @@
 """A hand-edited ``trace`` in a case whose workload has no trace label (a
 decode-steady case: ``num_running=4``) is warned about and read as absent, as a label
-field that differs from its workload's is (``results._label_field_lines``), where it was
+field that differs from its workload's is (``metadata_checks._label_field_lines``), where it was
 loaded as it was: ``"x"`` would have made the case a trace replay, ``5`` and ``["a"]``
 a column of mixed kinds."""
 
@@ -13,7 +13,8 @@ import warnings
 import pytest
 
 from ipc_bench import cli
-from ipc_bench.analysis.results import ResultsWarning, load
+from ipc_bench.analysis.results import load
+from ipc_bench.analysis.run_files import ResultsWarning
 
 SEND, CACHED = "num_running=4/send/msgpack#0", "num_running=4/cached/msgpack#0"
 
