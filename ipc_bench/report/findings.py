@@ -2222,7 +2222,7 @@ class Findings(list):
     report shows around them: ``summary``, the table at the top of the section
     (``_summary_table``: header and rows) or ``None``, ``caption``, the line right
     under it (``_summary_caption``: what each column's figures are of, and where the
-    mean-based and the median-based ones part), '' without one, and ``legend``, the paragraph
+    mean-based and the median-based ones disagree), '' without one, and ``legend``, the paragraph
     under the sentences that names their statistics and defines their short verdicts
     (``findings_legend``), '' without one. ``findings_blocks`` gives the section."""
 
@@ -2508,12 +2508,12 @@ def _resolution(t: dict[str, Any], shared, cell: bool = False) -> str:
 
 
 #: Where the summary table's tok/s change (of mean steps) and whole step's share (of
-#: median steps) part (``_mean_median_note``): the change over this many times the
+#: median steps) disagree (``_mean_median_note``): the change over this many times the
 #: share, or of the other sign, ...
 MEAN_MEDIAN_FACTOR = 10
 #: ... one of them at least this large (a fraction): below, neither size tells much.
 MEAN_MEDIAN_FLOOR = 0.02
-#: Where they part, the mean steps explain it (a few slow steps) only where send's mean
+#: Where they disagree, the mean steps explain it (a few slow steps) only where send's mean
 #: step over cached's (``_mean_step_share``) is within this fraction of the gap between
 #: the tok/s change and the share of the change, nearer it than the share by 2 to 1
 #: (equal tokens per counted step make the two the same); further off, the arms' output
@@ -2531,7 +2531,7 @@ def _summary_caption(cases, tables, withheld: frozenset, shares: dict[tuple, Any
                      timed: bool) -> str:
     """The line under the summary table: what its figures are of (``_summary_basis``),
     then a ``_mean_median_note`` for each row whose tok/s change and whole step's share
-    part; '' where the table shows neither figure. Raises nothing."""
+    disagree; '' where the table shows neither figure. Raises nothing."""
     shown = [(key, t) for key, t in tables["tput"].items()
              if not timed and key[:3] not in withheld]
     basis = _summary_basis(cases, [t for _, t in shown], shares)
@@ -2602,19 +2602,19 @@ def _summary_basis(cases, changes: list[dict], shared: dict[tuple, Any]) -> str:
 
 def _mean_median_note(cases, key: tuple, t: dict[str, Any], shared) -> str:
     """Where a summary row's tok/s change (``t``'s cached/send ratio, of mean steps) and
-    its whole step's share (``shared.whole``, of median steps) part, by
+    its whole step's share (``shared.whole``, of median steps) disagree, by
     ``MEAN_MEDIAN_FACTOR`` or in sign (one of them ``MEAN_MEDIAN_FLOOR`` or more), the
     line saying why. Where the mean steps explain the change (``_mean_step_share``
     within ``MEAN_STEP_TOLERANCE`` of the gap between the change and the share, of the
     change):
     ``num_running=4 (pickle): the tok/s change (+76.2 %, of mean steps) and the whole
-    step's share (+1.55 %, of median steps) part: a few slow steps move the mean (ID's
+    step's share (+1.55 %, of median steps) disagree: a few slow steps move the mean (ID's
     mean step is 458.2 µs, its median 262.1 µs); the median's share is the typical
     step's.``, naming the case whose mean step is the most over its median of the arm
     whose skew moves the change that way (send's where the change is above the share,
-    cached's where below); otherwise ``...part: not by the step times (send's mean step
-    +0.77 % over cached's): the arms' output tokens per counted step differ.``; ``...part:
-    no mean steps to tell why.`` without them. '' where they agree or there is no median
+    cached's where below); otherwise ``...disagree: not by the step times (send's mean
+    step +0.77 % over cached's): the arms' output tokens per counted step differ.``;
+    ``...disagree: no mean steps to tell why.`` without them. '' where they agree or there is no median
     share."""
     if shared is None or shared.step != "median" or shared.whole.share is None:
         return ""
@@ -2624,7 +2624,7 @@ def _mean_median_note(cases, key: tuple, t: dict[str, Any], shared) -> str:
         return ""
     name = key[1] if key[1] != SINGLE_PROCESS else "single process"
     text = (f"{key[0]} ({name}): the tok/s change ({_pct(t['ratio'])}, of mean steps) and "
-            f"the whole step's share ({100 * share:+.2f} %, of median steps) part: ")
+            f"the whole step's share ({100 * share:+.2f} %, of median steps) disagree: ")
     pairs = pair_records(cases, key)
     means = _mean_step_share(pairs, t.get("method", "t"))
     if means is None:

@@ -154,14 +154,14 @@ def test_the_caption_names_each_columns_basis_and_where_they_part():
                        "+1.55 % (one repetition, no interval)", findings.NET_UNAVAILABLE]
     assert items.caption == (
         f"{BASES}. num_running=4 (msgpack): the tok/s change (+76.2 %, of mean steps) and "
-        "the whole step's share (+1.55 %, of median steps) part: a few slow steps move "
+        "the whole step's share (+1.55 %, of median steps) disagree: a few slow steps move "
         "the mean (num_running=4/send/msgpack#0's mean step is 458.2 µs, its median "
         "262.1 µs); the median's share is the typical step's.")
     # of opposite signs: send slower by its mean, faster by its median
     items = findings.findings(_one_repetition(275_000.0, 256_000.0, 69_154.0 * 260 / 275))
     assert items.caption.startswith(
         f"{BASES}. num_running=4 (msgpack): the tok/s change (+5.8 %, of mean steps) and "
-        "the whole step's share (-0.81 %, of median steps) part: a few slow steps move the "
+        "the whole step's share (-0.81 %, of median steps) disagree: a few slow steps move the "
         "mean (num_running=4/send/msgpack#0's mean step is 275.0 µs, its median 256.0 µs)")
     # cached's slow steps: its mean (400.0 µs) lowers the change to -34.5 %, below
     # the share, and it is cached's case that is named
@@ -169,7 +169,7 @@ def test_the_caption_names_each_columns_basis_and_where_they_part():
                                               cached_mean=400_000.0))
     assert items.caption == (
         f"{BASES}. num_running=4 (msgpack): the tok/s change (-34.5 %, of mean steps) and "
-        "the whole step's share (+1.51 %, of median steps) part: a few slow steps move "
+        "the whole step's share (+1.51 %, of median steps) disagree: a few slow steps move "
         "the mean (num_running=4/cached/msgpack#0's mean step is 400.0 µs, its median "
         "258.1 µs); the median's share is the typical step's.")
     # within 10x of each other, or both under 2 %: no note
@@ -286,7 +286,7 @@ def test_a_change_the_mean_steps_do_not_explain_is_not_blamed_on_slow_steps():
     assert items.summary[1][0][3] == "+25.0 % (one repetition, no interval)"
     assert items.caption == (
         f"{BASES}. num_running=4 (msgpack): the tok/s change (+25.0 %, of mean steps) and "
-        "the whole step's share (+1.51 %, of median steps) part: not by the step times "
+        "the whole step's share (+1.51 %, of median steps) disagree: not by the step times "
         "(send's mean step +0.77 % over cached's): the arms' output tokens per counted "
         "step differ.")
     # the mean steps carrying two thirds of the gap (+1.51 % to +25.0 %) or more
@@ -294,7 +294,7 @@ def test_a_change_the_mean_steps_do_not_explain_is_not_blamed_on_slow_steps():
     for mean, said in ((304_800.0, "a few slow steps move the mean"),
                        (304_000.0, "not by the step times")):
         items = findings.findings(_one_repetition(mean, 262_000.0, 69_154.0 / 1.25))
-        assert f"part: {said}" in items.caption
+        assert f"disagree: {said}" in items.caption
 
 
 def test_the_bases_name_the_rows_whose_share_is_of_another_step():

@@ -36,7 +36,7 @@ def test_a_significant_change_the_slow_steps_make_is_qualified_in_its_cell():
     assert items.caption == (
         f"{BASES}, then their mean over repetitions. num_running=4 (msgpack): the tok/s "
         "change (+76.3 %, of mean steps) and the whole step's share (+1.55 %, of median "
-        "steps) part: a few slow steps move the mean (num_running=4/send/msgpack#1's mean "
+        "steps) disagree: a few slow steps move the mean (num_running=4/send/msgpack#1's mean "
         "step is 460.0 µs, its median 262.1 µs); the median's share is the typical step's.")
 
 
