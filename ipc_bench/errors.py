@@ -162,6 +162,32 @@ def blocked_path_text(path: Path) -> Optional[str]:
     return None
 
 
+def output_kind_text(path: Path, shown: Optional[str] = None,
+                     folder: bool = True) -> Optional[str]:
+    """Why the output ``path`` (named as ``shown``, the text given; ``str(path)`` by
+    default), where it exists, is not the kind of output wanted: for an output folder
+    (``folder``) one that is not a folder, ``output path PATH exists and is not a
+    folder``, or where ``PATH`` is itself a symbolic link, the link and where it points
+    (``TARGET`` as the link holds it, a chain of links named link by link, as
+    ``blocked_path_text`` names one above it): ``output path PATH is a symbolic link to
+    TARGET, which is not a folder``; for an output file (not ``folder``) one that is a
+    folder, ``PATH: is a directory``, or ``PATH is a symbolic link to TARGET, which is a
+    folder``. ``None`` where ``path`` does not exist (a dangling link included:
+    ``broken_link_text``, ``dangling_link_text``) or is of the kind wanted. The run's,
+    the report's, microbench's and the scripts' words. Raises ``OSError`` where a link
+    cannot be read."""
+    shown = str(path) if shown is None else shown
+    if not path.exists() or path.is_dir() == folder:
+        return None
+    if path.is_symlink():
+        which = "which is not a folder" if folder else "which is a folder"
+        words = f"{shown} is {_link_words(_link_chain(path))}, {which}"
+        return f"output path {words}" if folder else words
+    if folder:
+        return f"output path {shown} exists and is not a folder"
+    return f"{shown}: is a directory"
+
+
 def _link_chain(link: Path) -> list[str]:
     """The targets of symbolic link ``link`` and of each link it leads to, as each
     link holds it (``os.readlink``), up to the first that is not a link (or 40 links,

@@ -172,7 +172,8 @@ from ipc_bench.engine.traces import TraceError, load_azure_trace  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 from ipc_bench.report.tables import (ROOFLINE_BELOW_ONE_NOTE, below_roofline,  # noqa: E402
                                      roofline_ratio)
-from ipc_bench.errors import broken_link_text, module_doc, one_line  # noqa: E402
+from ipc_bench.errors import (broken_link_text, module_doc, one_line,  # noqa: E402
+                              output_kind_text)
 
 #: The name every error line starts with (``gpu_check.py: error: ...``).
 PROG = "gpu_check.py"
@@ -899,7 +900,8 @@ def output_folder(text: str) -> str:
     holds an earlier check's stage results (``stage_entries``) is refused too (each
     stage's ``bench.py`` would refuse its run folder, and its log be overwritten). A
     file, a file above it or a link that cannot be followed is refused in the run's
-    words (``output path PATH exists and is not a folder``,
+    words (``output path PATH exists and is not a folder``, ``output path PATH is a
+    symbolic link to TARGET, which is not a folder``: ``errors.output_kind_text``;
     ``errors.broken_link_text``: ``cannot write results to PATH: FILE is not a
     folder``)."""
     if not text.strip():
@@ -914,8 +916,9 @@ def output_folder(text: str) -> str:
     problem = broken_link_text(Path(text), "results")  # the run's words
     if problem is not None:
         raise argparse.ArgumentTypeError(problem)
-    if os.path.exists(text) and not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"output path {text} exists and is not a folder")
+    kind = output_kind_text(Path(text), text)
+    if kind is not None:
+        raise argparse.ArgumentTypeError(kind)
     missing, folder = [], Path(text)
     while not os.path.lexists(folder):
         missing.append(folder)

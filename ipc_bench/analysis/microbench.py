@@ -97,7 +97,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ipc_bench.analysis.capture import (DIRECTIONS, CaptureFile, CaptureInfo, arms_in,
                                         load_capture)
-from ipc_bench.errors import broken_link_text
+from ipc_bench.errors import broken_link_text, output_kind_text
 from ipc_bench.harness import signals
 
 BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
@@ -1080,7 +1080,9 @@ def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
     earlier files there (pyperf files of these arms, ``in_loop_vs_pyperf.json``), which
     stay as they are until the new set is complete; new files a killed run left
     (``_stale_files``) are removed, their names kept in ``removed``.
-    ``MicrobenchError``: ``output path PATH exists and is not a folder`` and ``output
+    ``MicrobenchError``: ``output path PATH exists and is not a folder`` (or ``output
+    path PATH is a symbolic link to TARGET, which is not a folder``:
+    ``errors.output_kind_text``) and ``output
     folder PATH is a symbolic link to TARGET, which does not exist`` (or ``cannot write
     the pyperf files to PATH: LINK is ...``; ``errors.broken_link_text``: as run and
     report say), else ``cannot write to PATH: REASON``, ending ``; write it elsewhere
@@ -1107,8 +1109,9 @@ def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
     except OSError as exc:
         if out is not None:
             out.release()
-        if out_dir.exists() and not out_dir.is_dir():  # a file, /dev/null
-            raise MicrobenchError(f"output path {out_dir} exists and is not a folder") from None
+        kind = output_kind_text(out_dir)  # a file, /dev/null, a link to either
+        if kind is not None:
+            raise MicrobenchError(kind) from None
         # the default place (RUN_DIR/microbench) refused: another is a flag away
         hint = ("; write it elsewhere with --output DIR" if ns.output is None
                 and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "")

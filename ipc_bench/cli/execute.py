@@ -47,7 +47,7 @@ from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import (STEP_NUMBERING, broken_link_text, command_shell_line,
                               fd_shortage_text, names_fd_limit, one_line, out_of_fds,
-                              resource_shortage_text, scenario_frames)
+                              output_kind_text, resource_shortage_text, scenario_frames)
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            loaded_note, nice_note, read_cpu_times,
@@ -222,8 +222,9 @@ def _holds_a_run(run_dir: Path) -> str:
 
 def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
     """Refuse (``UsageError``, one line) a run folder that cannot be claimed: a link
-    that cannot be followed (``_check_links``), a path that is not a folder or a
-    folder that is not empty, or a path the system will not look up (a name over 255
+    that cannot be followed (``_check_links``), a path that is not a folder
+    (``errors.output_kind_text``: a link to a file named as a link, and where it points)
+    or a folder that is not empty, or a path the system will not look up (a name over 255
     bytes, a file or a link loop on the way, a folder that cannot be searched: ``cannot
     write results to DIR: REASON``). Returns the highest folder the run will create
     (``_topmost_missing`` of a ``given`` ``--output``, else ``run_dir`` itself, which
@@ -231,8 +232,9 @@ def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
     try:
         _check_links(run_dir)
         created = _topmost_missing(run_dir) if given else run_dir
-        if run_dir.exists() and not run_dir.is_dir():
-            raise UsageError(f"output path {run_dir} exists and is not a folder")
+        kind = output_kind_text(run_dir)
+        if kind is not None:
+            raise UsageError(kind)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise UsageError(f"output folder {run_dir} exists and is not empty"
                              + _holds_a_run(run_dir))

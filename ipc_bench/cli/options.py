@@ -308,7 +308,9 @@ def writable_file(text: str) -> str:
     """argparse type of an output file (a script's ``--json``): one that can be
     written, checked before any work and without blocking (opened to append, without
     waiting, then removed again if it did not exist); ``ArgumentTypeError`` naming the
-    path and why (``PATH: is a directory``, ``special_file_problem``'s FIFO, socket or
+    path and why (``PATH: is a directory``, or for a link to a folder ``PATH is a
+    symbolic link to TARGET, which is a folder``, read whole:
+    ``errors.output_kind_text``; ``special_file_problem``'s FIFO, socket or
     block device, ``PATH: REASON``, the system's reason) otherwise. A dangling link,
     or a loop of links, is refused as a run's ``--output`` is: ``PATH is a symbolic link
     to TARGET, which does not exist``, each link of a chain named
@@ -320,7 +322,7 @@ def writable_file(text: str) -> str:
     import os
     from pathlib import Path
 
-    from ipc_bench.errors import blocked_path_text, dangling_link_text
+    from ipc_bench.errors import blocked_path_text, dangling_link_text, output_kind_text
 
     if not text.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: the path is empty (give a file's path)")
@@ -331,8 +333,9 @@ def writable_file(text: str) -> str:
     blocked = None if existed else blocked_path_text(path)
     if blocked is not None:
         raise _WholeRefusal(f"cannot write {text}: {blocked}")
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: is a directory")
+    kind = output_kind_text(path, text, folder=False)
+    if kind is not None:  # a link to a folder reads whole: PATH is a symbolic link to ...
+        raise (_WholeRefusal if path.is_symlink() else argparse.ArgumentTypeError)(kind)
     why = special_file_problem(text)
     if why:
         raise argparse.ArgumentTypeError(why)
@@ -403,13 +406,15 @@ def writable_folder(text: str) -> str:
     in its parent, and removed again); ``ArgumentTypeError`` naming the path and why
     otherwise: a file, a link that cannot be followed, at the path or above it, or a
     file above it, in the run's words (``output path PATH exists and is not a folder``,
+    ``output path PATH is a symbolic link to TARGET, which is not a folder``:
+    ``errors.output_kind_text``;
     ``errors.broken_link_text``: ``cannot write results to PATH: FILE is not a
     folder``)."""
     import os
     import tempfile
     from pathlib import Path
 
-    from ipc_bench.errors import broken_link_text
+    from ipc_bench.errors import broken_link_text, output_kind_text
 
     if not text.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: the path is empty (give a folder's path)")
@@ -417,8 +422,9 @@ def writable_folder(text: str) -> str:
     problem = broken_link_text(path, "results")  # the run's words
     if problem is not None:
         raise argparse.ArgumentTypeError(problem)
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"output path {text} exists and is not a folder")
+    kind = output_kind_text(path, text)
+    if kind is not None:
+        raise argparse.ArgumentTypeError(kind)
     where = path if path.is_dir() else path.parent
     if not where.is_dir():
         raise argparse.ArgumentTypeError(

@@ -56,7 +56,7 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import check_distinct_runs, check_run_dir
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
-from ipc_bench.errors import broken_link_text, one_line
+from ipc_bench.errors import broken_link_text, one_line, output_kind_text
 from ipc_bench.harness.signals import blocked, deferred
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import plain_text, render_html, render_markdown
@@ -488,7 +488,9 @@ def baseline_run(paths: dict[str, Path], baseline: str) -> str:
 
 
 def check_output(out: Path) -> Path:
-    """Refuse (``ResultsError``, one line) an ``out`` that exists and is not a folder,
+    """Refuse (``ResultsError``, one line) an ``out`` that exists and is not a folder
+    (``errors.output_kind_text``, the run's words: ``output path OUT exists and is not a
+    folder``, ``output path OUT is a symbolic link to TARGET, which is not a folder``),
     or a folder that is neither empty nor a report this tool wrote: one holding
     anything but ``earlier_report_files`` (``output folder OUT holds files that are not
     a report's (holiday.png, notes.txt); give --output a new folder or an earlier
@@ -517,8 +519,9 @@ def check_output(out: Path) -> Path:
             raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
     target = Path(os.path.realpath(out)) if out.is_symlink() and out.is_dir() else out
     if target.exists():
-        if not target.is_dir():
-            raise ResultsError(f"output path {out} exists and is not a folder")
+        kind = output_kind_text(out)
+        if kind is not None:
+            raise ResultsError(kind)
         if os.path.ismount(target):  # renaming it aside fails: EBUSY
             inside = ("give --output a folder inside it" if os.access(target, os.W_OK)
                       else "it cannot be written either (read-only, or no permission): "
