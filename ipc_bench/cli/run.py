@@ -19,7 +19,8 @@ from typing import Any, Callable, Optional
 from ipc_bench.cli.console import closed_stdout_refusal
 from ipc_bench.cli.once import COMMAND_WORDS, did_you_mean
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
-from ipc_bench.engine.config import CACHED, POLICIES, SEND, SPEC_MODELS, ConfigError
+from ipc_bench.engine.config import (ASYNC_CACHED_ONLY, CACHED, POLICIES, SEND, SPEC_MODELS,
+                                     ConfigError)
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds
 from ipc_bench.harness.memory import HeapReport, check_step_memory
@@ -561,9 +562,7 @@ def _scenario_options(args, default_repeat: int = 1):
                          "--num-spec-tokens K with K above 0")
     if args.async_scheduling:
         if args.policies and SEND in args.policies:
-            raise UsageError("--async-scheduling runs the cached policy only (under send "
-                             "the ids sampled at step n are unknown when step n+1 is "
-                             "scheduled): use --policies cached")
+            raise UsageError(f"{ASYNC_CACHED_ONLY}: use --policies cached")
         policies = [CACHED]
     # --async-scheduling alone: each case also runs synchronously, next to it (paired).
     counterpart = args.async_scheduling and not args.policies and not args.aa

@@ -17,6 +17,11 @@ import msgspec
 SEND = "send"
 CACHED = "cached"
 POLICIES: tuple[str, ...] = (SEND, CACHED)
+#: Why ``--async-scheduling`` runs no ``send`` arm, in the words of the command line's
+#: refusal of ``--async-scheduling --policies send`` (``cli.run``) and of an async run's
+#: findings (``report.findings``).
+ASYNC_CACHED_ONLY = ("--async-scheduling runs the cached policy only (under send the ids "
+                     "sampled at step n are unknown when step n+1 is scheduled)")
 MODELS: tuple[str, ...] = ("null", "fixed-step", "torch", "emulated")
 #: Models whose shape is ``ModelConfig.preset`` (the others ignore it).
 PRESET_MODELS: tuple[str, ...] = ("torch", "emulated")

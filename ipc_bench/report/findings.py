@@ -1836,6 +1836,22 @@ def _pp_findings(cases) -> list[str]:
     return out
 
 
+def _async_findings(cases) -> list[str]:
+    """Where the run has ``--async-scheduling`` cases (``async_scheduling``) and no
+    ``send`` case, the line that says why it has no send arm, in the command line's
+    refusal's words (``engine.config.ASYNC_CACHED_ONLY``): ``No send arm:
+    --async-scheduling runs the cached policy only (under send the ids sampled at step n
+    are unknown when step n+1 is scheduled).``; none otherwise."""
+    from ipc_bench.engine.config import ASYNC_CACHED_ONLY
+
+    if "async_scheduling" not in cases.columns or SEND in set(cases["policy"]):
+        return []
+    if not any(v is True or (not is_missing(v) and bool(v))
+               for v in cases["async_scheduling"]):
+        return []
+    return [f"No send arm: {ASYNC_CACHED_ONLY}."]
+
+
 def findings(results) -> list[str]:
     """Findings of one run as sentences with numbers (see the module docstring; a
     ``--pp`` run: ``_pp_findings``). ``results``: one run (``load``); cases that did
@@ -1899,7 +1915,8 @@ def findings(results) -> list[str]:
     compared = other_comparisons(results)
     others = [_caveated(_comparison_finding(c, where), comparison_pairs(cases, c),
                         _comparison_tput_significant(c), added) for c in compared]
-    lines = (pp + _soak_findings(cases) + _overhead_findings(cases, added) + others + out
+    lines = (pp + _soak_findings(cases) + _overhead_findings(cases, added)
+             + _async_findings(cases) + others + out
              + order_findings(results, where) + replay_noise_findings(results)
              + _noise_findings(cases, added))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed, step_time,
