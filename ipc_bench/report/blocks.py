@@ -244,21 +244,32 @@ def _throughput_measure(d: dict) -> str:
     return f" (steady cases: {_STEADY_TPUT}; timed replays: {_TIMED_TPUT})"
 
 
+def ratio_panel_name(d: dict) -> Optional[str]:
+    """The throughput figure's ratio panel as it recorded it (``d["panels"]``' second:
+    ``cached/send``, or ``cached+async/cached`` in an ``--async-scheduling`` run,
+    ``plots.throughput_ratio_rows``); ``None`` where it drew none."""
+    panels = list(d.get("panels") or ())
+    return panels[1] if len(panels) > 1 else None
+
+
 def _ratio_words(d: dict) -> tuple[str, str]:
-    """How the caption names the cached/send ratio and how to read it: a speed verdict,
+    """How the caption names the ratio (``ratio_panel_name``: cached/send, or
+    cached+async/cached) and how to read it: a speed verdict,
     for a load-bound timed replay of its wall tok/s under that load; an arrival-bound
     timed replay (``d["ratio_withheld"]``: its groups) has no ratio drawn, as the tables
     give none (``ratio_withheld_sentence``)."""
+    name = ratio_panel_name(d) or f"{CACHED}/{SEND}"
+    arm = name.rsplit("/", 1)[0]
     withheld = list(d.get("ratio_withheld") or ())
     load = len(d.get("load_bound") or ())
     drawn = d.get("groups", 0) - len(withheld)
     if not load:
-        return "cached/send", " (above 1: cached faster)." + ratio_withheld_sentence(d)
+        return name, f" (above 1: {arm} faster)." + ratio_withheld_sentence(d)
     if load >= drawn:
-        return ("cached/send of the wall tok/s",
+        return (f"{name} of the wall tok/s",
                 " (load-bound: the engine, not the trace, set the pace, so above 1: "
-                "cached faster under that load)." + ratio_withheld_sentence(d))
-    return ("cached/send", " (above 1: cached faster; for the load-bound timed replays a "
+                f"{arm} faster under that load)." + ratio_withheld_sentence(d))
+    return (name, f" (above 1: {arm} faster; for the load-bound timed replays a "
             "ratio of wall tok/s, under that load)." + ratio_withheld_sentence(d))
 
 
@@ -297,9 +308,13 @@ def _error_bar_words(d: dict) -> str:
     if not d.get("repeated"):
         return "one repetition per case, so no error bars."
     text = "each point is the geometric mean over a case's repetitions"
-    if f"{CACHED}/{SEND}" in (d.get("panels") or ()):
+    name = ratio_panel_name(d)
+    if name == f"{CACHED}/{SEND}":
         text += (" (the pair table's and the comparison block's arms, whose quotient is "
                  "the cached/send panel's ratio)")
+    elif name:
+        text += (f" (the comparison's arms, whose quotient is the {name} panel's "
+                 "ratio)")
     bars = "95 % Student-t intervals of the log tokens/s"
     if not d.get("partly_repeated"):
         return text + f"; error bars are {bars}."
@@ -324,7 +339,7 @@ def _throughput_caption(d: dict) -> str:
             + _error_bar_words(d)
             + (" The title says which cases are not drawn, and why." if d.get("withheld")
                else ""))
-    if f"{CACHED}/{SEND}" not in d["panels"]:
+    if ratio_panel_name(d) is None:
         text += ratio_withheld_sentence(d)
     else:
         ratio, verdict = _ratio_words(d)

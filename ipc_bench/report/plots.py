@@ -180,6 +180,7 @@ def _finished_cases(draw):
         finished = results.finished()
         fig = draw(finished)
         _mark_emulated(fig, finished.cases)
+        fit_title(fig)
         left_out = _unfinished_series(results)
         if left_out and getattr(fig, _DRAWN, None) is not None:
             getattr(fig, _DRAWN)["unfinished"] = left_out
@@ -305,11 +306,78 @@ def drawn(fig) -> dict:
 NOTE_LINE_CHARS = 110
 
 
-def _note_lines(note: str) -> str:
-    """``note`` broken into lines of at most ``NOTE_LINE_CHARS`` characters at spaces."""
+def _note_lines(note: str, chars: int = NOTE_LINE_CHARS) -> str:
+    """``note`` broken into lines of at most ``chars`` characters at spaces."""
     import textwrap
 
-    return "\n".join(textwrap.wrap(note, NOTE_LINE_CHARS, break_long_words=False))
+    return "\n".join(textwrap.wrap(note, chars, break_long_words=False))
+
+
+#: The share of a figure's width a line of its title may take (``fit_title``): the
+#: rest is a margin, which also absorbs the few pixels a glyph's width changes by
+#: between the dpi a figure is laid out at and the one it is saved at.
+TITLE_WIDTH_SHARE = 0.94
+
+
+def _title_paragraphs(text: str, chars: int = NOTE_LINE_CHARS) -> list[str]:
+    """The paragraphs of a title that ``_note_lines`` broke at ``chars`` characters: a
+    line joins the one before it where that line, its next word added, would have run
+    past ``chars`` (so ``textwrap`` broke there); any other line break is the title's
+    own (a title above its note, a note above the emulated mark) and is kept."""
+    out: list[str] = []
+    prev = None
+    for line in text.split("\n"):
+        word = line.split(" ", 1)[0]
+        if prev is not None and line and len(prev) + 1 + len(word) > chars:
+            out[-1] += " " + line
+        else:
+            out.append(line)
+        prev = line
+    return out
+
+
+def _fit_text(text, room: float, paragraphs: list[str]) -> None:
+    """Break ``text`` (a matplotlib ``Text``) into lines no wider than ``room`` pixels
+    as its figure's renderer draws them: its ``paragraphs`` broken at spaces, at fewer
+    characters a line each round, until they fit or a line is 12 characters."""
+    renderer = text.figure.canvas.get_renderer()
+    chars = max(len(line) for line in text.get_text().split("\n"))
+    while chars > 12:
+        width = text.get_window_extent(renderer).width
+        if width <= room:
+            return
+        chars = min(chars - 1, int(chars * room / width))
+        text.set_text("\n".join(_note_lines(p, chars) if p else p for p in paragraphs))
+
+
+def fit_title(fig) -> None:
+    """Break ``fig``'s title (its ``suptitle``: a title, the ``_timed_only`` note and
+    the emulated mark, ``_mark_emulated``) into lines no wider than
+    ``TITLE_WIDTH_SHARE`` of the figure, as its font draws them: a title broken at
+    ``NOTE_LINE_CHARS`` characters still ran past both edges of a narrow figure (a
+    6.4-inch throughput figure of one panel cut the mark to ``ULATED steps: ... no GPU
+    computed the``). Its paragraphs (``_title_paragraphs``) are broken again at fewer
+    characters, as few as fit; a title that fits is left as it is. Then each panel's
+    title that, the figure laid out (``_lay_out``), runs past the figure's left or
+    right edge is broken into lines no wider than its panel (a ratio panel's
+    ``cached+async / cached (> 1: cached+async faster)`` at the right edge). In place;
+    returns nothing."""
+    title = getattr(fig, "_suptitle", None)
+    utf8_figure_text(fig)
+    if title is not None and title.get_text():
+        _fit_text(title, TITLE_WIDTH_SHARE * fig.bbox.width,
+                  _title_paragraphs(title.get_text()))
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.title.get_text()]
+    if not panels:
+        return
+    _lay_out(fig)
+    renderer = fig.canvas.get_renderer()
+    for ax in panels:
+        box = ax.title.get_window_extent(renderer)
+        if box.x0 >= 0 and box.x1 <= fig.bbox.width:
+            continue
+        _fit_text(ax.title, ax.get_window_extent(renderer).width,
+                  ax.title.get_text().split("\n"))
 
 
 def _with_note(title: str, note) -> str:
@@ -1001,12 +1069,20 @@ def _schedules_differ_ids(cases, codec: str) -> Optional[float]:
     return math.nan if ids is None else ids
 
 
+#: The codec time figure's room above its highest point, a share of it: the points
+#: stand inside the axis, not on its top edge.
+CODEC_TIME_HEADROOM = 0.12
+
+
 @_finished_cases
 @_steps_drawn(timed=True)
 def codec_time_per_step(results):
     """Encode and decode µs per step (both directions summed: the scheduler's
     SchedulerOutput plus the runner's ModelRunnerOutput) against running requests, one
-    panel per codec, one line per policy; mean over counted steps. A run of several
+    panel per codec, one line per policy; mean over counted steps. Send's markers are
+    filled, small and on top, every other arm's hollow and larger beneath
+    (``bytes_marker``), so an arm's point equal to send's shows both; each axis runs
+    from 0 to ``CODEC_TIME_HEADROOM`` above its highest point. A run of several
     pipeline sizes (``--pp 1,2``) is drawn against the stages N instead (``PP_XLABEL``),
     a line per policy and running count B where it has several, as ``bytes_per_step``
     (``drawn``'s ``x`` is then ``"pp"``). Raises ``ValueError`` when ``results`` holds
@@ -1029,18 +1105,20 @@ def codec_time_per_step(results):
         sub = st[st["codec"] == codec]
         for i, (col, what) in enumerate((("_enc", "encode"), ("_dec", "decode"))):
             ax = axes[i][j]
+            top = 0.0
             for (policy, _), g in _series(sub):
                 for b, gb in (g.groupby("num_running", observed=True) if several_b else [(None, g)]):
                     m = gb.groupby("_x", observed=True)[col].mean()
                     ax.plot(m.index, m.values, color=policy_color(policy),
                             linestyle=codec_linestyle(codec),
-                            marker=(_B_MARKERS[sorted(st["num_running"].unique()).index(b)
-                                               % len(_B_MARKERS)] if several_b
-                                    else POLICY_MARKERS.get(policy, "^")),
+                            **bytes_marker(policy, _B_MARKERS[sorted(
+                                st["num_running"].unique()).index(b) % len(_B_MARKERS)]
+                                if several_b else None),
                             label=policy + (f", B = {b:g}" if several_b else ""))
+                    top = max([top] + [float(v) for v in m.values if v == v])
             ax.set_title(f"{what}, {codec}")
             ax.set_ylabel(f"{what} µs per step (both directions)")
-            ax.set_ylim(bottom=0)
+            ax.set_ylim(0, top * (1 + CODEC_TIME_HEADROOM) if top > 0 else 1.0)
             ax.grid(True, alpha=0.3)
             _legend(ax)
             _set_running_axis(ax, st["_x"], xlabel if i == 1 else "")
@@ -1169,8 +1247,10 @@ def _row_group(row: dict, multi: bool) -> str:
 
 def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
                  labels: list[str], timed: Sequence[str] = (),
-                 load_bound: Sequence[str] = (), num_drawn: Optional[int] = None) -> int:
-    """cached / send tokens/s per group and codec (``summarize_pairs`` rows; each group
+                 load_bound: Sequence[str] = (), num_drawn: Optional[int] = None,
+                 arms: tuple[str, str] = (CACHED, SEND)) -> int:
+    """``arms``' ratio of tokens/s (``(arm, base)``: cached / send, or
+    ``cached+async`` / ``cached``, ``throughput_ratio_rows``) per group and codec (``summarize_pairs`` rows; each group
     shares its slot among the codecs it has, ``_slot_x``), the axis holding every
     ratio, the line at 1 and every interval end near them, with a margin
     (``ratio_bounds``: logarithmic where they span more than ``RATIO_LOG_SPAN``; an end
@@ -1218,9 +1298,9 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     ax.set_xticklabels(labels, fontsize="small")
     ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_xlabel("workload")
-    ax.set_ylabel(f"{CACHED} / {SEND} {metric(THROUGHPUT).label} (ratio)")
+    ax.set_ylabel(f"{arms[0]} / {arms[1]} {metric(THROUGHPUT).label} (ratio)")
     ax.set_title(_ratio_title(len(timed), len(groups) if num_drawn is None else num_drawn,
-                              len(load_bound)))
+                              len(load_bound), arms))
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax)
     return log, cut
@@ -1272,18 +1352,38 @@ ARRIVAL_BOUND_MARK = "timed replay:\narrival-bound, not a\nthroughput comparison
 LOAD_BOUND_MARK = "timed replay, load-bound:\nthe engine, not the\narrivals, set the pace"
 
 
-def _ratio_title(num_timed: int, num_groups: int, num_load_bound: int = 0) -> str:
-    """The cached/send panel's title: a speed verdict only where no group is a timed
-    replay (``num_timed`` of ``num_groups``), whose ratio is of wall tok/s, bound by the
-    trace's arrivals, or, for ``num_load_bound`` of them (``pace.replay_pace``), by
-    the engine under a backlog."""
+def _ratio_title(num_timed: int, num_groups: int, num_load_bound: int = 0,
+                 arms: tuple[str, str] = (CACHED, SEND)) -> str:
+    """The ratio panel's title (``arms``: ``(arm, base)``, cached / send by default): a
+    speed verdict only where no group is a timed replay (``num_timed`` of
+    ``num_groups``), whose ratio is of wall tok/s, bound by the trace's arrivals, or,
+    for ``num_load_bound`` of them (``pace.replay_pace``), by the engine under a
+    backlog."""
+    arm, base = arms
     bound = ("load-bound" if num_load_bound and num_load_bound == num_timed
              else "arrival- or load-bound" if num_load_bound else "arrival-bound")
     if not num_timed:
-        return f"{CACHED} / {SEND} (> 1: {CACHED} faster)"
+        return f"{arm} / {base} (> 1: {arm} faster)"
     if num_timed == num_groups:
-        return f"{CACHED} / {SEND}, wall tok/s ({bound})"
-    return f"{CACHED} / {SEND} (> 1: {CACHED} faster;\ntimed replays: wall tok/s, {bound})"
+        return f"{arm} / {base}, wall tok/s ({bound})"
+    return f"{arm} / {base} (> 1: {arm} faster;\ntimed replays: wall tok/s, {bound})"
+
+
+def throughput_ratio_rows(cases, method: str = "t") -> tuple[list[dict], tuple[str, str]]:
+    """``(rows, (arm, base))`` of the throughput figure's ratio panel: ``cases``'
+    cached / send tokens/s (``stats.summarize_pairs`` of ``stats.paired`` with
+    ``method``), or, where no case pairs cached with send, ``cached+async`` / ``cached``
+    (an ``--async-scheduling`` run, which runs no send arm: the comparison its report
+    gives, ``tables.ratio_arm_pairs``); ``([], (cached, send))`` where neither pairs.
+    A row's ``send``/``cached`` keys hold the base's and the arm's figures."""
+    from ipc_bench.harness.spec import ASYNC_ARM
+
+    for arm, base in ((CACHED, SEND), (ASYNC_ARM, CACHED)):
+        rows = summarize_pairs(paired(cases, THROUGHPUT, baseline=base, treatment=arm),
+                               method=method)
+        if rows:
+            return rows, (arm, base)
+    return [], (CACHED, SEND)
 
 
 @_finished_cases
@@ -1294,12 +1394,14 @@ def throughput(results):
     where a value is 0 or less), grouped by workload (and run, when several
     are loaded); and, when both policies ran, cached / send per workload and codec
     (``stats.summarize_pairs`` with the runs' ``--ci-method``: for ``t``, the geometric
-    mean of the paired ratios and its t interval, as the CLI's comparison block).
+    mean of the paired ratios and its t interval, as the CLI's comparison block), or,
+    in an ``--async-scheduling`` run (no send arm), cached+async / cached the same way
+    (``throughput_ratio_rows``).
     Single-process cases (codec ``none``) appear as their own series, as does each arm
     of a policy (``send'``, ``cached+async``: ``Results.by_arm``). Works on several
     runs: each group draws only the series it has, side by side in its slot, so a run
     without an arm leaves no gap (``_slot_x``); a series keeps its colour and label. Records (``drawn``) ``series``, ``panels`` (``tokens/s``, and ``cached/send``
-    when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
+    or ``cached+async/cached`` when that panel is drawn), ``repeated`` (some series has 2+ repetitions: error
     bars), ``partly_repeated`` (some case has 2+ repetitions and some has one: error bars
     on some points only), ``single_runs`` (of several runs, those with one repetition
     per case: no error bars on their points), ``method`` and ``ratio_interval`` (some cached/send ratio has an interval:
@@ -1315,8 +1417,7 @@ def throughput(results):
     results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
     groups = list(dict.fromkeys(cases["_group"]))
-    rows = summarize_pairs(paired(cases, THROUGHPUT),
-                           method=results_ci_method(results.metadata))
+    rows, arms = throughput_ratio_rows(cases, results_ci_method(results.metadata))
     # an arrival-bound timed replay's wall tok/s follow the trace: no ratio, as in the
     # tables (``stats.arrival_bound``)
     multi = len(results.run_ids) > 1
@@ -1341,14 +1442,14 @@ def throughput(results):
     if rows:
         ratio_log, ratio_cut = _ratio_panel(
             panes[1], rows, groups, multi, labels, panel["load_bound"], panel["load_bound"],
-            num_drawn=len(dict.fromkeys(_row_group(r, multi) for r in rows)))
+            num_drawn=len(dict.fromkeys(_row_group(r, multi) for r in rows)), arms=arms)
     _readable_ticks(fig, panes)
     if note:
         fig.suptitle(_note_lines(note), fontsize="small")
     method = results_ci_method(results.metadata)
     reps = cases.groupby(["run_id", "workload", "policy", "codec"], observed=True).size()
     _record(fig, series=[key for key, _ in _series(cases)],
-            panels=["tokens/s"] + ([f"{CACHED}/{SEND}"] if rows else []),
+            panels=["tokens/s"] + ([f"{arms[0]}/{arms[1]}"] if rows else []),
             repeated=bool((reps > 1).any()), method=method, withheld=note,
             partly_repeated=bool((reps > 1).any() and (reps <= 1).any()),
             single_runs=[str(r) for r, n in reps.groupby(level="run_id", observed=True).max().items()
