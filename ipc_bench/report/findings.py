@@ -1836,6 +1836,62 @@ def _pp_findings(cases) -> list[str]:
     return out
 
 
+#: What a ``--tp`` broadcast delivers to its N ranks, per kind of transport, as the tp
+#: delivery finding says it (``_tp_delivery_findings``): the shared-memory ring's one
+#: copy, XPUB's N ZMTP frames (``analysis.tp``: ``tp_s2r_wire_bytes_all_ranks_per_step``).
+TP_RING_DELIVERY = "the shared-memory ring: written once, read by every rank, one copy"
+TP_XPUB_DELIVERY = "ZeroMQ XPUB: the frame written once goes to each rank, N copies"
+
+
+def _at_each_n(values: dict[int, float]) -> str:
+    """``1,274 / 2,548 / 5,096 at N = 1 / 2 / 4`` of N -> bytes (``1,274 at N = 1`` for
+    one N), in the order of N."""
+    ns = sorted(values)
+    return (" / ".join(f"{values[n]:,.0f}" for n in ns) + " at N = "
+            + " / ".join(str(n) for n in ns))
+
+
+def _tp_delivery_findings(cases) -> list[str]:
+    """A ``--tp`` run's bytes that reach the N ranks in all, send - cached per step
+    (``analysis.tp.tp_saving_means`` of ``tp_s2r_wire_bytes_all_ranks_per_step``: means
+    over repetitions), one line per running requests, codec and draft count K, each
+    transport as measured: over the ring (``wire.shm_ring.RING_TRANSPORTS``) the bytes
+    written once serve every rank (``TP_RING_DELIVERY``), over XPUB each rank gets its
+    copy (``TP_XPUB_DELIVERY``), e.g. ``At 256 running requests (msgpack), send - cached
+    in bytes per step that reach the N ranks in all: over ipc 1,274 / 2,548 / 5,096 at
+    N = 1 / 2 / 4 (ZeroMQ XPUB: ...); over shm 1,274 at N = 1 and over shm-block 1,274 /
+    1,274 / 1,274 at N = 1 / 2 / 4 (the shared-memory ring: ...).`` Bytes, whatever the
+    cores (timings withheld or not). None without a send/cached pair of ``--tp``
+    cases."""
+    from ipc_bench.analysis.tp import tp_saving, tp_saving_means
+    from ipc_bench.wire.shm_ring import RING_TRANSPORTS
+
+    if "tp" not in cases.columns or not cases["tp"].notna().any():
+        return []
+    records = [r for r in frame_records(cases) if not is_missing(r.get("tp"))]
+    key = "saving_tp_s2r_wire_bytes_all_ranks_per_step"
+    groups: dict[tuple, dict[str, dict[int, float]]] = {}
+    for row in tp_saving_means(tp_saving(records)):
+        if key in row:
+            where = (row["num_running"], row["codec"], row["num_spec_tokens"])
+            groups.setdefault(where, {}).setdefault(row["transport"], {})[int(row["tp"])] = \
+                row[key]
+    out = []
+    for (b, codec, k), by_transport in groups.items():
+        what = codec + (f", K = {k}" if k else "")
+        head = (f"At {int(b)} running requests ({what})" if not is_missing(b)
+                else f"With {what}")
+        clauses = []
+        for ring, words in ((False, TP_XPUB_DELIVERY), (True, TP_RING_DELIVERY)):
+            over = [f"over {t} {_at_each_n(v)}" for t, v in by_transport.items()
+                    if (t in RING_TRANSPORTS) == ring]
+            if over:
+                clauses.append(" and ".join(over) + f" ({words})")
+        out.append(f"{head}, send - cached in bytes per step that reach the N ranks in "
+                   f"all: {'; '.join(clauses)}.")
+    return out
+
+
 def _async_findings(cases) -> list[str]:
     """Where the run has ``--async-scheduling`` cases (``async_scheduling``) and no
     ``send`` case, the line that says why it has no send arm, in the command line's
@@ -1877,6 +1933,7 @@ def findings(results) -> list[str]:
             _pair_finding(cases, tables, key, where, timed, withheld, recorded), pairs,
             _tput_significant(tables["tput"][key], key, recorded, timed, withheld), added))
         out.extend(_gc_findings(cases, key, where, withheld))
+    out.extend(_tp_delivery_findings(cases))
     if timed:
         out.append(_timed_replay_finding(cases, tables["tput"], where, recorded)
                    if {SEND, CACHED} <= set(cases["policy"])
