@@ -466,7 +466,11 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     holds it (e.g. ``"--num-running 256"``), which the advice then names.
     ``need_words``: what ``blocks_needed`` is, in the advice's parentheses, where it is
     not a steady case's (a trace replay's: ``the blocks its longest request holds
-    ...``).
+    ...``). Where ``blocks_needed`` is above the blocks that fit, no ``--num-blocks``
+    serves the workload on this device (a smaller cache rejects the longest request or
+    cannot hold the running batch): the advice says so and names what would
+    (``_workload_advice``: fewer ``--num-running``, a trace of shorter requests or a
+    lower ``--max-model-len``, a smaller ``--model-preset``).
     """
     if model.name not in PRESET_MODELS:
         return
@@ -493,18 +497,45 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     if running >= 1:
         advice = (f"lower --num-running (at most {running:,}: it sizes the KV cache here) "
                   f"or --num-blocks (at most {fit:,}), or use a smaller --model-preset")
+    holder = (f"{needed_by}'s requests hold in its steps, the largest need of the run"
+              if needed_by else "this case's requests hold in its steps")
+    what = need_words or f"the most {holder}"
     if blocks_needed is not None and 1 <= blocks_needed <= fit < scheduler.num_blocks:
-        holder = (f"{needed_by}'s requests hold in its steps, the largest need of the run"
-                  if needed_by else "this case's requests hold in its steps")
-        advice = (f"give --num-blocks from {blocks_needed:,} "
-                  f"({need_words or f'the most {holder}'}) to {fit:,}"
+        advice = (f"give --num-blocks from {blocks_needed:,} ({what}) to {fit:,}"
                   + (f", or --num-running {running} or fewer (it sizes the KV cache "
                      "here)" if running >= 1 else "") + ", or a smaller --model-preset")
+    elif blocks_needed is not None and blocks_needed > fit >= 1:
+        advice = (f"no --num-blocks fits this workload on this device: it needs "
+                  f"{blocks_needed:,} blocks ({what}), and at most {fit:,} fit beside the "
+                  f"weights: {_workload_advice(scheduler, fit, running, need_words)}")
     raise ModelMemoryError(
         f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}), "
         f"{_gib(weights + kv, digits)} in all, on {device_label or device}; {where}",
         advice, fit, device, device_memory_bytes, device_label)
+
+
+def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
+                     need_words: Optional[str]) -> str:
+    """What lets a workload whose least ``--num-blocks`` is above the ``fit`` blocks that
+    fit beside the weights run (``check_model_memory``): a trace replay's (``need_words``
+    given) a trace of shorter requests, or a ``--max-model-len`` of at most ``fit`` blocks'
+    tokens (where below ``scheduler.max_model_len``: no request then holds more), with
+    ``--num-blocks`` at most ``fit``; a steady case's fewer ``--num-running``, at most
+    ``running`` where it sizes the KV cache (above 0), else with ``--num-blocks`` at
+    most ``fit``; then a smaller ``--model-preset``."""
+    if need_words:
+        most = fit * scheduler.block_size
+        shorter = (f", or give --max-model-len {most:,} or lower (longer prompts are "
+                   "rejected, outputs cut there)" if 2 <= most < scheduler.max_model_len
+                   else "")
+        return (f"replay a trace of shorter requests{shorter}, with --num-blocks at most "
+                f"{fit:,}; or use a smaller --model-preset")
+    if running >= 1:
+        return (f"lower --num-running (at most {running:,}: it sizes the KV cache here) or "
+                "use a smaller --model-preset")
+    return (f"lower --num-running, with --num-blocks at most {fit:,}; or use a smaller "
+            "--model-preset")
 
 
 def script_memory_refusal(err: ModelMemoryError, *, block_size: int, rows: int,

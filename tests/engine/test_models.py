@@ -445,8 +445,10 @@ def test_model_memory_check_gives_the_figures():
       "--num-running", "1024"],
      "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 512.5 GiB of KV cache "
      "(num_blocks 262,400 x block_size 16), 527.5 GiB in all, on an emulated NVIDIA H200; "
-     "it has 140.4 GiB, of which the model may take 90 % (126.4 GiB): lower --num-running (at most 221: it sizes "
-     "the KV cache here) or --num-blocks (at most 57,038), or use a smaller --model-preset"),
+     "it has 140.4 GiB, of which the model may take 90 % (126.4 GiB): no --num-blocks fits "
+     "this workload on this device: it needs 147,456 blocks (the most this case's requests "
+     "hold in its steps), and at most 57,038 fit beside the weights: lower --num-running (at "
+     "most 221: it sizes the KV cache here) or use a smaller --model-preset"),
     # the default cache holds the same tokens in blocks of 4, and fits the same batch
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "256", "--block-size", "4"],
@@ -459,8 +461,10 @@ def test_model_memory_check_gives_the_figures():
       "--num-running", "1024", "--num-blocks", "300000"],
      "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 585.9 GiB of KV cache "
      "(num_blocks 300,000 x block_size 16), 600.9 GiB in all, on an emulated NVIDIA H200; "
-     "it has 140.4 GiB, of which the model may take 90 % (126.4 GiB): lower --num-blocks (at most 57,038) or use "
-     "a smaller --model-preset"),
+     "it has 140.4 GiB, of which the model may take 90 % (126.4 GiB): no --num-blocks fits "
+     "this workload on this device: it needs 147,456 blocks (the most this case's requests "
+     "hold in its steps), and at most 57,038 fit beside the weights: lower --num-running, "
+     "with --num-blocks at most 57,038; or use a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "llama-3.2-1b",
       "--vocab-size", "5000"],
      "bench.py: error: --vocab-size 5000 differs from preset llama-3.2-1b's vocabulary of "

@@ -55,10 +55,14 @@ def test_the_runner_on_a_gpu_names_the_schedulers_least_blocks():
     bare = _config()  # a scheduler that sent no need: the runner's own words
     assert str(memory_refusal(_refused(bare), bare)) == NEEDS + (
         "lower --num-blocks (at most 9,507) or use a smaller --model-preset")
-    # a need larger than what fits: no range to give
+    # a need larger than what fits: no --num-blocks serves it
     large = _config(blocks_needed=9_508, need_words=REPLAY_NEED_WORDS)
     assert str(memory_refusal(_refused(large), large)) == NEEDS + (
-        "lower --num-blocks (at most 9,507) or use a smaller --model-preset")
+        "no --num-blocks fits this workload on this device: it needs 9,508 blocks (the "
+        "blocks the longest request replayed holds at its last step; a smaller cache "
+        "rejects it on arrival or cannot hold it), and at most 9,507 fit beside the "
+        "weights: replay a trace of shorter requests, with --num-blocks at most 9,507; or "
+        "use a smaller --model-preset")
 
 
 def _trace(path: Path) -> Path:
