@@ -539,7 +539,38 @@ FIXED_CAPTIONS = {
         "minus the runner's busy time. The hatched bar beside each stack is the "
         "runner's idle time (waiting for work), which overlaps the scheduler's parts."),
 }
+
+
+def _step_breakdown_caption(d: dict) -> str:
+    """``plots.step_breakdown``'s caption: the fixed one (``FIXED_CAPTIONS``), then,
+    where a bar's transport is negative (``d["overlap"]``: the runner's busy time
+    beyond send + wait, steps overlapping), how that bar is drawn and its figures, so
+    that the hatched part is recomputable (``cached+async / msgpack: send + wait
+    2,383.1 µs, runner busy 2,711.7 µs, 328.6 µs hidden``), then the arms whose
+    counted steps ``steps.csv`` lacks."""
+    text = FIXED_CAPTIONS["step_breakdown"]
+    overlap = list(d.get("overlap") or ())
+    if overlap:
+        several = len({wl for *_, wl, _, _ in overlap}) > 1 or len(d.get("panels") or ()) > 1
+        bars = [f"{policy} / {'1 process' if codec == SINGLE_PROCESS_CODEC else codec}"
+                + (f" ({wl})" if several else "") + f": send + wait {sw:,.1f} µs, "
+                f"runner busy {busy:,.1f} µs, {busy - sw:,.1f} µs hidden"
+                for policy, codec, wl, sw, busy in overlap]
+        text += (" Where the runner is busy longer than the scheduler's send and wait "
+                 "(steps overlap: with async scheduling the runner computes step n while "
+                 "the scheduler schedules step n + 1), transport is negative; its band is "
+                 "drawn at 0, so that bar's stack sums to the mean step plus the runner's "
+                 "work hidden by the overlap: the red line marks the mean step and the "
+                 "red-hatched part above it is the hidden work, means over counted steps ("
+                 + "; ".join(bars) + ").")
+    if d.get("steps_missing"):
+        arms = list(dict.fromkeys(a for a, _ in d.get("series") or ()))
+        text += _missing_steps_sentences(arms, d["steps_missing"], against=False)
+    return text
+
+
 _CAPTION_BUILDERS = {
+    "step_breakdown": _step_breakdown_caption,
     "bytes_per_step": _bytes_caption, "codec_time_per_step": _codec_time_caption,
     "throughput": _throughput_caption, "send_cost_share": _send_cost_caption,
     "tp_saving": _tp_saving_caption, "tp_per_step": _tp_per_step_caption,

@@ -92,6 +92,11 @@ STEP_COMPONENTS = (
     ("runner_compute", "runner compute (prepare + forward)", "#000000"),
 )
 RUNNER_IDLE_COLOR = "#DDDDDD"
+#: The step breakdown's mark of overlap: the line at the mean step and the hatch over
+#: the part of the stack above it (``step_breakdown``).
+OVERLAP_COLOR = "#B00000"
+#: Its legend entry.
+OVERLAP_LABEL = "hidden by overlap (above the red line: the mean step)"
 
 
 class NoData(Exception):
@@ -1495,8 +1500,15 @@ def step_breakdown(results):
     part, stacked (the stack's top is the mean ``step_ns``), one bar per policy and
     codec, one panel per workload; beside each bar, hatched, the runner's idle time
     (waiting for the next SchedulerOutput), which overlaps the scheduler's parts and
-    is not part of the stack. Raises ``ValueError`` when ``results`` holds several runs, ``NoData`` without
-    counted steps or runner timings."""
+    is not part of the stack. Where a bar's mean transport (send + wait - runner busy,
+    ``step_components``) is negative, the runner's busy time overlapped the scheduler's
+    own parts (async scheduling: the runner computes step n while the scheduler
+    schedules n + 1): its band is drawn at 0, so the stack sums to the mean step plus
+    that overlap; a line marks the mean step and the part above it is hatched
+    (``OVERLAP_COLOR``, ``OVERLAP_LABEL``). Records ``overlap``: per such bar
+    ``(policy, codec, workload, send + wait, runner busy)`` in µs, means over its
+    counted steps. Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` without counted steps or runner timings."""
     _one_run(results)
     results, note = _timed_only(results)
     st = _counted(results, two_process=False)
@@ -1509,6 +1521,9 @@ def step_breakdown(results):
     st = kept
     comp = step_components(st)
     comp[["policy", "codec", "workload"]] = st[["policy", "codec", "workload"]]
+    comp["_send_wait"] = st["send_ns"] + st["wait_ns"]
+    comp["_busy"] = comp["_send_wait"] - comp["transport"]
+    overlaps = []
     workloads = list(dict.fromkeys(st["workload"]))
     nbars = max(len(_series(comp[comp["workload"] == wl])) for wl in workloads)
     ncols = min(max(1, 12 // max(1, nbars)), len(workloads), 4)
@@ -1523,9 +1538,15 @@ def step_breakdown(results):
             bottom = 0.0
             for name, label, color in STEP_COMPONENTS:
                 v = float(g[name].mean()) / 1e3
-                ax.bar(k - 0.12, v, width=0.56, bottom=bottom, color=color,
-                       edgecolor="white", linewidth=0.3, label=label if k == 0 else None)
-                bottom += v
+                ax.bar(k - 0.12, max(v, 0.0) if name == "transport" else v, width=0.56,
+                       bottom=bottom, color=color, edgecolor="white", linewidth=0.3,
+                       label=label if k == 0 else None)
+                bottom += max(v, 0.0) if name == "transport" else v
+            hidden = -float(g["transport"].mean()) / 1e3
+            if hidden > 0:
+                _overlap_mark(ax, k - 0.12, bottom - hidden, hidden)
+                overlaps.append((policy, codec, str(wl), float(g["_send_wait"].mean()) / 1e3,
+                                 float(g["_busy"].mean()) / 1e3))
             ax.bar(k + 0.26, float(g["runner_idle"].mean()) / 1e3, width=0.18,
                    color=RUNNER_IDLE_COLOR, hatch="///", edgecolor="#777777",
                    label="runner idle (beside: overlaps the step)" if k == 0 else None)
@@ -1542,13 +1563,29 @@ def step_breakdown(results):
         ax.grid(True, axis="y", alpha=0.3)
     for idx in range(len(workloads), nrows * ncols):
         axes[idx // ncols][idx % ncols].set_visible(False)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize="small")
+    legend = {}
+    for ax in (ax for row in axes for ax in row):  # the overlap's may be in any panel
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center",
+               ncols=3 if len(legend) <= 9 else 2, fontsize="small")  # 2: as wide as 3
     fig.suptitle(_with_note("Where a step's time goes (policy / codec per bar; runner idle "
                             "hatched)", note))
     _readable_ticks(fig, [ax for row in axes for ax in row])
-    _record(fig, series=[key for key, _ in _series(comp)], panels=workloads, withheld=note)
+    _record(fig, series=[key for key, _ in _series(comp)], panels=workloads, withheld=note,
+            overlap=overlaps)
     return fig
+
+
+def _overlap_mark(ax, x: float, step: float, hidden: float) -> None:
+    """On the step breakdown's bar at ``x``: a line at the mean ``step`` (µs) and, over
+    the ``hidden`` µs of the stack above it (the runner's busy time beyond send + wait),
+    a hatch in ``OVERLAP_COLOR``, labelled ``OVERLAP_LABEL`` once per panel."""
+    labels = ax.get_legend_handles_labels()[1]
+    ax.bar(x, hidden, width=0.56, bottom=step, facecolor="none", hatch="xxx",
+           edgecolor=OVERLAP_COLOR, linewidth=0.8,
+           label=None if OVERLAP_LABEL in labels else OVERLAP_LABEL)
+    ax.hlines(step, x - 0.34, x + 0.34, color=OVERLAP_COLOR, linewidth=2.0, zorder=4)
 
 
 #: The SchedulerOutput's serialization path: the scheduler builds and encodes it, the
