@@ -687,8 +687,12 @@ def emulated_step_split(cases: list[dict[str, Any]]) -> Optional[str]:
     every arm) and the rest of the mean step (``step_ns_mean`` less it: the harness's
     own, this CPU's), per arm and codec (``cached/msgpack``), each a mean over its
     repetitions, in µs; then the mean context the roofline was computed for (``CONTEXT_KEY``, tokens
-    per request), or that the run did not record it. ``None`` when no emulated case
-    has both figures with its timings shown (``cores.is_withheld``)."""
+    per request), or that the run did not record it. The rest is a mean without an
+    interval, no arm's cost against another (the findings compare arms, with their
+    intervals), and the line says so once; a workload whose arms ran different schedules
+    in a repetition (``schedules_differ_in``: async against sync scheduling) says that
+    their rests do not compare, as the findings compare no step there. ``None`` when
+    no emulated case has both figures with its timings shown (``cores.is_withheld``)."""
     shown = [s for s in cases if s.get("emulated") and not cores.is_withheld(s)
              and not is_missing(s.get("emulated_step_ns_per_step"))
              and not is_missing(s.get("step_ns_mean"))]
@@ -703,14 +707,33 @@ def emulated_step_split(cases: list[dict[str, Any]]) -> Optional[str]:
         context = [s.get(CONTEXT_KEY) for s in mine]
         at = ("" if any(is_missing(c) for c in context)
               else f" at a mean context of {float(np.mean(context)):,.1f} tokens per request")
-        parts.append(f"[{workload}] the emulated model {_us(model)}{at}, the rest {rest}")
+        differ = (" (the arms ran different schedules: their rests do not compare)"
+                  if schedules_differ_in(mine) else "")
+        parts.append(f"[{workload}] the emulated model {_us(model)}{at}, the rest {rest}"
+                     + differ)
     recorded = all(not is_missing(s.get(CONTEXT_KEY)) for s in shown)
     return ("Mean step per workload, the emulated model's time and the rest, the "
             "harness's own (scheduler, messages, runner and sampler on this machine's "
-            "CPU): " + "; ".join(parts) + "."
+            "CPU): the mean step less the model's, a mean over repetitions without an "
+            "interval, not what one arm costs against another (the findings compare arms, "
+            "with intervals): " + "; ".join(parts) + "."
             + ("" if recorded else
                " The mean context the roofline was computed for (KV tokens per request) "
                "is not recorded in this run's summary.json."))
+
+
+def schedules_differ_in(cases: list[dict[str, Any]]) -> bool:
+    """Whether two of ``cases`` (summary records of one workload) of the same
+    repetition ran different schedules (``stats.schedules_differ``: their schedule
+    digests differ, async scheduling against sync); records without a digest tell
+    nothing."""
+    from ipc_bench.analysis.stats import schedules_differ
+
+    by_rep: dict[Any, list[dict[str, Any]]] = {}
+    for s in cases:
+        by_rep.setdefault(s.get("repetition"), []).append(s)
+    return any(schedules_differ((a, b) for a in same for b in same)
+               for same in by_rep.values())
 
 
 def _arm_codec(case: dict[str, Any]) -> str:

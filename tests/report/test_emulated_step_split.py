@@ -7,7 +7,9 @@ from ipc_bench.report.blocks import _emulated_block, _emulated_runs_blocks
 from ipc_bench.report.tables import emulated_step_split
 
 HEAD = ("Mean step per workload, the emulated model's time and the rest, the harness's "
-        "own (scheduler, messages, runner and sampler on this machine's CPU): ")
+        "own (scheduler, messages, runner and sampler on this machine's CPU): the mean "
+        "step less the model's, a mean over repetitions without an interval, not what one "
+        "arm costs against another (the findings compare arms, with intervals): ")
 UNRECORDED = (" The mean context the roofline was computed for (KV tokens per request) "
               "is not recorded in this run's summary.json.")
 
