@@ -458,13 +458,26 @@ def _send_cost_caption(d: dict) -> str:
 
 
 def _tp_saving_caption(d: dict) -> str:
+    """``plots.tp_saving_figure``'s caption: its panels, and the transports it drew as
+    one line because their lines are equal (``d["merged"]``: per panel title, the
+    transports of each such line)."""
     text = ("Send minus cached per step against the number of runner ranks N (scenario "
             "tp-broadcast), mean over repetitions: the bytes the scheduler writes once "
             "(the ring's chunk, or the frame handed once to ZeroMQ's XPUB, which then "
-            "copies it to N connections), the N ranks' decode times summed, and the "
+            "copies it to N connections), the bytes that reach the N ranks all together "
+            "(tp_s2r_wire_bytes_all_ranks_per_step: the ring's chunk once, read by every "
+            "rank; XPUB's frame N times, one per connection), the N ranks' decode times "
+            "summed, and the "
             "slowest rank's receive-to-ready time, median over steps: from the later of "
             "the scheduler's send and the rank's asking for the step to the rank having "
             "decoded it (a backlog left out; tp_ready_ns_median).")
+    merged = d.get("merged") or {}
+    if merged:
+        text += (" Transports whose lines are equal at every N they share are drawn as one "
+                 "line in the first one's colour, its label naming each (a transport run "
+                 "at fewer Ns with them): "
+                 + "; ".join(f"{panel}: " + ", ".join(" = ".join(t) for t in lines)
+                             for panel, lines in merged.items()) + ".")
     return text + _times_withheld(d.get("withheld") or 0)
 
 

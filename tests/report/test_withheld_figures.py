@@ -65,8 +65,8 @@ def panel_texts(fig) -> list[list[str]]:
 def test_tp_saving_draws_bytes_of_withheld_cases_but_not_their_times():
     withheld = [tp_summary(p, 2, 2) for p in ("send", "cached")]
     fig = plots.tp_saving_figure(results_of(withheld))
-    assert panel_lines(fig) == [["ipc / msgpack"], [], []]
-    assert panel_texts(fig) == [[], ["timings left out\n(why: above)"],
+    assert panel_lines(fig) == [["ipc / msgpack"], ["ipc / msgpack"], [], []]
+    assert panel_texts(fig) == [[], [], ["timings left out\n(why: above)"],
                                 ["timings left out\n(why: above)"]]
     assert fig.axes[0].lines[0].get_ydata().tolist() == [20.0]  # 402 - 382 B written
     assert fig._suptitle.get_text().endswith(
@@ -75,9 +75,9 @@ def test_tp_saving_draws_bytes_of_withheld_cases_but_not_their_times():
         "4); the run's machine had 2. Bytes and the oracles hold.")
     published = [tp_summary(p, 2, 16) for p in ("send", "cached")]
     fig = plots.tp_saving_figure(results_of(published))
-    assert panel_lines(fig) == [["ipc / msgpack"]] * 3
-    assert panel_texts(fig) == [[], [], []]
-    assert fig.axes[2].lines[0].get_ydata().tolist() == [1.0]  # 1,000 ns later, in µs
+    assert panel_lines(fig) == [["ipc / msgpack"]] * 4
+    assert panel_texts(fig) == [[], [], [], []]
+    assert fig.axes[3].lines[0].get_ydata().tolist() == [1.0]  # 1,000 ns later, in µs
     assert "\n" not in fig._suptitle.get_text()
 
 
