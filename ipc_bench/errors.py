@@ -188,6 +188,19 @@ def output_kind_text(path: Path, shown: Optional[str] = None,
     return f"{shown}: is a directory"
 
 
+def folder_names_text(names, shown: int = 3) -> str:
+    """The names of what an output folder holds, as a refusal of the folder lists them
+    (the run's ``output folder DIR exists and is not empty (it holds ...)`` and the
+    report's ``output folder OUT holds files that are not a report's (...)``): sorted,
+    the first ``shown`` joined with ``, ``, then ``...`` where there are more, each
+    escaped to one line (``one_line``), so that a hidden file (``.claimed``,
+    ``.DS_Store``) that ``ls`` does not show is named: ``.DS_Store, a.txt, b.txt, ...``.
+    ``names``: file names (``str``), any iterable."""
+    names = sorted(names)
+    listed = ", ".join(one_line(name) for name in names[:shown])
+    return listed + (", ..." if len(names) > shown else "")
+
+
 def _link_chain(link: Path) -> list[str]:
     """The targets of symbolic link ``link`` and of each link it leads to, as each
     link holds it (``os.readlink``), up to the first that is not a link (or 40 links,

@@ -46,8 +46,9 @@ from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import (STEP_NUMBERING, broken_link_text, command_shell_line,
-                              fd_shortage_text, names_fd_limit, one_line, out_of_fds,
-                              output_kind_text, resource_shortage_text, scenario_frames)
+                              fd_shortage_text, folder_names_text, names_fd_limit,
+                              one_line, out_of_fds, output_kind_text,
+                              resource_shortage_text, scenario_frames)
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            loaded_note, nice_note, read_cpu_times,
@@ -56,7 +57,8 @@ from ipc_bench.harness.spec import CaseError
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.harness.progress import (RunPace, case_progress, duration_words,
                                         progress_enabled)
-from ipc_bench.harness.run_folder import (DIR_MODE, RunFolderError, RunWriter, default_run_dir,
+from ipc_bench.harness.run_folder import (CLAIM_FILE, DIR_MODE, RunFolderError, RunWriter,
+                                         create_claim, default_run_dir, release_claim,
                                          run_in_progress)
 from ipc_bench.harness.scenario import ARM_ORDER, SCENARIO_OPTIONS
 from ipc_bench.harness.signals import Interrupted
@@ -138,8 +140,9 @@ def open_run_dir(args, metadata: dict[str, Any]) -> RunWriter:
     existed is emptied) and ``UsageError`` says why (one line)."""
     run_dir, created = claim_run_dir(args)
     try:
-        return RunWriter(run_dir, metadata)
+        return RunWriter(run_dir, metadata)  # it holds the claim (run_folder._hold_claim)
     except BaseException as exc:
+        release_claim(run_dir)
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         else:
@@ -170,7 +173,9 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     """Create the run folder (``--output``, else ``results/<scenario>-<time>``) and claim
     it with a ``.claimed`` file: of two runs given the same folder, one is refused
     (``UsageError``), as is a folder that is not empty. Returns the folder and the
-    highest folder this created for it (``None`` for an ``--output`` that existed)."""
+    highest folder this created for it (``None`` for an ``--output`` that existed). The
+    claim is locked from the moment it exists (``run_folder.create_claim``), for the
+    folder's ``RunWriter`` to hold (``open_run_dir``)."""
     try:
         run_dir = (Path(args.output) if args.output
                    else default_run_dir(REPO_ROOT / "results", args.scenario))
@@ -185,7 +190,7 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
             os.chmod(run_dir, DIR_MODE)
         # claim the folder: of two runs given the same --output, one is refused
         claiming = True
-        os.close(os.open(run_dir / ".claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        create_claim(run_dir)
     except OSError as exc:
         if claiming and isinstance(exc, FileExistsError):
             raise UsageError(f"output folder {run_dir} is in use by another run") from None
@@ -220,6 +225,27 @@ def _holds_a_run(run_dir: Path) -> str:
             "that run first")
 
 
+def _holds_files(run_dir: Path) -> str:
+    """What the refusal of a folder that is not empty and holds no run's
+    ``summary.json`` adds: what it holds, named as ``bench.py report`` names what an
+    output folder holds (``errors.folder_names_text``: hidden files too, which ``ls``
+    does not show), `` (it holds .DS_Store, notes.txt); give --output a new or empty
+    folder``. A run's claim (``.claimed``)
+    alone says whose it is: a run still going holds its lock (``run_in_progress``: it
+    is locked from the moment it exists, ``run_folder.create_claim``); one whose lock
+    no process holds was left by a run that ended before writing anything (killed, or
+    crashed), and the folder may be removed."""
+    names = [entry.name for entry in run_dir.iterdir()]
+    held = f" (it holds {folder_names_text(names)})"
+    if CLAIM_FILE in names and run_in_progress(run_dir):
+        return f": it holds a run still going ({CLAIM_FILE}); give another --output"
+    if names == [CLAIM_FILE]:
+        return (f"{held}: the claim of a run that ended before writing anything (killed or "
+                "crashed; no process holds it now); remove the folder, or give another "
+                "--output")
+    return f"{held}; give --output a new or empty folder"
+
+
 def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
     """Refuse (``UsageError``, one line) a run folder that cannot be claimed: a link
     that cannot be followed (``_check_links``), a path that is not a folder
@@ -237,7 +263,7 @@ def _check_new_run_dir(run_dir: Path, given: bool) -> Optional[Path]:
             raise UsageError(kind)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise UsageError(f"output folder {run_dir} exists and is not empty"
-                             + _holds_a_run(run_dir))
+                             + (_holds_a_run(run_dir) or _holds_files(run_dir)))
     except OSError as exc:
         if not given:
             shutil.rmtree(run_dir, ignore_errors=True)

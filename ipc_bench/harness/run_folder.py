@@ -144,8 +144,12 @@ def default_run_dir(root: str | os.PathLike, scenario: str) -> Path:
 
 def _hold_claim(run_dir: Path) -> Optional[io.BufferedReader]:
     """``run_dir``'s ``CLAIM_FILE`` opened and locked (``flock``, exclusive), for the
-    run to hold while it runs; ``None`` where there is no such file (a folder not
+    run to hold while it runs (the one ``create_claim`` made and locked, where it made
+    it in this process); ``None`` where there is no such file (a folder not
     claimed by ``bench.py``) or it cannot be locked (a file system without locks)."""
+    made = _MADE.pop(os.path.realpath(run_dir), None)
+    if made is not None:  # locked since it was made (create_claim)
+        return made
     try:
         claim = open(run_dir / CLAIM_FILE, "rb")
     except OSError:
@@ -156,6 +160,39 @@ def _hold_claim(run_dir: Path) -> Optional[io.BufferedReader]:
         claim.close()
         return None
     return claim
+
+
+#: Claims ``create_claim`` made and locked in this process that no ``RunWriter`` holds
+#: yet, by the folder's real path: the ``RunWriter`` of the folder takes it over
+#: (``_hold_claim``), or ``release_claim`` lets it go.
+_MADE: dict[str, io.BufferedWriter] = {}
+
+
+def create_claim(run_dir: Path) -> None:
+    """Create ``run_dir``'s ``CLAIM_FILE`` (exclusively: ``FileExistsError`` where it
+    is there, another run's; any other ``OSError`` where it cannot be made) and lock it
+    at once (``flock``, exclusive), so that from the moment it exists a run holds it
+    (``run_in_progress``: a claim found without its lock is a run's that ended). The
+    locked file is kept for the ``RunWriter`` of the folder, which holds it until the
+    run ends (``release_claim`` where none will); on a file system without locks it is
+    closed."""
+    fd = os.open(run_dir / CLAIM_FILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
+    claim = open(fd, "wb")
+    try:
+        fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        claim.close()
+        return
+    release_claim(run_dir)  # an earlier one of this folder, removed since: let go
+    _MADE[os.path.realpath(run_dir)] = claim
+
+
+def release_claim(run_dir: str | os.PathLike) -> None:
+    """Let go of the claim ``create_claim`` made of ``run_dir`` where no ``RunWriter``
+    took it over (the run stopped before its first files); nothing where there is none."""
+    claim = _MADE.pop(os.path.realpath(run_dir), None)
+    if claim is not None:
+        claim.close()
 
 
 def run_in_progress(run_dir: str | os.PathLike) -> bool:

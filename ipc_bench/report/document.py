@@ -56,7 +56,8 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import check_distinct_runs, check_run_dir
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
-from ipc_bench.errors import broken_link_text, one_line, output_kind_text
+from ipc_bench.errors import (broken_link_text, folder_names_text, one_line,
+                              output_kind_text)
 from ipc_bench.harness.signals import blocked, deferred
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import plain_text, render_html, render_markdown
@@ -540,8 +541,7 @@ def check_output(out: Path) -> Path:
         if foreign:
             raise ResultsError(
                 f"output folder {out} holds files that are not a report's "
-                f"({', '.join(foreign[:3])}"
-                f"{', ...' if len(foreign) > 3 else ''}); give --output a new folder or an "
+                f"({folder_names_text(foreign)}); give --output a new folder or an "
                 "earlier report's")
     return target
 

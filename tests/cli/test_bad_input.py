@@ -600,7 +600,8 @@ def test_bad_trace_is_one_line_naming_the_row_and_exit_2(kind, tmp_path, capsys)
 @pytest.mark.parametrize("kind,argv,message", [
     ("missing", ["--trace", "{tmp}/nope.csv"], "no such trace file: {tmp}/nope.csv"),
     ("directory", ["--trace", "{tmp}"], "{tmp}: is a directory, not a trace file"),
-    ("output-not-empty", ["--output", "{tmp}"], "output folder {tmp} exists and is not empty"),
+    ("output-not-empty", ["--output", "{tmp}"], "output folder {tmp} exists and is not empty "
+     "(it holds f); give --output a new or empty folder"),
     ("output-is-a-file", ["--output", "{tmp}/f"], "output path {tmp}/f exists and is not a folder"),
     ("output-under-a-file", ["--output", "{tmp}/f/sub"],
      "cannot write results to {tmp}/f/sub: {tmp}/f is not a folder"),
