@@ -975,14 +975,13 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
         parts = [f"status failed, but no problem was recorded (summary.json edited, or "
                  f"written by another tool), {recorded}"]
     elif end is not None:  # ``bench.py`` records an end only with a final status
-        word = summary.get("status") if summary.get("status") in RUN_STATUSES else "unknown"
-        parts = [f"status {word}, but its end was "
+        parts = [f"status {status_words(summary)}, but its end was "
                  f"recorded (end_time_utc {summary['metadata']['end_time_utc']}) with no "
                  f"problem (summary.json edited, or written by another tool), {recorded}"]
     else:
         state = unfinished_state(run_dir)
         parts = [f"{state}{', ' if ':' in state else ': '}no end was recorded, summary "
-                 f"status {summary.get('status', 'unknown')}, {recorded}"]
+                 f"status {status_words(summary)}, {recorded}"]
     running = summary.get("running_case")
     if running:
         start = iso_time((summary.get("metadata") or {}).get("start_time_utc"))
@@ -994,6 +993,19 @@ def unfinished_detail(summary: dict[str, Any], run_dir: Path) -> str:
             parts.append(f"last case {running} running since {since} (summary.json's "
                          f"modification time)")
     return ", ".join(parts + _partial_rows(run_dir))
+
+
+def status_words(summary: dict[str, Any]) -> str:
+    """A summary's ``status`` as a line on the run's state says it: one of
+    ``RUN_STATUSES`` as it is (``incomplete``); ``unknown`` where there is none; any
+    other value (hand-edited) quoted as written, escaped and cut to one short line
+    (``run_files._shown``), and how it is read: ``"weird" (read as unknown)``."""
+    if "status" not in summary:
+        return "unknown"
+    status = summary["status"]
+    if isinstance(status, str) and status in RUN_STATUSES:
+        return status
+    return f"{_shown(status)} (read as unknown)"
 
 
 def _partial_rows(run_dir: Path) -> list[str]:

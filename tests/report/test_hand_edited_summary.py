@@ -387,12 +387,12 @@ def test_an_unknown_status_is_one_warning_and_read_as_unknown(good_run, tmp_path
     end = json.loads((run / "summary.json").read_text())["metadata"]["end_time_utc"]
     assert err == [f"bench.py report: warning: {line}",
                    f"bench.py report: warning: {run}: this run has no known status: status "
-                   f"unknown, but its end was recorded (end_time_utc {end}) with no problem "
+                   f"\"banana\" (read as unknown), but its end was recorded (end_time_utc {end}) with no problem "
                    "(summary.json edited, or written by another tool), 2 of 2 cases "
                    "recorded; 2 of its 2 cases finished: the report's figures cover the "
                    "cases it finished"]
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert "banana" not in md.replace(line, "").replace("summary status banana", "")
+    assert "banana" not in md.replace(line, "").replace('status "banana" (read as unknown)', "")
     assert "This run is banana" not in md
     assert "This run has no known status: " in md
     assert "- status: unknown" in md
