@@ -556,29 +556,55 @@ FIXED_CAPTIONS = {
 
 def _step_breakdown_caption(d: dict) -> str:
     """``plots.step_breakdown``'s caption: the fixed one (``FIXED_CAPTIONS``), then,
-    where a bar's transport is negative (``d["overlap"]``: the runner's busy time
-    beyond send + wait, steps overlapping), how that bar is drawn and its figures, so
+    where a bar's transport is negative (``d["overlap"]``: the runner's mean busy time
+    beyond the scheduler's mean send + wait), how that bar is drawn and its figures, so
     that the hatched part is recomputable (``cached+async / msgpack: send + wait
-    2,383.1 µs, runner busy 2,711.7 µs, 328.6 µs hidden``), then the arms whose
-    counted steps ``steps.csv`` lacks."""
+    2,383.1 µs, runner busy 2,711.7 µs, 328.6 µs hidden``): for an async-scheduling
+    bar the runner's work hidden by the overlap of steps, for a synchronous one, whose
+    steps do not overlap, noise of the means (``_excess_sentences``); then the arms
+    whose counted steps ``steps.csv`` lacks."""
     text = FIXED_CAPTIONS["step_breakdown"]
     overlap = list(d.get("overlap") or ())
     if overlap:
-        several = len({wl for *_, wl, _, _ in overlap}) > 1 or len(d.get("panels") or ()) > 1
-        bars = [f"{policy} / {'1 process' if codec == SINGLE_PROCESS_CODEC else codec}"
-                + (f" ({wl})" if several else "") + f": send + wait {sw:,.1f} µs, "
-                f"runner busy {busy:,.1f} µs, {busy - sw:,.1f} µs hidden"
-                for policy, codec, wl, sw, busy in overlap]
-        text += (" Where the runner is busy longer than the scheduler's send and wait "
-                 "(steps overlap: with async scheduling the runner computes step n while "
-                 "the scheduler schedules step n + 1), transport is negative; its band is "
-                 "drawn at 0, so that bar's stack sums to the mean step plus the runner's "
-                 "work hidden by the overlap: the red line marks the mean step and the "
-                 "red-hatched part above it is the hidden work, means over counted steps ("
-                 + "; ".join(bars) + ").")
+        text = text.replace("the stack sums to the mean step time",
+                            "each stack sums to the mean step time, unless marked in red "
+                            "(below)", 1)
+        text += (" Where the runner's mean busy time exceeds the scheduler's mean send + "
+                 "wait, the mean transport is negative; its band is drawn at 0, so that "
+                 "bar's stack sums to the mean step plus the difference: the red line "
+                 "marks the mean step and the red-hatched part above it is the "
+                 "difference, means over counted steps.")
+        text += _excess_sentences(overlap, len(d.get("panels") or ()) > 1)
     if d.get("steps_missing"):
         arms = list(dict.fromkeys(a for a, _ in d.get("series") or ()))
         text += _missing_steps_sentences(arms, d["steps_missing"], against=False)
+    return text
+
+
+def _excess_sentences(overlap: list, panels: bool) -> str:
+    """The step breakdown caption's sentences on its bars whose runner busy time exceeds
+    send + wait (``overlap``: ``plots.step_breakdown``'s records, ``(policy, codec,
+    workload, send + wait µs, runner busy µs, async)``): the async ones' excess is the
+    runner's work hidden by the overlap of steps, the synchronous ones' noise of the
+    means, each with its bars' figures; a bar names its workload where the figure has
+    several panels (``panels``) or the bars are of several workloads."""
+    several = panels or len({o[2] for o in overlap}) > 1
+
+    def bars(kind: bool, what: str) -> str:
+        return "; ".join(
+            f"{policy} / {'1 process' if codec == SINGLE_PROCESS_CODEC else codec}"
+            + (f" ({wl})" if several else "") + f": send + wait {sw:,.1f} µs, "
+            f"runner busy {busy:,.1f} µs, {busy - sw:,.1f} µs {what}"
+            for policy, codec, wl, sw, busy, is_async in overlap if bool(is_async) == kind)
+    text = ""
+    if any(o[5] for o in overlap):
+        text += (" With async scheduling the steps overlap (the runner computes step n "
+                 "while the scheduler schedules step n + 1): the difference is the "
+                 f"runner's work hidden by the overlap ({bars(True, 'hidden')}).")
+    if not all(o[5] for o in overlap):
+        text += (" A synchronous step does not overlap (the scheduler waits for the "
+                 "runner's reply), so the difference there is noise of the means, not "
+                 f"overlap ({bars(False, 'above the mean step')}).")
     return text
 
 

@@ -84,7 +84,7 @@ STEP_COMPONENTS = (
     ("sched", "schedule()", "#999999"),
     ("build", "build SchedulerOutput", "#F0E442"),
     ("encode", "encode (both directions)", "#E69F00"),
-    ("transport", "sends + transport, both ways (wait - runner busy)", "#CC79A7"),
+    ("transport", "send + transport, both ways (send + wait - runner busy)", "#CC79A7"),
     ("decode", "decode (both directions)", "#56B4E9"),
     ("update", "update_from_output()", "#009E73"),
     ("runner_bookkeeping", "runner bookkeeping (update_states + write_back + build)",
@@ -95,8 +95,10 @@ RUNNER_IDLE_COLOR = "#DDDDDD"
 #: The step breakdown's mark of overlap: the line at the mean step and the hatch over
 #: the part of the stack above it (``step_breakdown``).
 OVERLAP_COLOR = "#B00000"
-#: Its legend entry.
+#: Its legend entry where every marked bar is of an async-scheduling case, whose steps
+#: overlap; ``EXCESS_LABEL`` where some is synchronous (noise of the means, no overlap).
 OVERLAP_LABEL = "hidden by overlap (above the red line: the mean step)"
+EXCESS_LABEL = "runner busy beyond send + wait (above the red line: the mean step)"
 
 
 class NoData(Exception):
@@ -1503,12 +1505,15 @@ def step_breakdown(results):
     is not part of the stack. Where a bar's mean transport (send + wait - runner busy,
     ``step_components``) is negative, the runner's busy time overlapped the scheduler's
     own parts (async scheduling: the runner computes step n while the scheduler
-    schedules n + 1): its band is drawn at 0, so the stack sums to the mean step plus
-    that overlap; a line marks the mean step and the part above it is hatched
-    (``OVERLAP_COLOR``, ``OVERLAP_LABEL``). Records ``overlap``: per such bar
-    ``(policy, codec, workload, send + wait, runner busy)`` in µs, means over its
-    counted steps. Raises ``ValueError`` when ``results`` holds several runs,
-    ``NoData`` without counted steps or runner timings."""
+    schedules n + 1; in a synchronous case, which waits for each reply, noise of the
+    means): its band is drawn at 0, so the stack sums to the mean step plus that
+    excess; a line marks the mean step and the part above it is hatched
+    (``OVERLAP_COLOR``; labelled ``OVERLAP_LABEL`` where every such bar is async, else
+    ``EXCESS_LABEL``). Records ``overlap``: per such bar ``(policy, codec, workload,
+    send + wait, runner busy, async)``, the times in µs, means over its counted steps,
+    ``async`` whether its cases ran async scheduling (``_async_bars``). Raises
+    ``ValueError`` when ``results`` holds several runs, ``NoData`` without counted
+    steps or runner timings."""
     _one_run(results)
     results, note = _timed_only(results)
     st = _counted(results, two_process=False)
@@ -1524,6 +1529,7 @@ def step_breakdown(results):
     comp["_send_wait"] = st["send_ns"] + st["wait_ns"]
     comp["_busy"] = comp["_send_wait"] - comp["transport"]
     overlaps = []
+    is_async = _async_bars(results.cases)
     workloads = list(dict.fromkeys(st["workload"]))
     nbars = max(len(_series(comp[comp["workload"] == wl])) for wl in workloads)
     ncols = min(max(1, 12 // max(1, nbars)), len(workloads), 4)
@@ -1546,7 +1552,8 @@ def step_breakdown(results):
             if hidden > 0:
                 _overlap_mark(ax, k - 0.12, bottom - hidden, hidden)
                 overlaps.append((policy, codec, str(wl), float(g["_send_wait"].mean()) / 1e3,
-                                 float(g["_busy"].mean()) / 1e3))
+                                 float(g["_busy"].mean()) / 1e3,
+                                 is_async(policy, codec, wl)))
             ax.bar(k + 0.26, float(g["runner_idle"].mean()) / 1e3, width=0.18,
                    color=RUNNER_IDLE_COLOR, hatch="///", edgecolor="#777777",
                    label="runner idle (beside: overlaps the step)" if k == 0 else None)
@@ -1563,18 +1570,45 @@ def step_breakdown(results):
         ax.grid(True, axis="y", alpha=0.3)
     for idx in range(len(workloads), nrows * ncols):
         axes[idx // ncols][idx % ncols].set_visible(False)
-    legend = {}
-    for ax in (ax for row in axes for ax in row):  # the overlap's may be in any panel
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            legend.setdefault(label, handle)
-    fig.legend(list(legend.values()), list(legend), loc="outside lower center",
-               ncols=3 if len(legend) <= 9 else 2, fontsize="small")  # 2: as wide as 3
+    _breakdown_legend(fig, axes, all(o[-1] for o in overlaps))
     fig.suptitle(_with_note("Where a step's time goes (policy / codec per bar; runner idle "
                             "hatched)", note))
     _readable_ticks(fig, [ax for row in axes for ax in row])
     _record(fig, series=[key for key, _ in _series(comp)], panels=workloads, withheld=note,
             overlap=overlaps)
     return fig
+
+
+def _breakdown_legend(fig, axes, overlap_only: bool) -> None:
+    """The step breakdown's legend under its panels: each label once, from whichever
+    panel has it (the overlap's may be in any); the red hatch's ``OVERLAP_LABEL`` where
+    every marked bar is async (``overlap_only``), else ``EXCESS_LABEL``: a synchronous
+    bar's excess is no overlap."""
+    legend = {}
+    for ax in (ax for row in axes for ax in row):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label == OVERLAP_LABEL and not overlap_only:
+                label = EXCESS_LABEL
+                handle.set_label(label)
+            legend.setdefault(label, handle)
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center",
+               ncols=3 if len(legend) <= 9 else 2, fontsize="small")  # 2: as wide as 3
+
+
+def _async_bars(cases):
+    """Whether a step breakdown bar ``(policy, codec, workload)`` is of async-scheduling
+    cases, as a function of the three: any of its ``cases`` (the run's cases table) has
+    ``async_scheduling`` true, or its policy is an async arm (``cached+async``, for a
+    run that recorded no such column)."""
+    flagged = set()
+    if not cases.empty and "async_scheduling" in cases.columns:
+        flagged = {(p, c, str(w)) for p, c, w, a in zip(
+            cases["policy"], cases["codec"], cases["workload"], cases["async_scheduling"])
+            if a is True or a == 1}
+
+    def is_async(policy, codec, workload) -> bool:
+        return (policy, codec, str(workload)) in flagged or str(policy).endswith("+async")
+    return is_async
 
 
 def _overlap_mark(ax, x: float, step: float, hidden: float) -> None:

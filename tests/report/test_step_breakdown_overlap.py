@@ -47,7 +47,7 @@ def test_a_negative_transport_is_drawn_as_overlap_above_the_mean_step(results):
     what = plots.drawn(fig)
     [wl] = what["panels"]
     assert what["series"] == [("cached", "msgpack"), ("cached+async", "msgpack")]
-    assert what["overlap"] == [("cached+async", "msgpack", wl, 120.0, 288.0)]
+    assert what["overlap"] == [("cached+async", "msgpack", wl, 120.0, 288.0, True)]
     ax = fig.axes[0]
     # no band below 0 nor drawn downwards over the others
     assert min(p.get_y() for p in ax.patches) == 0.0
@@ -75,13 +75,14 @@ def test_the_caption_says_what_the_overlap_is_with_its_figures(results):
     text = blocks.caption("step_breakdown", plots.drawn(fig))
     assert text == (
         "Where a scheduler step's time goes, mean µs per counted step (repetitions "
-        "pooled): the stack sums to the mean step time; transport is the send call plus "
-        "the wait for the reply minus the runner's busy time. The hatched bar beside each "
-        "stack is the runner's idle time (waiting for work), which overlaps the "
-        "scheduler's parts. Where the runner is busy longer than the scheduler's send and "
-        "wait (steps overlap: with async scheduling the runner computes step n while the "
-        "scheduler schedules step n + 1), transport is negative; its band is drawn at 0, "
-        "so that bar's stack sums to the mean step plus the runner's work hidden by the "
-        "overlap: the red line marks the mean step and the red-hatched part above it is "
-        "the hidden work, means over counted steps (cached+async / msgpack: send + wait "
-        "120.0 µs, runner busy 288.0 µs, 168.0 µs hidden).")
+        "pooled): each stack sums to the mean step time, unless marked in red (below); "
+        "transport is the send call plus the wait for the reply minus the runner's busy "
+        "time. The hatched bar beside each stack is the runner's idle time (waiting for "
+        "work), which overlaps the scheduler's parts. Where the runner's mean busy time "
+        "exceeds the scheduler's mean send + wait, the mean transport is negative; its "
+        "band is drawn at 0, so that bar's stack sums to the mean step plus the "
+        "difference: the red line marks the mean step and the red-hatched part above it "
+        "is the difference, means over counted steps. With async scheduling the steps "
+        "overlap (the runner computes step n while the scheduler schedules step n + 1): "
+        "the difference is the runner's work hidden by the overlap (cached+async / "
+        "msgpack: send + wait 120.0 µs, runner busy 288.0 µs, 168.0 µs hidden).")
