@@ -194,7 +194,17 @@ def _bytes_caption(d: dict) -> str:
     return text + _arm_sentences(arms, d.get("unfinished") or (), d.get("steps_missing"))
 
 
+#: The codec time caption's words on its markers where `send` is drawn beside another arm
+#: (``plots.bytes_marker``).
+CODEC_TIME_MARKERS = (" `send`'s markers are small and filled, drawn over the other arms' "
+                      "larger hollow ones, so where an arm's time equals `send`'s both "
+                      "show.")
+
+
 def _codec_time_caption(d: dict) -> str:
+    """``plots.codec_time_per_step``'s caption: what it draws, per codec and arm, and,
+    where `send` is drawn beside another arm, its filled markers over their hollow ones
+    (``CODEC_TIME_MARKERS``)."""
     arms = list(dict.fromkeys(a for a, _ in d["series"]))
     against = (", against the number of pipeline stages N (each step carries one "
                "micro-batch of B / N requests)" if d.get("x") == "pp" else "")
@@ -202,6 +212,7 @@ def _codec_time_caption(d: dict) -> str:
             "directions summed (the scheduler's "
             f"SchedulerOutput and the runner's ModelRunnerOutput){against}, one panel per codec "
             f"({', '.join(d['panels'])}), one line per arm: {_listed(arms)}."
+            + (CODEC_TIME_MARKERS if SEND in arms and len(arms) > 1 else "")
             + _arm_sentences(arms, d.get("unfinished") or (), d.get("steps_missing")))
 
 

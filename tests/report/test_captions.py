@@ -54,7 +54,9 @@ def test_an_aa_runs_captions_name_its_arms_and_no_cached_panel(runs, tmp_path, c
         "Serializer time per step (mean over counted steps, repetitions pooled), both "
         "directions summed (the scheduler's SchedulerOutput "
         "and the runner's ModelRunnerOutput), one panel per codec (msgpack), one line per "
-        "arm: `send` and `send'`." + copy)
+        "arm: `send` and `send'`. `send`'s markers are small and filled, drawn over the "
+        "other arms' larger hollow ones, so where an arm's time equals `send`'s both "
+        "show." + copy)
     assert not any("cached" in c for c in captions.values())
 
 
