@@ -360,12 +360,27 @@ def _throughput_caption(d: dict) -> str:
                     f"factor of {RATIO_LOG_SPAN:g}." if d.get("ratio_log") else ""))
         text += _cut_sentence(d.get("ratio_cut") or 0, "The ratio axis holds every ratio",
                               "far beyond them")
+        text += ratio_also_sentence(d)
     text += _cut_sentence(d.get("cut") or 0, "The tokens/s axis is bounded to its points",
                           "beyond it" + (" (a lower end at or below 0 cannot be placed on "
                                          "the log axis)" if d.get("log") else ""))
     if d.get("timed"):
         text += _timed_note_sentence(d)
     return text + _arm_sentences(arms, d.get("unfinished") or (), d.get("steps_missing"))
+
+
+def ratio_also_sentence(d: dict) -> str:
+    """The throughput caption's sentence on the other ratio that some of several runs
+    pair and the ratio panel does not draw (``d["ratio_also"]``,
+    ``plots.other_ratio_runs``): ``Not drawn: cached+async/cached, which run `b` pairs;
+    its findings give it.`` ``""`` where there is none."""
+    also = d.get("ratio_also")
+    if not also:
+        return ""
+    name, runs = also
+    one = len(runs) == 1
+    return (f" Not drawn: {name}, which run{'' if one else 's'} {_listed(runs)} "
+            f"pair{'s' if one else ''}; {'its' if one else 'their'} findings give it.")
 
 
 def _timed_note_sentence(d: dict) -> str:

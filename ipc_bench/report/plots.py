@@ -1393,6 +1393,23 @@ def throughput_ratio_rows(cases, method: str = "t") -> tuple[list[dict], tuple[s
     return [], (CACHED, SEND)
 
 
+def other_ratio_runs(cases, arms: tuple[str, str]) -> Optional[tuple[str, list[str]]]:
+    """Of the throughput figure's ratio pairs (``throughput_ratio_rows``: cached / send,
+    then cached+async / cached), the other one where ``cases`` (several runs' cases
+    table) also pair it beside the drawn ``arms``: ``("cached+async/cached", [run ids
+    that pair it])``, which the ratio panel does not draw (their findings give it);
+    ``None`` where none does."""
+    from ipc_bench.harness.spec import ASYNC_ARM
+
+    for arm, base in ((CACHED, SEND), (ASYNC_ARM, CACHED)):
+        if (arm, base) == tuple(arms):
+            continue
+        pairs = paired(cases, THROUGHPUT, baseline=base, treatment=arm)
+        if len(pairs) and "run_id" in pairs.columns:
+            return f"{arm}/{base}", [str(r) for r in dict.fromkeys(pairs["run_id"])]
+    return None
+
+
 @_finished_cases
 def throughput(results):
     """Output tokens/s of every case (geometric mean over repetitions, with the 95 %
@@ -1418,8 +1435,10 @@ def throughput(results):
     timed groups with a pair: arrival-bound, so no cached/send point, as the tables
     give no ratio, ``stats.arrival_bound``), ``groups`` (how many) and
     ``ratio_log`` (the cached/send axis, which holds every ratio and the interval ends
-    near them, is logarithmic: ``ratio_bounds``) and ``ratio_cut`` (how many interval
-    ends far off it cuts at its edge). Raises ``NoData`` when no case has
+    near them, is logarithmic: ``ratio_bounds``), ``ratio_cut`` (how many interval
+    ends far off it cuts at its edge) and ``ratio_also`` (of several runs, the other
+    ratio some pair and the panel does not draw, with those runs: ``other_ratio_runs``).
+    Raises ``NoData`` when no case has
     ``output_tokens_per_s``."""
     results, note = _timed_only(results.by_arm())
     cases = _throughput_cases(results)
@@ -1464,7 +1483,8 @@ def throughput(results):
             ratio_interval=any(r["ratio_low"] == r["ratio_low"] for r in rows),
             cut=panel["cut"], log=panel["log"], timed=panel["timed"], groups=len(groups),
             load_bound=panel["load_bound"], ratio_withheld=withheld,
-            ratio_log=ratio_log, ratio_cut=ratio_cut, stacked=len(panes) == 2 and panes[1] is axes[1][0]
+            ratio_log=ratio_log, ratio_cut=ratio_cut,
+            ratio_also=other_ratio_runs(cases, arms) if rows and multi else None, stacked=len(panes) == 2 and panes[1] is axes[1][0]
             if len(axes) == 2 else False)
     return fig
 
