@@ -277,7 +277,7 @@ def send_direct_lines(summaries: list[dict[str, Any]]) -> list[str]:
     """One sentence per (B, N, codec) with both a ``send`` and a ``direct`` complete
     ``--pp`` case (means over repetitions): the payload bytes per step each sends the
     stages, the ids direct moves over gloo instead, the payload all stages receive per
-    step, the hops that carry the same; then, where no case's timings are withheld
+    step under each and send - direct of it, the hops that carry the same; then, where no case's timings are withheld
     (``analysis.cores``), stage 0's receive median, the direct ids' and the output
     tokens/s of each, else that they are left out. The terminal (``scenarios/pp``) and
     the report's findings print these lines."""
@@ -308,7 +308,7 @@ def send_direct_lines(summaries: list[dict[str, Any]]) -> list[str]:
             text += (f" and {_nb(ids)} B of sampled ids per step over gloo, last stage -> "
                      f"{others}; payload all stages receive per step: send {_nb(n * s_b)} B "
                      f"({n} x {_nb(s_b)}), direct {_nb(n * d_b + ids)} B ({n} x {_nb(d_b)} "
-                     f"+ {_nb(ids)})")
+                     f"+ {_nb(ids)}), send - direct {_nb(n * s_b - (n * d_b + ids))} B")
         same = [p for p in (_bytes_pair("hidden states", "B per hop", *(
             _mean_of(a, "pp_hidden_bytes_per_step") for a in (send, direct))) if n > 1 else None,
                             _bytes_pair("the reply", "B", *(_mean_of(a, "pp_r2s_bytes_per_step")

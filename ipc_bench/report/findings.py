@@ -428,11 +428,12 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
         return clauses + [TIMES_NOT_COMPARED]
     if b and codec != SINGLE_PROCESS and b[SEND]:
         fewer = b["diff"]
+        sends, to, once = _bytes_words(pairs)
         if fewer == 0:  # a codec whose messages carry no token ids either way (replicated)
-            clauses.append("sends as many bytes per step to the runner as send")
+            clauses.append(f"{sends} as many bytes per step {to} as send{once}")
         else:
-            clauses.append(f"sends {abs(fewer):,.0f} {'fewer' if fewer > 0 else 'more'} "
-                           f"bytes per step to the runner ({100 * abs(fewer) / b[SEND]:.1f} "
+            clauses.append(f"{sends} {abs(fewer):,.0f} {'fewer' if fewer > 0 else 'more'} "
+                           f"bytes per step {to}{once} ({100 * abs(fewer) / b[SEND]:.1f} "
                            f"% {OF_SEND_PAYLOAD})")
     e, d = tables["enc"].get(key), tables["dec"].get(key)
     of = (tables["tput"].get(key) or {}).get("n") or 0  # the finding's repetitions
@@ -448,6 +449,19 @@ def _saving_clauses(tables, key: tuple, pairs: list[tuple[dict, dict]] = (),
         clauses.append(_time_clause(bl, *TIME_CLAUSE_WORDS["build"],
                                     (recorded or {}).get(PAIR_METRICS["build"]), of=of))
     return clauses
+
+
+def _bytes_words(pairs: list[tuple[dict, dict]]) -> tuple[str, str, str]:
+    """The verb, destination and tail of a pair finding's bytes clause: ``("sends", "to
+    the runner", "")``, or, for ``--tp`` N > 1 cases (``pairs``' ``tp``), the broadcast
+    the scheduler writes once for the N ranks: ``("writes", "into the broadcast to the
+    2 ranks", ", once for all of them")`` (what reaches the ranks in all, N copies over
+    XPUB, is the tp delivery line's: ``_tp_delivery_findings``)."""
+    tps = {r.get("tp") for pair in pairs for r in pair}
+    n = next(iter(tps)) if len(tps) == 1 else None
+    if is_missing(n) or int(n) <= 1:
+        return "sends", "to the runner", ""
+    return "writes", f"into the broadcast to the {int(n)} ranks", ", once for all of them"
 
 
 def _time_clause(row: dict[str, Any], saves: str, spends: str, noise: str,

@@ -194,7 +194,8 @@ SEND_DIRECT_BYTES = (
     "B=8 N=2 (msgpack): direct sends 20 fewer payload bytes per step to the stages than "
     "send (391 -> 371 B, 5.1 % of send's bytes: no new_token_ids) and 16 B of sampled ids per step "
     "over gloo, last stage -> the other stage; payload all stages receive per step: send "
-    "782 B (2 x 391), direct 758 B (2 x 371 + 16); hidden states 16,384 B per hop under "
+    "782 B (2 x 391), direct 758 B (2 x 371 + 16), send - direct 24 B; hidden states "
+    "16,384 B per hop under "
     "both, the reply 362 B under both")
 
 
