@@ -5,11 +5,12 @@ try:
     import signal
 
     if __name__ == "__main__":
-        # Before any other import: SIGINT / SIGTERM / SIGHUP stay pending until the
-        # command has installed its handlers and imported its C extensions
-        # (ipc_bench.harness.signals).
-        signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM,
-                                                  signal.SIGHUP))
+        # Before any other import: SIGINT / SIGTERM / SIGHUP (and the others of
+        # ipc_bench.harness.signals.HANDLED) stay pending until the command has
+        # installed its handlers and imported its C extensions.
+        signal.pthread_sigmask(signal.SIG_BLOCK, (
+            signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2,
+            signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGXCPU))
         import sys
 
         from ipc_bench.errors import missing_dependency_text, startup_shortage_text

@@ -427,11 +427,12 @@ def shared_five_repetition_run(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def handlers_restored():
-    """This process's SIGINT / SIGTERM / SIGHUP handlers put back after a test that
-    interrupts a command in process (which leaves them ignored, as a shutting-down
-    bench.py wants)."""
-    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    saved = {s: signal.getsignal(s) for s in handled}
+    """This process's SIGINT / SIGTERM / SIGHUP handlers (and those of the other
+    signals ``signals.HANDLED`` routes) put back after a test that interrupts a command
+    in process (which leaves them ignored, as a shutting-down bench.py wants)."""
+    from ipc_bench.harness.signals import HANDLED  # SIGUSR1 and the others too
+
+    saved = {s: signal.getsignal(s) for s in HANDLED}
     yield
     for s, h in saved.items():
         signal.signal(s, h)

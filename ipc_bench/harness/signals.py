@@ -4,7 +4,13 @@
 raise ``Interrupted`` in the main thread, carrying the exit code the run should end
 with (130 / 143 / 129, i.e. 128 + the signal number, as a shell reports it). One the
 process inherited as ignored (``nohup``'s SIGHUP; a script's background job's SIGINT)
-stays ignored, for the whole run and every process it starts.
+stays ignored, for the whole run and every process it starts. So do the other signals
+whose default action ends the process at once, writing nothing, and that another
+process or a limit may send (``kill -USR1``, ``timeout -s ALRM``, a CPU-time limit's
+SIGXCPU: ``WHERE_DEFAULT``), each with its own code (SIGUSR1 138, SIGUSR2 140, SIGALRM
+142, SIGVTALRM 154, SIGPROF 155, SIGXCPU 152), but only where their action is that
+default: a handler the caller put in (a profiler's SIGPROF timer, pytest-timeout's
+SIGALRM) is the caller's and is left alone. The project sends none of these itself.
 
 Start-up: ``bench.py`` blocks these signals (``pthread_sigmask``) in its first
 statement, before any third-party module is imported: a signal that arrives while a C
@@ -74,12 +80,18 @@ from typing import Callable, Iterator, Optional, Sequence, Union
 
 from ipc_bench.errors import one_line
 
+#: Of ``HANDLED``, the signals turned into ``Interrupted`` only where their action is
+#: the default (``SIG_DFL``: the process ends at once, writing nothing, its running
+#: case lost as under SIGKILL), never where a handler is in.
+WHERE_DEFAULT = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGVTALRM,
+                 signal.SIGPROF, signal.SIGXCPU)
 #: Signals turned into ``Interrupted`` (``bench.py`` blocks the same set at its start).
-HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) + WHERE_DEFAULT
 
 
 class Interrupted(BaseException):
-    """SIGINT, SIGTERM or SIGHUP arrived; ``code`` is the exit code (130, 143, 129).
+    """SIGINT, SIGTERM, SIGHUP or another of ``HANDLED`` arrived; ``code`` is the exit
+    code, 128 + the signal's number (130, 143, 129; SIGUSR1 138).
 
     A ``BaseException``, like ``KeyboardInterrupt``, so ``except Exception`` blocks
     on the way up do not swallow it. ``reported``: the interrupt's one line has been
@@ -326,7 +338,10 @@ def install(keep_blocked: bool = False) -> dict:
     returns the old handlers for ``restore``. A signal this process found ignored
     (``SIG_IGN``, inherited: SIGHUP under ``nohup``, SIGINT in a background job of a
     shell script) stays ignored, as Python leaves such a SIGINT: the launcher asked for
-    it, and a signal ignored before ``install`` could not be caught there anyway.
+    it, and a signal ignored before ``install`` could not be caught there anyway. One
+    of ``WHERE_DEFAULT`` is routed only where its action is the default (``SIG_DFL``);
+    a handler found there is left in, and its signal is blocked until ``unblock()`` as
+    the others are.
 
     ``keep_blocked`` (``cli.main`` called in process): one of ``HANDLED`` that this
     thread's mask blocks is the caller's choice and is left as one ignored is: its
@@ -352,7 +367,8 @@ def install(keep_blocked: bool = False) -> dict:
         _State.kept = frozenset(s for s in HANDLED if keep_blocked and s in _State.mask)
         block()
         old = {s: h for s in HANDLED if s not in _State.kept
-               and (h := signal.getsignal(s)) is not signal.SIG_IGN}
+               and (h := signal.getsignal(s)) is not signal.SIG_IGN
+               and (s not in WHERE_DEFAULT or h is signal.SIG_DFL)}
         for s in old:
             signal.signal(s, _handler)
         _State.installed = True

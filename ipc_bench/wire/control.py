@@ -201,7 +201,9 @@ def beating(beat: Callable[[], None]) -> Iterator[None]:
 
 
 #: The signals ``bench.py`` turns into exceptions (``harness.signals.HANDLED``).
-_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1,
+                 signal.SIGUSR2, signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF,
+                 signal.SIGXCPU)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from ipc_bench.harness import signals
 from script_module import load_script
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -21,7 +22,7 @@ HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 @pytest.fixture(autouse=True)
 def _handlers_back():
     """``signals.restore`` leaves the signals ignored after one arrived."""
-    old = {s: signal.getsignal(s) for s in HANDLED}
+    old = {s: signal.getsignal(s) for s in signals.HANDLED}  # all, put back
     yield
     for s, h in old.items():
         signal.signal(s, h)

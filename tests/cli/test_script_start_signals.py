@@ -131,7 +131,7 @@ def test_table_scripts_called_in_process_give_the_handlers_back(name, work, monk
     module = load_script(name)
     monkeypatch.setattr(module, "_parse", lambda argv: argparse.Namespace())
     monkeypatch.setattr(module, work, _sigterm)
-    before = {s: signal.getsignal(s) for s in HANDLED}
+    before = {s: signal.getsignal(s) for s in signals.HANDLED}  # all, put back
 
     def mine(signum, frame):  # never runs: the script's handlers are in meanwhile
         raise AssertionError(signum)

@@ -29,7 +29,7 @@ def _sigterm(*_args, **_kwargs):
 @pytest.fixture
 def handlers():
     """The test's own handler on each of ``HANDLED`` (returned), put back after it."""
-    before = {s: signal.getsignal(s) for s in HANDLED}
+    before = {s: signal.getsignal(s) for s in signals.HANDLED}  # all, put back
 
     def mine(signum, frame):  # never runs: the script's handlers are in meanwhile
         raise AssertionError(signum)
