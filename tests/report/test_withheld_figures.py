@@ -93,8 +93,9 @@ def test_findings_and_the_pair_table_give_bytes_only_where_timings_are_withheld(
                        "size may be the machine's noise, which can reach tens of % between " \
                        "two runs of one case on a loaded machine (run with `--repeat N` " \
                        "for 95 % intervals)."
-    assert "At 8 running requests, tp=2 (msgpack), cached sends 20 fewer " \
-           "bytes per step to the runner (5.0 % of send's scheduler → runner payload); " \
+    assert "At 8 running requests, tp=2 (msgpack), cached writes 20 fewer " \
+           "bytes per step into the broadcast to the 2 ranks, once for all of them " \
+           "(5.0 % of send's scheduler → runner payload); " \
            "times and tokens/s left out (fewer " \
            "than N + 2 cores: see `*` below)." in lines
     published = [ln for ln in lines if ln.startswith("At 8 running requests, "
