@@ -1611,8 +1611,24 @@ def _breakdown_legend(fig, axes, overlap_only: bool) -> None:
                 label = EXCESS_LABEL
                 handle.set_label(label)
             legend.setdefault(label, handle)
-    fig.legend(list(legend.values()), list(legend), loc="outside lower center",
-               ncols=3 if len(legend) <= 9 else 2, fontsize="small")  # 2: as wide as 3
+    _fitted_fig_legend(fig, list(legend.values()), list(legend),
+                       ncols=3 if len(legend) <= 9 else 2)  # 2: as wide as 3
+
+
+def _fitted_fig_legend(fig, handles, labels, ncols: int):
+    """A figure legend under the panels (``loc="outside lower center"``) in at most
+    ``ncols`` columns, as many as fit the figure's width: a column fewer each time its
+    window extent is wider than the figure's (less 2 % each side), down to one. Returns
+    the legend."""
+    renderer = fig.canvas.get_renderer()
+    limit = 0.96 * fig.get_window_extent(renderer).width
+    for n in range(max(1, ncols), 0, -1):
+        leg = fig.legend(handles, labels, loc="outside lower center", ncols=n,
+                         fontsize="small")
+        if n == 1 or leg.get_window_extent(renderer).width <= limit:
+            return leg
+        leg.remove()
+    return leg
 
 
 def _async_bars(cases):
