@@ -484,9 +484,11 @@ def _send_cost_caption(d: dict) -> str:
 
 
 def _tp_saving_caption(d: dict) -> str:
-    """``plots.tp_saving_figure``'s caption: its panels, and the transports it drew as
-    one line because their lines are equal (``d["merged"]``: per panel title, the
-    transports of each such line)."""
+    """``plots.tp_saving_figure``'s caption: its panels, what a line is (a transport and
+    codec, and a workload where ``d["workloads"]`` names several running-request
+    counts), and the lines it drew as one because they are equal (``d["merged_labels"]``:
+    per panel title, each such line's legend label, naming its codec, K and workload as
+    the legend does; ``d["merged"]``'s transports where a record lacks the labels)."""
     text = ("Send minus cached per step against the number of runner ranks N (scenario "
             "tp-broadcast), mean over repetitions: the bytes the scheduler writes once "
             "(the ring's chunk, or the frame handed once to ZeroMQ's XPUB, which then "
@@ -497,13 +499,20 @@ def _tp_saving_caption(d: dict) -> str:
             "slowest rank's receive-to-ready time, median over steps: from the later of "
             "the scheduler's send and the rank's asking for the step to the rank having "
             "decoded it (a backlog left out; tp_ready_ns_median).")
-    merged = d.get("merged") or {}
+    workloads = d.get("workloads") or []
+    if workloads:
+        text += (" A line is one transport and codec at one running-request count ("
+                 + ", ".join(map(str, workloads)) + f"; \"{workloads[0]} running\" in a "
+                 "label): "
+                 "workloads are drawn apart, never averaged together.")
+    merged = d.get("merged_labels") or {
+        panel: [" = ".join(t) for t in lines] for panel, lines in (d.get("merged") or {}).items()}
     if merged:
-        text += (" Transports whose lines are equal at every N they share are drawn as one "
-                 "line in the first one's colour, its label naming each (a transport run "
-                 "at fewer Ns with them): "
-                 + "; ".join(f"{panel}: " + ", ".join(" = ".join(t) for t in lines)
-                             for panel, lines in merged.items()) + ".")
+        text += (" Transports whose lines are equal at every N they share (of one workload "
+                 "and codec) are drawn as one line in the first one's colour, its label "
+                 "naming each (a transport run at fewer Ns with them): "
+                 + "; ".join(f"{panel}: " + ", ".join(labels)
+                             for panel, labels in merged.items()) + ".")
     return text + _times_withheld(d.get("withheld") or 0)
 
 

@@ -2080,15 +2080,19 @@ def tp_saving_figure(results):
     tp-broadcast): send minus cached (``analysis.tp.tp_saving``, mean over repetitions)
     of the bytes written once, the N decodes summed and the slowest rank's median
     receive-to-ready time, one line per transport and codec (and draft count K,
-    ``--num-spec-tokens``, where the run has several); and of the bytes that reach the N
-    ranks together (``tp_s2r_wire_bytes_all_ranks_per_step``: a ring's chunk once, read by
-    every rank; XPUB's frame N times). Lines of one codec and K equal at every N (the
-    bytes written once by ipc, shm and shm-block) are drawn as one, labelled with every
-    transport it stands for (``ipc = shm = shm-block / msgpack``, ``_merge_equal``), in
-    its first transport's colour, so none hides another; each panel has its own legend.
-    The times of cases whose timings are withheld (``analysis.cores``) are not drawn.
-    Records ``merged``: per panel title, the transports drawn as one line (those of
-    2 or more). Raises ``ValueError``
+    ``--num-spec-tokens``, and workload, ``--num-running``, where the run has several:
+    workloads are never averaged together, their marker and label tell them apart); and
+    of the bytes that reach the N ranks together (``tp_s2r_wire_bytes_all_ranks_per_step``:
+    a ring's chunk once, read by every rank; XPUB's frame N times). Lines of one workload,
+    codec and K equal at every N (the bytes written once by ipc, shm and shm-block) are
+    drawn as one, labelled with every transport it stands for
+    (``ipc = shm = shm-block / msgpack``, ``_merge_equal``), in its first transport's
+    colour, so none hides another; each panel has its own legend. The times of cases
+    whose timings are withheld (``analysis.cores``) are not drawn. Records ``merged``:
+    per panel title, the transports drawn as one line (those of 2 or more);
+    ``merged_labels``: per panel title, those lines' legend labels (naming the codec, and
+    K and workload where several); ``workloads``: the running-request counts, when there
+    are several (else ``[]``). Raises ``ValueError``
     when ``results`` holds several runs, ``NoData`` without send/cached pairs of
     ``--tp`` cases."""
     from ipc_bench.analysis.tp import SAVING_KEYS, tp_saving
@@ -2110,32 +2114,43 @@ def tp_saving_figure(results):
     fig, axes = _figure(1, len(_TP_PANELS), width=18, height=4.6)
     lines = sorted({(r["transport"], r["codec"], r["num_spec_tokens"]) for r in rows})
     several_k = len({k for _, _, k in lines}) > 1
+    for r in rows:  # 16.0 (a column with gaps) as 16
+        b = r["num_running"]
+        if isinstance(b, float) and b == b and b.is_integer():
+            r["num_running"] = int(b)
+    workloads = sorted({r["num_running"] for r in rows},
+                       key=lambda b: (not isinstance(b, (int, float)), str(b).zfill(12)))
+    several_b = len(workloads) > 1
     colors = {t: c for t, c in zip(sorted({t for t, _, _ in lines}),
                                    (*POLICY_COLORS.values(), *_EXTRA_COLORS))}
-    markers = dict(zip(sorted({k for _, _, k in lines}), ("o", "s", "^", "D", "v", "P")))
-    merged = {}
+    markers = dict(zip([(b, k) for b in workloads for k in sorted({k for _, _, k in lines})],
+                       ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p")))
+    merged, merged_labels = {}, {}
     for ax, (key, scale, ylabel, title) in zip(axes[0], _TP_PANELS):
         if key[len("saving_"):] in timing_keys and not any(key in r for r in rows):
             ax.text(0.5, 0.5, "timings left out\n(why: above)", ha="center", va="center",
                     transform=ax.transAxes)
         series = {}
-        for transport, codec, k in lines:
-            by_n: dict[int, list[float]] = {}
-            for r in rows:
-                if (r["transport"], r["codec"], r["num_spec_tokens"]) == (transport, codec, k) \
-                        and key in r:
-                    by_n.setdefault(int(r["tp"]), []).append(r[key] * scale)
-            if by_n:
-                series[(transport, codec, k)] = {n: sum(v) / len(v) for n, v in by_n.items()}
-        for transports, codec, k, means in _merge_equal(series):
+        for b in workloads:
+            for transport, codec, k in lines:
+                by_n: dict[int, list[float]] = {}
+                for r in rows:
+                    if (r["num_running"], r["transport"], r["codec"],
+                            r["num_spec_tokens"]) == (b, transport, codec, k) and key in r:
+                        by_n.setdefault(int(r["tp"]), []).append(r[key] * scale)
+                if by_n:
+                    series[(transport, (b, codec, k))] = {n: sum(v) / len(v)
+                                                          for n, v in by_n.items()}
+        for transports, (b, codec, k), means in _merge_equal(series):
             ns = sorted(means)
-            ax.plot(ns, [means[n] for n in ns], marker=markers.get(k, "o"),
+            label = (f"{' = '.join(transports)} / {codec}" + (f" / K={k}" if several_k else "")
+                     + (f" / {b} running" if several_b else ""))
+            ax.plot(ns, [means[n] for n in ns], marker=markers.get((b, k), "o"),
                     color=colors[transports[0].split(" ")[0]],
-                    linestyle=codec_linestyle(codec),
-                    label=f"{' = '.join(transports)} / {codec}"
-                    + (f" / K={k}" if several_k else ""))
+                    linestyle=codec_linestyle(codec), label=label)
             if len(transports) > 1:
                 merged.setdefault(title, []).append(transports)
+                merged_labels.setdefault(title, []).append(label)
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.set_xticks(sorted({int(r["tp"]) for r in rows}))
         ax.set_xlabel("runner ranks N")
@@ -2147,29 +2162,31 @@ def tp_saving_figure(results):
     fig.suptitle(_with_note("Send's saving per step against N (tensor-parallel broadcast)",
                             note), fontsize="medium")
     _record(fig, series=lines, panels=[t for _, _, _, t in _TP_PANELS],
-            withheld=len(hidden), merged=merged)
+            withheld=len(hidden), merged=merged, merged_labels=merged_labels,
+            workloads=workloads if several_b else [])
     return fig
 
 
-def _merge_equal(series: dict) -> list[tuple[list[str], str, int, dict]]:
-    """``series`` ((transport, codec, K) -> {N: mean}) as the lines to draw:
-    ``(transports, codec, K, means)``, in order, a transport of the same codec and K
-    whose means equal a line's (within 1e-9 relative) at every N both have (one at
-    least) merged into it, its points added; a transport merged into a line of more Ns
-    than its own is named with its Ns (``shm (N = 1)``: a spinning ring's one rank)."""
-    out: list[tuple[list, str, int, dict]] = []
-    for (transport, codec, k), means in series.items():
-        for names, c, kk, m in out:
+def _merge_equal(series: dict) -> list[tuple[list[str], tuple, dict]]:
+    """``series`` ((transport, group) -> {N: mean}; ``group`` what a line must share to
+    be merged: its workload, codec and K) as the lines to draw:
+    ``(transports, group, means)``, in order, a transport of the same group whose means
+    equal a line's (within 1e-9 relative) at every N both have (one at least) merged
+    into it, its points added; a transport merged into a line of more Ns than its own is
+    named with its Ns (``shm (N = 1)``: a spinning ring's one rank)."""
+    out: list[tuple[list, tuple, dict]] = []
+    for (transport, group), means in series.items():
+        for names, g, m in out:
             both = set(m) & set(means)
-            if (c, kk) == (codec, k) and both and all(
+            if g == group and both and all(
                     math.isclose(m[n], means[n], rel_tol=1e-9, abs_tol=1e-9) for n in both):
                 names.append((transport, sorted(means)))
                 m.update(means)
                 break
         else:
-            out.append(([(transport, sorted(means))], codec, k, dict(means)))
+            out.append(([(transport, sorted(means))], group, dict(means)))
     return [([t if ns == sorted(m) else f"{t} (N = {', '.join(map(str, ns))})"
-              for t, ns in names], c, k, m) for names, c, k, m in out]
+              for t, ns in names], g, m) for names, g, m in out]
 
 
 @_finished_cases

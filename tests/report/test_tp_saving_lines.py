@@ -59,11 +59,11 @@ def test_equal_lines_are_one_line_and_the_ranks_bytes_have_a_panel():
     assert ("the bytes that reach the N ranks all together "
             "(tp_s2r_wire_bytes_all_ranks_per_step: the ring's chunk once, read by every "
             "rank; XPUB's frame N times, one per connection)") in caption
-    assert (" Transports whose lines are equal at every N they share are drawn as one "
-            "line in the first one's colour, its label naming each (a transport run at "
-            "fewer Ns with them): bytes the scheduler writes (once): ipc = shm (N = 1) = "
-            "shm-block; bytes reaching the N ranks, all together: ipc = shm (N = 1).") \
-        in caption
+    assert (" Transports whose lines are equal at every N they share (of one workload "
+            "and codec) are drawn as one line in the first one's colour, its label naming "
+            "each (a transport run at fewer Ns with them): bytes the scheduler writes "
+            "(once): ipc = shm (N = 1) = shm-block / msgpack; bytes reaching the N ranks, "
+            "all together: ipc = shm (N = 1) / msgpack.") in caption
 
 
 def test_lines_that_differ_stay_apart():
