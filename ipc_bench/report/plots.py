@@ -825,6 +825,41 @@ def _legend(ax, **kw) -> None:
         ax.legend(fontsize="small", **kw)
 
 
+def _points_under_legend(fig, ax) -> list[tuple[float, float]]:
+    """The data points (x, y) of ``ax``'s series (an error bar's data line, a labelled
+    line's markers; not the caps, bars or cut marks) that lie inside its legend's window
+    extent, grown by half a marker, with the figure laid out as it is now; ``[]`` where
+    ``ax`` has no legend."""
+    from matplotlib.container import ErrorbarContainer
+
+    leg = ax.get_legend()
+    if leg is None:
+        return []
+    fig.canvas.draw()
+    box = leg.get_window_extent()
+    under = []
+    data = [c.lines[0] for c in ax.containers
+            if isinstance(c, ErrorbarContainer) and c.lines[0] is not None]
+    for line in data + [ln for ln in ax.lines if not ln.get_label().startswith("_")]:
+        if line.get_marker() in (None, "None", ""):
+            continue
+        pad = line.get_markersize() * fig.dpi / 72 / 2
+        for (x, y), (px, py) in zip(line.get_xydata(),
+                                    ax.transData.transform(line.get_xydata())):
+            if box.x0 - pad <= px <= box.x1 + pad and box.y0 - pad <= py <= box.y1 + pad:
+                under.append((float(x), float(y)))
+    return under
+
+
+def _legend_clear_of_points(fig, ax) -> None:
+    """Move ``ax``'s legend out of the axes, to its right (the layout makes room),
+    where, laid out, it covers a data point (``_points_under_legend``); left in place
+    otherwise."""
+    if _points_under_legend(fig, ax):
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  borderaxespad=0.0)
+
+
 # --------------------------------------------------------------------------------------
 # figures
 
@@ -1420,7 +1455,8 @@ def throughput(results):
     (``stats.summarize_pairs`` with the runs' ``--ci-method``: for ``t``, the geometric
     mean of the paired ratios and its t interval, as the CLI's comparison block), or,
     in an ``--async-scheduling`` run (no send arm), cached+async / cached the same way
-    (``throughput_ratio_rows``).
+    (``throughput_ratio_rows``). A panel's legend that, laid out, covers a data point
+    goes to the panel's right (``_legend_clear_of_points``).
     Single-process cases (codec ``none``) appear as their own series, as does each arm
     of a policy (``send'``, ``cached+async``: ``Results.by_arm``). Works on several
     runs: each group draws only the series it has, side by side in its slot, so a run
@@ -1472,6 +1508,8 @@ def throughput(results):
     _readable_ticks(fig, panes)
     if note:
         fig.suptitle(_note_lines(note), fontsize="small")
+    for ax in panes:
+        _legend_clear_of_points(fig, ax)
     method = results_ci_method(results.metadata)
     reps = cases.groupby(["run_id", "workload", "policy", "codec"], observed=True).size()
     _record(fig, series=[key for key, _ in _series(cases)],
