@@ -505,9 +505,12 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
                   + (f", or --num-running {running} or fewer (it sizes the KV cache "
                      "here)" if running >= 1 else "") + ", or a smaller --model-preset")
     elif blocks_needed is not None and blocks_needed > fit >= 1:
+        per_request = _blocks_per_request(scheduler, running_for_blocks, blocks_needed,
+                                          needed_by) if need_words is None else None
+        given = fit // per_request if per_request else 0
         advice = (f"no --num-blocks fits this workload on this device: it needs "
                   f"{blocks_needed:,} blocks ({what}), and at most {fit:,} fit beside the "
-                  f"weights: {_workload_advice(scheduler, fit, running, need_words)}")
+                  f"weights: {_workload_advice(scheduler, fit, running, need_words, given)}")
     raise ModelMemoryError(
         f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}), "
@@ -515,15 +518,37 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
         advice, fit, device, device_memory_bytes, device_label)
 
 
+def _blocks_per_request(scheduler: "SchedulerConfig",
+                        running_for_blocks: Optional[Callable[[int], int]],
+                        blocks_needed: int, needed_by: Optional[str]) -> Optional[int]:
+    """The KV blocks one request of the steady case that needs ``blocks_needed`` holds
+    at its longest (``blocks_needed`` / its ``--num-running``, as
+    ``scenario.check_steady_cache`` divides it): that case's count from ``needed_by``
+    (``"--num-running 1024"``), else, where ``--num-running`` sizes the cache
+    (``running_for_blocks``), the count that sized ``scheduler.num_blocks``; ``None``
+    where neither gives a count that divides ``blocks_needed``."""
+    if needed_by is not None:
+        words = needed_by.split()
+        b = int(words[1]) if len(words) == 2 and words[0] == "--num-running" \
+            and words[1].isdigit() else 0
+    else:
+        b = running_for_blocks(scheduler.num_blocks) if running_for_blocks else 0
+    return blocks_needed // b if b >= 1 and blocks_needed % b == 0 else None
+
+
 def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
-                     need_words: Optional[str]) -> str:
+                     need_words: Optional[str], given: int = 0) -> str:
     """What lets a workload whose least ``--num-blocks`` is above the ``fit`` blocks that
     fit beside the weights run (``check_model_memory``): a trace replay's (``need_words``
     given) a trace of shorter requests, or a ``--max-model-len`` of at most ``fit`` blocks'
     tokens (where below ``scheduler.max_model_len``: no request then holds more), with
     ``--num-blocks`` at most ``fit``; a steady case's fewer ``--num-running``, at most
-    ``running`` where it sizes the KV cache (above 0), else with ``--num-blocks`` at
-    most ``fit``; then a smaller ``--model-preset``."""
+    ``running`` where it sizes the KV cache (above 0) and, where larger, ``given`` at
+    least with ``--num-blocks fit`` given (``fit`` over the blocks one request of this
+    batch holds at its longest, ``_blocks_per_request``: a smaller batch's requests,
+    run for fewer steps, hold no more, so somewhat more may fit; 0: not named), else
+    with ``--num-blocks``
+    at most ``fit``; then a smaller ``--model-preset``."""
     if need_words:
         most = fit * scheduler.block_size
         shorter = (f", or give --max-model-len {most:,} or lower (longer prompts are "
@@ -531,6 +556,10 @@ def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
                    else "")
         return (f"replay a trace of shorter requests{shorter}, with --num-blocks at most "
                 f"{fit:,}; or use a smaller --model-preset")
+    if running >= 1 and given > running:
+        return (f"lower --num-running (at most {running:,} where it sizes the KV cache; "
+                f"with --num-blocks {fit:,} given, {given:,} at least, as a request holds "
+                "no more blocks in a smaller batch's steps) or use a smaller --model-preset")
     if running >= 1:
         return (f"lower --num-running (at most {running:,}: it sizes the KV cache here) or "
                 "use a smaller --model-preset")
