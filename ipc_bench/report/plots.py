@@ -2152,12 +2152,7 @@ def tp_saving_figure(results):
     fig, axes = _figure(1, len(_TP_PANELS), width=18, height=4.6)
     lines = sorted({(r["transport"], r["codec"], r["num_spec_tokens"]) for r in rows})
     several_k = len({k for _, _, k in lines}) > 1
-    for r in rows:  # 16.0 (a column with gaps) as 16
-        b = r["num_running"]
-        if isinstance(b, float) and b == b and b.is_integer():
-            r["num_running"] = int(b)
-    workloads = sorted({r["num_running"] for r in rows},
-                       key=lambda b: (not isinstance(b, (int, float)), str(b).zfill(12)))
+    workloads = _tp_workloads(rows)
     several_b = len(workloads) > 1
     colors = {t: c for t, c in zip(sorted({t for t, _, _ in lines}),
                                    (*POLICY_COLORS.values(), *_EXTRA_COLORS))}
@@ -2168,17 +2163,7 @@ def tp_saving_figure(results):
         if key[len("saving_"):] in timing_keys and not any(key in r for r in rows):
             ax.text(0.5, 0.5, "timings left out\n(why: above)", ha="center", va="center",
                     transform=ax.transAxes)
-        series = {}
-        for b in workloads:
-            for transport, codec, k in lines:
-                by_n: dict[int, list[float]] = {}
-                for r in rows:
-                    if (r["num_running"], r["transport"], r["codec"],
-                            r["num_spec_tokens"]) == (b, transport, codec, k) and key in r:
-                        by_n.setdefault(int(r["tp"]), []).append(r[key] * scale)
-                if by_n:
-                    series[(transport, (b, codec, k))] = {n: sum(v) / len(v)
-                                                          for n, v in by_n.items()}
+        series = _tp_series(rows, key, scale, workloads, lines)
         for transports, (b, codec, k), means in _merge_equal(series):
             ns = sorted(means)
             label = (f"{' = '.join(transports)} / {codec}" + (f" / K={k}" if several_k else "")
@@ -2203,6 +2188,37 @@ def tp_saving_figure(results):
             withheld=len(hidden), merged=merged, merged_labels=merged_labels,
             workloads=workloads if several_b else [])
     return fig
+
+
+def _tp_workloads(rows: list[dict]) -> list:
+    """The running-request counts (``num_running``) of ``tp_saving`` ``rows``, in
+    order, a count read as a float (16.0, from a column with gaps) set to its int in
+    ``rows`` as well."""
+    for r in rows:
+        b = r["num_running"]
+        if isinstance(b, float) and b == b and b.is_integer():
+            r["num_running"] = int(b)
+    return sorted({r["num_running"] for r in rows},
+                  key=lambda b: (not isinstance(b, (int, float)), str(b).zfill(12)))
+
+
+def _tp_series(rows: list[dict], key: str, scale: float, workloads: list,
+               lines: list[tuple]) -> dict:
+    """``tp_saving`` ``rows``' ``key`` x ``scale`` per line, mean over repetitions:
+    ``(transport, (num_running, codec, K)) -> {N: mean}`` for each workload of
+    ``workloads`` and ``(transport, codec, K)`` of ``lines`` that has the key."""
+    series = {}
+    for b in workloads:
+        for transport, codec, k in lines:
+            by_n: dict[int, list[float]] = {}
+            for r in rows:
+                if (r["num_running"], r["transport"], r["codec"],
+                        r["num_spec_tokens"]) == (b, transport, codec, k) and key in r:
+                    by_n.setdefault(int(r["tp"]), []).append(r[key] * scale)
+            if by_n:
+                series[(transport, (b, codec, k))] = {n: sum(v) / len(v)
+                                                      for n, v in by_n.items()}
+    return series
 
 
 def _merge_equal(series: dict) -> list[tuple[list[str], tuple, dict]]:
