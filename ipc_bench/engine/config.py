@@ -558,8 +558,8 @@ def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
                 f"{fit:,}; or use a smaller --model-preset")
     if running >= 1 and given > running:
         return (f"lower --num-running (at most {running:,} where it sizes the KV cache; "
-                f"with --num-blocks {fit:,} given, {given:,} at least, as a request holds "
-                "no more blocks in a smaller batch's steps) or use a smaller --model-preset")
+                f"with --num-blocks {fit:,} given, --num-running {given:,} runs, a few more may: "
+                "a request holds no more blocks in a smaller batch's steps) or use a smaller --model-preset")
     if running >= 1:
         return (f"lower --num-running (at most {running:,}: it sizes the KV cache here) or "
                 "use a smaller --model-preset")

@@ -27,7 +27,8 @@ def test_the_refusal_names_the_batch_that_fits_the_blocks_given(capsys, tmp_path
         "no --num-blocks fits this workload on this device: it needs 135,000 blocks (the "
         "most this case's requests hold in its steps), and at most 57,038 fit beside the "
         "weights: lower --num-running (at most 221 where it sizes the KV cache; with "
-        "--num-blocks 57,038 given, 2,112 at least, as a request holds no more blocks in a "
+        "--num-blocks 57,038 given, --num-running 2,112 runs, a few more may: a request "
+        "holds no more blocks in a "
         "smaller batch's steps) or use a smaller --model-preset")
 
 
@@ -39,7 +40,7 @@ def test_the_batch_named_runs_with_the_blocks_named(tmp_path):
 
 @pytest.mark.parametrize("needed_by, words", [
     # the case that needs the most, of a run of several counts: 144 blocks a request
-    ("--num-running 1024", "with --num-blocks 57,038 given, 396 at least"),
+    ("--num-running 1024", "with --num-blocks 57,038 given, --num-running 396 runs"),
     # a count that does not divide the need: no per-request figure, nothing named
     ("--num-running 1000", None),
 ])
@@ -56,5 +57,5 @@ def test_the_case_that_needs_the_most_gives_the_blocks_a_request_holds(needed_by
                              "or use a smaller --model-preset")
     else:
         assert text.endswith(f"lower --num-running (at most 221 where it sizes the KV "
-                             f"cache; {words}, as a request holds no more blocks in a "
+                             f"cache; {words}, a few more may: a request holds no more blocks in a "
                              f"smaller batch's steps) or use a smaller --model-preset")

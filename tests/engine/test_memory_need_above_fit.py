@@ -32,7 +32,8 @@ def test_a_steady_case_whose_num_running_sizes_the_cache(tmp_path):
         "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 512.5 GiB of KV cache "
         "(num_blocks 262,400 x block_size 16), 527.5 GiB in all, on an emulated NVIDIA H200; "
         f"it has 140.4 GiB, {H200}lower --num-running (at most 221 where it sizes the KV "
-        "cache; with --num-blocks 57,038 given, 396 at least, as a request holds no more "
+        "cache; with --num-blocks 57,038 given, --num-running 396 runs, a few more may: a "
+        "request holds no more "
         "blocks in a smaller batch's steps) or use a smaller --model-preset\n"))
     assert not (tmp_path / "run").exists()
 
