@@ -499,12 +499,7 @@ def _tp_saving_caption(d: dict) -> str:
             "slowest rank's receive-to-ready time, median over steps: from the later of "
             "the scheduler's send and the rank's asking for the step to the rank having "
             "decoded it (a backlog left out; tp_ready_ns_median).")
-    workloads = d.get("workloads") or []
-    if workloads:
-        text += (" A line is one transport and codec at one running-request count ("
-                 + ", ".join(map(str, workloads)) + f"; \"{workloads[0]} running\" in a "
-                 "label): "
-                 "workloads are drawn apart, never averaged together.")
+    text += _tp_workloads_sentence(d.get("workloads") or [], "one transport and codec")
     merged = d.get("merged_labels") or {
         panel: [" = ".join(t) for t in lines] for panel, lines in (d.get("merged") or {}).items()}
     if merged:
@@ -516,16 +511,35 @@ def _tp_saving_caption(d: dict) -> str:
     return text + _times_withheld(d.get("withheld") or 0)
 
 
+def _tp_workloads_sentence(workloads: list, line: str) -> str:
+    """A ``--tp`` figure caption's sentence on what a line is where the run has several
+    running-request counts (``workloads``, as ``plots.drawn`` records them), ``line``
+    saying what else it is ("one transport and codec"); ``""`` for ``[]``."""
+    if not workloads:
+        return ""
+    return (f" A line is {line} at one running-request count ("
+            + ", ".join(map(str, workloads)) + f"; \"{workloads[0]} running\" in a label): "
+            "workloads are drawn apart, never averaged together.")
+
+
 def _tp_per_step_caption(d: dict) -> str:
+    """``plots.tp_per_step_figure``'s caption: its panels, what a line is (a workload
+    too where ``d["workloads"]`` names several running-request counts), and the cases
+    whose times it does not draw (``d["withheld"]``)."""
     text = ("Per case against the number of runner ranks N (scenario tp-broadcast), mean "
             "over repetitions: the bytes the scheduler writes once per step (log scale; the "
             "ring's chunk head and payload, or the frame handed once to XPUB)")
+    workloads = d.get("workloads") or []
     if d.get("replicated"):
         return text + (", and for --codecs replicated the scheduler every rank runs itself "
                        "(schedule + build + update per step): one rank's (dashed) and the "
                        "N ranks' together (solid), what the machine pays."
+                       + _tp_workloads_sentence(workloads, "one transport, codec and "
+                                                "policy (the replica scheduler's: one "
+                                                "transport and policy)")
                        + _times_withheld(d.get("withheld") or 0))
-    return text + ". No case ran `--codecs replicated`, so the right panel is empty."
+    return (text + ". No case ran `--codecs replicated`, so the right panel is empty."
+            + _tp_workloads_sentence(workloads, "one transport, codec and policy"))
 
 
 def _times_withheld(n: int) -> str:

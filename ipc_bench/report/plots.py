@@ -2202,22 +2202,28 @@ def _tp_workloads(rows: list[dict]) -> list:
                   key=lambda b: (not isinstance(b, (int, float)), str(b).zfill(12)))
 
 
+#: What a ``tp_saving`` line is, besides its workload: the fields ``_tp_series`` matches.
+_TP_LINE = ("transport", "codec", "num_spec_tokens")
+
+
 def _tp_series(rows: list[dict], key: str, scale: float, workloads: list,
-               lines: list[tuple]) -> dict:
-    """``tp_saving`` ``rows``' ``key`` x ``scale`` per line, mean over repetitions:
-    ``(transport, (num_running, codec, K)) -> {N: mean}`` for each workload of
-    ``workloads`` and ``(transport, codec, K)`` of ``lines`` that has the key."""
+               lines: list[tuple], fields: tuple = _TP_LINE) -> dict:
+    """``--tp`` ``rows``' ``key`` x ``scale`` per line and workload, mean over
+    repetitions: ``(line[0], (num_running, *line[1:])) -> {N: mean}`` (for
+    ``tp_saving``: ``(transport, (num_running, codec, K))``) for each workload of
+    ``workloads`` (outer) and each line of ``lines`` (tuples of the values of ``fields``,
+    the row keys a line is, ``(transport, codec, K)`` by default) that has the key;
+    workloads are never averaged together."""
     series = {}
     for b in workloads:
-        for transport, codec, k in lines:
+        for line in lines:
             by_n: dict[int, list[float]] = {}
             for r in rows:
-                if (r["num_running"], r["transport"], r["codec"],
-                        r["num_spec_tokens"]) == (b, transport, codec, k) and key in r:
+                if (r["num_running"], *(r[f] for f in fields)) == (b, *line) and key in r:
                     by_n.setdefault(int(r["tp"]), []).append(r[key] * scale)
             if by_n:
-                series[(transport, (b, codec, k))] = {n: sum(v) / len(v)
-                                                      for n, v in by_n.items()}
+                series[(line[0], (b, *line[1:]))] = {n: sum(v) / len(v)
+                                                     for n, v in by_n.items()}
     return series
 
 
@@ -2248,13 +2254,16 @@ def tp_per_step_figure(results):
     """Per case of the tensor-parallel broadcast (scenario tp-broadcast), against the
     number of runner ranks N, means over repetitions: left, the bytes the scheduler
     writes once per step (log scale), one line per transport, codec and policy (and
-    draft count K, ``--num-spec-tokens``, where the run has several); right,
-    for ``--codecs replicated``, the replica scheduler per step of one rank (dashed:
-    ``tp_replica_scheduler_ns_all_ranks_per_step`` / N) and of the N ranks together
-    (solid: what the machine pays); the times of cases whose timings are withheld
+    draft count K, ``--num-spec-tokens``, and workload, ``--num-running``, where the run
+    has several: workloads are never averaged together, their marker and label, ``/ 16
+    running``, tell them apart); right, for ``--codecs replicated``, the replica
+    scheduler per step of one rank (dashed: ``tp_replica_scheduler_ns_all_ranks_per_step``
+    / N) and of the N ranks together (solid: what the machine pays), per transport and
+    policy (and K and workload likewise); the times of cases whose timings are withheld
     (``analysis.cores``) are not drawn, the title says why and ``drawn``'s ``withheld``
-    counts them. Raises ``ValueError`` when ``results`` holds several runs, ``NoData``
-    without ``--tp`` cases."""
+    counts them. Records ``workloads``: the running-request counts, when there are
+    several (else ``[]``). Raises ``ValueError`` when ``results`` holds several runs,
+    ``NoData`` without ``--tp`` cases."""
     _one_run(results)
     cases = results.cases
     if "tp" not in cases.columns or "tp_s2r_bytes_written_per_step" not in cases.columns:
@@ -2266,22 +2275,27 @@ def tp_per_step_figure(results):
     left, right = axes[0]
     spec = (done["num_spec_tokens"].fillna(0).astype(int) if "num_spec_tokens" in done.columns
             else done["tp"] * 0)  # K: 0 where the run has no draft count
-    keys = sorted({(t, c, p, int(k)) for t, c, p, k in zip(done["transport"], done["codec"],
-                                                          done["policy"], spec)},
+    rows = [dict(r, num_spec_tokens=int(k), num_running=r.get("num_running"))
+            for r, k in zip(frame_records(done), spec)]
+    workloads = _tp_workloads(rows)
+    several_b = len(workloads) > 1
+    keys = sorted({(r["transport"], r["codec"], r["policy"], r["num_spec_tokens"])
+                   for r in rows},
                   key=lambda k: (k[0], codec_rank(k[1]), k[1], policy_rank(k[2]), k[3]))
     several_k = len({k[3] for k in keys}) > 1
     transports = sorted({k[0] for k in keys})
-    markers = dict(zip(transports, ("o", "s", "^", "D")))
-    for transport, codec, policy, k in keys:
-        sel = done[(done["transport"] == transport) & (done["codec"] == codec)
-                   & (done["policy"] == policy) & (spec == k)]
-        by_n = sel.groupby("tp", observed=True)
-        label = f"{transport} / {codec} / {policy}" + (f" / K={k}" if several_k else "")
-        left.plot([int(n) for n in by_n.groups],
-                  list(by_n["tp_s2r_bytes_written_per_step"].mean()), label=label,
-                  marker=markers.get(transport, "o"), color=policy_color(policy),
+    markers = dict(zip([(t, b) for b in workloads for t in transports],
+                       ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p")))
+    series = _tp_series(rows, "tp_s2r_bytes_written_per_step", 1.0, workloads, keys,
+                        ("transport", "codec", "policy", "num_spec_tokens"))
+    for (transport, (b, codec, policy, k)), means in series.items():
+        ns = sorted(means)
+        label = (f"{transport} / {codec} / {policy}" + (f" / K={k}" if several_k else "")
+                 + (f" / {b} running" if several_b else ""))
+        left.plot(ns, [means[n] for n in ns], label=label,
+                  marker=markers.get((transport, b), "o"), color=policy_color(policy),
                   linestyle=codec_linestyle(codec))
-    has_replica, hidden = _replica_panel(right, done.assign(_k=spec), markers)
+    has_replica, hidden = _replica_panel(right, rows, markers, workloads)
     ticks = sorted({int(n) for n in done["tp"]})
     left.set_yscale("log")
     left.set_title("bytes the scheduler writes once per step", fontsize="medium")
@@ -2292,49 +2306,66 @@ def tp_per_step_figure(results):
         ax.set_xticks(ticks)
         ax.set_xlabel("runner ranks N")
         ax.grid(True, alpha=0.3)
-        _legend(ax)
+        _long_legend_under(fig, ax, 4.6)
     note = _times_not_drawn(hidden)
     fig.suptitle(_with_note("Per step against N (tensor-parallel broadcast): bytes written "
                             "once, and the scheduler every replicated rank runs", note),
                  fontsize="medium")
     _record(fig, series=keys, panels=["bytes written once"]
             + (["replica scheduler"] if has_replica else []), replicated=has_replica,
-            withheld=len(hidden))
+            withheld=len(hidden), workloads=workloads if several_b else [])
     return fig
+
+
+def _long_legend_under(fig, ax, height: float, most: int = 12) -> None:
+    """``ax``'s legend: in the panel where it has at most ``most`` entries, else under
+    the panel in two columns, with ``fig`` (``height`` inches high as made) made 0.2 in
+    taller per row of the legend, unless it is already taller, so that the legend stays
+    in the figure (a run of several ``--num-running`` has as many lines per workload)."""
+    labels = ax.get_legend_handles_labels()[1]
+    if len(labels) <= most:
+        _legend(ax)
+        return
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
+    fig.set_size_inches(fig.get_size_inches()[0],
+                        max(fig.get_size_inches()[1],
+                            round(height + 0.2 * ((len(labels) + 1) // 2), 2)))
 
 
 #: The replica scheduler's time per step, all N ranks together (ns).
 _REPLICA = "tp_replica_scheduler_ns_all_ranks_per_step"
 
 
-def _replica_panel(ax, done, markers: dict) -> tuple[bool, list[dict]]:
+def _replica_panel(ax, rows: list[dict], markers: dict,
+                   workloads: list) -> tuple[bool, list[dict]]:
     """Draw on ``ax`` the replica scheduler per step of the ``--codecs replicated``
-    cases of ``done`` (``--tp`` cases, ``_k``: their draft count), µs, means over
-    repetitions: the N ranks' (solid) and one rank's (dashed), one pair of lines per
-    transport, policy and K; the cases whose timings are withheld
+    cases of ``rows`` (``--tp`` case summaries, ``num_spec_tokens`` their draft count),
+    µs, means over repetitions: the N ranks' (solid) and one rank's (dashed), one pair of
+    lines per transport, policy and K of each workload of ``workloads`` (running-request
+    counts, labelled ``/ 16 running`` where there are several; ``markers``: per
+    (transport, workload)); the cases whose timings are withheld
     (``analysis.cores.is_withheld``) are not drawn. Returns ``(whether some case has
     the time, the summaries of those not drawn)``."""
     ax.set_title("replicated: the replica scheduler per step", fontsize="medium")
     ax.set_ylabel("µs per step")
-    has = _REPLICA in done.columns and done[_REPLICA].notna().any()
-    rows = frame_records(done[done["codec"] == "replicated"]) if has else []
-    rows = [r for r in rows if r.get(_REPLICA) is not None and r[_REPLICA] == r[_REPLICA]]
-    hidden = [r for r in rows if cores.is_withheld(r)]
-    shown = [r for r in rows if not cores.is_withheld(r)]
-    several_k = len({r["_k"] for r in shown}) > 1
-    for key in sorted({(r["transport"], r["policy"], r["_k"]) for r in shown},
-                      key=lambda k: (k[0], policy_rank(k[1]), k[2])):
-        transport, policy, k = key
-        by_n: dict[int, list[float]] = {}
-        for r in shown:
-            if (r["transport"], r["policy"], r["_k"]) == key:
-                by_n.setdefault(int(r["tp"]), []).append(r[_REPLICA] * 1e-3)
+    timed = [r for r in rows if not is_missing(r.get(_REPLICA))]
+    has = bool(timed)
+    timed = [r for r in timed if r["codec"] == "replicated"]
+    hidden = [r for r in timed if cores.is_withheld(r)]
+    shown = [r for r in timed if not cores.is_withheld(r)]
+    several_k = len({r["num_spec_tokens"] for r in shown}) > 1
+    keys = sorted({(r["transport"], r["policy"], r["num_spec_tokens"]) for r in shown},
+                  key=lambda k: (k[0], policy_rank(k[1]), k[2]))
+    series = _tp_series(shown, _REPLICA, 1e-3, workloads, keys,
+                        ("transport", "policy", "num_spec_tokens"))
+    for (transport, (b, policy, k)), by_n in series.items():
         ns = sorted(by_n)
-        total = [sum(by_n[n]) / len(by_n[n]) for n in ns]
-        name = f"{transport} / {policy}" + (f" / K={k}" if several_k else "")
+        total = [by_n[n] for n in ns]
+        name = (f"{transport} / {policy}" + (f" / K={k}" if several_k else "")
+                + (f" / {b} running" if len(workloads) > 1 else ""))
         for ys, what, style in ((total, "N ranks", "-"),
                                 ([t / n for t, n in zip(total, ns)], "one rank", "--")):
-            ax.plot(ns, ys, label=f"{name}: {what}", marker=markers.get(transport, "o"),
+            ax.plot(ns, ys, label=f"{name}: {what}", marker=markers.get((transport, b), "o"),
                     color=policy_color(policy), linestyle=style)
     if not shown:
         ax.text(0.5, 0.5, "timings left out\n(why: above)" if hidden
