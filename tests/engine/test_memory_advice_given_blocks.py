@@ -32,10 +32,19 @@ def test_the_refusal_names_the_batch_that_fits_the_blocks_given(capsys, tmp_path
         "smaller batch's steps) or use a smaller --model-preset")
 
 
-def test_the_batch_named_runs_with_the_blocks_named(tmp_path):
-    # 135,000 / 5,000 = 27 blocks a request; 57,038 // 27 = 2,112
+def test_the_batch_named_runs_with_the_blocks_named(tmp_path, monkeypatch):
+    # 135,000 / 5,000 = 27 blocks a request; 57,038 // 27 = 2,112. Every check that could
+    # refuse it runs before the cases do (the scheduler's, with the emulated H200's
+    # figures the runner checks again with): the cases it hands on are the run's
+    from ipc_bench.cli import execute
+
+    handed = []
+    monkeypatch.setattr(execute, "run_cases",
+                        lambda args, cases, *rest, **kw: handed.extend(cases) or 0)
     assert cli_main(STEADY + ["--num-running", "2112", "--num-blocks", "57038", "--quiet",
                               "--output", str(tmp_path / "r")]) == 0
+    assert [(c.labels["num_running"], c.scheduler.num_blocks) for c in handed] == [
+        (2112, 57_038)] * len(handed) and len(handed) == 2
 
 
 @pytest.mark.parametrize("needed_by, words", [
