@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ipc_bench.analysis import results as results_module
+from ipc_bench.analysis import replay_noise
 from ipc_bench.cli.execute import _one_schedule_twice, replay_arm_warnings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,9 +24,14 @@ SEND, CACHED = (dict(case_id=f"trace=azure-conv-timed:20/{arm}/msgpack#0",
 
 def test_arms_of_different_schedules_are_not_read_back(monkeypatch, tmp_path):
     read = []
-    monkeypatch.setattr(results_module, "load", lambda path: read.append(path))
+    monkeypatch.setattr(replay_noise, "run_noisy_arm_warnings",
+                        lambda cases, run_dir: read.append(run_dir) or {})
     assert replay_arm_warnings([SEND, CACHED], tmp_path) == {}
     assert read == []
+    # one arm's two repetitions of one schedule are read back
+    again = dict(SEND, case_id="trace=azure-conv-timed:20/send/msgpack#1")
+    assert replay_arm_warnings([SEND, again], tmp_path) == {}
+    assert read == [tmp_path]
 
 
 def test_one_schedule_twice():

@@ -23,22 +23,33 @@ ASYNC_STEP = dict(sched_ns=10_000, build_ns=5_000, encode_ns=4_000, runner_encod
 SYNC_STEP = dict(ASYNC_STEP, wait_ns=400_000)
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    out = tmp_path_factory.mktemp("overlap") / "async"
+def async_run(out) -> None:
+    """A small ``--async-scheduling`` run of the emulated model into ``out``: its
+    cached+async and cached arms, msgpack, 12 counted steps each."""
     assert cli_main(["--scenario", "decode-steady", "--steps", "12", "--warmup-steps", "3",
                      "--codecs", "msgpack", "--no-floor", "--no-single-process",
                      "--model", "emulated", "--model-preset", "llama-3.2-1b",
                      "--num-running", "3", "--async-scheduling",
                      "--output", str(out)]) == 0
-    res = load(out).by_arm()
-    steps = res.steps
-    for policy, values in (("cached+async", ASYNC_STEP), ("cached", SYNC_STEP)):
-        mask = steps["policy"] == policy
+
+
+def with_steps(run, steps: dict):
+    """``run`` loaded by arm, every counted step of each policy in ``steps`` given its
+    values (column -> value)."""
+    res = load(run).by_arm()
+    for policy, values in steps.items():
+        mask = res.steps["policy"] == policy
         assert mask.any()
         for col, v in values.items():
-            steps.loc[mask, col] = v
+            res.steps.loc[mask, col] = v
     return res
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("overlap") / "async"
+    async_run(out)
+    return with_steps(out, {"cached+async": ASYNC_STEP, "cached": SYNC_STEP})
 
 
 def test_a_negative_transport_is_drawn_as_overlap_above_the_mean_step(results):

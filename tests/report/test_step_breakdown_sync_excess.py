@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from ipc_bench.analysis.results import load
-from ipc_bench.cli import main as cli_main
 from ipc_bench.report import blocks, plots
+from test_step_breakdown_overlap import ASYNC_STEP, async_run, with_steps
 
-#: cached+async: runner busy 288 µs, send + wait 120 µs, transport -168 µs (as
-#: tests/report/test_step_breakdown_overlap.py).
-ASYNC_STEP = dict(sched_ns=10_000, build_ns=5_000, encode_ns=4_000, runner_encode_ns=6_000,
-                  send_ns=20_000, wait_ns=100_000, decode_ns=8_000, runner_decode_ns=12_000,
-                  update_ns=9_000, runner_update_ns=20_000, runner_writeback_ns=10_000,
-                  runner_build_ns=10_000, runner_prepare_ns=30_000,
-                  runner_forward_ns=200_000, runner_idle_ns=0)
-#: cached, synchronous: send + wait 283 µs against runner busy 288 µs, transport -5 µs.
+#: cached+async (ASYNC_STEP, tests/report/test_step_breakdown_overlap.py): runner busy
+#: 288 µs, send + wait 120 µs, transport -168 µs; cached, synchronous: send + wait 283 µs
+#: against runner busy 288 µs, transport -5 µs.
 SYNC_STEP = dict(ASYNC_STEP, wait_ns=263_000)
 
 FIXED = ("Where a scheduler step's time goes, mean µs per counted step (repetitions "
@@ -44,22 +38,8 @@ SYNC_WORDS = (" A synchronous step does not overlap (the scheduler waits for the
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("excess") / "async"
-    assert cli_main(["--scenario", "decode-steady", "--steps", "12", "--warmup-steps", "3",
-                     "--codecs", "msgpack", "--no-floor", "--no-single-process",
-                     "--model", "emulated", "--model-preset", "llama-3.2-1b",
-                     "--num-running", "3", "--async-scheduling",
-                     "--output", str(out)]) == 0
+    async_run(out)
     return out
-
-
-def _with(run, steps: dict):
-    res = load(run).by_arm()
-    for policy, values in steps.items():
-        mask = res.steps["policy"] == policy
-        assert mask.any()
-        for col, v in values.items():
-            res.steps.loc[mask, col] = v
-    return res
 
 
 def _drawn(res):
@@ -69,14 +49,14 @@ def _drawn(res):
 
 
 def test_the_transport_band_is_labelled_with_what_it_draws(run):
-    fig, _ = _drawn(_with(run, {}))
+    fig, _ = _drawn(with_steps(run, {}))
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "send + transport, both ways (send + wait - runner busy)" in labels
     assert not any("(wait - runner busy)" in lb for lb in labels)
 
 
 def test_a_synchronous_negative_transport_is_noise_not_overlap(run):
-    fig, d = _drawn(_with(run, {"cached+async": ASYNC_STEP, "cached": SYNC_STEP}))
+    fig, d = _drawn(with_steps(run, {"cached+async": ASYNC_STEP, "cached": SYNC_STEP}))
     [wl] = d["panels"]
     assert d["overlap"] == [("cached", "msgpack", wl, 283.0, 288.0, False),
                             ("cached+async", "msgpack", wl, 120.0, 288.0, True)]
@@ -87,7 +67,7 @@ def test_a_synchronous_negative_transport_is_noise_not_overlap(run):
 
 
 def test_an_async_negative_transport_alone_is_overlap(run):
-    fig, d = _drawn(_with(run, {"cached+async": ASYNC_STEP,
+    fig, d = _drawn(with_steps(run, {"cached+async": ASYNC_STEP,
                                 "cached": dict(ASYNC_STEP, wait_ns=400_000)}))
     [wl] = d["panels"]
     assert d["overlap"] == [("cached+async", "msgpack", wl, 120.0, 288.0, True)]
@@ -98,7 +78,7 @@ def test_an_async_negative_transport_alone_is_overlap(run):
 
 
 def test_without_a_negative_transport_the_stack_is_the_step(run):
-    _, d = _drawn(_with(run, {"cached+async": dict(ASYNC_STEP, wait_ns=400_000),
+    _, d = _drawn(with_steps(run, {"cached+async": dict(ASYNC_STEP, wait_ns=400_000),
                               "cached": dict(ASYNC_STEP, wait_ns=400_000)}))
     assert d["overlap"] == []
     assert blocks.caption("step_breakdown", d).startswith(
