@@ -425,8 +425,8 @@ def _replace_file(path: str, text: str) -> None:
 
 
 def interruptible(prog: str, work: Callable[[], Optional[int]]) -> int:
-    """``work()`` under ``signals.run_command``, for a script that blocked SIGINT /
-    SIGTERM / SIGHUP in its first statements: one that arrived before (kept pending by
+    """``work()`` under ``signals.run_command``, for a script that blocked
+    ``signals.HANDLED`` in its first statements: one that arrived before (kept pending by
     the block) or while ``work`` runs ends it with one line on stderr, ``PROG:
     interrupted by SIGINT (exit 130)``, and 130 / 143 / 129. Returns ``work()``'s code
     (``None``: 0), or that code. The script exits once this returns (pyperf's scripts
