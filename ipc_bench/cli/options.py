@@ -409,7 +409,10 @@ def writable_folder(text: str) -> str:
     ``output path PATH is a symbolic link to TARGET, which is not a folder``:
     ``errors.output_kind_text``;
     ``errors.broken_link_text``: ``cannot write results to PATH: FILE is not a
-    folder``)."""
+    folder``), a missing parent (``PATH: no such folder: PARENT``), or what the system
+    says as the temporary folder is made (``PATH: cannot write in FOLDER: Permission
+    denied``; a parent replaced by a file since it was looked at: ``Not a
+    directory``)."""
     import os
     import tempfile
     from pathlib import Path
@@ -426,9 +429,8 @@ def writable_folder(text: str) -> str:
     if kind is not None:
         raise argparse.ArgumentTypeError(kind)
     where = path if path.is_dir() else path.parent
-    if not where.is_dir():
-        raise argparse.ArgumentTypeError(
-            f"{text}: {'no such folder' if not where.exists() else 'not a folder'}: {where}")
+    if not where.exists():  # a file or a link above it was refused above
+        raise argparse.ArgumentTypeError(f"{text}: no such folder: {where}")
     try:
         os.rmdir(tempfile.mkdtemp(dir=where, prefix=".write-check-"))
     except OSError as exc:
