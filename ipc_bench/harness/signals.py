@@ -505,7 +505,9 @@ def expected_parent() -> int:
 def child_of_scheduler() -> Callable[[], Optional[str]]:
     """What a child process does first: ignore SIGINT and SIGHUP (a Ctrl-C or a
     hung-up terminal reaches the whole process group; the scheduler decides how the
-    run ends and kills its children), die with its parent (``PR_SET_PDEATHSIG``), and
+    run ends and kills its children; SIGTERM and ``WHERE_DEFAULT`` keep their default
+    action, which ends it at once, as the scheduler ends its case on them), die with
+    its parent (``PR_SET_PDEATHSIG``), and
     return its ``peer_problem()``: ``None`` while the scheduler is its parent, else
     one line (checked every wait slice, a fallback that also covers a parent that
     died before ``prctl`` ran)."""
