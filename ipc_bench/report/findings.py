@@ -2663,11 +2663,13 @@ def _whole_path_note(where: tuple, shared) -> str:
 
 def _summary_basis(cases, changes: list[dict], shared: dict[tuple, Any]) -> str:
     """``Bases: tok/s, counted output tokens over the counted steps' summed time (of mean
-    steps: a few slow steps move it); shares, of each case's median step and its
-    SchedulerOutput path's per-step median, then their mean over repetitions.``: what
+    steps: a few slow steps move it); shares, send - cached in each case's median step
+    and in its SchedulerOutput path's per-step median, over cached's step; over
+    repetitions, the mean of the differences over the mean of cached's steps, not the
+    mean of the per-repetition shares.`` (``send_cost.mean_share``): what
     the tok/s changes shown (``changes``, ``summarize_pairs`` rows) and the shares
     (``shared``: (workload, codec) -> ``send_cost.StepShares``) are of, each row's step
-    where they differ (``of each case's median step (mean step: num_running=4
+    where they differ (``in each case's median step (mean step: num_running=4
     (pickle))``); '' where there are neither."""
     from ipc_bench.report.plots import S2R_MEDIAN_COLUMN
 
@@ -2682,9 +2684,11 @@ def _summary_basis(cases, changes: list[dict], shared: dict[tuple, Any]) -> str:
         step += " step" + (f" (mean step: {', '.join(others)})" if others else "")
         path = "median" if S2R_MEDIAN_COLUMN in cases.columns else "mean"
         reps = [s.whole.statistic for s in shared.values() if s.pairs > 1]
-        parts.append(f"shares, of each case's {step} and its SchedulerOutput path's "
-                     f"per-step {path}" + (f", then their {reps[0]} over repetitions"
-                                           if reps else ""))
+        parts.append(f"shares, send - cached in each case's {step} and in its "
+                     f"SchedulerOutput path's per-step {path}, over cached's step"
+                     + (f"; over repetitions, the {reps[0]} of the differences over the "
+                        f"{reps[0]} of cached's steps, not the {reps[0]} of the "
+                        "per-repetition shares" if reps else ""))
     return f"Bases: {'; '.join(parts)}." if parts else ""
 
 

@@ -101,8 +101,7 @@ def test_the_summary_table_renders_in_markdown_and_html():
     items = findings.findings(_results())
     blocks = findings.findings_blocks(items)
     assert [b[0] for b in blocks] == ["table", "p", "p", "ul", "p"]
-    assert blocks[1] == ("p", items.caption) == ("p", BASES + ", then their mean over "
-                                                 "repetitions.")
+    assert blocks[1] == ("p", items.caption) == ("p", BASES + OVER_REPS)
     assert blocks[2] == ("p", findings.SUMMARY_NOTE)
     assert blocks[3] == ("ul", list(items))
     assert blocks[4] == ("p", items.legend)
@@ -122,8 +121,14 @@ def test_the_summary_table_renders_in_markdown_and_html():
 #: The summary table's caption line of a run with per-step medians: what its columns'
 #: figures are of (``findings._summary_basis``), before the repetitions' statistic.
 BASES = ("Bases: tok/s, counted output tokens over the counted steps' summed time (of "
-         "mean steps: a few slow steps move it); shares, of each case's median step and "
-         "its SchedulerOutput path's per-step median")
+         "mean steps: a few slow steps move it); shares, send - cached in each case's "
+         "median step and in its SchedulerOutput path's per-step median, over cached's "
+         "step")
+
+
+#: The caption's words on repetitions after ``BASES`` (``send_cost.mean_share``).
+OVER_REPS = ("; over repetitions, the mean of the differences over the mean of cached's steps, "
+        "not the mean of the per-repetition shares.")
 
 
 def _one_repetition(send_mean: float, send_median: float, send_tps: float,
@@ -305,11 +310,12 @@ def test_the_bases_name_the_rows_whose_share_is_of_another_step():
     res = _results()
     shares = {("num_running=4", "msgpack"): median, ("num_running=16", "pickle"): mean}
     assert findings._summary_basis(res.cases, [], shares) == (
-        "Bases: shares, of each case's median step (mean step: num_running=16 (pickle)) "
-        "and its SchedulerOutput path's per-step median.")
+        "Bases: shares, send - cached in each case's median step (mean step: "
+        "num_running=16 (pickle)) and in its SchedulerOutput path's per-step median, over "
+        "cached's step.")
     assert findings._summary_basis(res.cases, [], {k: mean for k in shares}) == (
-        "Bases: shares, of each case's mean step and its SchedulerOutput path's per-step "
-        "median.")
+        "Bases: shares, send - cached in each case's mean step and in its SchedulerOutput "
+        "path's per-step median, over cached's step.")
 
 
 def test_a_whole_step_share_far_over_its_path_share_is_called_the_machines_noise():
@@ -348,7 +354,7 @@ def test_a_whole_step_share_not_established_is_marked_under_the_table(monkeypatc
     (row,) = items.summary[1]
     assert row[6] == "+22.17 % [+17.50, +26.85] % §"
     assert items.caption == (
-        BASES + ", then their mean over repetitions. `§`: the whole step's share's "
+        BASES + OVER_REPS + " `§`: the whole step's share's "
         "interval, unadjusted, excludes 0, but the difference is not established: the "
         "run's comparison of the same steps is not significant after Holm, or its ratio "
         "interval holds 1 (the finding's line below says which).")
@@ -360,7 +366,7 @@ def test_a_whole_step_share_not_established_is_marked_under_the_table(monkeypatc
     step.update(significant=True, p_adjusted=0.04)
     items = findings.findings(_results())
     assert items.summary[1][0][6] == "+22.17 % [+17.50, +26.85] %"
-    assert items.caption == BASES + ", then their mean over repetitions."
+    assert items.caption == BASES + OVER_REPS
 
 
 def test_a_whole_step_share_beside_a_block_ratio_holding_1_is_not_established():

@@ -7,7 +7,7 @@ table."""
 from __future__ import annotations
 
 from ipc_bench.report import findings
-from test_findings_summary import BASES, _results
+from test_findings_summary import BASES, OVER_REPS, _results
 
 
 def _slow_send(send_means: tuple, send_tps: tuple):
@@ -34,7 +34,7 @@ def test_a_significant_change_the_slow_steps_make_is_qualified_in_its_cell():
                       "steps move: the note under the table)")
     assert row[6] == "+1.55 % [+1.55, +1.55] %"
     assert items.caption == (
-        f"{BASES}, then their mean over repetitions. num_running=4 (msgpack): the tok/s "
+        f"{BASES}{OVER_REPS} num_running=4 (msgpack): the tok/s "
         "change (+76.3 %, of mean steps) and the whole step's share (+1.55 %, of median "
         "steps) disagree: a few slow steps move the mean (num_running=4/send/msgpack#1's mean "
         "step is 460.0 µs, its median 262.1 µs); the median's share is the typical step's.")

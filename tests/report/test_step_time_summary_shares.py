@@ -78,8 +78,10 @@ def test_a_step_time_rows_share_cells_hold_its_lines_figures():
             "Student-t interval) (noisier).") in line
     assert items.caption == (
         "Bases: tok/s, counted output tokens over the counted steps' summed time (of mean "
-        "steps: a few slow steps move it); shares, of each case's median step and its "
-        "SchedulerOutput path's per-step median, then their mean over repetitions.")
+        "steps: a few slow steps move it); shares, send - cached in each case's median "
+        "step and in its SchedulerOutput path's per-step median, over cached's step; over "
+        "repetitions, the mean of the differences over the mean of cached's steps, not "
+        "the mean of the per-repetition shares.")
 
 
 def test_a_share_the_line_withholds_reads_withheld_in_its_cell():
