@@ -603,6 +603,54 @@ def _csv_rows(path: Path, value: str, order: str, ids: set[str],
                   for k, (o, v) in parts.items()})
 
 
+#: A finished replay case's field in ``summary.json`` where the run's end measured its
+#: arms (``record_run_end_warnings``): the lines the run's end printed on it, a list
+#: (``[]``: none); absent where it did not (a run before it, a timed replay, one
+#: repetition).
+RUN_END_FIELD = "run_end_arm_warnings"
+
+
+def record_run_end_warnings(cases: Sequence[dict[str, Any]],
+                            printed: dict[str, list[str]]) -> None:
+    """Record, in place, on each finished replay case of ``cases`` (the run's summaries,
+    before they are written the last time) the lines its run's end prints on it
+    (``printed``: ``run_noisy_arm_warnings``' case id -> lines) as ``RUN_END_FIELD``,
+    so that the report can say where its own, from the files as ``results.load``
+    checked them, differ (``run_end_differences``). For a run whose end measured its
+    arms only. Raises nothing."""
+    from ipc_bench.analysis.results import case_unfinished
+
+    for c in cases:
+        if is_replay(c) and not case_unfinished(c) and isinstance(c.get("case_id"), str):
+            c[RUN_END_FIELD] = list(printed.get(c["case_id"], ()))
+
+
+def run_end_differences(results) -> list[str]:
+    """The cases of ``results`` whose recorded run-end lines (``RUN_END_FIELD``)
+    differ from the report's (``noisy_arm_warnings``, from the files as loaded and
+    checked), one line each: ```ID`: the run's end printed 2 lines on the repetitions
+    of its arm, where the report finds 0`` (``... finds 2 with other figures``): a
+    ``steps.csv`` or ``floor.csv`` changed after the run ended, or rows or cases that
+    the loader's checks left out. ``[]`` where they agree or nothing was recorded (a
+    value that is not a list is as none). Raises nothing."""
+    cases = getattr(results, "cases", None)
+    if cases is None or RUN_END_FIELD not in cases.columns:
+        return []
+    found = noisy_arm_warnings(results)
+    out = []
+    for cid, printed in zip(cases["case_id"], cases[RUN_END_FIELD]):
+        if not isinstance(printed, (list, tuple)):
+            continue
+        printed = [str(line) for line in printed]
+        mine = found.get(cid, [])
+        if printed != mine:
+            out.append(f"`{cid}`: the run's end printed {len(printed)} "
+                       f"line{'' if len(printed) == 1 else 's'} on the repetitions of its "
+                       f"arm, where the report finds {len(mine)}"
+                       + (" with other figures" if len(printed) == len(mine) else ""))
+    return out
+
+
 def run_noisy_arm_warnings(cases: Sequence[dict[str, Any]],
                            run_dir: Path) -> dict[str, list[str]]:
     """``noisy_arm_warnings`` of the run in ``run_dir`` as it ends, without pandas (a

@@ -452,15 +452,22 @@ def replay_arm_warnings(cases: Sequence[dict[str, Any]],
     cannot be read (the report says why). The files are read only where two replay
     cases of one arm ran one schedule (``_one_schedule_twice``), the only arms measured
     (``replay_noise.repetition_noise``): a timed replay's arms, or one repetition,
-    return ``{}`` without it. Raises nothing."""
+    return ``{}`` without it. Where it reads them, each finished replay case of
+    ``cases`` records the lines printed on it (``replay_noise.record_run_end_warnings``:
+    ``run_end_arm_warnings``, before ``summary.json`` is written the last time), which
+    the report compares with its own (``replay_noise.run_end_differences``). Raises
+    nothing."""
     if sum(1 for c in cases if is_replay(c)) < 2 or not _one_schedule_twice(cases):
         return {}
-    from ipc_bench.analysis.replay_noise import run_noisy_arm_warnings
+    from ipc_bench.analysis.replay_noise import (record_run_end_warnings,
+                                                 run_noisy_arm_warnings)
 
     try:
-        return run_noisy_arm_warnings(cases, run_dir)
+        added = run_noisy_arm_warnings(cases, run_dir)
     except (OSError, ValueError):
-        return {}
+        added = {}
+    record_run_end_warnings(cases, added)
+    return added
 
 
 def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
@@ -1045,6 +1052,7 @@ class _Run:
                      "from the formula" for r in writer.byte_model if r["mismatches"]]
         # The scenario's report may add fields to the summaries: before they are written.
         extra = scenario_text(scenario_report, writer.cases, ci_method, problems)
+        added = replay_arm_warnings(writer.cases, self.run_dir)  # recorded on its cases
         self.stopped = True
         with signals.deferred():
             self.final_status = "failed" if problems else "complete"
@@ -1058,7 +1066,6 @@ class _Run:
             text.append(format_byte_model(writer.byte_model))
         text.append(extra)
         text += [f"note: {note}" for note in notes]
-        added = replay_arm_warnings(writer.cases, self.run_dir)
         text.append(quiet_warnings_line(writer.cases, self.run_dir, added) if self.quiet
                     else warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
                                              on_stdout=True, added=added)

@@ -78,7 +78,10 @@ Format history:
   (``analysis.results``). So were ``gc_ns`` and ``runner_gc_ns`` in steps.csv and the
   cases' ``sched_gc_ns_per_step`` and ``runner_gc_ns_per_step``: a steps.csv without
   them loads with them empty, and a summary without them gets the findings' collector
-  line without the time (``report.collector``).
+  line without the time (``report.collector``). So was a replay case's
+  ``run_end_arm_warnings`` (the lines the run's end printed on it,
+  ``analysis.replay_noise.RUN_END_FIELD``): a summary without it is not compared with
+  the report's lines.
 """
 
 from __future__ import annotations

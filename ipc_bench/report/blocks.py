@@ -735,6 +735,16 @@ REPLAY_ARM_NOTE = (
     "arm's figures.")
 
 
+#: Above the replay cases whose lines the run's end printed otherwise than the report
+#: finds them (``replay_noise.run_end_differences``).
+RUN_END_NOTE = (
+    "The run's end printed other lines on the repetitions of a trace replay arm than "
+    "the report finds for these cases (recorded in summary.json as "
+    "`run_end_arm_warnings`): the report's come from steps.csv and floor.csv as loaded "
+    "and checked, so one of them changed after the run ended, or the loader's checks "
+    "left rows or cases out.")
+
+
 def _replay_spread_recorded(cases) -> bool:
     """Whether a trace replay case of ``cases`` (``replay_noise.is_replay``) carries a
     block-CV warning (``replay_noise.workload_spread_line``), which runs before they
@@ -751,15 +761,18 @@ def _warning_blocks(results, level: int) -> list[Block]:
     """The "Measurement warnings" section: the cases' recorded warnings
     (``_case_warnings``), then the send / cached pairs whose floors differ by more
     than, or other than, their frames explain (``summary.floor_pair_notes``, which the run printed as
-    ``note:`` lines); nothing when there are neither. A noisy replay arm's lines, which
-    the report adds, get ``REPLAY_ARM_NOTE`` under them."""
-    from ipc_bench.analysis.replay_noise import noisy_arm_warnings
+    ``note:`` lines), then the replay cases whose lines the run's end printed otherwise
+    (``replay_noise.run_end_differences``, under ``RUN_END_NOTE``); nothing when there
+    are none. A noisy replay arm's lines, which the report adds, get
+    ``REPLAY_ARM_NOTE`` under them."""
+    from ipc_bench.analysis.replay_noise import noisy_arm_warnings, run_end_differences
     from ipc_bench.analysis.summary import floor_pair_notes
 
     warn = _case_warnings(results)
     pairs = floor_pair_notes(frame_records(results.cases)) if not results.cases.empty \
         else []
-    if not warn and not pairs:
+    differ = run_end_differences(results)
+    if not warn and not pairs and not differ:
         return []
     blocks: list[Block] = [("h", level, "Measurement warnings")]
     if warn:
@@ -773,6 +786,9 @@ def _warning_blocks(results, level: int) -> list[Block]:
     if pairs:
         blocks.append(("p", _floor_notes_intro(results)))
         blocks.append(("ul", pairs))
+    if differ:
+        blocks.append(("p", RUN_END_NOTE))
+        blocks.append(("ul", differ))
     return blocks
 
 
