@@ -144,6 +144,16 @@ def control_plane_allowance_ns(num_running: Optional[float]) -> float:
     return CONTROL_PLANE_BASE_NS + CONTROL_PLANE_PER_REQUEST_NS * (num_running or 0)
 
 
+def over_control_plane(step_ns: float, model_ns: float, num_running: Optional[float],
+                       tolerance: float = OFF_NOMINAL_TOLERANCE) -> bool:
+    """Whether a whole step of ``step_ns`` exceeds the model's time in it, ``model_ns``,
+    by more than ``tolerance`` of that time plus what the control plane may cost around
+    it at ``num_running`` running requests (``control_plane_allowance_ns``): the rule of
+    the fixed step's whole-step check (``whole_step_warning``) and of the emulated
+    model's (``emulated_step_warning``)."""
+    return step_ns > model_ns * (1.0 + tolerance) + control_plane_allowance_ns(num_running)
+
+
 def whole_step_warning(summary: dict[str, Any],
                        tolerance: float = OFF_NOMINAL_TOLERANCE) -> Optional[str]:
     """The warning of a fixed-step case whose median whole step (``step_ns_median``)
@@ -158,7 +168,7 @@ def whole_step_warning(summary: dict[str, Any],
         return None
     b = float_or_none(summary.get("num_running"))
     allowance = control_plane_allowance_ns(b)
-    if step_ns <= nominal_ms * 1e6 * (1.0 + tolerance) + allowance:
+    if not over_control_plane(step_ns, nominal_ms * 1e6, b, tolerance):
         return None
     off = step_ns / (nominal_ms * 1e6) - 1.0
     at = f" at B = {b:g}" if b is not None else ""
@@ -167,6 +177,41 @@ def whole_step_warning(summary: dict[str, Any],
             f"{100 * tolerance:.0f} % + {allowance / 1e6:.2f} ms (control plane{at}) over "
             f"nominal: a process was descheduled outside the runner's wait; "
             f"{_measured(summary)}")
+
+
+def emulated_step_warning(summary: dict[str, Any],
+                          tolerance: float = OFF_NOMINAL_TOLERANCE) -> Optional[str]:
+    """The warning of an emulated cached case of a steady workload whose median whole
+    step (``step_ns_median``, the base of send's shares) exceeds its mean emulated model
+    time (``emulated_step_ns_per_step``) by more than the control plane accounts for,
+    by the fixed step's rule (``over_control_plane``: 10 % of the model time plus
+    ``control_plane_allowance_ns`` at its ``num_running``), else ``None`` (also for a
+    send case, whose longer step is the cost measured; a trace replay, which gives no
+    share; or a case without either figure). E.g. ``emulated model step 7.93 ms (a
+    mean): the whole step ran a median 11.69 ms (1.47x), more than 10 % + 1.02 ms
+    (control plane at B = 256) over the model's time: this machine's control plane
+    lengthened the step (CPU contention); send's shares are of that lengthened step,
+    not of the model's``. The shares are kept, not withheld as the step-time table's
+    are: an emulated share is of the measured step, which its line names (model time
+    and this machine's control plane) and this warning qualifies, where a step-time
+    row's label names the nominal step its crossing is read at."""
+    if (summary.get("emulated") is not True or summary.get("policy") != CACHED
+            or str(summary.get("workload", "")).startswith("trace=")):
+        return None
+    model_ns = float_or_none(summary.get("emulated_step_ns_per_step"))
+    step_ns = float_or_none(summary.get("step_ns_median"))
+    if not model_ns or step_ns is None:
+        return None
+    b = float_or_none(summary.get("num_running"))
+    if not over_control_plane(step_ns, model_ns, b, tolerance):
+        return None
+    at = f" at B = {b:g}" if b is not None else ""
+    return (f"emulated model step {model_ns / 1e6:.2f} ms (a mean): the whole step ran a "
+            f"median {step_ns / 1e6:.2f} ms ({step_ns / model_ns:.2f}x), more than "
+            f"{100 * tolerance:.0f} % + {control_plane_allowance_ns(b) / 1e6:.2f} ms "
+            f"(control plane{at}) over the model's time: this machine's control plane "
+            "lengthened the step (CPU contention); send's shares are of that lengthened "
+            "step, not of the model's")
 
 
 def send_step_warning(send: dict[str, Any], cached: dict[str, Any],
@@ -634,18 +679,46 @@ def ratio_clause(share_interval: Optional[tuple[float, float]],
     return f", though {block}"
 
 
+#: The summary's mean context per request of an emulated case's counted steps (tokens),
+#: which the model time a share's step holds was computed for.
+CONTEXT_KEY = "emulated_context_tokens_per_request_mean"
+
+
 def emulated_words(records: Iterable[dict[str, Any]]) -> str:
     """What the step a share is of holds where the case ``records`` (one workload and
-    codec's) ran the emulated model: the emulated model time (uncalibrated: a lower
-    bound on a GPU's) and this machine's control plane, both measured here; ``''``
-    where none did."""
+    codec's) ran the emulated model: the emulated model time (uncalibrated: the time at
+    the GPU rates ``engine/gpu_figures.json`` assumes, not measured here, no bound on a
+    GPU's), at the cases' mean context per request (``CONTEXT_KEY``, where every case
+    records it), and this machine's control plane, both measured here: ``(measured
+    here: an emulated model time at assumed GPU rates, uncalibrated, for a mean 391.0
+    context tokens per request, and this machine's control plane)``; ``''`` where none
+    did."""
     marked = [r for r in records if r.get("emulated") is True]
     if not marked:
         return ""
-    if any(r.get("gpu_figures") != "calibrated" for r in marked):
-        return (" (measured here: an emulated model time, uncalibrated, a lower bound on "
-                "a GPU's, and this machine's control plane)")
-    return " (measured here: an emulated model time and this machine's control plane)"
+    context = [float_or_none(r.get(CONTEXT_KEY)) for r in marked]
+    at = ("" if None in context else
+          f", for a mean {sum(context) / len(context):,.1f} context tokens per request")
+    rates = (" at assumed GPU rates, uncalibrated" if any(
+        r.get("gpu_figures") != "calibrated" for r in marked) else "")
+    return (f" (measured here: an emulated model time{rates}{at}, and this machine's "
+            f"control plane{_lengthened(marked)})")
+
+
+def _lengthened(records: list[dict[str, Any]]) -> str:
+    """``emulated_words``' clause where a cached case of ``records`` has the emulated
+    step's warning (``emulated_step_warning``): ``, which lengthened cached's median
+    step to 1.47x the model's time, more than the control plane accounts for (warned):
+    the share is of a step this machine's control plane lengthened`` (``up to`` the
+    largest ratio where several did); ``''`` where none has it."""
+    ratios = [r["step_ns_median"] / r["emulated_step_ns_per_step"] for r in records
+              if emulated_step_warning(r)]
+    if not ratios:
+        return ""
+    upto = "up to " if len(ratios) > 1 else ""
+    return (f", which lengthened cached's median step to {upto}{max(ratios):.2f}x the "
+            "model's time, more than the control plane accounts for (warned): the share "
+            "is of a step this machine's control plane lengthened")
 
 
 #: The field of a case's SchedulerOutput path, per-step medians (build + encode + decode).

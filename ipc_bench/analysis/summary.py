@@ -55,7 +55,8 @@ from ipc_bench.analysis.stats import percentiles_ms
 from ipc_bench.analysis.step_noise import (NOISE_MIN_STEPS, NOISY_STEP_BLOCK_CV,
                                           SKEWED_STEP_RATIO, STEP_BLOCK)
 from ipc_bench.analysis.pp import pp_figures
-from ipc_bench.analysis.send_cost import case_off_nominal, float_or_none
+from ipc_bench.analysis.send_cost import (case_off_nominal, emulated_step_warning,
+                                          float_or_none)
 from ipc_bench.analysis.tp import tp_core_warning, tp_figures
 from ipc_bench.analysis.replay_stall import (STALL_BIN_RATIO, stalled_share,
                                              workload_stall_figures)
@@ -1566,7 +1567,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
     (``warmup_tokens_warning``); a fixed-step case whose median model step is off its
     nominal step by more than 10 % (``send_cost.off_nominal_warning``); a fixed-step
     cached case whose median whole step exceeds its nominal step by more than 10 % plus
-    the control plane's allowance (``send_cost.whole_step_warning``); a loop that
+    the control plane's allowance (``send_cost.whole_step_warning``); an emulated
+    cached case whose median whole step exceeds its model's time by as much
+    (``send_cost.emulated_step_warning``); a loop that
     spent much of its time between its timed steps (``between_steps_warning``); a
     counted step, a time between steps or a trace replay's steps that stalled
     (``stall_warnings``; ``replay_stall_warning``: against their workload's); a mean
@@ -1604,6 +1607,9 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         warnings.append(between)
     warnings.extend(stall_warnings(summary))
     warnings.extend(case_off_nominal(summary))  # the runner's wait; cached's whole step
+    lengthened = emulated_step_warning(summary)  # an emulated cached step over its model's
+    if lengthened:
+        warnings.append(lengthened)
     warnings.extend(step_spread_warnings(summary))
     floor_noise = None if is_replay(summary) else floor_noise_warning(summary)
     if floor_noise:

@@ -760,16 +760,19 @@ def _emulated_figures(emulated: list[dict[str, Any]]) -> str:
 
 
 def _emulated_bound(emulated: list[dict[str, Any]]) -> str:
-    """``emulated_note``'s clause on uncalibrated figures (a lower bound), ``''`` where
-    every one of ``emulated`` slept on calibrated figures. It claims no direction for
-    send's share on a GPU: the model time's bound alone would shrink it, but send's µs
-    and the control plane in the step are this machine's."""
-    return ("; uncalibrated figures take every op at the full rates with no per-step "
-            "launch or host time, so each step's model time is a lower bound on that "
+    """``emulated_note``'s clause on uncalibrated figures (the model time at the rates
+    ``engine/gpu_figures.json`` assumes, which were not measured here and which a
+    kernel may exceed: no bound on a GPU's), ``''`` where every one of ``emulated``
+    slept on calibrated figures. It claims no direction for send's share on a GPU: the
+    model time there may be longer or shorter, and send's µs and the control plane in
+    the step are this machine's."""
+    return ("; uncalibrated figures take every op at the assumed rates (not measured "
+            "here; a kernel may exceed them) with no per-step launch or host time, so "
+            "each step's model time is the time at those rates, not a bound on that "
             "GPU's: a real GPU's longer model time alone would make send's share of a "
-            "step smaller; but send's µs and the rest of each step, the control plane, "
-            "are this machine's CPU's, so the share on a GPU host also depends on that "
-            "host's CPU" if any(map(_uncalibrated, emulated)) else "")
+            "step smaller, a shorter one larger; and send's µs and the rest of each step, "
+            "the control plane, are this machine's CPU's, so the share on a GPU host also "
+            "depends on that host's CPU" if any(map(_uncalibrated, emulated)) else "")
 
 
 def _emulated_shape(case: dict[str, Any]) -> str:
@@ -781,13 +784,13 @@ def _emulated_shape(case: dict[str, Any]) -> str:
 
 def _uncalibrated(case: dict[str, Any]) -> bool:
     """Whether an emulated case slept on GPU figures not calibrated from a GPU run (its
-    model time then a lower bound on that GPU's)."""
+    model time then the time at the assumed rates, efficiency 1 and no fixed time)."""
     return case.get("gpu_figures") != "calibrated"
 
 
 def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
     """The short form of ``emulated_note`` a figure carries under its title (``EMULATED
-    steps: NVIDIA H200 roofline, UNCALIBRATED (a lower bound); no GPU computed
+    steps: NVIDIA H200 roofline, UNCALIBRATED (at assumed rates); no GPU computed
     them``); ``None`` when no case ran the emulated model. A figure of several runs
     (``run_id``) names the runs that did, each counted against its own cases
     (``_emulated_share``)."""
@@ -797,7 +800,7 @@ def emulated_mark(cases: list[dict[str, Any]]) -> Optional[str]:
     figures = ", ".join(dict.fromkeys(
         f"{_emulated_shape(s)}{s.get('emulated_gpu', '?')} roofline, "
         f"{s.get('gpu_figures', '?').upper()}"
-        + (" (a lower bound)" if _uncalibrated(s) else "")
+        + (" (at assumed rates)" if _uncalibrated(s) else "")
         for s in emulated))
     return f"EMULATED steps{_emulated_share(cases, emulated)}: {figures}; no GPU computed them"
 

@@ -192,11 +192,12 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     assert "device=emulated llama-3.2-1b on NVIDIA H200 (roofline, uncalibrated)" in text
     assert ("EMULATED: 4 of 4 cases slept a roofline step time (llama-3.2-1b on NVIDIA "
             "H200 figures UNCALIBRATED); no GPU computed their steps; uncalibrated figures "
-            "take every op at the full rates with no per-step launch or host time, so each "
-            "step's model time is a lower bound on that GPU's: a real GPU's longer model "
-            "time alone would make send's share of a step smaller; but send's µs and the "
-            "rest of each step, the control plane, are this machine's CPU's, so the share "
-            "on a GPU host also depends on that host's CPU") in text
+            "take every op at the assumed rates (not measured here; a kernel may exceed "
+            "them) with no per-step launch or host time, so each step's model time is the "
+            "time at those rates, not a bound on that GPU's: a real GPU's longer model time "
+            "alone would make send's share of a step smaller, a shorter one larger; and "
+            "send's µs and the rest of each step, the control plane, are this machine's "
+            "CPU's, so the share on a GPU host also depends on that host's CPU") in text
     cases = json.loads((out / "summary.json").read_text())["cases"]
     assert [(c["policy"], c["codec"]) for c in cases] == [
         ("send", "msgpack"), ("cached", "msgpack"), ("send", "none"), ("cached", "none")]
@@ -222,8 +223,8 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     assert md.index("EMULATED") < md.index("## Findings")
     # the findings' shares name the step they are of as emulated
     findings = md.split("## Findings", 1)[1].split("\n## ", 1)[0]
-    assert ("median step (measured here: an emulated model time, uncalibrated, a lower "
-            "bound on a GPU's, and this machine's control plane)") in findings
+    assert ("median step (measured here: an emulated model time at assumed GPU rates, "
+            "uncalibrated, for a mean ") in findings
     # the terminal gives send's share with the report's figures and words, marked emulated
     [term] = [x for x in text.splitlines() if x.startswith("  send's share [")]
     head, said = term.split(": ", 1)
@@ -249,9 +250,8 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     res = load(out)
     for draw in (plots.throughput, plots.step_breakdown, plots.bytes_per_step):
         fig = draw(res)
-        assert ("EMULATED steps: llama-3.2-1b on NVIDIA H200 roofline, UNCALIBRATED (a "
-                "lower bound); no "
-                "GPU computed them") in fig.get_suptitle().replace("\n", " "), draw.__name__
+        assert ("EMULATED steps: llama-3.2-1b on NVIDIA H200 roofline, UNCALIBRATED (at "
+                "assumed rates); no GPU computed them") in fig.get_suptitle().replace("\n", " "), draw.__name__
 
 
 def test_a_multi_run_report_says_which_run_is_emulated_before_its_figures(tmp_path):
@@ -282,8 +282,8 @@ def test_a_multi_run_report_says_which_run_is_emulated_before_its_figures(tmp_pa
 
     fig = plots.throughput(load([tmp_path / "plain", tmp_path / "emu"]))
     assert fig.get_suptitle().replace("\n", " ").startswith(
-        "EMULATED steps of run emu: llama-3.2-1b on NVIDIA H200 roofline, UNCALIBRATED (a "
-        "lower bound); no GPU computed them")
+        "EMULATED steps of run emu: llama-3.2-1b on NVIDIA H200 roofline, UNCALIBRATED (at "
+        "assumed rates); no GPU computed them")
 
 
 def test_a_figure_of_several_runs_counts_each_runs_emulated_cases_against_its_own():
@@ -334,8 +334,8 @@ def test_the_terminal_gives_send_share_of_an_emulated_step():
         "  send's share [num_running=64] msgpack, emulated model: send's SchedulerOutput "
         "path (build + encode + decode, medians) costs 10.00 µs per step more than "
         "cached's, 1.04 % of cached's step, 960.0 µs as the mean of its 2 repetitions' "
-        "median steps (measured here: an emulated model time, uncalibrated, a lower bound "
-        "on a GPU's, and this machine's control plane) (send - cached: [+0.90, +1.18] %, "
+        "median steps (measured here: an emulated model time at assumed GPU rates, "
+        "uncalibrated, and this machine's control plane) (send - cached: [+0.90, +1.18] %, "
         "95 % Student-t interval); send's whole step, 1,010.0 µs as the same mean, is "
         "5.21 % longer than cached's (send - cached: [+4.52, +5.90] %, 95 % Student-t "
         "interval) (noisier; means over 2 repetitions of each case's figures, not the "
@@ -345,7 +345,7 @@ def test_the_terminal_gives_send_share_of_an_emulated_step():
         "  send's share [num_running=64] msgpack, emulated model: send's SchedulerOutput "
         "path (build + encode + decode, medians) costs 10.00 µs per step more than "
         "cached's, 1.05 % of cached's 950.0 µs median step (measured here: an emulated "
-        "model time, uncalibrated, a lower bound on a GPU's, and this machine's control "
+        "model time at assumed GPU rates, uncalibrated, and this machine's control "
         "plane); send's whole median step, 1,000.0 µs, is 5.26 % longer than cached's "
         "(noisier; one repetition, no interval)."]
     # not the null model's bare control plane, nor a case without its pair

@@ -7,11 +7,12 @@ from ipc_bench.report.tables import emulated_note, emulated_runs_note
 
 #: A one-sided claim on send's share ("larger than beside the GPU's real model time")
 #: is not made: the step's control plane and send's µs are this machine's too.
-BOUND = ("; uncalibrated figures take every op at the full rates with no per-step launch "
-         "or host time, so each step's model time is a lower bound on that GPU's: a real "
-         "GPU's longer model time alone would make send's share of a step smaller; but "
-         "send's µs and the rest of each step, the control plane, are this machine's "
-         "CPU's, so the share on a GPU host also depends on that host's CPU")
+BOUND = ("; uncalibrated figures take every op at the assumed rates (not measured here; a "
+         "kernel may exceed them) with no per-step launch or host time, so each step's "
+         "model time is the time at those rates, not a bound on that GPU's: a real GPU's "
+         "longer model time alone would make send's share of a step smaller, a shorter "
+         "one larger; and send's µs and the rest of each step, the control plane, are "
+         "this machine's CPU's, so the share on a GPU host also depends on that host's CPU")
 TAIL = (": the runner waited each step's roofline time on those figures "
         "(ipc_bench/engine/gpu_figures.json), so step times and tokens/s are what `send` "
         "and `cached` cost next to that step, not a measured GPU run.")
@@ -45,7 +46,7 @@ def test_runs_on_the_same_figures_name_them_once_after_the_runs():
         "EMULATED: runs `e1` (2 of 2 cases) and `e2` (1 of 2 cases) slept a roofline step "
         "time (llama-3.2-1b on NVIDIA H200 figures UNCALIBRATED); no GPU computed their "
         "steps" + BOUND)
-    # calibrated figures alone: no lower bound said
+    # calibrated figures alone: no assumed rates said
     assert emulated_runs_note(runs[2:]) == (
         "EMULATED: runs `e3` (2 of 2 cases) and `e4` (1 of 1 cases) slept a roofline step "
         "time (llama-3.2-1b on NVIDIA H200 figures CALIBRATED); no GPU computed their steps")

@@ -12,8 +12,8 @@ from ipc_bench.analysis.results import load
 from ipc_bench.cli import main as cli_main
 from ipc_bench.report import blocks, plots
 
-MARK = ("EMULATED steps: llama-3.2-1b on NVIDIA H200 roofline, UNCALIBRATED (a lower "
-        "bound); no GPU computed them")
+MARK = ("EMULATED steps: llama-3.2-1b on NVIDIA H200 roofline, UNCALIBRATED (at assumed "
+        "rates); no GPU computed them")
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,8 @@ def test_the_step_text_names_each_models_compute_band():
             "line under \"Load the run\" names it). With the null model no model computes: "
             "the band is its null sampler and `prepare_inputs` alone") in text
     assert ("so a null run is the worst case for send's share. With `--model emulated` the "
-            "band holds the step a GPU roofline sleeps on this CPU (uncalibrated, a lower "
-            "bound: no GPU computed it), with `--model fixed-step` the step the runner waits "
+            "band holds the step a GPU roofline sleeps on this CPU (uncalibrated, at assumed "
+            "GPU rates: no GPU computed it), with `--model fixed-step` the step the runner waits "
             "out, and with `--model torch` the torch model's forward on its device; the "
             "longer that band, the smaller send's share of the step.") in text
     assert "so this is the worst case" not in text
