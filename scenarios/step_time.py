@@ -43,8 +43,9 @@ null model's sampling) is off its nominal step by more than 10 %
 22-55 µs at 16-256 running requests, at most 2.8 % of a 2 ms step, so a larger
 excess is descheduling) is warned about under its line, in its summary's
 ``warnings`` and in the report (``fixed step 5 ms ran a median 17.6 ms (+252 %): the
-runner was descheduled; its shares are of the measured step``); its row's measured
-step is marked ``!`` and the 1 % crossing of that step time and codec is not read
+runner was descheduled; its shares are withheld (-* in the step-time table): the step
+it measured is not the nominal one``); its row's measured step is marked ``!``, its
+shares are withheld (``-*``) and the 1 % crossing of that step time and codec is not read
 (``not read (unreliable): ...``): those cases did not have the step their label says.
 The whole step is checked too (``send_cost.whole_step_warning``): the runner's wait
 can be on time while the step is not (a 2 ms step ran a median 3.74 ms at 64 running
@@ -76,7 +77,9 @@ Measured on the 2-core development machine, saturated by other jobs at the time
 were of the measured step: at B=256, send's s2r cost was about 30-35 us with msgpack
 and 60-120 us with pickle at 2 ms steps, 45-50 / 65-75 us at 5 ms, 85 / 95-135 us at
 20 ms; the s2r times of both policies grow with the step time (probably colder caches
-after a longer wait on a shared machine). Those runs divided by the nominal step
+after a longer wait on a shared machine; a run now says so under its table and in
+the report's findings where send's s2r difference at one B and codec differs by 1.5x
+or more between step times, ``send_cost.step_length_line``). Those runs divided by the nominal step
 (1.4-1.8 % / 3-6 % at 2 ms, 0.9-1.0 % / 1.3-1.5 % at 5 ms, 0.4 % / 0.5-0.7 % at 20 ms;
 the s2r share passed 1 % at about 136 (msgpack) / 67 (pickle) running requests for
 2 ms steps, 290 / 190 for 5 ms and ~570 for 20 ms, extrapolated). Of the 2.7-3.0 ms
@@ -111,7 +114,8 @@ from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.analysis.send_cost import crossing  # noqa: F401 (re-exported)
 from ipc_bench.analysis.send_cost import (SHARE_STATISTICS, TABLE_HEADER, THRESHOLD,
                                           WITHHELD_NOTE, cost_rows, crossing_lines,
-                                          pair_cost, pair_records, share_line, table_cells)
+                                          pair_cost, pair_records, share_line,
+                                          step_length_line, table_cells)
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
 from ipc_bench.report.tables import render
@@ -178,6 +182,9 @@ def report(summaries: list[dict[str, Any]], method: str = "t") -> str:
            render(TABLE_HEADER, [table_cells(r) for r in rows], left=0), ""]
     if any(r.step_share_withheld for r in rows):
         out[-1:-1] = [WITHHELD_NOTE]
+    length = step_length_line(rows)  # the path's cost moved with the step's length
+    if length:
+        out[-1:-1] = [length]
     warned = [r for r in rows if r.warnings]
     out += [share_line(r) for r in warned]
     out += [ALL_ROWS_NOTE.format(len(warned), len(rows), ", worded above" if warned else ""),

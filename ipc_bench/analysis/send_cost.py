@@ -128,12 +128,22 @@ def off_nominal_warning(summary: dict[str, Any],
             f"({100 * off:+.0f} %): {why}; {_measured(summary)}")
 
 
+#: How a ``step-time`` case's off-nominal warnings end: its row's shares are withheld
+#: (``CostRow.step_off``), as its table and share line show them (``WITHHELD``).
+STEP_TIME_WITHHELD = ("its shares are withheld (-* in the step-time table): the step it "
+                      "measured is not the nominal one")
+
+
 def _measured(summary: dict[str, Any]) -> str:
-    """How an off-nominal case's figures read: a steady case's shares of the step
-    (``step-time``, ``decode-steady``) are of the step it measured; a trace replay
-    (a ``trace`` workload) computes no shares, its figures are of that step."""
+    """How an off-nominal case's figures read: a ``step-time`` case's shares are
+    withheld (``STEP_TIME_WITHHELD``: its table reads ``-*`` there, ``CostRow.step_off``);
+    another steady case's shares of the step (``decode-steady`` with ``--model
+    fixed-step``) are kept, of the step it measured; a trace replay (a ``trace``
+    workload) computes no shares, its figures are of that step."""
     if str(summary.get("workload", "")).startswith("trace="):
         return "its figures are of the measured step, not the nominal one"
+    if summary.get("scenario") == "step-time":
+        return STEP_TIME_WITHHELD
     return "its shares are of the measured step"
 
 
@@ -1162,6 +1172,44 @@ def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) ->
     if s1 <= s0:
         return "n/a (the cost does not grow with B here)"
     return f"~{b1 + (threshold - s1) * (b1 - b0) / (s1 - s0):,.0f} (extrapolated)"
+
+
+#: How far send's SchedulerOutput path difference (``CostRow.s2r_ns``) may differ
+#: between two step times at one B and codec before ``step_length_line`` says so: a
+#: factor of 1.5. The messages are the same at every step time (the same batches), so
+#: a path cost that changes by half or more with the step's length is this machine's
+#: (a loaded 2-core run: 86 µs at 2 ms, 172 µs at 5 ms, msgpack at 256 running).
+STEP_LENGTH_FACTOR = 1.5
+
+
+def step_length_line(rows: list[CostRow], factor: float = STEP_LENGTH_FACTOR
+                     ) -> Optional[str]:
+    """Where send's SchedulerOutput path difference (``s2r_ns``, positive) at one B and
+    codec differs between the step times of ``rows`` by ``factor`` or more, the line
+    saying that send's cost per step depends on the step's length on this machine:
+    ``send's SchedulerOutput path cost per step changed with the step time at the same B
+    and codec (msgpack at B = 256: 86 µs at 2 ms, 172 µs at 5 ms): the messages are the
+    same, so on this machine the cost per step depends on the step's length, not on the
+    messages alone, and a share at one step time does not carry to another.``; ``None``
+    where none does (or with one step time)."""
+    by: dict[tuple, list[CostRow]] = defaultdict(list)
+    for r in rows:
+        if r.s2r_ns is not None and r.s2r_ns > 0:
+            by[(r.codec, r.num_running)].append(r)
+    said = []
+    for (codec, b), rs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        figures = [r.s2r_ns for r in rs]
+        if len(rs) < 2 or max(figures) < factor * min(figures):
+            continue
+        each = ", ".join(f"{r.s2r_ns / 1e3:,.0f} µs at {r.step_time_ms:g} ms"
+                         for r in sorted(rs, key=lambda r: r.step_time_ms))
+        said.append(f"{codec} at B = {b}: {each}")
+    if not said:
+        return None
+    return ("send's SchedulerOutput path cost per step changed with the step time at the "
+            f"same B and codec ({'; '.join(said)}): the messages are the same, so on this "
+            "machine the cost per step depends on the step's length, not on the messages "
+            "alone, and a share at one step time does not carry to another.")
 
 
 def crossing_lines(rows: list[CostRow], threshold: float = THRESHOLD) -> list[str]:

@@ -1427,7 +1427,8 @@ def _step_time_findings(cases, method: str = "t",
     (``send_cost.CostRow.shares``, a withheld one blank and named in its ``withheld``)
     by (workload, codec), the key the summary table reads them by (``_summary_table``),
     the workload the label the row's cases ran under (``num_running=16,step_time_ms=2.0``)."""
-    from ipc_bench.analysis.send_cost import cost_rows, crossing_lines, share_line
+    from ipc_bench.analysis.send_cost import (cost_rows, crossing_lines, share_line,
+                                              step_length_line)
 
     if "send_cost_share_of_step" not in cases.columns:
         return []
@@ -1438,6 +1439,9 @@ def _step_time_findings(cases, method: str = "t",
         shares.update(((r.workload, r.codec), r.shares) for r in rows
                       if r.workload is not None and r.shares is not None)
     out = [_short_words(share_line(r)) for r in rows]
+    length = step_length_line(rows)
+    if length:
+        out.append(length[0].upper() + length[1:])
     out.append("Running requests at which send's cost passes 1 % of the measured step: "
                + "; ".join(crossing_lines(rows)) + ".")
     return out

@@ -14,7 +14,8 @@ from test_metrics import _summary
 from test_withheld_figures import results_of
 
 SEND_5MS = ("send: fixed step 5 ms ran a median 7.5 ms (+49 %): the runner was "
-            "descheduled; its shares are of the measured step")
+            "descheduled; its shares are withheld (-* in the step-time table): the step it "
+               "measured is not the nominal one")
 
 
 def _step_time(policy, b, step_ms, tps, step_ns, forward_ns, s2r_ns, rep=0):
@@ -62,8 +63,9 @@ def test_cached_whole_step_over_nominal_is_named_too():
     assert text.endswith(
         f"Off nominal (warned): {SEND_5MS}; cached: fixed step 5 ms: the whole step ran a "
         "median 6.50 ms (+30 %), more than 10 % + 0.44 ms (control plane at B = 64) over "
-        "nominal: a process was descheduled outside the runner's wait; its shares are of "
-        "the measured step; so these cases did not run the nominal step (--step-time-ms) "
+        "nominal: a process was descheduled outside the runner's wait; its shares are "
+        "withheld (-* in the step-time table): the step it measured is not the nominal "
+        "one; so these cases did not run the nominal step (--step-time-ms) "
         "(only cached's whole step is checked against the nominal step: send's, longer by "
         "what send costs, stands on the same step, and is checked for what its "
         "SchedulerOutput path does not explain).")

@@ -16,10 +16,12 @@ from ipc_bench.report.findings import _step_time_findings
 from ipc_bench.scenarios.step_time import report
 
 WARNING_5MS = ("fixed step 5 ms ran a median 17.6 ms (+252 %): the runner was "
-               "descheduled; its shares are of the measured step")
+               "descheduled; its shares are withheld (-* in the step-time table): the step it "
+               "measured is not the nominal one")
 WHOLE_5MS = ("fixed step 5 ms: the whole step ran a median 18.00 ms (+260 %), more than "
              "10 % + 0.30 ms (control plane at B = 16) over nominal: a process was "
-             "descheduled outside the runner's wait; its shares are of the measured step")
+             "descheduled outside the runner's wait; its shares are withheld (-* in the "
+             "step-time table): the step it measured is not the nominal one")
 
 
 def _case(policy, b, step_ns, s2r_ns, forward_ns, step_time_ms=5.0, rep=0):
@@ -132,7 +134,8 @@ def test_repetitions_share_is_the_mean_difference_over_the_mean_step_in_both_out
         f"difference over the mean step. Warning: {WARNING_5MS}." + "".join(
             f" Warning: fixed step 5 ms: the whole step ran a median {ms:.2f} ms (+{pct} %), "
             "more than 10 % + 0.30 ms (control plane at B = 16) over nominal: a process was "
-            "descheduled outside the runner's wait; its shares are of the measured step."
+            "descheduled outside the runner's wait; its shares are withheld (-* in the "
+            "step-time table): the step it measured is not the nominal one."
             for ms, pct in ((18, 260), (19, 280))))
     assert findings[0] in text.splitlines()
 
@@ -171,7 +174,8 @@ def test_the_whole_step_off_nominal_withholds_the_crossing():
     assert all(off_nominal_warning(s) is None for s in summaries)
     whole_64 = ("fixed step 2 ms: the whole step ran a median 3.74 ms (+87 %), more than "
                 "10 % + 0.44 ms (control plane at B = 64) over nominal: a process was "
-                "descheduled outside the runner's wait; its shares are of the measured step")
+                "descheduled outside the runner's wait; its shares are withheld (-* in the "
+             "step-time table): the step it measured is not the nominal one")
     assert whole_step_warning(summaries[3]) == whole_64
     assert whole_64 in noise_warnings(summaries[3])
     assert whole_step_warning(summaries[1]) is None  # 2.35 <= 2.2 + 0.298 ms
@@ -193,7 +197,8 @@ def test_the_whole_step_off_nominal_withholds_the_crossing():
     assert findings[2].endswith(
         "Warning: fixed step 2 ms: the whole step ran a median 4.87 ms (+144 %), more than "
         "10 % + 1.02 ms (control plane at B = 256) over nominal: a process was descheduled "
-        "outside the runner's wait; its shares are of the measured step.")
+        "outside the runner's wait; its shares are withheld (-* in the step-time table): "
+        "the step it measured is not the nominal one.")
     assert findings[3].endswith(f": {crossing}.")
 
 
@@ -359,6 +364,7 @@ def test_a_negative_share_of_an_off_nominal_row_is_withheld():
             "is not send's cost at 5 ms. One repetition, no interval. Warning: fixed step 5 ms: the whole step ran "
             "a median 6.66 ms (+33 %), more than 10 % + 0.30 ms (control plane at B = 16) "
             "over nominal: a process was descheduled outside the runner's wait; its shares "
-            "are of the measured step.")
+            "are withheld (-* in the step-time table): the step it measured is not the "
+            "nominal one.")
     assert line in text.splitlines()
     assert _step_time_findings(pd.DataFrame(summaries))[0] == line
