@@ -934,7 +934,9 @@ def _check_torch_cases(cases, num_blocks_given: bool = False,
     only where the attention pads to buckets, ``--cuda-graphs`` only on CUDA with a
     backend that can be captured). Without ``num_blocks_given`` (``--num-blocks``) a
     steady case's advice also names ``--num-running``, which then sizes its KV cache.
-    ``need``: the advice's least blocks (``_memory_need``'s; default: of ``cases``).
+    ``need``: the advice's least blocks (``_memory_need``'s; default: of ``cases``);
+    where no ``--num-blocks`` serves it, the advice names the most ``--num-running``
+    that runs with the blocks that fit given (``_running_with_blocks``).
     Returns a note for a public preset run on the CPU (``_cpu_preset_note``)."""
     from ipc_bench.engine.config import ConfigError, check_max_position, check_model_memory
     from ipc_bench.engine.paged_attention import (GRAPH_BACKENDS, decode_buckets,
@@ -945,6 +947,7 @@ def _check_torch_cases(cases, num_blocks_given: bool = False,
     probed: dict[str, tuple] = {}
     on_cpu: list = []
     need, needed_by, need_words = need if need is not None else _memory_need(cases)
+    fits = _running_with_blocks(cases)
     for case in cases:
         model = case.model
         sized = None if num_blocks_given else _running_for_blocks(case)
@@ -954,14 +957,15 @@ def _check_torch_cases(cases, num_blocks_given: bool = False,
             check_model_memory(case.scheduler, model, EMULATED_GPU, gpu.memory_bytes,
                                f"an emulated {gpu.name}", running_for_blocks=sized,
                                blocks_needed=need, needed_by=needed_by,
-                               need_words=need_words)
+                               need_words=need_words, running_with_blocks=fits)
         if model.name != "torch":
             continue
         if model.device not in probed:
             probed[model.device] = probe_torch_device(model.device)
         device, memory = probed[model.device]
         check_model_memory(case.scheduler, model, device, memory, running_for_blocks=sized,
-                           blocks_needed=need, needed_by=needed_by, need_words=need_words)
+                           blocks_needed=need, needed_by=needed_by, need_words=need_words,
+                           running_with_blocks=fits)
         if device == "cpu":
             on_cpu.append(case)
         attention = resolve_attention(model.attention, device)
@@ -1020,6 +1024,24 @@ def _largest_steady_need(cases, blocks_needed) -> tuple[Optional[int], Optional[
     need, running = max(needs, key=lambda x: x[0])
     several = len({b for _, b in needs}) > 1
     return need, (f"--num-running {running}" if several else None)
+
+
+def _running_with_blocks(cases):
+    """For ``check_model_memory``'s ``running_with_blocks``: the largest ``--num-running``
+    whose case runs with ``--num-blocks N`` given (``scenario.steady_running_that_fits``)
+    of the steady case that needs the most blocks (``scenario.steady_blocks_needed``, the
+    first such, as ``_largest_steady_need`` takes it); ``None`` where that case is not a
+    steady one (``scenario.is_steady``) or there is none. Computed when called."""
+    from ipc_bench.harness.scenario import (is_steady, steady_blocks_needed,
+                                            steady_running_that_fits)
+
+    needs = [(n, c) for c in cases if (n := steady_blocks_needed(c)) is not None]
+    if not needs:
+        return None
+    case = max(needs, key=lambda x: x[0])[1]
+    if not is_steady(case):
+        return None
+    return lambda num_blocks: steady_running_that_fits(case, num_blocks)
 
 
 #: What a trace replay's least ``--num-blocks`` (``trace_checks.replay_blocks_needed``)

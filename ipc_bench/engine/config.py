@@ -441,9 +441,9 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
                        device_memory_bytes: Optional[int] = None,
                        device_label: Optional[str] = None,
                        running_for_blocks: Optional[Callable[[int], int]] = None,
-                       blocks_needed: Optional[int] = None,
-                       needed_by: Optional[str] = None,
-                       need_words: Optional[str] = None) -> None:
+                       blocks_needed: Optional[int] = None, needed_by: Optional[str] = None,
+                       need_words: Optional[str] = None,
+                       running_with_blocks: Optional[Callable[[int], tuple]] = None) -> None:
     """Raise ``ModelMemoryError`` (a ``ConfigError``) with the figures when the model's
     weights + KV cache do not fit ``device``.
 
@@ -470,7 +470,9 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
     serves the workload on this device (a smaller cache rejects the longest request or
     cannot hold the running batch): the advice says so and names what would
     (``_workload_advice``: fewer ``--num-running``, a trace of shorter requests or a
-    lower ``--max-model-len``, a smaller ``--model-preset``).
+    lower ``--max-model-len``, a smaller ``--model-preset``), with ``N`` the blocks that
+    fit the most ``--num-running`` that runs with ``--num-blocks N`` given, and whether it
+    is the most (``running_with_blocks(N)``, ``_batch_given``).
     """
     if model.name not in PRESET_MODELS:
         return
@@ -505,17 +507,34 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
                   + (f", or --num-running {running} or fewer (it sizes the KV cache "
                      "here)" if running >= 1 else "") + ", or a smaller --model-preset")
     elif blocks_needed is not None and blocks_needed > fit >= 1:
-        per_request = _blocks_per_request(scheduler, running_for_blocks, blocks_needed,
-                                          needed_by) if need_words is None else None
-        given = fit // per_request if per_request else 0
+        given = (0, False) if need_words else _batch_given(
+            fit, scheduler, running_for_blocks, blocks_needed, needed_by, running_with_blocks)
         advice = (f"no --num-blocks fits this workload on this device: it needs "
                   f"{blocks_needed:,} blocks ({what}), and at most {fit:,} fit beside the "
-                  f"weights: {_workload_advice(scheduler, fit, running, need_words, given)}")
+                  f"weights: {_workload_advice(scheduler, fit, running, need_words, *given)}")
     raise ModelMemoryError(
         f"{model.preset} needs {_gib(weights)} of weights + {_gib(kv)} of KV "
         f"cache (num_blocks {scheduler.num_blocks:,} x block_size {scheduler.block_size}), "
         f"{_gib(weights + kv, digits)} in all, on {device_label or device}; {where}",
         advice, fit, device, device_memory_bytes, device_label)
+
+
+def _batch_given(fit: int, scheduler: "SchedulerConfig",
+                 running_for_blocks: Optional[Callable[[int], int]], blocks_needed: int,
+                 needed_by: Optional[str],
+                 running_with_blocks: Optional[Callable[[int], tuple[int, bool]]]
+                 ) -> tuple[int, bool]:
+    """The ``--num-running`` of a steady workload that runs with ``--num-blocks fit``
+    given, and whether it is the most (``check_model_memory``'s advice):
+    ``running_with_blocks(fit)`` where given (``scenario.steady_running_that_fits`` of
+    the case that needs ``blocks_needed``: a bisection over the run's checks), else (a
+    runner, which has no case to check) ``fit`` over the blocks one request of that case
+    holds (``_blocks_per_request``), a batch that runs, not the most; ``(0, False)``
+    where neither gives one."""
+    if running_with_blocks is not None:
+        return running_with_blocks(fit)
+    per_request = _blocks_per_request(scheduler, running_for_blocks, blocks_needed, needed_by)
+    return (fit // per_request if per_request else 0), False
 
 
 def _blocks_per_request(scheduler: "SchedulerConfig",
@@ -537,18 +556,18 @@ def _blocks_per_request(scheduler: "SchedulerConfig",
 
 
 def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
-                     need_words: Optional[str], given: int = 0) -> str:
+                     need_words: Optional[str], given: int = 0, exact: bool = False) -> str:
     """What lets a workload whose least ``--num-blocks`` is above the ``fit`` blocks that
     fit beside the weights run (``check_model_memory``): a trace replay's (``need_words``
     given) a trace of shorter requests, or a ``--max-model-len`` of at most ``fit`` blocks'
     tokens (where below ``scheduler.max_model_len``: no request then holds more), with
     ``--num-blocks`` at most ``fit``; a steady case's fewer ``--num-running``, at most
-    ``running`` where it sizes the KV cache (above 0) and, where larger, ``given`` at
-    least with ``--num-blocks fit`` given (``fit`` over the blocks one request of this
-    batch holds at its longest, ``_blocks_per_request``: a smaller batch's requests,
-    run for fewer steps, hold no more, so somewhat more may fit; 0: not named), else
-    with ``--num-blocks``
-    at most ``fit``; then a smaller ``--model-preset``."""
+    ``running`` where it sizes the KV cache (above 0) and, where larger (or where it does
+    not size it), ``given`` with ``--num-blocks fit`` given: the most that runs so where
+    ``exact``, else a batch that runs (``fit`` over the blocks one request of the batch
+    asked holds at its longest, ``_blocks_per_request``: a smaller batch's requests, run
+    for fewer steps, hold no more, so a few more may fit; 0: not named), else with
+    ``--num-blocks`` at most ``fit``; then a smaller ``--model-preset``."""
     if need_words:
         most = fit * scheduler.block_size
         shorter = (f", or give --max-model-len {most:,} or lower (longer prompts are "
@@ -556,10 +575,14 @@ def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
                    else "")
         return (f"replay a trace of shorter requests{shorter}, with --num-blocks at most "
                 f"{fit:,}; or use a smaller --model-preset")
+    with_fit = (f"at most {given:,} with --num-blocks {fit:,} given" if exact else
+                f"with --num-blocks {fit:,} given, --num-running {given:,} runs, a few more "
+                "may: a request holds no more blocks in a smaller batch's steps")
     if running >= 1 and given > running:
         return (f"lower --num-running (at most {running:,} where it sizes the KV cache; "
-                f"with --num-blocks {fit:,} given, --num-running {given:,} runs, a few more may: "
-                "a request holds no more blocks in a smaller batch's steps) or use a smaller --model-preset")
+                f"{with_fit}) or use a smaller --model-preset")
+    if running < 1 and given >= 1:
+        return f"lower --num-running ({with_fit}) or use a smaller --model-preset"
     if running >= 1:
         return (f"lower --num-running (at most {running:,}: it sizes the KV cache here) or "
                 "use a smaller --model-preset")

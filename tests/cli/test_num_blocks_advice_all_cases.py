@@ -25,7 +25,8 @@ def test_memory_advice_gives_the_largest_count_need(running, capsys, tmp_path):
 
 def test_the_old_advice_is_refused_by_the_largest_count(capsys, tmp_path):
     """The first count's need (87), which the advice gave, is refused by the 256 case's
-    steady cache check, whose bound the advice now gives."""
+    steady cache check, whose bound the advice now gives, and the most --num-running
+    that 87 blocks hold (one request, which holds 87 in its 1,122 steps)."""
     args = ["--scenario", "decode-steady", "--model", "emulated", "--model-preset",
             "llama-3.1-8b", "--num-running", "1,256", "--num-blocks", "87",
             "--output", str(tmp_path / "run")]
@@ -35,7 +36,7 @@ def test_the_old_advice_is_refused_by_the_largest_count(capsys, tmp_path):
         "blocks of 16 tokens: each reaches up to 1,603 tokens in up to 1,348 steps, warm-up "
         "included) and the cache has 87: a steady batch holds every request at once, and "
         "one that must preempt runs fewer requests than asked; give --num-blocks 25,856 or "
-        "more")
+        "more, or --num-running 1 or fewer")
 
 
 def test_one_count_keeps_this_case_wording(capsys, tmp_path):

@@ -26,10 +26,8 @@ def test_the_refusal_names_the_batch_that_fits_the_blocks_given(capsys, tmp_path
     assert err == HEAD + (
         "no --num-blocks fits this workload on this device: it needs 135,000 blocks (the "
         "most this case's requests hold in its steps), and at most 57,038 fit beside the "
-        "weights: lower --num-running (at most 221 where it sizes the KV cache; with "
-        "--num-blocks 57,038 given, --num-running 2,112 runs, a few more may: a request "
-        "holds no more blocks in a "
-        "smaller batch's steps) or use a smaller --model-preset")
+        "weights: lower --num-running (at most 221 where it sizes the KV cache; at most "
+        "2,619 with --num-blocks 57,038 given) or use a smaller --model-preset")
 
 
 def test_the_batch_named_runs_with_the_blocks_named(tmp_path, monkeypatch):

@@ -32,9 +32,8 @@ def test_a_steady_case_whose_num_running_sizes_the_cache(tmp_path):
         "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 512.5 GiB of KV cache "
         "(num_blocks 262,400 x block_size 16), 527.5 GiB in all, on an emulated NVIDIA H200; "
         f"it has 140.4 GiB, {H200}lower --num-running (at most 221 where it sizes the KV "
-        "cache; with --num-blocks 57,038 given, --num-running 396 runs, a few more may: a "
-        "request holds no more "
-        "blocks in a smaller batch's steps) or use a smaller --model-preset\n"))
+        "cache; at most 487 with --num-blocks 57,038 given) or use a smaller "
+        "--model-preset\n"))
     assert not (tmp_path / "run").exists()
 
 
@@ -43,8 +42,8 @@ def test_a_steady_case_with_num_blocks_given(tmp_path):
     assert (done.returncode, done.stdout, done.stderr) == (2, "", (
         "bench.py: error: llama-3.1-8b needs 15.0 GiB of weights + 585.9 GiB of KV cache "
         "(num_blocks 300,000 x block_size 16), 600.9 GiB in all, on an emulated NVIDIA H200; "
-        f"it has 140.4 GiB, {H200}lower --num-running, with --num-blocks at most 57,038; or "
-        "use a smaller --model-preset\n"))
+        f"it has 140.4 GiB, {H200}lower --num-running (at most 487 with --num-blocks 57,038 "
+        "given) or use a smaller --model-preset\n"))
 
 
 def _trace(path: Path) -> Path:

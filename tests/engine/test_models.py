@@ -448,9 +448,8 @@ def test_model_memory_check_gives_the_figures():
      "it has 140.4 GiB, of which the model may take 90 % (126.4 GiB): no --num-blocks fits "
      "this workload on this device: it needs 147,456 blocks (the most this case's requests "
      "hold in its steps), and at most 57,038 fit beside the weights: lower --num-running (at "
-     "most 221 where it sizes the KV cache; with --num-blocks 57,038 given, --num-running 396 "
-     "runs, a few more may: a request holds no more blocks in a smaller batch's steps) or use a smaller "
-     "--model-preset"),
+     "most 221 where it sizes the KV cache; at most 487 with --num-blocks 57,038 given) or "
+     "use a smaller --model-preset"),
     # the default cache holds the same tokens in blocks of 4, and fits the same batch
     (["--scenario", "decode-steady", "--model", "emulated", "--model-preset", "llama-3.1-8b",
       "--num-running", "256", "--block-size", "4"],
@@ -465,8 +464,8 @@ def test_model_memory_check_gives_the_figures():
      "(num_blocks 300,000 x block_size 16), 600.9 GiB in all, on an emulated NVIDIA H200; "
      "it has 140.4 GiB, of which the model may take 90 % (126.4 GiB): no --num-blocks fits "
      "this workload on this device: it needs 147,456 blocks (the most this case's requests "
-     "hold in its steps), and at most 57,038 fit beside the weights: lower --num-running, "
-     "with --num-blocks at most 57,038; or use a smaller --model-preset"),
+     "hold in its steps), and at most 57,038 fit beside the weights: lower --num-running (at "
+     "most 487 with --num-blocks 57,038 given) or use a smaller --model-preset"),
     (["--scenario", "decode-steady", "--model", "torch", "--model-preset", "llama-3.2-1b",
       "--vocab-size", "5000"],
      "bench.py: error: --vocab-size 5000 differs from preset llama-3.2-1b's vocabulary of "
