@@ -41,7 +41,8 @@ from typing import Any, Callable, Optional
 
 import zmq
 
-from ipc_bench.engine.config import ConfigError, ModelMemoryError, check_model_memory
+from ipc_bench.engine.config import (ConfigError, ModelConfig, ModelMemoryError, SchedulerConfig,
+                                     check_model_memory)
 from ipc_bench.harness.affinity import pin_from_env
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
@@ -506,24 +507,39 @@ def memory_refusal(exc: ModelMemoryError, config: RunnerConfig) -> ModelMemoryEr
     """The refusal of a model whose weights + KV cache do not fit this runner's device
     (``exc``, from building it), with what the scheduler knows of the run's workload
     (``config.blocks_needed``, ``needed_by``, ``need_words``, ``running_sized``):
-    ``config.check_model_memory`` again, with the device and memory the runner measured
-    (``exc.device``, ``device_memory_bytes``, ``device_label``), so that its advice
-    names the least ``--num-blocks`` as a refusal in the scheduler does (``give
-    --num-blocks from 261 (...) to 57,038, ...``). ``exc`` itself where the scheduler
-    sent none, or where the check passes now. Raises nothing."""
-    if config.blocks_needed is None and not config.running_sized:
+    ``workload_memory_refusal`` of ``config``'s limits and model."""
+    return workload_memory_refusal(exc, config.scheduler, config.model,
+                                   blocks_needed=config.blocks_needed,
+                                   needed_by=config.needed_by, need_words=config.need_words,
+                                   running_sized=config.running_sized)
+
+
+def workload_memory_refusal(exc: ModelMemoryError, scheduler: SchedulerConfig,
+                            model: ModelConfig, blocks_needed: Optional[int] = None,
+                            needed_by: Optional[str] = None, need_words: Optional[str] = None,
+                            running_sized: bool = False) -> ModelMemoryError:
+    """``exc`` (a model of ``model`` under ``scheduler`` that did not fit, refused as it
+    was built: a runner's, or the single-process case's in the scheduler process) with
+    what the scheduler knows of the run's workload (``RunnerConfig``'s and
+    ``CaseSpec.runner_need``'s fields of these names): ``check_model_memory`` again,
+    with the device and memory measured there (``exc.device``, ``device_memory_bytes``,
+    ``device_label``), so that its advice names the least ``--num-blocks`` as the
+    scheduler's check before the run does (``give --num-blocks from 261 (...) to 57,038,
+    ...``). ``exc`` itself where the scheduler knows nothing of it, or where the check
+    passes now. Raises nothing."""
+    if blocks_needed is None and not running_sized:
         return exc
     sized = None
-    if config.running_sized:
+    if running_sized:
         from ipc_bench.harness.scenario import steady_running_for_blocks
 
-        block_size = config.scheduler.block_size
+        block_size = scheduler.block_size
         sized = lambda num_blocks: steady_running_for_blocks(num_blocks, block_size)  # noqa: E731
     try:
-        check_model_memory(config.scheduler, config.model, exc.device,
-                           exc.device_memory_bytes, exc.device_label,
-                           running_for_blocks=sized, blocks_needed=config.blocks_needed,
-                           needed_by=config.needed_by, need_words=config.need_words)
+        check_model_memory(scheduler, model, exc.device, exc.device_memory_bytes,
+                           exc.device_label, running_for_blocks=sized,
+                           blocks_needed=blocks_needed, needed_by=needed_by,
+                           need_words=need_words)
     except ModelMemoryError as again:
         return again
     return exc

@@ -55,7 +55,7 @@ from typing import Callable, NoReturn, Optional, Sequence
 
 import zmq
 
-from ipc_bench.engine.config import CACHED, ConfigError
+from ipc_bench.engine.config import CACHED, ConfigError, ModelMemoryError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns, release_model
 from ipc_bench.errors import fd_shortage_text, out_of_fds
@@ -68,7 +68,7 @@ from ipc_bench.harness.floor import replay_floor
 from ipc_bench.harness.frontend_hop import FrontendHop
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV
 from ipc_bench.harness.recording import CaseSink, StepFlusher
-from ipc_bench.harness.runner_loop import TimedModelRunner
+from ipc_bench.harness.runner_loop import TimedModelRunner, workload_memory_refusal
 from ipc_bench.harness.scheduler_loop import (
     ChannelExchange,
     InProcessExchange,
@@ -392,9 +392,16 @@ def _check_inproc(spec: CaseSpec) -> None:
 def _run_case_inproc(spec: CaseSpec, on_step, result: CaseResult, sink,
                      flush_interval_s: Optional[float]) -> CaseResult:
     """Single-process baseline: the same scheduler loop calling the runner directly
-    (async scheduling: the async loop, the runner in a worker thread)."""
-    runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec),
-                         async_scheduling=spec.async_scheduling)
+    (async scheduling: the async loop, the runner in a worker thread). A model that
+    does not fit its device as it is built (``ModelMemoryError``: a GPU's free memory,
+    measured now) is refused with the advice a runner process gives
+    (``runner_loop.workload_memory_refusal`` of ``spec.runner_need``)."""
+    try:
+        runner = ModelRunner(spec.scheduler, spec.model, spec.policy, messages_of(spec.codec),
+                             async_scheduling=spec.async_scheduling)
+    except ModelMemoryError as exc:
+        raise workload_memory_refusal(exc, spec.scheduler, spec.model,
+                                      **spec.runner_need) from None
     try:
         return _inproc_phases(spec, runner, on_step, result, sink, flush_interval_s)
     finally:  # the next case's runner process checks the GPU's free memory
