@@ -561,7 +561,7 @@ def steady_share_words(shares: StepShares, s2r_median: bool = True, emulated: st
     path = (f"send's SchedulerOutput path (build + encode + decode"
             f"{', medians' if s2r_median else ''}) "
             + path_difference(s2r.diff_ns, s2r.share, bounds(s2r), base + emulated,
-                              s2r.method, s2r.pairs))
+                              s2r.method, s2r.pairs, s2r.base_ns))
     longer = step_difference(whole.share, bounds(whole), whole.method, whole.pairs)
     block = "" if verdict else block_clause(shares)  # a verdict: the block disagrees
     net = net_words(shares)
@@ -591,7 +591,7 @@ def net_words(shares: StepShares) -> str:
              "repetitions)" if net.pairs < shares.pairs else "")
     return (f"Net share ({NET_COUNTS}): send's policy work "
             + path_difference(net.diff_ns, net.share, bounds(net), "cached's step" + fewer,
-                              net.method, net.pairs) + ".")
+                              net.method, net.pairs, net.base_ns) + ".")
 
 
 def _step_names(shares: StepShares) -> tuple[str, str]:
@@ -983,28 +983,66 @@ def _inconclusive(interval: Optional[tuple[float, float]]) -> str:
     return f", {INCONCLUSIVE_CLAUSE}" if holds_zero(interval) and too_wide(interval) else ""
 
 
+def unresolved(interval: Optional[tuple[float, float]],
+               threshold: float = THRESHOLD) -> bool:
+    """Whether a share's interval holds 0 and stays within 1.1x either way (``holds_zero``,
+    not ``too_wide``) but reaches beyond ``threshold`` (1 % of the step, the share the
+    step-time crossings read) either way: the difference is then not resolved, neither a
+    cost nor shown small, and is not called within noise (``_holds_zero_words``)."""
+    return (holds_zero(interval) and not too_wide(interval)
+            and max(-interval[0], interval[1]) > threshold)
+
+
+def _holds_zero_words(interval: tuple[float, float], base_ns: Optional[float]
+                      ) -> tuple[str, str]:
+    """The verb and the trailing clause of a path's share whose ``interval`` holds 0
+    (``path_difference``): ``differs from cached's by`` where it is
+    ``too_wide``; ``is not resolved from cached's:`` with, after the interval, the
+    interval in µs per step of ``base_ns`` (cached's step the share is of) and why,
+    where it is ``unresolved`` (``, [-49, +363] µs per step: the interval holds 0 but
+    reaches beyond 1 % of the step, so it does not show the cost is small``); ``is
+    within noise of cached's:`` otherwise."""
+    if too_wide(interval):
+        return "differs from cached's by", ""
+    if not unresolved(interval):
+        return "is within noise of cached's:", ""
+    us = ""
+    if base_ns:
+        ends = [end * base_ns / 1e3 for end in interval]
+        digits = 1 if max(map(abs, ends)) < 10 else 0
+        us = ", [" + ", ".join(f"{e:+,.{digits}f}" for e in ends) + "] µs per step"
+    return ("is not resolved from cached's:",
+            f"{us}: the interval holds 0 but reaches beyond {100 * THRESHOLD:g} % of the "
+            "step, so it does not show the cost is small")
+
+
 def path_difference(diff_ns: float, share: float,
                     interval: Optional[tuple[float, float]], base: str,
-                    method: str = "t", pairs: int = 0) -> str:
+                    method: str = "t", pairs: int = 0,
+                    base_ns: Optional[float] = None) -> str:
     """Send's SchedulerOutput path against cached's in words, the same in the terminal's
     share lines and the report's findings: ``costs 1.96 µs per step more than cached's,
     0.03 % of BASE (send - cached: [...] %, ...)``, or, where ``interval`` holds 0 and
     stays within 1.1x either way (``holds_zero``, ``too_wide``), ``is within noise of cached's:
     +1.96 µs per step, +0.03 % of BASE ...``, or, where it holds 0 but reaches beyond
     1.1x either way, ``differs from cached's by +1.96 µs per step, +0.03 % of BASE (...),
-    inconclusive: the interval reaches beyond 1.1x either way, ...``. ``diff_ns``: send - cached
+    inconclusive: the interval reaches beyond 1.1x either way, ...``; where it holds 0
+    within 1.1x but reaches beyond 1 % of the step (``unresolved``), ``is not resolved
+    from cached's: +157.16 µs per step, +1.34 % of BASE (...), [-49, +363] µs per step:
+    the interval holds 0 but reaches beyond 1 % of the step, ...`` (the µs with
+    ``base_ns``, cached's step in ns). ``diff_ns``: send - cached
     (ns); ``share``: of the step (fraction); ``method``, ``pairs``: the interval's
     (``share_interval``)."""
     from ipc_bench.analysis.stats import point_text
 
+    after = ""
     if holds_zero(interval):
-        verb = "differs from cached's by" if too_wide(interval) else \
-            "is within noise of cached's:"
+        verb, after = _holds_zero_words(interval, base_ns)
         text = (f"{verb} {point_text(diff_ns / 1e3, 2, sign=True)} µs per step, "
                 f"{point_text(100 * share, 2, sign=True)} % of {base}")
     else:
         text = f"costs {more_or_less(diff_ns)}, {unsigned_pct(share)} % of {base}"
-    return text + share_interval(interval, method, pairs) + _inconclusive(interval)
+    return text + share_interval(interval, method, pairs) + after + _inconclusive(interval)
 
 
 def step_difference(share: float, interval: Optional[tuple[float, float]],
@@ -1015,7 +1053,9 @@ def step_difference(share: float, interval: Optional[tuple[float, float]],
     ``is within noise of cached's: +1.56 % (...)``, or, where it holds 0 but reaches
     beyond 1.1x either way, ``differs from cached's by +1.35 % (send - cached: [-14.41, +17.11] %,
     ...), inconclusive: the interval reaches beyond 1.1x either way, ...`` (``path_difference``'s
-    rule); ``method``, ``pairs``: the interval's (``share_interval``)."""
+    rule); ``method``, ``pairs``: the interval's (``share_interval``). The whole
+    step's reading is checked against the comparison block's instead
+    (``block_clause``), so it is not called ``unresolved`` as the path's is."""
     from ipc_bench.analysis.stats import point_text
 
     if holds_zero(interval):
@@ -1126,7 +1166,7 @@ def share_line(row: CostRow) -> str:
                 f"{WITHHELD}")
     elif row.s2r_ns is not None:
         s2r += path_difference(row.s2r_ns, row.share_s2r, row.s2r_interval,
-                               f"the measured step{step}", method, n)
+                               f"the measured step{step}", method, n, row.measured_step_ns)
     whole = ("" if row.share_step is None else
              f"; send's whole median step against cached's: {WITHHELD}"
              if row.step_share_withheld else "; send's whole median step "

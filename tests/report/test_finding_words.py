@@ -81,10 +81,11 @@ def test_the_share_finding_takes_its_figures_from_one_aggregation():
             rows.append(s)
     assert findings._share_findings(_cases(rows), _where, ["num_running"]) == [
         "At 4 running requests (msgpack), send's SchedulerOutput path (build + encode + "
-        "decode, medians) is within noise of cached's: +4.00 µs per step, +1.60 % of "
+        "decode, medians) is not resolved from cached's: +4.00 µs per step, +1.60 % of "
         "cached's step, 250.0 µs as the mean of its 2 repetitions' median steps (send - cached: "
         "[-4.50, +7.70] %, 95 % Student-t "
-        "interval); send's whole step, 175.0 µs as the same mean, differs from cached's "
+        "interval), [-11, +19] µs per step: the interval holds 0 but reaches beyond 1 % of "
+        "the step, so it does not show the cost is small; send's whole step, 175.0 µs as the same mean, differs from cached's "
         "by -30.00 % (send - cached: [-80.82, +20.82] %, 95 % Student-t interval), "
         "inconclusive (interval beyond 1.1x either way) "
         "(noisier; means over 2 "
