@@ -1835,6 +1835,69 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
             "produces verdicts here: read this run's verdicts with care.")
 
 
+#: After an A/A pair's shares whose interval excludes 0 (``_aa_share_words``).
+AA_SHARE_EXCLUDES_0 = ("for identical code, an interval that excludes 0: this machine's "
+                       "noise exceeds what this run's share intervals claim, so a send "
+                       "against cached share interval excluding 0 by as little does not "
+                       "establish a cost here")
+#: After an A/A pair's shares whose intervals all hold 0.
+AA_SHARE_HOLDS_0 = ("what identical code gives on this machine: a send against cached "
+                    "share within these bounds is no more than the machine alone gives")
+
+
+def _aa_share_words(c: dict[str, Any], pairs: list[tuple[dict, dict]],
+                    method: str = "t") -> str:
+    """The shares of an A/A pair (``is_aa``: one policy run twice), by the computation
+    send's against cached's are read by (``send_cost.step_shares`` over the pairs'
+    median steps and SchedulerOutput paths, ``path_difference``'s words, the treatment
+    in send's place and the baseline in cached's), so that a reader sees what identical
+    code gives on this machine: `` A/A shares, by the computation of send's against
+    cached's: the SchedulerOutput path, send' against send, costs 4.10 µs per step less
+    than send's, 3.34 % of send's step (send' - send: [-6.41, -0.27] %, ...); the net
+    share (...), send' against send, ... That is, for identical code, an interval that
+    excludes 0: ...`` (``AA_SHARE_EXCLUDES_0``, where the path's
+    or the net share's interval excludes 0; ``AA_SHARE_HOLDS_0`` where they hold it);
+    ``''`` where the pairs have no path figures."""
+    from ipc_bench.analysis.send_cost import (S2R_MEDIAN, bounds, float_or_none,
+                                              holds_zero, net_difference, path_difference,
+                                              step_shares)
+
+    ok = [(t, b) for t, b in pairs
+          if None not in (float_or_none(t.get("step_ns_median")),
+                          float_or_none(b.get("step_ns_median")),
+                          float_or_none(t.get(S2R_MEDIAN)), float_or_none(b.get(S2R_MEDIAN)))]
+    if not ok:
+        return ""
+    nets = [net_difference(t, b) for t, b in ok]
+    shares = step_shares([t[S2R_MEDIAN] - b[S2R_MEDIAN] for t, b in ok],
+                         [t["step_ns_median"] - b["step_ns_median"] for t, b in ok],
+                         [b["step_ns_median"] for _, b in ok], method,
+                         net_diffs_ns=nets if any(x is not None for x in nets) else ())
+    if shares is None:
+        return ""
+    treat, base = c["treatment"], c["baseline"]
+
+    def words(share, what: str) -> str:
+        text = path_difference(share.diff_ns, share.share, bounds(share), f"{base}'s step",
+                               share.method, share.pairs, share.base_ns)
+        return f"{what}, {treat} against {base}, " + text.replace(
+            "send - cached", f"{treat} - {base}").replace("cached's", f"{base}'s")
+
+    said = [words(shares.s2r, "the SchedulerOutput path")]
+    if shares.net is not None:
+        said.append(words(shares.net, "the net share (the path plus the runner's token-id "
+                                      "bookkeeping)"))
+    judged = [bounds(x) for x in (shares.s2r, shares.net) if x is not None and bounds(x)]
+    if not judged:
+        close = ""
+    elif all(holds_zero(i) for i in judged):
+        close = f" This is {AA_SHARE_HOLDS_0}."
+    else:
+        close = f" That is, {AA_SHARE_EXCLUDES_0}."
+    return (" A/A shares, by the computation of send's against cached's: "
+            + "; ".join(said) + "." + close)
+
+
 def _pp_findings(cases) -> list[str]:
     """A ``--pp`` run's findings, the lines its terminal printed after the hop table
     (``analysis.pp``): send against direct per B, N and codec (bytes; times only where
@@ -1988,8 +2051,11 @@ def findings(results) -> list[str]:
     else:
         out.extend(_floor_findings(ok))
     compared = other_comparisons(results)
-    others = [_caveated(_comparison_finding(c, where), comparison_pairs(cases, c),
-                        _comparison_tput_significant(c), added) for c in compared]
+    others = [_caveated(_comparison_finding(c, where)
+                        + (_aa_share_words(c, comparison_pairs(cases, c), method)
+                           if is_aa(c) else ""),
+                        comparison_pairs(cases, c), _comparison_tput_significant(c), added)
+              for c in compared]
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases, added)
              + _async_findings(cases) + others + out
              + order_findings(results, where) + replay_noise_findings(results)
