@@ -2696,7 +2696,32 @@ def _summary_caption(cases, tables, withheld: frozenset, shares: dict[tuple, Any
     notes = [_mean_median_note(cases, key, t, shares.get((key[0], key[1])))
              for key, t in shown]
     notes += [_whole_path_note(where, s) for where, s in shares.items()]
+    notes.append(_emulated_context_note(cases, shares))
     return " ".join([basis] + [n for n in notes if n]) if basis else ""
+
+
+def _emulated_context_note(cases, shares: dict[tuple, Any]) -> str:
+    """The mean context per request the emulated model time of the shares' steps was
+    computed for (``send_cost.CONTEXT_KEY``), per workload with a share whose cases ran
+    the emulated model and record it, as a reader quoting a share needs it: ``Emulated
+    steps at a mean context of 171.5 tokens per request (num_running=64), 391.0
+    (num_running=256).``; '' where none."""
+    from ipc_bench.analysis.send_cost import CONTEXT_KEY, float_or_none
+
+    if CONTEXT_KEY not in cases.columns:
+        return ""
+    records = frame_records(cases)
+    said = []
+    for workload in dict.fromkeys(w for w, _ in shares):
+        mine = [float_or_none(r.get(CONTEXT_KEY)) for r in records
+                if r.get("workload") == workload and r.get("emulated") is True]
+        if mine and None not in mine:
+            said.append((sum(mine) / len(mine), workload))
+    if not said:
+        return ""
+    first, rest = said[0], said[1:]
+    return (f"Emulated steps at a mean context of {first[0]:,.1f} tokens per request "
+            f"({first[1]})" + "".join(f", {t:,.1f} ({w})" for t, w in rest) + ".")
 
 
 def _whole_path_note(where: tuple, shared) -> str:
