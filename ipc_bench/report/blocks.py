@@ -1822,6 +1822,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
                                f"may have competed with {_processes_phrase(one.cases)}, so "
                                "times and tokens/s may be noisy; bytes are exact whatever "
                                "the load."))
+    busy = busy_during_note(shown.cases, md)
+    if busy:
+        blocks.append(busy)
     nice = nice_note(md)
     if nice:
         blocks.append(("note", nice[0].upper() + nice[1:] + "."))
@@ -2337,18 +2340,28 @@ def machine_load_line(run: str, load: Optional[dict[str, Any]],
                       finished: Optional[int] = None) -> str:
     """A run's item under ``machine_load_blocks``: ```d`: the machine 99.8 % busy
     (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.91 on 2 CPUs at its
-    start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40 cases``
-    (``_noisy_steps_words``: each rule's count where a case has the skew warning), a
-    figure it did not record said so (``not recorded``). Without ``load`` (``machine_load``'s
-    ``None``) it says why: no case finished where ``finished``, the run's finished
-    cases, is 0 (``NO_CASE_FINISHED_WORDS``: a run killed or failed in its first
-    case), else a summary written before the field (``BEFORE_BUSY_WORDS``; ``finished``
-    ``None``: not known)."""
+    start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40 cases``, the run's
+    name and ``machine_load_words``."""
+    return f"{code_span(run)}: {machine_load_words(load, finished)}"
+
+
+def machine_load_words(load: Optional[dict[str, Any]],
+                       finished: Optional[int] = None) -> str:
+    """What a run recorded of the machine's load (``load``, ``machine_load``'s), for
+    ``machine_load_line`` and a run's own section (``busy_during_note``): ``the machine
+    99.8 % busy (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.91 on 2
+    CPUs at its start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40
+    cases`` (``_noisy_steps_words``: each rule's count where a case has the skew
+    warning), a figure it did not record said so (``not recorded``). Without ``load``
+    (``machine_load``'s ``None``) it says why: no case finished where ``finished``, the
+    run's finished cases, is 0 (``NO_CASE_FINISHED_WORDS``: a run killed or failed in
+    its first case), else a summary written before the field (``BEFORE_BUSY_WORDS``;
+    ``finished`` ``None``: not known)."""
     if load is None:
         why = NO_CASE_FINISHED_WORDS if finished == 0 else BEFORE_BUSY_WORDS
-        return f"{code_span(run)}: not recorded ({why})"
+        return f"not recorded ({why})"
     if load["busy"] is None:
-        return (f"{code_span(run)}: not recorded (`machine_busy_pct` 0 in every case: "
+        return ("not recorded (`machine_busy_pct` 0 in every case: "
                 "`/proc/stat` could not be read)")
     cpus = f"on {load['cpus']} CPUs" if load["cpus"] else "(its CPU count not recorded)"
     start = (f"1-minute load average {load['load']:.2f} {cpus} at its start"
@@ -2359,9 +2372,27 @@ def machine_load_line(run: str, load: Optional[dict[str, Any]],
              else REPLAY_LOAD_WORDS if load.get("replays")
              else short if load.get("short") else "step-time noise not recorded"
              ).replace("%", " %", 1)
-    return (f"{code_span(run)}: the machine {load['busy']:.1f} % busy (mean "
+    return (f"the machine {load['busy']:.1f} % busy (mean "
             f"`machine_busy_pct` over {load['n']} case{'' if load['n'] == 1 else 's'}); "
             f"{start}; {noisy}")
+
+
+def busy_during_note(cases, md: dict[str, Any]) -> Optional[Block]:
+    """A run's own section's note on how busy the machine was while it ran, after the
+    note on its start's load: its finished cases ``cases`` and metadata ``md`` as
+    ``machine_load_words`` gives them in a multi-run report's list, ``As this run
+    recorded the machine's load: the machine 99.9 % busy (mean `machine_busy_pct` over
+    120 cases); 1-minute load average 3.40 on 2 CPUs at its start; noisy step times
+    (`step_ns_block_cv` over 10 %) in 113 of 120 cases.``, then that the share counts
+    the run's own processes too; ``None`` where no finished case recorded
+    ``machine_busy_pct`` (none finished, or a summary from before the field: the
+    run's other notes say the one)."""
+    load = machine_load(cases, md)
+    if load is None:
+        return None
+    return ("note", f"As this run recorded the machine's load: {machine_load_words(load)}. "
+                    "The busy share counts every process, this run's own among them, "
+                    "so it is not other work's alone.")
 
 
 def machine_load_blocks(results) -> list[Block]:
