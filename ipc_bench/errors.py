@@ -49,6 +49,13 @@ def shell_word(arg: str) -> str:
     return "$'" + "".join(out) + "'"
 
 
+def path_word(path: str) -> str:
+    """``path`` as a command's argument: a relative path that begins with "-" as
+    ``./-x``, which no command reads as an option (``-x`` it would); any other as it
+    is. A printed command quotes it then (``shell_word``)."""
+    return f"./{path}" if path.startswith("-") else path
+
+
 def shell_line(argv) -> str:
     """``argv`` (texts) as one shell line to paste back, each word a ``shell_word``."""
     return " ".join(shell_word(str(a)) for a in argv)

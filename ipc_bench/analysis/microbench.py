@@ -1592,10 +1592,13 @@ def pyperf_command_lines(names: Sequence[str]) -> list[str]:
     """The pyperf commands printed after a run over its pyperf files ``names``, each a
     shell line to paste (``errors.shell_line``: ``--output '/r/mb dir'`` gives
     ``python -m pyperf stats '/r/mb dir/send.json'``): ``compare`` (two files or more,
-    after a blank line), ``stats`` and ``check`` of the first."""
-    from ipc_bench.errors import shell_line
+    after a blank line), ``stats`` and ``check`` of the first; a relative name that
+    begins with "-" as ``./-x/send.json`` (``errors.path_word``), which pyperf reads as
+    no option."""
+    from ipc_bench.errors import path_word, shell_line
 
     pyperf = ["python", "-m", "pyperf"]
+    names = [path_word(name) for name in names]
     lines = []
     if len(names) >= 2:
         lines.append(f"\ncompare: {shell_line([*pyperf, 'compare_to', *names, '--table'])}")

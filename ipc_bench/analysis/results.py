@@ -1425,14 +1425,14 @@ def report_pointer(run_dir: Path, metadata: dict[str, Any] | None = None) -> str
     (before it was recorded) or command line, or either not as a run writes it
     (``_METADATA_VALUES``): ``python bench.py report RUN``, the folder as given. Raises
     nothing."""
-    from ipc_bench.errors import command_shell_line
+    from ipc_bench.errors import command_shell_line, path_word
 
     md = metadata if isinstance(metadata, dict) else {}
     argv, cwd = md.get("command_line"), md.get("cwd")
     if (_METADATA_VALUES["command_line"][0](argv) and argv
             and argv[0].endswith(".py") and _METADATA_VALUES["cwd"][0](cwd)):
         return command_shell_line([argv[0], "report", os.path.abspath(run_dir)], cwd)
-    return command_shell_line(["bench.py", "report", str(run_dir)])
+    return command_shell_line(["bench.py", "report", path_word(str(run_dir))])
 
 
 #: How a problem that cost a complete run nothing begins: its tables lost on a stdout

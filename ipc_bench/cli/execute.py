@@ -47,7 +47,7 @@ from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import (STEP_NUMBERING, broken_link_text, command_shell_line,
                               fd_shortage_text, folder_names_text, names_fd_limit,
-                              one_line, out_of_fds, output_kind_text,
+                              one_line, out_of_fds, output_kind_text, path_word,
                               resource_shortage_text, scenario_frames)
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
@@ -417,9 +417,12 @@ def report_command(run_dir: Path) -> str:
     ``sys.argv[0]``, ``python ../head2/bench.py report DIR``; ``command_line.SCRIPT``,
     the absolute path, in-process), quoted where a shell needs it
     (``errors.command_shell_line``, as ``DIR`` is: ``python bench.py report 'w
-    d/r1'``); ``bench.py`` outside ``cli.main``. Raises nothing."""
+    d/r1'``), a relative ``DIR`` that begins with "-" as ``./-x`` (``errors.path_word``:
+    ``report -x`` would read it as an option); ``bench.py`` outside ``cli.main``. Raises
+    nothing."""
     words = recorded_command()
-    return command_shell_line([words[0] if words else "bench.py", "report", str(run_dir)])
+    return command_shell_line([words[0] if words else "bench.py", "report",
+                               path_word(str(run_dir))])
 
 
 def _one_schedule_twice(cases: Sequence[dict[str, Any]]) -> bool:

@@ -110,6 +110,10 @@ class OnceParser(argparse.ArgumentParser):
             return None
         return super()._parse_optional(arg_string)
 
+    #: Whether the positionals are paths (``bench.py report``'s RUN_DIR): a word read
+    #: as an unknown option where one is missing is said to be given as ``./-x``.
+    path_positionals: bool = False
+
     #: Command words (``bench.py report``) that an unknown first argument may be a
     #: typo of: its line names the closest (``unknown_message``).
     commands: tuple[str, ...] = ()
@@ -118,13 +122,43 @@ class OnceParser(argparse.ArgumentParser):
         """argparse's, with the closest option named after an unknown one, or the
         closest of ``commands`` after an unknown first argument (``unknown_message``)."""
         args = sys.argv[1:] if args is None else list(args)
-        parsed, extras = self.parse_known_args(args, namespace)
+        unknown = self._unknown_options(args)
+        if unknown:  # argparse would name the positional missing, not them
+            error = self.error  # the class's (one line, or exit 2)
+
+            def named(message: str):
+                missing = message[len(_REQUIRED):]
+                if message.startswith(_REQUIRED) and not missing.startswith("-"):
+                    message = unknown_required_message(
+                        unknown, missing,
+                        [o for a in self._actions for o in a.option_strings],
+                        self.path_positionals)
+                return error(message)
+            self.error = named  # type: ignore[method-assign]
+        try:
+            parsed, extras = self.parse_known_args(args, namespace)
+        finally:
+            self.__dict__.pop("error", None)
         if extras:
             first = extras[0] == args[0] and not args[0].startswith("-")
             self.error(unknown_message(extras, [o for a in self._actions
                                                 for o in a.option_strings],
                                        self.commands if first else ()))
         return parsed
+
+    def _unknown_options(self, args: Sequence[str]) -> list[str]:
+        """The words of ``args`` before a ``--`` that argparse reads as options none of
+        this parser's: ``-x`` of ``report -x``, a folder named ``-x``."""
+        unknown = []
+        for word in args:
+            if word == "--":
+                break
+            if (word.startswith("-") and word != "-"
+                    and word.split("=", 1)[0] not in self._option_string_actions
+                    and self._parse_optional(word) is not None
+                    and not (len(word) > 2 and word[:2] in self._option_string_actions)):
+                unknown.append(word)
+        return unknown
 
     def parse_known_args(self, args=None, namespace=None):
         """argparse's, with each option's first value kept in ``namespace`` while the
@@ -136,6 +170,27 @@ class OnceParser(argparse.ArgumentParser):
         finally:
             if hasattr(namespace, _GIVEN):
                 delattr(namespace, _GIVEN)
+
+
+#: How argparse's line for missing positionals begins (``RUN_DIR``'s).
+_REQUIRED = "the following arguments are required: "
+
+
+def unknown_required_message(unknown: Sequence[str], required: str,
+                             options: Sequence[str], paths: bool = False) -> str:
+    """The line for a command line whose positionals ``required`` (``RUN_DIR``) are
+    missing and that holds words read as options it does not have (``unknown``), a
+    folder named ``-x`` as often as a typo: ``unrecognized option -x, and no RUN_DIR
+    given``, with `` (a RUN_DIR that begins with "-" is given as ./-x)`` where they are
+    paths (``paths``); a typo of an option is named as ``unknown_message`` names it
+    (``--no-figure (did you mean --no-figures?)``), with no hint."""
+    line = unknown_message(list(unknown), list(options))
+    named = line[len("unrecognized arguments: "):]
+    word = "options" if len(unknown) > 1 else "option"
+    text = f"unrecognized {word} {named}, and no {required} given"
+    if not paths or "(did you mean" in named:
+        return text
+    return f'{text} (a {required.split(", ")[0]} that begins with "-" is given as ./{unknown[0]})'
 
 
 def did_you_mean(word: str, names: Sequence[str]) -> str:

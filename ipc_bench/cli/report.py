@@ -91,6 +91,8 @@ PROG = "bench.py report"
 
 
 class _Parser(OnceParser):
+    path_positionals = True  # report -x: "given as ./-x"
+
     def error(self, message: str):
         raise ResultsError(message)
 
