@@ -88,7 +88,7 @@ from ipc_bench.analysis.microbench import incomplete_run_text  # noqa: E402
 from ipc_bench.analysis.results import (RunStatusWarning, load, read_summary,  # noqa: E402
                                         run_state)
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning  # noqa: E402
-from ipc_bench.cli.console import script_main, write_output  # noqa: E402
+from ipc_bench.cli.console import one_write, script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, MAX_SEED, MAX_STEPS,  # noqa: E402
                                    _int_in, _parse_int, list_items, no_repeats,
@@ -820,9 +820,10 @@ def _analyse(args: argparse.Namespace, study: Path) -> int:
     with signals.deferred():
         write_output(study / "aa_false_positive.json", json.dumps(result, indent=1) + "\n",
                      PROG, f"the analysis is in {study / 'aa_false_positive.json'}")
-    print(f"A/A study {study}")
-    for info in result["conditions"].values():
-        print_condition(info)
+    with one_write():  # the tables in one write: | head -1 takes them whole
+        print(f"A/A study {study}")
+        for info in result["conditions"].values():
+            print_condition(info)
     return 0
 
 

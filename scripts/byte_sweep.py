@@ -58,7 +58,8 @@ from ipc_bench.harness.scenario import ScenarioOptions, steady_cases  # noqa: E4
 from ipc_bench.engine.workloads import REQ_ID_FORMATS  # noqa: E402
 from ipc_bench.engine.config import ConfigError  # noqa: E402
 from ipc_bench.engine.token_ids import token_id_distribution  # noqa: E402
-from ipc_bench.cli.console import failure_line, script_main, write_output  # noqa: E402
+from ipc_bench.cli.console import (failure_line, one_write, script_main,  # noqa: E402
+                                   write_output)
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_NUM_SEQS, _choices, _int_in, _parse_int,  # noqa: E402
                                    list_items, no_repeats, writable_file)
@@ -235,7 +236,8 @@ def _sweep(args: argparse.Namespace) -> int:
     for fmt, vocab, dist in itertools.product(args.formats, args.vocab_sizes, args.token_ids):
         print(f"... {sweep_point(fmt, vocab, dist)}", file=sys.stderr, flush=True)
         rows += measure(fmt, vocab, args.num_running, args.steps, args.codecs, dist)
-    print_table(rows, args.num_running)
+    with one_write():  # the table in one write: | head -1 takes it whole
+        print_table(rows, args.num_running)
     if args.json:
         write_output(args.json, json.dumps(rows, indent=1) + "\n", "byte_sweep.py",
                      f"the rows are in {args.json}")

@@ -86,7 +86,8 @@ from ipc_bench.analysis.bytemodel import fit_linear  # noqa: E402
 from ipc_bench.analysis.microbench import incomplete_run_text  # noqa: E402
 from ipc_bench.analysis.results import read_summary, run_state  # noqa: E402
 from ipc_bench.analysis.run_files import ResultsError  # noqa: E402
-from ipc_bench.cli.console import script_main, write_output, written_elsewhere  # noqa: E402
+from ipc_bench.cli.console import (one_write, script_main, write_output,  # noqa: E402
+                                   written_elsewhere)
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import (MAX_STEPS, _int_in, writable_file,  # noqa: E402
                                    writable_folder)
@@ -554,10 +555,11 @@ def _fit_runs(args: argparse.Namespace) -> int:
     if args.stat == "median":
         fit_med, check_med = step_medians(fit_dir), step_medians(check_dir)
     rows = fit_rows(fit_summary, check_summary, fit_med, check_med)
-    print(f"codec time per step ({args.stat} over each case's counted steps, median over "
-          f"repetitions) = fixed + per_request x B; fit on {fit_dir}, checked at "
-          f"B = {CHECK_SIZE} on {check_dir}")
-    print_fits(rows)
+    with one_write():  # the table in one write: | head -1 takes it whole
+        print(f"codec time per step ({args.stat} over each case's counted steps, median "
+              f"over repetitions) = fixed + per_request x B; fit on {fit_dir}, checked at "
+              f"B = {CHECK_SIZE} on {check_dir}")
+        print_fits(rows)
     if args.json:
         report = dict(fit_run=str(fit_dir), check_run=str(check_dir), stat=args.stat,
                       fits=rows)

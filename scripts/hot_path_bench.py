@@ -57,8 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 import zmq  # noqa: E402
 
-from ipc_bench.cli.console import (interruptible, pyperf_staged, script_main,  # noqa: E402
-                                   written_elsewhere)
+from ipc_bench.cli.console import (interruptible, one_write, pyperf_staged,  # noqa: E402
+                                   script_main, written_elsewhere)
 from ipc_bench.cli.options import (append_problem, list_items, new_output_problem,  # noqa: E402
                                    output_problem, pyperf_option_words)
 from ipc_bench.errors import one_line  # noqa: E402
@@ -103,6 +103,12 @@ def channel_name(b: int) -> str:
 def oracle_names(b: int) -> list[str]:
     """The names of the oracle's pieces at ``B = b``, in ``ORACLE_PIECES`` order."""
     return [f"{piece} B={b}" for piece in ORACLE_PIECES]
+
+
+def _print_names() -> None:
+    """``--list``: the benchmark names, one a line, in one write (``one_write``)."""
+    with one_write():
+        print("\n".join(benchmark_names()))
 
 
 def benchmark_names() -> list[str]:
@@ -347,7 +353,7 @@ def main() -> int:
     args = bench.parse_args()
     if args.list:
         return interruptible("hot_path_bench.py",
-                             lambda: print("\n".join(benchmark_names())))
+                             _print_names)
     texts = [""] if args.only is None else args.only.split(",")
 
     class Only:  # ``name in only``: one of the texts is in the name

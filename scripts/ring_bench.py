@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's ipc_bench, installed or not
 import msgspec  # noqa: E402
 import zmq  # noqa: E402
 
-from ipc_bench.cli.console import script_main  # noqa: E402
+from ipc_bench.cli.console import one_write, script_main  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
 from ipc_bench.cli.options import _int_in, _parse_int, list_items, no_repeats  # noqa: E402
 from ipc_bench.errors import module_doc, one_line  # noqa: E402
@@ -260,12 +260,13 @@ def _bench(args: argparse.Namespace) -> int:
         order = transports[r % len(transports):] + transports[:r % len(transports)]
         runs.extend(row for t in order for row in measure(t, plan))
     rows = _medians(runs)
-    print(f"{'size B':>9}  {'transport':<10}  {'rounds':>6}  {'RTT med us':>10}  "
-          f"{'RTT p90 us':>10}  {'msgs/s':>9}  {'MB/s':>8}")
-    for row in sorted(rows, key=lambda r: (r["size"], transports.index(r["transport"]))):
-        print(f"{row['size']:>9,}  {row['transport']:<10}  {row['count']:>6}  "
-              f"{row['rtt_median_us']:>10.1f}  {row['rtt_p90_us']:>10.1f}  "
-              f"{row['msgs_per_s']:>9,.0f}  {row['mb_per_s']:>8,.1f}")
+    with one_write():  # the table in one write: | head -1 takes it whole
+        print(f"{'size B':>9}  {'transport':<10}  {'rounds':>6}  {'RTT med us':>10}  "
+              f"{'RTT p90 us':>10}  {'msgs/s':>9}  {'MB/s':>8}")
+        for row in sorted(rows, key=lambda r: (r["size"], transports.index(r["transport"]))):
+            print(f"{row['size']:>9,}  {row['transport']:<10}  {row['count']:>6}  "
+                  f"{row['rtt_median_us']:>10.1f}  {row['rtt_p90_us']:>10.1f}  "
+                  f"{row['msgs_per_s']:>9,.0f}  {row['mb_per_s']:>8,.1f}")
     return 0
 
 

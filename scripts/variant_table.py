@@ -100,8 +100,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyperf  # noqa: E402
 
 from ipc_bench.analysis.bytemodel import engine_outputs_bytes  # noqa: E402
-from ipc_bench.cli.console import (interruptible, pyperf_staged, script_main,  # noqa: E402
-                                   written_elsewhere)
+from ipc_bench.cli.console import (interruptible, one_write, pyperf_staged,  # noqa: E402
+                                   script_main, written_elsewhere)
 from ipc_bench.cli.options import (MAX_NUM_SEQS, append_problem, list_items,  # noqa: E402
                                    new_output_problem, output_problem, pyperf_option_words)
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
@@ -690,10 +690,11 @@ def main() -> int:
                     print(f"{prog}: warning: {args.figure}: {line} (--batch-sizes picks "
                           "the running counts)", file=sys.stderr)
                 written_elsewhere(f"the figure is in {args.figure}")
-            if args.compact:
-                print_compact(batch_sizes, medians, rows)
-            else:
-                print_table(batch_sizes, medians, rows)
+            with one_write():  # the table in one write: | head -1 takes it whole
+                if args.compact:
+                    print_compact(batch_sizes, medians, rows)
+                else:
+                    print_table(batch_sizes, medians, rows)
             return 0
         return interruptible(prog, table)
     keys = dict.fromkeys(bench_key(w, *v) for v in variants(batch_sizes) for w in WHATS
@@ -709,7 +710,8 @@ def main() -> int:
             if result is not None and not args.worker:
                 means[name] = result.median()
         if not args.worker:
-            print_table(batch_sizes, means, rows)
+            with one_write():  # the table in one write, after pyperf's lines
+                print_table(batch_sizes, means, rows)
         return 0
     return pyperf_staged(prog, args, work)
 

@@ -1578,13 +1578,16 @@ def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output, how: Coordin
     if replaced:
         print(f"microbench: replaced the earlier {', '.join(replaced)} in {out.dir}",
               file=sys.stderr, flush=True)
-    print(how.format_rows(rows))
     names = [str(out.dir / arm_file_name(a)) for a in out.arms]
+    text = [how.format_rows(rows)]
     line = unstable_line(names)
     if line:
-        print(f"\n{line}")
-    for line in pyperf_command_lines(names):
-        print(line)
+        text.append(f"\n{line}")
+    text += pyperf_command_lines(names)
+    # one write, the whole text, as a run's end: a reader that reads once (``| head -1``)
+    # takes it all before it goes
+    sys.stdout.write("".join(f"{t}\n" for t in text))
+    sys.stdout.flush()
     return 0
 
 

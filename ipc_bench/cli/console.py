@@ -25,11 +25,13 @@ not at all; one line on a write that fails, the file named on a failed stdout).
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import io
 import os
 import signal
 import sys
-from typing import Callable, Optional, TextIO
+from typing import Callable, Iterator, Optional, TextIO
 
 #: Exit code after stdout's reader went away (128 + SIGPIPE).
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
@@ -124,6 +126,24 @@ def written_elsewhere(text: str) -> None:
             sys.stdout.written = text
         elif text not in earlier.split("; "):
             sys.stdout.written = f"{earlier}; {text}"
+
+
+@contextlib.contextmanager
+def one_write() -> Iterator[None]:
+    """What the block prints on ``sys.stdout`` collected and written, when it ends
+    (raising or not), in one write: a command's end text (a script's table) reaches a
+    pipe whole, so a reader that reads once and leaves (``| head -1``) takes all of it
+    and the command exits 0, buffered or not (``PYTHONUNBUFFERED=1``), as a run's end
+    does; several writes could come after it left (exit 141)."""
+    held = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(held):
+            yield
+    finally:
+        text = held.getvalue()
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
 
 def closed_stdout_refusal(lost: str, kept: Optional[str]) -> Optional[str]:

@@ -1073,8 +1073,10 @@ class _Run:
                     else warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
                                              on_stdout=True, added=added)
                     if _apart() else None)
-        print("\n".join(t for t in text if t))
-        print(f"\nresults: {one_line(str(self.run_dir))}")  # a line break in DIR escaped
+        text.append(f"\nresults: {one_line(str(self.run_dir))}\n")  # a line break escaped
+        # one write, the whole text: a reader that reads once and leaves (``| head -1``)
+        # takes it before it goes, where it fits the pipe (64 KiB on Linux)
+        sys.stdout.write("\n".join(t for t in text if t))
         sys.stdout.flush()
         n = len(writer.cases)
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "

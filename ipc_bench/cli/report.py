@@ -246,5 +246,5 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
                        "ends"), file=sys.stderr)
     where = one_line(str(out / 'report.html'))
     written_elsewhere(f"the report is in {where}")  # a stdout that fails says so
-    print(f"report: {where}")
+    sys.stdout.write(f"report: {where}\n")  # one write, as a run's end
     return 0
