@@ -18,7 +18,7 @@ import pytest
 
 from ipc_bench.harness import signals
 from script_module import ROOT
-from test_script_start_signals import SCRIPTS, _mask
+from test_script_start_signals import SCRIPTS, _while_starting
 
 ENTRY_POINTS = [ROOT / "bench.py"] + sorted((ROOT / "scripts").glob("*.py"))
 
@@ -50,23 +50,6 @@ def test_the_first_statement_blocks_the_handled_signals(path):
     assert set(imported) <= {"__future__", "signal"}, imported
 
 
-def _blocked_while_starting(proc: subprocess.Popen, sig: int, limit_s: float = 10.0) -> bool:
-    """Whether ``proc`` is seen blocking ``sig`` with no handler of its own for it yet
-    (its first statement has run, its imports are under way) within ``limit_s``."""
-    import time
-
-    bit = 1 << (sig - 1)
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        blocked, caught = _mask(proc.pid, "SigBlk"), _mask(proc.pid, "SigCgt")
-        if blocked is None or caught is None:
-            return False
-        if blocked & bit and not caught & bit:
-            return True
-        time.sleep(0.002)
-    return False
-
-
 def _defaults() -> None:
     """SIGUSR1 at its default action in the script, as a terminal starts a command."""
     signal.signal(signal.SIGUSR1, signal.SIG_DFL)
@@ -80,7 +63,7 @@ def test_a_sigusr1_while_the_script_imports_is_its_line_and_exit_138(name, tmp_p
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_defaults)
     try:
-        started = _blocked_while_starting(proc, signal.SIGUSR1)
+        started = _while_starting(proc, signal.SIGUSR1)
         proc.send_signal(signal.SIGUSR1)
         _, err = proc.communicate(timeout=60)
     finally:

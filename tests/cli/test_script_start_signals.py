@@ -54,11 +54,12 @@ def _mask(pid: int, field: str):
     return None
 
 
-def _while_starting(proc: subprocess.Popen, limit_s: float = 10.0) -> bool:
-    """Wait until ``proc`` blocks SIGTERM with no handler of its own for it yet: its
+def _while_starting(proc: subprocess.Popen, sig: int = signal.SIGTERM,
+                    limit_s: float = 10.0) -> bool:
+    """Wait until ``proc`` blocks ``sig`` with no handler of its own for it yet: its
     first statement has run and its imports are under way. ``False`` if that is not
     seen within ``limit_s`` or the process ends first."""
-    bit = 1 << (signal.SIGTERM - 1)
+    bit = 1 << (sig - 1)
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         blocked, caught = _mask(proc.pid, "SigBlk"), _mask(proc.pid, "SigCgt")
