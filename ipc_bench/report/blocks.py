@@ -3553,6 +3553,48 @@ def unshared_lines(results, base: str = "") -> list[str]:
             for r in apart]
 
 
+def no_row_compares(results, base: str = "",
+                    unlike: Optional[dict[tuple[str, str], set[str]]] = None) -> bool:
+    """Whether no side-by-side row gives a ratio between runs ``results`` (finished
+    cases): every run finished a case, and no run but the reference ``base`` (default
+    the first loaded) finished one of the same workload, arm and codec that it ran with the
+    same settings (``unlike``: ``unlike_workloads`` with ``exact``, the byte rows', which
+    compare where the timing rows' do)."""
+    base, have, _ = _unshared(results, base)
+    if len(results.run_ids) < 2 or not all(have.get(r) for r in results.run_ids):
+        return False  # a run that finished no case: its own section says so
+    ids, unlike = results.run_ids, unlike or {}
+    return not any(key[0] not in unlike.get(_pair_key(ids, r, base), ())
+                   for r in ids if r != base
+                   for key in have.get(r, {}).keys() & have[base].keys())
+
+
+def own_findings_blocks(results, base: str = "",
+                        unlike: Optional[dict[tuple[str, str], set[str]]] = None
+                        ) -> list[Block]:
+    """Under the Runs section of a report of runs ``results`` (finished cases) where no
+    side-by-side row compares them (``no_row_compares``): that no ratio between them is
+    given, that each run's own findings are in its section below, and the command that
+    renders each run's report alone (``analysis.results.report_pointer``, quoted for a
+    shell); ``[]`` otherwise."""
+    from ipc_bench.analysis.results import report_pointer
+
+    if not no_row_compares(results, base, unlike):
+        return []
+    ids = results.run_ids
+    base = base or ids[0]
+    sections = ", ".join(f"Run {code_span(r)}" for r in ids)
+    commands = "; ".join(
+        f"{code_span(r)}: "
+        f"{code_span(report_pointer(results.paths.get(r) or r, results.metadata.get(r)))}"
+        for r in ids)
+    return [("p", f"No row of the side-by-side tables below compares these runs: no other "
+                  f"run has a case of {code_span(base)}, the reference, that it ran alike "
+                  "(the same workload, arm and codec, with the same settings), so no ratio "
+                  f"between runs is given. Each run's own findings are in its section below ({sections}), "
+                  f"as its own report gives them, which renders with ({commands}).")]
+
+
 def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Block]:
     """The opening of a multi-run report: the runs (their differences against run
     ``base``, default the first), side-by-side tables of
@@ -3568,6 +3610,7 @@ def _comparison_blocks(results, base: str = "", figures: bool = True) -> list[Bl
     unlike_bytes = unlike_workloads(results, exact=True)
     absent = absent_base_cases(results, base or results.run_ids[0])
     results = results.finished()
+    blocks.extend(own_findings_blocks(results, base, unlike_bytes))
     blocks.append(("h", 2, "Side by side"))
     for line in unshared_lines(results, base):
         blocks.append(("note", line))
