@@ -1989,6 +1989,17 @@ def _async_findings(cases) -> list[str]:
     return [f"No send arm: {ASYNC_CACHED_ONLY}."]
 
 
+def _comparison_findings(compared, cases, where, method: str, added) -> list[str]:
+    """One finding per comparison of ``compared`` (``other_comparisons``) other than
+    send / cached, an A/A pair's with its shares (``_aa_share_words``), each caveated
+    as the pair findings are (``_caveated``)."""
+    return [_caveated(_comparison_finding(c, where)
+                      + (_aa_share_words(c, comparison_pairs(cases, c), method)
+                         if is_aa(c) else ""),
+                      comparison_pairs(cases, c), _comparison_tput_significant(c), added)
+            for c in compared]
+
+
 def findings(results) -> list[str]:
     """Findings of one run as sentences with numbers (see the module docstring; a
     ``--pp`` run: ``_pp_findings``). ``results``: one run (``load``); cases that did
@@ -2051,11 +2062,7 @@ def findings(results) -> list[str]:
     else:
         out.extend(_floor_findings(ok))
     compared = other_comparisons(results)
-    others = [_caveated(_comparison_finding(c, where)
-                        + (_aa_share_words(c, comparison_pairs(cases, c), method)
-                           if is_aa(c) else ""),
-                        comparison_pairs(cases, c), _comparison_tput_significant(c), added)
-              for c in compared]
+    others = _comparison_findings(compared, cases, where, method, added)
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases, added)
              + _async_findings(cases) + others + out
              + order_findings(results, where) + replay_noise_findings(results)
