@@ -520,26 +520,39 @@ def noisy_arm_warnings(results) -> dict[str, list[str]]:
     noisy``, and on the repetition that stands out ``; this repetition stands out: its
     blocks sit a median 52.0 % from the others'``) and the floor's (ending
     ``summary.FLOOR_NOISE_WORDS``, a noisy floor's, as ``_warning_kinds`` counts them).
-    The report lists them under Measurement warnings and counts them in the findings.
-    ``{}`` without such an arm, or where ``results`` holds no step rows. A run's end
-    gives the same lines without pandas (``run_noisy_arm_warnings``). Raises
-    nothing."""
+    The findings of one run count them. For ``results`` of one run: of several, whose
+    runs may share case ids, ``noisy_arm_warnings_by_run`` keeps each run's apart
+    (here they would be pooled). ``{}`` without such an arm, or where ``results``
+    holds no step rows. A run's end gives the same lines without pandas
+    (``run_noisy_arm_warnings``). Raises nothing."""
+    out: dict[str, list[str]] = {}
+    for (_, cid), lines in noisy_arm_warnings_by_run(results).items():
+        out.setdefault(cid, []).extend(lines)
+    return out
+
+
+def noisy_arm_warnings_by_run(results) -> dict[tuple[Any, str], list[str]]:
+    """``noisy_arm_warnings`` by run and case id (``(run_id, case_id)``; the run
+    ``None`` where the cases carry none), as the report's Measurement warnings list
+    them and compare them with the run's end's (``run_end_differences``): each arm is
+    one run's (``GROUP_COLUMNS``), so two runs with the same case ids keep their own
+    lines. Raises nothing."""
     if not hasattr(results, "steps"):
         return {}
     return _arm_warnings(repetition_noise(results))
 
 
-def _arm_warnings(arms: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """``noisy_arm_warnings`` of ``arms`` (``repetition_noise``'s, or ``arm_noise``'s):
-    case id -> lines."""
+def _arm_warnings(arms: list[dict[str, Any]]) -> dict[tuple[Any, str], list[str]]:
+    """``noisy_arm_warnings_by_run`` of ``arms`` (``repetition_noise``'s, or
+    ``arm_noise``'s): (run id, case id) -> lines."""
     from ipc_bench.analysis.summary import FLOOR_NOISE_WORDS
 
-    out: dict[str, list[str]] = {}
+    out: dict[tuple[Any, str], list[str]] = {}
     for a in arms:
         if a["why"] is not None or not noisy(a):
             continue
         for cid in a["case_ids"]:
-            lines = out.setdefault(cid, [])
+            lines = out.setdefault((a.get("run_id"), cid), [])
             head = f"across the {a['compared']} repetitions of its arm, its {STEP_BLOCK}-step"
             if "step times" in noisy(a):
                 standout = (a["outlier"] or {}).get("case_id") == cid
@@ -627,24 +640,29 @@ def record_run_end_warnings(cases: Sequence[dict[str, Any]],
 
 def run_end_differences(results) -> list[str]:
     """The cases of ``results`` whose recorded run-end lines (``RUN_END_FIELD``)
-    differ from the report's (``noisy_arm_warnings``, from the files as loaded and
-    checked), one line each: ```ID`: the run's end printed 2 lines on the repetitions
-    of its arm, where the report finds 0`` (``... finds 2 with other figures``): a
-    ``steps.csv`` or ``floor.csv`` changed after the run ended, or rows or cases that
-    the loader's checks left out. ``[]`` where they agree or nothing was recorded (a
-    value that is not a list is as none). Raises nothing."""
+    differ from the report's (``noisy_arm_warnings_by_run``, from the files as loaded
+    and checked), one line each, compared run by run: ```ID`: the run's end printed 2
+    lines on the repetitions of its arm, where the report finds 0`` (``... finds 2
+    with other figures``; of several runs, ```ID` of run `RUN`: ...``): a ``steps.csv``
+    or ``floor.csv`` changed after the run ended, or rows or cases that the loader's
+    checks left out. ``[]`` where they agree or nothing was recorded (a value that is
+    not a list is as none). Raises nothing."""
     cases = getattr(results, "cases", None)
     if cases is None or RUN_END_FIELD not in cases.columns:
         return []
-    found = noisy_arm_warnings(results)
+    found = noisy_arm_warnings_by_run(results)
+    runs = (list(cases["run_id"]) if "run_id" in cases.columns
+            else [None] * len(cases))
+    several = len(set(runs)) > 1
     out = []
-    for cid, printed in zip(cases["case_id"], cases[RUN_END_FIELD]):
+    for run, cid, printed in zip(runs, cases["case_id"], cases[RUN_END_FIELD]):
         if not isinstance(printed, (list, tuple)):
             continue
         printed = [str(line) for line in printed]
-        mine = found.get(cid, [])
+        mine = found.get((run, cid), [])
         if printed != mine:
-            out.append(f"`{cid}`: the run's end printed {len(printed)} "
+            out.append(f"`{cid}`" + (f" of run `{run}`" if several else "")
+                       + f": the run's end printed {len(printed)} "
                        f"line{'' if len(printed) == 1 else 's'} on the repetitions of its "
                        f"arm, where the report finds {len(mine)}"
                        + (" with other figures" if len(printed) == len(mine) else ""))
@@ -672,4 +690,5 @@ def run_noisy_arm_warnings(cases: Sequence[dict[str, Any]],
     floor_path = Path(run_dir) / "floor.csv"
     floor = (_csv_rows(floor_path, "floor_step_ns", "i", ids) if floor_path.is_file()
              else _Rows({}))
-    return _arm_warnings(arm_noise(cases, steps, floor))
+    found = _arm_warnings(arm_noise(cases, steps, floor))
+    return {cid: lines for (_, cid), lines in found.items()}  # one run

@@ -699,18 +699,20 @@ def format_value(value: Any, digits: int = 1) -> str:
 def _case_warnings(results) -> list[str]:
     """``case_id: warning`` for every warning recorded in the run's cases, each case's
     followed by those of a trace replay arm whose repetitions vary over 10 %
-    (``replay_noise.noisy_arm_warnings``), which the report adds."""
-    from ipc_bench.analysis.replay_noise import noisy_arm_warnings
+    (``replay_noise.noisy_arm_warnings_by_run``: each run's own, where several share
+    case ids), which the report adds."""
+    from ipc_bench.analysis.replay_noise import noisy_arm_warnings_by_run
 
     cases = results.cases
-    added = noisy_arm_warnings(results)
+    added = noisy_arm_warnings_by_run(results)
     if "warnings" not in cases.columns and not added:
         return []
     recorded = cases["warnings"] if "warnings" in cases.columns else [None] * len(cases)
+    runs = cases["run_id"] if "run_id" in cases.columns else [None] * len(cases)
     out = []
-    for case_id, lines in zip(cases["case_id"], recorded):
+    for run, case_id, lines in zip(runs, cases["case_id"], recorded):
         out.extend(f"`{case_id}`: {w}" for w in listed(lines))
-        out.extend(f"`{case_id}`: {w}" for w in added.get(case_id, []))
+        out.extend(f"`{case_id}`: {w}" for w in added.get((run, case_id), []))
     return out
 
 
