@@ -1819,12 +1819,12 @@ def _state_notes(one, run_id: str) -> list[Block]:
     if loaded is not None:
         load, cpus = loaded
         blocks.append(("note", f"The machine was loaded when this run started, or had just "
-                               f"been (1-minute load average {load:.1f} on {cpus} CPUs, an "
+                               f"been ({load_average_words(load, cpus)}, an "
                                "average that falls over about a minute): other work then "
                                f"may have competed with {_processes_phrase(one.cases)}, so "
                                "times and tokens/s may be noisy; bytes are exact whatever "
                                "the load."))
-    busy = busy_during_note(shown.cases, md)
+    busy = busy_during_note(shown.cases, md, start_said=loaded is not None)
     if busy:
         blocks.append(busy)
     nice = nice_note(md)
@@ -2341,32 +2341,42 @@ def _noisy_steps_words(load: dict[str, Any]) -> str:
 def machine_load_line(run: str, load: Optional[dict[str, Any]],
                       finished: Optional[int] = None) -> str:
     """A run's item under ``machine_load_blocks``: ```d`: the machine 99.8 % busy
-    (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.91 on 2 CPUs at its
+    (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.9 on 2 CPUs at its
     start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40 cases``, the run's
     name and ``machine_load_words``."""
     return f"{code_span(run)}: {machine_load_words(load, finished)}"
 
 
+def load_average_words(load: float, cpus: Optional[int]) -> str:
+    """A run's 1-minute load average at its start as every note of the report gives it,
+    to one decimal as the run's own ``note:`` line does (``environment.loaded_note``):
+    ``1-minute load average 8.2 on 2 CPUs`` (``(its CPU count not recorded)`` without
+    ``cpus``)."""
+    where = f"on {cpus} CPUs" if cpus else "(its CPU count not recorded)"
+    return f"1-minute load average {load:.1f} {where}"
+
+
 def machine_load_words(load: Optional[dict[str, Any]],
-                       finished: Optional[int] = None) -> str:
+                       finished: Optional[int] = None, start_said: bool = False) -> str:
     """What a run recorded of the machine's load (``load``, ``machine_load``'s), for
     ``machine_load_line`` and a run's own section (``busy_during_note``): ``the machine
-    99.8 % busy (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.91 on 2
+    99.8 % busy (mean `machine_busy_pct` over 40 cases); 1-minute load average 1.9 on 2
     CPUs at its start; noisy step times (`step_ns_block_cv` over 10 %) in 21 of 40
     cases`` (``_noisy_steps_words``: each rule's count where a case has the skew
     warning), a figure it did not record said so (``not recorded``). Without ``load``
     (``machine_load``'s ``None``) it says why: no case finished where ``finished``, the
     run's finished cases, is 0 (``NO_CASE_FINISHED_WORDS``: a run killed or failed in
     its first case), else a summary written before the field (``BEFORE_BUSY_WORDS``;
-    ``finished`` ``None``: not known)."""
+    ``finished`` ``None``: not known). ``start_said``: a note above gave the start's
+    load average already (the run's own section, loaded at its start), which is then
+    left out."""
     if load is None:
         why = NO_CASE_FINISHED_WORDS if finished == 0 else BEFORE_BUSY_WORDS
         return f"not recorded ({why})"
     if load["busy"] is None:
         return ("not recorded (`machine_busy_pct` 0 in every case: "
                 "`/proc/stat` could not be read)")
-    cpus = f"on {load['cpus']} CPUs" if load["cpus"] else "(its CPU count not recorded)"
-    start = (f"1-minute load average {load['load']:.2f} {cpus} at its start"
+    start = (f"{load_average_words(load['load'], load['cpus'])} at its start"
              if load["load"] is not None else "load average at its start not recorded")
     short = (f"step-time noise not measured (no case counted {3 * STEP_BLOCK} steps, the "
              f"3 blocks of {STEP_BLOCK} `step_ns_block_cv` needs)")
@@ -2376,23 +2386,26 @@ def machine_load_words(load: Optional[dict[str, Any]],
              ).replace("%", " %", 1)
     return (f"the machine {load['busy']:.1f} % busy (mean "
             f"`machine_busy_pct` over {load['n']} case{'' if load['n'] == 1 else 's'}); "
-            f"{start}; {noisy}")
+            + ("" if start_said else f"{start}; ") + noisy)
 
 
-def busy_during_note(cases, md: dict[str, Any]) -> Optional[Block]:
+def busy_during_note(cases, md: dict[str, Any], start_said: bool = False
+                     ) -> Optional[Block]:
     """A run's own section's note on how busy the machine was while it ran, after the
     note on its start's load: its finished cases ``cases`` and metadata ``md`` as
     ``machine_load_words`` gives them in a multi-run report's list, ``As this run
     recorded the machine's load: the machine 99.9 % busy (mean `machine_busy_pct` over
-    120 cases); 1-minute load average 3.40 on 2 CPUs at its start; noisy step times
+    120 cases); 1-minute load average 3.4 on 2 CPUs at its start; noisy step times
     (`step_ns_block_cv` over 10 %) in 113 of 120 cases.``, then that the share counts
     the run's own processes too; ``None`` where no finished case recorded
     ``machine_busy_pct`` (none finished, or a summary from before the field: the
-    run's other notes say the one)."""
+    run's other notes say the one). ``start_said``: the note above gave the start's
+    load average (``load_average_words``), which this one then leaves out."""
     load = machine_load(cases, md)
     if load is None:
         return None
-    return ("note", f"As this run recorded the machine's load: {machine_load_words(load)}. "
+    words = machine_load_words(load, start_said=start_said)
+    return ("note", f"As this run recorded the machine's load: {words}. "
                     "The busy share counts every process, this run's own among them, "
                     "so it is not other work's alone.")
 

@@ -48,10 +48,10 @@ def test_the_busier_run_is_named_with_each_runs_recorded_figures():
                  "among them: code that keeps the CPUs busier raises it too. As each run "
                  "recorded it:"),
         ("ul", ["`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); "
-                "1-minute load average 0.34 on 2 CPUs at its start; noisy step times "
+                "1-minute load average 0.3 on 2 CPUs at its start; noisy step times "
                 "(`step_ns_block_cv` over 10 %) in 1 of 2 cases",
                 "`d`: the machine 97.2 % busy (mean `machine_busy_pct` over 3 cases); "
-                "1-minute load average 3.57 on 2 CPUs at its start; noisy step times "
+                "1-minute load average 3.6 on 2 CPUs at its start; noisy step times "
                 "(`step_ns_block_cv` over 10 %) in 3 of 4 cases"])]
 
 
@@ -64,7 +64,7 @@ def test_three_runs_name_the_busiest_and_the_least_busy_and_what_is_not_recorded
                               "during run `a`: 97.2 % against 70.0 % of its CPU time")
     assert items == ("ul", [
         "`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
-        "load average 0.34 on 2 CPUs at its start; " + SHORT,
+        "load average 0.3 on 2 CPUs at its start; " + SHORT,
         "`b`: the machine 71.5 % busy (mean `machine_busy_pct` over 2 cases); load "
         "average at its start not recorded; " + SHORT,
         "`old`: not recorded (`machine_busy_pct` absent from its finished cases: a "
@@ -117,11 +117,11 @@ def test_a_run_that_could_not_read_proc_stat_and_one_without_its_cpu_count_say_s
     del results.metadata["d"]["cpu_count"]
     assert machine_load_blocks(results)[1] == ("ul", [
         "`a`: the machine 70.0 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
-        "load average 0.34 on 2 CPUs at its start; " + SHORT,
+        "load average 0.3 on 2 CPUs at its start; " + SHORT,
         "`zero`: not recorded (`machine_busy_pct` 0 in every case: `/proc/stat` could "
         "not be read)",
         "`d`: the machine 97.2 % busy (mean `machine_busy_pct` over 3 cases); 1-minute "
-        "load average 3.57 (its CPU count not recorded) at its start; " + SHORT])
+        "load average 3.6 (its CPU count not recorded) at its start; " + SHORT])
 
 
 def test_a_run_from_before_the_noise_figure_says_it_is_not_recorded():
@@ -165,10 +165,10 @@ def test_runs_of_close_shares_that_started_loaded_are_named_with_their_figures()
                  "within a run, the arms a paired comparison pairs ran back to back, under "
                  "much the same load. As each run recorded it:"),
         ("ul", ["`r64a`: the machine 99.8 % busy (mean `machine_busy_pct` over 2 cases); "
-                "1-minute load average 3.10 on 2 CPUs at its start; noisy step times "
+                "1-minute load average 3.1 on 2 CPUs at its start; noisy step times "
                 "(`step_ns_block_cv` over 10 %) in 1 of 2 cases",
                 "`r64b`: the machine 99.3 % busy (mean `machine_busy_pct` over 2 cases); "
-                "1-minute load average 0.90 on 2 CPUs at its start; step-time noise not "
+                "1-minute load average 0.9 on 2 CPUs at its start; step-time noise not "
                 "measured (no case counted 150 steps, the 3 blocks of 50 "
                 "`step_ns_block_cv` needs)"])]
     both = _results({"a": [99.8], "b": [99.3], "c": [98.0]}, {"a": [NAN], "b": [NAN],

@@ -22,7 +22,7 @@ from ipc_bench.report.blocks import machine_load_blocks, machine_load_line
 
 NAN = math.nan
 QUIET = ("`a`: the machine 60.0 % busy (mean `machine_busy_pct` over 1 case); 1-minute "
-         "load average 1.50 on 2 CPUs at its start; step-time noise not measured (no "
+         "load average 1.5 on 2 CPUs at its start; step-time noise not measured (no "
          "case counted 150 steps, the 3 blocks of 50 `step_ns_block_cv` needs)")
 
 

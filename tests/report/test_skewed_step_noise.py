@@ -33,7 +33,7 @@ BLOCKY = dict(num_steps=300, step_ns_block_cv=0.2, step_ns_mean=250_000.0,
 QUIET = dict(num_steps=300, step_ns_block_cv=0.05, step_ns_mean=250_000.0,
              step_ns_median=240_000.0)
 HEAD = ("`r`: the machine 90.0 % busy (mean `machine_busy_pct` over {n} cases); 1-minute "
-        "load average 1.50 on 2 CPUs at its start; ")
+        "load average 1.5 on 2 CPUs at its start; ")
 
 
 def test_the_predicate_takes_either_rule_and_no_replay():
