@@ -40,7 +40,7 @@ from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token
                                         is_replay, noise_warnings,
                                         summarize_case)
 from ipc_bench.cli.command_line import recorded as recorded_command, recorded_cwd
-from ipc_bench.cli.console import stdout_failure, written_elsewhere
+from ipc_bench.cli.console import one_write, stdout_failure, written_elsewhere
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
@@ -1076,8 +1076,8 @@ class _Run:
         text.append(f"\nresults: {one_line(str(self.run_dir))}\n")  # a line break escaped
         # one write, the whole text: a reader that reads once and leaves (``| head -1``)
         # takes it before it goes, where it fits the pipe (64 KiB on Linux)
-        sys.stdout.write("\n".join(t for t in text if t))
-        sys.stdout.flush()
+        with one_write():
+            print("\n".join(t for t in text if t), end="")
         n = len(writer.cases)
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
                  f"{run_seconds(time.monotonic() - self.t_start)}")

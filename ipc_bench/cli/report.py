@@ -76,7 +76,7 @@ from typing import Iterator, Optional, Sequence
 from ipc_bench.analysis.results import RunStatusWarning
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from ipc_bench.cli.command_line import recorded, recorded_cwd
-from ipc_bench.cli.console import closed_stdout_refusal, written_elsewhere
+from ipc_bench.cli.console import closed_stdout_refusal, one_write, written_elsewhere
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
 from ipc_bench.errors import fd_shortage_text, file_size_text, one_line, out_of_fds
@@ -246,5 +246,6 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
                        "ends"), file=sys.stderr)
     where = one_line(str(out / 'report.html'))
     written_elsewhere(f"the report is in {where}")  # a stdout that fails says so
-    sys.stdout.write(f"report: {where}\n")  # one write, as a run's end
+    with one_write():  # one write, as a run's end
+        print(f"report: {where}")
     return 0

@@ -2,7 +2,10 @@
 that reads once and leaves (``bench.py ... | head -1``) gets all of it and the run exits
 0, buffered or with ``PYTHONUNBUFFERED=1`` (docs/usage.md, "Exit codes"). It was several
 writes (``print(tables)``, ``print("\\nresults: DIR")``), and a reader gone between them
-made the run exit 141 about half the time."""
+made the run exit 141: with ``PYTHONUNBUFFERED=1`` now and then (1 run in 6 seen), buffered
+hardly ever (the buffer joined them; 0 in 6). Whether it happens here is a race, so the
+one write itself is checked call by call in test_end_text_write_calls.py; this test runs
+the real pipe once each way, that the text reaches a single read whole."""
 
 from __future__ import annotations
 
@@ -34,9 +37,8 @@ def _tail(run: Path) -> re.Pattern:
 
 
 def test_a_reader_that_reads_once_gets_the_whole_end_and_the_run_exits_0(tmp_path):
-    # one run after another: runs side by side leave the reader too late to lose the race
     codes = []
-    for i in range(10):  # old code: 141 in about half of these
+    for i in range(2):  # buffered, then with PYTHONUNBUFFERED=1
         run = tmp_path / f"r{i}"
         env = dict(os.environ)
         if i % 2:
@@ -52,4 +54,4 @@ def test_a_reader_that_reads_once_gets_the_whole_end_and_the_run_exits_0(tmp_pat
         assert data.startswith(HEAD), data
         assert _tail(run).search(data), data
         assert data.count(b"\nresults: ") == 1
-    assert codes == [0] * 10
+    assert codes == [0, 0]
