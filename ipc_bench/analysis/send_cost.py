@@ -658,7 +658,8 @@ def block_clause(shares: StepShares) -> str:
     1.102], holds 1 but reaches beyond 1.1x either way: within noise is not established`` where
     the share is within noise; ``, but ..., holds 1 ...: the difference is not
     established`` where it excludes 0; ``, though ..., holds 1 and stays within 1.1x either way``
-    (or ``excludes 1``) where it is inconclusive (the stricter reading, kept). ``''``
+    (or ``excludes 1``) where it is inconclusive (the stricter reading, kept); ``; ...``
+    with the block's words alone where the share is not resolved (``unresolved``). ``''``
     where they agree or either has no interval (``ratio_clause``)."""
     return ratio_clause(bounds(shares.whole), shares.block_ratio, shares.step)
 
@@ -682,6 +683,8 @@ def ratio_clause(share_interval: Optional[tuple[float, float]],
     block = (f"the comparison block's {metric(f'step_ns_{step}').name}, cached/send "
              f"{point_text(ratio[0], 3, 1.0)} {ratio_interval(ratio[1], ratio[2])}, "
              f"{BLOCK_READS[theirs]}")
+    if mine == "within noise" and unresolved(share_interval):
+        return f"; {block}"
     if mine == "within noise":
         return f" by this share, but {block}: within noise is not established"
     if mine == "differs":
@@ -1052,20 +1055,22 @@ def step_difference(share: float, interval: Optional[tuple[float, float]],
     %, ...)`` (or ``shorter``), or, where ``interval`` holds 0 and stays within 1.1x either way,
     ``is within noise of cached's: +1.56 % (...)``, or, where it holds 0 but reaches
     beyond 1.1x either way, ``differs from cached's by +1.35 % (send - cached: [-14.41, +17.11] %,
-    ...), inconclusive: the interval reaches beyond 1.1x either way, ...`` (``path_difference``'s
-    rule); ``method``, ``pairs``: the interval's (``share_interval``). The whole
-    step's reading is checked against the comparison block's instead
-    (``block_clause``), so it is not called ``unresolved`` as the path's is."""
+    ...), inconclusive: the interval reaches beyond 1.1x either way, ...``, or, where it holds
+    0 within 1.1x but reaches beyond 1 % of the step (``unresolved``), ``is not resolved
+    from cached's: +4.06 % (send - cached: [-0.20, +8.33] %, ...): the interval holds 0
+    but reaches beyond 1 % of the step, so it does not show the cost is small``: the
+    words of ``path_difference``, by the one ``_holds_zero_words``; ``method``,
+    ``pairs``: the interval's (``share_interval``)."""
     from ipc_bench.analysis.stats import point_text
 
+    after = ""
     if holds_zero(interval):
-        verb = "differs from cached's by" if too_wide(interval) else \
-            "is within noise of cached's:"
+        verb, after = _holds_zero_words(interval, None)
         text = f"{verb} {point_text(100 * share, 2, sign=True)} %"
     else:
         text = (f"is {unsigned_pct(share)} % {'longer' if share >= 0 else 'shorter'} than "
                 "cached's")
-    return text + share_interval(interval, method, pairs) + _inconclusive(interval)
+    return text + share_interval(interval, method, pairs) + after + _inconclusive(interval)
 
 
 def _each_once(records: list[dict[str, Any]], key: str) -> list[str]:
@@ -1216,33 +1221,63 @@ def crossing(points: list[tuple[float, float]], threshold: float = THRESHOLD) ->
 
 #: How far send's SchedulerOutput path difference (``CostRow.s2r_ns``) may differ
 #: between two step times at one B and codec before ``step_length_line`` says so: a
-#: factor of 1.5. The messages are the same at every step time (the same batches), so
-#: a path cost that changes by half or more with the step's length is this machine's
-#: (a loaded 2-core run: 86 µs at 2 ms, 172 µs at 5 ms, msgpack at 256 running).
+#: factor of 1.5, where both differences are resolved from 0 and their intervals do not
+#: overlap. The messages are the same at every step time (the same batches), so a path
+#: cost that changes by half or more with the step's length is this machine's (a
+#: loaded 2-core run: 86 µs at 2 ms, 172 µs at 5 ms, msgpack at 256 running).
 STEP_LENGTH_FACTOR = 1.5
+
+
+def path_cost_interval_ns(row: CostRow) -> Optional[tuple[float, float]]:
+    """The interval of ``row``'s SchedulerOutput path difference in ns per step: its
+    share's interval (``CostRow.s2r_interval``, the one its share line prints) times
+    cached's measured step, as ``_holds_zero_words`` gives it in µs; ``None`` without an
+    interval or a measured step."""
+    if row.s2r_interval is None or None in row.s2r_interval or not row.measured_step_ns:
+        return None
+    return (row.s2r_interval[0] * row.measured_step_ns,
+            row.s2r_interval[1] * row.measured_step_ns)
+
+
+def _cost_text(row: CostRow, digits: int) -> str:
+    """``86.0 µs [74.3, 99.7] at 2 ms``: a row's path cost per step, its interval
+    (``path_cost_interval_ns``) and step time, for ``step_length_line``."""
+    low, high = path_cost_interval_ns(row)
+    return (f"{row.s2r_ns / 1e3:,.{digits}f} µs [{low / 1e3:,.{digits}f}, "
+            f"{high / 1e3:,.{digits}f}] at {row.step_time_ms:g} ms")
 
 
 def step_length_line(rows: list[CostRow], factor: float = STEP_LENGTH_FACTOR
                      ) -> Optional[str]:
-    """Where send's SchedulerOutput path difference (``s2r_ns``, positive) at one B and
-    codec differs between the step times of ``rows`` by ``factor`` or more, the line
-    saying that send's cost per step depends on the step's length on this machine:
-    ``send's SchedulerOutput path cost per step changed with the step time at the same B
-    and codec (msgpack at B = 256: 86 µs at 2 ms, 172 µs at 5 ms): the messages are the
-    same, so on this machine the cost per step depends on the step's length, not on the
-    messages alone, and a share at one step time does not carry to another.``; ``None``
-    where none does (or with one step time)."""
+    """Where send's SchedulerOutput path difference (``s2r_ns``) at one B and codec is a
+    cost resolved from 0 at two step times of ``rows`` (its interval above 0, not
+    ``holds_zero``), the larger ``factor`` or more times the smaller and their intervals
+    apart (``path_cost_interval_ns``: the larger's low end above the smaller's high
+    end), the line saying that send's cost per step depends on the step's length on this
+    machine, each figure with its interval and the digits that show the ratio:
+    ``send's SchedulerOutput path cost per step changed with the step time at the same
+    B and codec (msgpack at B = 256: 87.0 µs [74.3, 99.7] at 2 ms, 174.0 µs [148.6,
+    199.4] at 5 ms): the messages are the same, so on this machine the cost per step
+    depends on the step's length, not on the messages alone, and a share at one step
+    time does not carry to another.``; ``None`` where none does (or with one step time,
+    or rows of one repetition, which have no interval)."""
     by: dict[tuple, list[CostRow]] = defaultdict(list)
     for r in rows:
-        if r.s2r_ns is not None and r.s2r_ns > 0:
+        interval = path_cost_interval_ns(r)
+        if r.s2r_ns is not None and interval is not None and interval[0] > 0:
             by[(r.codec, r.num_running)].append(r)
     said = []
     for (codec, b), rs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        figures = [r.s2r_ns for r in rs]
-        if len(rs) < 2 or max(figures) < factor * min(figures):
+        if len(rs) < 2:
             continue
-        each = ", ".join(f"{r.s2r_ns / 1e3:,.0f} µs at {r.step_time_ms:g} ms"
-                         for r in sorted(rs, key=lambda r: r.step_time_ms))
+        low, high = min(rs, key=lambda r: r.s2r_ns), max(rs, key=lambda r: r.s2r_ns)
+        if (high.s2r_ns < factor * low.s2r_ns or
+                path_cost_interval_ns(high)[0] <= path_cost_interval_ns(low)[1]):
+            continue
+        smallest = min(path_cost_interval_ns(r)[0] for r in rs) / 1e3
+        digits = 2 if smallest < 10 else 1 if smallest < 100 else 0
+        each = ", ".join(_cost_text(r, digits)
+                         for r in sorted((low, high), key=lambda r: r.step_time_ms))
         said.append(f"{codec} at B = {b}: {each}")
     if not said:
         return None

@@ -28,6 +28,8 @@ S2R = [1_000.0, 1_100.0, 1_200.0]
 TAIL = (" (noisier; means over 3 repetitions of each case's figures, not the geometric "
         "means over repetitions that `bench.py`'s comparison block prints as `step "
         "median`).")
+UNRESOLVED = (": the interval holds 0 but reaches beyond 1 % of the step, so it does not "
+              "show the cost is small")
 PATH = ("send's SchedulerOutput path (build + encode + decode, medians) is within noise "
         "of cached's: +1.10 µs per step, +0.47 % of cached's step, {base} µs as the mean "
         "of its 3 repetitions' median steps (send - cached: [-0.02, +0.96] %, 95 % "
@@ -43,10 +45,9 @@ def test_a_share_within_noise_beside_a_block_ratio_beyond_10_pct_is_not_noise_al
             reading((low, high), 1.0)) == ("within noise", "inconclusive")
     assert steady_share_words(shares) == (
         PATH.format(base="233.3") + "send's whole step, 234.3 µs as the same mean, is "
-        "within noise of cached's: +0.43 % (send - cached: [-7.47, +8.33] %, 95 % "
-        "Student-t interval) by this share, but the comparison block's step median, "
-        "cached/send 0.978 [0.852, 1.123], holds 1 but reaches beyond 1.1x either way: within noise "
-        "is not established" + TAIL)
+        "not resolved from cached's: +0.43 % (send - cached: [-7.47, +8.33] %, 95 % "
+        "Student-t interval)" + UNRESOLVED + "; the comparison block's step median, "
+        "cached/send 0.978 [0.852, 1.123], holds 1 but reaches beyond 1.1x either way" + TAIL)
 
 
 def test_where_the_share_and_the_block_agree_the_line_is_unchanged():
@@ -62,9 +63,9 @@ def test_where_the_share_and_the_block_agree_the_line_is_unchanged():
         "send's SchedulerOutput path (build + encode + decode, medians) costs 1.10 µs per "
         "step more than cached's, 0.37 % of cached's step, 300.0 µs as the mean of its 3 "
         "repetitions' median steps (send - cached: [+0.31, +0.42] %, 95 % Student-t "
-        "interval); send's whole step, 300.2 µs as the same mean, is within noise of "
+        "interval); send's whole step, 300.2 µs as the same mean, is not resolved from "
         "cached's: +0.06 % (send - cached: [-1.51, +1.62] %, 95 % Student-t interval)"
-        + TAIL)
+        + UNRESOLVED + TAIL)
 
 
 @pytest.mark.parametrize("cached, diffs, clause", [
@@ -73,10 +74,10 @@ def test_where_the_share_and_the_block_agree_the_line_is_unchanged():
     ([300_000.0, 300_000.0, 100_000.0], [15_000.0, 15_000.0, 0.0],
      ", but the comparison block's step median, cached/send 0.968 [0.903, 1.038], holds "
      "1 but reaches beyond 1.1x either way: the difference is not established"),
-    # the share within noise ([-8.47, +0.19] %), the block's ratio excludes 1
+    # the share not resolved ([-8.47, +0.19] %), the block's ratio excludes 1: the
+    # block's words alone
     ([300_000.0, 100_000.0, 300_000.0], [-16_000.0, -5_000.0, -8_000.0],
-     " by this share, but the comparison block's step median, cached/send 1.045 [1.007, "
-     "1.085], excludes 1: within noise is not established"),
+     "; the comparison block's step median, cached/send 1.045 [1.007, 1.085], excludes 1"),
     # the share inconclusive (kept: [-1.69, +10.19] %), the block's ratio within 1.1x either way
     ([300_000.0, 300_000.0, 200_000.0], [8_000.0, 20_000.0, 6_000.0],
      ", though the comparison block's step median, cached/send 0.961 [0.911, 1.013], "
@@ -122,10 +123,10 @@ def test_the_finding_and_the_terminal_give_the_block_ratio_the_block_records():
                                      lambda w: "At 256 running requests", ["num_running"])
     assert line == (
         "At 256 running requests (msgpack), " + PATH.format(base="233.3")
-        + "send's whole step, 234.3 µs as the same mean, is within noise of cached's: "
-        "+0.43 % (send - cached: [-7.47, +8.33] %, 95 % Student-t interval) by this "
-        "share, but the comparison block's step median, cached/send 0.978 [0.852, "
-        "1.123], holds 1 but reaches beyond 1.1x either way: within noise is not established" + TAIL)
+        + "send's whole step, 234.3 µs as the same mean, is not resolved from cached's: "
+        "+0.43 % (send - cached: [-7.47, +8.33] %, 95 % Student-t interval)" + UNRESOLVED
+        + "; the comparison block's step median, cached/send 0.978 [0.852, 1.123], holds 1 "
+        "but reaches beyond 1.1x either way" + TAIL)
 
 
 def _step_time_records(pairs: list[tuple[float, float]]) -> list[dict]:
@@ -145,10 +146,10 @@ def test_a_step_time_share_line_names_the_block_ratio_where_it_reads_otherwise()
                                         (300_000.0, -3_000.0)]))[0]
     assert [round(x, 3) for x in row.block_ratio] == [0.978, 0.852, 1.123]
     line = share_line(row)
-    assert ("send's whole median step is within noise of cached's: +0.43 % (send - "
-            "cached: [-7.47, +8.33] %, 95 % Student-t interval) by this share, but the "
+    assert ("send's whole median step is not resolved from cached's: +0.43 % (send - "
+            "cached: [-7.47, +8.33] %, 95 % Student-t interval)" + UNRESOLVED + "; the "
             "comparison block's step median, cached/send 0.978 [0.852, 1.123], ") in line
-    assert ": within noise is not established (noisier). Means over 3 repetitions" in line
+    assert "1.1x either way (noisier). Means over 3 repetitions" in line
 
 
 def test_a_step_time_share_line_of_one_repetition_names_no_block_ratio():

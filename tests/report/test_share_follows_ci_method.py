@@ -51,8 +51,10 @@ HEAD = ("fixed step 5 ms, B = 16, msgpack: send's SchedulerOutput path (build + 
     ("t", HEAD.replace("costs ", "is within noise of cached's: ") + "+5.83 µs per step, "
      "+0.11 % of the measured step (cached's median, 5.25 ms as the mean of its 6 "
      "repetitions' medians) (send - cached: [-0.03, "
-     "+0.25] %, 95 % Student-t interval); send's whole median step is within noise of "
-     "cached's: +1.43 % (send - cached: [-0.76, +3.62] %, 95 % Student-t interval) "
+     "+0.25] %, 95 % Student-t interval); send's whole median step is not resolved from "
+     "cached's: +1.43 % (send - cached: [-0.76, +3.62] %, 95 % Student-t interval): the "
+     "interval holds 0 but reaches beyond 1 % of the step, so it does not show the cost "
+     "is small "
      "(noisier). Means over 6 repetitions; each share is the mean difference over the "
      "mean step."),
     ("sign", HEAD + "3.50 µs per step more than cached's, 0.07 % of the measured step "

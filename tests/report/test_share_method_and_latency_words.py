@@ -59,8 +59,9 @@ def test_a_share_interval_end_near_0_prints_on_its_side():
         "is 1.50 % shorter than cached's (send - cached: [-3.10, -0.0004] %, 95 % "
         "Student-t interval)")
     assert step_difference(-0.015, (-0.031, 0.0)) == (
-        "is within noise of cached's: -1.50 % (send - cached: [-3.10, +0.00] %, 95 % "
-        "Student-t interval)")
+        "is not resolved from cached's: -1.50 % (send - cached: [-3.10, +0.00] %, 95 % "
+        "Student-t interval): the interval holds 0 but reaches beyond 1 % of the step, so it "
+        "does not show the cost is small")
     assert findings._share_cell(MeanShare(-150.0, 10_000.0, -0.015, *near, 3)) == (
         "-1.50 % [-3.10, -0.0004] %")
 
@@ -81,8 +82,9 @@ def test_an_end_near_the_noise_bands_edge_prints_on_its_side():
         f"changes encode time per step of {BOTH} by -2.2 % [-9.4, +5.5] % (send - cached: "
         "-0.04 µs; inconclusive (interval beyond 1.1x either way))")
     assert step_difference(-0.012, (-0.090887, 0.073)) == (
-        "is within noise of cached's: -1.20 % (send - cached: [-9.089, +7.30] %, 95 % "
-        "Student-t interval)")
+        "is not resolved from cached's: -1.20 % (send - cached: [-9.089, +7.30] %, 95 % "
+        "Student-t interval): the interval holds 0 but reaches beyond 1 % of the step, so it "
+        "does not show the cost is small")
     assert step_difference(0.012, (-0.05, 0.100004)) == (
         "differs from cached's by +1.20 % (send - cached: [-5.00, +10.0004] %, 95 % "
         f"Student-t interval), {INCONCLUSIVE_CLAUSE}")
