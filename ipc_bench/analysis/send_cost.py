@@ -199,9 +199,10 @@ def emulated_step_warning(summary: dict[str, Any],
     send case, whose longer step is the cost measured; a trace replay, which gives no
     share; or a case without either figure). E.g. ``emulated model step 7.93 ms (a
     mean): the whole step ran a median 11.69 ms (1.47x), more than 10 % + 1.02 ms
-    (control plane at B = 256) over the model's time: this machine's control plane
-    lengthened the step (CPU contention); send's shares are of that lengthened step,
-    not of the model's``. The shares are kept, not withheld as the step-time table's
+    (control plane at B = 256) over the model's time, of which the runner's forward (its
+    sleep and sampling) overran it by a mean 0.20 ms a step: the rest is this machine's
+    control plane, lengthened by CPU contention or its own work; send's shares are of
+    that lengthened step, not of the model's`` (why: ``_why_lengthened``). The shares are kept, not withheld as the step-time table's
     are: an emulated share is of the measured step, which its line names (model time
     and this machine's control plane) and this warning qualifies, where a step-time
     row's label names the nominal step its crossing is read at."""
@@ -219,9 +220,39 @@ def emulated_step_warning(summary: dict[str, Any],
     return (f"emulated model step {model_ns / 1e6:.2f} ms (a mean): the whole step ran a "
             f"median {step_ns / 1e6:.2f} ms ({step_ns / model_ns:.2f}x), more than "
             f"{100 * tolerance:.0f} % + {control_plane_allowance_ns(b) / 1e6:.2f} ms "
-            f"(control plane{at}) over the model's time: this machine's control plane "
-            "lengthened the step (CPU contention); send's shares are of that lengthened "
-            "step, not of the model's")
+            f"(control plane{at}) over the model's time{_why_lengthened(summary, tolerance)}"
+            "; send's shares are of that lengthened step, not of the model's")
+
+
+#: The summary's mean time per counted step by which an emulated runner's forward
+#: (``runner_forward_ns``: its sleep plus sampling) overran the model's time.
+EXCESS_KEY = "emulated_forward_excess_ns_per_step"
+
+
+def _why_lengthened(summary: dict[str, Any], tolerance: float) -> str:
+    """Why an emulated cached step ran over its model's time (``emulated_step_warning``),
+    by the runner's recorded overrun (``EXCESS_KEY``): ``: the runner's forward (its
+    sleep and sampling) overran the model's time by a mean 3.40 ms a step, which
+    accounts for it: the runner's sleep ran late, not the control plane`` where the step less that overrun is
+    within the rule (``over_control_plane``); ``, of which the runner's forward (...)
+    overran it by a mean 0.20 ms a step: the rest is this machine's control plane,
+    lengthened by CPU contention or its own work`` where it is not; ``: the runner's
+    forward or this machine's control plane lengthened the step (the forward's overrun
+    was not recorded)`` without the figure."""
+    model_ns = float(summary["emulated_step_ns_per_step"])
+    step_ns = float(summary["step_ns_median"])
+    excess = float_or_none(summary.get(EXCESS_KEY))
+    if excess is None:
+        return (": the runner's forward or this machine's control plane lengthened the "
+                "step (the forward's overrun was not recorded)")
+    overran = ("the runner's forward (its sleep and sampling) overran {} by a mean "
+               f"{excess / 1e6:.2f} ms a step")
+    if not over_control_plane(step_ns - max(excess, 0.0), model_ns,
+                              float_or_none(summary.get("num_running")), tolerance):
+        return (": " + overran.format("the model's time") + ", which accounts for it: the "
+                "runner's sleep ran late, not the control plane")
+    return (f", of which {overran.format('it')}: the rest is this machine's control plane, "
+            "lengthened by CPU contention or its own work")
 
 
 def send_step_warning(send: dict[str, Any], cached: dict[str, Any],
@@ -722,7 +753,7 @@ def _lengthened(records: list[dict[str, Any]]) -> str:
     """``emulated_words``' clause where a cached case of ``records`` has the emulated
     step's warning (``emulated_step_warning``): ``, which lengthened cached's median
     step to 1.47x the model's time, more than the control plane accounts for (warned):
-    the share is of a step this machine's control plane lengthened`` (``up to`` the
+    the share is of that lengthened step (the case's warning says by what)`` (``up to`` the
     largest ratio where several did); ``''`` where none has it."""
     ratios = [r["step_ns_median"] / r["emulated_step_ns_per_step"] for r in records
               if emulated_step_warning(r)]
@@ -731,7 +762,7 @@ def _lengthened(records: list[dict[str, Any]]) -> str:
     upto = "up to " if len(ratios) > 1 else ""
     return (f", which lengthened cached's median step to {upto}{max(ratios):.2f}x the "
             "model's time, more than the control plane accounts for (warned): the share "
-            "is of a step this machine's control plane lengthened")
+            "is of that lengthened step (the case's warning says by what)")
 
 
 #: The field of a case's SchedulerOutput path, per-step medians (build + encode + decode).

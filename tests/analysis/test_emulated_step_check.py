@@ -12,8 +12,9 @@ from ipc_bench.analysis.summary import noise_warnings
 
 WARNED = ("emulated model step 7.93 ms (a mean): the whole step ran a median 11.69 ms "
           "(1.47x), more than 10 % + 1.02 ms (control plane at B = 256) over the model's "
-          "time: this machine's control plane lengthened the step (CPU contention); "
-          "send's shares are of that lengthened step, not of the model's")
+          "time: the runner's forward or this machine's control plane lengthened the step "
+          "(the forward's overrun was not recorded); send's shares are of that lengthened "
+          "step, not of the model's")
 
 
 def _case(policy="cached", step_ns=11_694_800.0, model_ns=7_930_000.0, **kw):
@@ -29,8 +30,9 @@ def test_a_cached_step_the_control_plane_lengthened_is_warned_of_with_its_ratio(
     assert emulated_step_warning(_case(step_ns=4_680_000.0, model_ns=1_563_000.0)) == (
         "emulated model step 1.56 ms (a mean): the whole step ran a median 4.68 ms "
         "(2.99x), more than 10 % + 1.02 ms (control plane at B = 256) over the model's "
-        "time: this machine's control plane lengthened the step (CPU contention); send's "
-        "shares are of that lengthened step, not of the model's")
+        "time: the runner's forward or this machine's control plane lengthened the step "
+        "(the forward's overrun was not recorded); send's shares are of that lengthened "
+        "step, not of the model's")
     # in the case's warnings, as the run prints and records them
     assert WARNED in noise_warnings(_case())
 
@@ -60,8 +62,8 @@ def test_the_share_words_give_assumed_rates_the_context_and_the_lengthened_step(
         " (measured here: an emulated model time at assumed GPU rates, uncalibrated, for "
         "a mean 391.0 context tokens per request, and this machine's control plane, "
         "which lengthened cached's median step to 1.47x the model's time, more than the "
-        "control plane accounts for (warned): the share is of a step this machine's "
-        "control plane lengthened)")
+        "control plane accounts for (warned): the share is of that lengthened step (the "
+        "case's warning says by what))")
     on_time = _case(step_ns=8_500_000.0)
     assert emulated_words([on_time]) == (
         " (measured here: an emulated model time at assumed GPU rates, uncalibrated, for "
