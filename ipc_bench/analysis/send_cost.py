@@ -792,22 +792,39 @@ def record_step_shares(records: Iterable[dict[str, Any]], method: str = "t"
     ok = [r for r in records if r.get("complete") and
           float_or_none(r.get("step_ns_median")) is not None and
           float_or_none(r.get(S2R_MEDIAN)) is not None]
-    pairs: dict[tuple, list[tuple[Any, ...]]] = defaultdict(list)
+    pairs: dict[tuple, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
     for key, arms in arms_by_repetition(ok, COMPARED_GROUP).items():
         sends, cacheds = arms.get(SEND, {}), arms.get(CACHED, {})
         for rep in sorted(set(sends) & set(cacheds)):
-            s, c = sends[rep], cacheds[rep]
-            pairs[(key[1], key[2])].append((s[S2R_MEDIAN] - c[S2R_MEDIAN],
-                                             s["step_ns_median"] - c["step_ns_median"],
-                                             c["step_ns_median"], net_difference(s, c)))
+            pairs[(key[1], key[2])].append((sends[rep], cacheds[rep]))
     out = {}
     for key, rows in pairs.items():
-        s2r, whole, base, net = zip(*rows)
-        shares = step_shares(s2r, whole, base, method=method,
-                             net_diffs_ns=net if any(x is not None for x in net) else ())
+        shares = pair_step_shares(rows, method)
         if shares is not None:
             out[key] = shares
     return out
+
+
+def pair_step_shares(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]],
+                     method: str = "t") -> Optional[StepShares]:
+    """``step_shares`` of (treatment, baseline) summary record ``pairs``, the treatment
+    in send's place and the baseline in cached's, over the pairs where both have a
+    median step (``step_ns_median``) and a SchedulerOutput path (``S2R_MEDIAN``), with
+    the net share of those that have ``NET_MEDIAN`` (``net_difference``): the one
+    pairing of send against cached (``record_step_shares``) and of an A/A pair's arms
+    (``findings._aa_share_words``). ``None`` where no pair has the figures."""
+    ok = [(t, b) for t, b in pairs
+          if None not in (float_or_none(t.get("step_ns_median")),
+                          float_or_none(b.get("step_ns_median")),
+                          float_or_none(t.get(S2R_MEDIAN)), float_or_none(b.get(S2R_MEDIAN)))]
+    if not ok:
+        return None
+    nets = [net_difference(t, b) for t, b in ok]
+    return step_shares([float(t[S2R_MEDIAN]) - float(b[S2R_MEDIAN]) for t, b in ok],
+                       [float(t["step_ns_median"]) - float(b["step_ns_median"])
+                        for t, b in ok],
+                       [float(b["step_ns_median"]) for _, b in ok], method=method,
+                       net_diffs_ns=nets if any(x is not None for x in nets) else ())
 
 
 def share_bounds(diffs: list[float], bases: list[float], share: float,

@@ -1848,8 +1848,8 @@ AA_SHARE_HOLDS_0 = ("what identical code gives on this machine: a send against c
 def _aa_share_words(c: dict[str, Any], pairs: list[tuple[dict, dict]],
                     method: str = "t") -> str:
     """The shares of an A/A pair (``is_aa``: one policy run twice), by the computation
-    send's against cached's are read by (``send_cost.step_shares`` over the pairs'
-    median steps and SchedulerOutput paths, ``path_difference``'s words, the treatment
+    send's against cached's are read by (``send_cost.pair_step_shares``, the pairing
+    ``record_step_shares`` uses, ``path_difference``'s words, the treatment
     in send's place and the baseline in cached's), so that a reader sees what identical
     code gives on this machine: `` A/A shares, by the computation of send's against
     cached's: the SchedulerOutput path, send' against send, costs 4.10 µs per step less
@@ -1858,21 +1858,10 @@ def _aa_share_words(c: dict[str, Any], pairs: list[tuple[dict, dict]],
     excludes 0: ...`` (``AA_SHARE_EXCLUDES_0``, where the path's
     or the net share's interval excludes 0; ``AA_SHARE_HOLDS_0`` where they hold it);
     ``''`` where the pairs have no path figures."""
-    from ipc_bench.analysis.send_cost import (S2R_MEDIAN, bounds, float_or_none,
-                                              holds_zero, net_difference, path_difference,
-                                              step_shares)
+    from ipc_bench.analysis.send_cost import (bounds, holds_zero, pair_step_shares,
+                                              path_difference)
 
-    ok = [(t, b) for t, b in pairs
-          if None not in (float_or_none(t.get("step_ns_median")),
-                          float_or_none(b.get("step_ns_median")),
-                          float_or_none(t.get(S2R_MEDIAN)), float_or_none(b.get(S2R_MEDIAN)))]
-    if not ok:
-        return ""
-    nets = [net_difference(t, b) for t, b in ok]
-    shares = step_shares([t[S2R_MEDIAN] - b[S2R_MEDIAN] for t, b in ok],
-                         [t["step_ns_median"] - b["step_ns_median"] for t, b in ok],
-                         [b["step_ns_median"] for _, b in ok], method,
-                         net_diffs_ns=nets if any(x is not None for x in nets) else ())
+    shares = pair_step_shares(pairs, method)
     if shares is None:
         return ""
     treat, base = c["treatment"], c["baseline"]
