@@ -160,11 +160,22 @@ UNSHARE = shutil.which("unshare")
 
 @pytest.mark.skipif(os.geteuid() != 0 or UNSHARE is None,
                     reason="a new pid namespace needs root and unshare(1)")
+def _thread_ids(pid: str) -> list[str]:
+    """The thread ids of process ``pid`` (``/proc/PID/task``), none if it has ended."""
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+
+
 def test_a_live_folder_made_in_another_pid_namespace_is_kept(parent, notes):
     """A run in a new pid namespace (as in a container sharing the folder) whose pid is
     free here: its folder's pid is dead here, but its owner file names another
     namespace."""
-    running = {int(p) for p in os.listdir("/proc") if p.isdigit()}
+    # every thread's id: kill() reaches a thread by its id too, and /proc lists only the
+    # processes' (a thread made after the pids wrapped can hold a low one)
+    running = {int(t) for p in os.listdir("/proc") if p.isdigit()
+               for t in _thread_ids(p)}
     target = min(p for p in range(100, 5000) if p not in running)
     script = (f"import os, sys\nfrom ipc_bench.wire.transport import EndpointDir\n"
               f"while True:\n    pid = os.fork()\n    if pid == 0:\n"
