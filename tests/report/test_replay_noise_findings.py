@@ -100,7 +100,7 @@ def test_a_run_of_replays_counts_no_noisy_steps_in_the_machine_load():
     assert (load["noisy"], load["timed"], load["replays"]) == (0, 0, 2)
     assert blocks.machine_load_line("r", load) == (
         "`r`: the machine 85.0 % busy (mean `machine_busy_pct` over 2 cases); 1-minute load "
-        "average 1.50 on 2 CPUs at its start; step-time noise not read from "
+        "average 1.5 on 2 CPUs at its start; step-time noise not read from "
         "`step_ns_block_cv` (trace replays, whose block means move with the trace's "
         "batches: its findings give the noise measured across repetitions)")
     steady = blocks.machine_load(cases.drop(columns="trace"), {"cpu_count": 2})
