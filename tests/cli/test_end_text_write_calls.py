@@ -9,34 +9,16 @@ from __future__ import annotations
 import sys
 
 from ipc_bench import cli
+from stdout_calls import WriteCalls
 
 ARGS = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "3",
         "--warmup-steps", "0", "--codecs", "msgpack", "--policies", "send",
         "--no-single-process", "--no-floor", "--quiet"]
 
 
-class _Calls:
-    """A stdout that keeps each write call's text apart (flushes not counted)."""
-
-    encoding = "utf-8"
-
-    def __init__(self) -> None:
-        self.writes: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.writes.append(text)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-
 def test_a_runs_end_text_and_its_reports_line_are_one_write_each(tmp_path, monkeypatch):
     run = tmp_path / "run"
-    out = _Calls()
+    out = WriteCalls()
     monkeypatch.setattr(sys, "stdout", out)
     assert cli.main(ARGS + ["--output", str(run)]) == 0
     assert len(out.writes) == 1, out.writes

@@ -10,24 +10,11 @@ import sys
 import pytest
 
 from ipc_bench.cli.console import one_write
-
-
-class _Writes:
-    """A stdout that keeps each write apart."""
-
-    def __init__(self) -> None:
-        self.writes: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.writes.append(text)
-        return len(text)
-
-    def flush(self) -> None:
-        self.writes.append("<flush>")
+from stdout_calls import WriteCalls
 
 
 def test_a_block_prints_in_one_write(monkeypatch):
-    out = _Writes()
+    out = WriteCalls(flushes=True)
     monkeypatch.setattr(sys, "stdout", out)
     with one_write():
         print("size B  transport")
@@ -38,7 +25,7 @@ def test_a_block_prints_in_one_write(monkeypatch):
 
 
 def test_what_was_printed_before_an_error_is_written(monkeypatch):
-    out = _Writes()
+    out = WriteCalls(flushes=True)
     monkeypatch.setattr(sys, "stdout", out)
     with pytest.raises(KeyError):
         with one_write():
@@ -48,7 +35,7 @@ def test_what_was_printed_before_an_error_is_written(monkeypatch):
 
 
 def test_nothing_printed_writes_nothing(monkeypatch):
-    out = _Writes()
+    out = WriteCalls(flushes=True)
     monkeypatch.setattr(sys, "stdout", out)
     with one_write():
         pass
