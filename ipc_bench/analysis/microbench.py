@@ -93,7 +93,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Optional, Sequence
 
 from ipc_bench.analysis.capture import (DIRECTIONS, CaptureFile, CaptureInfo, arms_in,
                                         load_capture)
@@ -1176,10 +1176,14 @@ class Coordination:
     ``close()`` (called more than once); ``written(text)`` is told, once the new files
     have replaced the earlier ones and before anything is printed on stdout, where they
     are (``the results are in DIR (send.json, cached.json, in_loop_vs_pyperf.json)``),
-    for the line of a stdout that then fails (``cli.console.written_elsewhere``)."""
+    for the line of a stdout that then fails (``cli.console.written_elsewhere``);
+    ``one_write()`` a context manager under which the end text is printed, reaching
+    stdout in one write as a run's end does (``cli.console.one_write``: a reader that
+    reads once, ``| head -1``, takes it all before it goes)."""
 
     format_rows: Callable[[list[dict[str, Any]]], str]
     progress: Callable[[int], Any]
+    one_write: Callable[[], ContextManager[None]]
     written: Callable[[str], None] = lambda _text: None
 
 
@@ -1584,10 +1588,9 @@ def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output, how: Coordin
     if line:
         text.append(f"\n{line}")
     text += pyperf_command_lines(names)
-    # one write, the whole text, as a run's end: a reader that reads once (``| head -1``)
-    # takes it all before it goes
-    sys.stdout.write("".join(f"{t}\n" for t in text))
-    sys.stdout.flush()
+    with how.one_write():
+        for t in text:
+            print(t)
     return 0
 
 

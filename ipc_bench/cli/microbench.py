@@ -29,7 +29,7 @@ from typing import Sequence
 from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
                                            check_pyperf_options, coordinate, run_arm)
-from ipc_bench.cli.console import closed_stdout_refusal, written_elsewhere
+from ipc_bench.cli.console import closed_stdout_refusal, one_write, written_elsewhere
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import list_items, no_repeats, nonempty_path
 from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
@@ -124,7 +124,7 @@ def main(argv: Sequence[str]) -> int:
         from ipc_bench.report.microbench import MicrobenchProgress, format_in_loop_vs_pyperf
 
         return coordinate(ns, rest, selection, Coordination(
-            format_in_loop_vs_pyperf, MicrobenchProgress, written_elsewhere))
+            format_in_loop_vs_pyperf, MicrobenchProgress, one_write, written_elsewhere))
     except (MicrobenchError, CaptureError) as exc:
         print(f"bench.py microbench: error: {exc}", file=sys.stderr)
         return 2
