@@ -341,6 +341,17 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return TORCH_PRESETS[self.preset]
 
 
+#: The requests ``harness.scenario.steady_running_that_fits`` simulates at most over its
+#: counts (the sum of the counts it tries; a simulation draws about one a request, 10-20
+#: us each, so under a second): past them it names the largest count found to run, not
+#: known to be the most (``NOT_THE_MOST``).
+MAX_FIT_SIMULATED_REQUESTS = 50_000
+#: How the advice words a ``--num-running`` that runs, found by that search where it
+#: stopped past ``MAX_FIT_SIMULATED_REQUESTS`` before it knew one more does not.
+NOT_THE_MOST = (f"a batch that runs, not known to be the most: the search for it stops "
+                f"past {MAX_FIT_SIMULATED_REQUESTS:,} simulated requests")
+
+
 def check_token_ids_spec(spec: str) -> None:
     """Raise ``ConfigError`` (one line) unless ``spec`` is ``uniform``, ``zipf`` or
     ``hist:PATH`` with a non-empty path (``engine.token_ids.load_histogram`` reads the
@@ -507,7 +518,7 @@ def check_model_memory(scheduler: "SchedulerConfig", model: ModelConfig, device:
                   + (f", or --num-running {running} or fewer (it sizes the KV cache "
                      "here)" if running >= 1 else "") + ", or a smaller --model-preset")
     elif blocks_needed is not None and blocks_needed > fit >= 1:
-        given = (0, False) if need_words else _batch_given(
+        given = (0, False, False) if need_words else _batch_given(
             fit, scheduler, running_for_blocks, blocks_needed, needed_by, running_with_blocks)
         advice = (f"no --num-blocks fits this workload on this device: it needs "
                   f"{blocks_needed:,} blocks ({what}), and at most {fit:,} fit beside the "
@@ -523,18 +534,18 @@ def _batch_given(fit: int, scheduler: "SchedulerConfig",
                  running_for_blocks: Optional[Callable[[int], int]], blocks_needed: int,
                  needed_by: Optional[str],
                  running_with_blocks: Optional[Callable[[int], tuple[int, bool]]]
-                 ) -> tuple[int, bool]:
+                 ) -> tuple[int, bool, bool]:
     """The ``--num-running`` of a steady workload that runs with ``--num-blocks fit``
-    given, and whether it is the most (``check_model_memory``'s advice):
-    ``running_with_blocks(fit)`` where given (``scenario.steady_running_that_fits`` of
-    the case that needs ``blocks_needed``: a bisection over the run's checks), else (a
+    given, whether it is the most, and whether a search found it (``check_model_memory``'s
+    advice): ``running_with_blocks(fit)`` where given (``scenario.steady_running_that_fits``
+    of the case that needs ``blocks_needed``: a bisection over the run's checks), else (a
     runner, which has no case to check) ``fit`` over the blocks one request of that case
-    holds (``_blocks_per_request``), a batch that runs, not the most; ``(0, False)``
+    holds (``_blocks_per_request``), a batch that runs, not the most; ``(0, False, False)``
     where neither gives one."""
     if running_with_blocks is not None:
-        return running_with_blocks(fit)
+        return (*running_with_blocks(fit), True)
     per_request = _blocks_per_request(scheduler, running_for_blocks, blocks_needed, needed_by)
-    return (fit // per_request if per_request else 0), False
+    return (fit // per_request if per_request else 0), False, False
 
 
 def _blocks_per_request(scheduler: "SchedulerConfig",
@@ -556,7 +567,8 @@ def _blocks_per_request(scheduler: "SchedulerConfig",
 
 
 def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
-                     need_words: Optional[str], given: int = 0, exact: bool = False) -> str:
+                     need_words: Optional[str], given: int = 0, exact: bool = False,
+                     searched: bool = False) -> str:
     """What lets a workload whose least ``--num-blocks`` is above the ``fit`` blocks that
     fit beside the weights run (``check_model_memory``): a trace replay's (``need_words``
     given) a trace of shorter requests, or a ``--max-model-len`` of at most ``fit`` blocks'
@@ -564,10 +576,11 @@ def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
     ``--num-blocks`` at most ``fit``; a steady case's fewer ``--num-running``, at most
     ``running`` where it sizes the KV cache (above 0) and, where larger (or where it does
     not size it), ``given`` with ``--num-blocks fit`` given: the most that runs so where
-    ``exact``, else a batch that runs (``fit`` over the blocks one request of the batch
-    asked holds at its longest, ``_blocks_per_request``: a smaller batch's requests, run
-    for fewer steps, hold no more, so a few more may fit; 0: not named), else with
-    ``--num-blocks`` at most ``fit``; then a smaller ``--model-preset``."""
+    ``exact``, else a batch that runs (where ``searched``, the largest found before the
+    search stopped, ``NOT_THE_MOST``; else ``fit`` over the blocks one request of the
+    batch asked holds at its longest, ``_blocks_per_request``: a smaller batch's
+    requests, run for fewer steps, hold no more, so a few more may fit; 0: not named),
+    else with ``--num-blocks`` at most ``fit``; then a smaller ``--model-preset``."""
     if need_words:
         most = fit * scheduler.block_size
         shorter = (f", or give --max-model-len {most:,} or lower (longer prompts are "
@@ -576,6 +589,7 @@ def _workload_advice(scheduler: "SchedulerConfig", fit: int, running: int,
         return (f"replay a trace of shorter requests{shorter}, with --num-blocks at most "
                 f"{fit:,}; or use a smaller --model-preset")
     with_fit = (f"at most {given:,} with --num-blocks {fit:,} given" if exact else
+                f"{given:,} with --num-blocks {fit:,} given, {NOT_THE_MOST}" if searched else
                 f"with --num-blocks {fit:,} given, --num-running {given:,} runs, a few more "
                 "may: a request holds no more blocks in a smaller batch's steps")
     if running >= 1 and given > running:

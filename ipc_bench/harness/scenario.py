@@ -42,10 +42,11 @@ import ipc_bench
 from ipc_bench.errors import module_doc, one_line
 from ipc_bench.harness.spec import (ASYNC_ARM, INPROC, INPUT_ORACLE_INTERVAL, NO_CODEC,
                                      CaseSpec)
-from ipc_bench.engine.config import (CACHED, EMULATED_DEFAULT_PRESET, MAX_NUM_BLOCKS,
-                                     MAX_SPEEDUP, POLICIES, PRESET_MODELS, ConfigError,
-                                     ModelConfig, SchedulerConfig, check_token_ids_spec,
-                                     preset_vocab_size)
+from ipc_bench.engine.config import (CACHED, EMULATED_DEFAULT_PRESET,
+                                     MAX_FIT_SIMULATED_REQUESTS, MAX_NUM_BLOCKS,
+                                     MAX_SPEEDUP, NOT_THE_MOST, POLICIES, PRESET_MODELS,
+                                     ConfigError, ModelConfig, SchedulerConfig,
+                                     check_token_ids_spec, preset_vocab_size)
 from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
 from ipc_bench.engine.traces import PUBLISHED_SHA256, load_azure_trace
 from ipc_bench.engine.workloads import (STEADY_OUTPUT_LEN_RANGE, STEADY_PROMPT_LEN_RANGE,
@@ -773,10 +774,11 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
     worst case and exact: a cache of ``num_running * ceil(slots / block_size)`` blocks
     runs. The advice names the ``--num-blocks`` that fits and, when ``--num-blocks``
     was given (``num_blocks_given``; otherwise ``--num-running`` sizes the cache), the
-    largest ``--num-running`` that fits it (``steady_running_that_fits``); where the
-    need is past ``MAX_NUM_BLOCKS``, the least ``--block-size`` at which it fits, with
-    the blocks it then holds (``_block_size_that_fits``), and that ``--num-running``.
-    Other cases pass."""
+    largest ``--num-running`` that fits it (``steady_running_that_fits``; where its
+    search stops short, a batch that runs, said so); where the need is past
+    ``MAX_NUM_BLOCKS``, the least ``--block-size`` at which it fits, with the blocks it
+    then holds (``_block_size_that_fits``), that ``--num-running``, and fewer
+    ``--steps`` where one counted step fits (``_fewer_steps_fit``). Other cases pass."""
     need = steady_blocks_needed(case)
     if need is None or case.scheduler.num_blocks >= need:
         return
@@ -789,8 +791,9 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
         what = (f"KV slots ({k} draft{'s' if k > 1 else ''} a step"
                 + (f", {lookahead} lookahead slot{'s' if lookahead > 1 else ''}"
                    if lookahead else "") + ")")
-    fit = steady_running_that_fits(case, cfg.num_blocks).most
-    fewer = [f"--num-running {fit} or fewer"] if fit >= 1 else []
+    fit, exact = steady_running_that_fits(case, cfg.num_blocks)
+    fewer = ([f"--num-running {fit} or fewer" + ("" if exact else f" ({NOT_THE_MOST})")]
+             if fit >= 1 else [])
     if need <= MAX_NUM_BLOCKS:
         advice = ", or ".join([f"give --num-blocks {need:,} or more"]
                               + (fewer if num_blocks_given else []))
@@ -799,8 +802,9 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
         larger = ([f"--block-size {size} or more" + (
             f" with --num-blocks {blocks:,} or more" if num_blocks_given else
             f" ({blocks:,} blocks at {size})")] if size else [])
+        steps = ["fewer --steps"] if _fewer_steps_fit(case) else []
         advice = (f"--num-blocks is at most {MAX_NUM_BLOCKS:,}: give "
-                  + ", or ".join(larger + fewer) if larger or fewer else
+                  + ", or ".join(larger + fewer + steps) if larger or fewer or steps else
                   f"--num-blocks is at most {MAX_NUM_BLOCKS:,}")
     raise ConfigError(
         f"--num-running {b} needs {need:,} KV blocks ({_count(b, 'request')} x "
@@ -809,6 +813,21 @@ def check_steady_cache(case: CaseSpec, num_blocks_given: bool = True) -> None:
         f"{case.max_steps:,} steps, warm-up included) and the cache has {cfg.num_blocks:,}: "
         f"a steady batch holds every request at once, and one that must preempt runs "
         f"fewer requests than asked; {advice}")
+
+
+def _fewer_steps_fit(case: CaseSpec) -> bool:
+    """Whether fewer ``--steps`` let the steady case ``case``'s requests fit
+    ``MAX_NUM_BLOCKS`` (``check_steady_cache``'s advice past it): its case at one counted
+    step (``steady_case_max_steps`` of it, its warm-up kept; one simulation) needs at
+    most that many blocks (``steady_blocks_needed``: fewer steps, shorter requests),
+    where it counts more than one. A case whose ``max_steps`` is not its count's
+    (``is_steady`` false) is not known to: false."""
+    if not is_steady(case) or case.counted_steps <= 1:
+        return False
+    one = replace(case, counted_steps=1)
+    one.max_steps = steady_case_max_steps(one)
+    need = steady_blocks_needed(one)
+    return need is not None and need <= MAX_NUM_BLOCKS
 
 
 def _block_size_that_fits(case: CaseSpec) -> tuple[Optional[int], int]:
@@ -854,13 +873,6 @@ def steady_batch_runs(case: CaseSpec) -> bool:
     return (case.labels["num_running"] <= MAX_SIMULATED_REQUESTS
             and (need is None or need <= case.scheduler.num_blocks)
             and _steady_steps_problem(case) is None)
-
-
-#: The requests ``steady_running_that_fits`` simulates at most over its counts (the sum
-#: of the counts it tries; a simulation draws about one a request, 10-20 us each, so
-#: under a second): past them it names the largest count found to run, not known to be
-#: the most.
-MAX_FIT_SIMULATED_REQUESTS = 50_000
 
 
 class RunningThatFits(NamedTuple):
