@@ -914,14 +914,21 @@ def _give_runners_the_need(cases, need: tuple, num_blocks_given: bool = False) -
     (``_running_for_blocks``, not with ``num_blocks_given``): its runner, which
     alone knows its device's memory (a GPU's free memory, a runner on another host),
     refuses a model that does not fit with the same advice as the scheduler's check
-    (``runner_loop.memory_refusal``)."""
+    (``runner_loop.memory_refusal``), the most ``--num-running`` that runs with the
+    blocks that fit there found as that check finds it (``steady_shape``:
+    ``scenario.steady_shape`` of ``_steady_fit_case``'s)."""
+    from ipc_bench.harness.scenario import steady_shape
+
     blocks_needed, needed_by, need_words = need
+    fit_case = _steady_fit_case(cases)
+    shape = steady_shape(fit_case) if fit_case is not None else None
     for case in cases:
         if case.model.name not in ("torch", "emulated"):
             continue
         sized = not num_blocks_given and _running_for_blocks(case) is not None
         case.runner_need = dict(blocks_needed=blocks_needed, needed_by=needed_by,
-                                need_words=need_words, running_sized=sized)
+                                need_words=need_words, running_sized=sized,
+                                steady_shape=shape)
 
 
 def _check_torch_cases(cases, num_blocks_given: bool = False,
@@ -1031,17 +1038,30 @@ def _running_with_blocks(cases):
     whose case runs with ``--num-blocks N`` given (``scenario.steady_running_that_fits``)
     of the steady case that needs the most blocks (``scenario.steady_blocks_needed``, the
     first such, as ``_largest_steady_need`` takes it); ``None`` where that case is not a
-    steady one (``scenario.is_steady``) or there is none. Computed when called."""
-    from ipc_bench.harness.scenario import (is_steady, steady_blocks_needed,
-                                            steady_running_that_fits)
+    steady one (``scenario.is_steady``) or there is none (``_steady_fit_case``).
+    Computed when called."""
+    from ipc_bench.harness.scenario import steady_running_that_fits
+
+    case = _steady_fit_case(cases)
+    if case is None:
+        return None
+    return lambda num_blocks: steady_running_that_fits(case, num_blocks)
+
+
+def _steady_fit_case(cases):
+    """The steady case of ``cases`` that needs the most blocks
+    (``scenario.steady_blocks_needed``, the first such, as ``_largest_steady_need``
+    takes it), of which a memory refusal names the most ``--num-running`` that runs with
+    the blocks that fit (``_running_with_blocks``, ``RunnerConfig.steady_shape``);
+    ``None`` where that case is not a steady one (``scenario.is_steady``) or there is
+    none."""
+    from ipc_bench.harness.scenario import is_steady, steady_blocks_needed
 
     needs = [(n, c) for c in cases if (n := steady_blocks_needed(c)) is not None]
     if not needs:
         return None
     case = max(needs, key=lambda x: x[0])[1]
-    if not is_steady(case):
-        return None
-    return lambda num_blocks: steady_running_that_fits(case, num_blocks)
+    return case if is_steady(case) else None
 
 
 #: What a trace replay's least ``--num-blocks`` (``trace_checks.replay_blocks_needed``)

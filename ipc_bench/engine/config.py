@@ -341,6 +341,28 @@ class ModelConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return TORCH_PRESETS[self.preset]
 
 
+class SteadyShape(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What ``harness.scenario.steady_running_that_fits`` reads of a steady case (its
+    scheduler limits, ``num_running`` label, warm-up, counted and capped steps, its
+    workload's seed and lengths, its model's acceptance, its ``pp`` label and async
+    scheduling), so that a runner, which has no case, finds the same most
+    ``--num-running`` that runs with the blocks that fit on its device as the
+    scheduler's check (``RunnerConfig.steady_shape``; ``scenario.steady_shape`` makes
+    it, ``scenario.steady_shape_case`` makes a case of it again)."""
+
+    scheduler: SchedulerConfig
+    num_running: int
+    warmup_steps: int
+    counted_steps: int
+    max_steps: int
+    seed: int
+    prompt_len_range: tuple[int, int]
+    output_len_range: tuple[int, int]
+    spec_acceptance: float = 0.7
+    pp: Optional[int] = None
+    async_scheduling: bool = False
+
+
 #: The requests ``harness.scenario.steady_running_that_fits`` simulates at most over its
 #: counts (the sum of the counts it tries; a simulation draws about one a request, 10-20
 #: us each, so under a second): past them it names the largest count found to run, not
@@ -538,9 +560,10 @@ def _batch_given(fit: int, scheduler: "SchedulerConfig",
     """The ``--num-running`` of a steady workload that runs with ``--num-blocks fit``
     given, whether it is the most, and whether a search found it (``check_model_memory``'s
     advice): ``running_with_blocks(fit)`` where given (``scenario.steady_running_that_fits``
-    of the case that needs ``blocks_needed``: a bisection over the run's checks), else (a
-    runner, which has no case to check) ``fit`` over the blocks one request of that case
-    holds (``_blocks_per_request``), a batch that runs, not the most; ``(0, False, False)``
+    of the case that needs ``blocks_needed``: a bisection over the run's checks, the
+    scheduler's and, from ``RunnerConfig.steady_shape``, a runner's), else (a case that
+    is not steady) ``fit`` over the blocks one request of that case holds
+    (``_blocks_per_request``), a batch that runs, not the most; ``(0, False, False)``
     where neither gives one."""
     if running_with_blocks is not None:
         return (*running_with_blocks(fit), True)

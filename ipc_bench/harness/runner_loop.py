@@ -42,7 +42,7 @@ from typing import Any, Callable, Optional
 import zmq
 
 from ipc_bench.engine.config import (ConfigError, ModelConfig, ModelMemoryError, SchedulerConfig,
-                                     check_model_memory)
+                                     SteadyShape, check_model_memory)
 from ipc_bench.harness.affinity import pin_from_env
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
@@ -506,18 +506,20 @@ def _accept_handshake(socks: RunnerSockets, peer_problem: Callable[[], Optional[
 def memory_refusal(exc: ModelMemoryError, config: RunnerConfig) -> ModelMemoryError:
     """The refusal of a model whose weights + KV cache do not fit this runner's device
     (``exc``, from building it), with what the scheduler knows of the run's workload
-    (``config.blocks_needed``, ``needed_by``, ``need_words``, ``running_sized``):
-    ``workload_memory_refusal`` of ``config``'s limits and model."""
+    (``config.blocks_needed``, ``needed_by``, ``need_words``, ``running_sized``,
+    ``steady_shape``): ``workload_memory_refusal`` of ``config``'s limits and model."""
     return workload_memory_refusal(exc, config.scheduler, config.model,
                                    blocks_needed=config.blocks_needed,
                                    needed_by=config.needed_by, need_words=config.need_words,
-                                   running_sized=config.running_sized)
+                                   running_sized=config.running_sized,
+                                   steady_shape=config.steady_shape)
 
 
 def workload_memory_refusal(exc: ModelMemoryError, scheduler: SchedulerConfig,
                             model: ModelConfig, blocks_needed: Optional[int] = None,
                             needed_by: Optional[str] = None, need_words: Optional[str] = None,
-                            running_sized: bool = False) -> ModelMemoryError:
+                            running_sized: bool = False,
+                            steady_shape: Optional[SteadyShape] = None) -> ModelMemoryError:
     """``exc`` (a model of ``model`` under ``scheduler`` that did not fit, refused as it
     was built: a runner's, or the single-process case's in the scheduler process) with
     what the scheduler knows of the run's workload (``RunnerConfig``'s and
@@ -525,21 +527,25 @@ def workload_memory_refusal(exc: ModelMemoryError, scheduler: SchedulerConfig,
     with the device and memory measured there (``exc.device``, ``device_memory_bytes``,
     ``device_label``), so that its advice names the least ``--num-blocks`` as the
     scheduler's check before the run does (``give --num-blocks from 261 (...) to 57,038,
-    ...``). ``exc`` itself where the scheduler knows nothing of it, or where the check
-    passes now. Raises nothing."""
+    ...``), and where no ``--num-blocks`` fits, the most ``--num-running`` that runs with
+    the blocks that fit given, found as the scheduler's check finds it (``steady_shape``:
+    ``scenario.steady_shape_fits``). ``exc`` itself where the scheduler knows nothing of
+    it, or where the check passes now. Raises nothing."""
     if blocks_needed is None and not running_sized:
         return exc
+    from ipc_bench.harness.scenario import steady_running_for_blocks, steady_shape_fits
+
     sized = None
     if running_sized:
-        from ipc_bench.harness.scenario import steady_running_for_blocks
-
         block_size = scheduler.block_size
         sized = lambda num_blocks: steady_running_for_blocks(num_blocks, block_size)  # noqa: E731
     try:
         check_model_memory(scheduler, model, exc.device, exc.device_memory_bytes,
                            exc.device_label, running_for_blocks=sized,
                            blocks_needed=blocks_needed, needed_by=needed_by,
-                           need_words=need_words)
+                           need_words=need_words,
+                           running_with_blocks=(steady_shape_fits(steady_shape)
+                                                if steady_shape is not None else None))
     except ModelMemoryError as again:
         return again
     return exc

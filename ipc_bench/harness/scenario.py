@@ -45,7 +45,7 @@ from ipc_bench.harness.spec import (ASYNC_ARM, INPROC, INPUT_ORACLE_INTERVAL, NO
 from ipc_bench.engine.config import (CACHED, EMULATED_DEFAULT_PRESET,
                                      MAX_FIT_SIMULATED_REQUESTS, MAX_NUM_BLOCKS,
                                      MAX_SPEEDUP, NOT_THE_MOST, POLICIES, PRESET_MODELS,
-                                     ConfigError, ModelConfig, SchedulerConfig,
+                                     ConfigError, ModelConfig, SchedulerConfig, SteadyShape,
                                      check_token_ids_spec, preset_vocab_size)
 from ipc_bench.engine.token_ids import read_histogram, token_id_distribution
 from ipc_bench.engine.traces import PUBLISHED_SHA256, load_azure_trace
@@ -922,6 +922,40 @@ def _least_blocks_per_request(case: CaseSpec) -> int:
     slots = steady_context_max(case.scheduler, steps, lens.prompt_len_range[1],
                                lens.output_len_range[1])
     return -(-slots // case.scheduler.block_size)
+
+
+def steady_shape(case: CaseSpec) -> SteadyShape:
+    """What ``steady_running_that_fits`` reads of the steady case ``case``
+    (``SteadyShape``), for a runner's memory refusal (``RunnerConfig.steady_shape``)."""
+    lens = steady_lens(case)
+    return SteadyShape(case.scheduler, case.labels["num_running"], case.warmup_steps,
+                       case.counted_steps, case.max_steps, lens.seed,
+                       tuple(lens.prompt_len_range), tuple(lens.output_len_range),
+                       case.model.spec_acceptance, case.labels.get("pp"),
+                       bool(case.async_scheduling))
+
+
+def steady_shape_case(shape: SteadyShape) -> CaseSpec:
+    """A steady case of ``shape`` (``steady_shape``'s inverse in all that
+    ``steady_running_that_fits`` reads: its workload is only its seed and lengths)."""
+    lens = SteadyLens(shape.seed, tuple(shape.prompt_len_range),
+                      tuple(shape.output_len_range))
+    labels = {"num_running": shape.num_running,
+              **({"pp": shape.pp} if shape.pp is not None else {})}
+    return CaseSpec(scenario="decode-steady", labels=labels, policy=CACHED,
+                    codec="msgpack", scheduler=shape.scheduler,
+                    model=ModelConfig(spec_acceptance=shape.spec_acceptance),
+                    make_workload=lambda: lens, warmup_steps=shape.warmup_steps,
+                    max_steps=shape.max_steps, counted_steps=shape.counted_steps,
+                    count="decode_only", async_scheduling=shape.async_scheduling)
+
+
+def steady_shape_fits(shape: SteadyShape) -> Callable[[int], RunningThatFits]:
+    """``check_model_memory``'s ``running_with_blocks`` for the steady case of ``shape``
+    (``steady_running_that_fits`` of ``steady_shape_case``), as the scheduler's check
+    gives it (``cli.run._running_with_blocks``)."""
+    case = steady_shape_case(shape)
+    return lambda num_blocks: steady_running_that_fits(case, num_blocks)
 
 
 def _count(n: int, word: str) -> str:

@@ -250,8 +250,8 @@ class CaseSpec:
     with its ``max_steps`` (``scenario.set_steady_cap``): the summary records it for the
     advice when the case stops at that cap (``None``: not a steady case).
     ``runner_need``: what the scheduler knows of the run's workload for its runner's
-    memory refusal (``RunnerConfig``'s ``blocks_needed``, ``needed_by``, ``need_words``
-    and ``running_sized``, set by ``cli.run``); ``{}``: nothing to add.
+    memory refusal (``RunnerConfig``'s ``blocks_needed``, ``needed_by``, ``need_words``,
+    ``running_sized`` and ``steady_shape``, set by ``cli.run``); ``{}``: nothing to add.
     """
 
     scenario: str

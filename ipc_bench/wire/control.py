@@ -38,7 +38,9 @@ from ipc_bench.wire.transport import PeerError, recv_frame, send_frame
 #: marker and ``KeepAlive`` after a chunk's last step, before the runner decodes the next.
 #: 13: ``RunnerConfig.blocks_needed``, ``needed_by``, ``need_words`` and
 #: ``running_sized`` (the least ``--num-blocks`` a runner's memory refusal names).
-PROTOCOL_VERSION = 13
+#: 14: ``RunnerConfig.steady_shape`` (the most ``--num-running`` it names, as the
+#: scheduler's check finds it).
+PROTOCOL_VERSION = 14
 
 #: Counted steps whose recorded messages each end of the floor holds decoded at a time
 #: (``BeginFloor.chunk_steps``'s default; ``harness.floor``): a case of up to this many

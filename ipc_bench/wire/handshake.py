@@ -12,7 +12,7 @@ from typing import Optional
 import msgspec
 
 from ipc_bench.engine.config import (POLICIES, ConfigError, ModelConfig,
-                                     SchedulerConfig)
+                                     SchedulerConfig, SteadyShape)
 from ipc_bench.errors import one_line
 from ipc_bench.wire.codecs import CODECS, PICKLED_CODECS
 from ipc_bench.wire.shm_ring import RingHandle
@@ -55,7 +55,11 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     runner's device (``config.check_model_memory``'s arguments of those names: the
     least ``--num-blocks`` the run's cases need, the case that holds it, what it is),
     and ``running_sized``: the case's ``--num-running`` sizes its KV cache (the advice
-    names it); the runner checks with them (``harness.runner_loop.memory_refusal``).
+    names it); ``steady_shape``: the steady case that needs the most blocks, as the
+    search for the most ``--num-running`` that runs with the blocks that fit reads it
+    (``engine.config.SteadyShape``: the runner's advice names the figure the scheduler's
+    check names at the same blocks; ``None`` where that case is not steady); the runner
+    checks with them (``harness.runner_loop.memory_refusal``).
     """
 
     scheduler: SchedulerConfig
@@ -84,6 +88,7 @@ class RunnerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     needed_by: Optional[str] = None
     need_words: Optional[str] = None
     running_sized: bool = False
+    steady_shape: Optional[SteadyShape] = None
 
     def validate(self) -> None:
         self.scheduler.validate()
