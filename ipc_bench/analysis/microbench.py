@@ -685,6 +685,14 @@ def probe_runner(**kwargs):
     return runner
 
 
+def pyperf_option_strings() -> list[str]:
+    """Every option string pyperf's ``Runner`` parses (``-p``, ``--processes``,
+    ``--fast`` ...): those ``bench.py microbench`` passes on to it."""
+    parser = argparse.ArgumentParser(prog="pyperf", add_help=False)
+    probe_runner(_argparser=parser)
+    return [o for a in parser._actions for o in a.option_strings]
+
+
 def check_pyperf_options(rest: Sequence[str], parser_class: type, rigorous: bool) -> None:
     """Raise ``MicrobenchError`` (one line) when ``rest`` holds an option pyperf does not
     know, a bad value, one microbench sets itself (``RESERVED``), or ``--fast`` with

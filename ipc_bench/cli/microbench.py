@@ -28,7 +28,8 @@ from typing import Sequence
 
 from ipc_bench.analysis.capture import DIRECTIONS, CaptureError
 from ipc_bench.analysis.microbench import (OPS, Coordination, MicrobenchError, Selection,
-                                           check_pyperf_options, coordinate, run_arm)
+                                           check_pyperf_options, coordinate,
+                                           pyperf_option_strings, run_arm)
 from ipc_bench.cli.console import closed_stdout_refusal, one_write, written_elsewhere
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import list_items, no_repeats, nonempty_path
@@ -36,8 +37,15 @@ from ipc_bench.harness.signals import Interrupted, set_parent_death_signal
 
 
 class _Parser(OnceParser):
+    path_positionals = True  # RUN_DIR: a folder named -x is given as ./-x
+
     def error(self, message: str):
         raise MicrobenchError(message)
+
+    def options_elsewhere(self) -> Sequence[str]:
+        """pyperf's options, which this parser leaves to pyperf: ``microbench --fast``
+        lacks RUN_DIR, ``microbench -x`` names ``-x`` as unrecognized."""
+        return pyperf_option_strings()
 
 
 def _list_of(kind: str, choices: Sequence[str] = ()):

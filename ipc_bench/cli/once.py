@@ -120,25 +120,10 @@ class OnceParser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None):
         """argparse's, with the closest option named after an unknown one, or the
-        closest of ``commands`` after an unknown first argument (``unknown_message``)."""
+        closest of ``commands`` after an unknown first argument (``unknown_message``);
+        a missing positional's line as ``parse_known_args`` gives it."""
         args = sys.argv[1:] if args is None else list(args)
-        unknown = self._unknown_options(args)
-        if unknown:  # argparse would name the positional missing, not them
-            error = self.error  # the class's (one line, or exit 2)
-
-            def named(message: str):
-                missing = message[len(_REQUIRED):]
-                if message.startswith(_REQUIRED) and not missing.startswith("-"):
-                    message = unknown_required_message(
-                        unknown, missing,
-                        [o for a in self._actions for o in a.option_strings],
-                        self.path_positionals)
-                return error(message)
-            self.error = named  # type: ignore[method-assign]
-        try:
-            parsed, extras = self.parse_known_args(args, namespace)
-        finally:
-            self.__dict__.pop("error", None)
+        parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             first = extras[0] == args[0] and not args[0].startswith("-")
             self.error(unknown_message(extras, [o for a in self._actions
@@ -146,28 +131,59 @@ class OnceParser(argparse.ArgumentParser):
                                        self.commands if first else ()))
         return parsed
 
+    def options_elsewhere(self) -> Sequence[str]:
+        """Option strings that another parser takes from the words this one leaves
+        (``parse_known_args``' extras: pyperf's, after ``bench.py microbench``'s), which
+        a missing positional's line never names as unknown; none here."""
+        return ()
+
     def _unknown_options(self, args: Sequence[str]) -> list[str]:
         """The words of ``args`` before a ``--`` that argparse reads as options none of
-        this parser's: ``-x`` of ``report -x``, a folder named ``-x``."""
+        this parser's (nor of ``options_elsewhere``): ``-x`` of ``report -x``, a folder
+        named ``-x``."""
+        known = set(self._option_string_actions).union(self.options_elsewhere())
         unknown = []
         for word in args:
             if word == "--":
                 break
             if (word.startswith("-") and word != "-"
-                    and word.split("=", 1)[0] not in self._option_string_actions
+                    and word.split("=", 1)[0] not in known
                     and self._parse_optional(word) is not None
-                    and not (len(word) > 2 and word[:2] in self._option_string_actions)):
+                    and not (len(word) > 2 and word[:2] in known)):
                 unknown.append(word)
         return unknown
 
+    def _naming_unknown(self, args: Sequence[str]):
+        """The parser's ``error`` (the class's: one line, or exit 2), but where a
+        positional is missing and ``args`` holds words read as unknown options
+        (``_unknown_options``), its line names them (``unknown_required_message``):
+        argparse would name the positional missing, not them."""
+        error = self.error
+
+        def named(message: str):
+            missing = message[len(_REQUIRED):]
+            unknown = (self._unknown_options(args) if message.startswith(_REQUIRED)
+                       and not missing.startswith("-") else [])
+            if unknown:
+                message = unknown_required_message(
+                    unknown, missing, [o for a in self._actions for o in a.option_strings],
+                    self.path_positionals)
+            return error(message)
+        return named
+
     def parse_known_args(self, args=None, namespace=None):
         """argparse's, with each option's first value kept in ``namespace`` while the
-        command line is parsed (the key is gone from the namespace returned)."""
+        command line is parsed (the key is gone from the namespace returned), and a
+        missing positional's line naming the unknown options given instead
+        (``_naming_unknown``): ``report -x`` and ``microbench -x`` name ``-x``."""
+        args = sys.argv[1:] if args is None else list(args)
         namespace = argparse.Namespace() if namespace is None else namespace
         setattr(namespace, _GIVEN, {})
+        self.error = self._naming_unknown(args)  # type: ignore[method-assign]
         try:
             return super().parse_known_args(args, namespace)
         finally:
+            self.__dict__.pop("error", None)
             if hasattr(namespace, _GIVEN):
                 delattr(namespace, _GIVEN)
 
