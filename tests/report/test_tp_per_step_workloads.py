@@ -7,35 +7,25 @@ from __future__ import annotations
 
 from ipc_bench.report import blocks, plots
 from test_withheld_figures import results_of
-from test_withheld_timings import tp_summary
+from tp_figure_cases import drawn_lines, tp_cases
 
 #: bytes written once per step by cached, per workload (running requests); send: +20 %
 WRITTEN = {16: 1000.0, 64: 4000.0}
 
 
 def _cases(codec: str = "msgpack") -> list[dict]:
-    out = []
-    for b, written in WRITTEN.items():
-        for n in (1, 2):
-            for policy in ("send", "cached"):
-                out.append(tp_summary(
-                    policy, n, 16, codec=codec, num_running=b,
-                    case_id=f"{policy}-{codec}-{n}-{b}",
-                    workload=f"broadcast=ipc,num_running={b},tp={n}",
-                    tp_s2r_bytes_written_per_step=written * (1.2 if policy == "send" else 1.0),
+    def figures(case: dict) -> dict:
+        b, n = case["num_running"], case["tp"]
+        return dict(tp_s2r_bytes_written_per_step=WRITTEN[b] * (
+                        1.2 if case["policy"] == "send" else 1.0),
                     tp_replica_scheduler_ns_all_ranks_per_step=b * 1_000.0 * n
-                    if codec == "replicated" else None))
-    return out
-
-
-def _lines(ax) -> dict[str, tuple[list, list]]:
-    return {ln.get_label(): (ln.get_xdata().tolist(), ln.get_ydata().tolist())
-            for ln in ax.lines if not ln.get_label().startswith("_")}
+                    if codec == "replicated" else None)
+    return tp_cases(figures, 16, codecs=(codec,), num_running=tuple(WRITTEN))
 
 
 def test_each_workload_has_its_own_bytes_line():
     fig = plots.tp_per_step_figure(results_of(_cases()))
-    assert _lines(fig.axes[0]) == {
+    assert drawn_lines(fig.axes[0]) == {
         "ipc / msgpack / send / 16 running": ([1, 2], [1200.0, 1200.0]),
         "ipc / msgpack / cached / 16 running": ([1, 2], [1000.0, 1000.0]),
         "ipc / msgpack / send / 64 running": ([1, 2], [4800.0, 4800.0]),
@@ -53,7 +43,7 @@ def test_each_workload_has_its_own_bytes_line():
 
 def test_each_workload_has_its_own_replica_scheduler_lines():
     fig = plots.tp_per_step_figure(results_of(_cases("replicated")))
-    assert _lines(fig.axes[1]) == {
+    assert drawn_lines(fig.axes[1]) == {
         "ipc / send / 16 running: N ranks": ([1, 2], [16.0, 32.0]),
         "ipc / send / 16 running: one rank": ([1, 2], [16.0, 16.0]),
         "ipc / cached / 16 running: N ranks": ([1, 2], [16.0, 32.0]),
@@ -70,7 +60,7 @@ def test_each_workload_has_its_own_replica_scheduler_lines():
 
 def test_one_workload_keeps_its_labels_and_caption():
     fig = plots.tp_per_step_figure(results_of([c for c in _cases() if c["num_running"] == 64]))
-    assert _lines(fig.axes[0]) == {"ipc / msgpack / send": ([1, 2], [4800.0, 4800.0]),
+    assert drawn_lines(fig.axes[0]) == {"ipc / msgpack / send": ([1, 2], [4800.0, 4800.0]),
                                    "ipc / msgpack / cached": ([1, 2], [4000.0, 4000.0])}
     assert plots.drawn(fig)["workloads"] == []
     assert blocks.caption("tp_per_step", plots.drawn(fig)).endswith(

@@ -7,31 +7,19 @@ from __future__ import annotations
 
 from ipc_bench.report import blocks, plots
 from test_withheld_figures import results_of
-from test_withheld_timings import tp_summary
+from tp_figure_cases import drawn_lines, reaching, tp_cases
 
 
 def _cases() -> list[dict]:
     """send and cached at N = 1, 2, 4 over ipc and shm-block, and shm at N = 1 (a
     spinning ring's one rank): 20 bytes more written once by send everywhere; 20 x N
     reaching the ranks over ipc, 20 over a ring."""
-    out = []
-    for transport, ns in (("ipc", (1, 2, 4)), ("shm", (1,)), ("shm-block", (1, 2, 4))):
-        for n in ns:
-            for policy in ("send", "cached"):
-                written = 402.0 if policy == "send" else 382.0
-                out.append(tp_summary(
-                    policy, n, 2, transport=transport,
-                    case_id=f"{policy}-{transport}-{n}",
-                    workload=f"broadcast={transport},num_running=8,tp={n}",
-                    tp_s2r_bytes_written_per_step=written,
-                    tp_s2r_wire_bytes_all_ranks_per_step=written * (n if transport == "ipc"
-                                                                    else 1)))
-    return out
-
-
-def _lines(ax) -> dict[str, tuple[list, list]]:
-    return {ln.get_label(): (ln.get_xdata().tolist(), ln.get_ydata().tolist())
-            for ln in ax.lines if not ln.get_label().startswith("_")}
+    def figures(case: dict) -> dict:
+        written = 402.0 if case["policy"] == "send" else 382.0
+        return dict(tp_s2r_bytes_written_per_step=written,
+                    tp_s2r_wire_bytes_all_ranks_per_step=reaching(case, written))
+    return tp_cases(figures, 2, transports=(("ipc", (1, 2, 4)), ("shm", (1,)),
+                                            ("shm-block", (1, 2, 4))))
 
 
 def test_equal_lines_are_one_line_and_the_ranks_bytes_have_a_panel():
@@ -40,9 +28,9 @@ def test_equal_lines_are_one_line_and_the_ranks_bytes_have_a_panel():
         "bytes the scheduler writes (once)", "bytes reaching the N ranks, all together",
         "the N ranks' decodes, summed", "slowest rank's receive-to-ready (median)"]
     written, reaching = fig.axes[0], fig.axes[1]
-    assert _lines(written) == {
+    assert drawn_lines(written) == {
         "ipc = shm (N = 1) = shm-block / msgpack": ([1, 2, 4], [20.0, 20.0, 20.0])}
-    assert _lines(reaching) == {
+    assert drawn_lines(reaching) == {
         "ipc = shm (N = 1) / msgpack": ([1, 2, 4], [20.0, 40.0, 80.0]),
         "shm-block / msgpack": ([1, 2, 4], [20.0, 20.0, 20.0])}
     # each panel's legend names its own lines
@@ -70,6 +58,6 @@ def test_lines_that_differ_stay_apart():
     cases = [dict(c, tp_s2r_bytes_written_per_step=c["tp_s2r_bytes_written_per_step"] + 3)
              if c["transport"] == "ipc" and c["policy"] == "send" else c for c in _cases()]
     fig = plots.tp_saving_figure(results_of(cases))
-    assert _lines(fig.axes[0]) == {
+    assert drawn_lines(fig.axes[0]) == {
         "ipc / msgpack": ([1, 2, 4], [23.0, 23.0, 23.0]),
         "shm (N = 1) = shm-block / msgpack": ([1, 2, 4], [20.0, 20.0, 20.0])}

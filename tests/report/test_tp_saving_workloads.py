@@ -8,42 +8,29 @@ from __future__ import annotations
 
 from ipc_bench.report import blocks, plots
 from test_withheld_figures import results_of
-from test_withheld_timings import tp_summary
+from tp_figure_cases import drawn_lines, reaching, tp_cases
 
 #: send - cached bytes written once per workload (running requests)
 SAVED = {16: 80.0, 64: 320.0}
 
 
 def _cases(codecs=("msgpack",)) -> list[dict]:
-    out = []
-    for b, saved in SAVED.items():
-        for codec in codecs:
-            for transport in ("ipc", "shm-block"):
-                for n in (1, 2):
-                    for policy in ("send", "cached"):
-                        written = 1000.0 * b / 16 + (saved if policy == "send" else 0.0)
-                        out.append(tp_summary(
-                            policy, n, 2, transport=transport, codec=codec, num_running=b,
-                            case_id=f"{policy}-{transport}-{codec}-{n}-{b}",
-                            workload=f"broadcast={transport},num_running={b},tp={n}",
-                            tp_s2r_bytes_written_per_step=written,
-                            tp_s2r_wire_bytes_all_ranks_per_step=written * (
-                                n if transport == "ipc" else 1)))
-    return out
-
-
-def _lines(ax) -> dict[str, tuple[list, list]]:
-    return {ln.get_label(): (ln.get_xdata().tolist(), ln.get_ydata().tolist())
-            for ln in ax.lines if not ln.get_label().startswith("_")}
+    def figures(case: dict) -> dict:
+        b = case["num_running"]
+        written = 1000.0 * b / 16 + (SAVED[b] if case["policy"] == "send" else 0.0)
+        return dict(tp_s2r_bytes_written_per_step=written,
+                    tp_s2r_wire_bytes_all_ranks_per_step=reaching(case, written))
+    return tp_cases(figures, 2, transports=(("ipc", (1, 2)), ("shm-block", (1, 2))),
+                    codecs=codecs, num_running=tuple(SAVED))
 
 
 def test_each_workload_has_its_own_lines():
     fig = plots.tp_saving_figure(results_of(_cases()))
     written, reaching = fig.axes[0], fig.axes[1]
-    assert _lines(written) == {
+    assert drawn_lines(written) == {
         "ipc = shm-block / msgpack / 16 running": ([1, 2], [80.0, 80.0]),
         "ipc = shm-block / msgpack / 64 running": ([1, 2], [320.0, 320.0])}
-    assert _lines(reaching) == {
+    assert drawn_lines(reaching) == {
         "ipc / msgpack / 16 running": ([1, 2], [80.0, 160.0]),
         "shm-block / msgpack / 16 running": ([1, 2], [80.0, 80.0]),
         "ipc / msgpack / 64 running": ([1, 2], [320.0, 640.0]),
@@ -67,7 +54,7 @@ def test_lines_of_two_workloads_equal_at_every_n_are_not_merged():
                   - (240.0 if c["policy"] == "send" and c["num_running"] == 64 else 0.0))
              for c in _cases()]  # 64 running saves 80 too
     fig = plots.tp_saving_figure(results_of(cases))
-    assert _lines(fig.axes[0]) == {
+    assert drawn_lines(fig.axes[0]) == {
         "ipc = shm-block / msgpack / 16 running": ([1, 2], [80.0, 80.0]),
         "ipc = shm-block / msgpack / 64 running": ([1, 2], [80.0, 80.0])}
 
