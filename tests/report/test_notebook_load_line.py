@@ -10,13 +10,12 @@ import shutil
 
 import pytest
 
-from analysis_run import REPO
+from notebook_run import first_output_lines, run_notebook
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("nbformat")
+pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
 #: The load the edited copy of the small run records (``_loaded_copy``).
 WORDS = ("the machine 42.0 % busy (mean `machine_busy_pct` over 12 cases); 1-minute load "
          "average 1.3 on 8 CPUs at its start; step-time noise not measured (no case counted "
@@ -41,13 +40,7 @@ def test_the_first_output_gives_the_runs_load_in_the_reports_words(shared_small_
     from ipc_bench import cli
 
     run = _loaded_copy(shared_small_run, tmp_path / "loaded")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    nb.cells[0].source = f"RESULTS = {str(run)!r}"
-    nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
-                            resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
-    first = next(o for c in nb.cells if c.cell_type == "code" for o in c.outputs
-                 if o.output_type == "stream")
-    lines = first["text"].splitlines()
+    lines = first_output_lines(run_notebook(str(run)))
     assert lines[3].startswith("steps: ")
     assert lines[4] == f"load: {WORDS}"
     assert cli.main(["report", str(run), "--no-figures", "--output",

@@ -1,0 +1,30 @@
+"""notebooks/analysis.ipynb executed headless on a run (``run_notebook``, with nbclient,
+as docs/usage.md's recipe does) and the lines of its first output (``first_output_lines``:
+the runs, their scenario, model, steps and load)."""
+
+from __future__ import annotations
+
+from analysis_run import REPO
+
+NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+
+
+def run_notebook(results):
+    """The notebook with ``RESULTS = results`` in its first cell, executed beside itself
+    (its kernel in notebooks/); raises nbclient's ``CellExecutionError`` on a failing
+    cell. The caller skips without nbformat, nbclient or ipykernel."""
+    import nbclient
+    import nbformat
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb.cells[0].source = f"RESULTS = {results!r}"
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
+                            resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    return nb
+
+
+def first_output_lines(nb) -> list[str]:
+    """The lines of the executed notebook ``nb``'s first text output."""
+    first = next(o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                 if o.output_type == "stream")
+    return first["text"].splitlines()
