@@ -54,6 +54,7 @@ that stops the run with ``SchedulerError``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Optional
 
@@ -78,10 +79,79 @@ class RequestStatus(IntEnum):
     REJECTED = 4
 
 
+class ConstantList(Sequence):
+    """A read-only view of a list, as vLLM's ``ConstantList`` (``vllm/v1/utils.py`` at
+    7f280d69c), through which vLLM's ``Request`` exposes ``all_token_ids``.
+
+    Reads go through Python methods: ``view[i]`` is the list's item, ``view[a:b]`` a new
+    plain ``list`` (what vLLM's slice returns, so ``send``'s ``new_token_ids`` entries
+    are lists and encode as before); ``len``, ``iter``, ``in`` and ``index(item, start,
+    stop)`` are the list's. Every mutation (``append``, ``extend``, ``insert``, ``pop``,
+    ``remove``, ``clear``, item and slice assignment, ``del``) raises ``TypeError``: at
+    7f280d69c vLLM raised a bare ``Exception`` ("Cannot set item in a constant list"
+    and the like); vLLM #22156 (August 2025) made them ``TypeError``, a subclass, so
+    whatever caught the old one catches these. No ``__eq__``, as vLLM's: compare
+    ``list(view)`` or ``view[:]`` with a list. The owner mutates the wrapped list; the
+    view sees it at once.
+    """
+
+    def __init__(self, x: list) -> None:
+        self._x = x
+
+    def append(self, item):
+        raise TypeError("Cannot append to a constant list")
+
+    def extend(self, item):
+        raise TypeError("Cannot extend a constant list")
+
+    def insert(self, item):
+        raise TypeError("Cannot insert into a constant list")
+
+    def pop(self, item):
+        raise TypeError("Cannot pop from a constant list")
+
+    def remove(self, item):
+        raise TypeError("Cannot remove from a constant list")
+
+    def clear(self):
+        raise TypeError("Cannot clear a constant list")
+
+    def index(self, item, start: int = 0, stop: Optional[int] = None) -> int:
+        return self._x.index(item, start, stop if stop is not None else len(self._x))
+
+    def __getitem__(self, item):
+        return self._x[item]
+
+    def __setitem__(self, item, value):
+        raise TypeError("Cannot set item in a constant list")
+
+    def __delitem__(self, item):
+        raise TypeError("Cannot delete item from a constant list")
+
+    def __iter__(self):
+        return iter(self._x)
+
+    def __contains__(self, item):
+        return item in self._x
+
+    def __len__(self):
+        return len(self._x)
+
+    def __repr__(self):
+        return f"ConstantList({self._x})"
+
+
 class Request:
     """Scheduler-side state of one request.
 
-    ``all_token_ids``: prompt followed by outputs, ``[num_tokens]``. ``index``: the
+    ``all_token_ids``: prompt followed by outputs, ``[num_tokens]``, a read-only
+    ``ConstantList`` view of the list ``_all_token_ids``, which the scheduler alone
+    appends to and overwrites, as vLLM's ``Request`` (``vllm/v1/request.py``, 7f280d69c:
+    ``self.all_token_ids = ConstantList(self._all_token_ids)``); where vLLM reads the
+    view (``send``'s per-step ``new_token_ids`` slice) the harness reads it too, and
+    where vLLM reads the list (``num_tokens``, ``len(self._all_token_ids)``) so does the
+    harness. ``prompt_token_ids`` stays the plain list ``NewRequestData`` carries (vLLM
+    ``NewRequestData.from_request``). ``index``: the
     request's position in its workload (token digests are taken in this order).
     Steps are scheduler step numbers. ``num_preemptions``: times it was preempted.
     ``stop_num_tokens``: the length at which it stops, ``min(num_prompt_tokens +
@@ -91,7 +161,8 @@ class Request:
     """
 
     __slots__ = (
-        "req_id", "index", "num_prompt_tokens", "all_token_ids", "sampling_params",
+        "req_id", "index", "num_prompt_tokens", "_all_token_ids", "all_token_ids",
+        "sampling_params",
         "max_tokens", "num_computed_tokens", "block_ids", "status", "finish_reason",
         "arrival_step", "first_scheduled_step", "first_token_step", "finish_step",
         "prompt_token_ids", "token_steps", "num_preemptions", "stop_num_tokens",
@@ -105,7 +176,8 @@ class Request:
         self.index = index
         self.prompt_token_ids = prompt_token_ids
         self.num_prompt_tokens = len(prompt_token_ids)
-        self.all_token_ids = list(prompt_token_ids)
+        self._all_token_ids = list(prompt_token_ids)
+        self.all_token_ids = ConstantList(self._all_token_ids)  # read-only view
         self.max_tokens = max_tokens
         self.sampling_params = (STRUCTS.sampling_params(max_tokens) if sampling_params is None
                                 else sampling_params)
@@ -134,11 +206,11 @@ class Request:
 
     @property
     def num_tokens(self) -> int:
-        return len(self.all_token_ids)
+        return len(self._all_token_ids)
 
     @property
     def output_token_ids(self) -> list[int]:
-        return self.all_token_ids[self.num_prompt_tokens:]
+        return self._all_token_ids[self.num_prompt_tokens:]
 
 
 class SchedulePlan:
@@ -345,7 +417,7 @@ class Scheduler:
             if budget <= 0 or len(num_scheduled) >= max_reqs:
                 break
             nc = req.num_computed_tokens
-            end = len(req.all_token_ids)
+            end = len(req._all_token_ids)
             if spec and req.spec_token_ids:  # vLLM: num_tokens_with_spec
                 end += len(req.spec_token_ids)
             if end > limit:
@@ -384,7 +456,7 @@ class Scheduler:
             cached_blocks.append(new_blocks)
             num_scheduled[req.req_id] = n
             if spec and req.spec_token_ids:
-                num_spec = nc + n - len(req.all_token_ids)  # the drafts that fit
+                num_spec = nc + n - len(req._all_token_ids)  # the drafts that fit
                 if num_spec > 0:
                     drafts = req.spec_token_ids[:num_spec]
                     spec_tokens[req.req_id] = drafts
@@ -402,7 +474,7 @@ class Scheduler:
             req = waiting[0]
             resumed = req.status == RequestStatus.PREEMPTED
             # num_tokens, not the prompt: a resumed request recomputes its outputs too.
-            n = min(len(req.all_token_ids), budget, limit)
+            n = min(len(req._all_token_ids), budget, limit)
             slots = min(n + lookahead, cfg.max_model_len) if lookahead else n
             need = kv.blocks_needed(0, slots)
             got = kv.allocate(need)
@@ -436,7 +508,10 @@ class Scheduler:
 
         A resumed request's ``new_block_ids`` entry is all of its block ids (the runner
         replaces its old ones); under ``send`` its ``new_token_ids`` entry is
-        ``all_token_ids[0 : num_scheduled_tokens]``, prompt and outputs. Every list in
+        ``all_token_ids[0 : num_scheduled_tokens]``, prompt and outputs. ``send``'s
+        slices go through the request's read-only ``all_token_ids`` view (a Python
+        ``__getitem__`` call each, as vLLM's ``req.all_token_ids[...]`` in
+        ``_make_cached_request_data`` at 7f280d69c) and are plain lists. Every list in
         the message is new or the plan's own (a plan serves one step), so nothing in it
         is shared with a later step's message or with the scheduler's requests.
         """
@@ -509,7 +584,7 @@ class Scheduler:
                     raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for "
                                         f"{req.req_id}")
                 ids = sampled[i]
-                all_ids = req.all_token_ids
+                all_ids = req._all_token_ids
                 num_tokens = len(all_ids)
                 if num_tokens != req.num_computed_tokens:
                     if ids:
@@ -574,7 +649,7 @@ class Scheduler:
                     raise ProtocolError(f"step {step}: ModelRunnerOutput has no row for "
                                         f"{req.req_id}")
                 ids = sampled[i]
-                all_ids = req.all_token_ids
+                all_ids = req._all_token_ids
                 num_tokens = len(all_ids)
                 if num_tokens != req.num_computed_tokens:
                     drafts = spec_tokens.get(req.req_id)
@@ -716,7 +791,7 @@ class AsyncScheduler(Scheduler):
             return None
         positions = plan.sample_positions
         for req, resumed in zip(plan.cached_reqs, plan.cached_resumed):
-            if resumed and req.all_token_ids[-1] == PLACEHOLDER:
+            if resumed and req._all_token_ids[-1] == PLACEHOLDER:
                 raise SchedulerError(f"request {req.req_id} resumed at step {plan.step} "
                                      "with an output still in flight")
         plan.scheduled_in_flight = self._num_in_flight > 0
@@ -725,7 +800,7 @@ class AsyncScheduler(Scheduler):
             self._add_spec_placeholders(plan)
             return plan
         for req in plan.scheduled_reqs:
-            ids = req.all_token_ids
+            ids = req._all_token_ids
             end = len(ids)
             if req.num_computed_tokens != end:
                 positions.append(-1)  # partial prefill: its sample is discarded
@@ -745,7 +820,7 @@ class AsyncScheduler(Scheduler):
         spec_tokens = plan.spec_tokens
         drafts = self._spec_placeholders
         for req in plan.scheduled_reqs:
-            ids = req.all_token_ids
+            ids = req._all_token_ids
             end = len(ids)
             if req.num_computed_tokens < end:
                 positions.append(-1)  # partial prefill: its sample is discarded
@@ -848,7 +923,7 @@ class AsyncScheduler(Scheduler):
                     raise ProtocolError(f"step {step}: {num} tokens sampled for "
                                         f"{req.req_id}, expected 1 to {want} "
                                         f"({want - 1} drafts)")
-                all_ids = req.all_token_ids
+                all_ids = req._all_token_ids
                 first, kept = self._place_ids(req, ids, m, step)
                 num_new_tokens += kept
                 if record_steps:
@@ -882,7 +957,7 @@ class AsyncScheduler(Scheduler):
         request's; ids past them are appended), up to the one that completes the
         request. Returns ``(first position, ids kept)``; ``ProtocolError`` when a
         position that should hold a placeholder does not."""
-        all_ids = req.all_token_ids
+        all_ids = req._all_token_ids
         first = len(all_ids) - req.num_output_placeholders
         stop = req.stop_num_tokens
         kept = 0
@@ -903,7 +978,7 @@ class AsyncScheduler(Scheduler):
     def _place(self, req: Request, pos: int, token_id: int, step: int) -> None:
         """Write ``token_id`` over the placeholder at ``pos`` (or append it: a request's
         last token has none)."""
-        all_ids = req.all_token_ids
+        all_ids = req._all_token_ids
         if pos == len(all_ids):
             all_ids.append(token_id)
         elif pos < len(all_ids) and all_ids[pos] == PLACEHOLDER:

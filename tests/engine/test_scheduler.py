@@ -172,7 +172,7 @@ def test_chunked_prefill(policy):
     assert so.scheduled_cached_reqs.req_ids == []
     assert so.scheduled_cached_reqs.new_token_ids == []
     req = sched.requests["L"]
-    assert req.all_token_ids == p and req.first_token_step == -1  # nothing sampled
+    assert req.all_token_ids[:] == p and req.first_token_step == -1  # nothing sampled
 
     plan, so, _ = step(sched)
     c = so.scheduled_cached_reqs
@@ -180,7 +180,7 @@ def test_chunked_prefill(policy):
     assert c.req_ids == ["L"] and c.num_computed_tokens == [16]
     assert c.new_block_ids == [([4, 5, 6, 7],)]
     assert c.new_token_ids == ([p[16:32]] if policy == "send" else [])
-    assert req.all_token_ids == p
+    assert req.all_token_ids[:] == p
 
     plan, so, _ = step(sched)  # last chunk: 8 tokens, the first token is sampled
     c = so.scheduled_cached_reqs
@@ -188,7 +188,7 @@ def test_chunked_prefill(policy):
     assert c.num_computed_tokens == [32] and c.new_block_ids == [([8, 9],)]
     assert c.new_token_ids == ([p[32:40]] if policy == "send" else [])
     t2 = token_for(2, "L")
-    assert req.all_token_ids == p + [t2] and req.first_token_step == 2
+    assert req.all_token_ids[:] == p + [t2] and req.first_token_step == 2
 
     plan, so, _ = step(sched)  # decode: send ships the token sampled last step
     c = so.scheduled_cached_reqs
@@ -272,7 +272,7 @@ def test_max_model_len_minus_one_rule():
     req = sched.requests["A"]
     # Hand-made state (as a request resumed with outputs would have): 16 tokens known,
     # 12 computed. The old rule would schedule 16 - 12 = 4, leaving no room to sample.
-    req.all_token_ids.extend([7, 7, 7, 7, 7])
+    req._all_token_ids.extend([7, 7, 7, 7, 7])
     req.num_computed_tokens = 12
     plan = sched.schedule()
     assert plan.num_scheduled_tokens == {"A": 16 - 1 - 12}
@@ -281,7 +281,7 @@ def test_max_model_len_minus_one_rule():
     sched2.add_request("B", 0, prompt(10), max_tokens=100)
     step(sched2)
     req2 = sched2.requests["B"]
-    req2.all_token_ids.extend([7] * 5)
+    req2._all_token_ids.extend([7] * 5)
     req2.num_computed_tokens = 15
     assert sched2.schedule().num_scheduled_tokens == {}
 
@@ -340,7 +340,7 @@ def test_out_of_blocks_preempts_the_last_running_request():
     assert [r.req_id for r in sched.waiting] == ["B"]
     b = sched.requests["B"]
     assert (b.status, b.num_computed_tokens, b.block_ids) == (RequestStatus.PREEMPTED, 0, [])
-    assert b.all_token_ids == prompt(4, 50) + [token_for(0, "B")]  # its output is kept
+    assert b.all_token_ids[:] == prompt(4, 50) + [token_for(0, "B")]  # its output is kept
 
 
 @pytest.mark.parametrize("policy", POLICIES)

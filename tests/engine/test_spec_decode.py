@@ -65,7 +65,7 @@ def drain(sched: Scheduler, runner: ModelRunner, check_buffer: bool = True):
                 row = batch.req_id_to_index.get(req.req_id)
                 if row is None or req.num_computed_tokens != req.num_tokens - 1:
                     continue
-                assert batch.token_ids_cpu[row, :req.num_tokens].tolist() == req.all_token_ids
+                assert batch.token_ids_cpu[row, :req.num_tokens].tolist() == req.all_token_ids[:]
     return {r.req_id: r.output_token_ids for r in sched.requests.values()}, steps
 
 
