@@ -43,7 +43,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from ipc_bench.analysis.cores import footnote
+from ipc_bench.analysis.cores import footnote, marked_footnote
 from ipc_bench.analysis.pp import (HOP_BYTES_NOTE, hop_table, send_direct_lines,
                                    token_check_line)
 from ipc_bench.engine.config import CACHED, TORCH_PRESETS, ConfigError
@@ -134,9 +134,7 @@ def report(summaries: list[dict[str, Any]]) -> str:
         return ""
     header, rows = hop_table(mine)
     out = ["", HOPS_INTRO, render(header, rows, left=0)]
-    withheld = footnote(mine)
-    if withheld:
-        out.append(withheld)
+    out += [note for note in (footnote(mine), marked_footnote(mine)) if note]
     compared = send_direct_lines(mine)
     if compared:
         out += ["send against direct per step (means over repetitions):"] + compared

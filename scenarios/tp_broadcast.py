@@ -49,7 +49,8 @@ import os
 from dataclasses import replace
 from typing import Any, Optional
 
-from ipc_bench.analysis.cores import MARK, footnote, is_withheld
+from ipc_bench.analysis.cores import (MARK, SHARED_MARK, footnote, is_marked, is_withheld,
+                                      marked_footnote)
 from ipc_bench.analysis.tp import tp_saving, tp_saving_means
 from ipc_bench.engine.config import ConfigError
 from ipc_bench.harness.scenario import STEADY, ScenarioOptions, grid, steady_case
@@ -157,7 +158,8 @@ def per_step_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     delivered to all ranks), ``decodes_ns`` (the N decodes summed), and for
     ``replicated`` ``replica_rank_ns`` (one rank's replica scheduler per step, the mean
     over ranks) and ``replica_all_ns`` (summed over the N ranks: what the machine
-    pays), ``withheld`` (a case's timings are withheld: ``analysis.cores``). Sorted
+    pays), ``withheld`` (a case's timings are withheld: ``analysis.cores``), ``marked``
+    (shown on N + 1 cores, N = 1: ``analysis.cores.is_marked``). Sorted
     by transport, codec, policy, K, N."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for c in summaries:
@@ -174,6 +176,7 @@ def per_step_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         rows.append(dict(zip(("num_running", "transport", "codec", "policy", "tp",
                               "num_spec_tokens"), key),
                          n=len(cases), withheld=any(is_withheld(c) for c in cases),
+                         marked=any(is_marked(c) for c in cases),
                          written=_mean(cases, "tp_s2r_bytes_written_per_step"),
                          to_ranks=_mean(cases, "tp_s2r_wire_bytes_all_ranks_per_step"),
                          decodes_ns=_mean(cases, "tp_decode_ns_all_ranks_per_step"),
@@ -190,6 +193,11 @@ def _cell(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
     return f"{v:,.0f}" if digits == 0 else f"{v:,.{digits}f}"
 
 
+def _mark(withheld: bool, marked: bool) -> str:
+    """A row's mark after its transport: ``*`` withheld, ``°`` shown on N + 1 cores."""
+    return MARK if withheld else SHARED_MARK if marked else ""
+
+
 def per_step_table(summaries: list[dict[str, Any]]) -> list[str]:
     """The lines of ``per_step_rows``' table: bytes written once per step and, for
     ``replicated``, the replica scheduler one rank pays and the N ranks together."""
@@ -200,7 +208,7 @@ def per_step_table(summaries: list[dict[str, Any]]) -> list[str]:
         return "-" if r["withheld"] else _cell(r[key], 1e-3)
 
     spec = any(r["num_spec_tokens"] for r in rows)  # a K column only with drafts
-    cells = [[r["transport"] + (MARK if r["withheld"] else ""), r["codec"], r["policy"],
+    cells = [[r["transport"] + _mark(r["withheld"], r["marked"]), r["codec"], r["policy"],
               str(r["tp"]), *([str(r["num_spec_tokens"])] if spec else []),
               str(r["num_running"]), str(r["n"]), _cell(r["written"]),
               _cell(r["to_ranks"]), timing(r, "decodes_ns"), timing(r, "replica_rank_ns"),
@@ -222,13 +230,14 @@ def report(summaries: list[dict[str, Any]]) -> str:
     mine = [s for s in summaries if s.get("scenario") == NAME]
     rows = []
     over = {(s["transport"], s["tp"]) for s in mine if is_withheld(s)}
+    shared = {(s["transport"], s["tp"]) for s in mine if is_marked(s)}
     means = tp_saving_means(tp_saving(mine))
     spec = any(r["num_spec_tokens"] for r in means)  # a K column only with drafts
     for r in means:
         hide = (r["transport"], r["tp"]) in over  # bytes only (analysis.cores)
         if hide:
             r = {k: v for k, v in r.items() if "_ns_" not in k}
-        mark = MARK if hide else ""
+        mark = _mark(hide, (r["transport"], r["tp"]) in shared)
         rows.append([r["transport"] + mark, r["codec"], str(r["tp"]),
                      *([str(r["num_spec_tokens"])] if spec else []), str(r["num_running"]),
                      str(r["n"]),
@@ -247,8 +256,6 @@ def report(summaries: list[dict[str, Any]]) -> str:
                 "repetitions, (min..max); bytes written once and delivered to all ranks, one "
                 "encode, the N ranks' decodes summed, median receive-to-ready of the slowest "
                 "rank):", render(header, rows, left=0)]
-    withheld = footnote(mine)
-    if withheld:
-        out.append(withheld)
+    out += [note for note in (footnote(mine), marked_footnote(mine)) if note]
     out.append(_same_tokens(mine))
     return "\n".join(out)

@@ -1,10 +1,16 @@
-"""When the timings of a case with N readers (``--tp`` ranks, ``--pp`` stages) are
-published (issue 13): only where at least N + 2 cores are free, the N readers, the
-scheduler and one spare for the rest of the machine (the kernel, interrupts, the
-harness's own threads). Elsewhere the tables leave the timing cells empty (``-``) and
-mark the row ``*`` with the reason below them; ``summary.json`` keeps the raw numbers
-with ``tp_timings_withheld`` / ``pp_timings_withheld``; bytes and the oracles are
-reported whatever the cores.
+"""When the timings of a case with N reader processes are published, one rule for
+every scenario (``decision``): N is the ``--tp`` ranks or ``--pp`` stages of a case,
+1 for a case with one runner process (decode-steady, the frontend's scenario, the
+replays: ``runner_cores``), 0 for a single-process case. With at least N + 2 cores in
+the scheduler's CPU affinity (the N readers, the scheduler, one spare for the kernel,
+interrupts and the harness's own threads) the timings are shown; with N = 1 on exactly
+2 they are shown and marked ``°`` (no core to spare: ``marked_footnote`` says so once
+under the table); elsewhere (N >= 2 on fewer than N + 2, any N on fewer than N + 1)
+the tables leave the timing cells empty (``-``) and mark the row ``*`` with the
+reason below them. ``summary.json`` keeps the raw numbers with ``tp_timings_withheld``
+/ ``pp_timings_withheld`` / ``runner_timings_withheld`` and the marks with
+``tp_timings_marked`` / ``pp_timings_marked`` / ``runner_timings_marked``; bytes and
+the oracles are reported whatever the cores.
 """
 
 from __future__ import annotations
@@ -13,52 +19,104 @@ from typing import Any, Iterable, Optional
 
 from ipc_bench.analysis.pace import is_missing
 
-#: Cores beyond the N readers that publishing timings needs (the scheduler, one spare).
+#: Cores beyond the N readers that showing timings unmarked needs (the scheduler, one
+#: spare).
 SPARE_CORES = 2
-#: What the N + 2 cores are for, as the footnote says it: one each for the readers and
-#: the scheduler, one spare for the rest (N = 1 included: the rule is not loosened for
-#: one reader without a measurement on a machine with cores to spare).
+#: What the N + 2 cores are for, as the footnote says it.
 CORES_FOR = "one each for them and the scheduler, a spare for the kernel and the harness's threads"
 #: Units of the case table's timing metrics (``analysis.metrics``): left empty.
 TIMING_UNITS = frozenset({"ns", "tok/s", "x"})
 #: The mark a row whose timings are withheld carries.
 MARK = "*"
+#: The mark a row whose timings are shown on N + 1 cores (N = 1) carries.
+SHARED_MARK = "\u00b0"
 #: What the footnote calls the N readers of a case of each kind: ``--tp`` ranks,
 #: ``--pp`` stages; a table with both kinds (or a kind not known) says "ranks or stages".
 READERS_WORD = {"tp": "ranks", "pp": "stages"}
+#: The one reader of an N = 1 case of each kind, as ``marked_footnote`` names it.
+READER_WORD = {"tp": "rank", "pp": "stage", "runner": "runner"}
+#: The kinds of case whose readers are counted: ``runner`` is a one-runner case (N = 1).
+KINDS = ("tp", "pp", "runner")
+#: ``decision``'s answers.
+SHOWN, MARKED, WITHHELD = "shown", "marked", "withheld"
+
+
+def decision(n: int, cores: Optional[int]) -> str:
+    """How the timings of a case with ``n`` reader processes on ``cores`` cores
+    (``None``: not counted, e.g. readers on other machines) are shown: ``SHOWN`` with
+    N + 2 or more (and N = 0 on its one core: no reader to share it with), ``MARKED``
+    for N = 1 on exactly 2, ``WITHHELD`` otherwise."""
+    if cores is None or cores >= n + SPARE_CORES or (n == 0 and cores >= 1):
+        return SHOWN
+    if n == 1 and cores == n + 1:
+        return MARKED
+    return WITHHELD
 
 
 def withheld(n: int, cores: Optional[int]) -> bool:
     """Whether N readers on ``cores`` cores (``None``: unknown) get no timings."""
-    return cores is not None and cores < n + SPARE_CORES
+    return decision(n, cores) == WITHHELD
+
+
+def marked(n: int, cores: Optional[int]) -> bool:
+    """Whether N readers on ``cores`` cores get their timings shown and marked."""
+    return decision(n, cores) == MARKED
+
+
+def _readers(summary: dict[str, Any], kind: str) -> tuple[Any, Any]:
+    """``(N, cores)`` of ``kind`` in ``summary`` (gaps as they are)."""
+    if kind == "runner":
+        return 1, summary.get("runner_cores")
+    return summary.get(kind), summary.get(f"{kind}_cores")
 
 
 def readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[int, int]]:
-    """``(N, cores)`` of a ``--tp`` or ``--pp`` case summary whose timings are
-    withheld; ``None`` otherwise (not such a case, or enough cores). ``summary`` may be
-    a row of ``Results.cases``: a gap (``None``, NaN, ``pandas.NA``, ``pace.is_missing``)
-    is no value."""
+    """``(N, cores)`` of a case summary whose timings are withheld; ``None`` otherwise
+    (no readers counted, or enough cores). ``summary`` may be a row of
+    ``Results.cases``: a gap (``None``, NaN, ``pandas.NA``, ``pace.is_missing``) is
+    no value."""
     found = kind_readers_and_cores(summary)
     return found[1:] if found is not None else None
 
 
-def kind_readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[str, int, int]]:
-    """``(kind, N, cores)`` (kind ``"tp"`` or ``"pp"``) of a case summary whose timings
-    are withheld, as ``readers_and_cores``; ``None`` otherwise."""
-    for kind in ("tp", "pp"):
-        n, cores = summary.get(kind), summary.get(f"{kind}_cores")
+def _found(summary: dict[str, Any], what: str) -> Optional[tuple[str, int, int]]:
+    """``(kind, N, cores)`` of ``summary`` whose ``{kind}_timings_{what}`` flag holds
+    (``withheld`` or ``marked``; without the flag, a summary from before it or a gap
+    in a table, ``decision`` answers)."""
+    for kind in KINDS:
+        n, cores = _readers(summary, kind)
         if is_missing(n) or is_missing(cores):
             continue
-        flag = summary.get(f"{kind}_timings_withheld")
-        if is_missing(flag):  # a summary from before the flag (or a gap in a table)
-            flag = withheld(int(n), int(cores))
+        flag = summary.get(f"{kind}_timings_{what}")
+        if is_missing(flag):
+            flag = decision(int(n), int(cores)) == what
         if flag:
             return kind, int(n), int(cores)
     return None
 
 
+def kind_readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[str, int, int]]:
+    """``(kind, N, cores)`` (kind ``"tp"``, ``"pp"`` or ``"runner"``) of a case summary
+    whose timings are withheld, as ``readers_and_cores``; ``None`` otherwise."""
+    return _found(summary, WITHHELD)
+
+
 def is_withheld(summary: dict[str, Any]) -> bool:
     return readers_and_cores(summary) is not None
+
+
+def is_marked(summary: dict[str, Any]) -> bool:
+    """Whether ``summary``'s timings are shown on N + 1 cores (N = 1) and marked."""
+    return not is_withheld(summary) and _found(summary, MARKED) is not None
+
+
+def core_fields(kind: str, n: int, cores: int) -> dict[str, Any]:
+    """The ``summary.json`` fields of a case's readers: ``{kind}_cores``,
+    ``{kind}_oversubscribed`` (fewer than N + 1), ``{kind}_timings_withheld`` and
+    ``{kind}_timings_marked`` (``decision``)."""
+    return {f"{kind}_cores": cores, f"{kind}_oversubscribed": cores < n + 1,
+            f"{kind}_timings_withheld": withheld(n, cores),
+            f"{kind}_timings_marked": marked(n, cores)}
 
 
 def footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
@@ -66,23 +124,63 @@ def footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
     ``* timings left out: N ranks need N + 2 free cores, one each for them and the
     scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4, N = 4
     needs 6); the run's machine had 2. Bytes and the oracles hold.`` ("N stages" for
-    ``--pp`` cases, "N ranks or stages" for both kinds in one table)."""
+    ``--pp`` cases, "N ranks or stages" for both kinds in one table; one-runner cases:
+    ``* timings left out: the scheduler and its runner need a core each, 2 in all;
+    the run's machine had 1. Bytes and the oracles hold.``)."""
     return footnote_of(f for f in map(kind_readers_and_cores, summaries) if f is not None)
+
+
+def _needs(n: int, cores: int) -> int:
+    """The cores N readers needed for their timings, as ``footnote`` says it: N + 2,
+    but N + 1 for N = 1 on fewer than 2 (a case recorded withheld at N = 1 on 2 cores
+    was run under the rule before N = 1 got marked timings: it needed 3)."""
+    return n + 1 if n == 1 and cores < n + 1 else n + SPARE_CORES
 
 
 def footnote_of(found: Iterable[tuple[Optional[str], int, int]]) -> Optional[str]:
     """``footnote`` of the ``(kind, N, cores)`` triples of the withheld cases
     (``kind_readers_and_cores``; a kind ``None`` is not known); ``None`` when there are
     none. The readers are named by their kind (``READERS_WORD``): "ranks" when all are
-    ``tp``, "stages" when all are ``pp``, else "ranks or stages"."""
+    ``tp``, "stages" when all are ``pp``, else "ranks or stages"; one-runner cases
+    (``runner``) get a clause of their own."""
     found = list(found)
     if not found:
         return None
-    words = {READERS_WORD.get(kind) for kind, _, _ in found}
-    word = words.pop() if len(words) == 1 and None not in words else "ranks or stages"
-    needs = ", ".join(f"N = {n} needs {n + SPARE_CORES}"
-                      for n in sorted({n for _, n, _ in found}))
-    cores = "/".join(str(c) for c in sorted({c for _, _, c in found}))
-    return (f"{MARK} timings left out: N {word} need N + {SPARE_CORES} free cores, {CORES_FOR} "
-            f"({needs}); "
-            f"the run's machine had {cores}. Bytes and the oracles hold.")
+    parts = []
+    runners = sorted({c for kind, _, c in found if kind == "runner"})
+    readers = [f for f in found if f[0] != "runner"]
+    if readers:
+        words = {READERS_WORD.get(kind) for kind, _, _ in readers}
+        word = words.pop() if len(words) == 1 and None not in words else "ranks or stages"
+        needs = ", ".join(f"N = {n} needs {need}"
+                          for n, need in sorted({(n, _needs(n, c)) for _, n, c in readers}))
+        cores = "/".join(str(c) for c in sorted({c for _, _, c in readers}))
+        parts.append(f"N {word} need N + {SPARE_CORES} free cores, {CORES_FOR} ({needs}); "
+                     f"the run's machine had {cores}")
+    if runners:
+        parts.append("the scheduler and its runner need a core each, 2 in all; the run's "
+                     "machine had "
+                     + "/".join(map(str, runners)))
+    return f"{MARK} timings left out: " + "; ".join(parts) + ". Bytes and the oracles hold."
+
+
+def marked_footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
+    """The line under a table with marked rows (``None`` when it has none):
+    ``° 2 cores: the scheduler and its runner had a core each and none was spare for
+    the kernel and the harness's threads;`` then ``the A/A pair send / send' in this
+    table measures the noise this leaves.`` where the table has an A/A pair (an arm
+    ending ``'``), else ``no A/A pair in this table measures the noise this leaves.``
+    ("its rank" / "its stage" for ``--tp 1`` / ``--pp 1`` cases)."""
+    summaries = list(summaries)
+    kinds = {f[0] for f in (_found(s, MARKED) for s in summaries if is_marked(s))}
+    if not kinds:
+        return None
+    word = READER_WORD[kinds.pop()] if len(kinds) == 1 else "reader"
+    copies = sorted({str(s["arm"]) for s in summaries
+                     if isinstance(s.get("arm"), str) and s["arm"].endswith("'")})
+    pairs = ", ".join(f"{a[:-1]} / {a}" for a in copies)
+    noise = (f"the A/A pair{'s' if len(copies) > 1 else ''} {pairs} in this table "
+             f"measure{'' if len(copies) > 1 else 's'} the noise this leaves" if copies
+             else "no A/A pair in this table measures the noise this leaves")
+    return (f"{SHARED_MARK} 2 cores: the scheduler and its {word} had a core each and none "
+            f"was spare for the kernel and the harness's threads; {noise}.")

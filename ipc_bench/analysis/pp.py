@@ -42,7 +42,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ipc_bench.analysis.cores import MARK, is_withheld, withheld
+from ipc_bench.analysis.cores import MARK, SHARED_MARK, core_fields, is_marked, is_withheld
 from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.stats import arm_rank
 from ipc_bench.analysis.tp import _rank_times
@@ -108,8 +108,7 @@ def pp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     out: dict[str, Any] = {"pp": n, "pp_direct": bool(spec.pp_direct)}
     cores = result.model_info.get("tp_cores")
     if cores is not None:
-        out.update(pp_cores=cores, pp_oversubscribed=cores < n + 1,
-                   pp_timings_withheld=withheld(n, cores))
+        out.update(core_fields("pp", n, cores))
     if len(c) == 0:
         return out
     out.update(pp_hop_byte_figures(c[:, _COL["s2r_payload_bytes"]],
@@ -179,7 +178,8 @@ def _hop_row(s: dict[str, Any]) -> list[str]:
     if hide:  # bytes only (analysis.cores)
         s = {k: v for k, v in s.items() if not k.endswith("_ns_median")}
         tok = None
-    return [f"{n}{MARK if hide else ''}",
+    mark = MARK if hide else SHARED_MARK if is_marked(s) else ""
+    return [f"{n}{mark}",
             s.get("arm") or s["policy"], s["codec"], str(s.get("repetition", 0)),
             _b(s.get("pp_s2r_bytes_per_step")), _us(s.get("pp_s2r_ready_ns_median")),
             _b(s.get("pp_hidden_bytes_per_step")) if n > 1 else "-",
@@ -194,7 +194,7 @@ def hop_table(summaries: list[dict[str, Any]]) -> tuple[list[str], list[list[str
     batch size, N, codec, policy and repetition: the payload bytes and median times of
     every hop, the ZeroMQ frame heads (``HOP_BYTES_NOTE``) and the output tokens/s
     (``*`` after N: fewer than N + 2 cores, the times and
-    tokens/s left out as ``-``, ``analysis.cores``)."""
+    tokens/s left out as ``-``, ``analysis.cores``; ``°``: N = 1 on 2 cores, shown)."""
     mine = [s for s in summaries if _value(s, "pp") is not None]
     mine.sort(key=lambda s: (_value(s, "num_running") or 0, s["pp"], s["codec"],
                              s.get("arm") or s["policy"], s.get("repetition", 0)))

@@ -248,6 +248,7 @@ _PRESENT_IF_TRUE = ("emulated", "floor_interrupted", "report_interrupted")
 #: none is. A record (``records``, ``pace.as_record``) reads the gap as ``None``; code
 #: that reads a row otherwise tests it with ``pace.is_missing`` or ``notna``.
 _NULLABLE_INT_COLUMNS = ("num_running", "tp", "pp", "tp_cores", "pp_cores", "shm_cores",
+                         "runner_cores",
                          "ttft_count", "tpot_count", "itl_count", "e2e_count",
                          "runner_gap_count")
 #: Columns loaded as strings whatever their content.

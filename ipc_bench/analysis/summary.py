@@ -25,6 +25,11 @@ sizes bytes.
   together, ``affinity.cores_in_use``), and ``shm_oversubscribed``: fewer than 2 of them
   (the spinning runner and the scheduler share a core: timings not comparable; the
   rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
+- a case with one runner process on this machine (not ``--tp`` / ``--pp``):
+  ``runner_cores`` (counted as ``shm_cores``), ``runner_oversubscribed`` (fewer than
+  2), ``runner_timings_withheld`` (fewer than 2: the tables leave the timings out) and
+  ``runner_timings_marked`` (exactly 2: shown, marked ``°``; ``analysis.cores`` at
+  N = 1);
 - with ``--cpu-affinity``: ``cpus_allowed``, the CPUs each of the case's processes
   may run on as the kernel reported them after the handshake (``os.sched_getaffinity``
   of each pid), ``scheduler: 0; runner: 1`` (``--tp`` / ``--pp``: ``rank N``), then
@@ -46,7 +51,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ipc_bench.analysis.cores import is_withheld
+from ipc_bench.analysis.cores import core_fields, is_withheld
 from ipc_bench.analysis.frontend import frontend_figures
 from ipc_bench.analysis.pace import (arrival_span_figures, idle_figures,
                                     replay_pace_figures)
@@ -403,6 +408,19 @@ def shm_cores_figures(result: CaseResult) -> dict[str, Any]:
             or spec.pp is not None or cores is None):
         return {}
     return dict(shm_cores=cores, shm_oversubscribed=cores < 2)
+
+
+def runner_cores_figures(result: CaseResult) -> dict[str, Any]:
+    """``runner_cores``, ``runner_oversubscribed``, ``runner_timings_withheld`` and
+    ``runner_timings_marked`` (``analysis.cores.core_fields`` at N = 1) of a case with
+    one runner process on this machine (no ``--tp`` / ``--pp``: those count their
+    readers themselves); ``{}`` for any other case or when the cores were not
+    recorded (a single-process case, a runner started by hand)."""
+    spec = result.spec
+    cores = result.model_info.get("runner_cores")
+    if spec.tp is not None or spec.pp is not None or cores is None:
+        return {}
+    return core_fields("runner", 1, int(cores))
 
 
 def _model_marks(result: CaseResult) -> dict[str, Any]:
@@ -802,6 +820,7 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
     out = _case_identity(result, a, counted)
     out.update(_model_marks(result))
     out.update(shm_cores_figures(result))
+    out.update(runner_cores_figures(result))
     if result.model_info.get(CODE_KEY):  # a runner started by hand: the code it ran
         out["runner_code"] = str(result.model_info[CODE_KEY])
     if result.cpus_allowed:

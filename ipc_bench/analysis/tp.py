@@ -52,7 +52,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ipc_bench.analysis.cores import withheld
+from ipc_bench.analysis.cores import core_fields
 from ipc_bench.harness.spec import SCHED_COLUMNS, CaseResult
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, ring_message_bytes
 from ipc_bench.wire.tp import ORIGIN_COLUMN
@@ -135,8 +135,7 @@ def tp_figures(result: CaseResult, c: np.ndarray) -> dict[str, Any]:
     out: dict[str, Any] = {"tp": n}
     cores = result.model_info.get("tp_cores")
     if cores is not None:
-        out.update(tp_cores=cores, tp_oversubscribed=cores < n + 1,
-                   tp_timings_withheld=withheld(n, cores))
+        out.update(core_fields("tp", n, cores))
     if len(c) == 0:
         return out
     out.update(tp_broadcast_figures(c[:, _COL["s2r_payload_bytes"]], c[:, _COL["encode_ns"]],

@@ -607,6 +607,8 @@ class _TwoProcessCase(CaseLifecycle):
         self.result.model_info = dict(reply.model_info)
         if self.ring is not None and not self.remote:  # what the spinning reader shares
             self.result.model_info["shm_cores"] = cores_in_use(spec.cpu_affinity)
+        if not self.remote:  # what the scheduler and its runner share (analysis.cores)
+            self.result.model_info["runner_cores"] = cores_in_use(spec.cpu_affinity)
         self.result.runner_pid = self.runner.pid
         if self.remote is None:  # the runner pinned itself before it answered
             self._record_cpus({"runner": self.runner.pid})

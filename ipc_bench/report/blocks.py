@@ -863,6 +863,17 @@ def _metric_legend() -> str:
     return " ".join(f"`{metric(k).header}`: {metric(k).meaning}." for k in LEGEND_METRICS)
 
 
+def marked_note(records: list[dict]) -> Optional[Block]:
+    """``cores.marked_footnote`` of ``records`` as a paragraph, its mark in code;
+    ``None`` when no record is marked."""
+    from ipc_bench.analysis import cores
+
+    line = cores.marked_footnote(records)
+    if line is None:
+        return None
+    return ("p", line.replace(f"{cores.SHARED_MARK} ", f"`{cores.SHARED_MARK}` ", 1))
+
+
 def _table_notes(shown: list[dict]) -> list[Block]:
     """The footnotes under one workload's case table of the cases ``shown``: withheld
     timings, an ``x floor`` below 1 (marked ``!``), a timed replay's missing floor and
@@ -878,6 +889,9 @@ def _table_notes(shown: list[dict]) -> list[Block]:
     withheld = footnote(shown)
     if withheld:
         out.append(("p", withheld.replace("* ", "`*` ", 1)))
+    shared = marked_note(shown)
+    if shared:
+        out.append(shared)
     floor_note = floor_below_one_note(shown)
     if floor_note:
         out.append(("p", floor_note.replace("!: x floor", "`!`: `x floor`", 1)))
@@ -954,6 +968,9 @@ def _latency_blocks(results, level: int) -> list[Block]:
     legend = " ".join(f"`{name.upper()}`: {meaning}." for name, meaning
                       in LATENCY_MEANINGS.items())
     few = latency_p99_note(records)
+    shared = marked_note(records)
+    if shared:
+        blocks.append(shared)
     blocks.append(("p", f"{legend} p50 and p99 are percentiles, mean the mean, in ms. "
                         f"{TPOT_ITL_DIFFER} {note[:1].upper()}"
                         f"{note[1:]}" + (f" {few}" if few else "")))
@@ -985,12 +1002,15 @@ def _gap_blocks(results, level: int) -> list[Block]:
         h for _, h, _ in RUNNER_GAP_COLUMNS]
     rows = [[str(r.get("repetition", 0)), str(r["workload"]),
              str(arm_label(r)),
-             str(r["codec"]) + model_words(r.get("model")), str(r["transport"]),
+             str(r["codec"]) + model_words(r.get("model")),
+             str(r["transport"]) + (cores.SHARED_MARK if cores.is_marked(r) else ""),
              f"async ({r.get('async_scheduling_mode')})" if r.get("async_scheduling")
              else "sync"]
             + [format_value(None if r.get(k) is None else r[k] * scale)
                for k, _, scale in RUNNER_GAP_COLUMNS] for r in records]
-    blocks: list[Block] = [("h", level, "Runner gap"), ("table", head, rows),
+    shared = marked_note(records)
+    blocks: list[Block] = [("h", level, "Runner gap"), ("table", head, rows)] + (
+        [shared] if shared else []) + [
                            ("p", "The runner's idle time between the end of one step's "
                                  "forward + sampling and the start of the next one's, per "
                                  "counted step: median and p99 in µs and as a share of the "
@@ -1158,7 +1178,7 @@ def _replica_blocks(results, level: int) -> list[Block]:
     (``tables.REPLICA_COLUMNS``) under their own heading; nothing without one. The
     times of a case whose timings are withheld (``analysis.cores``) are ``-``, its
     workload marked ``*``, with the case tables' footnote under the table."""
-    from ipc_bench.analysis.cores import MARK, footnote, is_withheld
+    from ipc_bench.analysis.cores import MARK, SHARED_MARK, footnote, is_marked, is_withheld
     from ipc_bench.report.tables import REPLICA_COLUMNS, arm_label, shown_value
 
     cases = results.cases
@@ -1170,13 +1190,15 @@ def _replica_blocks(results, level: int) -> list[Block]:
         return []
     head = ["rep", "workload", "policy", "codec"] + [h for _, h, _ in REPLICA_COLUMNS]
     rows = [[str(r.get("repetition", 0)),
-             str(r["workload"]) + (MARK if is_withheld(r) else ""),
+             str(r["workload"]) + (MARK if is_withheld(r) else
+                                   SHARED_MARK if is_marked(r) else ""),
              str(arm_label(r)), str(r["codec"])]
             + [format_value(None if shown_value(r, k) is None else r[k] * scale)
                for k, _, scale in REPLICA_COLUMNS] for r in records]
-    held = footnote(records)
+    held, shared = footnote(records), marked_note(records)
     return [("h", level, "Replicated scheduler"), ("table", head, rows)] + (
-        [("p", held.replace("* ", "`*` ", 1))] if held else []) + [
+        [("p", held.replace("* ", "`*` ", 1))] if held else []) + (
+        [shared] if shared else []) + [
             ("p", "With the replicated codec (SGLang style) the runner runs a replica of "
                   "the scheduler: only arrivals and a step message (step number, 8-byte "
                   "schedule digest, checked by the replica every step) travel to it, and "
@@ -2056,6 +2078,9 @@ def _pp_blocks(results, level: int) -> list[Block]:
     withheld = footnote(records)
     if withheld:
         hops.append(("p", withheld.replace("* ", "`*` ", 1)))
+    shared = marked_note(records)
+    if shared:
+        hops.append(shared)
     hops.append(("p", token_check_line(records) + "."))
     return hops
 

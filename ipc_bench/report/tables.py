@@ -111,15 +111,19 @@ def cells(summary: dict[str, Any], keys: Sequence[str] = CASE_TABLE,
     codec the model after it (``model_words``: ``msgpack, emulated model``), as the
     report's tables name it. A ``--tp`` / ``--pp``
     case with fewer than N + 2 cores shows ``-`` for every timing and ``*`` after its
-    transport (``analysis.cores``; ``cores.footnote`` says why)."""
+    transport (``analysis.cores``; ``cores.footnote`` says why); one whose timings are
+    shown on N + 1 cores (N = 1) shows ``°`` there (``cores.marked_footnote``)."""
     out = []
     hide = cores.is_withheld(summary)
+    shared = not hide and cores.is_marked(summary)
     for key in keys:
         value = summary.get(key)
         if key == "policy":
             value = arm_label(summary)
         if key in IDENTITY:
             mark = cores.MARK if hide and key == "transport" else ""
+            if shared and key == "transport":
+                mark = cores.SHARED_MARK
             if key == "codec" and model and value is not None:
                 mark = model_words(summary.get("model"))
             out.append("-" if value is None else f"{value}{mark}")
@@ -326,9 +330,9 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
         cases = [s for s in recorded if not case_unfinished(s)]
         failed = [s for s in recorded if case_unfinished(s)]
         out.append(_table(CASE_TABLE, cases) if cases else "  no case finished")
-        withheld = cores.footnote(cases)
-        if withheld:
-            out.append(f"  {withheld}")
+        for note in (cores.footnote(cases), cores.marked_footnote(cases)):
+            if note:
+                out.append(f"  {note}")
         floor_note = floor_below_one_note(cases)
         if floor_note:
             out.append(f"  {floor_note}")
@@ -1086,7 +1090,8 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     the runner's step; nothing when no case has it. A case whose timings are withheld
     (``analysis.cores``) has no row: one line says how many were left out with their
     timings (``RUNNER_GAP_WITHHELD``), the line alone when every case was; under the
-    table, ``runner_gap_p99_note`` where a gap p99 is over 100 or fewer steps."""
+    table, ``cores.marked_footnote`` where a row is marked ``°`` and
+    ``runner_gap_p99_note`` where a gap p99 is over 100 or fewer steps."""
     gapped = [s for s in cases if s.get("runner_gap_ns_median") is not None]
     left_out = sum(map(cores.is_withheld, gapped))
     gapped = [s for s in gapped if not cores.is_withheld(s)]
@@ -1102,10 +1107,11 @@ def runner_gap_lines(cases: list[dict[str, Any]]) -> list[str]:
     table = render((["rep"] if reps else []) + list(IDENTITY) + ["scheduling"]
                    + [h for _, h, _ in RUNNER_GAP_COLUMNS], rows, left=4 + reps)
     few = runner_gap_p99_note(gapped)
+    shared = cores.marked_footnote(gapped)
     return (["  runner gap per counted step (end of one forward + sampling to the start of "
              "the next; % of the runner's step):"]
             + ["  " + line for line in table.splitlines()] + note
-            + (["  " + few] if few else []))
+            + (["  " + shared] if shared else []) + (["  " + few] if few else []))
 
 
 def runner_gap_withheld(n: int) -> str:
@@ -1167,8 +1173,9 @@ def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields
     (first the repetition, ``rep``, where a case is of one above 0), as indented table
     lines; a timing of a case whose timings are withheld (``analysis.cores``) is shown
-    ``-``, its transport marked; a roofline ratio below 1 is marked ``!`` and explained
-    in a line under the table."""
+    ``-``, its transport marked; one shown on N + 1 cores is marked ``°`` and explained
+    in a line under the table (``cores.marked_footnote``), as a roofline ratio below 1
+    is marked ``!``."""
     ratio = "compute_to_roofline_ratio"
     rows = [cells(s, IDENTITY, model=True)
             + [roofline_ratio(shown_value(s, key)) if key == ratio
@@ -1177,7 +1184,9 @@ def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
     table = _render_with_rep(cases, list(IDENTITY) + [h for _, h, _ in columns], rows)
     marked = any(key == ratio for key, _, _ in columns) and \
         below_roofline(shown_value(s, ratio) for s in cases)
+    shared = cores.marked_footnote(cases)
     return ["  " + line for line in table.splitlines()] + \
+        ([f"  {shared}"] if shared else []) + \
         ([f"  {ROOFLINE_BELOW_ONE_NOTE}"] if marked else [])
 
 
@@ -1962,5 +1971,7 @@ def format_latency(summaries: Iterable[dict[str, Any]]) -> str:
     if not cases:
         return ""
     few = latency_p99_note(cases)
+    shared = cores.marked_footnote(cases)
     return (f"\n{latency_title(cases)}\n" + _table(LATENCY_TABLE, cases)
+            + (f"\n{shared}" if shared else "")
             + "\nNote: " + arrival_bound_note(cases) + (f"\nNote: {few}" if few else ""))

@@ -22,7 +22,13 @@ def case(kind: str, n: int, n_cores: int) -> dict:
 
 
 def test_tp_cases_name_ranks():
+    # N = 1 on 2 cores is shown (marked), so only N = 2 is left out
     assert cores.footnote([case("tp", 2, 2), case("tp", 1, 2)]) == (
+        f"* timings left out: N ranks need N + 2 {REST} (N = 2 needs 4); "
+        "the run's machine had 2. Bytes and the oracles hold.")
+    # a summary written under the rule before N = 1 was shown on 2 cores keeps its flag
+    old = {"tp": 1, "tp_cores": 2, "tp_timings_withheld": True}
+    assert cores.footnote([case("tp", 2, 2), old]) == (
         f"* timings left out: N ranks need N + 2 {REST} (N = 1 needs 3, N = 2 needs 4); "
         "the run's machine had 2. Bytes and the oracles hold.")
 
