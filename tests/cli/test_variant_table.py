@@ -107,7 +107,7 @@ def test_frontend_columns_join_every_row(capsys):
                          "1.0 | 1.0 | 5.0 | 1,003 | 6.0 | 3,843 | 1.23 % |")
 
 
-def test_table_from_merges_runs(tmp_path):
+def test_table_from_merges_runs(tmp_path, monkeypatch, capsys):
     """--table-from repeated: an old run without the frontend benchmarks and a run of
     only them give one table."""
     import subprocess
@@ -123,11 +123,14 @@ def test_table_from_merges_runs(tmp_path):
                                   for p in vt.POLICIES for w in vt.WHATS})
     suite(tmp_path / "fe.json", [vt.bench_name(vt.frontend_key(w, 1, "uniform"))
                                  for w in vt.FRONTEND_WHATS])
-    cmd = [sys.executable, str(ROOT / "scripts" / "variant_table.py"), "--batch-sizes", "1",
-           "--compact", "--table-from", str(tmp_path / "old.json")]
-    rows = [subprocess.run(args, capture_output=True, text=True, check=True
-                           ).stdout.splitlines()[3] for args in
-            (cmd, cmd + ["--table-from", str(tmp_path / "fe.json")])]
+    argv = ["--batch-sizes", "1", "--compact", "--table-from", str(tmp_path / "old.json")]
+    # the first as a command, the second in this process (``_vt_in_process``)
+    runs = [subprocess.run([sys.executable, str(ROOT / "scripts" / "variant_table.py"),
+                            *argv], capture_output=True, text=True, check=True),
+            _vt_in_process(monkeypatch, capsys, *argv, "--table-from",
+                           str(tmp_path / "fe.json"))]
+    assert runs[1].returncode == 0, runs[1].stderr
+    rows = [run.stdout.splitlines()[3] for run in runs]
     assert rows == ["| 1 | msgpack | uniform | 112 | 108 | 97 | 5.0 | 5.0 | 205 | - | 414 | "
                     "410 | 0.97 % |",
                     "| 1 | msgpack | uniform | 112 | 108 | 97 | 5.0 | 5.0 | 205 | 3.0 | 414 | "
@@ -197,7 +200,7 @@ def test_only_is_a_set_of_words_in_any_order():
          (16, "cached", "slots", "zipf")]
 
 
-def test_table_from_the_published_gz_with_only_and_compact():
+def test_table_from_the_published_gz_with_only_and_compact(monkeypatch, capsys):
     out = _vt("--table-from", PUBLISHED, "--only", "send packed zipf", "--compact",
               "--batch-sizes", "1,1024")
     assert out.returncode == 0, out.stderr
@@ -207,7 +210,8 @@ def test_table_from_the_published_gz_with_only_and_compact():
         "| 1 | packed | zipf | 250 | 229 | 381 | 33.3 | 30.5 | 205 | - | 836 | 815 | 2.51 % |",
         "| 1,024 | packed | zipf | 112,668 | 82,968 | 56,306 | 4,070.0 | 2,550.0 | 54,616 | - "
         "| 223,590 | 193,890 | 13.28 % |"]
-    out = _vt("--table-from", PUBLISHED, "--only", "uniform packed send", "--batch-sizes", "1")
+    out = _vt_in_process(monkeypatch, capsys, "--table-from", PUBLISHED, "--only",
+                         "uniform packed send", "--batch-sizes", "1")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[2:] == [
         "| 1 | send | packed | uniform | 250 | 381 | 3.5 | 8.2 | 14.4 | 4.9 | 6.2 | 37.2 | 205 | "
