@@ -18,7 +18,7 @@ def _cases() -> list[dict]:
         written = 402.0 if case["policy"] == "send" else 382.0
         return dict(tp_s2r_bytes_written_per_step=written,
                     tp_s2r_wire_bytes_all_ranks_per_step=reaching(case, written))
-    return tp_cases(figures, 2, transports=(("ipc", (1, 2, 4)), ("shm", (1,)),
+    return tp_cases(figures, 1, transports=(("ipc", (1, 2, 4)), ("shm", (1,)),
                                             ("shm-block", (1, 2, 4))))
 
 

@@ -20,7 +20,7 @@ def _cases(codecs=("msgpack",)) -> list[dict]:
         written = 1000.0 * b / 16 + (SAVED[b] if case["policy"] == "send" else 0.0)
         return dict(tp_s2r_bytes_written_per_step=written,
                     tp_s2r_wire_bytes_all_ranks_per_step=reaching(case, written))
-    return tp_cases(figures, 2, transports=(("ipc", (1, 2)), ("shm-block", (1, 2))),
+    return tp_cases(figures, 1, transports=(("ipc", (1, 2)), ("shm-block", (1, 2))),
                     codecs=codecs, num_running=tuple(SAVED))
 
 
