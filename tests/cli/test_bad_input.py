@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from fault_helpers import REPO, children
+from run_notes import without_nice_note
 from script_module import load_script
 from ipc_bench import cli
 from ipc_bench.cli import run as cli_run
@@ -527,7 +528,7 @@ OPTION_CASES = [
 def _run_main(argv, capsys) -> tuple[int, list[str], str]:
     code = cli.main(argv)
     out, err = capsys.readouterr()
-    return code, err.splitlines(), out
+    return code, without_nice_note(err.splitlines()), out  # nice's note: the suite's
 
 
 @pytest.mark.parametrize("argv,message", OPTION_CASES,

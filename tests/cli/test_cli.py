@@ -25,6 +25,7 @@ import pytest
 
 from analysis_run import bench_in_process
 from fault_helpers import LOADED_NOTE, processes_matching
+from run_notes import without_nice_note
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -159,7 +160,7 @@ def test_a_trace_shorter_than_max_requests_is_noted(tmp_path, capsys, max_reques
     proc = main_in_process(capsys, *args,
                            *(["--max-requests", max_requests] if max_requests else []))
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stderr.splitlines()
+    lines = without_nice_note(proc.stderr.splitlines())  # the suite's niceness: not this test's
     assert lines[0] == f"ipc-bench: azure-conv, 1 case -> {out}"
     notes = [f"note: {note}"] if note else []
     assert lines[1:1 + len(notes)] == notes  # right after the first line
@@ -197,7 +198,8 @@ def test_the_other_azure_trace_is_noted(tmp_path, capsys, scenario, file, note):
                            "--policies", "cached", "--codecs", "msgpack", "--no-floor",
                            "--warmup-steps", "0", "--output", str(out))
     assert proc.returncode == 0, proc.stderr
-    notes = [line for line in proc.stderr.splitlines() if line.startswith("note:")
+    notes = [line for line in without_nice_note(proc.stderr.splitlines())
+             if line.startswith("note:")
              and not line.startswith(LOADED_NOTE)]  # the machine's load: not this test's
     assert notes == ([f"note: {note}"] if note else [])
 
