@@ -52,8 +52,9 @@ kept) and reads ``-*`` in the table, its ratio ``-``; pyperf's figures, timed he
 apart from the run, are shown.
 
 How the processes fit: this command (the coordinator) starts, per arm, at once,
-``bench.py microbench RUN_DIR --policy ARM [selection] [pyperf options] --arm-json
-FILE``; that process (the arm) creates the ``pyperf.Runner``, which spawns its workers
+``bench.py microbench RUN_DIR --policy ARM [selection] [pyperf options]
+--arm-json=FILE`` (a relative path that begins with "-" as ``./-x``:
+``errors.path_word``); that process (the arm) creates the ``pyperf.Runner``, which spawns its workers
 by re-running ``bench.py microbench RUN_DIR --policy ARM [selection] --worker ...``
 (``program_args``). A worker reads the names of all captures but the frames of the
 one it times only. An arm runs its next benchmark when the coordinator writes
@@ -97,7 +98,7 @@ from typing import Any, Callable, ContextManager, Iterable, Optional, Sequence
 
 from ipc_bench.analysis.capture import (DIRECTIONS, CaptureFile, CaptureInfo, arms_in,
                                         load_capture)
-from ipc_bench.errors import broken_link_text, output_kind_text
+from ipc_bench.errors import broken_link_text, output_kind_text, path_word
 from ipc_bench.harness import signals
 
 BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
@@ -1012,6 +1013,13 @@ class _Output:
     def names(self) -> list[str]:
         return [arm_file_name(a) for a in self.arms] + [IN_LOOP_FILE]
 
+    @property
+    def shown(self) -> str:
+        """``dir`` as the lines printed name it, a path to paste: a relative one that
+        begins with "-" as ``./-x/microbench`` (``errors.path_word``; ``Path`` drops
+        the ``./`` of ``./-x``)."""
+        return path_word(str(self.dir))
+
     def new(self, name: str) -> Path:
         """Where the run writes ``name`` until it is complete (``NAME.new``)."""
         return self.dir / (name + NEW_SUFFIX)
@@ -1148,7 +1156,7 @@ def _stopped_short(out: Optional[_Output]) -> str:
     if out is None:
         return "nothing was written"
     if out.committed:
-        return f"the results are in {out.dir}"
+        return f"the results are in {out.shown}"
     kept = []
     with signals.deferred():
         for path in out.leftovers():
@@ -1164,9 +1172,9 @@ def _stopped_short(out: Optional[_Output]) -> str:
             out.dir.rmdir()
     out.kept = kept
     if kept:
-        return f"the benchmarks finished until then are kept in {', '.join(map(str, kept))}"
+        return f"the benchmarks finished until then are kept in {', '.join(path_word(str(k)) for k in kept)}"
     if out.earlier:
-        return f"nothing was written, the earlier results in {out.dir} are kept"
+        return f"nothing was written, the earlier results in {out.shown} are kept"
     return "nothing was written"
 
 
@@ -1505,10 +1513,10 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
         state["out"] = out = _output_dir(ns, arms)
     verbose = any(o in ("-v", "--verbose") for o in rest)
     print(f"microbench: {total} benchmarks ({', '.join(f'{a}: {len(plan[a])}' for a in arms)}"
-          f"{'; the arms interleaved' if len(arms) > 1 else ''}) -> {out.dir}; "
+          f"{'; the arms interleaved' if len(arms) > 1 else ''}) -> {out.shown}; "
           f"{settings_text(ns.rigorous, rest)}", file=sys.stderr, flush=True)
     if out.removed:
-        print(f"microbench: removed {', '.join(out.removed)} in {out.dir}, left by a "
+        print(f"microbench: removed {', '.join(out.removed)} in {out.shown}, left by a "
               "microbench killed before it finished", file=sys.stderr, flush=True)
     _warn_incomplete(ns.run_dir)
     missing = uncaptured_cases(ns.run_dir, selection, (i for _, i in selected))
@@ -1519,10 +1527,15 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
               f"write them; summary.json says why): {', '.join(missing)}",
               file=sys.stderr, flush=True)
     progress = how.progress(total)
-    cmds = {arm: [sys.executable, BENCH_PY, "microbench", ns.run_dir, "--policy", arm,
-                  *selection.argv(), *(["--rigorous"] if ns.rigorous else []),
+    # the paths as words no parser reads as an option: a RUN_DIR or --output given as
+    # ./-x reaches here as -x/... (Path drops the ./), which the arm's parser, and
+    # pyperf's workers after it, would take for an option
+    cmds = {arm: [sys.executable, BENCH_PY, "microbench", path_word(ns.run_dir),
+                  "--policy", arm, *selection.argv(),
+                  *(["--rigorous"] if ns.rigorous else []),
                   *([] if verbose else ["--quiet"]), *rest,
-                  "--arm-json", str(out.new(arm_file_name(arm)))] for arm in arms}
+                  "--arm-json=" + path_word(str(out.new(arm_file_name(arm))))]
+            for arm in arms}
 
     def on_done(arm: str, rec: dict) -> None:
         state["done"] += 1
@@ -1586,9 +1599,9 @@ def _report(selected: list[tuple[Path, CaptureInfo]], out: _Output, how: Coordin
     except OSError as exc:
         return _failed(out, f"{ERROR_PREFIX}cannot write {exc.filename}: {exc.strerror}")
     replaced = _commit(out)
-    how.written(f"the results are in {out.dir} ({', '.join(out.names)})")
+    how.written(f"the results are in {out.shown} ({', '.join(out.names)})")
     if replaced:
-        print(f"microbench: replaced the earlier {', '.join(replaced)} in {out.dir}",
+        print(f"microbench: replaced the earlier {', '.join(replaced)} in {out.shown}",
               file=sys.stderr, flush=True)
     names = [str(out.dir / arm_file_name(a)) for a in out.arms]
     text = [how.format_rows(rows)]

@@ -546,7 +546,7 @@ def _pointer_tail(run_dir: Path, count: int, more: int, floor_notes: int) -> str
     ``see DIR/summary.json, or Measurement warnings in python bench.py report DIR``
     without floor notes, ``see Measurement warnings in python bench.py report DIR,
     which lists them (they are not in DIR/summary.json)`` with floor notes alone."""
-    summary = one_line(str(run_dir / "summary.json"))
+    summary = one_line(path_word(str(run_dir / "summary.json")))
     report = f"Measurement warnings in {report_command(run_dir)}"
     if not floor_notes:
         return (f"see {summary}, or {report}" if not more
@@ -961,8 +961,8 @@ class _Run:
         if not self.kept():
             return ""
         if measured:
-            return f"partial results: {self.run_dir}"
-        return f"run folder (nothing measured): {self.run_dir}"
+            return f"partial results: {path_word(str(self.run_dir))}"
+        return f"run folder (nothing measured): {path_word(str(self.run_dir))}"
 
     def interrupted(self, exc: Interrupted) -> None:
         """Name an interrupt that came between cases in ``summary.json`` (one inside a
@@ -976,7 +976,8 @@ class _Run:
         finished names the folder as holding nothing measured (``pointer``)."""
         if self.stopped:
             if self.final_status is not None and not exc.reported and self.kept():
-                print(exc.line("bench.py", f"the run is {self.final_status}: {self.run_dir}",
+                where = path_word(str(self.run_dir))
+                print(exc.line("bench.py", f"the run is {self.final_status}: {where}",
                                when="while the results printed"), file=sys.stderr)
                 exc.reported = True
             return
@@ -991,7 +992,7 @@ class _Run:
             pass
         if exc.reported or not self.kept():
             return
-        print(exc.line("bench.py", f"results: {self.run_dir}" if every
+        print(exc.line("bench.py", f"results: {path_word(str(self.run_dir))}" if every
                        else self.place(self.num_done > 0), when=when),
               file=sys.stderr)
         exc.reported = True
@@ -1061,7 +1062,7 @@ class _Run:
             self.final_status = "failed" if problems else "complete"
             writer.finish(self.final_status, problems)
         # every file is written: a stdout that fails below says where they are
-        written_elsewhere(f"the results are in {one_line(str(self.run_dir))}")
+        written_elsewhere(f"the results are in {one_line(path_word(str(self.run_dir)))}")
         text = [format_tables(writer.cases, ci_method)]
         if any(c["n_pairs"] >= 2 for c in writer.comparisons):
             text.append(format_comparisons(c for c in writer.comparisons if c["n_pairs"] >= 2))
@@ -1073,7 +1074,8 @@ class _Run:
                     else warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
                                              on_stdout=True, added=added)
                     if _apart() else None)
-        text.append(f"\nresults: {one_line(str(self.run_dir))}\n")  # a line break escaped
+        # a line break escaped; a relative folder that begins with "-" as ./-x
+        text.append(f"\nresults: {one_line(path_word(str(self.run_dir)))}\n")
         # one write, the whole text: a reader that reads once and leaves (``| head -1``)
         # takes it before it goes, where it fits the pipe (64 KiB on Linux)
         with one_write():

@@ -79,7 +79,7 @@ from ipc_bench.cli.command_line import recorded, recorded_cwd
 from ipc_bench.cli.console import closed_stdout_refusal, one_write, written_elsewhere
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import nonempty_path
-from ipc_bench.errors import fd_shortage_text, file_size_text, one_line, out_of_fds
+from ipc_bench.errors import fd_shortage_text, file_size_text, one_line, out_of_fds, path_word
 from ipc_bench.harness.signals import Interrupted
 from ipc_bench.errors import command_shell_line
 from ipc_bench.report.document import (EarlierReportReplaced, WriteFailed,
@@ -244,7 +244,8 @@ def _report(args: argparse.Namespace, argv: Sequence[str], written: list) -> int
         print(one_line(f"{PROG}: warning: {run_dir} is still running: the report "
                        "covers the cases it had recorded; run it again once the run "
                        "ends"), file=sys.stderr)
-    where = one_line(str(out / 'report.html'))
+    # a path to paste: a relative one that begins with "-" as ./-x/report/report.html
+    where = one_line(path_word(str(out / 'report.html')))
     written_elsewhere(f"the report is in {where}")  # a stdout that fails says so
     with one_write():  # one write, as a run's end
         print(f"report: {where}")

@@ -65,6 +65,6 @@ def test_a_run_into_a_dash_folder_prints_a_report_command_that_works(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stderr.splitlines()[-1].endswith(  # 1 or 2 warnings, as the run went
         " in 1 of 1 case (printed under their case lines above): "
-        f"see -x/summary.json, or Measurement warnings in python {BENCH} report ./-x")
+        f"see ./-x/summary.json, or Measurement warnings in python {BENCH} report ./-x")
     proc = _report(tmp_path, "./-x", "--no-figures")
-    assert (proc.returncode, proc.stdout) == (0, "report: -x/report/report.html\n")
+    assert (proc.returncode, proc.stdout) == (0, "report: ./-x/report/report.html\n")
