@@ -54,8 +54,8 @@ apart from the run, are shown.
 How the processes fit: this command (the coordinator) starts, per arm, at once,
 ``bench.py microbench RUN_DIR --policy ARM [selection] [pyperf options]
 --arm-json=FILE`` (a relative path that begins with "-" as ``./-x``:
-``errors.path_word``); that process (the arm) creates the ``pyperf.Runner``, which spawns its workers
-by re-running ``bench.py microbench RUN_DIR --policy ARM [selection] --worker ...``
+``errors.path_word``); that process (the arm) creates the ``pyperf.Runner``, which
+spawns its workers by re-running ``bench.py microbench RUN_DIR --policy ARM [selection] --worker ...``
 (``program_args``). A worker reads the names of all captures but the frames of the
 one it times only. An arm runs its next benchmark when the coordinator writes
 ``GO_LINE`` to its stdin (and ends at the end of it). After each benchmark the arm
@@ -1172,7 +1172,8 @@ def _stopped_short(out: Optional[_Output]) -> str:
             out.dir.rmdir()
     out.kept = kept
     if kept:
-        return f"the benchmarks finished until then are kept in {', '.join(path_word(str(k)) for k in kept)}"
+        kept_words = ", ".join(path_word(str(k)) for k in kept)
+        return f"the benchmarks finished until then are kept in {kept_words}"
     if out.earlier:
         return f"nothing was written, the earlier results in {out.shown} are kept"
     return "nothing was written"
