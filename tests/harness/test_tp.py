@@ -411,7 +411,12 @@ def test_a_rank_lost_in_the_floor_keeps_the_case_as_finished_without_its_floor(
 
     monkeypatch.setattr(supervisor, "replay_floor", lose_rank_1_then_replay)
     run_dir = tmp_path / "run"
-    assert cli.main(_TP_FLOOR + ["--peer-timeout", "2", "--output", str(run_dir)]) == 1
+    # a dead rank is noticed by the first message sent to it: BeginFloor, as long as no
+    # KeepAlive falls due before it (a quarter of the peer timeout after the last step's
+    # frame, 0.5 s of 2 s, which a busy machine's kill and reaping can pass); a stopped
+    # rank is noticed by the peer timeout, which its line names
+    timeout = "2" if sig == signal.SIGSTOP else "60"
+    assert cli.main(_TP_FLOOR + ["--peer-timeout", timeout, "--output", str(run_dir)]) == 1
     err = capsys.readouterr().err.splitlines()
     pid = spy.procs[1].pid
     assert len(err) == 1, err
