@@ -61,7 +61,26 @@ def _run() -> Command:
     return run_main
 
 
+#: The variables OpenBLAS reads its thread count from, the first one set winning.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def report_blas_threads() -> None:
+    """Before ``bench.py report`` imports numpy and scipy: one OpenBLAS thread
+    (``OPENBLAS_NUM_THREADS=1``) where the user set none of ``BLAS_THREAD_VARIABLES``.
+    numpy's and scipy's OpenBLAS each start a thread per core as they load; under a
+    tight address-space limit (``ulimit -v``) a thread that could not be made left
+    scipy's retrying its allocation forever at 100 % CPU, SIGTERM blocked (the imports
+    run with the signals blocked), or raising SIGINT. A report's few small matrix
+    products gain nothing from more threads, and its figures come out the same."""
+    import os
+
+    if not any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
 def _report() -> Command:
+    report_blas_threads()
     from ipc_bench.cli.report import main as report_main
 
     return report_main
