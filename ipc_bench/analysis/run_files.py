@@ -365,6 +365,22 @@ def header_problem(path: Path, columns: tuple[str, ...], size: int | None = None
 QUIET_ABSENT_COLUMNS = ("num_waiting", "gc_ns", "runner_gc_ns") + OPTIONAL_RUNNER_COLUMNS
 
 
+def _parser_out_of_memory(exc: BaseException) -> bool:
+    """Whether pandas' C parser raised ``exc`` (a ``ParserError``, a ``ValueError``)
+    for want of memory, not for the file: ``C error: out of memory``, or, under an
+    address-space limit (``ulimit -v``), ``C error: Calling read(nbytes) on source
+    failed`` (its read of the file refused a buffer; an I/O error raises the
+    ``OSError`` itself)."""
+    import resource
+
+    text = str(exc)
+    if not isinstance(exc, ValueError) or "Error tokenizing data. C error: " not in text:
+        return False
+    limited = resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    return "C error: out of memory" in text or (
+        limited and "C error: Calling read(nbytes) on source failed" in text)
+
+
 def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None = None):
     """``path`` as a DataFrame (``columns`` when it is empty). A last line cut mid-row
     (the writer was killed) is left out and said in ``notes``; so is every row of a
@@ -427,6 +443,8 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     except pd.errors.EmptyDataError:
         df = pd.DataFrame(columns=list(columns))
     except (OSError, ValueError) as exc:
+        if _parser_out_of_memory(exc):  # the memory limit's one line (bench.py), exit 1
+            raise MemoryError(f"cannot read {path}: {exc}") from None
         raise ResultsError(f"cannot read {path}: {exc}") from None
     df = _numeric_rows(pd, _whole_rows(df, widths, len(names), notes), notes)
     for col in absent:
