@@ -150,7 +150,8 @@ class Request:
     ``self.all_token_ids = ConstantList(self._all_token_ids)``); where vLLM reads the
     view (``send``'s per-step ``new_token_ids`` slice) the harness reads it too, and
     where vLLM reads the list (``num_tokens``, ``len(self._all_token_ids)``) so does the
-    harness. ``prompt_token_ids`` stays the plain list ``NewRequestData`` carries (vLLM
+    harness, and so do its own checks (the input oracle, ``trace_checks``), which are
+    not vLLM's code. ``prompt_token_ids`` stays the plain list ``NewRequestData`` carries (vLLM
     ``NewRequestData.from_request``). ``index``: the
     request's position in its workload (token digests are taken in this order).
     Steps are scheduler step numbers. ``num_preemptions``: times it was preempted.

@@ -6,7 +6,10 @@ step's ``SchedulerOutput.num_scheduled_tokens``, the ids it gathered from that
 request's row of its token buffer (``StepInputs.input_ids`` between the row's
 ``query_start_loc`` offsets: positions ``num_computed_tokens .. num_computed_tokens +
 num_scheduled - 1``), with each request's boundaries. The scheduler computes the same
-digest from its own ``Request.all_token_ids``. A runner that feeds a wrong id (a
+digest from its own ``Request.all_token_ids`` (read as the plain list
+``Request._all_token_ids``, not through the ``ConstantList`` view: the oracle is the
+harness's check, not vLLM's code, and a Python call per request and step would add to
+a timed replay's wall time and to the runner gap). A runner that feeds a wrong id (a
 sampled id written to the wrong row or position, a missed write, a stale row) fails
 the case, whatever its model makes of that id (with speculative decoding the fed ids
 include the step's draft ids, which the scheduler takes from its
@@ -217,13 +220,13 @@ class InputOracle:
                 pack = self._packers.get(n)
                 if pack is None:
                     pack = self._packers[n] = struct.Struct(f"={n}i").pack
-                ids = pack(*[r.all_token_ids[r.num_computed_tokens - 1] for r in reqs])
+                ids = pack(*[r._all_token_ids[r.num_computed_tokens - 1] for r in reqs])
             else:
                 counts = _int32s(list(plan.num_scheduled_tokens.values()))
                 fed: list[int] = []
                 for req, k in zip(reqs, plan.num_scheduled_tokens.values()):
                     end = req.num_computed_tokens  # advanced by schedule(): computed + k
-                    fed.extend(req.all_token_ids[end - k:end])
+                    fed.extend(req._all_token_ids[end - k:end])
                 ids = _int32s(fed)
         except struct.error as exc:
             raise CaseError(f"input oracle: step {seq}: a token id the runner's int32 "
@@ -279,12 +282,12 @@ class InputOracle:
                 s = len(drafts)
                 ids = sampled[index[req.req_id]]
                 a = len(ids) - 1
-                fed.extend(req.all_token_ids[p:p + k - s])
+                fed.extend(req._all_token_ids[p:p + k - s])
                 fed.extend(ids[:a])
                 fed.extend([-1] * (s - a))
                 rejected[req.req_id] = s - a
             else:
-                fed.extend(req.all_token_ids[p:p + k])
+                fed.extend(req._all_token_ids[p:p + k])
         self._rejected = rejected
         try:
             counts = None if num_tokens == n else _int32s(list(plan.num_scheduled_tokens.values()))
@@ -312,17 +315,17 @@ class InputOracle:
         try:
             if num_tokens == n:
                 counts = None
-                ids = _int32s([r.all_token_ids[p] for r, p in zip(reqs, starts)])
+                ids = _int32s([r._all_token_ids[p] for r, p in zip(reqs, starts)])
             else:
                 counts = _int32s(list(plan.num_scheduled_tokens.values()))
                 fed: list[int] = []
                 for req, p, k in zip(reqs, starts, plan.num_scheduled_tokens.values()):
                     drafts = spec.get(req.req_id) if spec else None
                     if drafts:
-                        fed.extend(req.all_token_ids[p:p + k - len(drafts)])
+                        fed.extend(req._all_token_ids[p:p + k - len(drafts)])
                         fed.extend(drafts)
                     else:
-                        fed.extend(req.all_token_ids[p:p + k])
+                        fed.extend(req._all_token_ids[p:p + k])
                 ids = _int32s(fed)
         except struct.error as exc:
             raise CaseError(f"input oracle: step {seq}: a token id the runner's int32 "

@@ -406,7 +406,7 @@ class _Sampled:
     def __init__(self, plan) -> None:
         reqs = plan.scheduled_reqs
         self.req_id_to_index = {r.req_id: i for i, r in enumerate(reqs)}
-        self.sampled_token_ids = [[0] if r.num_computed_tokens == len(r.all_token_ids)
+        self.sampled_token_ids = [[0] if r.num_computed_tokens == len(r._all_token_ids)
                                   else [] for r in reqs]
 
 
