@@ -80,16 +80,18 @@ class RequestStatus(IntEnum):
 
 
 class ConstantList(Sequence):
-    """A read-only view of a list, as vLLM's ``ConstantList`` (``vllm/v1/utils.py`` at
-    7f280d69c), through which vLLM's ``Request`` exposes ``all_token_ids``.
+    """A read-only view of a list, as vLLM's ``ConstantList`` (``vllm/v1/utils.py``),
+    through which vLLM's ``Request`` (``vllm/v1/request.py``) exposes ``all_token_ids``.
+    The project mirrors vLLM 7f280d69c; the class was read at stored versions before
+    and after it: ``vllm/v1/request.py`` at 000a0d5f, ``vllm/v1/utils.py`` at 0090ad12.
 
     Reads go through Python methods: ``view[i]`` is the list's item, ``view[a:b]`` a new
     plain ``list`` (what vLLM's slice returns, so ``send``'s ``new_token_ids`` entries
     are lists and encode as before); ``len``, ``iter``, ``in`` and ``index(item, start,
     stop)`` are the list's. Every mutation (``append``, ``extend``, ``insert``, ``pop``,
-    ``remove``, ``clear``, item and slice assignment, ``del``) raises ``TypeError``: at
-    7f280d69c vLLM raised a bare ``Exception`` ("Cannot set item in a constant list"
-    and the like); vLLM #22156 (August 2025) made them ``TypeError``, a subclass, so
+    ``remove``, ``clear``, item and slice assignment, ``del``) raises ``TypeError``: vLLM
+    raised a bare ``Exception`` ("Cannot set item in a constant list" and the like)
+    until #22156 (August 2025, after 7f280d69c) made them ``TypeError``, a subclass, so
     whatever caught the old one catches these. No ``__eq__``, as vLLM's: compare
     ``list(view)`` or ``view[:]`` with a list. The owner mutates the wrapped list; the
     view sees it at once.
@@ -146,12 +148,13 @@ class Request:
 
     ``all_token_ids``: prompt followed by outputs, ``[num_tokens]``, a read-only
     ``ConstantList`` view of the list ``_all_token_ids``, which the scheduler alone
-    appends to and overwrites, as vLLM's ``Request`` (``vllm/v1/request.py``, 7f280d69c:
-    ``self.all_token_ids = ConstantList(self._all_token_ids)``); where vLLM reads the
-    view (``send``'s per-step ``new_token_ids`` slice) the harness reads it too, and
-    where vLLM reads the list (``num_tokens``, ``len(self._all_token_ids)``) so does the
-    harness, and so do its own checks (the input oracle, ``trace_checks``), which are
-    not vLLM's code. ``prompt_token_ids`` stays the plain list ``NewRequestData`` carries (vLLM
+    appends to and overwrites, as vLLM's ``Request`` (``vllm/v1/request.py``, read at
+    000a0d5f as ``ConstantList`` says: ``self.all_token_ids =
+    ConstantList(self._all_token_ids)``); where vLLM reads the view (``send``'s per-step
+    ``new_token_ids`` slice) the harness reads it too, and where vLLM reads the list
+    (``num_tokens``, ``len(self._all_token_ids)``) so does the harness, and so do its
+    own checks (the input oracle, ``trace_checks``), which are not vLLM's code.
+    ``prompt_token_ids`` stays the plain list ``NewRequestData`` carries (vLLM
     ``NewRequestData.from_request``). ``index``: the
     request's position in its workload (token digests are taken in this order).
     Steps are scheduler step numbers. ``num_preemptions``: times it was preempted.

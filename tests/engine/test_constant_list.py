@@ -1,8 +1,10 @@
 """``Request.all_token_ids`` is a read-only ``ConstantList`` view, as vLLM's
-(``vllm/v1/utils.py`` and ``vllm/v1/request.py`` at 7f280d69c), and the scheduler reads it
-where vLLM does: ``send``'s per-step ``new_token_ids`` slice, one ``__getitem__`` call
-per cached request; ``schedule`` and ``update_from_output`` use the wrapped list
-(vLLM's ``num_tokens`` is ``len(self._all_token_ids)``), and ``cached`` never reads the
+(``vllm/v1/utils.py`` and ``vllm/v1/request.py``; the project mirrors vLLM 7f280d69c,
+and the class was read at stored versions before and after it: ``vllm/v1/request.py`` at
+000a0d5f, ``vllm/v1/utils.py`` at 0090ad12), and the scheduler reads it where vLLM does:
+``send``'s per-step ``new_token_ids`` slice, one ``__getitem__`` call per cached
+request; ``schedule`` and ``update_from_output`` use the wrapped list (vLLM's
+``num_tokens`` is ``len(self._all_token_ids)``), and ``cached`` never reads the
 view. The slices are plain lists, so the frames are unchanged.
 """
 
