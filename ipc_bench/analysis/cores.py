@@ -1,14 +1,15 @@
 """When the timings of a case with N reader processes are published, one rule for
 every scenario (``decision``): N is the ``--tp`` ranks or ``--pp`` stages of a case,
-1 for a case with one runner process (decode-steady, the frontend's scenario, the
-replays: ``runner_cores``), 0 for a single-process case. With at least N + 2 cores in
-the scheduler's CPU affinity (the N readers, the scheduler, one spare for the kernel,
-interrupts and the harness's own threads) the timings are shown; with N = 1 on exactly
-2 they are shown and marked ``°`` (no core to spare: ``marked_footnote`` says so once
-under the table); elsewhere (N >= 2 on fewer than N + 2, any N on fewer than N + 1)
-the tables leave the timing cells empty (``-``) and mark the row ``*`` with the
-reason below them. ``summary.json`` keeps the raw numbers with ``tp_timings_withheld``
-/ ``pp_timings_withheld`` / ``runner_timings_withheld`` and the marks with
+1 for a case with one runner process (decode-steady, the replays: ``runner_cores``),
+2 for one with a runner and a ``--frontend`` process (``runner_readers``), 0 for a
+single-process case. With at least N + 2 cores in the scheduler's CPU affinity (the N
+readers, the scheduler, one spare for the kernel, interrupts and the harness's own
+threads) the timings are shown; with N = 1 on exactly 2 they are shown and marked
+``°`` (no core to spare: ``marked_footnote`` says so once under the table); elsewhere
+(N >= 2 on fewer than N + 2, any N on fewer than N + 1) the tables leave the timing
+cells empty (``-``) and mark the row ``*`` with the reason below them.
+``summary.json`` keeps the raw numbers with ``tp_timings_withheld`` /
+``pp_timings_withheld`` / ``runner_timings_withheld`` and the marks with
 ``tp_timings_marked`` / ``pp_timings_marked`` / ``runner_timings_marked``; bytes and
 the oracles are reported whatever the cores.
 """
@@ -35,7 +36,8 @@ SHARED_MARK = "\u00b0"
 READERS_WORD = {"tp": "ranks", "pp": "stages"}
 #: The one reader of an N = 1 case of each kind, as ``marked_footnote`` names it.
 READER_WORD = {"tp": "rank", "pp": "stage", "runner": "runner"}
-#: The kinds of case whose readers are counted: ``runner`` is a one-runner case (N = 1).
+#: The kinds of case whose readers are counted: ``runner`` is a one-runner case (N = 1,
+#: or 2 with its frontend: ``runner_readers``).
 KINDS = ("tp", "pp", "runner")
 #: ``decision``'s answers.
 SHOWN, MARKED, WITHHELD = "shown", "marked", "withheld"
@@ -66,8 +68,18 @@ def marked(n: int, cores: Optional[int]) -> bool:
 def _readers(summary: dict[str, Any], kind: str) -> tuple[Any, Any]:
     """``(N, cores)`` of ``kind`` in ``summary`` (gaps as they are)."""
     if kind == "runner":
-        return 1, summary.get("runner_cores")
+        return runner_readers(summary), summary.get("runner_cores")
     return summary.get(kind), summary.get(f"{kind}_cores")
+
+
+def runner_readers(summary: dict[str, Any]) -> int:
+    """N of a one-runner case: ``runner_readers`` as recorded, else (a summary from
+    before it) 2 for a ``--frontend`` case (its ``frontend`` figures), 1 otherwise."""
+    n = summary.get("runner_readers")
+    if not is_missing(n):
+        return int(n)
+    frontend = summary.get("frontend")
+    return 2 if not is_missing(frontend) and bool(frontend) else 1
 
 
 def readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[int, int]]:
@@ -82,13 +94,14 @@ def readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[int, int]]:
 def _found(summary: dict[str, Any], what: str) -> Optional[tuple[str, int, int]]:
     """``(kind, N, cores)`` of ``summary`` whose ``{kind}_timings_{what}`` flag holds
     (``withheld`` or ``marked``; without the flag, a summary from before it or a gap
-    in a table, ``decision`` answers)."""
+    in a table, ``decision`` answers, as it does for a one-runner case recorded
+    without ``runner_readers``: its flags counted a frontend case as N = 1)."""
     for kind in KINDS:
         n, cores = _readers(summary, kind)
         if is_missing(n) or is_missing(cores):
             continue
         flag = summary.get(f"{kind}_timings_{what}")
-        if is_missing(flag):
+        if is_missing(flag) or (kind == "runner" and is_missing(summary.get("runner_readers"))):
             flag = decision(int(n), int(cores)) == what
         if flag:
             return kind, int(n), int(cores)
@@ -124,17 +137,14 @@ def footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
     ``* timings left out: N ranks need N + 2 free cores, one each for them and the
     scheduler, a spare for the kernel and the harness's threads (N = 2 needs 4, N = 4
     needs 6); the run's machine had 2. Bytes and the oracles hold.`` ("N stages" for
-    ``--pp`` cases, "N ranks or stages" for both kinds in one table; one-runner cases:
-    ``* timings left out: the scheduler and its runner need a core each, 2 in all;
-    the run's machine had 1. Bytes and the oracles hold.``)."""
+    ``--pp`` cases, "N ranks or stages" for both kinds in one table; an N = 1 case on
+    one core adds ``; on exactly 2, N = 1 is shown marked °`` in the brackets;
+    one-runner cases: ``* timings left out: the scheduler and its runner need a core
+    each, 2 in all; the run's machine had 1. Bytes and the oracles hold.``, with
+    ``--frontend``: ``the scheduler, its runner and its frontend need a core each and
+    a spare for the kernel and the harness's threads, 4 in all; the run's machine had
+    2``)."""
     return footnote_of(f for f in map(kind_readers_and_cores, summaries) if f is not None)
-
-
-def _needs(n: int, cores: int) -> int:
-    """The cores N readers needed for their timings, as ``footnote`` says it: N + 2,
-    but N + 1 for N = 1 on fewer than 2 (a case recorded withheld at N = 1 on 2 cores
-    was run under the rule before N = 1 got marked timings: it needed 3)."""
-    return n + 1 if n == 1 and cores < n + 1 else n + SPARE_CORES
 
 
 def footnote_of(found: Iterable[tuple[Optional[str], int, int]]) -> Optional[str]:
@@ -142,25 +152,30 @@ def footnote_of(found: Iterable[tuple[Optional[str], int, int]]) -> Optional[str
     (``kind_readers_and_cores``; a kind ``None`` is not known); ``None`` when there are
     none. The readers are named by their kind (``READERS_WORD``): "ranks" when all are
     ``tp``, "stages" when all are ``pp``, else "ranks or stages"; one-runner cases
-    (``runner``) get a clause of their own."""
+    (``runner``) get a clause of their own, and those with a frontend (N = 2) another.
+    An N = 1 reader withheld on 2 cores or more was recorded under the rule before N = 1
+    got marked timings: its brackets say only what N + 2 is."""
     found = list(found)
     if not found:
         return None
     parts = []
-    runners = sorted({c for kind, _, c in found if kind == "runner"})
     readers = [f for f in found if f[0] != "runner"]
     if readers:
         words = {READERS_WORD.get(kind) for kind, _, _ in readers}
         word = words.pop() if len(words) == 1 and None not in words else "ranks or stages"
-        needs = ", ".join(f"N = {n} needs {need}"
-                          for n, need in sorted({(n, _needs(n, c)) for _, n, c in readers}))
+        needs = ", ".join(f"N = {n} needs {n + SPARE_CORES}"
+                          for n in sorted({n for _, n, _ in readers}))
+        if any(n == 1 and c < n + 1 for _, n, c in readers):
+            needs += f"; on exactly 2, N = 1 is shown marked {SHARED_MARK}"
         cores = "/".join(str(c) for c in sorted({c for _, _, c in readers}))
         parts.append(f"N {word} need N + {SPARE_CORES} free cores, {CORES_FOR} ({needs}); "
                      f"the run's machine had {cores}")
-    if runners:
-        parts.append("the scheduler and its runner need a core each, 2 in all; the run's "
-                     "machine had "
-                     + "/".join(map(str, runners)))
+    for n, clause in ((1, "the scheduler and its runner need a core each, 2 in all"),
+                      (2, "the scheduler, its runner and its frontend need a core each "
+                          "and a spare for the kernel and the harness's threads, 4 in all")):
+        runners = sorted({c for kind, m, c in found if kind == "runner" and m == n})
+        if runners:
+            parts.append(f"{clause}; the run's machine had " + "/".join(map(str, runners)))
     return f"{MARK} timings left out: " + "; ".join(parts) + ". Bytes and the oracles hold."
 
 

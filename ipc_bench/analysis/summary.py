@@ -26,10 +26,12 @@ sizes bytes.
   (the spinning runner and the scheduler share a core: timings not comparable; the
   rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
 - a case with one runner process on this machine (not ``--tp`` / ``--pp``):
-  ``runner_cores`` (counted as ``shm_cores``), ``runner_oversubscribed`` (fewer than
-  2), ``runner_timings_withheld`` (fewer than 2: the tables leave the timings out) and
-  ``runner_timings_marked`` (exactly 2: shown, marked ``°``; ``analysis.cores`` at
-  N = 1);
+  ``runner_readers`` (N: 1, or 2 with ``--frontend``, whose process is busy beside
+  the runner), ``runner_cores`` (counted as ``shm_cores``, a frontend's own
+  ``--cpu-affinity`` set with them), ``runner_oversubscribed`` (fewer than N + 1),
+  ``runner_timings_withheld`` (fewer than 2, or than 4 with a frontend: the tables
+  leave the timings out) and ``runner_timings_marked`` (exactly 2 without a frontend:
+  shown, marked ``°``; ``analysis.cores``);
 - with ``--cpu-affinity``: ``cpus_allowed``, the CPUs each of the case's processes
   may run on as the kernel reported them after the handshake (``os.sched_getaffinity``
   of each pid), ``scheduler: 0; runner: 1`` (``--tp`` / ``--pp``: ``rank N``), then
@@ -411,16 +413,19 @@ def shm_cores_figures(result: CaseResult) -> dict[str, Any]:
 
 
 def runner_cores_figures(result: CaseResult) -> dict[str, Any]:
-    """``runner_cores``, ``runner_oversubscribed``, ``runner_timings_withheld`` and
-    ``runner_timings_marked`` (``analysis.cores.core_fields`` at N = 1) of a case with
-    one runner process on this machine (no ``--tp`` / ``--pp``: those count their
-    readers themselves); ``{}`` for any other case or when the cores were not
-    recorded (a single-process case, a runner started by hand)."""
+    """``runner_readers``, ``runner_cores``, ``runner_oversubscribed``,
+    ``runner_timings_withheld`` and ``runner_timings_marked``
+    (``analysis.cores.core_fields``) of a case with one runner process on this machine
+    (no ``--tp`` / ``--pp``: those count their readers themselves): N = 1, or 2 with
+    ``--frontend`` (the frontend reads each step's outputs beside the runner); ``{}``
+    for any other case or when the cores were not recorded (a single-process case, a
+    runner started by hand)."""
     spec = result.spec
     cores = result.model_info.get("runner_cores")
     if spec.tp is not None or spec.pp is not None or cores is None:
         return {}
-    return core_fields("runner", 1, int(cores))
+    n = 2 if spec.frontend else 1
+    return dict(runner_readers=n, **core_fields("runner", n, int(cores)))
 
 
 def _model_marks(result: CaseResult) -> dict[str, Any]:

@@ -607,8 +607,11 @@ class _TwoProcessCase(CaseLifecycle):
         self.result.model_info = dict(reply.model_info)
         if self.ring is not None and not self.remote:  # what the spinning reader shares
             self.result.model_info["shm_cores"] = cores_in_use(spec.cpu_affinity)
-        if not self.remote:  # what the scheduler and its runner share (analysis.cores)
-            self.result.model_info["runner_cores"] = cores_in_use(spec.cpu_affinity)
+        if not self.remote:  # what the scheduler, its runner and a frontend share
+            sets = spec.cpu_affinity  # (analysis.cores), a frontend's own set with them
+            if sets and spec.frontend and spec.frontend_cpus:
+                sets = (*sets, spec.frontend_cpus)
+            self.result.model_info["runner_cores"] = cores_in_use(sets)
         self.result.runner_pid = self.runner.pid
         if self.remote is None:  # the runner pinned itself before it answered
             self._record_cpus({"runner": self.runner.pid})

@@ -26,8 +26,9 @@ TP_ARGS = ["--scenario", "tp-broadcast", "--tp", "1,2", "--tp-transports", "ipc"
            "--cpu-affinity", "0,0,0", "--num-running", "4", "--steps", "20",
            "--warmup-steps", "3", "--codecs", "msgpack"]
 FOOTNOTE = ("* timings left out: N ranks need N + 2 free cores, one each for them and the "
-            "scheduler, a spare for the kernel and the harness's threads (N = 1 needs 2, "
-            "N = 2 needs 4); the run's machine had 1. Bytes and the oracles hold.")
+            "scheduler, a spare for the kernel and the harness's threads (N = 1 needs 3, "
+            "N = 2 needs 4; on exactly 2, N = 1 is shown marked °); the run's machine "
+            "had 1. Bytes and the oracles hold.")
 TIMINGS = ["output_tokens_per_s", "encode_ns_per_step", "decode_ns_per_step", "step_ns_mean"]
 BYTES = ["sched_to_runner_payload_bytes_per_step", "runner_to_sched_payload_bytes_per_step"]
 
