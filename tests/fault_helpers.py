@@ -48,6 +48,13 @@ def ppid_of(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
+def one_runner_mark() -> str:
+    """The mark a one-runner case's transport cell carries when its timings are shown
+    marked (``analysis.cores``: N = 1 on exactly 2 cores), taken from this process's
+    CPU affinity, which the runs it starts inherit: ``"\u00b0"`` there, else ``""``."""
+    return "\u00b0" if len(os.sched_getaffinity(0)) == 2 else ""
+
+
 def children(pid: int) -> list[int]:
     """Pids whose parent is ``pid`` (from /proc; zombies included)."""
     out = []

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from analysis_run import bench_in_process
-from fault_helpers import steady_case
+from fault_helpers import one_runner_mark, steady_case
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
@@ -312,11 +312,12 @@ def test_bench_async_alone_pairs_each_case_with_its_sync_twin(tmp_path):
         ("cached", "cached", "inproc", False, None),
         ("cached+async", "cached", "inproc", True, "runner thread")]
     assert re.search(r"  scheduling +gap us p50  gap us p99  gap % p50  gap % p99", proc.stdout)
-    assert re.search(r"\n  cached\+async +msgpack +ipc +async \(process pipelining\) ",
+    ipc = re.escape("ipc" + one_runner_mark())
+    assert re.search(rf"\n  cached\+async +msgpack +{ipc} +async \(process pipelining\) ",
                      proc.stdout)
     assert re.search(r"\n  cached\+async +none +inproc +async \(runner thread\) ", proc.stdout)
-    assert re.search(r"\n  cached +msgpack +ipc +sync ", proc.stdout)
-    assert re.search(r"\ncached\+async +msgpack +ipc +60 ", proc.stdout)  # the case table: --steps
+    assert re.search(rf"\n  cached +msgpack +{ipc} +sync ", proc.stdout)
+    assert re.search(rf"\ncached\+async +msgpack +{ipc} +60 ", proc.stdout)  # the case table: --steps
 
 
 def test_bench_async_with_policies_cached_runs_the_async_cases_only(tmp_path):
@@ -339,8 +340,9 @@ def test_report_shows_the_runner_gap_and_names_the_async_mode(tmp_path):
     md = (tmp_path / "report" / "report.md").read_text()
     assert "### Runner gap" in md or "## Runner gap" in md
     row = next(ln for ln in md.splitlines() if "| async (process pipelining) |" in ln)
-    assert row.startswith("| 0 | num_running=4 | cached+async | msgpack | ipc |")
-    assert "| 0 | num_running=4 | cached | msgpack | ipc | sync |" in md
+    ipc = "ipc" + one_runner_mark()
+    assert row.startswith(f"| 0 | num_running=4 | cached+async | msgpack | {ipc} |")
+    assert f"| 0 | num_running=4 | cached | msgpack | {ipc} | sync |" in md
     assert "'process pipelining' (and 'runner thread', the single process)" in md.replace("\n", " ")
 
 

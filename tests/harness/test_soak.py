@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fault_helpers import bench, children, steady_case, wait_for
+from fault_helpers import bench, children, one_runner_mark, steady_case, wait_for
 from ipc_bench import cli
 from ipc_bench.harness import recording
 from ipc_bench.harness.spec import CaseResult, SCHED_COLUMNS
@@ -257,8 +257,9 @@ def test_soak_scenario_short(tmp_path, monkeypatch, capsys):
            f"{case['e2e_ms_p99']:,.1f}"]
     assert "\nLatency (timed replay at 25x real time; TTFT from intended arrival)\n" in out
     printed = [ln.split() for ln in out.splitlines() if ln.startswith("send ")]
-    assert printed[-1] == ["send", "msgpack", "ipc"] + row
-    assert "| 0 | send | msgpack | ipc | " + " | ".join(row) + " |" in md
+    ipc = "ipc" + one_runner_mark()
+    assert printed[-1] == ["send", "msgpack", ipc] + row
+    assert f"| 0 | send | msgpack | {ipc} | " + " | ".join(row) + " |" in md
 
 
 def test_stream_stats_give_the_latencies_a_timed_replay_gives():
