@@ -339,9 +339,10 @@ class Results:
                                                            the scheduler's affinity mask / fewer
                                                            than 2 (the spinning reader shares one);
                                                            ``Int64`` where some case lacks it
-    runner_cores, runner_timings_withheld,        -        one runner this process started: CPUs
-    runner_timings_marked (and _oversubscribed)            shared / fewer than 2: withheld / 2:
-                                                           shown, marked (``analysis.cores``)
+    runner_cores, runner_readers,                 -        one runner this process started: CPUs
+    runner_timings_withheld, runner_timings_marked         shared, readers (1; 2 with a frontend)
+    (and _oversubscribed)                                  / withheld / N = 1 on 2: shown, marked
+                                                           (``analysis.cores``)
     num_spec_tokens, spec_acceptance              -        draft tokens per request and step (0:
                                                            none), chance a draft is the target's
     scheduled_tokens_per_step,                    tok      per counted step: tokens scheduled
