@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pytest
 
+from view_calls import Counts, answer
+
 from ipc_bench.engine.config import SchedulerConfig
-from ipc_bench.engine.messages import ModelRunnerOutput
 from ipc_bench.engine.scheduler import ConstantList, Scheduler
 from ipc_bench.wire.codecs import messages_of, scheduler_output_codec
 
@@ -87,18 +88,6 @@ def config(**kw) -> SchedulerConfig:
     return SchedulerConfig(**base)
 
 
-def answer(sched: Scheduler, plan) -> ModelRunnerOutput:
-    req_ids = list(plan.num_scheduled_tokens)
-    sampled = []
-    for i, req_id in enumerate(req_ids):
-        req = sched.requests[req_id]
-        done = req.num_computed_tokens >= req.num_tokens
-        sampled.append([1000 + 10 * plan.step + i] if done else [])
-    return ModelRunnerOutput(req_ids=req_ids,
-                             req_id_to_index={r: i for i, r in enumerate(req_ids)},
-                             sampled_token_ids=sampled)
-
-
 def test_the_request_exposes_a_view_of_its_token_list():
     sched = Scheduler(config(), "send")
     req = sched.add_request("A", 0, [3, 4, 5], max_tokens=4)
@@ -111,26 +100,6 @@ def test_the_request_exposes_a_view_of_its_token_list():
     assert req.all_token_ids[:] == [3, 4, 5, 1000] and req.output_token_ids == [1000]
     with pytest.raises(TypeError, match="^Cannot append to a constant list$"):
         req.all_token_ids.append(1)
-
-
-class Counts:
-    """Calls of the view's read methods, by method name."""
-
-    def __init__(self, monkeypatch):
-        self.calls: dict[str, int] = {}
-        for name in ("__getitem__", "__len__", "__iter__", "__contains__", "index"):
-            method = getattr(ConstantList, name)
-            monkeypatch.setattr(ConstantList, name, self._counting(name, method))
-
-    def _counting(self, name, method):
-        def counted(view, *args):
-            self.calls[name] = self.calls.get(name, 0) + 1
-            return method(view, *args)
-        return counted
-
-    def take(self) -> dict[str, int]:
-        calls, self.calls = self.calls, {}
-        return calls
 
 
 @pytest.mark.parametrize("policy", ["send", "cached"])

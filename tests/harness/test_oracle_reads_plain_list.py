@@ -11,43 +11,13 @@ import struct
 
 import pytest
 
+from view_calls import Counts, answer
+
 from ipc_bench.engine.config import SchedulerConfig
 from ipc_bench.engine.messages import ModelRunnerOutput
-from ipc_bench.engine.scheduler import ConstantList, SchedulePlan, Scheduler
+from ipc_bench.engine.scheduler import SchedulePlan, Scheduler
 from ipc_bench.harness.oracle import InputOracle, input_digest
 from ipc_bench.harness.trace_checks import _Sampled
-
-
-class Counts:
-    """Calls of the view's read methods, by method name."""
-
-    def __init__(self, monkeypatch):
-        self.calls: dict[str, int] = {}
-        for name in ("__getitem__", "__len__", "__iter__", "__contains__", "index"):
-            method = getattr(ConstantList, name)
-            monkeypatch.setattr(ConstantList, name, self._counting(name, method))
-
-    def _counting(self, name, method):
-        def counted(view, *args):
-            self.calls[name] = self.calls.get(name, 0) + 1
-            return method(view, *args)
-        return counted
-
-    def take(self) -> dict[str, int]:
-        calls, self.calls = self.calls, {}
-        return calls
-
-
-def answer(sched: Scheduler, plan) -> ModelRunnerOutput:
-    req_ids = list(plan.num_scheduled_tokens)
-    sampled = []
-    for i, req_id in enumerate(req_ids):
-        req = sched.requests[req_id]
-        done = req.num_computed_tokens >= req.num_tokens
-        sampled.append([1000 + 10 * plan.step + i] if done else [])
-    return ModelRunnerOutput(req_ids=req_ids,
-                             req_id_to_index={r: i for i, r in enumerate(req_ids)},
-                             sampled_token_ids=sampled)
 
 
 def digest(plan, starts, fed: list[int]) -> int:
