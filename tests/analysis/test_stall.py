@@ -61,14 +61,15 @@ def test_a_stall_between_two_steps_is_named_with_the_loops_rate():
 def test_a_run_stopped_for_two_seconds_warns_of_that_step(tmp_path):
     run = tmp_path / "r"
     proc = subprocess.Popen(
-        # steps of at least 0.2 ms (a sleep): 2 s of steps at least, so the stop, once
+        # steps of at least 1 ms (a sleep): 5 s of steps at least, so the stop, once
         # the first periodic flush is written (1 s in), lands before the last of them
-        # (null-model steps of ~60 µs could end their 20,000 before that flush, the
-        # stop then landing after every step)
+        # with 4 s to spare for this process to see that flush on a loaded machine
+        # (with 2 s of 0.2 ms steps, a CI run at a load of 4 stopped the scheduler after
+        # its last step; null-model steps of ~60 µs could end 20,000 before that flush)
         [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "4",
-         "--steps", "10000", "--warmup-steps", "10", "--codecs", "msgpack", "--policies",
+         "--steps", "5000", "--warmup-steps", "10", "--codecs", "msgpack", "--policies",
          "send", "--no-single-process", "--no-floor", "--model", "fixed-step",
-         "--step-time-ms", "0.2", "--step-wait", "sleep", "--output", str(run)],
+         "--step-time-ms", "1", "--step-wait", "sleep", "--output", str(run)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         partial = run / "steps.partial.csv"
