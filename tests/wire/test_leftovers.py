@@ -158,8 +158,6 @@ def test_only_exactly_named_folders_with_this_namespaces_owner_file_are_removed(
 UNSHARE = shutil.which("unshare")
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or UNSHARE is None,
-                    reason="a new pid namespace needs root and unshare(1)")
 def _thread_ids(pid: str) -> list[str]:
     """The thread ids of process ``pid`` (``/proc/PID/task``), none if it has ended."""
     try:
@@ -168,6 +166,8 @@ def _thread_ids(pid: str) -> list[str]:
         return []
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or UNSHARE is None,
+                    reason="a new pid namespace needs root and unshare(1)")
 def test_a_live_folder_made_in_another_pid_namespace_is_kept(parent, notes):
     """A run in a new pid namespace (as in a container sharing the folder) whose pid is
     free here: its folder's pid is dead here, but its owner file names another
