@@ -2,10 +2,14 @@
 every scenario (``decision``): N is the ``--tp`` ranks or ``--pp`` stages of a case,
 1 for a case with one runner process (decode-steady, the replays: ``runner_cores``),
 2 for one with a runner and a ``--frontend`` process (``runner_readers``), 0 for a
-single-process case. With at least N + 2 cores in the scheduler's CPU affinity (the N
+single-process case, 1 for one with a ``--frontend`` process beside it (recorded as a
+one-runner case's, ``runner_readers`` and ``runner_cores``; its lines name the
+frontend, ``FRONTEND``). With at least N + 2 cores in the scheduler's CPU affinity (the N
 readers, the scheduler, one spare for the kernel, interrupts and the harness's own
 threads) the timings are shown; with N = 1 on exactly 2 they are shown and marked
-``°`` (no core to spare: ``marked_footnote`` says so once under the table); elsewhere
+``°`` (no core to spare: ``marked_footnote`` says so once under the table, and a
+paired comparison of such a case carries the mark too, ``marked_comparison_note``);
+elsewhere
 (N >= 2 on fewer than N + 2, any N on fewer than N + 1) the tables leave the timing
 cells empty (``-``) and mark the row ``*`` with the reason below them.
 ``summary.json`` keeps the raw numbers with ``tp_timings_withheld`` /
@@ -34,11 +38,18 @@ SHARED_MARK = "\u00b0"
 #: What the footnote calls the N readers of a case of each kind: ``--tp`` ranks,
 #: ``--pp`` stages; a table with both kinds (or a kind not known) says "ranks or stages".
 READERS_WORD = {"tp": "ranks", "pp": "stages"}
+#: The kind ``kind_readers_and_cores`` and the footnotes give the single-process case
+#: with a ``--frontend`` process, whose one reader (N = 1) is the frontend: its figures
+#: are a one-runner case's (``runner_readers``, ``runner_cores`` ...).
+FRONTEND = "frontend"
 #: The one reader of an N = 1 case of each kind, as ``marked_footnote`` names it.
-READER_WORD = {"tp": "rank", "pp": "stage", "runner": "runner"}
+READER_WORD = {"tp": "rank", "pp": "stage", "runner": "runner", FRONTEND: "frontend"}
 #: The kinds of case whose readers are counted: ``runner`` is a one-runner case (N = 1,
-#: or 2 with its frontend: ``runner_readers``).
+#: or 2 with its frontend: ``runner_readers``), or the single process with a frontend
+#: (N = 1: ``FRONTEND``).
 KINDS = ("tp", "pp", "runner")
+#: The transport of the single-process case (``harness.spec.INPROC``).
+_INPROC = "inproc"
 #: ``decision``'s answers.
 SHOWN, MARKED, WITHHELD = "shown", "marked", "withheld"
 
@@ -74,12 +85,20 @@ def _readers(summary: dict[str, Any], kind: str) -> tuple[Any, Any]:
 
 def runner_readers(summary: dict[str, Any]) -> int:
     """N of a one-runner case: ``runner_readers`` as recorded, else (a summary from
-    before it) 2 for a ``--frontend`` case (its ``frontend`` figures), 1 otherwise."""
+    before it) 2 for a ``--frontend`` case (its ``frontend`` figures), 1 otherwise; of
+    the single-process case 1 with a frontend, 0 without (such a summary from before
+    the frontend was counted records no ``runner_cores``: nothing is ruled on)."""
     n = summary.get("runner_readers")
     if not is_missing(n):
         return int(n)
     frontend = summary.get("frontend")
-    return 2 if not is_missing(frontend) and bool(frontend) else 1
+    with_frontend = not is_missing(frontend) and bool(frontend)
+    return int(with_frontend) + (not single_process(summary))
+
+
+def single_process(summary: dict[str, Any]) -> bool:
+    """Whether ``summary`` is the single-process case's (transport ``inproc``)."""
+    return summary.get("transport") == _INPROC
 
 
 def readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[int, int]]:
@@ -104,13 +123,15 @@ def _found(summary: dict[str, Any], what: str) -> Optional[tuple[str, int, int]]
         if is_missing(flag) or (kind == "runner" and is_missing(summary.get("runner_readers"))):
             flag = decision(int(n), int(cores)) == what
         if flag:
-            return kind, int(n), int(cores)
+            named = FRONTEND if kind == "runner" and single_process(summary) else kind
+            return named, int(n), int(cores)
     return None
 
 
 def kind_readers_and_cores(summary: dict[str, Any]) -> Optional[tuple[str, int, int]]:
-    """``(kind, N, cores)`` (kind ``"tp"``, ``"pp"`` or ``"runner"``) of a case summary
-    whose timings are withheld, as ``readers_and_cores``; ``None`` otherwise."""
+    """``(kind, N, cores)`` (kind ``"tp"``, ``"pp"``, ``"runner"``, or ``FRONTEND`` for
+    the single-process case with a frontend) of a case summary whose timings are
+    withheld, as ``readers_and_cores``; ``None`` otherwise."""
     return _found(summary, WITHHELD)
 
 
@@ -143,7 +164,8 @@ def footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
     each, 2 in all; the run's machine had 1. Bytes and the oracles hold.``, with
     ``--frontend``: ``the scheduler, its runner and its frontend need a core each and
     a spare for the kernel and the harness's threads, 4 in all; the run's machine had
-    2``)."""
+    2``; the single-process case with a frontend: ``the scheduler and its frontend need
+    a core each, 2 in all; the run's machine had 1``)."""
     return footnote_of(f for f in map(kind_readers_and_cores, summaries) if f is not None)
 
 
@@ -152,14 +174,15 @@ def footnote_of(found: Iterable[tuple[Optional[str], int, int]]) -> Optional[str
     (``kind_readers_and_cores``; a kind ``None`` is not known); ``None`` when there are
     none. The readers are named by their kind (``READERS_WORD``): "ranks" when all are
     ``tp``, "stages" when all are ``pp``, else "ranks or stages"; one-runner cases
-    (``runner``) get a clause of their own, and those with a frontend (N = 2) another.
+    (``runner``) get a clause of their own, those with a frontend (N = 2) another, and
+    the single process with a frontend (``FRONTEND``, N = 1) a third.
     An N = 1 reader withheld on 2 cores or more was recorded under the rule before N = 1
     got marked timings: its brackets say only what N + 2 is."""
     found = list(found)
     if not found:
         return None
     parts = []
-    readers = [f for f in found if f[0] != "runner"]
+    readers = [f for f in found if f[0] not in ("runner", FRONTEND)]
     if readers:
         words = {READERS_WORD.get(kind) for kind, _, _ in readers}
         word = words.pop() if len(words) == 1 and None not in words else "ranks or stages"
@@ -170,10 +193,12 @@ def footnote_of(found: Iterable[tuple[Optional[str], int, int]]) -> Optional[str
         cores = "/".join(str(c) for c in sorted({c for _, _, c in readers}))
         parts.append(f"N {word} need N + {SPARE_CORES} free cores, {CORES_FOR} ({needs}); "
                      f"the run's machine had {cores}")
-    for n, clause in ((1, "the scheduler and its runner need a core each, 2 in all"),
-                      (2, "the scheduler, its runner and its frontend need a core each "
-                          "and a spare for the kernel and the harness's threads, 4 in all")):
-        runners = sorted({c for kind, m, c in found if kind == "runner" and m == n})
+    for which, n, clause in (
+            ("runner", 1, "the scheduler and its runner need a core each, 2 in all"),
+            ("runner", 2, "the scheduler, its runner and its frontend need a core each "
+                          "and a spare for the kernel and the harness's threads, 4 in all"),
+            (FRONTEND, 1, "the scheduler and its frontend need a core each, 2 in all")):
+        runners = sorted({c for kind, m, c in found if kind == which and m == n})
         if runners:
             parts.append(f"{clause}; the run's machine had " + "/".join(map(str, runners)))
     return f"{MARK} timings left out: " + "; ".join(parts) + ". Bytes and the oracles hold."
@@ -185,12 +210,12 @@ def marked_footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
     the kernel and the harness's threads;`` then ``the A/A pair send / send' in this
     table measures the noise this leaves.`` where the table has an A/A pair (an arm
     ending ``'``), else ``no A/A pair in this table measures the noise this leaves.``
-    ("its rank" / "its stage" for ``--tp 1`` / ``--pp 1`` cases)."""
+    ("its rank" / "its stage" for ``--tp 1`` / ``--pp 1`` cases, "its frontend" for the
+    single process with one)."""
     summaries = list(summaries)
-    kinds = {f[0] for f in (_found(s, MARKED) for s in summaries if is_marked(s))}
-    if not kinds:
+    word = _marked_reader(summaries)
+    if word is None:
         return None
-    word = READER_WORD[kinds.pop()] if len(kinds) == 1 else "reader"
     copies = sorted({str(s["arm"]) for s in summaries
                      if isinstance(s.get("arm"), str) and s["arm"].endswith("'")})
     pairs = ", ".join(f"{a[:-1]} / {a}" for a in copies)
@@ -199,3 +224,38 @@ def marked_footnote(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
              else "no A/A pair in this table measures the noise this leaves")
     return (f"{SHARED_MARK} 2 cores: the scheduler and its {word} had a core each and none "
             f"was spare for the kernel and the harness's threads; {noise}.")
+
+
+def _marked_reader(summaries: list[dict[str, Any]]) -> Optional[str]:
+    """What the ``°`` lines call the one reader of the marked cases of ``summaries``
+    (``READER_WORD``; "reader" for several kinds); ``None`` when none is marked."""
+    kinds = {f[0] for f in (_found(s, MARKED) for s in summaries if is_marked(s))}
+    if not kinds:
+        return None
+    return READER_WORD[kinds.pop()] if len(kinds) == 1 else "reader"
+
+
+def comparison_marked(summaries: Iterable[dict[str, Any]]) -> bool:
+    """Whether a paired comparison of the case summaries ``summaries`` (both arms, every
+    repetition) compares timings shown marked ``°``: none is withheld (then no timing
+    is compared: ``footnote``) and one is marked (``is_marked``)."""
+    summaries = list(summaries)
+    return (not any(map(is_withheld, summaries))
+            and any(map(is_marked, summaries)))
+
+
+def marked_comparison_note(summaries: Iterable[dict[str, Any]]) -> Optional[str]:
+    """The line under paired comparisons (the terminal's comparison block and ratio
+    lines, the report's findings and its cached against send table) of which some
+    compare timings shown marked ``°`` (``comparison_marked``; ``summaries``: the cases
+    of those comparisons), ``None`` when none does: ``° 2 cores: the scheduler and its
+    runner had a core each and none was spare for the kernel and the harness's threads,
+    in the cases whose timings are compared here.`` (the reader named as in
+    ``marked_footnote``)."""
+    summaries = [s for s in summaries if not is_withheld(s)]
+    word = _marked_reader(summaries)
+    if word is None:
+        return None
+    return (f"{SHARED_MARK} 2 cores: the scheduler and its {word} had a core each and none "
+            f"was spare for the kernel and the harness's threads, in the cases whose "
+            f"timings are compared here.")

@@ -339,8 +339,10 @@ class Results:
                                                            the scheduler's affinity mask / fewer
                                                            than 2 (the spinning reader shares one);
                                                            ``Int64`` where some case lacks it
-    runner_cores, runner_readers,                 -        one runner this process started: CPUs
-    runner_timings_withheld, runner_timings_marked         shared, readers (1; 2 with a frontend)
+    runner_cores, runner_readers,                 -        one runner this process started, or
+    runner_timings_withheld, runner_timings_marked         the single process with a frontend: CPUs
+                                                           shared, readers (1; 2 with a frontend;
+                                                           the single process's frontend: 1)
     (and _oversubscribed)                                  / withheld / N = 1 on 2: shown, marked
                                                            (``analysis.cores``)
     num_spec_tokens, spec_acceptance              -        draft tokens per request and step (0:

@@ -25,13 +25,15 @@ sizes bytes.
   together, ``affinity.cores_in_use``), and ``shm_oversubscribed``: fewer than 2 of them
   (the spinning runner and the scheduler share a core: timings not comparable; the
   rule of ``--tp``'s N spinning readers, N + 1 cores, at N = 1);
-- a case with one runner process on this machine (not ``--tp`` / ``--pp``):
-  ``runner_readers`` (N: 1, or 2 with ``--frontend``, whose process is busy beside
-  the runner), ``runner_cores`` (counted as ``shm_cores``, a frontend's own
+- a case with one runner process on this machine (not ``--tp`` / ``--pp``), and the
+  single-process case with ``--frontend``: ``runner_readers`` (N: 1, or 2 with
+  ``--frontend``, whose process is busy beside the runner; 1 for the single process
+  with a frontend), ``runner_cores`` (counted as ``shm_cores``, a frontend's own
   ``--cpu-affinity`` set with them), ``runner_oversubscribed`` (fewer than N + 1),
-  ``runner_timings_withheld`` (fewer than 2, or than 4 with a frontend: the tables
-  leave the timings out) and ``runner_timings_marked`` (exactly 2 without a frontend:
-  shown, marked ``°``; ``analysis.cores``);
+  ``runner_timings_withheld`` (fewer than N + 2 but N = 1 on exactly 2: fewer than 2,
+  or than 4 with a runner and a frontend: the tables leave the timings out) and
+  ``runner_timings_marked`` (N = 1 on exactly 2: shown, marked ``°``;
+  ``analysis.cores``);
 - with ``--cpu-affinity``: ``cpus_allowed``, the CPUs each of the case's processes
   may run on as the kernel reported them after the handshake (``os.sched_getaffinity``
   of each pid), ``scheduler: 0; runner: 1`` (``--tp`` / ``--pp``: ``rank N``), then
@@ -417,14 +419,15 @@ def runner_cores_figures(result: CaseResult) -> dict[str, Any]:
     ``runner_timings_withheld`` and ``runner_timings_marked``
     (``analysis.cores.core_fields``) of a case with one runner process on this machine
     (no ``--tp`` / ``--pp``: those count their readers themselves): N = 1, or 2 with
-    ``--frontend`` (the frontend reads each step's outputs beside the runner); ``{}``
-    for any other case or when the cores were not recorded (a single-process case, a
-    runner started by hand)."""
+    ``--frontend`` (the frontend reads each step's outputs beside the runner); of the
+    single-process case with ``--frontend``, N = 1 (the frontend, busy beside the one
+    process as a runner is); ``{}`` for any other case or when the cores were not
+    recorded (a single-process case without a frontend, a runner started by hand)."""
     spec = result.spec
     cores = result.model_info.get("runner_cores")
     if spec.tp is not None or spec.pp is not None or cores is None:
         return {}
-    n = 2 if spec.frontend else 1
+    n = int(bool(spec.frontend)) + (spec.transport != INPROC)
     return dict(runner_readers=n, **core_fields("runner", n, int(cores)))
 
 

@@ -377,6 +377,16 @@ def start_frontend(spec: CaseSpec, result: CaseResult,
     return hop
 
 
+def runner_cores(spec: CaseSpec) -> int:
+    """The CPUs a case's scheduler, its runner (none in the single process) and a
+    ``--frontend`` process share (``analysis.cores``: ``runner_cores``), a count
+    (``affinity.cores_in_use``), a frontend's own ``--cpu-affinity`` set among them."""
+    sets = spec.cpu_affinity
+    if sets and spec.frontend and spec.frontend_cpus:
+        sets = (*sets, spec.frontend_cpus)
+    return cores_in_use(sets)
+
+
 def _check_inproc(spec: CaseSpec) -> None:
     """Refuse (``ConfigError``, one line) an ``inproc`` case with ``tp`` ranks or ``pp``
     stages: the single process has no runner to split, and would run with them
@@ -413,6 +423,8 @@ def _inproc_phases(spec: CaseSpec, runner: ModelRunner, on_step, result: CaseRes
     """``_run_case_inproc`` with its ``runner`` built."""
     result.runner_device = f"{runner.model.device} (in-process)"
     result.model_info = model_info(runner.model)
+    if spec.frontend:  # what the process and its frontend share (analysis.cores: N = 1)
+        result.model_info["runner_cores"] = runner_cores(spec)
     if spec.cpu_affinity:  # --cpu-affinity: the scheduler's set, the runner's too here
         result.cpus_allowed["scheduler"] = cpus_allowed(0) or "unknown"
     stepper = TimedModelRunner(runner)
@@ -608,10 +620,7 @@ class _TwoProcessCase(CaseLifecycle):
         if self.ring is not None and not self.remote:  # what the spinning reader shares
             self.result.model_info["shm_cores"] = cores_in_use(spec.cpu_affinity)
         if not self.remote:  # what the scheduler, its runner and a frontend share
-            sets = spec.cpu_affinity  # (analysis.cores), a frontend's own set with them
-            if sets and spec.frontend and spec.frontend_cpus:
-                sets = (*sets, spec.frontend_cpus)
-            self.result.model_info["runner_cores"] = cores_in_use(sets)
+            self.result.model_info["runner_cores"] = runner_cores(spec)
         self.result.runner_pid = self.runner.pid
         if self.remote is None:  # the runner pinned itself before it answered
             self._record_cpus({"runner": self.runner.pid})
