@@ -134,9 +134,9 @@ def test_rss_sampler_reads_both_processes():
     import os
 
     sampler = RssSampler([os.getpid(), os.getpid()], 0.01).start()
-    import time
-
-    time.sleep(0.05)
+    # until its thread has taken a second sample (0.01 s after the first on an idle
+    # machine), not a fixed 0.05 s: a loaded machine may not run the thread twice in that
+    wait_for(lambda: len(sampler) >= 2, timeout_s=60, what="a second RSS sample")
     sampler.stop()
     assert len(sampler.samples) >= 2
     t, rss, anon, rss2, anon2, blocks = sampler.samples[0]
