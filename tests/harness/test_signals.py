@@ -60,10 +60,32 @@ def test_a_signal_in_a_gc_callback_is_raised_once_outside_it(installed, capsys):
     assert _hand_back_threads() == []
 
 
+class _HandBackAfterTheStart:
+    """``signals``' ``time`` module, whose ``sleep`` (the hand-back thread's, between
+    hand-backs) waits until ``block_started`` is set and counts its calls, ``sleeps``:
+    the hand-backs come inside the block however late a loaded machine starts it."""
+
+    def __init__(self):
+        self.block_started = threading.Event()
+        self.sleeps = 0
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+    def sleep(self, seconds: float) -> None:
+        self.block_started.wait(60)
+        self.sleeps += 1
+        time.sleep(seconds)
+
+
 def test_a_signal_kept_from_a_gc_callback_waits_for_a_deferred_block_to_end(
         installed, monkeypatch):
-    """Handed back while a ``deferred()`` block runs, it waits for the block's end."""
-    monkeypatch.setattr(signals, "NUDGE_S", 0.2)  # the block starts well within it
+    """Handed back while a ``deferred()`` block runs, it waits for the block's end. The
+    block waits for the third sleep between hand-backs: two hand-backs have come and
+    gone in it (a fixed 1 s block after a 0.2 s wait assumed the block started within
+    0.2 s of the collection)."""
+    gated = _HandBackAfterTheStart()
+    monkeypatch.setattr(signals, "time", gated)
     done = []
     gc.callbacks.append(_signal_in_gc_callback)
     with pytest.raises(signals.Interrupted) as err:
@@ -72,7 +94,11 @@ def test_a_signal_kept_from_a_gc_callback_waits_for_a_deferred_block_to_end(
         finally:
             gc.callbacks.remove(_signal_in_gc_callback)
         with signals.deferred():
-            time.sleep(1.0)  # five hand-backs land here
+            gated.block_started.set()
+            deadline = time.monotonic() + 60
+            while gated.sleeps < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert gated.sleeps >= 3
             done.append("block")
     assert (err.value.code, done) == (130, ["block"])
     assert _hand_back_threads() == []
