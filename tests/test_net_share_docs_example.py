@@ -45,19 +45,19 @@ def test_the_published_runs_parts_add_to_the_mean_of_the_sum_not_the_net_figure(
     update = _mean_diff_us(lambda c: c["runner_update_ns_per_step"])
     writeback = _mean_diff_us(lambda c: c["runner_writeback_ns_per_step"])
     median = _mean_diff_us(lambda c: c["s2r_build_encode_decode_ns_median"])
-    shown = [f"{path:.2f}", f"{update:+.2f}", f"{writeback:+.2f}",
-             f"{path + update + writeback:.2f}"]
-    assert shown == ["66.99", "+96.93", "-93.56", "70.36"]
-    assert f"{66.99 + 96.93 - 93.56:.2f}" == "70.36"  # the printed parts add up
-    assert f"{median:.2f}" == "62.99"
-    assert ("send - cached of the means, averaged over the repetitions, is path 66.99 µs, "
-            "`update_states` +96.93 µs, `write_back` -93.56 µs: 70.36 µs, the mean of the "
-            "sum, where the net figure, the median of the sum, is 67.70 µs (+6.25 % [+5.03, "
-            "+7.47] %) and the path's median 62.99 µs.") in _docs()
+    shown = [f"{path:.1f}", f"{update:+.1f}", f"{writeback:+.1f}",
+             f"{path + update + writeback:.1f}"]
+    assert shown == ["84.8", "+97.0", "-81.8", "100.0"]
+    assert f"{84.8 + 97.0 - 81.8:.1f}" == "100.0"  # the printed parts add up
+    assert f"{median:.2f}" == "77.85"
+    assert ("send - cached of the means, averaged over the repetitions, is path 84.8 µs, "
+            "`update_states` +97.0 µs, `write_back` -81.8 µs: 100.0 µs, the mean of the "
+            "sum, where the net figure, the median of the sum, is 105.26 µs (+13.62 % "
+            "[+5.08, +22.16] %) and the path's median 77.85 µs.") in _docs()
     # the published report's figures at 256 running, msgpack
     report = (PUBLISHED / "report.md").read_text()
     (line,) = [ln for ln in report.splitlines()
                if ln.startswith("- At 256 running requests (msgpack), send's SchedulerOutput")]
-    assert "costs 62.99 µs per step more than cached's" in line
-    assert ("send's policy work costs 67.70 µs per step more than cached's, 6.25 % of "
-            "cached's step (send - cached: [+5.03, +7.47] %, 95 % Student-t interval)") in line
+    assert "costs 77.85 µs per step more than cached's" in line
+    assert ("send's policy work costs 105.26 µs per step more than cached's, 13.62 % of "
+            "cached's step (send - cached: [+5.08, +22.16] %, 95 % Student-t interval)") in line
