@@ -74,18 +74,19 @@ def test_runner_sigkill_at_a_random_step_is_reported_with_pid_signal_and_step(se
 
 
 def test_hung_runner_times_out_with_its_state_and_is_killed():
-    # 2 s, not 1 s: on a loaded machine the case was seen to time out before step 7
-    spec = steady_case(peer_timeout_s=2.0)
+    # 4 s, not 1 s: on a loaded machine the case was seen to time out before step 7, and
+    # 2 s leaves no room for a 2 s stall of the healthy runner
+    spec = steady_case(peer_timeout_s=4.0)
     result, marks = CaseResult(spec=spec), {}
     with pytest.raises(CaseError) as err:
         run_case(spec, _kill_at(7, signal.SIGSTOP, result, marks), result=result)
     detect_s = time.monotonic() - marks["t_signal"]
     assert str(err.value) == (
         f"runner process {result.runner_pid} stopped answering: no ModelRunnerOutput for "
-        f"step 7 within 2 s (state T (stopped); killed)")
+        f"step 7 within 4 s (state T (stopped); killed)")
     assert result.failed_step == 7 and len(result.sched_rows) == 7
     assert not alive(result.runner_pid)
-    print(f"\nSIGSTOP at step 7 with --peer-timeout 2: failed after {detect_s:.2f} s")
+    print(f"\nSIGSTOP at step 7 with --peer-timeout 4: failed after {detect_s:.2f} s")
 
 
 def _fake(monkeypatch, mode: str, step: int = 3) -> list[str]:
@@ -130,13 +131,13 @@ def test_runner_that_does_not_end_warm_up_in_time_fails_naming_the_wait(monkeypa
     recorded), naming what was awaited."""
     fake = _fake(monkeypatch, "slow-warmup-collect")
     monkeypatch.setenv("FAKE_RUNNER_DELAY_S", "30")
-    spec = steady_case(peer_timeout_s=2.0)
+    spec = steady_case(peer_timeout_s=4.0)  # 4 s: room for a stall of the warm-up steps
     result = CaseResult(spec=spec)
     with pytest.raises(CaseError) as err:
         run_case(spec, result=result, runner_command=fake)
     assert str(err.value) == (
         f"runner process {result.runner_pid} stopped answering: no WarmupEnded (the "
-        f"runner's heap collection at the end of warm-up) within 2 s (state S (sleeping); "
+        f"runner's heap collection at the end of warm-up) within 4 s (state S (sleeping); "
         f"killed)")
     assert err.value.step == result.failed_step == 4
     assert [row[0] for row in result.sched_rows] == list(range(4))
@@ -178,18 +179,19 @@ def test_runner_that_never_answers_the_handshake_fails_after_the_startup_timeout
 
 def test_first_step_gets_the_startup_timeout_later_steps_the_peer_timeout(monkeypatch):
     # A runner that stalls on its first step must not fail under --peer-timeout alone.
-    # 3 s of start-up: the fake runner must have connected (about 0.5 s alone, over 1 s
-    # on a loaded machine) for the wait to be the first step's.
+    # 8 s of start-up: the fake runner must have connected (about 0.5 s alone, over 1 s
+    # on a loaded machine, and an interpreter's start alone up to 2.5 s under nice 10)
+    # for the wait to be the first step's.
     fake = _fake(monkeypatch, "hang", step=0)
-    spec = steady_case(peer_timeout_s=0.2, startup_timeout_s=3.0)
+    spec = steady_case(peer_timeout_s=0.2, startup_timeout_s=8.0)
     t0 = time.monotonic()
     with pytest.raises(CaseError) as err:
         run_case(spec, runner_command=fake)
-    assert time.monotonic() - t0 >= 3.0
+    assert time.monotonic() - t0 >= 8.0
     assert re.fullmatch(r"runner process \d+ was still starting when the start-up timeout "
-                        r"ran out: no ModelRunnerOutput for step 0 within 3 s \(state S "
+                        r"ran out: no ModelRunnerOutput for step 0 within 8 s \(state S "
                         r"\(sleeping\); killed\); its start-up imports and builds the null "
-                        r"model: raise --startup-timeout \(now 3 s\)",
+                        r"model: raise --startup-timeout \(now 8 s\)",
                         str(err.value)), str(err.value)
     assert err.value.step == 0
 
@@ -1617,7 +1619,8 @@ def test_a_runner_lost_while_its_report_is_awaited_keeps_the_case_and_its_floor(
 
     monkeypatch.setattr(supervisor, "run_phases", phases_then_lose)
     run_dir = tmp_path / "run"
-    args = _TINY + ["--peer-timeout", "2", "--output", str(run_dir)] + (
+    # 4 s: a stall of the healthy run before the stop (2 s was the whole margin)
+    args = _TINY + ["--peer-timeout", "4", "--output", str(run_dir)] + (
         [] if floor else ["--no-floor"])
     assert cli.main(args) == 1
     err = capsys.readouterr().err.splitlines()
@@ -1630,7 +1633,7 @@ def test_a_runner_lost_while_its_report_is_awaited_keeps_the_case_and_its_floor(
                                "while "), line
     else:
         assert line == (f"runner process {pids[0]} stopped answering: no report from the "
-                        "runner within 2 s (state T (stopped); killed)"), line
+                        "runner within 4 s (state T (stopped); killed)"), line
     assert not alive(pids[0])
     summary, frames = load_run(run_dir)
     assert (summary["status"], summary["problems"], summary["failed_case"]) == (
@@ -1715,10 +1718,11 @@ def test_a_runner_stopped_in_the_floor_keeps_the_case_as_finished_without_its_fl
 
     monkeypatch.setattr(supervisor, "replay_floor", stop_then_replay)
     run_dir = tmp_path / "run"
-    assert cli.main(_TINY + ["--peer-timeout", "2", "--output", str(run_dir)]) == 1
+    # 4 s: a stall of the healthy run before the floor (2 s was the whole margin)
+    assert cli.main(_TINY + ["--peer-timeout", "4", "--output", str(run_dir)]) == 1
     case_id = "num_running=2/send/msgpack#0"
     line = (f"runner process {pids[0]} stopped answering: no floor-ready message from the "
-            "runner within 2 s (state T (stopped); killed)")
+            "runner within 4 s (state T (stopped); killed)")
     assert capsys.readouterr().err.splitlines() == [
         f"bench.py: error: {case_id}: {line}; partial results: {run_dir}"]
     assert not alive(pids[0])
