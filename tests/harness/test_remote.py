@@ -13,13 +13,12 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from fault_helpers import REPO, free_base_port
+from fault_helpers import free_base_port
+from remote_launch import Launcher, bench_run, token_digests, wait_for_steps
 
 CASE = ["--scenario", "decode-steady", "--transport", "tcp", "--num-running", "4",
         "--steps", "40", "--policies", "send", "--codecs", "msgpack", "--no-single-process",
@@ -27,73 +26,29 @@ CASE = ["--scenario", "decode-steady", "--transport", "tcp", "--num-running", "4
 CASE_ID = "num_running=4/send/msgpack#0"
 
 
-def start_scheduler(args: list[str], out: Path) -> subprocess.Popen:
-    """``bench.py`` with ``args``; returns once it printed its first stderr line (the
-    'waiting ... for runners' line, or an error)."""
-    proc = subprocess.Popen([sys.executable, "bench.py", *args, "--output", str(out)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    proc.first_line = proc.stderr.readline()
-    return proc
-
-
-RUNNER_IMPORTED = "runner modules imported"
-
-
-def start_runner(port: int, *extra: str, python_code: str = "",
-                 held: bool = False) -> subprocess.Popen:
-    """``bench.py runner --connect tcp://127.0.0.1:PORT`` (``python_code`` runs first,
-    in the same interpreter, e.g. to change the protocol version it speaks). With
-    ``held``, returns once the runner's modules are imported (it prints ``RUNNER_IMPORTED``
-    to stderr) and holds it there until a line is written to its stdin (``release``), so
-    that a test can time its connection without its start-up, seconds on a slow machine
-    (a runner started before its scheduler binds gives up at once: connection refused)."""
-    argv = ["runner", "--connect", f"tcp://127.0.0.1:{port}", *extra]
-    hold = (f"import ipc_bench.cli.runner, ipc_bench.harness.remote_runner\n"
-            f"sys.stderr.write({RUNNER_IMPORTED + chr(10)!r}); sys.stderr.flush()\n"
-            f"sys.stdin.readline()\n" if held else "")
-    code = (f"{python_code}\nimport sys\n{hold}from ipc_bench.cli import main\n"
-            f"sys.exit(main({argv!r}))")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.PIPE if held else subprocess.DEVNULL)
-    if held:
-        line = proc.stderr.readline()
-        assert line == RUNNER_IMPORTED + "\n", line
-    return proc
-
-
-def release(runner: subprocess.Popen) -> None:
-    """Let a runner started with ``held`` go on and connect."""
-    runner.stdin.write("\n")
-    runner.stdin.flush()
-
-
-def digests(run: Path) -> dict[str, str]:
-    summary = json.loads((run / "summary.json").read_text())
-    return {c["case_id"]: c["token_digest"] for c in summary["cases"]}
+def by_hand(args: list[str], port: int) -> list[str]:
+    """``args`` with the options of a run whose runners are started by hand."""
+    return [*args, "--remote-runners", "--port", str(port)]
 
 
 def test_a_runner_started_by_hand_gives_the_spawned_runners_tokens(tmp_path):
     port = free_base_port(3)
-    sched = start_scheduler(CASE + ["--remote-runners", "--port", str(port)],
-                            tmp_path / "remote")
-    assert sched.first_line == (
-        f"bench.py: waiting up to 120 s for 1 runner(s) started by hand; on each runner's "
-        f"host run: python bench.py runner --connect tcp://127.0.0.1:{port}\n")
-    runner = start_runner(port)
-    _, runner_err = runner.communicate(timeout=120)
-    out, err = sched.communicate(timeout=60)
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(CASE, port), tmp_path / "remote")
+        assert sched.first_line == (
+            f"bench.py: waiting up to 120 s for 1 runner(s) started by hand; on each runner's "
+            f"host run: python bench.py runner --connect tcp://127.0.0.1:{port}\n")
+        runner = launch.runner(port)
+        _, runner_err = runner.communicate(timeout=120)
+        out, err = sched.communicate(timeout=60)
     assert (sched.returncode, err) == (0, ""), err
     assert runner.returncode == 0, runner_err
     assert runner_err.splitlines()[-1] == ("bench.py runner: the run is complete "
                                            "(1 case(s) served)")
     assert "device=cpu (remote runner)" in out
-    spawned = subprocess.run([sys.executable, "bench.py", *CASE, "--output",
-                              str(tmp_path / "spawned")], cwd=REPO, capture_output=True,
-                             text=True, timeout=120)
+    spawned = bench_run([*CASE, "--output", str(tmp_path / "spawned")])
     assert spawned.returncode == 0, spawned.stderr
-    remote, local = digests(tmp_path / "remote"), digests(tmp_path / "spawned")
+    remote, local = token_digests(tmp_path / "remote"), token_digests(tmp_path / "spawned")
     assert list(remote) == [CASE_ID] and remote == local
     # the runner named its code, this checkout's as the scheduler's: no warning
     from ipc_bench.harness.environment import code_identity
@@ -108,11 +63,11 @@ def test_every_case_a_runner_serves_records_its_code(tmp_path):
     """One runner started by hand serves both cases of a run: each records its code."""
     port = free_base_port(3)
     both = ["send,cached" if a == "send" else a for a in CASE]
-    sched = start_scheduler(both + ["--remote-runners", "--port", str(port)],
-                            tmp_path / "remote")
-    runner = start_runner(port)
-    _, runner_err = runner.communicate(timeout=120)
-    out, err = sched.communicate(timeout=60)
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(both, port), tmp_path / "remote")
+        runner = launch.runner(port)
+        _, runner_err = runner.communicate(timeout=120)
+        out, err = sched.communicate(timeout=60)
     assert (sched.returncode, runner.returncode) == (0, 0), (err, runner_err)
     from ipc_bench.harness.environment import code_identity
 
@@ -125,13 +80,13 @@ def test_a_runner_of_other_code_is_recorded_and_warned_about(tmp_path):
     """A runner started from another checkout (its code named in its ``Ready``): the
     case records that code and warns that its timings are not of the scheduler's."""
     port = free_base_port(3)
-    sched = start_scheduler(CASE + ["--remote-runners", "--port", str(port)],
-                            tmp_path / "remote")
-    runner = start_runner(port, python_code=(
-        "import ipc_bench.harness.remote_runner as r\n"
-        "r.source_code = lambda: 'ecfd2610000000000000000000000000000000ff (dirty)'"))
-    _, runner_err = runner.communicate(timeout=120)
-    out, err = sched.communicate(timeout=60)
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(CASE, port), tmp_path / "remote")
+        runner = launch.runner(port, python_code=(
+            "import ipc_bench.harness.remote_runner as r\n"
+            "r.source_code = lambda: 'ecfd2610000000000000000000000000000000ff (dirty)'"))
+        _, runner_err = runner.communicate(timeout=120)
+        out, err = sched.communicate(timeout=60)
     assert (sched.returncode, runner.returncode) == (0, 0), (err, runner_err)
     from ipc_bench.harness.environment import code_identity
 
@@ -149,11 +104,12 @@ def test_a_runner_of_another_protocol_version_is_refused_in_one_line(tmp_path):
     from ipc_bench.wire.control import PROTOCOL_VERSION
 
     port = free_base_port(3)
-    sched = start_scheduler(CASE + ["--remote-runners", "--port", str(port)], tmp_path / "r")
-    runner = start_runner(port, python_code="import ipc_bench.wire.control as c\n"
-                                            f"c.PROTOCOL_VERSION = {PROTOCOL_VERSION - 1}")
-    _, runner_err = runner.communicate(timeout=120)
-    _, err = sched.communicate(timeout=60)
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(CASE, port), tmp_path / "r")
+        runner = launch.runner(port, python_code="import ipc_bench.wire.control as c\n"
+                                                 f"c.PROTOCOL_VERSION = {PROTOCOL_VERSION - 1}")
+        _, runner_err = runner.communicate(timeout=120)
+        _, err = sched.communicate(timeout=60)
     line = (f"protocol version mismatch: scheduler speaks {PROTOCOL_VERSION}, runner speaks "
             f"{PROTOCOL_VERSION - 1}")
     assert sched.returncode == 1
@@ -166,9 +122,10 @@ def test_a_runner_of_another_protocol_version_is_refused_in_one_line(tmp_path):
 def test_a_runner_that_never_connects_fails_the_case_within_the_startup_timeout(tmp_path):
     port = free_base_port(3)
     t0 = time.monotonic()
-    sched = start_scheduler(CASE + ["--remote-runners", "--port", str(port),
-                                    "--startup-timeout", "2"], tmp_path / "r")
-    _, err = sched.communicate(timeout=60)
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(CASE, port) + ["--startup-timeout", "2"],
+                                 tmp_path / "r")
+        _, err = sched.communicate(timeout=60)
     assert time.monotonic() - t0 < 20
     assert sched.returncode == 1
     assert err.splitlines() == [
@@ -180,17 +137,15 @@ def test_a_runner_that_never_connects_fails_the_case_within_the_startup_timeout(
 def test_a_runner_killed_mid_run_fails_the_case_and_the_scheduler_exits(tmp_path):
     port = free_base_port(3)
     args = [a if a != "40" else "300000" for a in CASE]  # still running when killed
-    sched = start_scheduler(args + ["--remote-runners", "--port", str(port)], tmp_path / "r")
-    runner = start_runner(port)
-    deadline = time.monotonic() + 60
-    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)
-    runner.send_signal(signal.SIGKILL)
-    runner.communicate(timeout=30)
-    t_kill = time.monotonic()
-    _, err = sched.communicate(timeout=30)
-    assert time.monotonic() - t_kill < 10  # noticed at once, not after a timeout
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(args, port), tmp_path / "r")
+        runner = launch.runner(port)
+        wait_for_steps(tmp_path / "r", sched, flushes=2)  # a second into its steps
+        runner.send_signal(signal.SIGKILL)
+        runner.communicate(timeout=30)
+        t_kill = time.monotonic()
+        _, err = sched.communicate(timeout=30)
+        assert time.monotonic() - t_kill < 10  # noticed at once, not after a timeout
     lines = err.splitlines()
     assert sched.returncode == 1, err
     assert lines[0].startswith(f"bench.py: error: {CASE_ID}: remote runner 0 (control port "
@@ -205,9 +160,7 @@ def test_ports_in_use_are_refused_in_one_line(tmp_path):
     holder.bind(("127.0.0.1", port + 2))  # the ModelRunnerOutput port
     holder.listen()
     try:
-        proc = subprocess.run([sys.executable, "bench.py", *CASE, "--remote-runners", "--port",
-                               str(port), "--output", str(tmp_path / "r")], cwd=REPO,
-                              capture_output=True, text=True, timeout=60)
+        proc = bench_run([*by_hand(CASE, port), "--output", str(tmp_path / "r")], timeout_s=60)
     finally:
         holder.close()
     assert (proc.returncode, proc.stderr) == (
@@ -219,30 +172,34 @@ def test_ports_in_use_are_refused_in_one_line(tmp_path):
 def test_pickle_needs_the_runners_own_consent(tmp_path):
     port = free_base_port(3)
     args = [a if a != "msgpack" else "pickle" for a in CASE]
-    sched = start_scheduler(args + ["--remote-runners", "--port", str(port),
-                                    "--allow-pickle-over-tcp"], tmp_path / "r")
-    runner = start_runner(port)
-    _, runner_err = runner.communicate(timeout=120)
-    _, err = sched.communicate(timeout=60)
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(args, port) + ["--allow-pickle-over-tcp"],
+                                 tmp_path / "r")
+        runner = launch.runner(port)
+        _, runner_err = runner.communicate(timeout=120)
+        _, err = sched.communicate(timeout=60)
     assert (sched.returncode, runner.returncode) == (1, 3)
     assert "runner refused the handshake: refusing to decode pickle from the scheduler " \
            "over tcp" in err.splitlines()[0]
 
 
+#: A --tp 2 case whose ranks are started by hand (its --remote-runners options aside).
+TP = ["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp", "--num-running", "8",
+      "--steps", "30", "--policies", "cached"]
+
+
 @pytest.mark.parametrize("other_machine", [False, True], ids=["one-clock", "two-clocks"])
 def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path, other_machine):
     port = free_base_port(4)
-    sched = start_scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp",
-                             "--num-running", "8", "--steps", "30", "--policies", "cached",
-                             "--remote-runners", "--port", str(port), "--quiet"],
-                            tmp_path / "r")
-    # rank 1 may claim another machine's clock, as a rank on another host would
-    other = "import ipc_bench.wire.remote as r\nr.clock_id = lambda: 'another-boot-id'"
-    runners = [start_runner(port), start_runner(port + 1,
-                                                python_code=other if other_machine else "")]
-    for r in runners:
-        r.communicate(timeout=120)
-    out, err = sched.communicate(timeout=60)
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(TP, port) + ["--quiet"], tmp_path / "r")
+        # rank 1 may claim another machine's clock, as a rank on another host would
+        other = "import ipc_bench.wire.remote as r\nr.clock_id = lambda: 'another-boot-id'"
+        runners = [launch.runner(port),
+                   launch.runner(port + 1, python_code=other if other_machine else None)]
+        for r in runners:
+            r.communicate(timeout=120)
+        out, err = sched.communicate(timeout=60)
     assert (sched.returncode, err) == (0, ""), err
     assert [r.returncode for r in runners] == [0, 0]
     assert "broadcast=tcp,num_running=8,tp=2" in out
@@ -263,16 +220,15 @@ def test_tp_ranks_started_by_hand_broadcast_over_tcp(tmp_path, other_machine):
 
 def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path):
     port = free_base_port(4)
-    # rank 0 imports its modules before the scheduler starts waiting: on a slow machine its
-    # start-up alone would take the 2 s allowance
-    rank0 = start_runner(port, held=True)
-    sched = start_scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp",
-                             "--num-running", "8", "--steps", "30", "--policies", "cached",
-                             "--remote-runners", "--port", str(port), "--quiet",
-                             "--startup-timeout", "2"], tmp_path / "r")
-    release(rank0)
-    _, err = sched.communicate(timeout=60)
-    _, rank0_err = rank0.communicate(timeout=30)
+    with Launcher() as launch:
+        # rank 0 imports its modules before the scheduler starts waiting: on a slow
+        # machine its start-up alone would take the 2 s allowance
+        rank0 = launch.runner(port, held=True)
+        sched = launch.scheduler(by_hand(TP, port) + ["--quiet", "--startup-timeout", "2"],
+                                 tmp_path / "r")
+        launch.release(rank0)
+        _, err = sched.communicate(timeout=60)
+        _, rank0_err = rank0.communicate(timeout=30)
     assert sched.returncode == 1
     assert err.splitlines()[0] == (
         f"bench.py: error: num_running=8,tp=2,broadcast=tcp/cached/msgpack#0: no remote "
@@ -286,21 +242,18 @@ def test_a_tp_rank_that_never_connects_is_named_and_the_others_are_told(tmp_path
 def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path, killed_bench_tmpdir):
     port = free_base_port(3)
     args = [a if a != "40" else "300000" for a in CASE]
-    # a SIGKILLed bench.py leaves its socket folder there
-    env = dict(os.environ, TMPDIR=str(killed_bench_tmpdir))
-    sched = subprocess.Popen([sys.executable, "bench.py", *args, "--remote-runners", "--port",
-                              str(port), "--output", str(tmp_path / "r")], cwd=REPO, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    sched.stderr.readline()
-    runner = start_runner(port)
-    deadline = time.monotonic() + 60
-    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    sched.kill()
-    sched.communicate(timeout=30)
-    t_kill = time.monotonic()
-    _, runner_err = runner.communicate(timeout=30)
-    assert time.monotonic() - t_kill < 5
+    with Launcher() as launch:
+        # a SIGKILLed bench.py leaves its socket folder there
+        sched = launch.scheduler(by_hand(args, port), tmp_path / "r",
+                                 env=dict(os.environ, TMPDIR=str(killed_bench_tmpdir)),
+                                 stdout=subprocess.DEVNULL)
+        runner = launch.runner(port)
+        wait_for_steps(tmp_path / "r", sched)
+        sched.kill()
+        sched.communicate(timeout=30)
+        t_kill = time.monotonic()
+        _, runner_err = runner.communicate(timeout=30)
+        assert time.monotonic() - t_kill < 5
     assert runner.returncode == 5
     # steps.partial.csv exists from the case's start: the kill may meet the runner in
     # its step loop or reading a control message (EndWarmup, a KeepAlive) after the
@@ -314,45 +267,40 @@ def test_a_runner_whose_scheduler_is_killed_exits_at_once(tmp_path, killed_bench
 def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp_path):
     port = free_base_port(3)
     args = [a if a != "40" else "300000" for a in CASE]
-    sched = start_scheduler(args + ["--remote-runners", "--port", str(port),
-                                    "--peer-timeout", "2"], tmp_path / "r")
-    runner = start_runner(port)
-    deadline = time.monotonic() + 60
-    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    runner.send_signal(signal.SIGSTOP)
-    t_stop = time.monotonic()
-    try:
-        _, err = sched.communicate(timeout=30)
-    finally:
-        runner.send_signal(signal.SIGCONT)
-    assert 1.5 < time.monotonic() - t_stop < 10
-    assert sched.returncode == 1
-    assert re.fullmatch(
-        rf"bench\.py: error: {re.escape(CASE_ID)}: remote runner 0 \(control port "
-        rf"tcp://127\.0\.0\.1:{port}\) stopped answering: (no ModelRunnerOutput for step "
-        # or, stopped as the scheduler asked for the input oracle's digests
-        rf"\d+|no input digests from the runner before step \d+) within 2 s \(on another "
-        rf"host: not killed from here\); partial results: "
-        rf"{re.escape(str(tmp_path / 'r'))}", err.splitlines()[0]), err
-    _, runner_err = runner.communicate(timeout=30)  # the scheduler is gone: it exits
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(args, port) + ["--peer-timeout", "2"], tmp_path / "r")
+        runner = launch.runner(port)
+        wait_for_steps(tmp_path / "r", sched)
+        runner.send_signal(signal.SIGSTOP)
+        t_stop = time.monotonic()
+        try:
+            _, err = sched.communicate(timeout=30)
+        finally:
+            runner.send_signal(signal.SIGCONT)
+        assert 1.5 < time.monotonic() - t_stop < 10
+        assert sched.returncode == 1
+        assert re.fullmatch(
+            rf"bench\.py: error: {re.escape(CASE_ID)}: remote runner 0 \(control port "
+            rf"tcp://127\.0\.0\.1:{port}\) stopped answering: (no ModelRunnerOutput for step "
+            # or, stopped as the scheduler asked for the input oracle's digests
+            rf"\d+|no input digests from the runner before step \d+) within 2 s \(on "
+            rf"another host: not killed from here\); partial results: "
+            rf"{re.escape(str(tmp_path / 'r'))}", err.splitlines()[0]), err
+        _, runner_err = runner.communicate(timeout=30)  # the scheduler is gone: it exits
     assert runner.returncode == 5, runner_err
 
 
 def test_another_peer_coming_and_going_on_the_control_port_is_not_the_runner(tmp_path):
     port = free_base_port(3)
     args = [a if a != "40" else "20000" for a in CASE]  # a few seconds: still running
-    sched = start_scheduler(args + ["--remote-runners", "--port", str(port), "--no-floor"],
-                            tmp_path / "r")
-    runner = start_runner(port)
-    deadline = time.monotonic() + 60
-    while not list((tmp_path / "r").glob("steps.partial.csv")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    stranger = socket.create_connection(("127.0.0.1", port))  # a port scan, say
-    stranger.close()
-    runner.communicate(timeout=120)
-    _, err = sched.communicate(timeout=60)
-    assert (sched.returncode, err, runner.returncode) == (0, "", 0)
+    with Launcher() as launch:
+        sched = launch.scheduler(by_hand(args, port) + ["--no-floor"], tmp_path / "r")
+        runner = launch.runner(port)
+        wait_for_steps(tmp_path / "r", sched)
+        stranger = socket.create_connection(("127.0.0.1", port))  # a port scan, say
+        stranger.close()
+        (runner_rc, _, _), (sched_rc, _, err) = launch.finish(runner, sched)
+    assert (sched_rc, err, runner_rc) == (0, "", 0)
 
 
 def _config(**kw):
