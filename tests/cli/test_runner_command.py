@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import signal
 import socket
-import subprocess
-import sys
 
 import pytest
 import zmq
 
-from fault_helpers import REPO, processes_matching
+from fault_helpers import processes_matching
+from remote_launch import Launcher, read_line
 from ipc_bench import cli
 
 
@@ -48,28 +47,21 @@ def test_bad_runner_input_is_one_line_and_exit_2(argv, message, capsys):
     assert (code, lines, out) == (2, [f"bench.py runner: error: {message}"], "")
 
 
-def _runner(port: int, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "bench.py", "runner", "--connect",
-                             f"tcp://127.0.0.1:{port}", *extra], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def test_ctrl_c_while_waiting_for_the_scheduler_to_answer_ends_in_one_line():
     listener = socket.socket()  # a scheduler's host still starting: accepts, says nothing
     listener.bind(("127.0.0.1", 0))
     listener.listen()
     listener.settimeout(30)
     port = listener.getsockname()[1]
-    proc = _runner(port, "--connect-timeout", "60")
     try:
-        conn, _ = listener.accept()  # the runner waits for the ZeroMQ handshake now
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-        conn.close()
+        with Launcher() as launch:
+            proc = launch.runner(port, "--connect-timeout", "60")
+            conn, _ = listener.accept()  # the runner waits for the ZeroMQ handshake now
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+            conn.close()
     finally:
         listener.close()
-        proc.kill()
-        proc.wait()
     assert (proc.returncode, err) == (130, "bench.py runner: interrupted by SIGINT (exit 130)\n")
     assert processes_matching("runner", "--connect", f"tcp://127.0.0.1:{port}") == []
 
@@ -78,14 +70,13 @@ def test_ctrl_c_while_waiting_for_the_first_case_ends_in_one_line():
     ctx = zmq.Context()
     sched = ctx.socket(zmq.PAIR)  # a scheduler that has not started its first case
     port = sched.bind_to_random_port("tcp://127.0.0.1")
-    proc = _runner(port)
     try:
-        first = proc.stderr.readline()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        with Launcher() as launch:
+            proc = launch.runner(port)
+            first = read_line(proc, "the runner's first line")
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
     finally:
-        proc.kill()
-        proc.wait()
         sched.close(linger=0)
         ctx.term()
     assert first == (f"bench.py runner: connected to tcp://127.0.0.1:{port}; serving cases "

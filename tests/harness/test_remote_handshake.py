@@ -10,50 +10,36 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import zmq
 
-from fault_helpers import REPO, free_base_port
+from fault_helpers import free_base_port
+from remote_launch import Launcher, wait_for_steps
 
 CASE = ["--scenario", "decode-steady", "--transport", "tcp", "--num-running", "4",
         "--policies", "send", "--codecs", "msgpack", "--no-single-process", "--quiet",
         "--no-floor"]
 
 
-def scheduler(port: int, steps: int, out: Path, *extra: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "bench.py", *CASE, "--steps", str(steps),
-                             "--remote-runners", "--port", str(port), "--output", str(out),
-                             *extra], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stderr.readline().startswith("bench.py: waiting up to ")
+def scheduler(launch: Launcher, port: int, steps: int, out: Path,
+              *extra: str) -> subprocess.Popen:
+    proc = launch.scheduler([*CASE, "--steps", str(steps), "--remote-runners", "--port",
+                             str(port), "--output", str(out), *extra])
+    assert proc.first_line.startswith("bench.py: waiting up to ")
     return proc
-
-
-def runner(port: int, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "bench.py", "runner", "--connect",
-                             f"tcp://127.0.0.1:{port}", *extra], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for_steps(out: Path, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not list(out.glob("steps.partial.csv")):
-        assert time.monotonic() < deadline, "the case did not start"
-        time.sleep(0.05)
 
 
 def test_a_second_runner_on_a_taken_control_port_is_refused_at_once(tmp_path):
     port = free_base_port(3)
-    sched = scheduler(port, 20000, tmp_path / "r")  # a few seconds: still running
-    first = runner(port)
-    try:
-        wait_for_steps(tmp_path / "r")
+    with Launcher() as launch:
+        sched = scheduler(launch, port, 20000, tmp_path / "r")  # a few seconds: still running
+        first = launch.runner(port)
+        wait_for_steps(tmp_path / "r", sched)
         t0 = time.monotonic()
-        second = runner(port)
+        second = launch.runner(port)
         _, err = second.communicate(timeout=30)
         assert time.monotonic() - t0 < 10  # at once (the interpreter's start included)
         assert (second.returncode, err) == (3, (
@@ -62,10 +48,6 @@ def test_a_second_runner_on_a_taken_control_port_is_refused_at_once(tmp_path):
             f"base + r); this one was refused\n"))
         _, first_err = first.communicate(timeout=120)
         _, sched_err = sched.communicate(timeout=60)
-    finally:
-        for p in (first, sched):
-            p.kill()
-            p.wait()
     assert (sched.returncode, sched_err) == (0, "")
     assert (first.returncode, first_err.splitlines()[-1]) == (
         0, "bench.py runner: the run is complete (1 case(s) served)")
@@ -74,21 +56,22 @@ def test_a_second_runner_on_a_taken_control_port_is_refused_at_once(tmp_path):
 @pytest.mark.parametrize("offset", [1, 2], ids=["SchedulerOutput", "ModelRunnerOutput"])
 def test_a_runner_pointed_at_a_data_port_says_it_is_not_the_control_port(tmp_path, offset):
     port = free_base_port(3)
-    sched = scheduler(port, 300_000, tmp_path / "r")
-    first = runner(port)
-    try:
-        wait_for_steps(tmp_path / "r")  # the case binds its data ports
-        lost = runner(port + offset, "--connect-timeout", "2")
-        _, err = lost.communicate(timeout=30)
-        assert (lost.returncode, err) == (2, (
-            f"bench.py runner: error: the peer at tcp://127.0.0.1:{port + offset} failed "
-            f"the ZeroMQ handshake (not a socket of this harness, or one of another kind, "
-            f"such as a data port): is it the scheduler's control port? The scheduler "
-            f"prints the command with the port to connect to\n"))
-    finally:
-        sched.send_signal(signal.SIGINT)
-        sched.communicate(timeout=60)
-        first.communicate(timeout=30)
+    with Launcher() as launch:
+        sched = scheduler(launch, port, 300_000, tmp_path / "r")
+        first = launch.runner(port)
+        try:
+            wait_for_steps(tmp_path / "r", sched)  # the case binds its data ports
+            lost = launch.runner(port + offset, "--connect-timeout", "2")
+            _, err = lost.communicate(timeout=30)
+            assert (lost.returncode, err) == (2, (
+                f"bench.py runner: error: the peer at tcp://127.0.0.1:{port + offset} failed "
+                f"the ZeroMQ handshake (not a socket of this harness, or one of another kind, "
+                f"such as a data port): is it the scheduler's control port? The scheduler "
+                f"prints the command with the port to connect to\n"))
+        finally:
+            sched.send_signal(signal.SIGINT)
+            sched.communicate(timeout=60)
+            first.communicate(timeout=30)
     assert sched.returncode == 130 and first.returncode == 5
 
 
@@ -98,10 +81,11 @@ def test_a_listener_that_never_answers_is_named_within_the_connect_timeout():
     listener.listen()
     port = listener.getsockname()[1]
     try:
-        t0 = time.monotonic()
-        proc = runner(port, "--connect-timeout", "0.5")
-        _, err = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - t0
+        with Launcher() as launch:
+            t0 = time.monotonic()
+            proc = launch.runner(port, "--connect-timeout", "0.5")
+            _, err = proc.communicate(timeout=30)
+            elapsed = time.monotonic() - t0
     finally:
         listener.close()
     assert (proc.returncode, err) == (2, (
@@ -132,18 +116,17 @@ def test_the_doorman_admits_one_peer_per_control_port():
 
 def test_a_runner_whose_scheduler_hangs_mid_case_exits_within_the_peer_timeout(tmp_path):
     port = free_base_port(3)
-    sched = scheduler(port, 300_000, tmp_path / "r", "--peer-timeout", "2")
-    proc = runner(port)
-    try:
-        wait_for_steps(tmp_path / "r")
-        sched.send_signal(signal.SIGSTOP)
-        t0 = time.monotonic()
-        _, err = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - t0
-    finally:
-        sched.send_signal(signal.SIGCONT)
-        proc.kill()
-        proc.wait()
+    with Launcher() as launch:
+        sched = scheduler(launch, port, 300_000, tmp_path / "r", "--peer-timeout", "2")
+        proc = launch.runner(port)
+        try:
+            wait_for_steps(tmp_path / "r", sched)
+            sched.send_signal(signal.SIGSTOP)
+            t0 = time.monotonic()
+            _, err = proc.communicate(timeout=30)
+            elapsed = time.monotonic() - t0
+        finally:
+            sched.send_signal(signal.SIGCONT)
         sched.communicate(timeout=60)
     assert 1.5 < elapsed < 10 and proc.returncode == 5
     lines = err.splitlines()
@@ -155,17 +138,13 @@ def test_a_runner_whose_scheduler_hangs_mid_case_exits_within_the_peer_timeout(t
 
 def test_a_runner_interrupted_mid_case_ends_in_one_line_and_fails_the_case(tmp_path):
     port = free_base_port(3)
-    sched = scheduler(port, 300_000, tmp_path / "r")
-    proc = runner(port)
-    try:
-        wait_for_steps(tmp_path / "r")
+    with Launcher() as launch:
+        sched = scheduler(launch, port, 300_000, tmp_path / "r")
+        proc = launch.runner(port)
+        wait_for_steps(tmp_path / "r", sched)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
         _, sched_err = sched.communicate(timeout=30)
-    finally:
-        for p in (proc, sched):
-            p.kill()
-            p.wait()
     assert (proc.returncode, err.splitlines()[1:]) == (
         130, ["bench.py runner: interrupted by SIGINT (exit 130)"])
     assert sched.returncode == 1
