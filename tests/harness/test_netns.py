@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from fault_helpers import REPO
+from remote_launch import Launcher, bench_run, token_digests
 
 PREFIX = "ipcb-"
 PORT = 5600  # the namespaces are fresh: every port in them is free
@@ -109,12 +109,11 @@ class Pair:
                 errors.append(f"ip netns del {name}: {done.stderr.strip()}")
         return errors
 
-    def popen(self, ns: str, argv: list[str]) -> subprocess.Popen:
-        """``argv`` (after ``python``) run in namespace ``ns`` (``ip netns exec`` execs
-        it, so the pid is Python's)."""
-        return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, *argv],
-                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+    @staticmethod
+    def inside(ns: str) -> tuple[str, ...]:
+        """The prefix that runs a command in namespace ``ns`` (``ip netns exec`` execs it,
+        so the pid is Python's)."""
+        return ("ip", "netns", "exec", ns)
 
 
 @pytest.fixture
@@ -134,34 +133,6 @@ def pair():
         assert not errors and p.a not in listing and p.b not in listing, errors
 
 
-def _first_line(proc: subprocess.Popen) -> str:
-    """The first stderr line of ``proc`` (the scheduler's 'waiting ... for runners' line,
-    printed once its ports are bound, or an error), within TIMEOUT; kills it otherwise."""
-    line: list[str] = []
-    reader = threading.Thread(target=lambda: line.append(proc.stderr.readline()), daemon=True)
-    reader.start()
-    reader.join(TIMEOUT)
-    if not line:
-        proc.kill()
-        proc.communicate()
-        pytest.fail(f"the scheduler printed nothing within {TIMEOUT} s")
-    return line[0]
-
-
-def _run(procs: list[subprocess.Popen]) -> list[tuple[int, str, str]]:
-    results = []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=TIMEOUT)
-            results.append((p.returncode, out, err))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
-    return results
-
-
 def _ip_netns_ss(ns: str) -> list[tuple[str, int]]:
     """``(ADDR:PORT, pid)`` of every listening TCP socket in namespace ``ns``."""
     out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-ltnpH"], capture_output=True,
@@ -170,26 +141,49 @@ def _ip_netns_ss(ns: str) -> list[tuple[str, int]]:
             for pid in re.findall(r"pid=(\d+),", line)]
 
 
-def _digests(run: Path) -> dict[str, str]:
-    summary = json.loads((run / "summary.json").read_text())
-    return {c["case_id"]: c["token_digest"] for c in summary["cases"]}
-
-
 def _spawned(args: list[str], out: Path) -> dict[str, str]:
-    done = subprocess.run([sys.executable, "bench.py", *args, "--output", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT)
+    done = bench_run([*args, "--output", str(out)], timeout_s=TIMEOUT)
     assert done.returncode == 0, done.stderr
-    return _digests(out)
+    return token_digests(out)
+
+
+def _scheduler(launch: Launcher, pair: Pair, args: list[str], out: Path,
+               skip: tuple[str, ...] = ()) -> subprocess.Popen:
+    """``bench.py ARGS`` in namespace A, bound to A's address, its runners started by
+    hand; returned once it printed its first stderr line (``first_line``: the 'waiting
+    ... for runners' line, printed once its ports are bound, or an error), past lines
+    that begin with one of ``skip``."""
+    return launch.scheduler([*args, "--host", pair.addr_a, "--remote-runners", "--port",
+                             str(PORT)], out, skip=skip, prefix=pair.inside(pair.a),
+                            timeout_s=TIMEOUT)
+
+
+def _runners(launch: Launcher, pair: Pair, n: int) -> list[subprocess.Popen]:
+    """``bench.py runner`` in namespace B for each of ``n`` ranks, connected to A's address."""
+    return [launch.runner(f"tcp://{pair.addr_a}:{PORT + r}", prefix=pair.inside(pair.b))
+            for r in range(n)]
+
+
+def _two_ranks(launch: Launcher, pair: Pair, args: list[str], out: Path,
+               skip: tuple[str, ...] = ()) -> tuple[subprocess.Popen, list[subprocess.Popen]]:
+    """The scheduler of a case of 2 ranks (``_scheduler``), once its first line named
+    the command of each, and a runner in namespace B for each rank."""
+    sched = _scheduler(launch, pair, args, out, skip)
+    first = sched.first_line
+    assert first == (f"bench.py: waiting up to 120 s for 2 runner(s) started by hand; on "
+                     f"each runner's host run: python bench.py runner --connect "
+                     f"tcp://{pair.addr_a}:{PORT}; python bench.py runner --connect "
+                     f"tcp://{pair.addr_a}:{PORT + 1}\n")
+    return sched, _runners(launch, pair, 2)
 
 
 def test_a_runner_in_another_namespace_gives_the_spawned_runners_tokens(pair, tmp_path):
     args = ["--scenario", "decode-steady", "--transport", "tcp", *CASE]
-    sched = pair.popen(pair.a, ["bench.py", *args, "--host", pair.addr_a, "--remote-runners",
-                                "--port", str(PORT), "--output", str(tmp_path / "remote")])
-    first = _first_line(sched)
-    runner = pair.popen(pair.b, ["bench.py", "runner", "--connect",
-                                 f"tcp://{pair.addr_a}:{PORT}"])
-    (s_rc, s_out, s_err), (r_rc, _, r_err) = _run([sched, runner])
+    with Launcher() as launch:
+        sched = _scheduler(launch, pair, args, tmp_path / "remote")
+        first = sched.first_line
+        (runner,) = _runners(launch, pair, 1)
+        (s_rc, s_out, s_err), (r_rc, _, r_err) = launch.finish(sched, runner, timeout_s=TIMEOUT)
     print(f"namespaces {pair.a} ({pair.addr_a}) and {pair.b} ({pair.addr_b}); "
           f"scheduler exit {s_rc}, runner exit {r_rc}")
     assert s_rc == 0, s_err
@@ -200,8 +194,8 @@ def test_a_runner_in_another_namespace_gives_the_spawned_runners_tokens(pair, tm
                      f"tcp://{pair.addr_a}:{PORT}\n")
     assert "device=cpu (remote runner)" in s_out
     assert r_err.splitlines()[-1] == ("bench.py runner: the run is complete "
-                                      f"(2 case(s) served)")
-    remote = _digests(tmp_path / "remote")
+                                      "(2 case(s) served)")
+    remote = token_digests(tmp_path / "remote")
     assert len(remote) == 2 and remote == _spawned(args, tmp_path / "spawned")
     print(f"token digests over the veth = spawned runner's: {remote}")
 
@@ -209,23 +203,16 @@ def test_a_runner_in_another_namespace_gives_the_spawned_runners_tokens(pair, tm
 def test_tp_ranks_in_another_namespace_broadcast_over_the_veth(pair, tmp_path):
     args = ["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp", *CASE,
             "--policies", "cached"]
-    sched = pair.popen(pair.a, ["bench.py", *args, "--host", pair.addr_a, "--remote-runners",
-                                "--port", str(PORT), "--output", str(tmp_path / "remote")])
-    first = _first_line(sched)
-    assert first == (f"bench.py: waiting up to 120 s for 2 runner(s) started by hand; on "
-                     f"each runner's host run: python bench.py runner --connect "
-                     f"tcp://{pair.addr_a}:{PORT}; python bench.py runner --connect "
-                     f"tcp://{pair.addr_a}:{PORT + 1}\n")
-    ranks = [pair.popen(pair.b, ["bench.py", "runner", "--connect",
-                                 f"tcp://{pair.addr_a}:{PORT + r}"]) for r in range(2)]
-    (s_rc, s_out, s_err), *rank_results = _run([sched, *ranks])
+    with Launcher() as launch:
+        sched, ranks = _two_ranks(launch, pair, args, tmp_path / "remote")
+        (s_rc, s_out, s_err), *rank_results = launch.finish(sched, *ranks, timeout_s=TIMEOUT)
     print(f"scheduler exit {s_rc}, ranks exit {[r[0] for r in rank_results]}")
     assert s_rc == 0, s_err
     assert [r[0] for r in rank_results] == [0, 0], [r[2] for r in rank_results]
     assert "device=cpu (remote runners)" in s_out
     case = json.loads((tmp_path / "remote" / "summary.json").read_text())["cases"][0]
     assert case["tp"] == 2 and len(case["tp_rank_decode_ns_per_step"]) == 2
-    remote = _digests(tmp_path / "remote")
+    remote = token_digests(tmp_path / "remote")
     # the spawned ranks broadcast over ipc (XPUB), the same case otherwise
     local = _spawned(["--scenario", "tp-broadcast", "--tp", "2", *CASE, "--policies",
                       "cached", "--tp-transports", "ipc"], tmp_path / "spawned")
@@ -240,32 +227,25 @@ def test_pp_stages_in_another_namespace_meet_through_the_schedulers_store(pair, 
     args = ["--scenario", "pp", "--pp", "2", "--transport", "tcp", "--num-running", "8",
             "--steps", "400", "--warmup-steps", "5", "--codecs", "msgpack", "--model",
             "fixed-step", "--step-time-ms", "2", "--quiet"]
-    sched = pair.popen(pair.a, ["bench.py", *args, "--host", pair.addr_a, "--remote-runners",
-                                "--port", str(PORT), "--output", str(tmp_path / "remote")])
-    first = _first_line(sched)
-    while first.startswith("bench.py: warning: --pp 2 on "):  # this machine's cores
-        first = _first_line(sched)
-    assert first == (f"bench.py: waiting up to 120 s for 2 runner(s) started by hand; on "
-                     f"each runner's host run: python bench.py runner --connect "
-                     f"tcp://{pair.addr_a}:{PORT}; python bench.py runner --connect "
-                     f"tcp://{pair.addr_a}:{PORT + 1}\n")
-    stages = [pair.popen(pair.b, ["bench.py", "runner", "--connect",
-                                  f"tcp://{pair.addr_a}:{PORT + r}"]) for r in range(2)]
-    seen: set[str] = set()  # the stages' listening sockets, polled while they run
-    done = threading.Event()
+    with Launcher() as launch:
+        sched, stages = _two_ranks(launch, pair, args, tmp_path / "remote",
+                                   skip=("bench.py: warning: --pp 2 on ",))  # its cores
+        seen: set[str] = set()  # the stages' listening sockets, polled while they run
+        done = threading.Event()
 
-    def watch() -> None:
-        while not done.wait(0.1):
-            listing = _ip_netns_ss(pair.b)
-            seen.update(local for local, pid in listing if pid in {s.pid for s in stages})
+        def watch() -> None:
+            while not done.wait(0.1):
+                listing = _ip_netns_ss(pair.b)
+                seen.update(local for local, pid in listing if pid in {s.pid for s in stages})
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
-        (s_rc, s_out, s_err), *stage_results = _run([sched, *stages])
-    finally:
-        done.set()
-        watcher.join(10)
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            (s_rc, s_out, s_err), *stage_results = launch.finish(sched, *stages,
+                                                                 timeout_s=TIMEOUT)
+        finally:
+            done.set()
+            watcher.join(10)
     print(f"stages' listening sockets seen in {pair.b}: {sorted(seen)}")
     # gloo's listener of each stage: on B's veth address only (GLOO_SOCKET_IFNAME)
     assert seen and {a.rsplit(":", 1)[0] for a in seen} == {pair.addr_b}, seen
