@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from fault_helpers import REPO, children
+from remote_launch import bench_run
 from run_notes import without_nice_note
 from script_module import load_script
 from ipc_bench import cli
@@ -819,9 +820,8 @@ def test_outputs_cut_at_max_model_len_are_counted(tmp_path, capsys):
 
 
 def test_bench_process_bad_input_has_no_traceback():
-    proc = subprocess.run([sys.executable, "bench.py", "--scenario", "decode-steady",
-                           "--num-running", "64", "--max-num-seqs", "16"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    proc = bench_run(["--scenario", "decode-steady", "--num-running", "64", "--max-num-seqs",
+                      "16"])
     assert (proc.returncode, proc.stdout, proc.stderr) == (
         2, "", "bench.py: error: --num-running 64 is larger than max_num_seqs 16: a steady "
                "batch of 64 cannot run\n")

@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from fault_helpers import REPO
+from fault_helpers import REPO, free_base_port
+from remote_launch import Launcher, bench_run
 from ipc_bench import cli
 from ipc_bench.harness import affinity
 from ipc_bench.harness.affinity import format_cpus, parse_affinity
@@ -108,9 +109,7 @@ def test_a_runner_given_a_set_it_cannot_take_says_why(call, process):
 
 
 def _run(tmp_path, *more: str, base: list[str] = DS) -> dict:
-    proc = subprocess.run([sys.executable, "bench.py", *base, *more, "--output",
-                           str(tmp_path)], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+    proc = bench_run([*base, *more, "--output", str(tmp_path)], timeout_s=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads((tmp_path / "summary.json").read_text())
 
@@ -299,20 +298,14 @@ def _run_remote(tmp_path, scheduler_args: list[str], runner_sets: list[str]) -> 
     per rank (``runner_sets``, rank order); returns (each runner's first stderr line,
     each case's ``(case_id, cpus_allowed)``). The runners' control ports are
     ``--port``'s base + rank."""
-    from fault_helpers import free_base_port
-
     port = free_base_port(2 + 2 * len(runner_sets))
-    sched = subprocess.Popen(
-        [sys.executable, "bench.py", *scheduler_args, "--transport", "tcp",
-         "--remote-runners", "--port", str(port), "--output", str(tmp_path)], cwd=REPO,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sched.stderr.readline()  # the 'waiting ... for runners' line: its ports are bound
-    runners = [subprocess.Popen([sys.executable, "bench.py", "runner", "--connect",
-                                 f"tcp://127.0.0.1:{port + rank}", "--cpu-affinity", cpus],
-                                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True) for rank, cpus in enumerate(runner_sets)]
-    errs = [r.communicate(timeout=120)[1] for r in runners]
-    _, err = sched.communicate(timeout=60)
+    with Launcher() as launch:
+        sched = launch.scheduler([*scheduler_args, "--transport", "tcp", "--remote-runners",
+                                  "--port", str(port)], tmp_path)  # once bound
+        runners = [launch.runner(port + rank, "--cpu-affinity", cpus)
+                   for rank, cpus in enumerate(runner_sets)]
+        errs = [r.communicate(timeout=120)[1] for r in runners]
+        _, err = sched.communicate(timeout=60)
     assert (sched.returncode, err, [r.returncode for r in runners]) == \
         (0, "", [0] * len(runners)), errs
     summary = json.loads((tmp_path / "summary.json").read_text())

@@ -9,10 +9,7 @@ while the scheduler named 487 for the same question."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from fault_helpers import REPO, free_base_port
+from remote_launch import refused_by_hand
 from ipc_bench.cli import main as cli_main
 from ipc_bench.cli.run import _give_runners_the_need, _memory_need
 from ipc_bench.engine.config import ModelConfig, ModelMemoryError, check_model_memory
@@ -100,22 +97,6 @@ def test_a_runner_started_by_hand_and_the_scheduler_name_the_same_figure(tmp_pat
     """The scheduler does not check a model that a runner started by hand runs: that
     runner refuses it, naming the figure the scheduler's own check names when the model
     runs on its host."""
-    port = free_base_port(3)
-    run = tmp_path / "run"
-    sched = subprocess.Popen(
-        [sys.executable, "bench.py", *RUN, "--transport", "tcp", "--remote-runners",
-         "--port", str(port), "--output", str(run)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = sched.stderr.readline()  # the 'waiting ... for runners' line: bound
-    runner = subprocess.run(
-        [sys.executable, "bench.py", "runner", "--connect", f"tcp://127.0.0.1:{port}"],
-        cwd=REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    _, err = sched.communicate(timeout=60)
-    assert first.startswith("bench.py: waiting up to ")
-    assert (sched.returncode, runner.returncode) == (1, 3), (err, runner.stderr)
-    assert err.splitlines()[-1] == (
-        f"bench.py: error: num_running=1024/send/msgpack#0: runner refused the handshake: "
-        f"{QWEN}; run folder (nothing measured): {run}")
-    assert runner.stderr.splitlines()[-1] == f"bench.py runner: refusing the handshake: {QWEN}"
+    refused_by_hand(RUN, tmp_path / "run", "num_running=1024/send/msgpack#0", QWEN)
     assert cli_main(RUN + ["--output", str(tmp_path / "here")]) == 2
     assert capsys.readouterr().err.strip() == "bench.py: error: " + QWEN

@@ -8,13 +8,11 @@ sends what it knows of the workload in the handshake (``RunnerConfig.blocks_need
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from fault_helpers import REPO, free_base_port
+from remote_launch import refused_by_hand
 from ipc_bench.cli.run import REPLAY_NEED_WORDS
 from ipc_bench.engine.config import ModelConfig, ModelMemoryError, SchedulerConfig, \
     check_model_memory
@@ -79,29 +77,15 @@ def test_a_runner_started_by_hand_names_the_least_blocks(tmp_path):
     """A trace replay whose torch model's cache is too large for the CPU, on a runner
     started by hand (the scheduler does not check a model it does not run): one line,
     the scheduler's advice, from the runner's figures."""
-    port = free_base_port(3)
-    run = tmp_path / "run"
-    sched = subprocess.Popen(
-        [sys.executable, "bench.py", "--scenario", "azure-conv", "--trace",
-         str(_trace(tmp_path / "t.csv")), "--warmup-steps", "0", "--model", "torch",
-         "--model-preset", "tiny", "--num-blocks", "4000000", "--transport", "tcp",
-         "--remote-runners", "--port", str(port), "--policies", "send", "--codecs",
-         "msgpack", "--no-single-process", "--no-floor", "--quiet", "--output", str(run)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = sched.stderr.readline()  # the 'waiting ... for runners' line: bound
-    runner = subprocess.run(
-        [sys.executable, "bench.py", "runner", "--connect", f"tcp://127.0.0.1:{port}"],
-        cwd=REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    _, err = sched.communicate(timeout=60)
     refusal = ("tiny needs 0.1 GiB of weights + 30.5 GiB of KV cache (num_blocks 4,000,000 "
                "x block_size 16), 30.6 GiB in all, on cpu; the CPU limit is 6.0 GiB: give "
                "--num-blocks from 261 (the blocks the longest request replayed holds at its "
                "last step; a smaller cache rejects it on arrival or cannot hold it) to "
                "778,379, or a smaller --model-preset")
-    assert first.startswith("bench.py: waiting up to ")
-    assert (sched.returncode, runner.returncode) == (1, 3), (err, runner.stderr)
-    assert err.splitlines()[-1] == (
-        f"bench.py: error: trace=azure-conv:3/send/msgpack#0: runner refused the "
-        f"handshake: {refusal}; run folder (nothing measured): {run}")
-    assert runner.stderr.splitlines()[-1] == f"bench.py runner: refusing the handshake: {refusal}"
-    assert "Traceback" not in err + runner.stderr
+    both = refused_by_hand(
+        ["--scenario", "azure-conv", "--trace", str(_trace(tmp_path / "t.csv")),
+         "--warmup-steps", "0", "--model", "torch", "--model-preset", "tiny", "--num-blocks",
+         "4000000", "--policies", "send", "--codecs", "msgpack", "--no-single-process",
+         "--no-floor", "--quiet"], tmp_path / "run", "trace=azure-conv:3/send/msgpack#0",
+        refusal)
+    assert "Traceback" not in both
