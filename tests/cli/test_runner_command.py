@@ -73,7 +73,7 @@ def test_ctrl_c_while_waiting_for_the_first_case_ends_in_one_line():
     try:
         with Launcher() as launch:
             proc = launch.runner(port)
-            first = read_line(proc, "the runner's first line")
+            first = read_line(proc, "first line of the runner")
             proc.send_signal(signal.SIGINT)
             _, err = proc.communicate(timeout=30)
     finally:
