@@ -154,7 +154,8 @@ def test_every_wait_times_out_naming_what_it_waited_for(wait):
                                               r"\(reader 0 waited for the written flag of "
                                               r"chunk 0\)$"):
             r0.recv(timeout_s=0.2, what="SchedulerOutput for step 3")
-        assert time.monotonic() - t0 < 2.0
+        # the given 0.2 s each, not the default 10 s: room for a loaded machine's stalls
+        assert time.monotonic() - t0 < 8.0
     finally:
         close_all(writer, [r0, r1])
 
@@ -167,14 +168,14 @@ def test_a_reported_peer_problem_ends_the_wait():
         with pytest.raises(PeerError, match=r"^scheduler process 7 was killed by SIGKILL, "
                                             r"noticed while waiting for SchedulerOutput for step 1$"):
             reader.recv(what="SchedulerOutput for step 1")
-        assert time.monotonic() - t0 < 1.0
+        assert time.monotonic() - t0 < 10.0  # not the 30 s timeout
     finally:
         close_all(writer, [reader])
 
 
 @pytest.mark.parametrize("wait", ["spin", "block"])
 def test_a_closed_ring_is_read_to_its_end(wait):
-    writer, (reader,) = ring(1, n_chunks=4, chunk_bytes=64, wait=wait, timeout_s=5)
+    writer, (reader,) = ring(1, n_chunks=4, chunk_bytes=64, wait=wait, timeout_s=30)
     try:
         writer.send(b"last")
         writer.close()
@@ -184,7 +185,7 @@ def test_a_closed_ring_is_read_to_its_end(wait):
                                              r"\(reader 0 waited for the written flag of "
                                              r"chunk 1\)$"):
             reader.recv()
-        assert time.monotonic() - t0 < 1.0
+        assert time.monotonic() - t0 < 10.0  # not the 30 s timeout
     finally:
         close_all(writer, [reader])
 
@@ -287,7 +288,7 @@ def test_a_killed_reader_fails_the_writer_within_its_timeout_and_close_cleans_up
         with pytest.raises(RingTimeout, match=r"the writer waited for reader\(s\) 1 to read "
                                               r"chunk 0"):
             writer.send(b"c")
-        assert time.monotonic() - t0 < 3.0
+        assert time.monotonic() - t0 < 8.0  # its 1 s, not the default 10 s
     finally:
         writer.close()
         for proc in procs:
