@@ -122,7 +122,7 @@ def test_an_address_not_on_this_machine_is_refused_at_once(host, endpoint):
     t0 = time.monotonic()
     with pytest.raises(EndpointError) as err:
         SchedulerSockets(ctx, "tcp", None, host=host)
-    assert time.monotonic() - t0 < 1.0
+    assert time.monotonic() - t0 < 5.0  # at once: 1 s would leave a loaded machine none
     assert str(err.value) == (f"cannot bind {endpoint}: Cannot assign requested address "
                               "(not an address of this machine)")
     assert_terminates(ctx)
@@ -201,7 +201,7 @@ def test_connecting_to_a_missing_socket_file_fails_at_once(tmp_path):
     t0 = time.monotonic()
     with pytest.raises(EndpointError) as err:
         RunnerSockets(ctx, endpoint)
-    assert time.monotonic() - t0 < 1.0
+    assert time.monotonic() - t0 < 5.0  # not the 10 s connect timeout
     assert str(err.value) == (f"cannot connect to {endpoint}: no such socket file "
                               "(is the scheduler still running?)")
     assert_terminates(ctx)
@@ -228,7 +228,7 @@ def test_connecting_to_a_closed_tcp_port_fails_at_once():
         t0 = time.monotonic()
         with pytest.raises(EndpointError) as err:
             RunnerSockets(ctx, f"tcp://127.0.0.1:{port}")
-        assert time.monotonic() - t0 < 1.0
+        assert time.monotonic() - t0 < 5.0  # not the 10 s connect timeout
         assert str(err.value) == (f"cannot connect to tcp://127.0.0.1:{port}: connection "
                                   "refused or address unreachable")
         assert_terminates(ctx)
@@ -246,7 +246,7 @@ def test_a_peer_that_never_completes_the_handshake_times_out():
         t0 = time.monotonic()
         with pytest.raises(EndpointError) as err:
             RunnerSockets(ctx, f"tcp://127.0.0.1:{port}", connect_timeout_s=0.3)
-        assert 0.29 <= time.monotonic() - t0 < 2.0
+        assert 0.29 <= time.monotonic() - t0 < 5.0  # its 0.3 s, not the default 10 s
         assert str(err.value) == (f"cannot connect to tcp://127.0.0.1:{port}: no ZeroMQ "
                                   "handshake within 0.3 s")
         assert err.value.timed_out is True
