@@ -23,8 +23,8 @@ def test_a_control_connect_to_a_data_socket_fails_the_handshake_at_once(kind):
     try:
         t0 = time.monotonic()
         with pytest.raises(NoHandshake) as err:
-            RunnerSockets(ctx, f"tcp://127.0.0.1:{port}", connect_timeout_s=5.0)
-        assert time.monotonic() - t0 < 2.5  # not the timeout: the peer said no
+            RunnerSockets(ctx, f"tcp://127.0.0.1:{port}", connect_timeout_s=30.0)
+        assert time.monotonic() - t0 < 10.0  # not the timeout: the peer said no
         assert str(err.value) == (f"cannot connect to tcp://127.0.0.1:{port}: the ZeroMQ "
                                   f"handshake failed (not a socket of this harness, or one "
                                   f"of another kind)")
