@@ -41,18 +41,19 @@ def test_a_slow_first_step_waits_for_the_startup_timeout_not_the_peer_timeout(
 
 
 def test_a_first_step_past_the_startup_timeout_names_the_option_to_raise(monkeypatch):
-    # 4 s: the runner's start-up (its imports, the handshake) has the same allowance,
-    # and took over 1 s on a loaded 2-core machine
-    _slow_first_schedule(monkeypatch, delay_s=8.0)
+    # 8 s: the runner's start-up (its imports, the handshake) has the same allowance,
+    # and took over 1 s on a loaded 2-core machine (an interpreter's start alone up to
+    # 2.5 s under nice 10); the first step 12 s late, 4 s past the runner's wait
+    _slow_first_schedule(monkeypatch, delay_s=12.0)
     spec = steady_case(8, max_steps=STEPS, peer_timeout_s=PEER_TIMEOUT_S,
-                       startup_timeout_s=4.0)
+                       startup_timeout_s=8.0)
     with pytest.raises(CaseError) as err:
         run_case(spec)
     message = str(err.value)
     prefix, _, pid_and_rest = message.partition("runner process ")
     pid, _, rest = pid_and_rest.partition(" ")
     assert (prefix, pid.isdigit(), rest) == ("", True, (
-        "exited with code 5 (runner: no SchedulerOutput for step 0 within 4 s (raise "
+        "exited with code 5 (runner: no SchedulerOutput for step 0 within 8 s (raise "
         "--startup-timeout)), noticed while sending SchedulerOutput for step 0"))
 
 
