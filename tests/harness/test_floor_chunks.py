@@ -120,14 +120,15 @@ def test_a_floor_over_several_chunks_times_and_answers_every_counted_step(monkey
 @pytest.mark.parametrize("tp,transport", [(None, "ipc"), (2, "ipc"), (None, "shm")])
 def test_the_runner_waits_while_the_scheduler_decodes_a_later_chunk(monkeypatch, tp,
                                                                      transport):
-    # 60 counted steps in chunks of 20, each of the scheduler's decodes 30 ms: a chunk
-    # is 0.6 s, over a quarter of the 2 s peer timeout, so the scheduler sends a
+    # 60 counted steps in chunks of 20, each of the scheduler's decodes 60 ms: a chunk
+    # is 1.2 s, over a quarter of the 4 s peer timeout, so the scheduler sends a
     # KeepAlive marker while it decodes each later chunk, which each runner (each rank)
-    # reads before the chunk's first frame (through the ring with shm).
+    # reads before the chunk's first frame (through the ring with shm). 4 s, not 2 s: the
+    # whole run's steps wait under it, and a loaded machine can stall one for 2 s.
     monkeypatch.setattr(floor, "FLOOR_CHUNK_STEPS", 20)
     real = floor.scheduler_output_codec
     monkeypatch.setattr(floor, "scheduler_output_codec",
-                        lambda name: SlowDecode(real(name), 0.03))
+                        lambda name: SlowDecode(real(name), 0.06))
     heartbeats = []
     real_heartbeat = ChannelExchange.heartbeat
 
@@ -137,7 +138,7 @@ def test_the_runner_waits_while_the_scheduler_decodes_a_later_chunk(monkeypatch,
 
     monkeypatch.setattr(ChannelExchange, "heartbeat", heartbeat)
     control = _count_control(monkeypatch)
-    result = run_case(_spec(65, peer_timeout_s=2.0, tp=tp, transport=transport))
+    result = run_case(_spec(65, peer_timeout_s=4.0, tp=tp, transport=transport))
     assert result.error is None and len(result.floor_step_ns) == 60
     # the floor's heartbeats: the first chunk's, then one made at each later chunk
     floor_beats = heartbeats[-3:]
