@@ -6,7 +6,8 @@
 stage), starts N stage processes (``python -m ipc_bench.harness.pp_stage
 CTL_ENDPOINT``), handshakes with each (its ``RunnerConfig`` names its stage, the policy
 and the rendezvous file of the stages' gloo group, in the case's private socket
-folder), waits until every stage has subscribed, then runs the phases with a channel
+folder; the stages' rendezvous, before each answers ``Ready``, has the start-up
+allowance, as the handshake has: ``wire.pp``), waits until every stage has subscribed, then runs the phases with a channel
 whose window is N: the scheduler's loop is the async loop with N steps in flight
 (``async_loop``, vLLM's batch queue) over an ``engine.pipeline.PipelineScheduler``.
 Every stage reads every ``SchedulerOutput``; the last stage replies.
@@ -222,7 +223,7 @@ class _PpCase(_TpCase):
             self.store = os.path.join(folder, STORE_FILE)
         else:  # stages on other hosts: a tcp store on --host, at the run's store port
             host, port = split_tcp_endpoint(self.remote.store_endpoint())
-            self.store_server = StoreServer(host, port, self.spec.peer_timeout_s,
+            self.store_server = StoreServer(host, port, self.spec.startup_timeout_s,
                                             hold=deferred)
             self.store = self.store_server.endpoint
         super()._start(socks, folder)

@@ -46,9 +46,13 @@ from ipc_bench.wire.transport import PeerError, RunnerSockets
 def make_stage(config: RunnerConfig,
                peer_problem: Optional[Callable[[], Optional[str]]] = None) -> PipelineStage:
     """The stage of ``config`` with its ``link`` to the other stages (joins the gloo
-    group: returns once every stage has joined, or raises after the timeout). Step 0's
-    receives from the other stages wait ``handshake.first_step_wait_s``, the later ones
-    ``peer_timeout_s``. ``peer_problem``: the check of the control connection that a
+    group: returns once every stage has joined, or raises once the start-up allowance,
+    ``startup_timeout_s``, ran out: the stages' rendezvous is a one-time cost, as the
+    handshake is, and a stage may reach it seconds after the others on a loaded
+    machine). Step 0's receives from the other stages wait
+    ``handshake.first_step_wait_s``, the later ones and every send ``peer_timeout_s``
+    (``wire.pp``'s docstring: how gloo's one group timeout is kept to the rendezvous).
+    ``peer_problem``: the check of the control connection that a
     stage started by hand makes while it joins the scheduler's store
     (``wire.pp.StageLink``: ``transport.PeerError`` once the scheduler went away)."""
     stage = PipelineStage(config.scheduler, config.model, config.pp_size, config.pp_rank,
@@ -56,7 +60,8 @@ def make_stage(config: RunnerConfig,
     device = stage.model.torch_device.type if stage.torch else "cpu"
     stage.link = StageLink(config.pp_store, config.pp_rank, config.pp_size,
                            config.peer_timeout_s, device, first_step_wait_s(config),
-                           peer_problem=peer_problem)
+                           peer_problem=peer_problem,
+                           startup_timeout_s=config.startup_timeout_s)
     return stage
 
 

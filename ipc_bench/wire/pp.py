@@ -20,12 +20,32 @@ else travels. Every receive is bounded (``irecv``, then ``Work.wait(timeout=...)
 gloo honours for a receive whatever the group's timeout): step 0's hidden states and
 ids by the start-up allowance (``handshake.first_step_wait_s``: the stage before pays
 its first forward, a torch compile say, as the runner's first step does), every later
-one by the case's ``peer_timeout_s`` (also the group's timeout, ``init_process_group(
-timeout=...)``, which bounds the sends). A stage whose peer hangs fails with one line
+one by the case's ``peer_timeout_s``; every send's wait (``Work.wait(timeout=...)``
+too) by ``peer_timeout_s``. A stage whose peer hangs fails with one line
 naming the peer, the step and the option to raise (``no hidden states of step 0 from
 stage 0 within 120 s (raise --startup-timeout)``, ``... of step 7 ... within 10 s
 (raise --peer-timeout)``); one whose peer died fails at once (gloo sees the connection
 close) and the scheduler names the dead stage.
+
+Start-up and steps have two timeouts, and gloo one: the group's (``init_process_group(
+timeout=...)``) bounds its rendezvous (the store's waits for the other stages' addresses
+and the pair sockets' connects of gloo's ``connectFullMesh``: ``Wait timeout``,
+``Connect timeout``) and is also the default of every later wait given none. What
+happens once, at start-up, gets the start-up allowance (the config's
+``startup_timeout_s``, which ``StageLink`` takes as ``startup_timeout_s``): the join of
+the scheduler's store and the wait there for the other stages, and the group's timeout,
+so gloo's rendezvous; a stage that starts seconds after the others (a loaded machine,
+its torch import) no longer fails the rendezvous under a small ``--peer-timeout``. The
+steps' bound is then per operation: each receive's and each send's
+``Work.wait(timeout=...)`` passes its own (the peer timeout, or the start-up allowance
+for step 0's receives), so the group's timeout bounds nothing after the rendezvous.
+Lowering the group's timeout once it stands instead (torch's private
+``distributed_c10d._set_pg_timeout``) does not do it: in torch 2.13 a gloo send's
+``wait()`` given no timeout still waited past the timeout set so. Connected, the group
+needs no first barrier: gloo's rendezvous returns once this stage has connected a pair
+to every other stage. A rendezvous that runs out is one line
+naming the option (``stage 1: gloo's rendezvous through the stages' store at ... did not
+complete within 120 s (raise --startup-timeout): Wait timeout``).
 
 Rendezvous. Stages spawned on this machine: a ``FileStore`` in the case's private socket
 folder (mode 0700); gloo's own pair sockets bind to the loopback interface
@@ -33,7 +53,7 @@ folder (mode 0700); gloo's own pair sockets bind to the loopback interface
 ``harness.remote_runner``): a ``TCPStore`` that the scheduler hosts (``StoreServer``) on
 its ``--host`` address at the run's store port (``wire.remote``), which the stages
 join as clients (``RunnerConfig.pp_store`` ``tcp://ADDR:PORT``, connect bounded by the
-peer timeout). The join can be abandoned (``_join_store``): the stage connects a plain
+start-up allowance). The join can be abandoned (``_join_store``): the stage connects a plain
 socket in ``JOIN_SLICE_S`` slices until the store answers, then builds its client, then
 counts itself in (``JOINED_KEY``) and waits until every stage has before gloo's
 rendezvous (milliseconds once all are there); between the slices it checks its control
@@ -129,6 +149,9 @@ class StageLinkError(RuntimeError):
 #: gloo's words for a wait that ran out (``Timed out waiting 3000ms for recv operation
 #: to complete``).
 _GLOO_TIMEOUT = re.compile(r"\bTimed out waiting \d+ms\b")
+#: The words of a rendezvous that ran out: the store's (``Wait timeout``, a ``TCPStore``'s
+#: ``... timed out ...``), gloo's pair connect's (``Connect timeout``).
+_RENDEZVOUS_TIMEOUT = re.compile(r"\btime(?:d)? ?out\b", re.I)
 
 
 def _loopback_interface() -> Optional[str]:
@@ -339,6 +362,8 @@ class StoreServer:
     the server (the port is free again). Raises ``transport.EndpointError`` (one line)
     when the port cannot be bound; mirrors torch's own ``TCPStore(is_master=True)``
     with ``wait_for_workers=False`` (the scheduler is no rank of the group).
+    ``timeout_s``: the store's own (the case passes its start-up allowance, which bounds
+    the stages' join and rendezvous through it; the scheduler makes no call on it).
     ``hold``: a context manager under which the store takes the socket, from its
     constructor to the socket's ``detach`` (the scheduler's ``harness.signals.deferred``:
     a SIGTERM or Ctrl-C that lands as the constructor returns is raised after the
@@ -386,20 +411,28 @@ class StoreServer:
 class StageLink:
     """Stage ``rank`` of ``size`` in the gloo group rendezvousing at ``store_path`` (a
     ``FileStore`` path, or ``tcp://ADDR:PORT`` of a ``StoreServer``: module docstring).
-    ``timeout_s`` (seconds) bounds the store's connect, every receive and send but step
-    0's receives, which ``first_timeout_s`` bounds (default ``timeout_s``; a stage
-    passes ``handshake.first_step_wait_s``). ``columns``: ``PP_COLUMNS`` lists.
+    ``timeout_s`` (seconds) bounds every receive and send but step 0's receives, which
+    ``first_timeout_s`` bounds (default ``timeout_s``; a stage passes
+    ``handshake.first_step_wait_s``), each through its own ``Work.wait(timeout=...)``.
+    ``startup_timeout_s`` (default ``first_timeout_s``; a stage passes its config's
+    ``startup_timeout_s``) bounds what happens once, here: the join of a ``tcp://``
+    store (its connect, then the wait for the other stages) and gloo's rendezvous, whose
+    timeout is the group's (module docstring: the steps' waits never use the group's).
+    ``columns``: ``PP_COLUMNS`` lists.
     ``device``: the stage's (``"cuda"``: hidden states are
     received into page-locked host memory, ``cuda_step.stage_host_buffer``).
     ``peer_problem``: the stage's check of its control connection (``None`` while the
     scheduler is there), made between the slices of the join of a ``tcp://`` store
     (``_join_store``). ``StageLinkError`` (one line) when the store cannot be
-    reached or this stage's address has no interface for gloo; ``transport.PeerError``
-    (one line) when ``peer_problem`` says the scheduler went away during that join."""
+    reached, this stage's address has no interface for gloo or gloo's rendezvous fails
+    (``... did not complete within N s (raise --startup-timeout): Wait timeout`` where it
+    ran out); ``transport.PeerError`` (one line) when ``peer_problem`` says the scheduler
+    went away during that join."""
 
     def __init__(self, store_path: str, rank: int, size: int, timeout_s: float,
                  device: str = "cpu", first_timeout_s: Optional[float] = None,
-                 peer_problem: Optional[Callable[[], Optional[str]]] = None):
+                 peer_problem: Optional[Callable[[], Optional[str]]] = None,
+                 startup_timeout_s: Optional[float] = None):
         remote = store_path.startswith(TCP_STORE_PREFIX)
         if remote:  # gloo on the interface this stage reaches the scheduler through
             from ipc_bench.wire.transport import split_tcp_endpoint
@@ -430,6 +463,8 @@ class StageLink:
         self.device = device  # "cuda": hidden states are received into page-locked memory
         self.rank, self.size, self.timeout_s = rank, size, timeout_s
         self.first_timeout_s = timeout_s if first_timeout_s is None else first_timeout_s
+        self.startup_timeout_s = (self.first_timeout_s if startup_timeout_s is None
+                                  else startup_timeout_s)
         # (seconds, the option that sets them, as Work.wait takes them): later steps, step 0
         self._waits = [(t, option, datetime.timedelta(seconds=t)) for t, option in (
             (timeout_s, "--peer-timeout"), (self.first_timeout_s, "--startup-timeout"))]
@@ -441,32 +476,41 @@ class StageLink:
         self._sends: collections.deque = collections.deque()
         if size > 1 and remote:
             with _quiet_c10d():
-                store = _join_store(dist, host, port, store_path, rank, size, timeout_s,
-                                    peer_problem or _no_problem)
+                store = _join_store(dist, host, port, store_path, rank, size,
+                                    self.startup_timeout_s, peer_problem or _no_problem)
                 self._init_group(store, store_path, peer_problem or _no_problem)
         elif size > 1:
-            store = dist.FileStore(store_path, size)
-            dist.init_process_group("gloo", store=store, rank=rank, world_size=size,
-                                    timeout=datetime.timedelta(seconds=timeout_s))
+            self._init_group(dist.FileStore(store_path, size), store_path, None)
 
     def _init_group(self, store, store_path: str,
-                    peer_problem: Callable[[], Optional[str]]) -> None:
-        """gloo's rendezvous through the scheduler's ``store``, every stage already in it
-        (``_join_store``); its failure is one line: ``transport.PeerError`` where the
-        scheduler went away (its store with it), else ``StageLinkError``."""
+                    peer_problem: Optional[Callable[[], Optional[str]]]) -> None:
+        """gloo's rendezvous through ``store`` (the case's ``FileStore``, or the
+        scheduler's store with every stage already in it: ``_join_store``), within the
+        start-up allowance, the group's timeout (module docstring); its failure is one
+        line: ``transport.PeerError`` where the scheduler went away (its store with it;
+        ``peer_problem``, ``None`` for a spawned stage, which its scheduler's death
+        ends), else ``StageLinkError`` (``stage R: gloo's rendezvous through the stages'
+        store at PATH did not complete within N s (raise --startup-timeout): Wait
+        timeout`` where it ran out, ``... failed: WHY`` otherwise)."""
         from ipc_bench.wire.transport import PeerError, noticed
 
+        allowance = self.startup_timeout_s
         try:
             self.dist.init_process_group("gloo", store=store, rank=self.rank,
                                          world_size=self.size,
-                                         timeout=datetime.timedelta(seconds=self.timeout_s))
+                                         timeout=datetime.timedelta(seconds=allowance))
         except (RuntimeError, OSError) as exc:
-            problem = _gone(peer_problem)
+            problem = _gone(peer_problem) if peer_problem is not None else None
             if problem:
                 raise PeerError(noticed(problem, f"waiting for the other stages at the "
                                                  f"stages' store {store_path}")) from None
-            raise StageLinkError(f"stage {self.rank}: gloo's rendezvous through the stages' "
-                                 f"store at {store_path} failed: {_gloo_line(exc)}") from None
+            line = _gloo_line(exc)
+            rendezvous = f"stage {self.rank}: gloo's rendezvous through the stages' store at " \
+                         f"{store_path}"
+            if _RENDEZVOUS_TIMEOUT.search(line):
+                raise StageLinkError(f"{rendezvous} did not complete within {allowance:g} s "
+                                     f"(raise --startup-timeout): {line}") from None
+            raise StageLinkError(f"{rendezvous} failed: {line}") from None
 
     def _recv(self, shape: tuple, dtype, src: int, what: str, seq: int,
               device: str = "cpu") -> np.ndarray:
@@ -507,9 +551,11 @@ class StageLink:
         return array.nbytes
 
     def _wait_oldest(self) -> None:
+        """Wait for the oldest send, within the peer timeout (its own: the group's is
+        the start-up allowance, module docstring)."""
         work, _, what, _ = self._sends.popleft()
         try:
-            work.wait()
+            work.wait(timeout=self._waits[0][2])
         except RuntimeError as exc:
             raise StageLinkError(f"{what}: {_gloo_line(exc)}") from None
 
@@ -565,7 +611,7 @@ class StageLink:
         return ids
 
     def finish(self) -> None:
-        """Wait for every send still in flight (bounded by the timeout)."""
+        """Wait for every send still in flight (each within the peer timeout)."""
         while self._sends:
             self._wait_oldest()
 

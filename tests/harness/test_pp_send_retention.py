@@ -55,7 +55,7 @@ class _Work:
     def is_completed(self):
         return self.done
 
-    def wait(self):
+    def wait(self, timeout=None):  # StageLink passes the peer timeout
         self.done = True
         self.dist.waited.append((self.dst, self.first))
         return True
