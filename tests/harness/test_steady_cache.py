@@ -126,7 +126,7 @@ def test_the_default_cache_is_capped_at_the_num_blocks_bound():
         "and the cache has 4,194,304: a steady batch holds every request at once, and one "
         "that must preempt runs fewer requests than asked; --num-blocks is at most "
         "4,194,304: give --block-size 2 or more (2,359,296 blocks at 2), or --num-running "
-        "1821 or fewer, or fewer --steps")
+        "1821 or fewer, or --steps 621 or fewer")
 
 
 @pytest.mark.parametrize("block_size,num_running", [(4, 16), (1, 2)])

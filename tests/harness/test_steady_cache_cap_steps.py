@@ -1,7 +1,7 @@
 """A steady batch whose requests need more KV blocks than --num-blocks can give
-(``MAX_NUM_BLOCKS``, 4,194,304) is told fewer --steps where one counted step fits
-(``check_steady_cache``, ``_fewer_steps_fit``), which its advice had dropped when it
-came to name a --block-size and a --num-running; and where the search for the most
+(``MAX_NUM_BLOCKS``, 4,194,304) is told the most --steps that fit where one counted
+step does (``check_steady_cache``, ``_steps_that_fit``), which its advice had dropped
+when it came to name a --block-size and a --num-running; and where the search for the most
 --num-running that runs stops past 50,000 simulated requests
 (``steady_running_that_fits``' ``exact`` false), the advice says that the batch it names
 runs and is not known to be the most, where it read as a bound ("--num-running 13189 or
@@ -34,7 +34,7 @@ def test_fewer_steps_are_named_where_one_counted_step_fits():
         "--num-running 2048 needs 4,716,544 KV blocks (2,048 requests x 2,303 blocks of 1 "
         "token: each reaches up to 2,303 tokens in up to 22,716 steps, warm-up included) and "
         "the cache has 4,194,304: " + BOUND + "--block-size 2 or more (2,359,296 blocks at "
-        "2), or --num-running 1821 or fewer, or fewer --steps")
+        "2), or --num-running 1821 or fewer, or --steps 621 or fewer")
     # and they do fit: one counted step needs well under the bound, and runs
     one = _case(1)
     assert one.scheduler.num_blocks == MAX_NUM_BLOCKS
@@ -43,7 +43,7 @@ def test_fewer_steps_are_named_where_one_counted_step_fits():
 
 
 #: 15,000 running requests at block size 1, 5 counted steps: one counted step needs
-#: more than the bound too (their prompts alone), so fewer --steps are not named
+#: more than the bound too (their prompts alone), so no --steps are named
 RUN = ["--scenario", "decode-steady", "--codecs", "msgpack", "--no-single-process",
        "--no-floor", "--quiet", "--steps", "5", "--warmup-steps", "1",
        "--max-num-batched-tokens", "65536", "--num-running", "15000", "--block-size", "1"]
