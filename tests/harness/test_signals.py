@@ -35,9 +35,10 @@ def _run_outside_deferred(limit_s: float = 30.0) -> None:
 
 
 def _hand_back_threads() -> list[str]:
-    """Names of ``signals._nudge``'s threads still alive, after up to 5 s for them to
-    end."""
-    deadline = time.monotonic() + 5.0
+    """Names of ``signals._nudge``'s threads still alive, after up to 30 s for them to
+    end (a thread that keeps handing back never ends; one that ends may wait its turn
+    for seconds on a loaded machine)."""
+    deadline = time.monotonic() + 30.0
     while True:
         alive = [t.name for t in threading.enumerate() if t.name == "signal-hand-back"]
         if not alive or time.monotonic() > deadline:
