@@ -275,19 +275,20 @@ def test_under_send_a_drifted_slot_table_is_seen_by_the_output_oracle(monkeypatc
 def test_ranks_started_by_hand_run_slots_and_replicated(tmp_path):
     # a runner started by hand serves every case of the run: each case builds its own
     # codec session end in that process
-    from harness.test_remote import free_base_port, start_runner, start_scheduler
+    from fault_helpers import free_base_port
+    from remote_launch import Launcher
 
     port = free_base_port(4)
-    sched = start_scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport", "tcp",
-                             "--num-running", "8", "--steps", "30", "--codecs",
-                             "slots,replicated", "--remote-runners", "--port", str(port),
-                             "--quiet"], tmp_path / "r")
-    runners = [start_runner(port), start_runner(port + 1)]
-    for r in runners:
-        r.communicate(timeout=120)
-    _, err = sched.communicate(timeout=60)
-    assert (sched.returncode, err) == (0, ""), err
-    assert [r.returncode for r in runners] == [0, 0]
+    with Launcher() as launch:
+        sched = launch.scheduler(["--scenario", "tp-broadcast", "--tp", "2", "--transport",
+                                  "tcp", "--num-running", "8", "--steps", "30", "--codecs",
+                                  "slots,replicated", "--remote-runners", "--port",
+                                  str(port), "--quiet"], tmp_path / "r")
+        runners = [launch.runner(port), launch.runner(port + 1)]
+        ended = launch.finish(*runners)
+        [(code, _, err)] = launch.finish(sched)
+    assert (code, err) == (0, ""), err
+    assert [r_code for r_code, _, _ in ended] == [0, 0]
     cases = json.loads((tmp_path / "r" / "summary.json").read_text())["cases"]
     assert sorted((c["codec"], c["policy"]) for c in cases) == sorted(
         (k, p) for k in ("slots", "replicated") for p in ("send", "cached"))
