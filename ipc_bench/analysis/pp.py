@@ -42,7 +42,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ipc_bench.analysis.cores import MARK, SHARED_MARK, core_fields, is_marked, is_withheld
+from ipc_bench.analysis.cores import (MARK, SHARED_MARK, comparison_marked, core_fields,
+                                     is_marked, is_withheld)
 from ipc_bench.analysis.pace import is_missing
 from ipc_bench.analysis.stats import arm_rank
 from ipc_bench.analysis.tp import _rank_times
@@ -279,8 +280,10 @@ def send_direct_lines(summaries: list[dict[str, Any]]) -> list[str]:
     stages, the ids direct moves over gloo instead, the payload all stages receive per
     step under each and send - direct of it, the hops that carry the same; then, where no case's timings are withheld
     (``analysis.cores``), stage 0's receive median, the direct ids' and the output
-    tokens/s of each, else that they are left out. The terminal (``scenarios/pp``) and
-    the report's findings print these lines."""
+    tokens/s of each, else that they are left out; where they are shown marked ``°``
+    (N = 1 on exactly 2 cores: ``cores.comparison_marked``) the mark follows the codec,
+    as it does the hop table's N. The terminal (``scenarios/pp``) and the report's
+    findings print these lines."""
     groups: dict[tuple, dict[str, list[dict[str, Any]]]] = {}
     for s in _pp_cases(summaries):
         key = (_value(s, "num_running"), int(s["pp"]), s["codec"])
@@ -296,7 +299,8 @@ def send_direct_lines(summaries: list[dict[str, Any]]) -> list[str]:
             continue
         ids = _mean_of(direct, "pp_direct_bytes_per_step") or 0.0
         fewer = s_b - d_b
-        where = f"B={'-' if b is None else int(b)} N={n} ({codec}): "
+        mark = SHARED_MARK if comparison_marked(send + direct) else ""  # N = 1 on 2 cores
+        where = f"B={'-' if b is None else int(b)} N={n} ({codec}{mark}): "
         text = where + ("direct runs as cached (one stage samples and reads its own "
                         "ids), and " if n == 1 else "direct ")
         text += (f"sends {_nb(abs(fewer))} {'fewer' if fewer >= 0 else 'more'} payload "

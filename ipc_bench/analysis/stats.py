@@ -103,7 +103,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from ipc_bench.analysis.cores import TIMING_UNITS, footnote
+from ipc_bench.analysis.cores import TIMING_UNITS, footnote, marked_comparison_note
 from ipc_bench.analysis.frames import frame_records
 from ipc_bench.analysis.metrics import metric
 from ipc_bench.analysis.pace import all_load_bound, as_record
@@ -1119,7 +1119,7 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
     does not perform (``performed``: the single-process case's encode, decode and
     bytes), arm pairs with no metric of ``metrics`` that both record (the overhead
     scenario's ``totals`` arm, loop totals only, against ``steps``). Raises
-    ``ValueError`` on an unknown ``method``."""
+    ``ValueError`` on an unknown ``method``. Marks of the cores rule: ``cores_marks``."""
     groups = arms_by_repetition(
         (s for s in summaries
          if s.get("complete") and (s.get("num_steps") or s.get("loop_steps"))),
@@ -1146,9 +1146,9 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                                          confidence=confidence, metrics={})
             found: dict[str, PairedComparison] = {}
             # N readers on fewer than N + 2 cores: no timing is compared (analysis.cores)
-            held = footnote([arms[arm][r] for arm in (base, treat) for r in reps])
-            if held:
-                entry["timings_withheld"] = held
+            marks = cores_marks([arms[arm][r] for arm in (base, treat) for r in reps])
+            held = marks.get("timings_withheld")
+            entry.update(marks)
             for key, unit in metrics:
                 if (held and unit in TIMING_UNITS) or not performed(key, codec):
                     continue
@@ -1167,6 +1167,40 @@ def compare_cases(summaries: Sequence[dict[str, Any]], method: str = "t",
                 bool(marks.get("arrival_bound")))
             out.append(entry)
     return out
+
+
+def cores_marks(cases: list[dict[str, Any]]) -> dict[str, str]:
+    """What the cores rule (``analysis.cores``) adds to a ``compare_cases`` entry of
+    ``cases`` (both arms, every repetition): ``timings_withheld``, the footnote
+    (``cores.footnote``), where a case's timings are withheld (no timing is compared);
+    else ``timings_marked``, the ``°`` line (``cores.marked_comparison_note``), where a
+    case's timings are shown marked, N = 1 on exactly 2 cores (they are compared, and
+    the comparison carries the mark); ``{}`` otherwise."""
+    held = footnote(cases)
+    if held:
+        return {"timings_withheld": held}
+    shared = marked_comparison_note(cases)
+    return {"timings_marked": shared} if shared else {}
+
+
+def with_timings_marked(c: dict[str, Any], summaries: Iterable[dict[str, Any]]
+                        ) -> dict[str, Any]:
+    """A recorded comparison ``c`` (a ``summary.json`` ``comparisons`` entry) with the
+    ``timings_marked`` line ``compare_cases`` gives it now, from its run's case
+    summaries ``summaries`` (its group's cases of its two arms in its repetitions:
+    ``cores.marked_comparison_note``), where it was recorded before comparisons carried
+    the mark; ``c`` itself where it records either cores field (``timings_withheld``,
+    ``timings_marked``) or is not marked."""
+    if c.get("timings_withheld") or c.get("timings_marked"):
+        return c
+    key = tuple(c.get(k) for k in COMPARED_GROUP)
+    arms = arms_by_repetition((s for s in summaries if s.get("complete")),
+                              COMPARED_GROUP).get(key, {})
+    reps = c.get("repetitions") or ()
+    cases = [arms[arm][r] for arm in (c.get("baseline"), c.get("treatment"))
+             for r in reps if r in arms.get(arm, {})]
+    shared = cores_marks(cases).get("timings_marked")
+    return dict(c, timings_marked=shared) if shared else c
 
 
 def _pair_marks(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, bool]:

@@ -1246,17 +1246,20 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
     interval / its point alone: pairs too few for ``method``'s interval), ``timed``
     (some row is a timed replay's: its tokens/s read ``output tokens/s (wall)``),
     ``arrival`` (some row is an arrival-bound replay's tokens/s, ``stats.arrival_bound``:
-    each arm's geometric mean, no difference or ratio, ``- (arrival-bound)``)."""
+    each arm's geometric mean, no difference or ratio, ``- (arrival-bound)``), ``marked``
+    (the rows, of times or tokens/s, whose timings are shown marked ``°``:
+    ``findings.marked_keys``)."""
     from ipc_bench.analysis import cores
     from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS,
                                           SCHEDULES_DIFFER, arrival_bound, paired,
                                           performed, schedules_differ, summarize_pairs)
-    from ipc_bench.report.findings import pair_records, withheld_keys
+    from ipc_bench.report.findings import marked_keys, pair_records, withheld_keys
     from ipc_bench.report.tables import is_timed, ratio_text, tokens_name
 
     withheld = withheld_keys(results.cases)
+    marked = marked_keys(results.cases)
     rows, seen = [], {}
-    said = dict(intervals=0, points=0, timed=False, arrival=False)
+    said = dict(intervals=0, points=0, timed=False, arrival=False, marked=[])
     for key in PAIR_TABLE:
         scale = metric(key).scale
         pairs = paired(results.cases, key)  # (summarize_pairs reads no label column)
@@ -1281,6 +1284,9 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
                     r["codec"] == SINGLE_PROCESS_CODEC and metric(key).unit == "B"):
                 said["intervals" if r["ratio_low"] == r["ratio_low"] else "points"] += 1
             digits = 0 if key == "output_tokens_per_s" else 2  # tokens/s: 62,757
+            if metric(key).unit in cores.TIMING_UNITS and \
+                    (r["workload"], r["codec"], r.get("transport")) in marked:
+                said["marked"].append(len(rows))  # the row appended next
             rows.append([str(r["workload"]), r["codec"],
                          tokens_name(key, metric(key).label, timed), str(r["n"]),
                          *arm_values(r, scale, digits),
@@ -1288,6 +1294,7 @@ def _pair_rows(results, method: str) -> tuple[list[list[str]], dict[str, Any]]:
                          f"- ({SCHEDULES_DIFFER})" if bound else
                          f"- ({ARRIVAL_BOUND})" if held else
                          ratio_text(r["ratio"], r["ratio_low"], r["ratio_high"])])
+    said["marked"] = [rows[i] for i in said["marked"]]  # the rows themselves
     return rows, said
 
 
@@ -1466,11 +1473,11 @@ def _pair_table(results) -> list[Block]:
     column head naming its statistic (``send (mean)``, ``send - cached (mean)``,
     ``cached/send (geometric mean)``; ``median`` for the difference and the ratio with
     ``--ci-method`` sign or bootstrap), the last with `` [95 %]`` where a row shows an
-    interval and its caption naming the
-    interval kind shown (``pair_ratio_caption``); a timed replay's tokens/s row reads
-    ``output tokens/s (wall)``; where it shows build, encode or decode rows its caption
-    says they sum both directions (``PAIR_TIMES_NOTE``); a codec cell names the model
-    after it (``_model_cells``). Pairs whose timings are withheld keep their byte rows."""
+    interval and its caption naming the interval kind shown (``pair_ratio_caption``); a
+    timed replay's tokens/s row reads ``output tokens/s (wall)``; where it shows build,
+    encode or decode rows its caption says they sum both directions
+    (``PAIR_TIMES_NOTE``); a codec cell names the model after it (``_model_cells``) and
+    its ``°`` (``_marked_cells``). Pairs whose timings are withheld keep their byte rows."""
     from ipc_bench.analysis import cores
     from ipc_bench.analysis.stats import (ARRIVAL_BOUND, RATIO_POINTS, SCHEDULES_DIFFER,
                                           results_ci_method, schedules_differ)
@@ -1492,6 +1499,7 @@ def _pair_table(results) -> list[Block]:
     # no bytes in-process
     rows = [r for r in rows if not (r[1] == SINGLE_PROCESS_CODEC and "B/step" in r[2])]
     rows.sort(key=lambda r: (order.get(r[0], 0), codec_rank(r[1]), r[1]))
+    cells, shared = _marked_cells(results, rows, said["marked"])
     note = (cores.footnote(frame_records(results.cases))
             if withheld_keys(results.cases) else None)
     differ = sorted({f"{r[1]}" for r in rows} - {SINGLE_PROCESS_CODEC})
@@ -1506,11 +1514,10 @@ def _pair_table(results) -> list[Block]:
     point = "mean" if method == "t" else "median"
     arith = any(PAIR_ARITHMETIC_MARK in c for r in rows for c in r[4:6])
     return [("table", ["workload", "codec", "metric", "n", f"{SEND} (geometric mean)",
-                       f"{CACHED} (geometric mean)",
-                       f"{SEND} - {CACHED} ({point})",
+                       f"{CACHED} (geometric mean)", f"{SEND} - {CACHED} ({point})",
                        f"{CACHED}/{SEND} ({RATIO_POINTS.get(method, 'geometric mean')})"
                        + (" [95 %]" if said["intervals"] else "")],
-             _model_cells(rows, results.cases)),
+             cells),
             ("p", _arms_caption(method, arith) + f" send - cached: paired by "
                   f"repetition, the {'mean' if method == 't' else 'median'} of the "
                   f"per-repetition differences. "
@@ -1518,7 +1525,7 @@ def _pair_table(results) -> list[Block]:
                   + f" (`--ci-method {method}`; the same figures as the "
                   "`cached/send` line under the case table and the comparison block "
                   "`bench.py` prints)."
-                  + verdict_floor_note(results)
+                  + verdict_floor_note(results) + shared
                   + _pair_row_notes(rows)
                   + (" `output tokens/s (wall)`: a timed replay's output tokens, warm-up "
                      "included, over wall time, first arrival to last completion, as "
@@ -1539,6 +1546,22 @@ def _pair_table(results) -> list[Block]:
                      + (" unless arrival-bound" if said["arrival"] else "") + ". "
                      "The s2r bytes' difference is not the policy's saving; send's own "
                      "new_token_ids are in the findings." if differ else ""))]
+
+
+def _marked_cells(results, rows: list[list[str]], marked: list[list[str]]
+                  ) -> tuple[list[list[str]], str]:
+    """The cached-against-send table's ``rows`` as ``_model_cells`` gives them, the codec
+    cell of each of ``marked`` (rows of times or tokens/s whose timings are shown marked
+    ``°``, N = 1 on exactly 2 cores: ``_pair_rows``) followed by ``°``, and what the
+    caption says of it: `` `°` 2 cores: ...`` (``findings.marked_note``), ``""`` where
+    none is marked."""
+    from ipc_bench.analysis import cores
+    from ipc_bench.report.findings import marked_note
+
+    cells = [r[:1] + [r[1] + cores.SHARED_MARK] + r[2:] if any(row is m for m in marked)
+             else r for row, r in zip(rows, _model_cells(rows, results.cases))]
+    shared = marked_note(results.cases) if marked else None
+    return cells, " " + shared if shared else ""
 
 
 def _comparison_sections(results, level: int) -> list[Block]:

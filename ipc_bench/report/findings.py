@@ -567,6 +567,41 @@ def withheld_keys(cases) -> set[tuple]:
             for r in frame_records(cases) if is_withheld(r)}
 
 
+def marked_keys(cases) -> set[tuple]:
+    """``(workload, codec, transport)`` of the cases whose paired comparisons compare
+    timings shown marked ``°`` (``analysis.cores.comparison_marked``: N = 1 on exactly 2
+    cores, none of them withheld); their findings and pair table rows carry the mark
+    (``mark_of``)."""
+    from ipc_bench.analysis.cores import comparison_marked
+
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in frame_records(cases):
+        groups.setdefault((r["workload"], r["codec"], r.get("transport")), []).append(r)
+    return {k for k, g in groups.items() if comparison_marked(g)}
+
+
+def mark_of(cases, key: tuple) -> str:
+    """``°`` where the cases of ``key`` (workload, codec, and transport where ``key`` has
+    one) are among ``marked_keys``, else ``""``: what a finding or pair table row of
+    theirs puts after its codec."""
+    from ipc_bench.analysis.cores import SHARED_MARK
+
+    return SHARED_MARK if any(k[:len(key[:3])] == tuple(key[:3])
+                              for k in marked_keys(cases)) else ""
+
+
+def marked_note(cases) -> str | None:
+    """The ``°`` line under findings or a pair table that give timings of ``marked_keys``
+    (``cores.marked_comparison_note`` of their cases, its mark in code), ``None``
+    where none is marked."""
+    from ipc_bench.analysis.cores import SHARED_MARK, marked_comparison_note
+
+    keys = marked_keys(cases)
+    line = marked_comparison_note(r for r in frame_records(cases)
+                                  if (r["workload"], r["codec"], r.get("transport")) in keys)
+    return line.replace(f"{SHARED_MARK} ", f"`{SHARED_MARK}` ", 1) if line else None
+
+
 def recorded_metrics(results) -> dict[tuple, dict[str, dict[str, Any]]]:
     """``(workload, codec, transport, model)`` -> metric -> that metric of the
     cached-against-send comparison its run recorded (``run_comparisons``: recomputed
@@ -607,11 +642,13 @@ def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
     comparison with no pair left is dropped. A run that recorded none (stopped before
     its end, where a run compares its cases) has them computed here the same way, with
     its ``--ci-method`` (``metadata.ci_method``), so that its findings' verdicts are
-    Holm-adjusted as a finished run's are."""
+    Holm-adjusted as a finished run's are. A comparison recorded before comparisons
+    carried the ``°`` mark of their cases gets the ``timings_marked`` line it would
+    carry now (``stats.with_timings_marked``)."""
     from ipc_bench.analysis.metadata_checks import check_shapes
     from ipc_bench.analysis.results import read_summary
     from ipc_bench.analysis.run_files import ResultsError
-    from ipc_bench.analysis.stats import compare_cases
+    from ipc_bench.analysis.stats import compare_cases, with_timings_marked
 
     out: dict[str, list[dict[str, Any]]] = {}
     for run_id, run_dir in results.paths.items():
@@ -630,8 +667,8 @@ def run_comparisons(results) -> dict[str, list[dict[str, Any]]]:
             method = md.get("ci_method") if md.get("ci_method") in INTERVAL_NAMES else "t"
             out[run_id] = compare_cases(kept, method=method)
             continue
-        if len(kept) == len(cases):
-            out[run_id] = list(recorded)
+        if len(kept) == len(cases):  # recorded before the ° mark: given it
+            out[run_id] = [with_timings_marked(c, kept) for c in recorded]
             continue
         first = recorded[0]
         again = {_comparison_key(c): c for c in compare_cases(
@@ -691,6 +728,7 @@ def _pair_finding(cases, tables, key: tuple, where: Where, timed: bool,
     workload, codec, model = key[0], key[1], key[3]
     t = tables["tput"][key]
     what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
+    what += mark_of(cases, key)  # N = 1 on exactly 2 cores, as its cases' rows
     pairs = pair_records(cases, key)
     metrics = (recorded or {}).get(key) or {}
     if key[:3] in withheld:
@@ -739,7 +777,8 @@ def _gc_findings(cases, key: tuple, where: Where, withheld: frozenset) -> list[s
     if codec == SINGLE_PROCESS or key[:3] in withheld:
         return []
     what = _codec_name(codec) + (f", {model} model" if model and model != "null" else "")
-    line = gc_line(f"{where(workload)} ({what})", pair_records(cases, key))
+    line = gc_line(f"{where(workload)} ({what}{mark_of(cases, key)})",
+                   pair_records(cases, key))
     return [line] if line else []
 
 
@@ -807,6 +846,7 @@ def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,
     send_s, cached_s = (sum(w) / len(w) if w else float("nan") for w in walls)
     model = key[3]
     what = _codec_name(key[1]) + (f", {model} model" if model and model != "null" else "")
+    what += mark_of(cases, key)
     text = (f"{where(key[0])} ({what}), send ran {send_s:,.2f} s and cached "
             f"{cached_s:,.2f} s of wall time, first arrival to last completion"
             f"{' (means over repetitions)' if len(pairs) > 1 else ''}: ")
@@ -972,10 +1012,17 @@ def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> l
     whose interval holds 1 is said not to tell a cost from none, one above 1 with no
     interval not to establish one, one at or below 1 to measure none; arms read
     differently whose intervals overlap are said to show no difference between the
-    arms (``_ipc_cost_clause``)."""
+    arms (``_ipc_cost_clause``). Cases whose timings are withheld
+    (``analysis.cores.is_withheld``) are compared with none: a workload whose
+    single-process or two-process cases are all withheld has no line. The baseline
+    carries ``°`` where its cases' timings are shown marked, and so does "two-process
+    case" where those it is compared with are (``mark_of``)."""
+    from ipc_bench.analysis.cores import SHARED_MARK, is_withheld
+
+    ran = ok if ran is None else ran
+    ok = ok[[not is_withheld(r) for r in frame_records(ok)]] if len(ok) else ok
     if not (ok["codec"] == SINGLE_PROCESS).any():
         return []
-    ran = ok if ran is None else ran
     out = []
     for workload, g in ok.groupby("workload", sort=False, observed=True):
         g = g.assign(_arm=_arms(g))
@@ -1012,9 +1059,11 @@ def _single_process_findings(ok, where: Where, method: str = "t", ran=None) -> l
         for codec, by_arm in compared.items():
             by_clause.setdefault(_ipc_cost_clause(by_arm), []).append(codec)
         clauses = [f"against {_and(codecs)}, {words}" for words, codecs in by_clause.items()]
-        out.append(f"{where(workload)}, the single-process baseline (no IPC, no "
+        one_mark = mark_of(g, (workload, SINGLE_PROCESS))
+        two_mark = SHARED_MARK if any(mark_of(g, (workload, c)) for c in compared) else ""
+        out.append(f"{where(workload)}, the single-process baseline{one_mark} (no IPC, no "
                    f"serialization{_model_words(g)}) runs, each arm against its own "
-                   "two-process case "
+                   f"two-process case{two_mark} "
                    f"{against} ({over}{_unadjusted_note(intervals, len(arms), len(compared))}"
                    "): " + "; ".join(parts) + ": "
                    + ". ".join(c[0].upper() + c[1:] if i else c
@@ -1385,7 +1434,8 @@ def _share_line(at, where: Where, cases, s2r_median: bool, method: str = "t",
                _step_verdict(recorded, workload, codec, f"step_ns_{step}"))
     words = steady_share_words(shared, s2r_median, _emulated_words(cases, workload, codec),
                                verdict)
-    return f"{where(workload)} ({codec}), {words}" + _oversubscribed(cases, workload, codec)
+    return (f"{where(workload)} ({codec}{mark_of(cases, (workload, codec))}), {words}"
+            + _oversubscribed(cases, workload, codec))
 
 
 def _emulated_words(cases, workload: Any, codec: Any) -> str:
@@ -1776,9 +1826,11 @@ def _comparison_finding(c: dict[str, Any], where: Where) -> str:
     an A/A pair (``is_aa``) whether any metric differed significantly, which would
     mean the machine's noise alone produces verdicts."""
     base, treat, n = c["baseline"], c["treatment"], c["n_pairs"]
+    from ipc_bench.analysis.cores import SHARED_MARK
     from ipc_bench.report.tables import tokens_name, transport_of
 
-    head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}{transport_of(c)}), "
+    mark = SHARED_MARK if c.get("timings_marked") else ""  # N = 1 on exactly 2 cores
+    head = (f"{where(c['workload'])} ({_codec_name(c['codec'])}{transport_of(c)}{mark}), "
             f"{treat} against {base} "
             f"over {n} paired repetition{'' if n == 1 else 's'}")
     metrics = c.get("metrics") or {}
@@ -1890,8 +1942,9 @@ def _aa_share_words(c: dict[str, Any], pairs: list[tuple[dict, dict]],
 def _pp_findings(cases) -> list[str]:
     """A ``--pp`` run's findings, the lines its terminal printed after the hop table
     (``analysis.pp``): send against direct per B, N and codec (bytes; times only where
-    not withheld), the footnote when some are withheld (``analysis.cores``), and the
-    send/direct token check."""
+    not withheld; ``°`` after the codec where they are shown marked), the footnote when
+    some are withheld (``analysis.cores``), the ``°`` line when some are marked
+    (``marked_note``), and the send/direct token check."""
     from ipc_bench.analysis.cores import footnote
     from ipc_bench.analysis.pp import send_direct_lines, token_check_line
 
@@ -1902,6 +1955,9 @@ def _pp_findings(cases) -> list[str]:
     withheld = footnote(records)
     if withheld:
         out.append(withheld.replace("* ", "`*` ", 1))
+    shared = marked_note(cases[cases["pp"].notna()])
+    if shared:
+        out.append(shared)
     out.append(token_check_line(records) + ".")
     return out
 
@@ -2050,6 +2106,8 @@ def findings(results) -> list[str]:
             out.append(footnote(frame_records(cases)).replace("* ", "`*` ", 1))
     else:
         out.extend(_floor_findings(ok))
+    shared = marked_note(cases) if not pp else None  # the ° its lines carry (N = 1, 2 cores)
+    out.extend([shared] if shared else [])
     compared = other_comparisons(results)
     others = _comparison_findings(compared, cases, where, method, added)
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases, added)
@@ -2549,7 +2607,7 @@ def _summary_table(cases, tables, withheld: frozenset, recorded: dict,
     for key, t in tables["tput"].items():
         workload, codec, model = key[0], key[1], key[3]
         name = ("single process" if codec == SINGLE_PROCESS else codec) + (
-            f", {model} model" if model and model != "null" else "")
+            f", {model} model" if model and model != "null" else "") + mark_of(cases, key)
         b = tables["s2r"].get(key)
         saved = ABSENT
         if b and codec != SINGLE_PROCESS and b[SEND] \

@@ -446,9 +446,10 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
     an async arm (``cached+async``) never joins another arm; cases of other transports
     or models are paired apart, each line naming its transport when there are several.
     Timing metrics are left out where a case's timings are withheld
-    (``cores.is_withheld``), metrics with a zero or negative value, which have no
-    ratio, too, and so are those the codec does not perform (``stats.performed``: the
-    single-process case's encode and decode, a few clock reads around no work). Where
+    (``cores.is_withheld``; shown marked ``°``, the line is marked: ``_ratio_where``),
+    metrics with a zero or negative value, which have no ratio, too, and so are those
+    the codec does not perform (``stats.performed``: the single-process case's encode
+    and decode, a few clock reads around no work). Where
     the arms ran different schedules (``stats.schedules_differ``: a timed replay, async
     against sync scheduling) the
     per-step metrics (``stats.SCHEDULE_BOUND_KEYS``) get no ratio, named once at the end
@@ -501,8 +502,8 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
             if not any(" - (" not in p for p in parts):  # every ratio withheld: the
                 interval = len(reps) >= min_pairs(method)  # the pairs' interval kind
             if parts:
-                where = codec + (f", {transport}" if several and transport else "") + (
-                    f", {model} model" if several and model and model != "null" else "")
+                where = _ratio_where(codec, transport if several else None,
+                                     model if several else None, send, other, reps)
                 out.append(f"  {ratio_line_head(name, where, len(reps), interval, method, base)}: "
                            + ", ".join(parts))
                 if differ and base == SEND:  # what send ships and the other leaves out
@@ -513,6 +514,21 @@ def _ratio_lines(codec: str, cases: list[dict[str, Any]], method: str = "t") -> 
                     out.extend(_latency_ratio_line([send[r] for r in reps],
                                                    [other[r] for r in reps], method))
     return out
+
+
+def _ratio_where(codec: str, transport: Optional[str], model: Optional[str],
+                 send: dict[int, dict[str, Any]], other: dict[int, dict[str, Any]],
+                 reps: list[int]) -> str:
+    """What a ratio line (``_ratio_lines``) names in its brackets: ``codec``, then
+    ``transport`` and ``model`` (not the null model) where given (several in the
+    table), then ``°`` where the cases of arms ``send`` and ``other`` (repetition ->
+    case) in ``reps`` compare timings shown marked (N = 1 on exactly 2 cores:
+    ``cores.comparison_marked``; the case table's ``°`` line above says why):
+    ``msgpack, tcp°``."""
+    marked = cores.comparison_marked(arm[r] for arm in (send, other) for r in reps)
+    return (codec + (f", {transport}" if transport else "")
+            + (f", {model} model" if model and model != "null" else "")
+            + (cores.SHARED_MARK if marked else ""))
 
 
 #: The latency figures of the terminal's latency ratio line (``_latency_ratio_line``):
@@ -1422,7 +1438,9 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     where not the null model, ``model_words``), the table's header and rows, and
     the lines under the table (``INCONCLUSIVE_NOTE`` where a verdict is inconclusive,
     the line on its arm columns, ``arms_note``, the Holm note, then the line on withheld
-    timings; ``""`` when none); ``None`` when it compared no
+    timings, or on timings shown marked ``°`` (N = 1 on exactly 2 cores:
+    ``timings_marked``, whose mark the first line carries after the codec); ``""`` when
+    none); ``None`` when it compared no
     metric of ``COMPARED_KEYS`` and withheld none."""
     base, treat = c["baseline"], c["treatment"]
     if c.get("schedules_differ"):  # other batches: no per-step figure is the arms'
@@ -1445,15 +1463,17 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
         adjusted = "; " + withheld[0]
     n = c["n_pairs"]
     named = "model" in (c.get("paired_apart") or ())  # transport_of names it
+    mark = cores.SHARED_MARK if c.get("timings_marked") else ""  # as its cases' rows
     title = (f"{treat} vs {base}  [{c['workload']}]  {c['codec']}{transport_of(c)}"
-             f"{'' if named else model_words(c.get('model'))}: "
+             f"{'' if named else model_words(c.get('model'))}{mark}: "
              f"{treat}/{base} {method}; {n} pair{'' if n == 1 else 's'}" + adjusted)
     ratio_head, diff_head = paired_column_heads(c["method"], base, treat)
     geomeans = any("baseline_geomean" in m for m in c["metrics"].values())
     header = ["metric", "unit", *arm_heads(base, treat, geomeans),
               ratio_head, "ratio CI", diff_head, "diff CI", "p [Holm]", "verdict"]
     held = c.get("timings_withheld")  # analysis.cores: bytes only
-    held = held.replace("* timings", "timings", 1) if held else ""
+    held = held.replace("* timings", "timings", 1) if held else (c.get("timings_marked")
+                                                                  or "")
     cells = [r[-1] for r in rows]
     held = "\n".join(x for x in (arms_note(c["method"], geomeans, rows), holm_note(cells),
                                  held) if x)

@@ -12,6 +12,7 @@ import msgspec
 import numpy as np
 import pytest
 
+from fault_helpers import one_runner_mark
 from ipc_bench.cli import main as cli_main
 from ipc_bench.engine.config import TORCH_PRESETS, ConfigError, ModelConfig, SchedulerConfig
 from ipc_bench.engine.model_runner import ModelRunner
@@ -230,8 +231,9 @@ def test_an_emulated_run_is_marked_everywhere(tmp_path, capsys):
     head, said = term.split(": ", 1)
     assert head == "  send's share [num_running=3] msgpack, emulated model"
     [finding] = [x for x in findings.splitlines()
-                 if x.startswith("- At 3 running requests (msgpack), send's SchedulerOutput")]
-    assert said == finding.removeprefix("- At 3 running requests (msgpack), ")
+                 if x.startswith(f"- At 3 running requests (msgpack{one_runner_mark()}), "
+                                 "send's SchedulerOutput")]
+    assert said == finding.removeprefix(f"- At 3 running requests (msgpack{one_runner_mark()}), ")
     lines = md.splitlines()
     summary = lines[lines.index("## Findings"):]
     summary = summary[:next(i for i, x in enumerate(summary) if x.startswith("- "))]

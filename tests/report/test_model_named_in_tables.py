@@ -10,9 +10,12 @@ import json
 import pytest
 
 from analysis_run import run_bench
+from fault_helpers import one_runner_mark
 from ipc_bench import cli
 from ipc_bench.report.tables import comparison_parts, model_words
 
+#: The ° a one-runner case's comparison carries after its codec on exactly 2 cores.
+M = one_runner_mark()
 HEAD = ("cached vs send  [num_running=4]  {}: cached/send paired by repetition: "
         "geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs; "
         "verdicts Holm-adjusted over 7 timed metrics")
@@ -44,9 +47,9 @@ def _section(md: list[str], head: str) -> list[list[str]]:
 def test_the_comparison_blocks_first_line_names_the_emulated_model(emulated):
     _, out, _ = emulated
     lines = out.splitlines()
-    assert HEAD.format("msgpack, emulated model") in lines
+    assert HEAD.format(f"msgpack, emulated model{M}") in lines
     assert [ln.split(":")[0] for ln in lines if ln.startswith("cached vs send")] == [
-        "cached vs send  [num_running=4]  msgpack, emulated model",
+        f"cached vs send  [num_running=4]  msgpack, emulated model{M}",
         "cached vs send  [num_running=4]  none, emulated model"]
 
 
@@ -54,7 +57,8 @@ def test_the_pair_and_case_tables_name_the_emulated_model_in_every_codec_cell(em
     _, _, md = emulated
     pairs = _section(md, "## cached against send")
     assert len(pairs) == 14
-    assert {r[1] for r in pairs[:9]} == {"msgpack, emulated model"}
+    # (a timing row's codec cell marked ° on 2 cores: analysis.cores)
+    assert {r[1].rstrip("°") for r in pairs[:9]} == {"msgpack, emulated model"}
     assert {r[1] for r in pairs[9:]} == {"none, emulated model"}
     cases = _section(md, "## Cases")
     # the transport without its cores mark (° on 2 cores: analysis.cores)
@@ -69,9 +73,9 @@ def test_the_null_model_adds_nothing_and_a_model_paired_apart_is_named_once(emul
     base, _, _ = emulated
     c = json.loads((base / "run" / "summary.json").read_text())["comparisons"][0]
     assert (c["codec"], c["model"], c["paired_apart"]) == ("msgpack", "emulated", [])
-    assert comparison_parts(dict(c, model="null"))[0] == HEAD.format("msgpack")
-    assert comparison_parts(dict(c, model=None))[0] == HEAD.format("msgpack")
+    assert comparison_parts(dict(c, model="null"))[0] == HEAD.format(f"msgpack{M}")
+    assert comparison_parts(dict(c, model=None))[0] == HEAD.format(f"msgpack{M}")
     assert comparison_parts(dict(c, model="torch", paired_apart=["model"]))[0] == \
-        HEAD.format("msgpack, torch model")
+        HEAD.format(f"msgpack, torch model{M}")
     assert [model_words(m) for m in ("emulated", "fixed-step", "null", None, "")] == [
         ", emulated model", ", fixed-step model", "", "", ""]

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from analysis_run import bench_in_process, run_bench
+from fault_helpers import one_runner_mark
 from ipc_bench import cli
 from ipc_bench.analysis.results import load
 from ipc_bench.analysis.run_files import ResultsWarning
@@ -525,7 +526,8 @@ def test_an_offline_batch_replayed_is_load_bound_and_its_ratio_given(tmp_path):
     assert "- This is a timed replay, but load-bound: every request arrived at its start" in md
     assert "arrival-bound" not in md.split("## ")[1]  # the findings
     # its 40 steps are all warm-up (50 by default): no bytes clause, the latencies alone
-    assert "- On `trace=azure-conv-timed:3` (msgpack), latency send → cached: TTFT p50 " in md
+    assert (f"- On `trace=azure-conv-timed:3` (msgpack{one_runner_mark()}), latency send → "
+            "cached: TTFT p50 ") in md
 
 
 def test_a_queue_too_small_to_round_keeps_its_figures():

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from analysis_run import REPO, copy_as_another_run
+from fault_helpers import one_runner_mark
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -71,7 +72,8 @@ def test_notebook_analyses_every_run_given(small_run, tmp_path):
     assert "\nnb-run:\nscenario: decode-steady" in text and "\nnb-copy:\nscenario: decode-steady" in text
     assert text.count("not shown: no per-request latencies") == 2
     assert text.count("not shown: no tensor-parallel cases (scenario tp-broadcast)") == 2
-    findings = [m for m in markdown if "At 16 running requests (msgpack), cached sends" in m]
+    findings = [m for m in markdown
+                if f"At 16 running requests (msgpack{one_runner_mark()}), cached sends" in m]
     assert len(findings) == 2
     tables = [o["data"]["text/plain"] for o in outputs if "text/html" in o.get("data", {})]
     assert sum("nb-copy" in t and "nb-run" in t for t in tables) == 2  # cases, step times

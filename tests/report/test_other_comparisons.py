@@ -10,6 +10,7 @@ import math
 import pytest
 
 from analysis_run import copy_as_another_run, run_bench
+from fault_helpers import one_runner_mark
 from ipc_bench import cli
 from ipc_bench.analysis.results import load, read_summary
 from ipc_bench.report.findings import _comparison_finding, findings
@@ -20,6 +21,13 @@ from ipc_bench.report.tables import (INCONCLUSIVE_HOLM, INCONCLUSIVE_HOLM_NOTE,
 ARGS = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "40",
         "--warmup-steps", "5", "--repeat", "2", "--codecs", "msgpack", "--no-floor",
         "--no-single-process"]
+
+#: The ° a one-runner case's timings carry on exactly 2 cores, and what its comparison's
+#: line under the table says after "° 2 cores: " (``analysis.cores``).
+M = one_runner_mark()
+MARKED_REST = ("the scheduler and its runner had a core each and none was spare for the "
+               "kernel and the harness's threads, in the cases whose timings are compared "
+               "here.")
 
 
 def _where(workload: str) -> str:
@@ -137,7 +145,8 @@ def test_the_report_gives_the_comparison(tmp_path, runs, name):
     notes = {INCONCLUSIVE_NOTE, INCONCLUSIVE_HOLM_NOTE, holm_note([NOT_SIGNIFICANT_HOLM]),
              holm_note([NOT_SIGNIFICANT_HOLM, INCONCLUSIVE_HOLM])}
     for line in held.splitlines():
-        assert line in notes or line.startswith("diff CI and ratio CI disagree on "), line
+        assert line in notes or line.startswith("diff CI and ratio CI disagree on ") \
+            or line == f"{M} 2 cores: {MARKED_REST}", line  # ° on 2 cores (N = 1)
     # no figures: the comparison is a table and a finding
     assert cli.main(["report", str(run), "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
@@ -148,7 +157,7 @@ def test_the_report_gives_the_comparison(tmp_path, runs, name):
     assert table.split("\n")[0] in md and table.split("\n")[1] in md
     lines = [f for f in findings(load(run)) if f"{treat} against {base}" in f]
     assert len(lines) == 1 and f"- {lines[0]}" in md
-    start = ("At 4 running requests (msgpack), " + (
+    start = (f"At 4 running requests (msgpack{M}), " + (
         "the A/A pair send' against send (one policy run twice) over 2 paired repetitions "
         if extra == ["--aa"] else
         "cached+async against cached over 2 paired repetitions: output tokens/s "))
@@ -264,8 +273,8 @@ def test_a_pp_aa_run_gives_its_comparison_not_a_note_on_direct(tmp_path):
                      "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "compares send with `direct`" not in md and "## cached against send" not in md
-    assert "\n## send' against send\n\nsend' vs send  [num_running=2,pp=1]  msgpack: " in md
-    assert ("- At 2 running requests, pp=1 (msgpack), the A/A pair send' against send (one "
+    assert f"\n## send' against send\n\nsend' vs send  [num_running=2,pp=1]  msgpack{M}: " in md
+    assert (f"- At 2 running requests, pp=1 (msgpack{M}), the A/A pair send' against send (one "
             "policy run twice) over 2 paired repetitions") in md
 
 
@@ -386,7 +395,10 @@ def test_a_reports_comparison_finding_gives_holm_p_values_and_a_legend(tmp_path,
         # async's finding gives both figures' verdicts; an A/A pair's gives one or
         # both, as the machine's noise decides
         assert line.count(" after Holm (p ") in ((2,) if name == "async" else (1, 2)), line
-        legend = md[md.index(line) + 3]
+        # under the findings (past the ° line where their timings are marked: N = 1 on
+        # 2 cores)
+        legend = next(ln for ln in md[md.index(line):]
+                      if ln.startswith("Reading the findings: "))
         assert legend.startswith("Reading the findings: ") and (
             "**significant, not significant or no significant difference after Holm (p, "
             "adjusted)**: the verdict of the run's comparison (the one `bench.py` "

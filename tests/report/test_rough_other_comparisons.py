@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from analysis_run import run_bench
+from fault_helpers import one_runner_mark
 from ipc_bench import cli
 from ipc_bench.report import findings
 from test_timed_no_floor import write_trace
@@ -84,10 +85,12 @@ def _bullets(run, out, start: str) -> list[str]:
 
 
 @pytest.mark.parametrize("extra,head", [
-    (["--aa"], "- At 4 running requests (msgpack), the A/A pair send' against send (one "
+    (["--aa"], f"- At 4 running requests (msgpack{one_runner_mark()}), the A/A pair send' "
+               "against send (one "
                "policy run twice) over 3 paired repetitions shows a significant difference "
                "in 1 of its "),
-    (["--async-scheduling"], "- At 4 running requests (msgpack), cached+async against "
+    (["--async-scheduling"], f"- At 4 running requests (msgpack{one_runner_mark()}), "
+                             "cached+async against "
                              "cached over 3 paired repetitions: output tokens/s ")])
 def test_another_comparisons_significant_finding_over_rough_cases(tmp_path, extra, head):
     run = tmp_path / "run"

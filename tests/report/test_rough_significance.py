@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from analysis_run import run_bench
+from fault_helpers import one_runner_mark
 from ipc_bench import cli
 from ipc_bench.analysis.summary import MIN_STEPS, ROUGH_WORDS, noise_warnings
 from ipc_bench.report import findings
@@ -78,10 +79,11 @@ def test_the_report_of_a_run_of_one_counted_step(tmp_path):
     out = tmp_path / "rep"
     assert cli.main(["report", str(run), "--output", str(out), "--no-figures"]) == 0
     md = (out / "report.md").read_text().splitlines()
-    (row,) = [ln for ln in md if ln.startswith("| num_running=4 | msgpack | ")
+    (row,) = [ln for ln in md if ln.startswith(f"| num_running=4 | msgpack{one_runner_mark()} | ")
               and "%" in ln.split(" | ")[2]]
     assert row.split(" | ")[4] == "significant after Holm (rough: only 1 counted step each)"
-    (bullet,) = [ln for ln in md if ln.startswith("- At 4 running requests (msgpack), cached")]
+    (bullet,) = [ln for ln in md
+                 if ln.startswith(f"- At 4 running requests (msgpack{one_runner_mark()}), cached")]
     assert "(over 3 repetitions, significant after Holm (p 0.001, adjusted 0.007); " in bullet
     assert bullet.endswith(" Its cases' figures are rough: only 1 counted step each (< 100), "
                            "as their warnings say.")

@@ -14,6 +14,7 @@ import shutil
 import pandas as pd
 
 from ipc_bench import cli
+from fault_helpers import one_runner_mark
 from ipc_bench.analysis.send_cost import steady_share_words, step_shares
 from ipc_bench.analysis.summary import r2s_wire_bytes_total
 from ipc_bench.report.findings import UNESTABLISHED_MARK
@@ -109,7 +110,8 @@ def test_the_share_finding_of_a_run_whose_last_case_lost_its_floor(
     out = tmp_path / "rep"
     assert cli.main(["report", str(run), "--output", str(out), "--no-figures"]) == 0
     md = (out / "report.md").read_text().splitlines()
-    (line,) = [ln for ln in md if ln.startswith("- At 4 running requests (msgpack), send's "
+    (line,) = [ln for ln in md if ln.startswith(f"- At 4 running requests "
+                                                f"(msgpack{one_runner_mark()}), send's "
                                                 "SchedulerOutput path")]
     assert (f"% of cached's step, {cached2 / 1e3:,.1f} µs as the mean of 2 of its 3 "
             "repetitions' median steps (send - cached: [") in line
@@ -117,7 +119,8 @@ def test_the_share_finding_of_a_run_whose_last_case_lost_its_floor(
             f"median steps (cached's {cached3 / 1e3:,.1f} µs), ") in line
     assert "the mean of its 3 repetitions' median steps (send - cached" not in line
     assert "as the same mean" not in line
-    (row,) = [ln.split(" | ") for ln in md if ln.startswith("| num_running=4 | msgpack | 19 ")]
+    (row,) = [ln.split(" | ") for ln in md
+              if ln.startswith(f"| num_running=4 | msgpack{one_runner_mark()} | 19 ")]
     path, whole = row[5], row[6]
     assert path.endswith("] % (over 2 of 3 repetitions)"), path
     # the whole step's share is over all 3 (marked where the run's comparison of the

@@ -14,6 +14,7 @@ import pytest
 import scipy.stats
 
 from analysis_run import run_bench
+from fault_helpers import one_runner_mark
 from ipc_bench.analysis.results import load
 from ipc_bench.report import findings
 from test_metrics import _summary
@@ -23,8 +24,8 @@ TWO = {"send": [15_100.0, 13_800.0, 16_400.0], "cached": [13_300.0, 14_100.0, 12
 
 HEAD = ("At 4 running requests, the single-process baseline (no IPC, no serialization; "
         "with the null model, whose step computes nothing) "
-        "runs, each arm against its own two-process case with msgpack, the run's only "
-        "two-process codec (")
+        f"runs, each arm against its own two-process case{one_runner_mark()} with msgpack, "
+        "the run's only two-process codec (")  # ° where those are marked: 2 cores
 
 
 def _where(workload: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ipc_bench.analysis.pp import send_direct_lines
+from fault_helpers import one_runner_mark
 from ipc_bench.analysis.results import load
 from ipc_bench.cli import main as cli_main
 from ipc_bench.report import findings
@@ -49,7 +50,8 @@ def test_a_tp_run_s_findings_word_each_n(tmp_path):
                      "--num-running", "16", "--no-floor", "--output", str(out)]) == 0
     lines = [line for line in findings.findings(load(out).by_arm())
              if "bytes per step" in line]
-    one = [line for line in lines if "tp=1 (msgpack), cached " in line]
+    one = [line for line in lines  # tp=1 on 2 cores: marked ° (analysis.cores)
+           if f"tp=1 (msgpack{one_runner_mark()}), cached " in line]
     two = [line for line in lines if "tp=2 (msgpack), cached " in line]
     assert len(one) == 1 and len(two) == 1
     assert "cached sends " in one[0] and " fewer bytes per step to the runner (" in one[0]

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from analysis_run import copy_as_another_run, shared_run
+from fault_helpers import one_runner_mark
 from ipc_bench import cli
 from ipc_bench.analysis.results import load
 from ipc_bench.analysis.stats import point_text
@@ -64,7 +65,7 @@ def test_the_report_leaves_an_unfinished_case_out_and_names_it(finished_run, tmp
     # cached's single-process case did not finish: only send is compared, with its own arm
     assert (f"- At 4 running requests, the single-process baseline (no IPC, no "
             f"serialization; with the null model, whose step computes nothing) runs, each "
-            f"arm against its own two-process case with "
+            f"arm against its own two-process case{one_runner_mark()} with "
             f"msgpack, the run's only two-process codec (one repetition: one sample, no "
             f"interval; µs per step: the two-process case's mean step less the single "
             f"process's): send: "
