@@ -19,6 +19,7 @@ import pytest
 
 from ipc_bench import cli
 from ipc_bench.analysis.metrics import LATENCY_MEANINGS, TPOT_ITL_DIFFER, WALL_S_MEANING
+from ipc_bench.analysis.pace import replay_pace
 from ipc_bench.analysis.results import Results, load
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from manual import manual, page
@@ -115,14 +116,31 @@ def test_the_report_gives_the_terminals_latency_table(timed_run, tmp_path, capsy
            "over as few as 6 requests; ITL p99, over as few as 42 gaps).")
     assert f"\nNote: {few}\n" in out
     assert section.rstrip().endswith(f" {few}")
-    assert re.search(
-        r"\n- This is a timed replay: arrivals follow the trace's clock, so its tokens/s "
-        r"\(wall\), every output token over the wall time from the first arrival to the "
-        r"last completion, measures the arrivals, not throughput; the latencies \(the "
-        r"Latency section\) are the result\. On `trace=azure-conv-timed:6` \(msgpack\), "
-        r"send ran [\d.]+ s and cached [\d.]+ s of wall time, first arrival to last "
-        r"completion: [\d,]+ and [\d,]+ tok/s \(wall\); arrival-bound: the trace's arrivals "
-        r"set both, so no ratio or verdict\.\n", md)
+    # The finding's words follow each case's recorded pace: on an idle machine the
+    # engine keeps up with the arrivals (5 ms apart), both cases arrival-bound; a loaded
+    # one can leave a request waiting behind a slow step in a replay whose wall time the
+    # load stretched past twice the arrivals' span, and the case is then load-bound by
+    # its own records, with the words such a case has (a fixed arrival-bound sentence
+    # assumed the machine never slows the engine below the trace's pace).
+    cases = json.loads((run / "summary.json").read_text())["cases"]
+    paces = [replay_pace(c) for c in cases]
+    clause = (r"On `trace=azure-conv-timed:6` \(msgpack\), send ran [\d.]+ s and cached "
+              r"[\d.]+ s of wall time, first arrival to last completion: ")
+    withheld = (r"[\d,]+ and [\d,]+ tok/s \(wall\); arrival-bound: the trace's arrivals "
+                r"set both, so no ratio or verdict\.\n")
+    if "load-bound" not in paces:
+        line = (r"\n- This is a timed replay: arrivals follow the trace's clock, so its "
+                r"tokens/s \(wall\), every output token over the wall time from the first "
+                r"arrival to the last completion, measures the arrivals, not throughput; the "
+                r"latencies \(the Latency section\) are the result\. " + clause + withheld)
+    elif "arrival-bound" in paces:
+        line = (r"\n- This is a timed replay, load-bound in 1 of its 2 cases \([^\n]*\) and "
+                r"arrival-bound in the others: [^\n]* " + clause + withheld)
+    else:
+        line = (r"\n- This is a timed replay, but load-bound: [^\n]* " + clause
+                + r"[\d,]+ → [\d,]+ tok/s \(wall\), [^\n]*% \(one repetition, no "
+                r"interval\)\.\n")
+    assert re.search(line, md), (paces, md)
 
 
 def test_a_missing_itl_csv_is_refused_where_a_case_has_itl_figures(timed_run, tmp_path,
