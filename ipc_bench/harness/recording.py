@@ -391,7 +391,10 @@ class StepFlusher:
     between two steps: the runner's idle time of the next step includes it.
 
     If this process is killed with SIGKILL, at most the last ``interval_s`` of rows
-    is lost; every other way out (exception, SIGINT, SIGTERM) writes all of them.
+    is lost; every other way out (exception, SIGINT, SIGTERM) writes all of them. A
+    file a flush appends to that was removed or replaced under the run ends it (the
+    sink's ``RunFolderError``: ``run_folder.append_csv``'s ``same_as``, checked with
+    the ``fstat`` the append takes anyway, here between steps like the flush itself).
     """
 
     def __init__(self, spec: CaseSpec, sink: Optional[CaseSink],

@@ -50,6 +50,11 @@ only SIGKILL of this process loses anything: the rows of the last flush interval
 A row is never cut in half: appends run with SIGINT/SIGTERM deferred
 (``ipc_bench.harness.signals``), and an append that fails (disk full, file size limit)
 is cut back to the file's previous size, so what was written before still loads.
+A CSV file removed or replaced under the run is never made again without its header:
+each append checks that the file is the one this writer made (``append_csv``'s
+``same_as``: no system call more than the append's own), ``finish`` looks at each
+once, and either ends the run with ``RunFolderError`` (``steps.csv was removed or
+replaced during the run: the 12,233 rows written to it before are lost``).
 Every write error of ``RunWriter`` is a ``RunFolderError`` (one line). Files are
 created 0644 and a folder the writer creates 0755 whatever the umask, so results are
 never world-writable; a folder given that exists (an empty ``--output``) keeps its mode
@@ -87,6 +92,7 @@ Format history:
 from __future__ import annotations
 
 import datetime
+import errno
 import fcntl
 
 import csv
@@ -247,10 +253,12 @@ class RunFolderError(Exception):
         return 2 if self.errno in FD_ERRNOS else 1
 
 
-def _create(path: Path, append: bool = False) -> int:
+def _create(path: Path, append: bool = False, create: bool = True) -> int:
     """Open ``path`` for writing (appending, else truncated) with mode 0644 whatever
-    the umask; returns the descriptor."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    the umask; returns the descriptor. ``create=False``: a file that is not there is
+    not made (``FileNotFoundError``)."""
+    flags = (os.O_WRONLY | (os.O_CREAT if create else 0)
+             | (os.O_APPEND if append else os.O_TRUNC))
     fd = os.open(path, flags, FILE_MODE)
     try:
         os.fchmod(fd, FILE_MODE)
@@ -309,17 +317,44 @@ def frontend_rows(result: CaseResult):
                next(decode) if have_decode and row[3] else "")
 
 
-def append_csv(path: Path, rows: Iterable, header: Optional[tuple[str, ...]] = None) -> None:
+class ResultsFileGone(OSError):
+    """A results file ``append_csv`` was to append to (``same_as``) is not the one
+    written before: removed (or moved away), replaced or written to by another hand
+    while the run ran."""
+
+
+def append_csv(path: Path, rows: Iterable, header: Optional[tuple[str, ...]] = None,
+               same_as: Optional[tuple[int, int, int]] = None) -> tuple[int, int, int]:
     """Append ``rows`` to the CSV file ``path`` (created with ``header`` if new or
     empty); on a write error the file is cut back to its previous size (removed if it
-    was empty) and the ``OSError`` raised."""
-    fd = _create(path, append=True)
+    was empty) and the ``OSError`` raised. Returns the file's ``(st_dev, st_ino,
+    size)`` after the append.
+
+    ``same_as``: what an earlier append returned for ``path``: the file must still be
+    that one, at that size, else ``ResultsFileGone`` is raised and nothing is written
+    (a file removed under the run is not made again, so it is never recreated
+    without its header, and one put in its place is not appended to). The size tells
+    a file put in place of one removed apart where it took the same inode number, as
+    a file system often gives a new file the number just freed. The check costs no
+    system call more than an append makes: the file is opened without ``O_CREAT``
+    and its ``fstat`` (taken for its size) compared."""
     try:
-        size = os.fstat(fd).st_size
+        fd = _create(path, append=True, create=same_as is None)
+    except FileNotFoundError:
+        if same_as is not None and path.parent.is_dir():  # else the folder is gone
+            raise ResultsFileGone(errno.ENOENT, f"{path.name} was removed", str(path))
+        raise
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if same_as is not None and (st.st_dev, st.st_ino, size) != tuple(same_as):
+            raise ResultsFileGone(errno.ENOENT, f"{path.name} was replaced", str(path))
+        wrote = 0
         try:
             for chunk in _csv_chunks(rows, header if size == 0 else None):
                 if chunk:  # nothing to append: no write
                     write_fd(fd, chunk, path)
+                    wrote += len(chunk)
         except OSError:
             try:
                 if size == 0:
@@ -329,6 +364,7 @@ def append_csv(path: Path, rows: Iterable, header: Optional[tuple[str, ...]] = N
             except OSError:
                 pass
             raise
+        return st.st_dev, st.st_ino, size + wrote
     finally:
         os.close(fd)
 
@@ -448,6 +484,14 @@ class RunWriter:
         self._partial_case: Optional[str] = None
         self.comparisons: list[dict[str, Any]] = []  # ipc_bench.analysis.stats.compare_cases
         self.byte_model: list[dict[str, Any]] = []   # ipc_bench.analysis.bytemodel.byte_model_report
+        #: CSV file name -> ``(st_dev, st_ino, size)`` of the file this writer made
+        #: under that name, and the rows it appended to it since: each append checks
+        #: that the file is still that one (``append_csv``'s ``same_as``), so that a file
+        #: removed or replaced under the run ends it (``ResultsFileGone``, a
+        #: ``RunFolderError``) rather than being made again without its header.
+        self._files: dict[str, tuple[int, int, int]] = {}
+        self._file_rows: dict[str, int] = {}
+        self._gone: set[str] = set()  # those found removed or replaced: said once
         self._new_file("steps.csv", STEPS_HEADER)
         self._new_file("requests.csv", CASE_KEYS + REQUEST_COLUMNS)
         self._new_file("floor.csv", ("case_id", "i", "floor_step_ns"))
@@ -456,7 +500,8 @@ class RunWriter:
 
     def _new_file(self, name: str, header: tuple[str, ...]) -> None:
         os.close(_create(self.run_dir / name))
-        append_csv(self.run_dir / name, (), header)
+        self._files[name] = append_csv(self.run_dir / name, (), header)
+        self._file_rows[name] = 0
 
     def _append(self, name: str, rows, header: Optional[tuple[str, ...]] = None,
                 case_id: Optional[str] = None) -> None:
@@ -465,7 +510,16 @@ class RunWriter:
         counted = _Counted(rows)
         with deferred():
             try:
-                append_csv(self.run_dir / name, counted, header)
+                try:
+                    if name in self._gone:  # said once; never made again
+                        raise ResultsFileGone(errno.ENOENT, name, str(self.run_dir / name))
+                    self._files[name] = append_csv(self.run_dir / name, counted, header,
+                                                   same_as=self._files.get(name))
+                except ResultsFileGone:
+                    self._gone.add(name)
+                    raise ResultsFileGone(errno.ENOENT, self._gone_text(name),
+                                          str(self.run_dir / name)) from None
+                self._file_rows[name] = self._file_rows.get(name, 0) + counted.n
                 if case_id is not None and counted.n:
                     took = self.rows_written.setdefault(case_id, {})
                     took[name] = took.get(name, 0) + counted.n
@@ -477,6 +531,21 @@ class RunWriter:
                         lost = self.rows_not_written.setdefault(case_id, {})
                         lost[name] = lost.get(name, 0) + counted.n
                 raise
+
+    def _gone_text(self, name: str) -> str:
+        """Why ``name``, a file this writer made, cannot be appended to: ``steps.csv was
+        removed or replaced during the run: the 12,233 rows written to it before are
+        lost`` (``no row had been written to it`` where none had); for
+        ``steps.partial.csv``, whose rows are a copy of those the running case holds,
+        the first part alone."""
+        said = f"{name} was removed or replaced during the run"
+        if name == PARTIAL_STEPS:
+            return said
+        n = self._file_rows.get(name, 0)
+        if not n:
+            return f"{said}: no row had been written to it"
+        return (f"{said}: the row written to it before is lost" if n == 1 else
+                f"{said}: the {n:,} rows written to it before are lost")
 
     def unwritten_note(self, case_id: Optional[str]) -> str:
         """``; rows not written: 402 of steps.csv (kept in steps.partial.csv), 2 of
@@ -606,6 +675,9 @@ class RunWriter:
         self._rss_written[spec.case_id] = self._rss_written.get(spec.case_id, 0) + len(samples)
 
     def _remove_partial(self) -> None:
+        self._files.pop(PARTIAL_STEPS, None)  # the next case's is a new file
+        self._file_rows.pop(PARTIAL_STEPS, None)
+        self._gone.discard(PARTIAL_STEPS)
         try:
             os.unlink(self.run_dir / PARTIAL_STEPS)
         except FileNotFoundError:
@@ -715,6 +787,12 @@ class RunWriter:
                failed_case: Optional[str] = None) -> None:
         """Set the run's final ``status`` (``complete``, ``failed``, ``incomplete``);
         ``failed_case``: the case that ended the run, if one did."""
+        gone = self._gone_files()
+        if gone and status == "complete":  # the run's results are not all there
+            raise gone[0]
+        if gone:  # the run ends without them all the same: said among its problems
+            problems = list(problems or ()) + [f"{self.run_dir}: {exc.strerror}"
+                                               for exc in gone]
         self.status = status
         # When the run ended (``environment.run_interval``: runs of one host that
         # overlapped in time are a difference between them); a run killed has none.
@@ -730,6 +808,28 @@ class RunWriter:
             if self._claim is not None:
                 self._claim.close()
                 self._claim = None
+
+    def _gone_files(self) -> list[ResultsFileGone]:
+        """The CSV files this writer made that are no longer the ones it made (removed
+        or replaced since their last append: one ``stat`` each), as the errors an
+        append to each would raise; each is said once (``_gone``)."""
+        gone = []
+        for name, made in list(self._files.items()):
+            if name in self._gone:
+                continue
+            try:
+                st = os.stat(self.run_dir / name)
+                if (st.st_dev, st.st_ino, st.st_size) == made:
+                    continue
+            except FileNotFoundError:
+                if not self.run_dir.is_dir():  # the folder: the summary's write says why
+                    return []
+            except OSError:
+                continue
+            gone.append(ResultsFileGone(errno.ENOENT, self._gone_text(name),
+                                        str(self.run_dir / name)))
+            self._gone.add(name)
+        return gone
 
     @_writes
     def _write_summary(self) -> None:
