@@ -1073,12 +1073,12 @@ def _no_descriptor(monkeypatch, pattern: str, after: int = 0,
 
     real, seen = run_folder._create, [0]
 
-    def create(path, append: bool = False) -> int:
+    def create(path, append: bool = False, create: bool = True) -> int:
         if fnmatch.fnmatch(Path(path).name, pattern):
             seen[0] += 1
             if seen[0] > after:
                 raise OSError(code, os.strerror(code), str(path))
-        return real(path, append)
+        return real(path, append, create)
 
     monkeypatch.setattr(run_folder, "_create", create)
 
@@ -1124,12 +1124,12 @@ def test_a_summary_that_cannot_be_opened_either_names_the_limit_once(
 
     real, opened = run_folder._create, []
 
-    def create(path, append: bool = False) -> int:
+    def create(path, append: bool = False, create: bool = True) -> int:
         name = Path(path).name
         opened.append(name)
         if name.startswith("summary.json") and opened.count(name) > 2:
             raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), str(path))
-        return real(path, append)
+        return real(path, append, create)
 
     monkeypatch.setattr(run_folder, "_create", create)
     run = tmp_path / "run"
