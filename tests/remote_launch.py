@@ -31,12 +31,14 @@ START_S = 120.0
 REAP_S = 30.0
 
 
-def read_line(proc: subprocess.Popen, what: str, timeout_s: float = START_S) -> str:
-    """The next line ``proc`` writes to its stderr pipe ('' where it closes it first),
-    read a byte at a time from the pipe itself, so nothing past the line is buffered
-    out of reach of a later ``communicate``; ``AssertionError`` naming ``what`` after
-    ``timeout_s`` seconds without one."""
-    fd = proc.stderr.fileno()
+def read_line(proc: subprocess.Popen, what: str, timeout_s: float = START_S,
+              stream: str = "stderr") -> str:
+    """The next line ``proc`` writes to its stderr pipe (its stdout pipe where ``stream``
+    is ``"stdout"``; '' where it closes it first), read a byte at a time from the pipe
+    itself, so nothing past the line is buffered out of reach of a later
+    ``communicate``; ``AssertionError`` naming ``what`` after ``timeout_s`` seconds
+    without one."""
+    fd = getattr(proc, stream).fileno()
     deadline = time.monotonic() + timeout_s
     line = bytearray()
     while not line.endswith(b"\n"):

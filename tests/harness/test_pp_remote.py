@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from fault_helpers import REPO
-from test_remote import free_base_port, start_runner, start_scheduler
+from fault_helpers import REPO, free_base_port
+from remote_launch import Launcher
 
 from ipc_bench.errors import STEP_NUMBERING
 from ipc_bench.wire.pp import (StageLink, StageLinkError, StoreServer, gloo_interface,
@@ -30,6 +30,10 @@ from ipc_bench.wire.transport import EndpointError
 
 PP = ["--scenario", "pp", "--pp", "2", "--transport", "tcp", "--num-running", "8",
       "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack", "--quiet"]
+
+#: The scheduler's warning that the case's processes outnumber the machine's cores
+#: (``--pp 2 on 2 core(s): ...``), printed before its 'waiting ... for N runner(s)' line.
+WARNING = ("bench.py: warning:",)
 
 needs_ss = pytest.mark.skipif(shutil.which("ss") is None, reason="no `ss` (iproute2)")
 
@@ -133,38 +137,32 @@ def test_two_stages_meet_through_the_store_and_gloo_listens_on_their_address_onl
     assert outs[1][0] == "[[0, 1, 2], [3, 4, 5]]\n"
 
 
-def _waiting_line(sched: subprocess.Popen) -> str:
-    """The scheduler's 'waiting ... for N runner(s)' line (after the core warning)."""
-    line = sched.first_line
-    while line.startswith("bench.py: warning:"):
-        line = sched.stderr.readline()
-    return line
-
-
 @needs_ss
 def test_two_stages_started_by_hand_run_send_and_direct_to_one_token_stream(tmp_path):
     port = free_base_port(5)
-    sched = start_scheduler(PP + ["--remote-runners", "--port", str(port)], tmp_path / "r")
-    assert _waiting_line(sched) == (
-        f"bench.py: waiting up to 120 s for 2 runner(s) started by hand; on each runner's "
-        f"host run: python bench.py runner --connect tcp://127.0.0.1:{port}; python bench.py "
-        f"runner --connect tcp://127.0.0.1:{port + 1}\n")
-    stages = [start_runner(port + r) for r in range(2)]
-    seen: set[str] = set()  # listeners on the store port (BASE + R + 2), polled
-    done = threading.Event()
+    with Launcher() as launch:
+        sched = launch.scheduler(PP + ["--remote-runners", "--port", str(port)],
+                                 tmp_path / "r", skip=WARNING)
+        assert sched.first_line == (
+            f"bench.py: waiting up to 120 s for 2 runner(s) started by hand; on each runner's "
+            f"host run: python bench.py runner --connect tcp://127.0.0.1:{port}; python "
+            f"bench.py runner --connect tcp://127.0.0.1:{port + 1}\n")
+        stages = [launch.runner(port + r) for r in range(2)]
+        seen: set[str] = set()  # listeners on the store port (BASE + R + 2), polled
+        done = threading.Event()
 
-    def watch() -> None:
-        while not done.wait(0.2):
-            seen.update(listening(port + 4))
+        def watch() -> None:
+            while not done.wait(0.2):
+                seen.update(listening(port + 4))
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
-        errs = [s.communicate(timeout=120)[1] for s in stages]
-        out, err = sched.communicate(timeout=60)
-    finally:
-        done.set()
-        watcher.join(10)
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            errs = [s.communicate(timeout=120)[1] for s in stages]
+            out, err = sched.communicate(timeout=60)
+        finally:
+            done.set()
+            watcher.join(10)
     assert seen == {f"127.0.0.1:{port + 4}"}  # the store, on the given address only
     assert sched.returncode == 0, err
     assert [s.returncode for s in stages] == [0, 0], errs
@@ -182,11 +180,13 @@ def test_two_stages_started_by_hand_run_send_and_direct_to_one_token_stream(tmp_
 
 def test_a_stage_that_never_connects_is_named_and_the_other_is_told(tmp_path):
     port = free_base_port(5)
-    sched = start_scheduler(PP + ["--policies", "send", "--remote-runners", "--port",
-                                  str(port), "--startup-timeout", "2"], tmp_path / "r")
-    stage0 = start_runner(port)
-    _, err = sched.communicate(timeout=60)
-    _, stage0_err = stage0.communicate(timeout=30)
+    with Launcher() as launch:
+        sched = launch.scheduler(PP + ["--policies", "send", "--remote-runners", "--port",
+                                       str(port), "--startup-timeout", "2"], tmp_path / "r",
+                                 skip=WARNING)
+        stage0 = launch.runner(port)
+        _, err = sched.communicate(timeout=60)
+        _, stage0_err = stage0.communicate(timeout=30)
     assert sched.returncode == 1
     assert [ln for ln in err.splitlines() if ln.startswith("bench.py: error:")] == [
         f"bench.py: error: num_running=8,pp=2/send/msgpack#0: no remote runner connected to "
@@ -212,11 +212,13 @@ _DIES_AT_STEP_8 = textwrap.dedent("""
 
 def test_a_stage_runner_that_dies_fails_the_case_in_one_line(tmp_path):
     port = free_base_port(5)
-    sched = start_scheduler(PP + ["--policies", "send", "--remote-runners", "--port",
-                                  str(port), "--peer-timeout", "5"], tmp_path / "r")
-    stages = [start_runner(port), start_runner(port + 1, python_code=_DIES_AT_STEP_8)]
-    _, err = sched.communicate(timeout=60)
-    results = [s.communicate(timeout=30) for s in stages]
+    with Launcher() as launch:
+        sched = launch.scheduler(PP + ["--policies", "send", "--remote-runners", "--port",
+                                       str(port), "--peer-timeout", "5"], tmp_path / "r",
+                                 skip=WARNING)
+        stages = [launch.runner(port), launch.runner(port + 1, python_code=_DIES_AT_STEP_8)]
+        _, err = sched.communicate(timeout=60)
+        results = [s.communicate(timeout=30) for s in stages]
     assert sched.returncode == 1, err
     assert stages[1].returncode == -9
     errors = [ln for ln in err.splitlines() if ln.startswith("bench.py: error:")]

@@ -17,7 +17,8 @@ import signal
 import textwrap
 import time
 
-from test_remote import free_base_port, start_runner, start_scheduler
+from fault_helpers import free_base_port
+from remote_launch import Launcher, read_line
 
 from ipc_bench.errors import STEP_NUMBERING
 
@@ -57,15 +58,17 @@ def _kill_stage(tmp_path, dead: int):
     scheduler's error lines, the base port, the stages and the seconds from the kill
     to the scheduler's exit."""
     port = free_base_port(5)
-    sched = start_scheduler(PP + ["--remote-runners", "--port", str(port)], tmp_path / "r")
-    stages = [start_runner(port + r, python_code=_STOPS_AT_STEP_8 if r == dead else "")
-              for r in range(2)]
-    try:
+    with Launcher() as launch:
+        sched = launch.scheduler(PP + ["--remote-runners", "--port", str(port)],
+                                 tmp_path / "r", skip=("bench.py: warning:",))  # its cores
+        stages = [launch.runner(port + r, python_code=_STOPS_AT_STEP_8 if r == dead else None)
+                  for r in range(2)]
         lines = []
-        for line in stages[dead].stderr:  # bounded: the stage's own peer timeout ends it
-            lines.append(line)
-            if line == STOPPED + "\n":
+        while lines[-1:] != [STOPPED + "\n"]:  # bounded: the stage's own peer timeout ends it
+            line = read_line(stages[dead], "stderr line of the stage to kill")
+            if not line:
                 break
+            lines.append(line)
         assert lines[-1:] == [STOPPED + "\n"], lines
         os.kill(stages[dead].pid, signal.SIGKILL)
         killed = time.monotonic()
@@ -73,11 +76,6 @@ def _kill_stage(tmp_path, dead: int):
         took = time.monotonic() - killed
         for s in stages:
             s.communicate(timeout=30)
-    finally:
-        for proc in (sched, *stages):
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
     assert sched.returncode == 1, err
     assert stages[dead].returncode == -signal.SIGKILL
     return [ln for ln in err.splitlines() if ln.startswith("bench.py: error:")], port, \

@@ -21,7 +21,8 @@ import subprocess
 import textwrap
 import time
 
-from test_remote import free_base_port, start_runner, start_scheduler
+from fault_helpers import free_base_port
+from remote_launch import Launcher, read_line
 
 PP = ["--scenario", "pp", "--pp", "2", "--transport", "tcp", "--num-running", "8",
       "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack", "--quiet",
@@ -72,13 +73,18 @@ def test_stages_whose_scheduler_ends_during_their_handshake_exit_at_once_in_one_
     port = free_base_port(5)  # 2 control ports, the data ports, the stages' store
     store = f"tcp://127.0.0.1:{port + 4}"
     go = tmp_path / "go"
-    sched = start_scheduler(PP + ["--remote-runners", "--port", str(port)], tmp_path / "r")
-    stages = [start_runner(port, python_code=_SAYS_JOINED),
-              start_runner(port + 1, python_code=_pauses_until(str(go)))]
-    try:
-        # bounded: each stage gives up its join after the peer timeout, and exits
-        assert stages[1].stdout.readline() == PAUSED + "\n"
-        assert stages[0].stdout.readline() == JOINED + "\n"
+    with Launcher() as launch:
+        sched = launch.scheduler(PP + ["--remote-runners", "--port", str(port)],
+                                 tmp_path / "r", skip=("bench.py: warning:",))  # its cores
+        stages = [launch.runner(port, python_code=_SAYS_JOINED),
+                  launch.runner(port + 1, python_code=_pauses_until(str(go)))]
+        # bounded: each stage gives up its join after the start-up timeout (the store's
+        # join and the wait there for the other stages have --startup-timeout, 30 s, under
+        # the 40 s each exit is waited for below), and exits
+        assert read_line(stages[1], "stdout line of stage 1", stream="stdout") == \
+            PAUSED + "\n"
+        assert read_line(stages[0], "stdout line of stage 0", stream="stdout") == \
+            JOINED + "\n"
         os.kill(sched.pid, signal.SIGTERM)
         ended = time.monotonic()
         sched.communicate(timeout=30)
@@ -88,11 +94,6 @@ def test_stages_whose_scheduler_ends_during_their_handshake_exit_at_once_in_one_
         released = time.monotonic()
         out1, err1 = stages[1].communicate(timeout=40)
         took1 = time.monotonic() - released
-    finally:
-        for proc in (sched, *stages):
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
     assert sched.returncode == 128 + signal.SIGTERM
     gone = "bench.py runner: the scheduler at tcp://127.0.0.1:{} closed the connection"
     connected = ("bench.py runner: connected to tcp://127.0.0.1:{}; serving cases until "
