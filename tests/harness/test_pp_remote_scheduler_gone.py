@@ -44,8 +44,11 @@ _SAYS_JOINED = textwrap.dedent(f"""
 """)
 #: Longest time from the scheduler's SIGTERM (stage 0), or from stage 1's release, to
 #: the stage's exit (on the 2-core development machine: 0.5 to 0.7 s for stage 0, the
-#: scheduler's own exit included, 0.05 s for stage 1; they took 18 to 21 s).
-PROMPT_S = 5.0
+#: scheduler's own exit included, 0.05 s for stage 1; they took 18 to 21 s). Half the
+#: 30 s start-up timeout a stage that missed the scheduler's end would wait out: stage
+#: 0 notices when the scheduler's process has ended, and at a load of 16 to 19 that
+#: process's interpreter shutdown alone took up to 8 s with a second such test beside it.
+PROMPT_S = 15.0
 
 
 def _pauses_until(go: str) -> str:
