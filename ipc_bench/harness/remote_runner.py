@@ -2,7 +2,8 @@
 tcp://SCHEDULER:PORT`` (``cli.runner``) runs ``serve_remote``.
 
 It connects its control socket to the scheduler's (``bench.py ... --remote-runners``,
-``wire.remote``: the port of its rank), then serves the run's cases in a loop until the
+``wire.remote``: the port of its rank) and sends its hello (``wire.remote.runner_hello``,
+with its protocol version: what claims the port for it), then serves the run's cases in a loop until the
 scheduler's ``Goodbye``: each case starts with a ``Handshake`` carrying its
 ``RunnerConfig`` (the protocol version is checked first: another version refuses the
 case and the runner exits), gets a fresh ``ModelRunner``, connects its data sockets to
@@ -63,15 +64,16 @@ from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_USAGE,
                                            _model_runner, accept_handshake, scheduler_gone,
                                            serve_case, speak_as)
 from ipc_bench.wire.codecs import PICKLED_CODECS
+from ipc_bench.wire import control
 from ipc_bench.wire.control import Goodbye, Handshake, recv_control
 from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import TCP_STORE_PREFIX
 from ipc_bench.wire.remote import (CLOCK_KEY, CODE_KEY, CPUS_KEY, KEEPALIVE, ZAP_REFUSED,
-                                   clock_id)
+                                   clock_id, runner_hello)
 from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, EndpointError, HandshakeRefused,
                                       NoHandshake, PeerError, RunnerSockets, destroy_context,
-                                      recv_monitor_message, split_tcp_endpoint, tcp_endpoint,
-                                      tcp_refused)
+                                      recv_monitor_message, send_frame, split_tcp_endpoint,
+                                      tcp_endpoint, tcp_refused)
 
 #: How its lines on stderr begin (the command that runs it, ``cli.runner``).
 PREFIX = "bench.py runner"
@@ -202,6 +204,11 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
                   file=sys.stderr)
             return EXIT_HANDSHAKE if isinstance(exc, HandshakeRefused) else EXIT_USAGE
         watch = _SchedulerWatch(socks.ctl, ctl_endpoint)
+        try:  # the hello that claims the port (wire.remote); it never waits: a PAIR peer
+            send_frame(socks.ctl, runner_hello(control.PROTOCOL_VERSION), 10.0,
+                       watch.problem, "the runner's hello")
+        except PeerError as exc:
+            return scheduler_gone(str(exc))
         cpus = f"; pinned to CPUs {cpus_allowed(0)}" if pinned else ""
         print(f"{PREFIX}: connected to {ctl_endpoint}{cpus}; serving cases until the "
               f"scheduler's run ends", file=sys.stderr)

@@ -23,21 +23,49 @@ no case inherits a frame or a subscription from the one before). After the last 
 or the first that fails (a failed case ends the run), ``close`` sends every connected
 runner ``control.Goodbye`` and the runners exit.
 
-Liveness. Each control socket is monitored (``ZMQ_EVENT_ACCEPTED``,
-``ZMQ_EVENT_HANDSHAKE_SUCCEEDED``, ``ZMQ_EVENT_DISCONNECTED``; the runner's connection is
-the first to complete a ZeroMQ handshake, so another peer that connects to the port and
-leaves is not taken for it): a runner whose connection closes (its process died, was
-killed, or its host closed it) is named by ``problem(rank)`` within the next wait slice
-(``transport.POLL_SLICE_MS``) of any wait, as a spawned runner's exit is. A host that
-vanishes without closing the connection is caught by the peer timeout while a case runs,
-and by TCP keepalive (``KEEPALIVE``: about 25 s) between cases.
+Claiming a control port. A port is the runner's once a peer sends the runner's hello
+(``runner_hello``: ``ipc-bench runner hello, protocol N``, the first frame a runner
+sends on its control socket, before the scheduler's ``Handshake``), and only then:
+whatever else connects is a stray and never locks the runner out. Two guards:
 
-One runner per control port: the ``Doorman`` (a ZAP handler) admits the first peer whose
-ZeroMQ handshake reaches it and refuses every later one at once, as it connects (a
-second runner started for a taken port exits with one line; the run goes on).
+- The ``Doorman`` (a ZAP handler) admits one peer at a time per control port and
+  refuses every other at once, as it connects (``ZAP_REFUSED``: a second runner started
+  for a taken port exits with one line; the run goes on). It holds the port for a peer
+  from its admission until that peer is found to be a stray: its connection ended
+  before its ZeroMQ handshake completed (a DEALER, REQ or PUSH: libzmq asks the ZAP
+  handler before it checks the socket kind, so such a peer passes the Doorman and is
+  then dropped, which the monitor reports as a disconnection only), or it left after
+  its handshake without saying hello, or its first frame was not the hello. Then ``RemoteRunners``
+  frees the port (``Doorman.release``), and before refusing a peer the Doorman has the
+  port's events read (``RemoteRunners._events``), so a stray that left while nobody
+  waited on the port does not refuse the runner that comes after it.
+- A PAIR peer (the control socket's own kind) completes the ZeroMQ handshake and is
+  attached; its first frame decides: the hello claims the port (``connected``); any
+  other frame is ignored (one note line on stderr naming the peer's address), the peer
+  is disconnected (its TCP connection shut down, so the bound PAIR, which takes one
+  peer at a time, is free) and the port freed. A malformed frame from a peer that has
+  not said hello is never read as a control message: it does not end the run.
+
+Why not another socket kind (a ROUTER that tells peers apart by identity): every
+control exchange, ``wire.tp``'s included, is written for one PAIR per rank; the hello
+and the monitor's events tell the runner from a stray without changing them. Why not a
+ZAP mechanism with credentials (PLAIN): it needs a ZAP handler in every run, spawned
+runners' included. The hello's protocol version is not compared here: a runner of
+another version claims its port, and the ``Handshake`` refuses it in one line on both
+ends (``harness.runner_loop.accept_handshake``).
+
+Liveness. Each control socket is monitored (``ZMQ_EVENT_ACCEPTED``,
+``ZMQ_EVENT_HANDSHAKE_SUCCEEDED``, the ``ZMQ_EVENT_HANDSHAKE_FAILED_*`` events,
+``ZMQ_EVENT_DISCONNECTED``): a runner whose connection closes (its process died, was
+killed, or its host closed it) is named by ``problem(rank)`` within the next wait slice
+(``transport.POLL_SLICE_MS``) of any wait, as a spawned runner's exit is; a stray's
+connection coming and going is not the runner's. A host that vanishes without closing
+the connection is caught by the peer timeout while a case runs, and by TCP keepalive
+(``KEEPALIVE``: about 25 s) between cases.
 
 Security: every port here accepts a connection from anyone who can reach ``--host``. The
-first peer on a control port is the runner of that rank (it can feed the scheduler
+hello is no password: the first peer that sends it on a control port is the runner of
+that rank (it can feed the scheduler
 made-up outputs, which the input and token oracles may catch; with
 ``--allow-pickle-over-tcp`` it can run code in the scheduler), and a second peer on the
 ``SchedulerOutput`` port would receive frames in turn with the runner (PUSH). The stages'
@@ -49,9 +77,12 @@ Bind an address of a trusted network only.
 
 from __future__ import annotations
 
+import os
+import socket
+import sys
 import threading
 import time
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 import zmq
 
@@ -83,7 +114,14 @@ CPUS_KEY = "cpus_allowed"
 #: which may be another checkout's than the scheduler's.
 CODE_KEY = "runner_code"
 
-_EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+#: What a runner sends first on its control socket, then its protocol version (``runner_hello``).
+HELLO_PREFIX = b"ipc-bench runner hello, protocol "
+
+#: Monitor events of a control socket whose peer failed its ZeroMQ handshake (a port
+#: scan's bytes; a peer of another socket kind shows as ``ZMQ_EVENT_DISCONNECTED`` only).
+_FAILED = (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
+_EVENTS = (zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
+           | _FAILED)
 
 #: ZAP status (RFC 27) of a connection refused on a control port that already has its
 #: runner; the refused peer's monitor reports it (``ZMQ_EVENT_HANDSHAKE_FAILED_AUTH``).
@@ -91,6 +129,21 @@ ZAP_REFUSED = 400
 #: Longest wait of the doorman's thread for a request (ms): ``close`` wakes it at once,
 #: so it wakes (and takes the GIL) only for requests, not on a timer.
 _DOORMAN_POLL_MS = 10_000
+
+
+def runner_hello(version: int) -> bytes:
+    """The first frame a runner sends on its control socket: ``HELLO_PREFIX`` and the
+    protocol version it speaks (module docstring)."""
+    return HELLO_PREFIX + str(version).encode()
+
+
+def hello_version(frame: bytes) -> Optional[int]:
+    """The protocol version of a runner's hello ``frame``; ``None`` for a frame that is
+    not one (then its sender is not a runner)."""
+    if not frame.startswith(HELLO_PREFIX):
+        return None
+    digits = frame[len(HELLO_PREFIX):]
+    return int(digits) if digits.isdigit() and len(digits) <= 9 else None
 
 
 def clock_id() -> str:
@@ -139,22 +192,28 @@ def zap_domain(rank: int) -> str:
 class Doorman:
     """The ZAP handler (RFC 27, ``inproc://zeromq.zap.01``) of the control sockets'
     context ``ctx`` with ``n`` control ports (``EndpointError`` if it cannot start):
-    on each control port it admits the first peer whose ZeroMQ handshake
-    reaches it (the runner of that rank) and refuses every later one with status
-    ``ZAP_REFUSED``, which ends that peer's handshake at once: a second runner started
+    on each control port it admits one peer and refuses every other with status
+    ``ZAP_REFUSED`` until ``release(rank)`` (the admitted peer was a stray: module
+    docstring), which ends that peer's handshake at once: a second runner started
     for a port that has one is told so when it connects (``transport.HandshakeRefused``)
     instead of waiting on a PAIR socket that never reads it (a bound PAIR takes one
     peer and drops the pipes of the others, silently). Libzmq asks the handler because
     each control socket has a ``ZMQ_ZAP_DOMAIN`` (``zap_domain``); the answer comes from
     this thread, so it does not wait for the scheduler's loop; between requests the
     thread sleeps in ``zmq_poll`` (no timer wakes it during a measured case).
-    ``admitted[rank]``: that rank's runner got in. ``close`` wakes and stops the thread."""
+    ``admitted[rank]``: a peer of that rank's port got in and holds it. ``recheck(rank)``,
+    if given, is called (under ``lock``) before a peer is refused, to release the port
+    of a stray that left meanwhile. ``close`` wakes and stops the thread."""
 
     ENDPOINT = "inproc://zeromq.zap.01"
 
-    def __init__(self, ctx: zmq.Context, n: int, start_timeout_s: float = 10.0):
+    def __init__(self, ctx: zmq.Context, n: int, start_timeout_s: float = 10.0,
+                 recheck: Optional[Callable[[int], None]] = None):
         self.ctx, self.n = ctx, n
         self.admitted = [False] * n
+        self.recheck = recheck
+        #: Held by each answer and by whoever reads the control ports' events.
+        self.lock = threading.RLock()
         self._wake_endpoint = f"inproc://ipc-bench-doorman-{id(self)}"
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -191,17 +250,29 @@ class Doorman:
     def answer(self, request: list[bytes]) -> list[bytes]:
         """The ZAP reply to ``request`` (version, request id, domain, address, routing
         id, mechanism, ...): 200 for the first peer of a control port's domain,
-        ``ZAP_REFUSED`` after it, 200 for a domain that is not a control port's."""
+        ``ZAP_REFUSED`` while it holds the port (``release``), 200 for a domain that is
+        not a control port's."""
         version, request_id = (request + [b"1.0", b""])[:2]
         domain = request[2].decode(errors="replace") if len(request) > 2 else ""
         status = b"200"
-        for rank in range(self.n):
-            if domain == zap_domain(rank):
-                if self.admitted[rank]:
-                    status = str(ZAP_REFUSED).encode()
-                self.admitted[rank] = True
+        with self.lock:
+            for rank in range(self.n):
+                if domain == zap_domain(rank):
+                    if self.admitted[rank] and self.recheck is not None:
+                        try:
+                            self.recheck(rank)  # may release a stray's hold
+                        except Exception:  # noqa: BLE001 - never end the thread: refuse
+                            pass
+                    if self.admitted[rank]:
+                        status = str(ZAP_REFUSED).encode()
+                    self.admitted[rank] = True
         return [version, request_id, status, b"" if status == b"200" else
                 b"this control port already has its runner", b"", b""]
+
+    def release(self, rank: int) -> None:
+        """The peer admitted to ``rank``'s port was a stray: admit the next one."""
+        with self.lock:
+            self.admitted[rank] = False
 
     def close(self) -> None:
         """Stop the thread (woken at once) and wait for it (at most 5 s)."""
@@ -235,16 +306,21 @@ class RemoteRunners:
         self.ctx = zmq.Context()
         self.ctls: list[zmq.Socket] = []
         self._monitors: list[zmq.Socket] = []
-        self.connected = [False] * n
+        self.connected = [False] * n  # the runner said hello (module docstring)
         self.gone = [False] * n
-        # The runner's connection: the last one accepted when the first ZeroMQ handshake
-        # succeeded (its fd, as the monitor's ACCEPTED and DISCONNECTED events give it),
-        # so that another peer's connection coming and going is not taken for its.
+        # The last connection accepted (its fd, as the monitor's ACCEPTED and DISCONNECTED
+        # events give it; HANDSHAKE_SUCCEEDED gives none): the one a succeeded handshake
+        # is of. ``_attached``: the PAIR peer that completed its handshake and has not
+        # said hello yet (fd, address); ``_ignored``: the fd of one that sent something
+        # else, disconnected; ``_runner_fd``: the runner's, once it said hello.
         self._accepted: list[Optional[int]] = [None] * n
+        self._attached: list[Optional[tuple[int, str]]] = [None] * n
+        self._ignored: list[Optional[int]] = [None] * n
         self._runner_fd: list[Optional[int]] = [None] * n
+        self._closing = False
         self.doorman: Optional[Doorman] = None
         try:
-            self.doorman = Doorman(self.ctx, n)
+            self.doorman = Doorman(self.ctx, n, recheck=self._events)
             for rank, port in enumerate(self.ports.ctls):
                 sock = open_socket(self.ctx, zmq.PAIR, tcp_endpoint(host, port), bind=True,
                                    options={**KEEPALIVE,
@@ -289,18 +365,64 @@ class RemoteRunners:
         return [self.ctl_endpoint(r) for r in range(self.n)].index(ctl_endpoint)
 
     def _events(self, rank: int) -> None:
-        monitor = self._monitors[rank]
-        while monitor.poll(0):
-            message = recv_monitor_message(monitor)
-            event, fd = message["event"], message["value"]
-            if event == zmq.EVENT_ACCEPTED:
-                self._accepted[rank] = fd
-            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and self._runner_fd[rank] is None:
-                self._runner_fd[rank] = self._accepted[rank]
+        """Read rank ``rank``'s monitor events, then, until its runner said hello, the
+        first frames of its attached peer (module docstring); under the Doorman's lock
+        (its thread calls this too, before it refuses a peer)."""
+        if self.doorman is None or rank >= len(self._monitors):
+            return
+        with self.doorman.lock:
+            if self._closing:
+                return
+            monitor = self._monitors[rank]
+            while monitor.poll(0):
+                message = recv_monitor_message(monitor)
+                event, value = message["event"], int(message["value"])
+                if event == zmq.EVENT_ACCEPTED:
+                    self._accepted[rank] = value
+                elif self.connected[rank] or self.gone[rank]:
+                    if event == zmq.EVENT_DISCONNECTED and value == self._runner_fd[rank] \
+                            and self.connected[rank]:
+                        self.connected[rank], self.gone[rank] = False, True
+                elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and self._accepted[rank] is not None:
+                    fd = self._accepted[rank]
+                    self._attached[rank] = (fd, _peer_address(fd))
+                elif event == zmq.EVENT_DISCONNECTED and value in (
+                        (self._attached[rank] or (None,))[0], self._ignored[rank]):
+                    self._attached[rank] = self._ignored[rank] = None  # a stray left
+                    self.doorman.release(rank)
+                elif event & (_FAILED | zmq.EVENT_DISCONNECTED) \
+                        and self._attached[rank] is None:
+                    # a connection that never completed its handshake: the peer the
+                    # Doorman admitted, of another socket kind (libzmq reports only its
+                    # end), or a port scan
+                    self.doorman.release(rank)
+            if not (self.connected[rank] or self.gone[rank]):
+                self._read_hello(rank)
+
+    def _read_hello(self, rank: int) -> None:
+        """Read what rank ``rank``'s attached peer sent: the hello makes it the runner;
+        anything else is ignored (one note line) and the peer disconnected."""
+        sock = self.ctls[rank]
+        while sock.poll(0, zmq.POLLIN):
+            try:
+                frame = sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            attached = self._attached[rank]
+            if hello_version(frame) is not None:
                 self.connected[rank] = True
-            elif event == zmq.EVENT_DISCONNECTED and fd == self._runner_fd[rank] \
-                    and self.connected[rank]:
-                self.connected[rank], self.gone[rank] = False, True
+                self._runner_fd[rank] = attached[0] if attached else self._accepted[rank]
+                self._attached[rank] = None
+                return
+            if attached is None:  # what a peer that left, or is being disconnected, sent
+                continue
+            fd, address = attached
+            peer = f" from {address}" if address else ""
+            print(f"bench.py: note: ignored a peer{peer} on the control port "
+                  f"{self.ctl_endpoint(rank)} (rank {rank}): its first message was not a "
+                  f"runner's hello; it was disconnected", file=sys.stderr, flush=True)
+            self._ignored[rank], self._attached[rank] = fd, None
+            _shut_down(fd, address)
 
     def problem(self, rank: int) -> Optional[str]:
         """One line when rank ``rank``'s runner was connected and its connection closed."""
@@ -323,14 +445,22 @@ class RemoteRunners:
                     f"no remote runner connected to {self.ctl_endpoint(rank)} (rank {rank}) "
                     f"within {timeout_s:g} s; start it on its host with: "
                     f"{runner_command(self.host, self.ports.ctls[rank])}")
-            self._monitors[rank].poll(POLL_SLICE_MS)
+            poller = zmq.Poller()  # the next event or frame (under the Doorman's lock,
+            poller.register(self._monitors[rank], zmq.POLLIN)  # which reads them too)
+            poller.register(self.ctls[rank], zmq.POLLIN)
+            with self.doorman.lock:
+                poller.poll(POLL_SLICE_MS)
 
     def close(self, reason: str = "") -> None:
         """Send ``Goodbye(reason)`` to every runner still connected (each gets up to
         ``GOODBYE_LINGER_MS`` to take it), then close every socket and the context."""
         frame = encode_control(Goodbye(reason))
-        for rank, sock in enumerate(self.ctls):
+        for rank in range(len(self.ctls)):
             self._events(rank)
+        if self.doorman is not None:
+            with self.doorman.lock:  # its thread reads no socket of these from now on
+                self._closing = True
+        for rank, sock in enumerate(self.ctls):
             linger = 0
             if self.connected[rank]:
                 try:
@@ -345,6 +475,29 @@ class RemoteRunners:
         if self.doorman is not None:
             self.doorman.close()
         self.ctx.term()  # every socket is closed: waits at most GOODBYE_LINGER_MS
+
+
+def _peer_address(fd: int) -> str:
+    """``HOST:PORT`` of the peer of the tcp connection ``fd`` (one of libzmq's, read
+    through a duplicate); ``""`` where it cannot be read."""
+    try:
+        with socket.socket(fileno=os.dup(fd)) as conn:
+            host, port = conn.getpeername()[:2]
+    except (OSError, ValueError, TypeError):
+        return ""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _shut_down(fd: int, address: str) -> None:
+    """Shut down the tcp connection ``fd`` (libzmq's, through a duplicate: libzmq sees
+    it end and closes it), if it still is the one to ``address``."""
+    try:
+        with socket.socket(fileno=os.dup(fd)) as conn:
+            if not address or _peer_address(conn.fileno()) != address:
+                return  # closed meanwhile, its number reused: not that peer's
+            conn.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError):
+        pass
 
 
 class RemoteSchedulerSockets:

@@ -10,7 +10,7 @@ import pytest
 import zmq
 
 from fault_helpers import free_base_port
-from ipc_bench.wire.remote import ZAP_REFUSED, RemoteRunners
+from ipc_bench.wire.remote import ZAP_REFUSED, RemoteRunners, runner_hello
 from ipc_bench.wire.transport import HandshakeRefused, NoHandshake, RunnerSockets
 
 
@@ -45,6 +45,7 @@ def test_a_second_peer_on_a_control_port_is_refused_and_the_first_kept():
         assert err.value.status_code == ZAP_REFUSED
         assert str(err.value) == (f"cannot connect to tcp://127.0.0.1:{port}: the peer "
                                   f"refused the connection (ZAP status 400)")
+        first.ctl.send(runner_hello(14))  # the runner's hello claims the port
         remote.wait_connected(0, 5.0)
         assert remote.connected == [True] and remote.problem(0) is None
         first.ctl.send(b"still the runner's")  # the first connection still carries
