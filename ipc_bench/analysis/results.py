@@ -83,6 +83,85 @@ class Summary(dict):
     last one read)``)."""
 
     repeated: list[str] = []
+    #: The warning line where the file read is a leftover ``summary.json.PID.tmp``
+    #: (``leftover_summary``; also first in ``repeated``, the lines ``load`` issues
+    #: before it checks the file), else ``None``.
+    leftover: str | None = None
+
+
+#: The temporary file ``run_folder.write_json_atomic`` writes a summary to before it
+#: replaces ``summary.json`` with it: ``summary.json.PID.tmp``.
+_SUMMARY_TMP = re.compile(r"summary\.json\.([0-9]{1,10})\.tmp")
+
+
+def _pid_runs(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, OSError):  # no such pid can run
+        return False
+    return True
+
+
+def leftover_summary(run_dir: Path) -> Summary | None:
+    """The summary a run wrote whole but did not put in place: a ``summary.json.PID.tmp``
+    of ``run_dir`` that a run killed (SIGKILL, a power cut) between the end of its
+    write and its ``os.replace`` left, read (as ``summary.json`` is) in its stead, its
+    ``leftover`` the one-line warning that says so (``RUN/summary.json.4242.tmp is
+    read in place of summary.json, which it is newer than: the run (pid 4242, no
+    longer running) wrote it whole but was stopped before it replaced summary.json``);
+    ``None`` where there is none such.
+
+    Why the reader rolls it forward rather than leave it: the writer (``RunWriter``)
+    rewrites the summary after every file of a case is written, and only fsyncs the
+    temporary file whole before the rename, so such a file is the run's newest state,
+    every row it lists on disk already; ``summary.json`` is the state before it, which
+    leaves out the case the run finished last (a report of a run killed during its
+    last write would say that no case finished). No order of the writer closes the
+    window (the rename is one step after a whole write), and a reader that moved the
+    file into place would change a folder it only reads. It is taken only where all of
+    this holds, else the folder is read as it is: no run holds the folder's claim
+    (``run_in_progress``: a live writer's file may be half written) and no process of
+    that pid runs here; it is no older than ``summary.json`` (a folder without one is
+    no run folder: ``check_run_dir``); it parses whole (a cut one does not: its
+    object's closing brace is the last thing written) as an object of this format
+    version. Of several, the newest is taken."""
+    try:
+        names = [e.name for e in os.scandir(run_dir) if _SUMMARY_TMP.fullmatch(e.name)]
+    except OSError:
+        return None
+    if not names or run_in_progress(run_dir):
+        return None
+    try:
+        current = os.stat(run_dir / "summary.json").st_mtime_ns
+    except OSError:  # no run folder (a run killed before its first summary measured nothing)
+        return None
+    found = []
+    for name in names:
+        try:
+            mtime = os.stat(run_dir / name).st_mtime_ns
+        except OSError:
+            continue
+        if mtime >= current:
+            found.append((mtime, name))
+    for _, name in sorted(found, reverse=True):
+        pid = int(_SUMMARY_TMP.fullmatch(name).group(1))
+        if _pid_runs(pid):
+            continue
+        try:
+            data = _read_summary_file(run_dir / name)
+        except (ResultsError, OSError):  # cut short, another format, gone since
+            continue
+        data.leftover = (f"{run_dir / name} is read in place of summary.json, which it is "
+                         f"newer than: the run (pid {pid}, no longer running) wrote it "
+                         "whole but was stopped before it replaced summary.json")
+        data.repeated = [data.leftover] + data.repeated  # load's warnings, said first
+        return data
+    return None
 
 
 def read_summary(run_dir: str | os.PathLike) -> Summary:
@@ -95,15 +174,27 @@ def read_summary(run_dir: str | os.PathLike) -> Summary:
     nothing of it is read into memory: UTF-16 or UTF-32 text (``cannot read PATH: it
     is UTF-16 text, not UTF-8``), a file that ends in NUL bytes (``cannot read PATH:
     it ends in 4,294,967,296 bytes of NUL padding (a crash can leave it)``) or is
-    larger than ``SUMMARY_MAX_BYTES``."""
-    path = Path(run_dir) / "summary.json"
+    larger than ``SUMMARY_MAX_BYTES``. A whole ``summary.json.PID.tmp`` a killed run
+    left, newer than it, is read in its place (``leftover_summary``, its
+    ``leftover`` line saying so)."""
+    leftover = leftover_summary(Path(run_dir))
+    if leftover is not None:
+        return leftover
+    try:
+        return _read_summary_file(Path(run_dir) / "summary.json")
+    except FileNotFoundError:
+        raise ResultsError(f"no summary.json in {run_dir}") from None
+
+
+def _read_summary_file(path: Path) -> Summary:
+    """``read_summary`` of the file ``path``; ``FileNotFoundError`` where it is missing."""
     try:  # utf-8-sig: a byte-order mark an editor saved the file with is no error
         problem = _summary_size_problem(path)
         twice: dict[int, tuple] = {}  # id(object) -> (object, {key: times given})
         data = None if problem else json.loads(path.read_text(encoding="utf-8-sig"),
                                                object_pairs_hook=_pairs_noting(twice))
     except FileNotFoundError:
-        raise ResultsError(f"no summary.json in {run_dir}") from None
+        raise
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
