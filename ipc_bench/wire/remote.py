@@ -44,7 +44,10 @@ whatever else connects is a stray and never locks the runner out. Two guards:
   other frame is ignored (one note line on stderr naming the peer's address), the peer
   is disconnected (its TCP connection shut down, so the bound PAIR, which takes one
   peer at a time, is free) and the port freed. A malformed frame from a peer that has
-  not said hello is never read as a control message: it does not end the run.
+  not said hello is never read as a control message: it does not end the run. A PAIR
+  peer that stays connected without a word holds the port while it stays (as one that
+  was disconnected does once its ZeroMQ socket, still open, reconnects): the runner
+  that comes meanwhile is refused, in its one line.
 
 Why not another socket kind (a ROUTER that tells peers apart by identity): every
 control exchange, ``wire.tp``'s included, is written for one PAIR per rank; the hello
