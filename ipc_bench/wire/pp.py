@@ -552,12 +552,21 @@ class StageLink:
 
     def _wait_oldest(self) -> None:
         """Wait for the oldest send, within the peer timeout (its own: the group's is
-        the start-up allowance, module docstring)."""
+        the start-up allowance, module docstring). One that runs out (gloo's ``Timed
+        out waiting ...``, or ``wait`` returning false) is one line naming the option,
+        as a receive's: ``WHAT: not received within N s (raise --peer-timeout)``."""
         work, _, what, _ = self._sends.popleft()
+        wait_s, option, wait = self._waits[0]
         try:
-            work.wait(timeout=self._waits[0][2])
+            done = work.wait(timeout=wait)
         except RuntimeError as exc:
-            raise StageLinkError(f"{what}: {_gloo_line(exc)}") from None
+            line = _gloo_line(exc)
+            if not _GLOO_TIMEOUT.search(line):
+                raise StageLinkError(f"{what}: {line}") from None
+            done = False
+        if not done:
+            raise StageLinkError(f"{what}: not received within {wait_s:g} s "
+                                 f"(raise {option})")
 
     def recv_hidden(self, shape: tuple, dtype, seq: int,
                     perf=time.perf_counter_ns) -> np.ndarray:

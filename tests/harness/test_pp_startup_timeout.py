@@ -13,8 +13,9 @@ as its own ``Work.wait(timeout=...)``.
   0.5 s peer timeout and pass step 0's hidden states.
 - A ``--pp 2`` case whose stage 1 reaches the rendezvous 8 s after stage 0 (a
   ``sitecustomize`` hook: it waits for stage 0's rendezvous file, then 8 s) completes
-  under a 5 s peer timeout (the steps' own timeout: 0.5 s fails a case's later steps
-  on a busy 2-core machine, ``test_pp``'s slow-first-forward test).
+  under a 5 s peer timeout (the steps' own timeout: this case must pass its later
+  steps too, and 5 s leaves them room on a busy 2-core machine; ``test_pp``'s
+  slow-first-forward case keeps 0.5 s because it ends at step 0 by design).
 - A rendezvous that runs out of the allowance names it and the option to raise.
 - A tcp store's join runs out with the allowance, not the peer timeout.
 - A send's wait passes the peer timeout (the group's, the allowance, would bound it
@@ -185,7 +186,7 @@ class _GlooSend:
 
 def test_a_send_waits_the_peer_timeout():
     """A send's wait, at a window's release or at the end, passes the peer timeout
-    (0.5 s), a step 0 send's too; its timeout keeps gloo's words."""
+    (0.5 s), a step 0 send's too; its timeout names the option to raise."""
     import torch
 
     link = StageLink("unused", 0, 1, 0.5, first_timeout_s=60.0)  # one stage: no group
@@ -202,5 +203,5 @@ def test_a_send_waits_the_peer_timeout():
     link.send_hidden(np.zeros((2, 3), np.int16), 3)
     with pytest.raises(StageLinkError) as err:
         link.finish()
-    assert str(err.value) == ("hidden states of step 3 to stage 1: Timed out waiting 500ms "
-                              "for send operation to complete")
+    assert str(err.value) == ("hidden states of step 3 to stage 1: not received within "
+                              "0.5 s (raise --peer-timeout)")
