@@ -71,35 +71,15 @@ def one_blas_thread() -> None:
     OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``) where the user set none of
     ``BLAS_THREAD_VARIABLES``; the processes the command starts inherit it (a run's
     runners, which ``harness.supervisor`` gives ``OMP_NUM_THREADS=1`` all the same;
-    microbench's pyperf workers, ``bench.py microbench`` again, set it themselves).
-    numpy's and scipy's OpenBLAS each start a thread per core as they load, each
-    reserving about 40 MB of address space, its stack and its buffer (the run command's
-    imports take 164 MB on 2 cores, 123 MB with one thread: on 16, some 600 MB more).
-    Under a tight address-space limit (``ulimit -v``) a thread that could not be made
-    left scipy's retrying its allocation forever at 100 % CPU, SIGTERM blocked (the
-    imports run with the signals blocked), or raising SIGINT, in ``bench.py report``.
-    A run (no scipy) hung at no limit from 80,000 to 300,000 KiB on 2 cores
-    (``timeout 60 bash -c "ulimit -v KIB; exec python bench.py --scenario decode-steady
-    --num-running 16 --steps 50 --warmup-steps 5 --codecs msgpack --policies cached
-    --no-single-process --no-floor --output DIR --quiet"``); with a thread per core it
-    runs from 200,000, and below ends with a thread line (190,000), a libzmq abort
-    (``Resource temporarily unavailable (src/thread.cpp:241)``, exit 134: 170,000 to
-    180,000), the out-of-memory line (140,000 to 160,000; at 140,000 after OpenBLAS's
-    warnings) and, from 130,000 down, OpenBLAS's own ``OpenBLAS error: Memory
-    allocation still failed after 10 retries, giving up`` (exit 1) before ``bench.py``
-    can say anything; with one thread it runs from 160,000, and below the same lines
-    come some 30 MB lower (the thread line at 150,000, the libzmq abort at 130,000 to
-    140,000, the out-of-memory line at 120,000, OpenBLAS's from 100,000 down).
-    ``bench.py microbench`` (numpy in its coordinator and in each pyperf worker) ran at
-    1,300,000 KiB either way, not at 1,000,000, and at 120,000 ended with OpenBLAS's
-    line, with one thread with the out-of-memory line. No timing gets worse: numpy's
-    OpenBLAS does no work
-    in a run's steps or a microbench's timings (the one numpy product there,
-    ``engine.roofline.causal_pairs``' ``np.dot``, is of int64 arrays, which numpy does
-    not hand to BLAS; ``analysis.soak``'s ``np.polyfit`` runs in the summary, on one
-    short series), and torch reads no OpenBLAS variable where it uses MKL (its x86
-    wheels; its threads are ``--torch-threads``). A report's few small matrix
-    products gain nothing from more threads, and its figures come out the same."""
+    microbench's pyperf workers). OpenBLAS starts a thread per core as it loads, each
+    reserving about 40 MB of address space, so under ``ulimit -v`` a command failed at
+    higher limits (a run some 40 MB higher on 2 cores), and ``bench.py report`` could
+    spin in scipy's OpenBLAS for good with its signals blocked; docs/faults.md
+    ("Threads and memory") gives the limits measured with either. No timing changes:
+    numpy's OpenBLAS does no work in a run's steps or a microbench's timings
+    (``engine.roofline.causal_pairs``' ``np.dot`` is of int64 arrays, which numpy does
+    not hand to BLAS), torch uses its own threads (``--torch-threads``), and a report's
+    few small matrix products gain nothing from more threads."""
     import os
 
     if not any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
@@ -127,6 +107,7 @@ def _microbench() -> Command:
 
 
 def _runner() -> Command:
+    one_blas_thread()
     import msgspec  # noqa: F401
     import zmq  # noqa: F401
 

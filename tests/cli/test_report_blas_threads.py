@@ -39,8 +39,9 @@ OUT_OF_MEMORY = re.compile(
 ])
 def test_one_blas_thread_unless_the_user_chose(monkeypatch, given, threads):
     assert cli.BLAS_THREAD_VARIABLES == BLAS_THREAD_VARIABLES
-    for name in BLAS_THREAD_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+    for name in BLAS_THREAD_VARIABLES:  # set, then removed: the teardown puts back
+        monkeypatch.setenv(name, "")     # what was there, unset included (a delenv
+        monkeypatch.delenv(name)         # of an unset variable records nothing)
     for name, value in given.items():
         monkeypatch.setenv(name, value)
     cli.report_blas_threads()

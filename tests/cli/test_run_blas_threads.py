@@ -1,10 +1,12 @@
-"""``bench.py`` run and ``bench.py microbench`` load numpy's OpenBLAS with one thread
-where the user chose no thread count (``cli.one_blas_thread``, as ``bench.py report``
-does), where it started a thread per core, each reserving about 40 MB of address space:
-under ``ulimit -v`` a run then ended from a lower limit, and at some limits with
-OpenBLAS's own line or a libzmq abort where it now runs or says the limit is too small.
-The runs under the limit depend on the machine; what a command's loader leaves in the
-environment and the threads its process then has do not."""
+"""``bench.py`` run, ``bench.py microbench`` and ``bench.py runner`` (a runner started
+by hand) load numpy's OpenBLAS with one thread where the user chose no thread count
+(``cli.one_blas_thread``, as ``bench.py report`` does: tests/cli/test_report_blas_threads.py),
+where they started a thread per core, each reserving about 40 MB of address space:
+under ``ulimit -v`` a command then ended from a higher limit, and at some limits with
+OpenBLAS's own line or a libzmq abort where it now runs or says the limit is too small
+(docs/faults.md). The runs under the limit depend on the machine; what a command's
+loader leaves in the environment and the threads its process then has do not. Each
+case calls the loader in a child process, so that nothing it sets reaches this one."""
 
 from __future__ import annotations
 
@@ -46,19 +48,13 @@ def _probe(loader: str, given: dict) -> str:
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or not os.path.exists("/proc/self/status"),
                     reason="OpenBLAS starts no second thread on one core")
-@pytest.mark.parametrize("loader", ["_run", "_microbench"])
+@pytest.mark.parametrize("loader", ["_run", "_microbench", "_runner"])
 @pytest.mark.parametrize("given, seen", [
     ({}, "1 1"),  # one thread: the process's own
     ({"OPENBLAS_NUM_THREADS": "2"}, "2 2"),  # the user's count kept: one more thread
     ({"OMP_NUM_THREADS": "2"}, "None 2"),
 ])
-def test_the_run_and_microbench_load_one_blas_thread(loader, given, seen):
+def test_the_run_microbench_and_runner_load_one_blas_thread(loader, given, seen):
     assert cli.BLAS_THREAD_VARIABLES == BLAS_THREAD_VARIABLES
     assert _probe(loader, given) == seen
 
-
-def test_the_report_still_does(monkeypatch):
-    for name in BLAS_THREAD_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    cli.report_blas_threads()
-    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
