@@ -23,8 +23,9 @@ In the 1d37eb37 layout (``SchedulerConfig.vllm_layout``) ``update_states`` reads
 ``new_block_ids`` as no new block, and restores each cached request that was not in
 the persistent batch from the message's ``all_token_ids`` before re-adding it
 (``_restore_tokens``: vLLM's ``req_state.output_token_ids = all_token_ids[req_id]
-[-num_output_tokens:]``), so a resumed request's tokens come from the message under
-both policies.
+[-num_output_tokens:]``, which vLLM's V1 runner runs with async scheduling only, by
+vLLM PR #45840's description; here in every case), so a resumed request's tokens come
+from the message under both policies.
 
 Both policies write tokens through the same per-request ``write_token_ids``; they
 differ only in where the ids come from (the message, or the sampler) and so in which
@@ -378,9 +379,10 @@ class ModelRunner:
     def _restore_tokens(state: CachedRequestState, all_token_ids: dict[str, list[int]],
                         num_output_tokens: int) -> None:
         """Take a request's outputs from the message's copy of its whole history, as
-        vLLM's runner restores a request that was not in the batch
-        (``req_state.output_token_ids = all_token_ids[req_id][-num_output_tokens:]``):
-        the request is then re-added from them, so under ``cached`` a resumed request's
+        vLLM's V1 runner restores a request that was not in the batch
+        (``req_state.output_token_ids = all_token_ids[req_id][-num_output_tokens:]``,
+        there with async scheduling only; here always): the request is then re-added
+        from them, so under ``cached`` a resumed request's
         tokens come from the message, not from what the runner kept. ``ProtocolError``
         where the message has no history for it, or one whose length is not its prompt
         plus ``num_output_tokens``."""

@@ -9,6 +9,7 @@ preemption (blocks 5 and 6, history ``[7, 300]``: one prompt token, one output).
 from __future__ import annotations
 
 import pickle
+import re
 
 import msgspec
 import pytest
@@ -133,3 +134,59 @@ def test_default_layout_is_7f280d69c_and_unknown_ones_are_refused():
     with pytest.raises(ValueError, match="^the packed codec carries the 7f280d69c layout "
                                          "only, not 1d37eb37$"):
         scheduler_output_codec("packed", LAYOUT_1D37EB37)
+
+
+def _runner_with_one_left_out(codec: str = "msgpack"):
+    """A runner of the 1d37eb37 layout that ran request ``a`` (prompt [1, 2, 3]) for one
+    step, and the next step's message, built by the scheduler, with ``a`` left out of
+    the batch in between (an empty step), so that it carries ``a``'s history."""
+    from ipc_bench.engine.config import ModelConfig
+    from ipc_bench.engine.model_runner import ModelRunner
+
+    cfg = SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=64, max_model_len=32,
+                          block_size=4, num_blocks=8, vllm_layout=LAYOUT_1D37EB37)
+    sched = Scheduler(cfg, "cached", messages_of(codec))
+    runner = ModelRunner(cfg, ModelConfig(seed=0), "cached", messages_of(codec))
+    sched.add_request("a", 0, [1, 2, 3], 5)
+    plan = sched.schedule()
+    so = sched.build_scheduler_output(plan)
+    runner.update_states(so)
+    inputs = runner.prepare_inputs(so)
+    sched.update_from_output(plan, runner.build_output(
+        inputs, runner.write_back(inputs, runner.sample(inputs))))
+    empty = sched.build_scheduler_output(type(plan)(sched.step, set()))
+    runner.update_states(empty)  # a left out: it leaves the persistent batch
+    sched._prev_scheduled = {}  # the empty step scheduled nothing, as schedule() records
+    return runner, sched.build_scheduler_output(sched.schedule())
+
+
+def test_the_runner_restores_a_left_out_request_from_all_token_ids():
+    runner, so = _runner_with_one_left_out()
+    c = so.scheduled_cached_reqs
+    assert c.req_ids == ["a"] and c.resumed_req_ids == set() and c.num_output_tokens == [1]
+    history = c.all_token_ids["a"]
+    assert history[:3] == [1, 2, 3] and len(history) == 4
+    runner.requests["a"].output_token_ids = [-5]  # what the runner kept is not used
+    runner.update_states(so)
+    assert runner.requests["a"].output_token_ids == history[3:]
+    row = runner.input_batch.req_id_to_index["a"]
+    assert runner.input_batch.token_ids_cpu[row, :4].tolist() == history
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda c: c.all_token_ids.clear(),
+     "cached request a was not in the batch and all_token_ids holds no history for it"),
+    (lambda c: c.all_token_ids["a"].pop(),
+     "all_token_ids of a holds 3 tokens, its prompt 3 + num_output_tokens 1"),
+    (lambda c: c.num_output_tokens.append(0),
+     "num_output_tokens has 2 entries for 1 cached requests"),
+    (lambda c: c.resumed_req_ids.add("z"),
+     "resumed_req_ids names 1 requests, 0 of them cached requests"),
+])
+def test_the_runner_refuses_a_history_that_does_not_fit(change, message):
+    from ipc_bench.engine.scheduler import ProtocolError
+
+    runner, so = _runner_with_one_left_out()
+    change(so.scheduled_cached_reqs)
+    with pytest.raises(ProtocolError, match=f"^{re.escape(message)}$"):
+        runner.update_states(so)
