@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.cli.once import OnceParser
-from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEFAULT_VLLM_LAYOUT, DEVICES,
+from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES,
                                      EMULATED_DEFAULT_PRESET, LAYOUT_1D37EB37,
                                      LAYOUT_7F280D69C, VLLM_LAYOUTS, MAX_MODEL_LEN, MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS,
                                      MAX_SPEEDUP, MAX_STEP_TIME_MS, MIN_STEP_TIME_MS, MODELS, POLICIES,
@@ -641,7 +641,7 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    "request the runner can infer; replicated: SGLang style, the runner runs "
                    "a replica of the scheduler fed the arrivals and a per-step digest, "
                    "synchronous scheduling only; slots and replicated: not with drafts or --pp)")
-    p.add_argument("--vllm-layout", type=_vllm_layout, default=DEFAULT_VLLM_LAYOUT,
+    p.add_argument("--vllm-layout", type=_vllm_layout, default=None,
                    metavar="|".join(VLLM_LAYOUTS), help=(
         "the layout of the scheduler -> runner messages, named after the vLLM commit "
         f"it follows: {LAYOUT_7F280D69C} (default; PR #20291, July 2025) or "

@@ -207,7 +207,7 @@ def _cases_checked(args, parser, module: ModuleType) -> tuple[Any, list, list[st
     opts = _scenario_options(args, getattr(module, "DEFAULT_REPEAT", 1))
     cases = with_spec_decoding(_build_cases(args.scenario, module, opts),
                                args.num_spec_tokens, args.spec_acceptance)
-    cases = with_vllm_layout(cases, args.vllm_layout)
+    cases = with_vllm_layout(cases, args.vllm_layout or DEFAULT_VLLM_LAYOUT)
     return opts, cases, _check_trace_cases(args, module, opts, cases)
 
 

@@ -29,8 +29,8 @@ What changed since 7f280d69c, on this hop:
   (a ``GrammarOutput`` of the second per-step RPC, ``sample_tokens``, not modelled);
   ``free_encoder_mm_hashes`` in place of ``free_encoder_input_ids``; new defaulted
   fields after it, of which the scheduler sets ``preempted_req_ids`` (the requests
-  preempted this step, a set) and ``new_block_ids_to_zero`` (``None`` without Mamba
-  layers).
+  preempted this step, a set) and ``new_block_ids_to_zero`` (``None`` unless
+  ``kv_cache_config.needs_kv_cache_zeroing``; ``None`` here).
 """
 
 from __future__ import annotations

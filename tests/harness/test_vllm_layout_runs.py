@@ -121,3 +121,18 @@ def test_the_layout_changes_the_messages_not_the_tokens(make, steady, preempting
     assert old["vllm_layout"] == "7f280d69c"
     assert (old["token_digest"], old["schedule_digest"]) == (later["token_digest"],
                                                              later["schedule_digest"])
+
+
+def test_a_run_from_before_the_option_compares_as_the_default_layout():
+    """A recorded case without ``scheduler.vllm_layout`` ran 7f280d69c: the settings of
+    a run from before the option equal a default run's, and differ from 1d37eb37's."""
+    from ipc_bench.harness.environment import _workload_settings
+
+    def run(**layout) -> dict:
+        return {"cases": [{"labels": {"num_running": 4}, "policy": "send", "codec": "msgpack",
+                           "scheduler": {"max_num_seqs": 4, **layout}}]}
+
+    before = _workload_settings(run())
+    assert before == _workload_settings(run(vllm_layout="7f280d69c"))
+    assert before["num_running=4"]["scheduler.vllm_layout"] == ["7f280d69c"]
+    assert before != _workload_settings(run(vllm_layout="1d37eb37"))
