@@ -13,12 +13,12 @@ from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.cli.once import OnceParser
-from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES,
-                                     EMULATED_DEFAULT_PRESET, LAYOUT_1D37EB37,
-                                     LAYOUT_7F280D69C, VLLM_LAYOUTS, MAX_MODEL_LEN, MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS,
+from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, EMULATED_DEFAULT_PRESET,
+                                     LAYOUT_1D37EB37, LAYOUT_7F280D69C, MAX_MODEL_LEN,
+                                     MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS,
                                      MAX_SPEEDUP, MAX_STEP_TIME_MS, MIN_STEP_TIME_MS, MODELS, POLICIES,
                                      ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
-                                     TORCH_PRESETS)
+                                     TORCH_PRESETS, VLLM_LAYOUTS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.harness.scenario import MAX_SIMULATED_REQUESTS
 from ipc_bench.wire.codecs import CODECS
