@@ -103,12 +103,19 @@ def build_captures(result: CaseResult, max_messages: int = MAX_MESSAGES) -> list
     In-loop figures per direction: ``s2r`` encode is the scheduler's ``encode_ns``,
     decode the runner's ``runner_decode_ns``; ``r2s`` encode is the runner's
     ``runner_encode_ns``, decode the scheduler's ``decode_ns``.
+
+    None for a case in another layout than 7f280d69c (``--vllm-layout``): a capture
+    file does not record the layout, and ``bench.py microbench`` and the byte model
+    decode its frames as 7f280d69c's.
     """
+    from ipc_bench.engine.config import DEFAULT_VLLM_LAYOUT
     from ipc_bench.harness.spec import SCHED_COLUMNS
 
     col = {name: i for i, name in enumerate(SCHED_COLUMNS)}
     spec = result.spec
     seqs = result.counted_seqs
+    if spec.scheduler.vllm_layout != DEFAULT_VLLM_LAYOUT:
+        return []
     if not seqs or len(result.s2r_frames) != len(seqs) or len(result.r2s_frames) != len(seqs):
         return []
     rows = result.sched_rows

@@ -651,7 +651,7 @@ _SETTING_VALUES = {
     **dict.fromkeys(("peer_timeout_s", "startup_timeout_s"), _NUMBER),
     "trace_speedup": _NUMBER_OR_NULL,
     **dict.fromkeys(("stream", "async_scheduling", "frontend", "floor", "no_floor"), _FLAG),
-    "scheduler": {None: _WHOLE},
+    "scheduler": {"vllm_layout": _TEXT, None: _WHOLE},
     "model": {**dict.fromkeys(("vocab_size", "hash_window", "seed", "num_threads"), _WHOLE),
               **dict.fromkeys(("step_time_ms", "spec_acceptance"), _NUMBER),
               **dict.fromkeys(("step_wait", "preset", "device", "attention", "roofline"),

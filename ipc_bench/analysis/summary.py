@@ -75,7 +75,7 @@ from ipc_bench.harness.recording import cut_at_max_model_len
 from ipc_bench.harness.scenario import OUTPUT_LEN_MEAN, output_len_text
 from ipc_bench.harness.trace_checks import more_steps_advice
 from ipc_bench.wire.codecs import STATEFUL_CODECS, scheduler_output_codec
-from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.engine.config import CACHED, DEFAULT_VLLM_LAYOUT, SEND
 from ipc_bench.engine.roofline import EMULATED_GPU, load_gpu_figures
 from ipc_bench.engine.messages import SchedulerOutput
 from ipc_bench.wire.remote import CODE_KEY
@@ -102,7 +102,8 @@ def sched_array(result: CaseResult) -> np.ndarray:
 
 
 def token_bytes_split(codec_name: str, frames: list[bytes],
-                      prompt_lens: dict[str, int]) -> tuple[int, int]:
+                      prompt_lens: dict[str, int],
+                      layout: str = DEFAULT_VLLM_LAYOUT) -> tuple[int, int]:
     """Total (decode-token bytes, prompt-chunk bytes) that ``new_token_ids`` add to
     ``frames`` over the ``cached`` policy's empty list (``[]``, PR #20291): together,
     what ``send`` adds to each frame.
@@ -113,8 +114,10 @@ def token_bytes_split(codec_name: str, frames: list[bytes],
     Prompt-chunk bytes are the frame's length less the same message with the prompt
     slices emptied; decode-token bytes are the rest: the decode ids and every
     request's list header (one list per scheduled cached request under ``send``).
+    ``layout``: the frames' ``SchedulerOutput`` layout (``config.VLLM_LAYOUTS``; the
+    1d37eb37 layout's ``all_token_ids`` are not ``new_token_ids`` and not counted here).
     """
-    codec = scheduler_output_codec(codec_name)
+    codec = scheduler_output_codec(codec_name, layout)
     decode_bytes = prompt_bytes = 0
     replace = codec.messages.replace  # msgspec Structs or vLLM-shaped dataclasses
     for frame in frames:
@@ -262,6 +265,7 @@ def _case_identity(result: CaseResult, a: np.ndarray, counted: np.ndarray) -> di
         async_scheduling=spec.async_scheduling,
         async_scheduling_mode=async_scheduling_mode(spec, result.runner_device),
         num_spec_tokens=spec.scheduler.num_spec_tokens,
+        vllm_layout=spec.scheduler.vllm_layout,
         spec_acceptance=(spec.model.spec_acceptance if spec.scheduler.num_spec_tokens
                          else None),
     )
@@ -1038,7 +1042,8 @@ def attach_token_bytes(result: CaseResult) -> None:
         decode_b, prompt_b = slots_token_bytes(frames), 0
     else:
         decode_b, prompt_b = token_bytes_split(result.spec.codec, frames,
-                                               result.prompt_lens)
+                                               result.prompt_lens,
+                                               result.spec.scheduler.vllm_layout)
     result.token_bytes = dict(decode_token_bytes_per_step=decode_b / n,
                               prompt_chunk_bytes_per_step=prompt_b / n)
 

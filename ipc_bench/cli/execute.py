@@ -323,6 +323,7 @@ def run_metadata(args, cases, trace_sha256: Optional[str] = None,
         policies=args.policies, codecs=args.codecs, aa=bool(args.aa),
         async_scheduling=bool(args.async_scheduling),
         num_spec_tokens=getattr(args, "num_spec_tokens", None),
+        vllm_layout=getattr(args, "vllm_layout", None),
         no_single_process=not getattr(args, "single_process", True),
         transport=args.transport)
     # ... and --no-floor, which leaves out each case's floor (``environment.

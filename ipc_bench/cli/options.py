@@ -14,10 +14,11 @@ from typing import Sequence
 from ipc_bench.analysis.stats import METHODS
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.engine.config import (ATTENTION_BACKENDS, DEVICES, EMULATED_DEFAULT_PRESET,
-                                     MAX_MODEL_LEN, MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS,
+                                     LAYOUT_1D37EB37, LAYOUT_7F280D69C, MAX_MODEL_LEN,
+                                     MAX_NUM_BLOCKS, MAX_NUM_SPEC_TOKENS,
                                      MAX_SPEEDUP, MAX_STEP_TIME_MS, MIN_STEP_TIME_MS, MODELS, POLICIES,
                                      ROOFLINE_SETTINGS, SPEC_MODELS, STEP_WAITS,
-                                     TORCH_PRESETS)
+                                     TORCH_PRESETS, VLLM_LAYOUTS)
 from ipc_bench.engine.workloads import REQ_ID_FORMATS
 from ipc_bench.harness.scenario import MAX_SIMULATED_REQUESTS
 from ipc_bench.wire.codecs import CODECS
@@ -183,6 +184,13 @@ def _batch_sizes(text: str) -> list[int]:
             raise argparse.ArgumentTypeError(f"expected whole numbers, got {v!r}")
     values = [_parse_int(v, 1, MAX_NUM_SEQS) for v in parts]
     return sorted(no_repeats(sorted(values)))
+
+
+def _vllm_layout(text: str) -> str:
+    """One of ``VLLM_LAYOUTS``; ``ArgumentTypeError`` (one line) naming them otherwise."""
+    if text not in VLLM_LAYOUTS:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(VLLM_LAYOUTS)}")
+    return text
 
 
 def _choices(allowed: Sequence[str]):
@@ -633,6 +641,16 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
                    "request the runner can infer; replicated: SGLang style, the runner runs "
                    "a replica of the scheduler fed the arrivals and a per-step digest, "
                    "synchronous scheduling only; slots and replicated: not with drafts or --pp)")
+    p.add_argument("--vllm-layout", type=_vllm_layout, default=None,
+                   metavar="|".join(VLLM_LAYOUTS), help=(
+        "the layout of the scheduler -> runner messages, named after the vLLM commit "
+        f"it follows: {LAYOUT_7F280D69C} (default; PR #20291, July 2025) or "
+        f"{LAYOUT_1D37EB37} (later vLLM: CachedRequestData with resumed_req_ids, "
+        "all_token_ids, a copy of the whole token history of each cached request not "
+        "scheduled the step before, and num_output_tokens; SchedulerOutput without the "
+        "grammar fields; the second per-step RPC, sample_tokens, is not modelled). "
+        f"{LAYOUT_1D37EB37}: codecs msgpack and pickle, synchronous scheduling, no --pp "
+        "and no --num-spec-tokens (docs/comparisons.md, \"Since 7f280d69c\")"))
     p.add_argument("--async-scheduling", action="store_true", help=(
         "schedule step n+1 while the runner executes step n (two steps in flight, output "
         "placeholders reconciled when step n's output arrives, as vLLM's async "

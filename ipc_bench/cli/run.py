@@ -19,14 +19,14 @@ from typing import Any, Callable, Optional
 from ipc_bench.cli.console import closed_stdout_refusal
 from ipc_bench.cli.once import COMMAND_WORDS, did_you_mean
 from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
-from ipc_bench.engine.config import (ASYNC_CACHED_ONLY, CACHED, POLICIES, SEND, SPEC_MODELS,
-                                     ConfigError)
+from ipc_bench.engine.config import (ASYNC_CACHED_ONLY, CACHED, DEFAULT_VLLM_LAYOUT, POLICIES,
+                                     SEND, SPEC_MODELS, ConfigError)
 from ipc_bench.engine.traces import TraceError
 from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds
 from ipc_bench.harness.memory import HeapReport, check_step_memory
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import INPROC
-from ipc_bench.wire.codecs import DEFAULT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
+from ipc_bench.wire.codecs import DEFAULT_CODECS, LAYOUT_CODECS, PICKLED_CODECS, STATEFUL_CODECS
 from ipc_bench.wire.frontend import FRONTEND_SOCKET_NAMES
 from ipc_bench.wire.shm_ring import RING_TRANSPORTS, check_ring
 from ipc_bench.wire.tp import tp_socket_names
@@ -207,6 +207,7 @@ def _cases_checked(args, parser, module: ModuleType) -> tuple[Any, list, list[st
     opts = _scenario_options(args, getattr(module, "DEFAULT_REPEAT", 1))
     cases = with_spec_decoding(_build_cases(args.scenario, module, opts),
                                args.num_spec_tokens, args.spec_acceptance)
+    cases = with_vllm_layout(cases, args.vllm_layout or DEFAULT_VLLM_LAYOUT)
     return opts, cases, _check_trace_cases(args, module, opts, cases)
 
 
@@ -644,6 +645,36 @@ def with_spec_decoding(cases: list, num_spec_tokens: Optional[list[int]],
     return out
 
 
+def with_vllm_layout(cases: list, layout: str) -> list:
+    """The scenario's ``cases`` with their messages in ``layout`` (``--vllm-layout``:
+    each case's ``SchedulerConfig.vllm_layout``); as they are for the default layout,
+    whose messages, bytes and case ids stay those of a run without the option."""
+    if layout == DEFAULT_VLLM_LAYOUT:
+        return cases
+    import msgspec
+
+    return [dataclasses.replace(case, scheduler=msgspec.structs.replace(
+        case.scheduler, vllm_layout=layout)) for case in cases]
+
+
+def _check_layout(case) -> None:
+    """Refuse (``UsageError``) what the 1d37eb37 layout does not run: a codec that
+    packs or rewrites the 7f280d69c fields, async scheduling (its placeholders, which
+    that layout counts in ``num_output_tokens``, are not modelled), ``--pp`` stages and
+    draft tokens (neither is checked in it)."""
+    layout = case.scheduler.vllm_layout
+    head = f"--vllm-layout {layout}"
+    if case.transport != INPROC and case.codec not in LAYOUT_CODECS:
+        raise UsageError(f"{head} runs with --codecs {','.join(sorted(LAYOUT_CODECS))}, "
+                         f"not {case.codec}")
+    if case.async_scheduling:
+        raise UsageError(f"{head} runs synchronously only: drop --async-scheduling")
+    if case.pp is not None:
+        raise UsageError(f"{head} does not run --pp stages: drop --pp")
+    if case.scheduler.num_spec_tokens:
+        raise UsageError(f"{head} runs without draft tokens: drop --num-spec-tokens")
+
+
 def _overrides(args) -> dict[str, int]:
     """The scheduler limits given on the command line (``SCHEDULER_OVERRIDES``)."""
     return {k: getattr(args, k) for k in SCHEDULER_OVERRIDES if getattr(args, k) is not None}
@@ -776,6 +807,8 @@ def _check_cases(args, cases) -> list[str]:
                              "drop --async-scheduling")
         if case.codec in STATEFUL_CODECS:
             _check_stateful_codec(args, case)
+        if case.scheduler.vllm_layout != DEFAULT_VLLM_LAYOUT:
+            _check_layout(case)
         _check_frontend(args, case)
         case.scheduler.validate()
         check_steady_steps(case)

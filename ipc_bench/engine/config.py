@@ -17,6 +17,15 @@ import msgspec
 SEND = "send"
 CACHED = "cached"
 POLICIES: tuple[str, ...] = (SEND, CACHED)
+#: The scheduler -> runner message layouts (``--vllm-layout``), each named after the vLLM
+#: commit whose ``vllm/v1/core/sched/output.py`` and ``scheduler.py`` it follows: the
+#: default, 7f280d69c (PR #20291, July 2025), and 1d37eb37, a later one
+#: (``CachedRequestData.resumed_req_ids``, ``all_token_ids``, ``num_output_tokens``;
+#: ``engine.messages``, ``v1rpc.later_out``; docs/comparisons.md, "Since 7f280d69c").
+LAYOUT_7F280D69C = "7f280d69c"
+LAYOUT_1D37EB37 = "1d37eb37"
+VLLM_LAYOUTS: tuple[str, ...] = (LAYOUT_7F280D69C, LAYOUT_1D37EB37)
+DEFAULT_VLLM_LAYOUT = LAYOUT_7F280D69C
 #: Why ``--async-scheduling`` runs no ``send`` arm, in the words of the command line's
 #: refusal of ``--async-scheduling --policies send`` (``cli.run``) and of an async run's
 #: findings (``report.findings``).
@@ -118,6 +127,9 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     (vLLM's ``Scheduler.num_lookahead_tokens``, ``num_spec_tokens`` with EAGLE; here
     the torch model's drafter, ``models.TorchModel.propose``); at most
     ``num_spec_tokens``.
+
+    ``vllm_layout``: the layout of the scheduler -> runner messages (``VLLM_LAYOUTS``,
+    ``--vllm-layout``); both processes build and read that layout's messages.
     """
 
     max_num_seqs: int = 256
@@ -127,9 +139,13 @@ class SchedulerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     num_blocks: int = 65536
     num_spec_tokens: int = 0
     num_lookahead_tokens: int = 0
+    vllm_layout: str = DEFAULT_VLLM_LAYOUT
 
     def validate(self) -> None:
         """Raise ``ConfigError`` naming the first setting that is out of range."""
+        if self.vllm_layout not in VLLM_LAYOUTS:
+            raise ConfigError(f"vllm_layout (--vllm-layout) must be one of "
+                              f"{', '.join(VLLM_LAYOUTS)}, got {self.vllm_layout!r}")
         for name in ("max_num_seqs", "max_num_batched_tokens", "max_model_len",
                      "block_size", "num_blocks"):
             if getattr(self, name) < 1:

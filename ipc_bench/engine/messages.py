@@ -37,7 +37,8 @@ from typing import Any, Optional
 import msgspec
 
 from ipc_bench import v1rpc
-from ipc_bench.v1rpc import samp, sched_out
+from ipc_bench.engine.config import DEFAULT_VLLM_LAYOUT, LAYOUT_1D37EB37, LAYOUT_7F280D69C
+from ipc_bench.v1rpc import later_out, samp, sched_out
 
 _WIRE = dict(array_like=True, omit_defaults=True, gc=False)
 
@@ -118,6 +119,53 @@ class SchedulerOutput(msgspec.Struct, **_WIRE):
     kv_connector_metadata: Optional[bytes] = None
 
 
+class LaterCachedRequestData(msgspec.Struct, **_WIRE):
+    """``CachedRequestData`` in the 1d37eb37 layout (``--vllm-layout 1d37eb37``;
+    ``ipc_bench.v1rpc.later_out``, vLLM's field order and types).
+
+    Parallel lists over ``len(req_ids)`` requests, except ``new_token_ids`` (filled
+    under ``send`` only, as ``CachedRequestData``'s) and ``all_token_ids``: the whole
+    token history (prompt + outputs) of each request not scheduled in the previous step
+    (resumed from preemption, or left out of the last batch), in ``req_ids`` order.
+    ``resumed_req_ids``: the requests resumed from preemption (their ``new_block_ids``
+    replace the old ones); ``new_block_ids`` entries are ``None`` where a request got no
+    new block; ``num_output_tokens``: each request's output tokens so far.
+    """
+
+    req_ids: list[str]
+    resumed_req_ids: set[str]
+    new_token_ids: list[list[int]]
+    all_token_ids: dict[str, list[int]]
+    new_block_ids: list[Optional[tuple[list[int], ...]]]
+    num_computed_tokens: list[int]
+    num_output_tokens: list[int]
+
+
+class LaterSchedulerOutput(msgspec.Struct, **_WIRE):
+    """``SchedulerOutput`` in the 1d37eb37 layout (vLLM's field order; no
+    ``structured_output_request_ids`` or ``grammar_bitmask``, which moved to the second
+    per-step RPC, not modelled). ``preempted_req_ids``: the requests preempted while
+    scheduling this step. Fields after it keep their defaults in text generation;
+    the connector metadata are ``bytes`` here (never filled)."""
+
+    scheduled_new_reqs: list[NewRequestData]
+    scheduled_cached_reqs: LaterCachedRequestData
+    num_scheduled_tokens: dict[str, int]
+    total_num_scheduled_tokens: int
+    scheduled_spec_decode_tokens: dict[str, list[int]]
+    scheduled_encoder_inputs: dict[str, list[int]]
+    num_common_prefix_blocks: list[int]
+    finished_req_ids: set[str]
+    free_encoder_mm_hashes: list[str]
+    preempted_req_ids: Optional[set[str]] = None
+    has_structured_output_requests: bool = False
+    pending_structured_output_tokens: bool = False
+    num_invalid_spec_tokens: Optional[dict[str, int]] = None
+    kv_connector_metadata: Optional[bytes] = None
+    ec_connector_metadata: Optional[bytes] = None
+    new_block_ids_to_zero: Optional[list[int]] = None
+
+
 class ModelRunnerOutput(msgspec.Struct, **_WIRE):
     """One runner step (vLLM 7f280d69c ``ModelRunnerOutput``); runner -> scheduler.
 
@@ -156,6 +204,8 @@ class MessageSet:
     """
 
     name: str
+    #: the layout of ``SchedulerOutput`` (``config.VLLM_LAYOUTS``)
+    layout: str = LAYOUT_7F280D69C
     SamplingParams: type
     NewRequestData: type
     CachedRequestData: type
@@ -243,7 +293,57 @@ class _VllmDataclasses(MessageSet):
         return dataclasses.replace(msg, **changes)
 
 
+class _LaterStructs(_Structs):
+    """The Structs of the 1d37eb37 layout: ``LaterCachedRequestData`` and
+    ``LaterSchedulerOutput``, the rest as ``STRUCTS``."""
+
+    name = "structs-1d37eb37"
+    layout = LAYOUT_1D37EB37
+    CachedRequestData = LaterCachedRequestData
+    SchedulerOutput = LaterSchedulerOutput
+
+
+class _LaterDataclasses(_VllmDataclasses):
+    """The dataclasses of ``ipc_bench.v1rpc.later_out`` (vLLM 1d37eb37), filled as
+    ``NewRequestData.from_request`` fills them for text on the V1 model runner
+    (``mm_features=[]``, no pooling params, LoRA or prompt embeddings,
+    ``prefill_token_ids=None``); ``ModelRunnerOutput`` stays 7f280d69c's (the reply is
+    not part of this layout)."""
+
+    name = "vllm-dataclasses-1d37eb37"
+    layout = LAYOUT_1D37EB37
+    NewRequestData = later_out.NewRequestData
+    CachedRequestData = later_out.CachedRequestData
+    SchedulerOutput = later_out.SchedulerOutput
+
+    def new_request_data(self, req_id, prompt_token_ids, sampling_params, block_ids):
+        return later_out.NewRequestData(
+            req_id=req_id, prompt_token_ids=prompt_token_ids, mm_features=[],
+            sampling_params=sampling_params, pooling_params=None, block_ids=block_ids,
+            num_computed_tokens=0, lora_request=None, prompt_embeds=None,
+            prefill_token_ids=None)
+
+
 #: The msgpack codec's messages (and the single-process baseline's).
 STRUCTS: MessageSet = _Structs()
 #: The pickle codec's messages: what vLLM's multiprocess executor pickles.
 VLLM_DATACLASSES: MessageSet = _VllmDataclasses()
+#: The same two in the 1d37eb37 layout (``--vllm-layout 1d37eb37``).
+LATER_STRUCTS: MessageSet = _LaterStructs()
+LATER_DATACLASSES: MessageSet = _LaterDataclasses()
+#: Per layout, the message set that stands in for each of the 7f280d69c ones.
+LAYOUT_SETS: dict[str, dict[MessageSet, MessageSet]] = {
+    LAYOUT_7F280D69C: {STRUCTS: STRUCTS, VLLM_DATACLASSES: VLLM_DATACLASSES},
+    LAYOUT_1D37EB37: {STRUCTS: LATER_STRUCTS, VLLM_DATACLASSES: LATER_DATACLASSES},
+}
+#: Each message set's 7f280d69c counterpart (``LAYOUT_SETS``' keys).
+_BASE_SETS: dict[MessageSet, MessageSet] = {
+    STRUCTS: STRUCTS, LATER_STRUCTS: STRUCTS,
+    VLLM_DATACLASSES: VLLM_DATACLASSES, LATER_DATACLASSES: VLLM_DATACLASSES}
+
+
+def in_layout(messages: MessageSet, layout: str = DEFAULT_VLLM_LAYOUT) -> MessageSet:
+    """``messages`` (one of the four sets) in ``layout`` (``config.VLLM_LAYOUTS``):
+    the set of the same codec whose ``SchedulerOutput`` has that layout. ``KeyError``
+    for an unknown layout or set."""
+    return LAYOUT_SETS[layout][_BASE_SETS[messages]]

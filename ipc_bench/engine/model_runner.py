@@ -18,6 +18,15 @@ One step is five phases, each a method the process loop times on its own:
    ``cached`` write the sampled ids into the batch (after PR #20291).
 5. ``build_output(inputs, valid)``: the ``ModelRunnerOutput``.
 
+In the 1d37eb37 layout (``SchedulerConfig.vllm_layout``) ``update_states`` reads
+``resumed_req_ids`` (a set) in place of the flags, takes a ``None`` entry of
+``new_block_ids`` as no new block, and restores each cached request that was not in
+the persistent batch from the message's ``all_token_ids`` before re-adding it
+(``_restore_tokens``: vLLM's ``req_state.output_token_ids = all_token_ids[req_id]
+[-num_output_tokens:]``, which vLLM's V1 runner runs with async scheduling only, by
+vLLM PR #45840's description; here in every case), so a resumed request's tokens come
+from the message under both policies.
+
 Both policies write tokens through the same per-request ``write_token_ids``; they
 differ only in where the ids come from (the message, or the sampler) and so in which
 phase the write happens. Neither is vectorized, as in vLLM.
@@ -64,10 +73,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ipc_bench.engine.config import (POLICIES, SEND, SPEC_MODELS, ConfigError, ModelConfig,
-                                     SchedulerConfig)
+from ipc_bench.engine.config import (LAYOUT_7F280D69C, POLICIES, SEND, SPEC_MODELS,
+                                     ConfigError, ModelConfig, SchedulerConfig)
 from ipc_bench.engine.input_batch import CachedRequestState, InputBatch, StepInputs
-from ipc_bench.engine.messages import STRUCTS, MessageSet, ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.messages import (STRUCTS, MessageSet, ModelRunnerOutput, SchedulerOutput,
+                                       in_layout)
 from ipc_bench.engine.models import make_model
 from ipc_bench.engine.scheduler import PLACEHOLDER, ProtocolError
 
@@ -129,7 +139,8 @@ def decode_token_layout(num_computed: np.ndarray, max_model_len: int):
 class ModelRunner:
     """See the module docstring. ``policy``: ``send`` or ``cached``; ``messages``: the
     message classes of its ``ModelRunnerOutput`` (``STRUCTS`` for msgpack,
-    ``VLLM_DATACLASSES`` for pickle); it reads either set's ``SchedulerOutput``."""
+    ``VLLM_DATACLASSES`` for pickle); it reads either set's ``SchedulerOutput``, in
+    ``scheduler_config.vllm_layout``."""
 
     def __init__(self, scheduler_config: SchedulerConfig, model_config: ModelConfig, policy: str,
                  messages: MessageSet = STRUCTS, device_inputs: bool = False,
@@ -138,7 +149,10 @@ class ModelRunner:
             raise ValueError(f"unknown policy {policy!r}")
         self.policy = policy
         self.tokens_from_scheduler = policy == SEND
-        self.messages = messages
+        self.messages = messages = in_layout(messages, scheduler_config.vllm_layout)
+        #: the 1d37eb37 layout (``--vllm-layout``): ``resumed_req_ids``,
+        #: ``all_token_ids``, ``num_output_tokens``, ``None`` block entries
+        self.later_layout = scheduler_config.vllm_layout != LAYOUT_7F280D69C
         self._model_runner_output = messages.model_runner_output
         self.max_model_len = scheduler_config.max_model_len
         self.num_blocks = scheduler_config.num_blocks
@@ -246,7 +260,11 @@ class ModelRunner:
                 batch.remove_request(req_id)  # unscheduled (e.g. preempted): state kept
         cached = so.scheduled_cached_reqs
         req_ids = cached.req_ids
-        resumed_flags = cached.resumed_from_preemption
+        later = self.later_layout
+        if later:  # 1d37eb37: a set of the resumed (``_later_fields`` checks the rest)
+            resumed_flags, all_token_ids, num_output = self._later_fields(cached)
+        else:
+            resumed_flags = cached.resumed_from_preemption
         if True in resumed_flags:  # vLLM: unscheduled = in batch - (scheduled - resumed)
             for req_id, resumed in zip(req_ids, resumed_flags):
                 if resumed and req_id in in_batch:
@@ -295,7 +313,8 @@ class ModelRunner:
             if not 0 <= nc <= max_model_len:
                 raise ProtocolError(f"cached request {req_id}: num_computed_tokens {nc} "
                                     f"outside [0, max_model_len {max_model_len}]")
-            new_blocks = new_block_ids[i][0]
+            entry = new_block_ids[i]
+            new_blocks = entry[0] if entry is not None else ()  # None: 1d37eb37, no block
             # One new block in range (decoding) passes _check_block_ids; skip the call.
             if new_blocks and (len(new_blocks) != 1 or not 0 <= new_blocks[0] < num_blocks):
                 self._check_block_ids(req_id, new_blocks)
@@ -315,6 +334,8 @@ class ModelRunner:
             elif new_blocks:
                 state.block_ids.extend(new_blocks)
             if row is None:
+                if later:  # the whole history rides in all_token_ids (1d37eb37)
+                    self._restore_tokens(state, all_token_ids, num_output[i])
                 readd.append((state, i))  # preempted and resumed, or left out last step
                 continue
             num_computed_mv[row] = nc
@@ -323,6 +344,9 @@ class ModelRunner:
             if send:
                 write(state, row, nc, new_token_ids[i])
 
+        if later and len(readd) != len(all_token_ids):
+            raise ProtocolError(f"all_token_ids holds {len(all_token_ids)} requests, "
+                                f"{len(readd)} cached requests were not in the batch")
         for state in to_add:
             batch.add_request(state)
         for state, i in readd:
@@ -332,6 +356,45 @@ class ModelRunner:
         batch.condense()
         if so.scheduled_spec_decode_tokens:
             self._write_drafts(so.scheduled_spec_decode_tokens)
+
+    def _later_fields(self, cached) -> tuple[list[bool], dict[str, list[int]], list[int]]:
+        """The 1d37eb37 layout's ``CachedRequestData`` read as ``update_states`` reads
+        the 7f280d69c one: ``resumed_req_ids`` as one flag per cached request, then
+        ``all_token_ids`` and ``num_output_tokens``. ``ProtocolError`` for a resumed id
+        that is not a cached request, or ``num_output_tokens`` of another length than
+        ``req_ids``."""
+        req_ids = cached.req_ids
+        resumed = cached.resumed_req_ids
+        flags = [req_id in resumed for req_id in req_ids] if resumed else [False] * len(req_ids)
+        if resumed and sum(flags) != len(resumed):
+            raise ProtocolError(f"resumed_req_ids names {len(resumed)} requests, "
+                                f"{sum(flags)} of them cached requests")
+        num_output = cached.num_output_tokens
+        if len(num_output) != len(req_ids):
+            raise ProtocolError(f"num_output_tokens has {len(num_output)} entries for "
+                                f"{len(req_ids)} cached requests")
+        return flags, cached.all_token_ids, num_output
+
+    @staticmethod
+    def _restore_tokens(state: CachedRequestState, all_token_ids: dict[str, list[int]],
+                        num_output_tokens: int) -> None:
+        """Take a request's outputs from the message's copy of its whole history, as
+        vLLM's V1 runner restores a request that was not in the batch
+        (``req_state.output_token_ids = all_token_ids[req_id][-num_output_tokens:]``,
+        there with async scheduling only; here always): the request is then re-added
+        from them, so under ``cached`` a resumed request's
+        tokens come from the message, not from what the runner kept. ``ProtocolError``
+        where the message has no history for it, or one whose length is not its prompt
+        plus ``num_output_tokens``."""
+        ids = all_token_ids.get(state.req_id)
+        if ids is None:
+            raise ProtocolError(f"cached request {state.req_id} was not in the batch and "
+                                "all_token_ids holds no history for it")
+        if len(ids) != state.num_prompt_tokens + num_output_tokens:
+            raise ProtocolError(f"all_token_ids of {state.req_id} holds {len(ids)} tokens, "
+                                f"its prompt {state.num_prompt_tokens} + num_output_tokens "
+                                f"{num_output_tokens}")
+        state.output_token_ids = ids[state.num_prompt_tokens:]
 
     def _write_drafts(self, spec_tokens: dict[str, list[int]]) -> None:
         """Write each request's draft ids into its row from ``num_tokens_no_spec`` on and

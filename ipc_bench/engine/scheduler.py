@@ -29,6 +29,14 @@ Rules mirrored from vLLM 7f280d69c:
   num_spec]`` (vLLM before #20291: draft tokens are not in it); ``cached`` sends an
   empty list, shorter than the per-request lists (as vLLM without pipeline parallelism).
 
+The 1d37eb37 layout (``SchedulerConfig.vllm_layout``, ``--vllm-layout 1d37eb37``):
+``build_scheduler_output`` builds vLLM 1d37eb37's ``CachedRequestData``
+(``_later_output``): ``resumed_req_ids``, ``all_token_ids`` (a copy of the whole
+history of each cached request not scheduled the step before: the plan's
+``prev_scheduled``), ``new_block_ids`` entries ``None`` without a new block,
+``num_output_tokens``; ``new_token_ids`` as above. The schedule is the same in both
+layouts.
+
 Speculative decoding (``SchedulerConfig.num_spec_tokens`` > 0), as vLLM V1
 (``vllm/v1/core/sched/scheduler.py`` at 7f280d69c): the runner proposes draft ids for
 each request it sampled for (``ModelRunnerOutput.spec_token_ids``), kept in
@@ -58,9 +66,10 @@ from collections.abc import Sequence
 from enum import IntEnum
 from typing import Optional
 
-from ipc_bench.engine.config import POLICIES, SEND, SchedulerConfig
+from ipc_bench.engine.config import LAYOUT_7F280D69C, POLICIES, SEND, SchedulerConfig
 from ipc_bench.engine.kv_cache import KVCacheManager
-from ipc_bench.engine.messages import STRUCTS, MessageSet, ModelRunnerOutput, SchedulerOutput
+from ipc_bench.engine.messages import (STRUCTS, MessageSet, ModelRunnerOutput, SchedulerOutput,
+                                       in_layout)
 
 
 class SchedulerError(RuntimeError):
@@ -249,7 +258,7 @@ class SchedulePlan:
                  "cached_new_block_ids", "cached_resumed", "num_scheduled_tokens",
                  "total_num_scheduled_tokens", "finished_req_ids", "preempted",
                  "scheduled_reqs", "sample_positions", "spec_tokens", "num_spec_tokens",
-                 "num_placeholders", "scheduled_in_flight", "output")
+                 "num_placeholders", "scheduled_in_flight", "output", "prev_scheduled")
 
     def __init__(self, step: int, finished_req_ids: set[str]):
         self.step = step
@@ -269,6 +278,9 @@ class SchedulePlan:
         self.num_placeholders: list[int] = []  # AsyncScheduler with drafts only
         self.scheduled_in_flight = False
         self.output: Optional[ModelRunnerOutput] = None
+        #: the previous step's ``num_scheduled_tokens`` (vLLM 1d37eb37's
+        #: ``prev_step_scheduled_req_ids``; the 1d37eb37 layout's ``all_token_ids``)
+        self.prev_scheduled: dict[str, int] = {}
 
     @property
     def num_resumed(self) -> int:
@@ -287,7 +299,8 @@ class SchedulePlan:
 class Scheduler:
     """See the module docstring. ``policy``: ``send`` or ``cached``; ``messages``: the
     message classes it builds (``STRUCTS`` for msgpack, ``VLLM_DATACLASSES`` for
-    pickle: ``wire.codecs.messages_of``).
+    pickle: ``wire.codecs.messages_of``), taken in ``config.vllm_layout``
+    (``messages.in_layout``).
 
     ``max_reqs_per_step`` (default ``max_num_seqs``): requests one step may schedule
     (``engine.pipeline.PipelineScheduler`` lowers it to split the running requests into
@@ -303,7 +316,7 @@ class Scheduler:
         if policy not in POLICIES:
             raise ValueError(f"unknown policy {policy!r}")
         self.config = config
-        self.messages = messages
+        self.messages = messages = in_layout(messages, config.vllm_layout)
         self.send_token_ids = policy == SEND
         self.kv_cache = KVCacheManager(config.num_blocks, config.block_size)
         self.waiting: list[Request] = []  # FIFO; popped from the front
@@ -321,6 +334,10 @@ class Scheduler:
         #: ``None``, or a list each ``add_request`` appends ``(req_id, index, prompt ids,
         #: max_tokens)`` to (the ``replicated`` codec's scheduler end takes them per step)
         self.arrivals: Optional[list[tuple[str, int, list[int], int]]] = None
+        #: the 1d37eb37 layout (``--vllm-layout``): ``build_scheduler_output`` builds
+        #: its ``CachedRequestData`` (``_later_cached``)
+        self.later_layout = config.vllm_layout != LAYOUT_7F280D69C
+        self._prev_scheduled: dict[str, int] = {}  # the last plan's num_scheduled_tokens
 
     # ------------------------------------------------------------------ arrivals
     def never_fits(self, num_prompt_tokens: int) -> bool:
@@ -504,6 +521,8 @@ class Scheduler:
             budget -= n
 
         plan.total_num_scheduled_tokens = cfg.max_num_batched_tokens - budget
+        plan.prev_scheduled = self._prev_scheduled
+        self._prev_scheduled = num_scheduled
         self.step += 1
         return plan
 
@@ -542,6 +561,8 @@ class Scheduler:
                                                         plan.cached_num_computed)]
         else:
             new_token_ids = []
+        if self.later_layout:
+            return self._later_output(plan, new_reqs, req_ids, new_token_ids)
         cached = msgs.CachedRequestData(
             req_ids=req_ids,
             resumed_from_preemption=plan.cached_resumed,
@@ -561,6 +582,48 @@ class Scheduler:
             free_encoder_input_ids=[],
             structured_output_request_ids={},
             grammar_bitmask=None,
+        )
+
+    def _later_output(self, plan: SchedulePlan, new_reqs: list, req_ids: list[str],
+                      new_token_ids: list[list[int]]):
+        """The ``SchedulerOutput`` of ``plan`` in the 1d37eb37 layout (vLLM 1d37eb37
+        ``Scheduler.schedule`` and ``_make_cached_request_data``): ``resumed_req_ids``
+        a set; ``all_token_ids`` a copy of the whole token history of each cached
+        request not scheduled in the previous step (resumed, or left out of the last
+        batch: ``req.all_token_ids.copy()``); ``new_block_ids`` entries ``None`` where
+        a request got no new block (``get_block_ids(allow_none=True)``);
+        ``num_output_tokens`` each request's outputs so far; ``preempted_req_ids`` the
+        requests preempted this step."""
+        msgs = self.messages
+        prev = plan.prev_scheduled
+        all_token_ids: dict[str, list[int]] = {}
+        num_output_tokens: list[int] = []
+        for req in plan.cached_reqs:
+            if req.req_id not in prev:
+                all_token_ids[req.req_id] = req._all_token_ids.copy()
+            num_output_tokens.append(len(req._all_token_ids) - req.num_prompt_tokens)
+        resumed = {req.req_id for req, r in zip(plan.cached_reqs, plan.cached_resumed) if r}
+        cached = msgs.CachedRequestData(
+            req_ids=req_ids,
+            resumed_req_ids=resumed,
+            new_token_ids=new_token_ids,
+            all_token_ids=all_token_ids,
+            new_block_ids=[(blocks,) if blocks else None
+                           for blocks in plan.cached_new_block_ids],
+            num_computed_tokens=plan.cached_num_computed,
+            num_output_tokens=num_output_tokens,
+        )
+        return msgs.SchedulerOutput(
+            scheduled_new_reqs=new_reqs,
+            scheduled_cached_reqs=cached,
+            num_scheduled_tokens=plan.num_scheduled_tokens,
+            total_num_scheduled_tokens=plan.total_num_scheduled_tokens,
+            scheduled_spec_decode_tokens=plan.spec_tokens,
+            scheduled_encoder_inputs={},
+            num_common_prefix_blocks=[0],
+            finished_req_ids=plan.finished_req_ids,
+            free_encoder_mm_hashes=[],
+            preempted_req_ids={req.req_id for req in plan.preempted},
         )
 
     # ------------------------------------------------------------------ update

@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from ipc_bench.engine.config import DEFAULT_VLLM_LAYOUT
+
 try:  # pyperf's small file helpers (private API: keep a fallback).
     from pyperf._utils import proc_path, read_first_line, sysfs_path
 except Exception:  # pragma: no cover - only without (a compatible) pyperf
@@ -843,6 +845,11 @@ _CASE_IDENTITY = frozenset({"case_id", "labels", "policy", "arm", "codec", "repe
 #: line says it (``MEASUREMENT_FLAGS``, ``_flag_text``), not a case setting's.
 _NOT_COMPARED = _CASE_IDENTITY | {"no_floor"}
 
+#: Case settings (``_flat`` names) recorded only since they were added -> the value a
+#: case recorded before them ran with, which its absence is compared as:
+#: ``--vllm-layout``'s ``scheduler.vllm_layout``.
+SETTINGS_ADDED: dict[str, Any] = {"scheduler.vllm_layout": DEFAULT_VLLM_LAYOUT}
+
 
 #: Case settings (``_flat`` names) that change how fast a case runs, never what its
 #: steps carry: a difference in them is listed, but with ``compare_settings``'s
@@ -902,6 +909,9 @@ def _workload_settings(md: dict, keys: Optional[set] = None) -> dict[str, dict[s
             unused = {f"model.{k}" for k in model
                       if not model_uses(str(model.get("name")), k)}
         flat = _flat({k: v for k, v in case.items() if k not in _NOT_COMPARED})
+        for name, value in SETTINGS_ADDED.items():  # a run from before them ran these
+            if isinstance(case.get(name.partition(".")[0]), dict) and flat.get(name) is None:
+                flat[name] = value
         for name in set(flat) | set(settings):
             values = settings.setdefault(name, set())
             if name not in unused:  # unused by every case: empty, and not compared

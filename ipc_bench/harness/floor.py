@@ -73,6 +73,7 @@ import gc
 import time
 from typing import Callable, Optional
 
+from ipc_bench.engine.config import DEFAULT_VLLM_LAYOUT
 from ipc_bench.engine.scheduler import ProtocolError
 from ipc_bench.harness.memory import freeze_heap, thaw_heap
 from ipc_bench.harness.spec import CaseError
@@ -109,15 +110,24 @@ def decode_all(decode, frames, beat: Callable[[], None] = no_beat) -> list:
     return out
 
 
+def _s2r_codec(codec: str, layout: str):
+    """``scheduler_output_codec`` of ``codec`` for frames of ``layout`` (called with the
+    codec alone for the default layout, as before the layouts)."""
+    if layout == DEFAULT_VLLM_LAYOUT:
+        return scheduler_output_codec(codec)
+    return scheduler_output_codec(codec, layout)
+
+
 def replay_floor(exchange, codec: str, frames: list[bytes], seqs: list[int],
-                 progress: Optional[FloorProgress] = None) -> list[int]:
+                 progress: Optional[FloorProgress] = None,
+                 layout: str = DEFAULT_VLLM_LAYOUT) -> list[int]:
     """Scheduler side: replay ``frames`` (the counted steps ``seqs``) through
     ``exchange`` (a ``scheduler_loop.ChannelExchange``), ``FLOOR_CHUNK_STEPS`` at a
     time (this module's, read at the call), telling ``progress`` (``FloorProgress``,
     none by default) how far it is, outside the steps' times. Returns ns per floor step,
     one per frame. Raises ``CaseError`` if the runner fails or answers with garbage,
-    and what ``progress`` raises."""
-    s_codec = scheduler_output_codec(codec)  # stateless (slots: its wire part)
+    and what ``progress`` raises. ``layout``: the frames' ``SchedulerOutput`` layout."""
+    s_codec = _s2r_codec(codec, layout)  # stateless (slots: its wire part)
     channel = exchange.channel
     encode, decode = s_codec.encode, model_runner_output_codec(codec).decode
     perf = time.perf_counter_ns
@@ -184,7 +194,8 @@ def _ready_chunk(exchange, decode, frames: list[bytes], first: int,
 
 def answer_floor(channel: RunnerChannel, codec: str, out_frames, seqs: list[int],
                  timeout_s: Optional[float] = None,
-                 chunk_steps: int = FLOOR_CHUNK_STEPS) -> None:
+                 chunk_steps: int = FLOOR_CHUNK_STEPS,
+                 layout: str = DEFAULT_VLLM_LAYOUT) -> None:
     """Runner side: answer each floor frame with the recorded reply (``out_frames``,
     one per step the runner executed) of the same step, ``chunk_steps`` steps at a
     time (``BeginFloor.chunk_steps``): decode the chunk's replies, send ``FloorReady``,
@@ -192,13 +203,14 @@ def answer_floor(channel: RunnerChannel, codec: str, out_frames, seqs: list[int]
     ran, a ``chunk_steps`` under 1, an empty frame in the middle of a chunk or a control
     message other than ``KeepAlive`` before a chunk's first frame. While it decodes a
     chunk it sends ``KeepAlive`` every quarter of ``timeout_s`` (the scheduler's peer
-    timeout; default ``channel.timeout_s``)."""
+    timeout; default ``channel.timeout_s``). ``layout``: the frames'
+    ``SchedulerOutput`` layout."""
     if any(not 0 <= s < len(out_frames) for s in seqs):
         raise ProtocolError(f"floor steps outside the {len(out_frames)} steps run")
     if chunk_steps < 1:
         raise ProtocolError(f"floor chunks of {chunk_steps} steps")
     reply_codec = model_runner_output_codec(codec)
-    decode = scheduler_output_codec(codec).decode
+    decode = _s2r_codec(codec, layout).decode
     timeout_s = channel.timeout_s if timeout_s is None else timeout_s
     outs = None
     for first in range(0, len(seqs), chunk_steps):

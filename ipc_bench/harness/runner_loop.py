@@ -41,8 +41,9 @@ from typing import Any, Callable, Optional
 
 import zmq
 
-from ipc_bench.engine.config import (ConfigError, ModelConfig, ModelMemoryError, SchedulerConfig,
-                                     SteadyShape, check_model_memory)
+from ipc_bench.engine.config import (DEFAULT_VLLM_LAYOUT, ConfigError, ModelConfig,
+                                     ModelMemoryError, SchedulerConfig, SteadyShape,
+                                     check_model_memory)
 from ipc_bench.harness.affinity import pin_from_env
 from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
@@ -312,8 +313,10 @@ class RunnerLoop:
             if not self.record:
                 raise ProtocolError("floor requested but this runner keeps no replies "
                                     "(record_steps is off)")
+            layout = self.config.scheduler.vllm_layout  # passed where not the default
             answer_floor(self.channel, self.config.codec, self.out_frames, msg.steps,
-                         self.config.peer_timeout_s, msg.chunk_steps)
+                         self.config.peer_timeout_s, msg.chunk_steps,
+                         **({} if layout == DEFAULT_VLLM_LAYOUT else {"layout": layout}))
             return False
         raise ProtocolError(f"unexpected control message {type(msg).__name__}"
                             + (" (this runner records nothing: no floor)" if bare else ""))

@@ -104,7 +104,8 @@ class ChannelExchange:
     runner reported an error and is on its way out."""
 
     def __init__(self, spec: CaseSpec, channel: SchedulerChannel, result: CaseResult):
-        self.encode, self.decode = session_codecs(spec.codec, "scheduler")
+        self.encode, self.decode = session_codecs(spec.codec, "scheduler",
+                                                  layout=spec.scheduler.vllm_layout)
         self.end = session_end(self.encode)  # a stateful codec's scheduler end, or None
         self.channel = channel
         self.first_timeout_s = max(spec.startup_timeout_s, spec.peer_timeout_s)

@@ -55,7 +55,7 @@ from typing import Callable, NoReturn, Optional, Sequence
 
 import zmq
 
-from ipc_bench.engine.config import CACHED, ConfigError, ModelMemoryError
+from ipc_bench.engine.config import CACHED, DEFAULT_VLLM_LAYOUT, ConfigError, ModelMemoryError
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.models import model_info, model_step_columns, release_model
 from ipc_bench.errors import fd_shortage_text, out_of_fds
@@ -486,8 +486,11 @@ def run_phases(spec: CaseSpec, exchange: ChannelExchange, result: CaseResult,
     result.counted_seqs = counted_seqs
     if spec.floor and counted_seqs:
         try:
-            result.floor_step_ns = replay_floor(exchange, spec.codec, result.s2r_frames,
-                                                counted_seqs, getattr(on_step, "floor", None))
+            layout = spec.scheduler.vllm_layout  # passed only where not the default
+            result.floor_step_ns = replay_floor(
+                exchange, spec.codec, result.s2r_frames, counted_seqs,
+                getattr(on_step, "floor", None),
+                **({} if layout == DEFAULT_VLLM_LAYOUT else {"layout": layout}))
         except Interrupted:  # every counted step is measured: kept, without the floor
             result.floor_interrupted = True
             raise

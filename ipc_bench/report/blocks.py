@@ -1857,6 +1857,9 @@ def _state_notes(one, run_id: str) -> list[Block]:
     null = _null_block(shown.cases)
     if null:
         blocks.append(null)
+    layout = _layout_block(shown.cases)
+    if layout:
+        blocks.append(layout)
     unchecked = _unchecked_block(shown)
     if unchecked:
         blocks.append(unchecked)
@@ -1986,6 +1989,17 @@ def _null_block(cases) -> Optional[Block]:
     if cases.empty or "model" not in cases.columns:
         return None
     note = null_note(case_records(cases))
+    return ("note", note) if note else None
+
+
+def _layout_block(cases) -> Optional[Block]:
+    """A note when ``cases`` (one run's ``Results.cases``) sent a later layout's
+    messages (``tables.layout_note``)."""
+    from ipc_bench.report.tables import layout_note
+
+    if cases.empty or "vllm_layout" not in cases.columns:
+        return None
+    note = layout_note(case_records(cases))
     return ("note", note) if note else None
 
 

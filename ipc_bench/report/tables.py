@@ -31,7 +31,7 @@ from ipc_bench.analysis.stats import (ARRIVAL_BOUND, ARRIVAL_BOUND_KEYS, COMPARE
                                       token_ids_bytes, unadjusted_excludes_one,
                                       unreachable_note, verdict_of)
 from ipc_bench.analysis.summary import no_counted_steps_warning
-from ipc_bench.engine.config import CACHED, SEND
+from ipc_bench.engine.config import CACHED, DEFAULT_VLLM_LAYOUT, SEND
 from ipc_bench.engine.pipeline import DIRECT
 from ipc_bench.harness.spec import INPROC
 from ipc_bench.report.render import code_span
@@ -326,7 +326,7 @@ def format_tables(summaries: Iterable[dict[str, Any]], method: str = "t") -> str
         if out:  # a blank line between groups, none before the first
             out.append("")
         out.append(f"{scenario}  [{workload}]  device={recorded[0].get('runner_device', '?')}"
-                   + null_head(recorded))
+                   + null_head(recorded) + layout_head(recorded))
         cases = [s for s in recorded if not case_unfinished(s)]
         failed = [s for s in recorded if case_unfinished(s)]
         out.append(_table(CASE_TABLE, cases) if cases else "  no case finished")
@@ -642,6 +642,37 @@ def null_head(cases: list[dict[str, Any]]) -> str:
     if not cases or any(s.get("model") != "null" for s in cases):
         return ""
     return f"  model={model_line(cases[:1])}"
+
+
+def layout_head(cases: list[dict[str, Any]]) -> str:
+    """What ends the head of a case table whose ``cases`` ran their messages in a
+    later layout than 7f280d69c (``--vllm-layout``): ``  layout=vLLM 1d37eb37``;
+    ``''`` for the default layout (or none recorded: a run from before the option)."""
+    layouts = sorted({s["vllm_layout"] for s in cases if _later_layout(s)})
+    return f"  layout=vLLM {','.join(layouts)}" if layouts else ""
+
+
+def _later_layout(case: dict[str, Any]) -> bool:
+    """Whether summary record ``case`` names a layout other than the default."""
+    layout = case.get("vllm_layout")
+    return isinstance(layout, str) and layout != DEFAULT_VLLM_LAYOUT
+
+
+def layout_note(cases: list[dict[str, Any]]) -> Optional[str]:
+    """One note saying which of ``cases`` (summary records) sent their messages in a
+    later layout than 7f280d69c (``--vllm-layout``) and what that layout is; ``None``
+    when none did (a record without ``vllm_layout`` ran the default)."""
+    later = [s for s in cases if _later_layout(s)]
+    if not later:
+        return None
+    names = ", ".join(sorted({str(s["vllm_layout"]) for s in later}))
+    return (f"LAYOUT: {len(later)} of {len(cases)} cases sent vLLM {names}'s scheduler -> "
+            f"runner messages (`--vllm-layout {names}`), not {DEFAULT_VLLM_LAYOUT}'s: "
+            "`CachedRequestData` with `resumed_req_ids`, `all_token_ids` (the whole token "
+            "history of each request not scheduled the step before) and "
+            "`num_output_tokens`; the second per-step RPC of later vLLM (`sample_tokens`) "
+            "is not modelled, and their bytes are not comparable with the default "
+            "layout's (docs/comparisons.md, \"Since 7f280d69c\").")
 
 
 def model_line(cases: list[dict[str, Any]]) -> str:

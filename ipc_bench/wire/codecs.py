@@ -13,6 +13,10 @@
   paths are as long as vLLM's. Pickle runs code on load: only use it between
   processes you started yourself.
 
+``msgpack`` and ``pickle`` also carry the 1d37eb37 layout (``--vllm-layout``,
+``LAYOUT_CODECS``): ``messages_of``, ``scheduler_output_codec`` and ``session_codecs``
+take a ``layout``; the ``ModelRunnerOutput`` is the same in both layouts.
+
 Each codec names the message classes it carries (``Codec.messages``, ``messages_of``):
 the scheduler and the runner build those directly (as vLLM builds its dataclasses),
 so ``encode`` is the serializer call alone (for pickle: building the RPC tuple and
@@ -82,7 +86,9 @@ from typing import Any, Generic, Optional, TypeVar, Union
 
 import msgspec
 
-from ipc_bench.engine.messages import STRUCTS, VLLM_DATACLASSES, MessageSet
+from ipc_bench.engine.config import DEFAULT_VLLM_LAYOUT
+from ipc_bench.engine.messages import (LATER_DATACLASSES, STRUCTS, VLLM_DATACLASSES, MessageSet,
+                                       in_layout)
 from ipc_bench.errors import one_line
 from ipc_bench.wire import replicated, slots
 from ipc_bench.wire.decode_error import DecodeError
@@ -160,7 +166,9 @@ PICKLED_GLOBALS: frozenset[tuple[str, str]] = frozenset(
     [(c.__module__, c.__qualname__) for c in (
         VLLM_DATACLASSES.SchedulerOutput, VLLM_DATACLASSES.NewRequestData,
         VLLM_DATACLASSES.CachedRequestData, VLLM_DATACLASSES.SamplingParams,
-        VLLM_DATACLASSES.ModelRunnerOutput, RequestOutputKind, WorkerProc.ResponseStatus)]
+        VLLM_DATACLASSES.ModelRunnerOutput, RequestOutputKind, WorkerProc.ResponseStatus,
+        LATER_DATACLASSES.SchedulerOutput, LATER_DATACLASSES.NewRequestData,
+        LATER_DATACLASSES.CachedRequestData)]
     + [("array", "array"), ("array", "_array_reconstructor")])
 
 
@@ -190,7 +198,9 @@ class RefusedPickle(DecodeError):
 #: reconstructor.
 _BUILT: dict[str, type] = {f"{c.__module__}.{c.__qualname__}": c for c in (
     VLLM_DATACLASSES.SchedulerOutput, VLLM_DATACLASSES.NewRequestData,
-    VLLM_DATACLASSES.CachedRequestData, VLLM_DATACLASSES.ModelRunnerOutput)}
+    VLLM_DATACLASSES.CachedRequestData, VLLM_DATACLASSES.ModelRunnerOutput,
+    LATER_DATACLASSES.SchedulerOutput, LATER_DATACLASSES.NewRequestData,
+    LATER_DATACLASSES.CachedRequestData)}
 _MEMO_OPS = frozenset({"PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET"})
 _STRING_OPS = frozenset({"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"})
 _FILLED_OPS = frozenset({"APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS"})
@@ -318,7 +328,9 @@ def _push(stack: list, name: str, arg: Any, pos: int, popped: list, after: list)
 _GUARDED: tuple[type, ...] = (
     VLLM_DATACLASSES.SchedulerOutput, VLLM_DATACLASSES.NewRequestData,
     VLLM_DATACLASSES.CachedRequestData, VLLM_DATACLASSES.SamplingParams,
-    VLLM_DATACLASSES.ModelRunnerOutput, RequestOutputKind, WorkerProc.ResponseStatus)
+    VLLM_DATACLASSES.ModelRunnerOutput, RequestOutputKind, WorkerProc.ResponseStatus,
+    LATER_DATACLASSES.SchedulerOutput, LATER_DATACLASSES.NewRequestData,
+    LATER_DATACLASSES.CachedRequestData)
 _MISSING = object()
 
 
@@ -828,9 +840,10 @@ class PickleCodec(Codec[T]):
     """pickle at ``HIGHEST_PROTOCOL`` (5 on Python >= 3.8) of vLLM's execute_model RPC.
 
     ``msg_type`` is ``VLLM_DATACLASSES.SchedulerOutput`` (encoded inside the request
-    tuple ``("execute_model", (so,), {}, 0)``) or ``VLLM_DATACLASSES.ModelRunnerOutput``
-    (inside the reply ``(WorkerProc.ResponseStatus.SUCCESS, out)``); ``decode`` returns
-    the message itself. ``ValueError`` for any other type.
+    tuple ``("execute_model", (so,), {}, 0)``; or ``LATER_DATACLASSES``' in the 1d37eb37
+    layout) or ``VLLM_DATACLASSES.ModelRunnerOutput`` (inside the reply
+    ``(WorkerProc.ResponseStatus.SUCCESS, out)``); ``decode`` returns the message
+    itself. ``ValueError`` for any other type.
     """
 
     name = "pickle"
@@ -839,7 +852,7 @@ class PickleCodec(Codec[T]):
     def __init__(self, msg_type: type[T]):
         super().__init__(msg_type)
         self._check_packing: Optional[Any] = None
-        if msg_type is VLLM_DATACLASSES.SchedulerOutput:
+        if msg_type in (VLLM_DATACLASSES.SchedulerOutput, LATER_DATACLASSES.SchedulerOutput):
             self.encode, self._open = _encode_rpc_request, self._open_request
         elif msg_type is VLLM_DATACLASSES.ModelRunnerOutput:
             self.encode, self._open = _encode_rpc_reply, self._open_reply
@@ -1359,7 +1372,8 @@ PICKLED_CODECS: frozenset[str] = frozenset({"pickle", "packed"})
 STATEFUL_CODECS: frozenset[str] = frozenset({"slots", "replicated"})
 
 
-def session_codecs(name: str, side: str, config=None, policy: Optional[str] = None):
+def session_codecs(name: str, side: str, config=None, policy: Optional[str] = None,
+                   layout: str = DEFAULT_VLLM_LAYOUT):
     """The ``(encode, decode)`` functions one loop uses for a whole case: on the
     ``"scheduler"`` side, encode ``SchedulerOutput`` and decode ``ModelRunnerOutput``;
     on the ``"runner"`` side, decode ``SchedulerOutput`` and encode
@@ -1367,7 +1381,11 @@ def session_codecs(name: str, side: str, config=None, policy: Optional[str] = No
     and ``model_runner_output_codec``'s; for ``slots`` the two ends of
     ``wire.slots``, which share the slot table of their side; for ``replicated`` those of
     ``wire.replicated`` (the runner's end needs the case's ``SchedulerConfig`` and
-    ``policy`` for its replica). ``session_end(encode)`` gives a stateful end back."""
+    ``policy`` for its replica). ``session_end(encode)`` gives a stateful end back.
+    ``layout``: the ``SchedulerOutput`` layout (``config.VLLM_LAYOUTS``); with a
+    ``config``, its ``vllm_layout``."""
+    if config is not None:
+        layout = config.vllm_layout
     if name == "slots":
         end = slots.SlotsSchedulerSide() if side == "scheduler" else slots.SlotsRunnerSide()
         return end.encode, end.decode
@@ -1376,8 +1394,9 @@ def session_codecs(name: str, side: str, config=None, policy: Optional[str] = No
                else replicated.ReplicatedRunnerSide(config, policy))
         return end.encode, end.decode
     if side == "scheduler":
-        return scheduler_output_codec(name).encode, model_runner_output_codec(name).decode
-    return model_runner_output_codec(name).encode, scheduler_output_codec(name).decode
+        return (scheduler_output_codec(name, layout).encode,
+                model_runner_output_codec(name).decode)
+    return model_runner_output_codec(name).encode, scheduler_output_codec(name, layout).decode
 
 
 def session_end(encode) -> Any:
@@ -1389,6 +1408,22 @@ def session_end(encode) -> Any:
                                    replicated.ReplicatedRunnerSide)) else None
 
 
+#: The codecs that carry the 1d37eb37 layout (``--vllm-layout``): the others pack or
+#: rewrite the 7f280d69c fields.
+LAYOUT_CODECS: frozenset[str] = frozenset({"msgpack", "pickle"})
+
+
+def _layout_messages(cls: type[Codec], layout: str) -> MessageSet:
+    """``cls.messages`` in ``layout``; ``ValueError`` for a codec that carries only the
+    7f280d69c layout (outside ``LAYOUT_CODECS``)."""
+    if layout == DEFAULT_VLLM_LAYOUT:
+        return cls.messages
+    if cls.name not in LAYOUT_CODECS:
+        raise ValueError(f"the {cls.name} codec carries the {DEFAULT_VLLM_LAYOUT} layout "
+                         f"only, not {layout}")
+    return in_layout(cls.messages, layout)
+
+
 def make_codec(name: str, msg_type: type[T]) -> Codec[T]:
     """Codec ``name`` (``CODECS``; for ``slots`` and ``replicated`` their stateless wire
     part) for ``msg_type``, one of
@@ -1396,19 +1431,21 @@ def make_codec(name: str, msg_type: type[T]) -> Codec[T]:
     return CODEC_CLASSES[name](msg_type)
 
 
-def messages_of(name: str) -> MessageSet:
+def messages_of(name: str, layout: str = DEFAULT_VLLM_LAYOUT) -> MessageSet:
     """The message classes codec ``name`` carries (``STRUCTS`` for msgpack,
-    ``VLLM_DATACLASSES`` for pickle and packed); the Structs for anything else, i.e. the
+    ``VLLM_DATACLASSES`` for pickle and packed; in ``layout``, ``config.VLLM_LAYOUTS``);
+    the Structs for anything else, i.e. the
     single-process baseline (codec ``none``), which then builds the same objects as the
     msgpack path, so that comparing the two isolates the cost of IPC."""
     cls = CODEC_CLASSES.get(name)
-    return STRUCTS if cls is None else cls.messages
+    return in_layout(STRUCTS if cls is None else cls.messages, layout)
 
 
-def scheduler_output_codec(name: str) -> Codec:
-    """The codec for the scheduler -> runner direction (its ``SchedulerOutput``)."""
+def scheduler_output_codec(name: str, layout: str = DEFAULT_VLLM_LAYOUT) -> Codec:
+    """The codec for the scheduler -> runner direction (its ``SchedulerOutput`` in
+    ``layout``; ``ValueError`` where the codec has no such layout)."""
     cls = CODEC_CLASSES[name]
-    return cls(cls.messages.SchedulerOutput)
+    return cls(_layout_messages(cls, layout).SchedulerOutput)
 
 
 def model_runner_output_codec(name: str) -> Codec:
