@@ -52,9 +52,11 @@ A row is never cut in half: appends run with SIGINT/SIGTERM deferred
 is cut back to the file's previous size, so what was written before still loads.
 A CSV file removed or replaced under the run is never made again without its header:
 each append checks that the file is the one this writer made (``append_csv``'s
-``same_as``: no system call more than the append's own), ``finish`` looks at each
-once, and either ends the run with ``RunFolderError`` (``steps.csv was removed or
-replaced during the run: the 12,233 rows written to it before are lost``).
+``same_as``: no system call more than the append's own), and ``finish`` looks at each
+once: a run that would be ``complete`` ends with ``RunFolderError`` (``cannot write
+results to DIR: steps.csv was removed or replaced during the run: the 12,233 rows
+written to it before are lost``); one already ``failed`` or ``incomplete`` keeps its
+status and gets the same line among its ``problems``.
 Every write error of ``RunWriter`` is a ``RunFolderError`` (one line). Files are
 created 0644 and a folder the writer creates 0755 whatever the umask, so results are
 never world-writable; a folder given that exists (an empty ``--output``) keeps its mode
@@ -791,7 +793,7 @@ class RunWriter:
         if gone and status == "complete":  # the run's results are not all there
             raise gone[0]
         if gone:  # the run ends without them all the same: said among its problems
-            problems = list(problems or ()) + [f"{self.run_dir}: {exc.strerror}"
+            problems = list(problems or ()) + [str(RunFolderError(self.run_dir, exc))
                                                for exc in gone]
         self.status = status
         # When the run ended (``environment.run_interval``: runs of one host that

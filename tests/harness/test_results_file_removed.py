@@ -1,7 +1,9 @@
 """A results CSV removed (or replaced) under a running run: the run ends with one line
 naming the file and what it held, exit 1, ``status: failed`` with that line among its
 problems, and the file is never made again without its header
-(``run_folder.RunWriter``'s ``_files``, ``append_csv``'s ``same_as``)."""
+(``run_folder.RunWriter``'s ``_files``, ``append_csv``'s ``same_as``). A run that ends
+``incomplete`` or ``failed`` for another reason keeps its status and records the same
+line among its problems."""
 
 from __future__ import annotations
 
@@ -32,6 +34,20 @@ def _at_second_case(monkeypatch, action) -> None:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(execute, "run_case", run_case)
+
+
+def _before_writer_call(monkeypatch, method: str, when, action) -> None:
+    """Run ``action`` before the call of ``RunWriter.method`` for which ``when(n,
+    *args)`` holds (``n``: that call's number, from 1)."""
+    real, calls = getattr(RunWriter, method), []
+
+    def wrapped(self, *args, **kwargs):
+        calls.append(1)
+        if when(len(calls), *args):
+            action()
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(RunWriter, method, wrapped)
 
 
 def _summary(run: Path) -> dict:
@@ -91,14 +107,8 @@ def test_a_results_file_removed_after_the_last_case_fails_the_run(
     from ipc_bench import cli
 
     run = tmp_path / "run"
-    real = RunWriter.finish
-
-    def finish(self, status, *args, **kwargs):
-        if status == "complete":
-            (run / "floor.csv").unlink()
-        return real(self, status, *args, **kwargs)
-
-    monkeypatch.setattr(RunWriter, "finish", finish)
+    _before_writer_call(monkeypatch, "finish", lambda n, status, *_: status == "complete",
+                        lambda: (run / "floor.csv").unlink())
     assert cli.main(_TINY + ["--output", str(run)]) == 1
     line = (f"cannot write results to {run}: floor.csv was removed or replaced during the "
             "run: the 100 rows written to it before are lost")
@@ -106,6 +116,23 @@ def test_a_results_file_removed_after_the_last_case_fails_the_run(
     summary = _summary(run)
     assert (summary["status"], summary["problems"]) == ("failed", [line])
     assert [c["complete"] for c in summary["cases"]] == [True, True]
+
+
+def test_a_results_file_removed_before_an_interrupt_is_said_as_a_failed_run_says_it(
+        tmp_path):
+    """Removed after the last append, then the run interrupted (SIGINT): the run stays
+    ``incomplete``, and the file's line among its problems is the one a run that would
+    be complete ends with (``cannot write results to DIR: ...``), not ``DIR: ...``."""
+    run = tmp_path / "run"
+    writer = RunWriter(run, {})
+    (run / "floor.csv").unlink()
+    writer.finish("incomplete", ["interrupted by SIGINT after 1 of 2 cases"])
+    summary = _summary(run)
+    assert (summary["status"], summary["problems"]) == ("incomplete", [
+        "interrupted by SIGINT after 1 of 2 cases",
+        f"cannot write results to {run}: floor.csv was removed or replaced during the "
+        "run: no row had been written to it"])
+    assert not (run / "floor.csv").exists()
 
 
 def test_the_partial_copy_removed_while_a_case_runs_keeps_the_case_in_steps_csv(
@@ -117,15 +144,8 @@ def test_the_partial_copy_removed_while_a_case_runs_keeps_the_case_in_steps_csv(
 
     monkeypatch.setattr(recording, "FLUSH_INTERVAL_S", 0.0)  # flush after every step
     run = tmp_path / "run"
-    real, calls = RunWriter.partial_steps, []
-
-    def partial_steps(self, spec, rows):
-        calls.append(1)
-        if len(calls) == 3:
-            (run / "steps.partial.csv").unlink()
-        return real(self, spec, rows)
-
-    monkeypatch.setattr(RunWriter, "partial_steps", partial_steps)
+    _before_writer_call(monkeypatch, "partial_steps", lambda n, *_: n == 3,
+                        lambda: (run / "steps.partial.csv").unlink())
     assert cli.main(_TINY + ["--output", str(run)]) == 1
     line = (f"cannot write results to {run}: steps.partial.csv was removed or replaced "
             "during the run")
