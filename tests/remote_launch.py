@@ -4,9 +4,11 @@ person starts them on two hosts.
 
 ``Launcher`` starts them; every wait is for a condition (a line on a process's stderr,
 a file in the run folder) within a timeout, and the ``with`` block's end reaps every
-process it started: one that a failed test left running (stopped ones too) is sent
-SIGTERM, then SIGKILL where it has not ended. ``bench_run`` runs ``bench.py`` to its
-end (a spawned run to compare with, a run that refuses its input)."""
+process it started, each in a process group of its own (``start_new_session``), so
+that what it spawned (a scheduler's runners) goes with it: the group of one that a
+failed test left running (stopped ones too) is sent SIGTERM, then SIGKILL where it has
+not ended. ``bench_run`` runs ``bench.py`` to its end (a spawned run to compare with, a
+run that refuses its input)."""
 
 from __future__ import annotations
 
@@ -77,8 +79,12 @@ def wait_for_steps(run: Path, sched: subprocess.Popen, flushes: int = 1,
 
 class Launcher:
     """The scheduler and runners of one test: ``with Launcher() as launch:``; every
-    process it started is reaped when the block ends, one that still runs sent SIGTERM
-    first, then SIGKILL where it has not ended within ``REAP_S`` seconds."""
+    process it started is reaped when the block ends, whatever happens to the others:
+    the group of one that still runs sent SIGTERM first, then SIGKILL where it has not
+    ended within ``REAP_S`` seconds (the group of one that ended too, where something
+    of it still holds its pipes). A process that cannot be reaped even so is named in
+    an ``AssertionError`` after the others are reaped, unless the block itself raised,
+    whose exception is then left to go on."""
 
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen] = []
@@ -89,25 +95,30 @@ class Launcher:
     def __exit__(self, *exc) -> None:
         running = [proc for proc in self.procs if proc.poll() is None]
         for proc in running:  # SIGCONT: one a test stopped takes its SIGTERM too
-            proc.send_signal(signal.SIGTERM)
-            proc.send_signal(signal.SIGCONT)
+            _signal(proc, signal.SIGTERM)
+            _signal(proc, signal.SIGCONT)
+        unreaped = []
         for proc in self.procs:
-            try:  # bench.py removes its socket folder on SIGTERM: a SIGKILL leaves it
-                proc.communicate(timeout=REAP_S if proc in running else 0.1)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                try:
-                    proc.communicate(timeout=REAP_S)
-                except subprocess.TimeoutExpired:  # a child of its holds its pipes
-                    proc.wait(REAP_S)
+            try:
+                _reap(proc, REAP_S if proc in running else 0.1)
+            except Exception as err:  # the others are reaped all the same
+                unreaped.append(f"{proc.args[:4]} (pid {proc.pid}): {err!r}")
+        if not unreaped:
+            return
+        said = "processes not reaped: " + "; ".join(unreaped)
+        if exc[1] is None:
+            raise AssertionError(said)
+        exc[1].add_note(said)  # the block's own exception goes on
 
     def start(self, argv: Sequence[str], prefix: Sequence[str] = (),
               **popen) -> subprocess.Popen:
         """``python ARGV`` in the repository's root (after ``prefix``, e.g. ``ip netns
-        exec NS``, which execs it), stdout and stderr piped as text."""
+        exec NS``, which execs it), stdout and stderr piped as text, in a session and
+        process group of its own."""
         popen = {"cwd": REPO, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE,
-                 "text": True, **popen}
+                 "text": True, "start_new_session": True, **popen}
         proc = subprocess.Popen([*prefix, sys.executable, *argv], **popen)
+        proc.own_group = bool(popen["start_new_session"])  # its pid is its group's id
         self.procs.append(proc)
         return proc
 
@@ -167,6 +178,43 @@ class Launcher:
             out, err = proc.communicate(timeout=timeout_s)
             ended.append((proc.returncode, out, err))
         return ended
+
+
+def _signal(proc: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to ``proc``'s process group (to ``proc`` alone where it was started
+    in its caller's); nothing where none of it is left."""
+    try:
+        if getattr(proc, "own_group", False):
+            os.killpg(proc.pid, sig)
+        elif proc.returncode is None:
+            proc.send_signal(sig)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(proc: subprocess.Popen, timeout_s: float) -> None:
+    """Wait ``timeout_s`` seconds for ``proc`` to end and close its pipes, else SIGKILL
+    its group and wait ``REAP_S`` more; ``subprocess.TimeoutExpired`` where it still
+    has not ended (a process in uninterruptible sleep), its pipes closed all the
+    same."""
+    try:  # bench.py removes its socket folder on SIGTERM: a SIGKILL leaves it
+        proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _signal(proc, signal.SIGKILL)
+        try:
+            proc.communicate(timeout=REAP_S)
+        except subprocess.TimeoutExpired:  # something outside its group holds its pipes
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+            proc.wait(REAP_S)
+    finally:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None and not pipe.closed:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
 
 def bench_run(args: Sequence[str], timeout_s: float = START_S) -> subprocess.CompletedProcess:
