@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 from ipc_bench.analysis.frames import frame_records, listed
 from ipc_bench.analysis.pace import is_missing
+from ipc_bench.analysis import cores
 from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC as SINGLE_PROCESS
 from ipc_bench.analysis.replay_noise import (is_replay, noisy_arm_warnings,
                                              replay_noise_findings,
@@ -600,6 +601,14 @@ def marked_note(cases) -> str | None:
     line = marked_comparison_note(r for r in frame_records(cases)
                                   if (r["workload"], r["codec"], r.get("transport")) in keys)
     return line.replace(f"{SHARED_MARK} ", f"`{SHARED_MARK}` ", 1) if line else None
+
+
+def _marked_line(cases, lines: list[str]) -> list[str]:
+    """The ``°`` line (``marked_note``) where one of the findings ``lines`` carries the
+    mark (N = 1 on exactly 2 cores); none where none does: a run whose cases counted no
+    step has no line to mark, and its list says why instead (``blocks._no_findings``)."""
+    shared = marked_note(cases)
+    return [shared] if shared and any(cores.SHARED_MARK in line for line in lines) else []
 
 
 def recorded_metrics(results) -> dict[tuple, dict[str, dict[str, Any]]]:
@@ -2106,10 +2115,9 @@ def findings(results) -> list[str]:
             out.append(footnote(frame_records(cases)).replace("* ", "`*` ", 1))
     else:
         out.extend(_floor_findings(ok))
-    shared = marked_note(cases) if not pp else None  # the ° its lines carry (N = 1, 2 cores)
-    out.extend([shared] if shared else [])
     compared = other_comparisons(results)
     others = _comparison_findings(compared, cases, where, method, added)
+    out.extend(_marked_line(cases, out + others) if not pp else [])
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases, added)
              + _async_findings(cases) + others + out
              + order_findings(results, where) + replay_noise_findings(results)

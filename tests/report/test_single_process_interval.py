@@ -22,10 +22,16 @@ from test_metrics import _summary
 SINGLE = {"send": [64_000.0, 61_500.0, 66_200.0], "cached": [63_000.0, 65_900.0, 62_100.0]}
 TWO = {"send": [15_100.0, 13_800.0, 16_400.0], "cached": [13_300.0, 14_100.0, 12_500.0]}
 
-HEAD = ("At 4 running requests, the single-process baseline (no IPC, no serialization; "
-        "with the null model, whose step computes nothing) "
-        f"runs, each arm against its own two-process case{one_runner_mark()} with msgpack, "
-        "the run's only two-process codec (")  # ° where those are marked: 2 cores
+def _head(mark: str) -> str:
+    return ("At 4 running requests, the single-process baseline (no IPC, no serialization; "
+            "with the null model, whose step computes nothing) "
+            f"runs, each arm against its own two-process case{mark} with msgpack, "
+            "the run's only two-process codec (")
+
+
+#: Of hand-made cases, which record no cores (never marked), and of a real run's, ° where
+#: its two-process cases are marked (exactly 2 cores).
+HEAD, RUN_HEAD = _head(""), _head(one_runner_mark())
 
 
 def _where(workload: str) -> str:
@@ -174,7 +180,7 @@ def _spread(lo: float, hi: float) -> list[float]:
 
 
 def _single_process_line(items) -> str:
-    (line,) = [x for x in items if x.startswith(HEAD)]
+    (line,) = [x for x in items if x.startswith(RUN_HEAD)]
     return line
 
 
