@@ -1088,10 +1088,15 @@ def _spec_blocks(results, level: int) -> list[Block]:
 def _frontend_blocks(results, level: int) -> list[Block]:
     """The frontend hop of every case that ran one (``--frontend``,
     ``analysis.frontend``) beside the scheduler <-> runner hop, under its own heading;
-    nothing when no case did."""
+    nothing when no case did. A case whose timings are withheld (``analysis.cores``)
+    shows ``-`` for the µs columns (``tables.frontend_timing``; its bytes stay) and
+    ``*`` after its transport, one shown on N + 1 cores ``°`` (``tables.cells``), with
+    the case tables' footnotes under the table, as the replicated scheduler's has."""
+    from ipc_bench.analysis.cores import footnote
     from ipc_bench.analysis.stats import performed
-    from ipc_bench.report.tables import (FRONTEND_COLUMNS, SAVING_KEYS, arm_label,
-                                         schedules_apart_text)
+    from ipc_bench.report.tables import (FRONTEND_COLUMNS, SAVING_KEYS, arm_label, cells,
+                                         frontend_timing, schedules_apart_text,
+                                         shown_value)
 
     cases = results.cases
     if cases.empty or "frontend_bytes_per_step" not in cases.columns:
@@ -1102,17 +1107,22 @@ def _frontend_blocks(results, level: int) -> list[Block]:
         return []
     head = ["rep", "workload", "policy", "codec", "transport"] + [
         h for _, h, _ in FRONTEND_COLUMNS]
+    # a case whose timings are withheld (analysis.cores): its µs columns -, its
+    # transport marked * (cells' mark; ° where shown on N + 1 cores), its bytes kept
     rows = [[str(r.get("repetition", 0)), str(r["workload"]),
              str(arm_label(r)),
-             str(r["codec"]), str(r["transport"])]
-            + [format_value(None if r.get(k) is None
+             str(r["codec"]), cells(r, ("transport",))[0]]
+            + [format_value(None if shown_value(r, k, frontend_timing) is None
                             or (k in SAVING_KEYS and (r.get("policy") == CACHED
                                                       or not performed(k, r["codec"])))
                             else r[k] * scale)
                for k, _, scale in FRONTEND_COLUMNS] for r in records]
     single = any(not performed(SAVING_KEYS[0], r["codec"]) for r in records)
     unsaved = schedules_apart_text(records, "`-`")  # why a send row shows - for the saving
-    return [("h", level, "Frontend hop"), ("table", head, rows),
+    held, shared = footnote(records), marked_note(records)
+    return [("h", level, "Frontend hop"), ("table", head, rows)] + (
+        [("p", held.replace("* ", "`*` ", 1))] if held else []) + (
+        [shared] if shared else []) + [
             ("p", "The engine core -> frontend hop (`EngineCoreOutputs`, msgspec msgpack "
                   "over ZeroMQ PUSH/PULL, as vLLM V1) beside the scheduler <-> runner hop: "
                   "payload bytes per counted step of each hop (`s2r`, `r2s`, `fe`) and of "

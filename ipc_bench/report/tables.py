@@ -1047,6 +1047,14 @@ FRONTEND_COLUMNS = (("sched_to_runner_payload_bytes_per_step", "s2r B", 1.0),
                     ("send_saving_share_of_control_plane", "send - cached % send control",
                      100.0))
 
+def frontend_timing(key: str) -> bool:
+    """Whether a column of the frontend-hop table (``FRONTEND_COLUMNS``) is a time
+    (``fe enc us``, ``fe dec us``, ``codec us all``): ``-`` for a case whose timings are
+    withheld (``analysis.cores``); its shares (``fe %``, send - cached's) are of bytes
+    and stay, as its bytes do."""
+    return "_ns" in key
+
+
 #: The frontend table's figures of a send / cached pair (``frontend.pair_send_savings``
 #: sets them on both cases), shown once, on the send row.
 SAVING_KEYS = ("send_saving_bytes_per_step", "send_saving_share_of_control_plane")
@@ -1078,7 +1086,11 @@ def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
     codec does not perform (``stats.performed``: ``s2r B``, ``r2s B`` and the saving,
     as the report's frontend table shows it: it sends no scheduler <-> runner message;
     the head line says so, as it says why a send row shows ``-`` for the saving:
-    ``schedules_apart_text``); nothing when no case ran a frontend."""
+    ``schedules_apart_text``); nothing when no case ran a frontend. A case whose
+    timings are withheld (``analysis.cores``) shows ``-`` for the three µs columns
+    (``frontend_timing``; its bytes and their shares stay) and ``*`` after its
+    transport, explained by the case table's footnote above; one shown on N + 1 cores
+    is marked ``°``, with ``cores.marked_footnote`` under the table (``cells``)."""
     fronted = [s for s in cases if s.get("frontend_bytes_per_step") is not None]
     if not fronted:
         return []
@@ -1098,7 +1110,7 @@ def frontend_lines(cases: list[dict[str, Any]]) -> list[str]:
              + (f"; {unsaved}" if unsaved else "")
              + ("; - on a single-process row, which has no s2r or r2s message"
                 if any(single) else "") + "):"]
-            + _column_table(shown, FRONTEND_COLUMNS))
+            + _column_table(shown, FRONTEND_COLUMNS, frontend_timing))
 
 
 #: The replicated codec's table: what travels and the scheduler every runner runs.
@@ -1196,10 +1208,10 @@ def _is_timing(key: str) -> bool:
     return "_ns" in key or "ratio" in key or "share" in key or key.endswith("_per_s")
 
 
-def shown_value(summary: dict[str, Any], key: str) -> Any:
-    """``summary[key]``, or ``None`` (shown ``-``) for a timing of a case whose timings
-    are withheld (``analysis.cores``)."""
-    if _is_timing(key) and cores.is_withheld(summary):
+def shown_value(summary: dict[str, Any], key: str, timing=_is_timing) -> Any:
+    """``summary[key]``, or ``None`` (shown ``-``) for a timing (``timing(key)``) of a
+    case whose timings are withheld (``analysis.cores``)."""
+    if timing(key) and cores.is_withheld(summary):
         return None
     return summary.get(key)
 
@@ -1216,17 +1228,17 @@ def _render_with_rep(cases: list[dict[str, Any]], header: list[str],
                   left=4)
 
 
-def _column_table(cases: list[dict[str, Any]], columns) -> list[str]:
+def _column_table(cases: list[dict[str, Any]], columns, timing=_is_timing) -> list[str]:
     """``columns`` ((key, header, scale) each) of ``cases`` after the identity fields
     (first the repetition, ``rep``, where a case is of one above 0), as indented table
-    lines; a timing of a case whose timings are withheld (``analysis.cores``) is shown
-    ``-``, its transport marked; one shown on N + 1 cores is marked ``°`` and explained
-    in a line under the table (``cores.marked_footnote``), as a roofline ratio below 1
-    is marked ``!``."""
+    lines; a timing (``timing(key)``) of a case whose timings are withheld
+    (``analysis.cores``) is shown ``-``, its transport marked; one shown on N + 1 cores
+    is marked ``°`` and explained in a line under the table (``cores.marked_footnote``),
+    as a roofline ratio below 1 is marked ``!``."""
     ratio = "compute_to_roofline_ratio"
     rows = [cells(s, IDENTITY, model=True)
-            + [roofline_ratio(shown_value(s, key)) if key == ratio
-               else _num(shown_value(s, key), scale)
+            + [roofline_ratio(shown_value(s, key, timing)) if key == ratio
+               else _num(shown_value(s, key, timing), scale)
                for key, _, scale in columns] for s in cases]
     table = _render_with_rep(cases, list(IDENTITY) + [h for _, h, _ in columns], rows)
     marked = any(key == ratio for key, _, _ in columns) and \
