@@ -54,10 +54,11 @@ def test_the_published_runs_parts_add_to_the_mean_of_the_sum_not_the_net_figure(
             "`update_states` +97.0 µs, `write_back` -81.8 µs: 100.0 µs, the mean of the "
             "sum, where the net figure, the median of the sum, is 105.26 µs (+13.62 % "
             "[+5.08, +22.16] %) and the path's median 77.85 µs.") in _docs()
-    # the published report's figures at 256 running, msgpack
+    # the published report's figures at 256 running, msgpack, marked ° (N = 1 on the
+    # run's 2 cores: its summary.json records runner_cores)
     report = (PUBLISHED / "report.md").read_text()
     (line,) = [ln for ln in report.splitlines()
-               if ln.startswith("- At 256 running requests (msgpack), send's SchedulerOutput")]
+               if ln.startswith("- At 256 running requests (msgpack°), send's SchedulerOutput")]
     assert "costs 77.85 µs per step more than cached's" in line
     assert ("send's policy work costs 105.26 µs per step more than cached's, 13.62 % of "
             "cached's step (send - cached: [+5.08, +22.16] %, 95 % Student-t interval)") in line
