@@ -126,6 +126,21 @@ _GLOO_ADVICE = re.compile(r"\s*(This is typically caused by |Check the logs of t
                           r"worker ).*", re.S)
 
 
+def _waited(work, wait, where: str) -> bool:
+    """``work().wait(timeout=wait)`` of a gloo send or receive (``work``: what posts it,
+    or returns the posted one): true once it completed, false where it ran out of the
+    wait (gloo's ``Timed out waiting ...`` or a false return: the caller names the
+    option to raise); any other gloo error raises ``StageLinkError`` ``WHERE: LINE``
+    (``_gloo_line``)."""
+    try:
+        return bool(work().wait(timeout=wait))
+    except RuntimeError as exc:
+        line = _gloo_line(exc)
+        if not _GLOO_TIMEOUT.search(line):
+            raise StageLinkError(f"{where}: {line}") from None
+        return False
+
+
 def _gloo_line(exc: BaseException, limit: int = 200) -> str:
     """gloo's error as one readable line: its last line without the ``[file:line]``
     source prefix, at most ``limit`` characters, cut at a word (the line names the
@@ -523,14 +538,8 @@ class StageLink:
         if out.size == 0:
             return out
         wait_s, option, wait = self._waits[seq == 0]
-        try:
-            done = self.dist.irecv(self.torch.from_numpy(out), src).wait(timeout=wait)
-        except RuntimeError as exc:
-            line = _gloo_line(exc)
-            if not _GLOO_TIMEOUT.search(line):
-                raise StageLinkError(f"{what} from stage {src}: {line}") from None
-            done = False
-        if not done:
+        if not _waited(lambda: self.dist.irecv(self.torch.from_numpy(out), src), wait,
+                       f"{what} from stage {src}"):
             raise StageLinkError(f"no {what} from stage {src} within {wait_s:g} s "
                                  f"(raise {option})")
         return out
@@ -557,14 +566,7 @@ class StageLink:
         as a receive's: ``WHAT: not received within N s (raise --peer-timeout)``."""
         work, _, what, _ = self._sends.popleft()
         wait_s, option, wait = self._waits[0]
-        try:
-            done = work.wait(timeout=wait)
-        except RuntimeError as exc:
-            line = _gloo_line(exc)
-            if not _GLOO_TIMEOUT.search(line):
-                raise StageLinkError(f"{what}: {line}") from None
-            done = False
-        if not done:
+        if not _waited(lambda: work, wait, what):
             raise StageLinkError(f"{what}: not received within {wait_s:g} s "
                                  f"(raise {option})")
 
