@@ -70,9 +70,9 @@ def test_a_runner_pointed_at_a_data_port_says_it_is_not_the_control_port(tmp_pat
                 f"prints the command with the port to connect to\n"))
         finally:
             sched.send_signal(signal.SIGINT)
-            sched.communicate(timeout=60)
-            first.communicate(timeout=30)
-    assert sched.returncode == 130 and first.returncode == 5
+            _, sched_err = sched.communicate(timeout=60)
+            _, first_err = first.communicate(timeout=30)
+    assert (sched.returncode, first.returncode) == (130, 5), (sched_err, first_err)
 
 
 def test_a_listener_that_never_answers_is_named_within_the_connect_timeout():
