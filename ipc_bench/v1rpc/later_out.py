@@ -1,9 +1,13 @@
 """vLLM's scheduler -> worker dataclasses at commit 1d37eb37 (``--vllm-layout 1d37eb37``).
 
-Mirrors ``vllm/v1/core/sched/output.py`` as read at vLLM commit 1d37eb37 (the stored
-copy of that commit, whose ``scheduler.py`` was read at the same commit; comments
-in other languages are added there, the code is vLLM's; its ``CachedRequestData`` is
-field for field upstream's ``output.py`` at 00e8f1fd), in a module whose dotted name is as long as
+Mirrors ``vllm/v1/core/sched/output.py`` as read at commit 1d37eb37, whose
+``scheduler.py`` was read at the same commit: a fork's commit (comments in another
+language added), not one of vLLM's main branch, whose code for this hop is main's
+between PR #35219 (``new_block_ids_to_zero``, present) and PR #32374
+(``num_spec_tokens_to_schedule``, absent); ``output.py`` in English at a9b16940 and
+00e8f1fd has the same ``NewRequestData`` and ``CachedRequestData`` field for field
+(docs/comparisons.md, "Since 7f280d69c"). The classes live in a module whose dotted
+name is as long as
 ``vllm.v1.core.sched.output`` (25 characters), so that a pickle of these classes is
 byte for byte as long as vLLM's for the same values. Plain ``@dataclass``es with
 vLLM's field names, order and defaults (``sched_out`` holds the 7f280d69c ones);
