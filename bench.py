@@ -37,6 +37,9 @@ except KeyboardInterrupt:  # SIGINT before the mask above (Python's own handler)
         raise
     import sys
 
-    # signals.Interrupted(130).line("bench.py") spelt out: an import here could fail too
-    print("bench.py: interrupted by SIGINT (exit 130)", file=sys.stderr)
+    # signals.Interrupted(130).line(prog) spelt out, prog as ipc_bench.cli.main names
+    # it (bench.py WORD for a word of its COMMANDS): an import here could fail too
+    word = sys.argv[1] if len(sys.argv) > 1 else ""
+    prog = f"bench.py {word}" if word in ("microbench", "report", "runner") else "bench.py"
+    print(f"{prog}: interrupted by SIGINT (exit 130)", file=sys.stderr)
     sys.exit(130)
