@@ -520,16 +520,47 @@ def _microbench_processes(run: Path) -> list[str]:
     return processes_matching("microbench", str(run))
 
 
+#: pyperf options under which each of the interrupted microbench's pyperf workers times
+#: for over a minute on 2 idle cores (one warm-up and 2 values of ten million loops; the
+#: run's 8 benchmarks take minutes, longer on a loaded machine): a signal sent once a
+#: worker is seen lands while the first arm's workers run, however long the scan of
+#: /proc that saw it took, and a process left behind by the interrupt is still timing
+#: when looked for (``LEFTOVER_S``).
+LONG_WORKERS = ["--fast", "-l", "10000000"]
+#: How long the processes of an interrupted microbench may take to be gone from /proc,
+#: in seconds: well under a worker's time under ``LONG_WORKERS``.
+LEFTOVER_S = 30
+
+
+def _signals_handled(pid: int) -> bool:
+    """Whether process ``pid`` has run ``bench.py``'s first statement (SIGTERM blocked)
+    or gone on to install its handlers (SIGTERM caught), from ``/proc/PID/status``;
+    True once it is gone. Until then the interpreter itself is starting, where a signal
+    gets Python's or the system's default."""
+    bit = 1 << (15 - 1)  # SIGTERM
+    try:
+        fields = dict(line.split(":", 1) for line in
+                      Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    except OSError:
+        return True
+    return bool((int(fields["SigBlk"], 16) | int(fields["SigCgt"], 16)) & bit)
+
+
 def _interrupt_microbench(run: Path, out: Path, phase: str, kill, signum):
-    """Start ``bench.py microbench RUN --output OUT --fast`` in a new session and send
-    it ``signum`` (``kill``: ``os.killpg`` or ``os.kill``) 0.3 s after its start
-    (``phase`` "start") or once a pyperf worker runs ("first arm"); returns the process
-    (exited) and its stderr."""
+    """Start ``bench.py microbench RUN --output OUT`` (``LONG_WORKERS``) in a new session
+    and send it ``signum`` (``kill``: ``os.killpg`` or ``os.kill``) 0.3 s after
+    ``bench.py`` has blocked the signals it handles (``phase`` "start": its imports, or
+    its planning where the machine is idle) or once a pyperf worker runs ("first arm");
+    returns the process (exited) and its stderr."""
     proc = subprocess.Popen([sys.executable, "bench.py", "microbench", str(run),
-                             "--output", str(out), "--fast"], cwd=REPO,
+                             "--output", str(out), *LONG_WORKERS], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    if phase == "start":
+    if phase == "start":  # on a loaded machine the interpreter's own start can take 0.3 s
+        deadline = time.monotonic() + 60
+        while not _signals_handled(proc.pid):
+            assert time.monotonic() < deadline, "bench.py did not start within 60 s"
+            time.sleep(0.002)
         time.sleep(0.3)
     else:  # a pyperf worker (the arm's child) is running
         first = proc.stderr.readline()
@@ -553,17 +584,9 @@ def test_microbench_interrupted_leaves_no_process_and_no_empty_folder(sig, group
     signum = getattr(signal, sig)
     for phase in ("start", "first arm"):
         out = tmp_path / f"mb-{phase.replace(' ', '-')}"
-        for attempt in range(3):
-            proc, err = _interrupt_microbench(tiny_run, out, phase,
-                                              os.killpg if group else os.kill, signum)
-            if proc.returncode or attempt == 2:
-                break
-            # 0: on a loaded machine the scan of /proc for a worker can take as long as
-            # the whole run (14 s), and the signal then lands after the command ended,
-            # where it leaves the exit code alone (signals.restore): try again
-            assert (out / "in_loop_vs_pyperf.json").exists(), err
-            shutil.rmtree(out)
-        assert proc.returncode == 128 + signum
+        proc, err = _interrupt_microbench(tiny_run, out, phase,
+                                          os.killpg if group else os.kill, signum)
+        assert proc.returncode == 128 + signum, err
         # at start-up a loaded machine may not have planned the benchmarks yet: then
         # bench.py's own line (test_microbench_interrupted_before_the_plan_is_one_line)
         early = f"|bench.py microbench: interrupted by {sig} \\(exit {128 + signum}\\)"
@@ -583,10 +606,10 @@ def test_microbench_interrupted_leaves_no_process_and_no_empty_folder(sig, group
                                 err.splitlines()[-1]), err
             assert not out.exists()
         assert "Traceback" not in err
-        # every process was reaped before the exit: none is left. 5 s, not less: on a
-        # loaded machine one scan of /proc can outlast a shorter wait and still list a
-        # worker that was already gone
-        deadline = time.monotonic() + 5
+        # no process is left: within LEFTOVER_S, as on a loaded machine one scan of /proc
+        # can outlast a short wait and list a process that has since gone, while one left
+        # behind would still be timing then (LONG_WORKERS)
+        deadline = time.monotonic() + LEFTOVER_S
         while (left := _microbench_processes(tiny_run)):
             assert time.monotonic() < deadline, left
             time.sleep(0.05)
