@@ -56,39 +56,56 @@ def _tmp_files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
 
 
-def _interrupt(cmd: list[str], ready, sig: int) -> tuple[int, str, list[int]]:
+#: How long the workers of an interrupted script may take to be gone, in seconds: a
+#: worker started as the signal came is killed by its parent's death, not waited for,
+#: and a loaded machine can take seconds to run its exit.
+GONE_WITHIN_S = 30
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (the state first, the
+    start time 19th); ``[]`` once ``pid`` is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _interrupt(cmd: list[str], ready, sig: int) -> tuple[int, str, list[tuple[int, str]]]:
     """Run ``cmd`` in its own process group, send ``sig`` to the group (as a
-    terminal's Ctrl-C does) once ``ready()``; (exit code, stderr, the pids of the
-    children seen while it ran)."""
+    terminal's Ctrl-C does) once ``ready()``; (exit code, stderr, the children seen
+    while it ran: pid and start time, so that a pid used again is not taken for one)."""
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
-    seen: set[int] = set()
+    seen: set[tuple[int, str]] = set()
+
+    def look() -> None:
+        seen.update((pid, fields[19]) for pid in children(proc.pid)
+                    if len(fields := _stat(pid)) > 19)
+
     deadline = time.monotonic() + START_S
     while not ready():
-        seen.update(children(proc.pid))
+        look()
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
             out, err = proc.communicate()
             raise AssertionError(f"not ready (exit {proc.returncode}):\n{out}\n{err}")
         time.sleep(0.02)
-    seen.update(children(proc.pid))
+    look()
     os.killpg(proc.pid, sig)
     _, err = proc.communicate(timeout=START_S)
     return proc.returncode, err, sorted(seen)
 
 
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a process that is not a zombie."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+def _running(child: tuple[int, str]) -> bool:
+    """Whether ``child`` (pid, start time) is a process that is not a zombie."""
+    fields = _stat(child[0])
+    return len(fields) > 19 and fields[0] != "Z" and fields[19] == child[1]
 
 
-def _gone(pids: list[int]) -> list[int]:
-    """Those of ``pids`` still running after up to 5 s (a worker started as the signal
-    came is killed by its parent's death, not waited for)."""
-    deadline = time.monotonic() + 5
+def _gone(pids: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Those of ``pids`` (pid, start time) still running after up to ``GONE_WITHIN_S``."""
+    deadline = time.monotonic() + GONE_WITHIN_S
     while any(map(_running, pids)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return [pid for pid in pids if _running(pid)]
