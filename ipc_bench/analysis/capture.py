@@ -375,7 +375,10 @@ STILL_RUNNING_WORDS = "the run is still running (no case has finished)"
 def why_no_captures(run_dir: str | os.PathLike) -> str:
     """Why the run folder ``run_dir`` holds no captured messages, from its
     ``summary.json`` (one clause; read by ``results.read_summary``, as ``bench.py
-    report`` reads it): a streamed scenario (``STREAMED_SCENARIOS``), or, followed by
+    report`` reads it): a streamed scenario (``STREAMED_SCENARIOS``), a run of a
+    ``--vllm-layout`` other than the default (``the run's cases used --vllm-layout
+    1d37eb37, whose cases keep no messages (bench.py microbench times the 7f280d69c
+    layout only)``: ``_later_layout``), or, followed by
     ``CAPTURE_RULE``, a run still going that finished no case (``STILL_RUNNING_WORDS``,
     as ``bench.py report`` tells a run still going: ``still_running``; the line of
     ``capture_paths`` then says ``no captured messages in DIR yet``), a run stopped or
@@ -407,6 +410,13 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
         return (f"scenario {scenario} streams its cases' records to the run folder and "
                 f"keeps no messages (the other scenarios keep them for repetition 0 of "
                 f"each case)")
+    layout = _later_layout(summary, cases)
+    if layout is not None:  # build_captures keeps none: a capture records no layout
+        from ipc_bench.engine.config import DEFAULT_VLLM_LAYOUT
+
+        return (f"the run's cases used --vllm-layout {layout}, whose cases keep no "
+                f"messages (bench.py microbench times the {DEFAULT_VLLM_LAYOUT} layout "
+                f"only)")
     if not finished and still_running(summary, run_dir):
         return f"{STILL_RUNNING_WORDS}; {CAPTURE_RULE}"
     if not finished:
@@ -431,6 +441,23 @@ def why_no_captures(run_dir: str | os.PathLike) -> str:
                 f"its counted steps' messages{apart}")
     return (f"none of the run's {n:,} finished case{'' if n == 1 else 's'}{which} kept "
             f"{'any' if which else 'messages'}{apart}{ended}; {CAPTURE_RULE}")
+
+
+def _later_layout(summary: dict, cases: list[dict]) -> str | None:
+    """The ``--vllm-layout`` other than ``DEFAULT_VLLM_LAYOUT`` the run of ``summary``
+    used (its ``metadata.options.vllm_layout``, else the one its ``cases`` record),
+    whose cases keep no messages (``build_captures``); ``None`` for the default layout
+    or none recorded (a run from before the option ran the default)."""
+    from ipc_bench.engine.config import DEFAULT_VLLM_LAYOUT, VLLM_LAYOUTS
+
+    metadata = summary.get("metadata")
+    options = metadata.get("options") if isinstance(metadata, dict) else None
+    layout = options.get("vllm_layout") if isinstance(options, dict) else None
+    if layout is None:
+        recorded = {c.get("vllm_layout") for c in cases
+                    if isinstance(c.get("vllm_layout"), str)}
+        layout = recorded.pop() if len(recorded) == 1 else None
+    return layout if layout in VLLM_LAYOUTS and layout != DEFAULT_VLLM_LAYOUT else None
 
 
 def _could_keep(finished: list[dict]) -> tuple[list[dict], str]:
