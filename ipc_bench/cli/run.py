@@ -657,11 +657,12 @@ def with_vllm_layout(cases: list, layout: str) -> list:
         case.scheduler, vllm_layout=layout)) for case in cases]
 
 
-def _check_layout(case) -> None:
+def _check_layout(case, args) -> None:
     """Refuse (``UsageError``) what the 1d37eb37 layout does not run: a codec that
     packs or rewrites the 7f280d69c fields, async scheduling (its placeholders, which
-    that layout counts in ``num_output_tokens``, are not modelled), ``--pp`` stages and
-    draft tokens (neither is checked in it)."""
+    that layout counts in ``num_output_tokens``, are not modelled), pipeline stages
+    (``--pp``, or the pp scenario's own where ``args`` give no ``--pp``) and draft
+    tokens (neither is checked in it)."""
     layout = case.scheduler.vllm_layout
     head = f"--vllm-layout {layout}"
     if case.transport != INPROC and case.codec not in LAYOUT_CODECS:
@@ -669,6 +670,9 @@ def _check_layout(case) -> None:
                          f"not {case.codec}")
     if case.async_scheduling:
         raise UsageError(f"{head} runs synchronously only: drop --async-scheduling")
+    if case.pp is not None and args.pp is None:  # the scenario's stages, not --pp's
+        raise UsageError(f"{head} does not run scenario {args.scenario}'s pipeline "
+                         f"stages: drop --vllm-layout or run another scenario")
     if case.pp is not None:
         raise UsageError(f"{head} does not run --pp stages: drop --pp")
     if case.scheduler.num_spec_tokens:
@@ -808,7 +812,7 @@ def _check_cases(args, cases) -> list[str]:
         if case.codec in STATEFUL_CODECS:
             _check_stateful_codec(args, case)
         if case.scheduler.vllm_layout != DEFAULT_VLLM_LAYOUT:
-            _check_layout(case)
+            _check_layout(case, args)
         _check_frontend(args, case)
         case.scheduler.validate()
         check_steady_steps(case)
