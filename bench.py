@@ -13,6 +13,12 @@ try:
             signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGXCPU))
         import sys
 
+        # The command's name for its start-up error lines, as ipc_bench.cli.main names
+        # it in its own (bench.py WORD for a word of its COMMANDS), spelt out here: the
+        # imports that fail are those that would tell it
+        word = sys.argv[1] if len(sys.argv) > 1 else ""
+        prog = f"bench.py {word}" if word in ("microbench", "report", "runner") else "bench.py"
+
         from ipc_bench.errors import missing_dependency_text, startup_shortage_text
 
         try:
@@ -23,13 +29,13 @@ try:
             line = missing_dependency_text(exc)
             if line is None:
                 raise
-            print(f"bench.py: error: {line}", file=sys.stderr)
+            print(f"{prog}: error: {line}", file=sys.stderr)
             code = 2
         except (MemoryError, SystemError, ImportError) as exc:  # under a tight ulimit -v
             line = startup_shortage_text(exc)
             if line is None:
                 raise
-            print(f"bench.py: error: {line}", file=sys.stderr)
+            print(f"{prog}: error: {line}", file=sys.stderr)
             code = 1
         sys.exit(code)
 except KeyboardInterrupt:  # SIGINT before the mask above (Python's own handler)

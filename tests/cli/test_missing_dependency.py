@@ -38,8 +38,8 @@ def bench_without(hidden: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def _line(named: str) -> str:
-    return (f"bench.py: error: missing dependency {named} in {sys.executable}: install "
+def _line(named: str, prog: str = "bench.py") -> str:
+    return (f"{prog}: error: missing dependency {named} in {sys.executable}: install "
             f"the project with {sys.executable} -m pip install -e . (or run the Python it "
             "is installed in)\n")
 
@@ -56,8 +56,8 @@ def _run_folder(tmp_path: Path) -> str:
 @pytest.mark.parametrize("hidden, args, line", [
     ("zmq", ["--list"], _line("'zmq' (pyzmq)")),
     ("msgspec", ["--list"], _line("'msgspec'")),
-    ("pandas", ["report", "RUN"], _line("'pandas'")),
-    ("pyperf", ["microbench", "results/none"], _line("'pyperf'")),
+    ("pandas", ["report", "RUN"], _line("'pandas'", "bench.py report")),
+    ("pyperf", ["microbench", "results/none"], _line("'pyperf'", "bench.py microbench")),
 ])
 def test_a_missing_dependency_is_one_line_and_exit_2(hidden, args, line, tmp_path):
     proc = bench_without(hidden, *[_run_folder(tmp_path) if a == "RUN" else a
