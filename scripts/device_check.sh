@@ -54,7 +54,11 @@ say() { echo "$*" | tee -a "$log"; }
 # SIGINT, SIGTERM or SIGHUP: the running command gets SIGTERM (a background command of
 # a script inherits SIGINT ignored, and gpu_check.py passes SIGTERM on to its stage,
 # which writes what it measured), the script waits for it, packs what the check wrote
-# and exits 130 / 143 / 129. The log's tee ignores them, so no line is lost.
+# and exits 130 / 143 / 129. The log's tee ignores them, so no line is lost. The trap
+# only notes the signal, and what comes after it may be the next step's start: every
+# step is started by start (through run or quiet), which starts nothing once a signal
+# came (the script then stops with its line), and SIGTERMs at once a command whose
+# signal came as it was forked (before $child named it to the trap).
 signalled=0
 child=
 on_signal() {
@@ -64,6 +68,20 @@ on_signal() {
 trap 'on_signal 130' INT
 trap 'on_signal 143' TERM
 trap 'on_signal 129' HUP
+stop_if_signalled() {  # where a signal came: one line saying where, and its code
+    if [ "$signalled" -ne 0 ]; then
+        say "device_check.sh: interrupted $1 (exit $signalled)" >&2
+        exit "$signalled"
+    fi
+}
+start() {  # "$@" in the background as $child; returns the signal's code, starting
+    # nothing, where a signal came (its caller says the line: not under its redirections)
+    [ "$signalled" -eq 0 ] || return "$signalled"
+    "$@" &
+    child=$!
+    [ "$signalled" -eq 0 ] || kill -TERM "$child" 2>/dev/null
+    return 0
+}
 await_child() {  # wait for $child through any trapped signal; returns its exit status
     while kill -0 "$child" 2>/dev/null; do
         wait "$child"
@@ -78,13 +96,13 @@ run() {  # "$@" with its output on stdout and in the log; returns its exit statu
     # hold the pipe; not once a signal came) before the next line is said, which could
     # otherwise land inside the command's last line in the log and on stdout.
     local teed tee_pid rc tries
+    [ "$signalled" -eq 0 ] || return "$signalled"
     exec {teed}> >(trap '' INT TERM HUP; exec tee -a "$log")
     tee_pid=$!
-    "$@" >&"$teed" 2>&1 &
-    child=$!
-    exec {teed}>&-
-    await_child
+    start "$@" >&"$teed" 2>&1
     rc=$?
+    exec {teed}>&-
+    [ -z "$child" ] || { await_child; rc=$?; }
     for ((tries = 0; tries < 200 && signalled == 0; tries++)); do
         kill -0 "$tee_pid" 2>/dev/null || break
         sleep 0.05
@@ -92,15 +110,8 @@ run() {  # "$@" with its output on stdout and in the log; returns its exit statu
     return $rc
 }
 quiet() {  # "$@" as a background command, so that a signal stops it at once
-    "$@" &
-    child=$!
+    start "$@" || return
     await_child
-}
-stop_if_signalled() {  # after a step before the tests: one line and the signal's code
-    if [ "$signalled" -ne 0 ]; then
-        say "device_check.sh: interrupted $1 (exit $signalled)" >&2
-        exit "$signalled"
-    fi
 }
 
 # The installed wheels and the check's run folders live in temporary folders, removed
@@ -156,6 +167,7 @@ fi
 stop_if_signalled "while reading the environment"
 
 say "== CUDA tests (at most ${TESTS_LIMIT_S:-180} s)"
+stop_if_signalled "before the CUDA tests"
 # -o addopts: the project's own name xdist's --dist, which a pytest without pytest-xdist
 # refuses (exit 4)
 run timeout -k 10 "${TESTS_LIMIT_S:-180}" "$python" -m pytest -q -p no:cacheprovider \
@@ -174,6 +186,7 @@ budget=()
 case " $* " in *" --budget-s "*|*" --budget-s="*) ;; *)
     left=$(( 10#${DEADLINE_S:-560} - SECONDS - PACK_MARGIN_S ))  # 10#: 0600 is not octal
     if [ "$left" -lt 30 ]; then
+        stop_if_signalled "after the CUDA tests, before scripts/gpu_check.py"
         say "device_check.sh: $(( left > 0 ? left : 0 )) s of DEADLINE_S=${DEADLINE_S:-560}" \
             "left after the tests and packing's ${PACK_MARGIN_S} s: too little for" \
             "scripts/gpu_check.py (at least 30 s), not run"
@@ -183,7 +196,9 @@ case " $* " in *" --budget-s "*|*" --budget-s="*) ;; *)
 esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/device-check-XXXXXX") || exit 2
 temps+=("$work")
+stop_if_signalled "after the CUDA tests, before scripts/gpu_check.py"
 say "== scripts/gpu_check.py ${budget[*]}${budget[*]:+ }$*"
+stop_if_signalled "after the CUDA tests, before scripts/gpu_check.py"
 run "$python" scripts/gpu_check.py --output "$work/gpu-check" "${budget[@]}" "$@"
 check_rc=$?
 say "== scripts/gpu_check.py: exit $check_rc"
