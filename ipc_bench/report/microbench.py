@@ -105,7 +105,7 @@ def format_in_loop_vs_pyperf(rows: list[dict[str, Any]]) -> str:
                      f"{r['mean_payload_bytes']:,.0f}", *loop,
                      f"{r['pyperf_mean_ns'] / 1e3:.2f} +- {r['pyperf_stdev_ns'] / 1e3:.2f}",
                      ratio])
-    lines = ["\nin-loop (the run's own timing of these messages) vs pyperf (isolated)",
+    lines = ["in-loop (the run's own timing of these messages) vs pyperf (isolated)",
              render(header, body, left=len(header)),
              "bytes: the mean payload of the captured messages timed here (a sample of "
              "the case's steps), not the case's mean over all its counted steps"]

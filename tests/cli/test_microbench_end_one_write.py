@@ -33,7 +33,7 @@ def test_the_table_and_the_pyperf_commands_are_one_write(run, monkeypatch):
     assert len(calls.writes) == 1, calls.writes
     text = calls.writes[0]
     assert text.startswith(
-        "\nin-loop (the run's own timing of these messages) vs pyperf (isolated)\n"
+        "in-loop (the run's own timing of these messages) vs pyperf (isolated)\n"
         "arm     workload       dir  codec    op      bytes  in-loop mean us")
     send, cached = out / "send.json", out / "cached.json"
     assert text.endswith(
