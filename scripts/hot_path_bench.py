@@ -79,6 +79,10 @@ from ipc_bench.wire.transport import POLL_SLICE_MS  # noqa: E402
 BATCH_SIZES = (1, 256)
 ORACLE_BATCH_SIZES = (1, 64, 256)
 STEPS = 60
+#: ``--help``'s description (pyperf's Runner says ``Benchmark``).
+DESCRIPTION = ("Microseconds of the per-step hot path outside the loops, timed with pyperf: "
+               "encoding and decoding the step's messages, a channel round trip, the input "
+               "oracle and the schedule digest.")
 #: The codecs timed here: those without state across steps (slots and replicated keep
 #: it, so a call cannot be repeated on one message: see scripts/variant_table.py).
 PLAIN_CODECS = tuple(c for c in CODECS if c not in STATEFUL_CODECS)
@@ -327,6 +331,7 @@ def main() -> int:
 
     bench = pyperf.Runner(add_cmdline_args=worker_args)
     bench.argparser.error = _error
+    bench.argparser.description = DESCRIPTION
     pyperf_option_words(bench.argparser)  # -p 0, --min-time nan: the run's words
     bench.argparser.add_argument("--only", type=_only, metavar="TEXT[,TEXT...]",
                                  help="run only the benchmarks whose name contains one of "

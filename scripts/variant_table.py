@@ -497,6 +497,10 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> list[str]:
     return empty
 
 
+#: ``--help``'s description (pyperf's Runner says ``Benchmark``).
+DESCRIPTION = ("Bytes and microseconds per pure-decode step of each variant of the "
+               "scheduler <-> runner hop (send and cached, each codec, uniform and Zipf "
+               "token ids) and of the frontend hop, timed with pyperf.")
 ONLY_HELP = ("comma-separated alternatives, each a set of words matched in any order: "
              "a measurement is selected when every word of one alternative is one of "
              "its words: the operation (build, encode, decode, s2r, r2s), the policy "
@@ -631,6 +635,7 @@ def main() -> int:
     runner = pyperf.Runner(processes=2, values=3, warmups=1, min_time=0.02,
                            add_cmdline_args=worker_args)
     runner.argparser.error = error
+    runner.argparser.description = DESCRIPTION
     pyperf_option_words(runner.argparser)  # -p 0, --min-time nan: the run's words
     runner.argparser.add_argument("--only", type=_only, metavar="WORDS[,WORDS...]",
                                   help=ONLY_HELP)
