@@ -41,7 +41,7 @@ def test_the_docs_list_is_the_codes_of_the_code():
     assert runner_cli.EXIT_USAGE == runner_loop.EXIT_USAGE
     assert {n: words.split(",")[0].split(":")[0] for n, words in _listed().items()} == {
         0: "the `Goodbye` of a run whose cases it all served cleanly.",
-        1: "the `Goodbye` said the run failed (`the run failed",
+        1: "a `Goodbye` between cases said the run failed (`the run failed",
         2: "the scheduler cannot be reached",
         3: "a handshake refused",
         4: "a step failed on this runner",

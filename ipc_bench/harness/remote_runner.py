@@ -44,8 +44,10 @@ by this runner (protocol version, ring, pickle) or by the scheduler, whose contr
 port already has its runner (``wire.remote.Doorman``: refused as it connects, the
 scheduler's run goes on); 4 a step failed (reported to the scheduler first); 5 the
 scheduler went away, during the ZeroMQ handshake of the first connect too (the peer
-closed or failed it and its port refuses a fresh connect: ``gone_in_handshake``); 1 the
-``Goodbye`` said the run failed.
+closed or failed it and its port refuses a fresh connect: ``gone_in_handshake``), or
+said ``Goodbye`` in the middle of a case, where a control message was due
+(``wire.channel.RunnerChannel.recv_control``); 1 a ``Goodbye`` between cases said the
+run failed.
 """
 
 from __future__ import annotations

@@ -64,7 +64,6 @@ from ipc_bench.wire.control import (
     CheckInputs,
     EndWarmup,
     ErrorReport,
-    Goodbye,
     Handshake,
     Heartbeat,
     KeepAlive,
@@ -81,7 +80,7 @@ from ipc_bench.wire.handshake import RunnerConfig, decode_runner_config, first_s
 from ipc_bench.wire.shm_ring import RingReader
 from ipc_bench.wire.tp import connect_rank_data, rank_channel
 from ipc_bench.wire.transport import (EndpointError, PeerError, PeerTimeout, RunnerSockets,
-                                      destroy_context, noticed)
+                                      destroy_context)
 
 #: How long the runner waits for the handshake (imports and model load come after).
 STARTUP_TIMEOUT_S = 120.0
@@ -262,12 +261,12 @@ class RunnerLoop:
 
     def _control(self, bare: bool = False) -> bool:
         """After the scheduler's empty frame: read and act on its control message.
-        Returns True on ``Stop`` (the report is sent); ``PeerError`` for ``Goodbye`` (the
-        scheduler's run ended after its marker: an interrupt between the two);
+        Returns True on ``Stop`` (the report is sent); ``PeerError`` for ``Goodbye``
+        (``RunnerChannel.recv_control``: the scheduler's run ended after its marker);
         ``ProtocolError`` for a message this loop cannot act on. ``handling`` names the message while it is acted on (an
         error report says ``while handling BeginFloor``), and ``SchedulerOutput`` again
         after."""
-        msg = self.channel.recv_control()
+        msg = self.channel.recv_control(f"control message before step {self.seq}")
         self.handling = type(msg).__name__
         done = self._act(msg, bare)
         self.handling = "SchedulerOutput"
@@ -320,11 +319,6 @@ class RunnerLoop:
                          self.config.peer_timeout_s, msg.chunk_steps,
                          **({} if layout == DEFAULT_VLLM_LAYOUT else {"layout": layout}))
             return False
-        if isinstance(msg, Goodbye):  # the scheduler's run ended between a marker and its
-            # message (an interrupt there): the scheduler went away, as when it closes
-            ended = msg.reason or "the run is complete"
-            raise PeerError(noticed(f"the scheduler ended the run ({ended})",
-                                    f"waiting for a control message before step {self.seq}"))
         raise ProtocolError(f"unexpected control message {type(msg).__name__}"
                             + (" (this runner records nothing: no floor)" if bare else ""))
 

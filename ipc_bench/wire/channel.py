@@ -40,11 +40,14 @@ from typing import Callable, Optional
 
 import zmq
 
-from ipc_bench.wire.control import ControlMessage, KeepAlive, decode_control, encode_control
+from ipc_bench.wire.control import (ControlMessage, Goodbye, KeepAlive, decode_control,
+                                    encode_control)
 from ipc_bench.wire.shm_ring import RingReader, RingWriter
 from ipc_bench.wire.transport import (
+    PeerError,
     RunnerSockets,
     SchedulerSockets,
+    noticed,
     recv_frame,
     send_frame,
     wait_recv,
@@ -179,6 +182,20 @@ class RunnerChannel(_ControlEnd):
         self._r2s = socks.r2s
         self._pull = socks.s2r.recv
         self._push = socks.r2s.send
+
+    def recv_control(self, what: str = "control message",
+                     timeout_s: Optional[float] = None) -> ControlMessage:
+        """The scheduler's next control message; ``PeerError`` for garbage, and for a
+        ``Goodbye`` (``the scheduler ended the run (REASON), noticed while waiting for
+        WHAT``): a scheduler whose run ends in the middle of a case, between a marker
+        and the message the marker announced (an interrupt there), says ``Goodbye``
+        where that message was due. The runner leaves as when its scheduler goes away."""
+        msg = super().recv_control(what, timeout_s)
+        if isinstance(msg, Goodbye):
+            raise PeerError(noticed(f"the scheduler ended the run "
+                                    f"({msg.reason or 'the run is complete'})",
+                                    f"waiting for {what}"))
+        return msg
 
     def recv(self, seq: int, label: str = REQUEST) -> bytes:
         """The next frame from the scheduler (empty: read the control socket)."""

@@ -93,9 +93,11 @@ class Stop(msgspec.Struct, tag="stop", **_CTL):
 
 
 class Goodbye(msgspec.Struct, tag="goodbye", **_CTL):
-    """Scheduler -> a runner started by hand (``--remote-runners``), between cases: the
+    """Scheduler -> a runner started by hand (``--remote-runners``), as it closes: the
     run is over, no case follows; ``reason`` is empty after a complete run, else one
-    line saying why it ended. The runner exits."""
+    line saying why it ended. The runner exits. Sent between cases, or in the middle of
+    one whose run ended between a marker and the control message it announced (the
+    runner reads it where that message was due: ``RunnerChannel.recv_control``)."""
 
     reason: str = ""
 
