@@ -17,9 +17,10 @@ import msgspec
 SEND = "send"
 CACHED = "cached"
 POLICIES: tuple[str, ...] = (SEND, CACHED)
-#: The scheduler -> runner message layouts (``--vllm-layout``), each named after the vLLM
+#: The scheduler -> runner message layouts (``--vllm-layout``), each named after the
 #: commit whose ``vllm/v1/core/sched/output.py`` and ``scheduler.py`` it follows: the
-#: default, 7f280d69c (PR #20291, July 2025), and 1d37eb37, a later one
+#: default, vLLM's 7f280d69c (PR #20291, July 2025), and 1d37eb37, a fork's commit
+#: whose fields for this hop match vLLM main's of spring 2026
 #: (``CachedRequestData.resumed_req_ids``, ``all_token_ids``, ``num_output_tokens``;
 #: ``engine.messages``, ``v1rpc.later_out``; docs/comparisons.md, "Since 7f280d69c").
 LAYOUT_7F280D69C = "7f280d69c"

@@ -39,7 +39,8 @@ def test_refusals_are_one_line_and_exit_2(argv, message, capsys):
 def test_help_documents_the_option():
     text = " ".join(build_parser().format_help().split())
     assert "--vllm-layout 7f280d69c|1d37eb37" in text
-    assert "7f280d69c (default; PR #20291, July 2025) or 1d37eb37 (later vLLM:" in text
+    assert ("7f280d69c (default; PR #20291, July 2025) or 1d37eb37 (vLLM of spring 2026, "
+            "read at a fork's commit:") in text
     assert "the second per-step RPC, sample_tokens, is not modelled" in text
 
 
