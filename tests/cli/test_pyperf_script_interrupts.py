@@ -63,8 +63,8 @@ GONE_WITHIN_S = 30
 
 
 def _stat(pid: int) -> list[str]:
-    """The fields of ``/proc/PID/stat`` after the command name (the state first, the
-    start time 19th); ``[]`` once ``pid`` is gone."""
+    """The fields of ``/proc/PID/stat`` after the command name (the state at index 0,
+    the start time at index 19: proc(5)'s fields 3 and 22); ``[]`` once ``pid`` is gone."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
