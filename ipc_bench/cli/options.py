@@ -646,8 +646,9 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "the layout of the scheduler -> runner messages, named after the commit "
         f"it follows: {LAYOUT_7F280D69C} (default; PR #20291, July 2025) or "
         f"{LAYOUT_1D37EB37} (vLLM of spring 2026, read at a fork's commit: "
-        "CachedRequestData with resumed_req_ids, all_token_ids, a copy of the whole token history of each cached request not "
-        "scheduled the step before, and num_output_tokens; SchedulerOutput without the "
+        "CachedRequestData with resumed_req_ids, all_token_ids, a copy of the whole "
+        "token history of each cached request not scheduled the step before, and "
+        "num_output_tokens; SchedulerOutput without the "
         "grammar fields; the second per-step RPC, sample_tokens, is not modelled). "
         f"{LAYOUT_1D37EB37}: codecs msgpack and pickle, synchronous scheduling, no --pp "
         "and no --num-spec-tokens (docs/comparisons.md, \"Since 7f280d69c\")"))

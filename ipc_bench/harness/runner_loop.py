@@ -263,9 +263,9 @@ class RunnerLoop:
         """After the scheduler's empty frame: read and act on its control message.
         Returns True on ``Stop`` (the report is sent); ``PeerError`` for ``Goodbye``
         (``RunnerChannel.recv_control``: the scheduler's run ended after its marker);
-        ``ProtocolError`` for a message this loop cannot act on. ``handling`` names the message while it is acted on (an
-        error report says ``while handling BeginFloor``), and ``SchedulerOutput`` again
-        after."""
+        ``ProtocolError`` for a message this loop cannot act on. ``handling`` names the
+        message while it is acted on (an error report says ``while handling
+        BeginFloor``), and ``SchedulerOutput`` again after."""
         msg = self.channel.recv_control(f"control message before step {self.seq}")
         self.handling = type(msg).__name__
         done = self._act(msg, bare)

@@ -4,10 +4,10 @@ Mirrors ``vllm/v1/core/sched/output.py`` as read at commit 1d37eb37, whose
 ``scheduler.py`` was read at the same commit: a fork's commit (comments in another
 language added), not one of vLLM's main branch, whose fields for this hop are
 consistent with main's between PR #35219 (``new_block_ids_to_zero``, present) and
-PR #32374 (``num_spec_tokens_to_schedule``, absent), as inferred from those fields; ``output.py`` in English at a9b16940 and
-00e8f1fd has the same ``NewRequestData`` and ``CachedRequestData`` field for field
-(docs/comparisons.md, "Since 7f280d69c"). The classes live in a module whose dotted
-name is as long as
+PR #32374 (``num_spec_tokens_to_schedule``, absent), as inferred from those fields;
+``output.py`` in English at a9b16940 and 00e8f1fd has the same ``NewRequestData``
+and ``CachedRequestData`` field for field (docs/comparisons.md, "Since 7f280d69c").
+The classes live in a module whose dotted name is as long as
 ``vllm.v1.core.sched.output`` (25 characters), so that a pickle of these classes is
 byte for byte as long as vLLM's for the same values. Plain ``@dataclass``es with
 vLLM's field names, order and defaults (``sched_out`` holds the 7f280d69c ones);
