@@ -30,20 +30,23 @@ whatever else connects is a stray and never locks the runner out. Two guards:
 
 - The ``Doorman`` (a ZAP handler) admits one peer at a time per control port and
   refuses every other at once, as it connects (``ZAP_REFUSED``: a second runner started
-  for a taken port exits with one line; the run goes on). It holds the port for a peer
-  from its admission until that peer is found to be a stray: its connection ended
-  before its ZeroMQ handshake completed (a DEALER, REQ or PUSH: libzmq asks the ZAP
-  handler before it checks the socket kind, so such a peer passes the Doorman and is
-  then dropped, which the monitor reports as a disconnection only), or it left after
-  its handshake without saying hello, or its first frame was not the hello. Then ``RemoteRunners``
-  frees the port (``Doorman.release``), and before refusing a peer the Doorman has the
-  port's events read (``RemoteRunners._events``), so a stray that left while nobody
-  waited on the port does not refuse the runner that comes after it.
+  for a taken port exits with one line; the run goes on). The port is held by a
+  connection, not by an answer: before each answer the port's monitor events are read
+  (``RemoteRunners._admit``), the request is taken for the oldest connection accepted
+  and not yet answered, and the one let in holds the port until its connection ends
+  (its ``ZMQ_EVENT_DISCONNECTED``, by its fd), unless it said hello. A stray ends so: a
+  DEALER, REQ or PUSH (libzmq asks the ZAP handler before it checks the socket kind, so
+  such a peer passes the Doorman and is then dropped), a PAIR that leaves without saying
+  hello, one disconnected for its first frame (below). A request answered only after its
+  connection ended (the answer waits for the lock that the scheduler's thread holds
+  while it waits on the port, so a stray that asks and leaves at once can be gone
+  before it) is of no connection still there: it holds nothing, and the runner that
+  comes after the stray is let in.
 - A PAIR peer (the control socket's own kind) completes the ZeroMQ handshake and is
   attached; its first frame decides: the hello claims the port (``connected``); any
   other frame is ignored (one note line on stderr naming the peer's address), the peer
   is disconnected (its TCP connection shut down, so the bound PAIR, which takes one
-  peer at a time, is free) and the port freed. A malformed frame from a peer that has
+  peer at a time, is free) and the port freed as its connection ends. A malformed frame from a peer that has
   not said hello is never read as a control message: it does not end the run. A PAIR
   peer that stays connected without a word holds the port while it stays (as one that
   was disconnected does once its ZeroMQ socket, still open, reconnects): the runner
@@ -58,8 +61,7 @@ another version claims its port, and the ``Handshake`` refuses it in one line on
 ends (``harness.runner_loop.accept_handshake``).
 
 Liveness. Each control socket is monitored (``ZMQ_EVENT_ACCEPTED``,
-``ZMQ_EVENT_HANDSHAKE_SUCCEEDED``, the ``ZMQ_EVENT_HANDSHAKE_FAILED_*`` events,
-``ZMQ_EVENT_DISCONNECTED``): a runner whose connection closes (its process died, was
+``ZMQ_EVENT_HANDSHAKE_SUCCEEDED``, ``ZMQ_EVENT_DISCONNECTED``): a runner whose connection closes (its process died, was
 killed, or its host closed it) is named by ``problem(rank)`` within the next wait slice
 (``transport.POLL_SLICE_MS``) of any wait, as a spawned runner's exit is; a stray's
 connection coming and going is not the runner's. A host that vanishes without closing
@@ -120,11 +122,10 @@ CODE_KEY = "runner_code"
 #: What a runner sends first on its control socket, then its protocol version (``runner_hello``).
 HELLO_PREFIX = b"ipc-bench runner hello, protocol "
 
-#: Monitor events of a control socket whose peer failed its ZeroMQ handshake (a port
-#: scan's bytes; a peer of another socket kind shows as ``ZMQ_EVENT_DISCONNECTED`` only).
-_FAILED = (zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
-_EVENTS = (zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
-           | _FAILED)
+#: Monitor events read on a control socket: every connection accepted ends in one
+#: ``ZMQ_EVENT_DISCONNECTED`` (of the same fd), whether its handshake succeeded, failed
+#: (a port scan's bytes, a peer of another socket kind, one refused) or never finished.
+_EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
 
 #: ZAP status (RFC 27) of a connection refused on a control port that already has its
 #: runner; the refused peer's monitor reports it (``ZMQ_EVENT_HANDSHAKE_FAILED_AUTH``).
@@ -196,25 +197,27 @@ class Doorman:
     """The ZAP handler (RFC 27, ``inproc://zeromq.zap.01``) of the control sockets'
     context ``ctx`` with ``n`` control ports (``EndpointError`` if it cannot start):
     on each control port it admits one peer and refuses every other with status
-    ``ZAP_REFUSED`` until ``release(rank)`` (the admitted peer was a stray: module
-    docstring), which ends that peer's handshake at once: a second runner started
+    ``ZAP_REFUSED`` while the admitted one holds the port (module docstring), which
+    ends that peer's handshake at once: a second runner started
     for a port that has one is told so when it connects (``transport.HandshakeRefused``)
     instead of waiting on a PAIR socket that never reads it (a bound PAIR takes one
     peer and drops the pipes of the others, silently). Libzmq asks the handler because
     each control socket has a ``ZMQ_ZAP_DOMAIN`` (``zap_domain``); the answer comes from
-    this thread, so it does not wait for the scheduler's loop; between requests the
+    this thread, so it does not wait for the scheduler's loop (only for ``lock``, which
+    the loop holds while it reads the control ports); between requests the
     thread sleeps in ``zmq_poll`` (no timer wakes it during a measured case).
-    ``admitted[rank]``: a peer of that rank's port got in and holds it. ``recheck(rank)``,
-    if given, is called (under ``lock``) before a peer is refused, to release the port
-    of a stray that left meanwhile. ``close`` wakes and stops the thread."""
+    ``admit(rank)``, if given, decides (under ``lock``) whether the peer asking on that
+    rank's port gets in (``RemoteRunners._admit``: it ties the answer to a connection
+    that is still there); without it, ``admitted[rank]`` (a peer got in) holds the port
+    until ``release``. ``close`` wakes and stops the thread."""
 
     ENDPOINT = "inproc://zeromq.zap.01"
 
     def __init__(self, ctx: zmq.Context, n: int, start_timeout_s: float = 10.0,
-                 recheck: Optional[Callable[[int], None]] = None):
+                 admit: Optional[Callable[[int], bool]] = None):
         self.ctx, self.n = ctx, n
         self.admitted = [False] * n
-        self.recheck = recheck
+        self.admit = admit
         #: Held by each answer and by whoever reads the control ports' events.
         self.lock = threading.RLock()
         self._wake_endpoint = f"inproc://ipc-bench-doorman-{id(self)}"
@@ -252,23 +255,25 @@ class Doorman:
 
     def answer(self, request: list[bytes]) -> list[bytes]:
         """The ZAP reply to ``request`` (version, request id, domain, address, routing
-        id, mechanism, ...): 200 for the first peer of a control port's domain,
-        ``ZAP_REFUSED`` while it holds the port (``release``), 200 for a domain that is
-        not a control port's."""
+        id, mechanism, ...): for a control port's domain, 200 where ``admit`` lets the
+        peer in (without ``admit``: the first peer, until ``release``), else
+        ``ZAP_REFUSED``; 200 for a domain that is not a control port's."""
         version, request_id = (request + [b"1.0", b""])[:2]
         domain = request[2].decode(errors="replace") if len(request) > 2 else ""
         status = b"200"
         with self.lock:
             for rank in range(self.n):
                 if domain == zap_domain(rank):
-                    if self.admitted[rank] and self.recheck is not None:
+                    if self.admit is not None:
                         try:
-                            self.recheck(rank)  # may release a stray's hold
+                            admit = self.admit(rank)
                         except Exception:  # noqa: BLE001 - never end the thread: refuse
-                            pass
-                    if self.admitted[rank]:
+                            admit = False
+                    else:
+                        admit = not self.admitted[rank]
+                    if not admit:
                         status = str(ZAP_REFUSED).encode()
-                    self.admitted[rank] = True
+                    self.admitted[rank] = self.admitted[rank] or admit
         return [version, request_id, status, b"" if status == b"200" else
                 b"this control port already has its runner", b"", b""]
 
@@ -311,19 +316,23 @@ class RemoteRunners:
         self._monitors: list[zmq.Socket] = []
         self.connected = [False] * n  # the runner said hello (module docstring)
         self.gone = [False] * n
-        # The last connection accepted (its fd, as the monitor's ACCEPTED and DISCONNECTED
-        # events give it; HANDSHAKE_SUCCEEDED gives none): the one a succeeded handshake
-        # is of. ``_attached``: the PAIR peer that completed its handshake and has not
-        # said hello yet (fd, address); ``_ignored``: the fd of one that sent something
-        # else, disconnected; ``_runner_fd``: the runner's, once it said hello.
-        self._accepted: list[Optional[int]] = [None] * n
+        # Connections by their fd, as the monitor's ACCEPTED and DISCONNECTED events give
+        # it (HANDSHAKE_SUCCEEDED gives none): ``_live``, those accepted and not ended, in
+        # the order accepted; ``_asking``, those of them whose ZAP request the Doorman
+        # has not answered yet; ``_holder``, the one it let in (it holds the port until
+        # its DISCONNECTED is read); ``_attached``: the holder once its handshake
+        # completed, until it said hello or sent something else (fd, address);
+        # ``_runner_fd``: the runner's, once it said hello.
+        self._live: list[list[int]] = [[] for _ in range(n)]
+        self._asking: list[list[int]] = [[] for _ in range(n)]
+        self._holder: list[Optional[int]] = [None] * n
+        self._shaken = [False] * n  # the holder completed its handshake
         self._attached: list[Optional[tuple[int, str]]] = [None] * n
-        self._ignored: list[Optional[int]] = [None] * n
         self._runner_fd: list[Optional[int]] = [None] * n
         self._closing = False
         self.doorman: Optional[Doorman] = None
         try:
-            self.doorman = Doorman(self.ctx, n, recheck=self._events)
+            self.doorman = Doorman(self.ctx, n, admit=self._admit)
             for rank, port in enumerate(self.ports.ctls):
                 sock = open_socket(self.ctx, zmq.PAIR, tcp_endpoint(host, port), bind=True,
                                    options={**KEEPALIVE,
@@ -370,7 +379,7 @@ class RemoteRunners:
     def _events(self, rank: int) -> None:
         """Read rank ``rank``'s monitor events, then, until its runner said hello, the
         first frames of its attached peer (module docstring); under the Doorman's lock
-        (its thread calls this too, before it refuses a peer)."""
+        (its thread calls this too, before it answers a peer)."""
         if self.doorman is None or rank >= len(self._monitors):
             return
         with self.doorman.lock:
@@ -381,26 +390,53 @@ class RemoteRunners:
                 message = recv_monitor_message(monitor)
                 event, value = message["event"], int(message["value"])
                 if event == zmq.EVENT_ACCEPTED:
-                    self._accepted[rank] = value
-                elif self.connected[rank] or self.gone[rank]:
-                    if event == zmq.EVENT_DISCONNECTED and value == self._runner_fd[rank] \
-                            and self.connected[rank]:
-                        self.connected[rank], self.gone[rank] = False, True
-                elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and self._accepted[rank] is not None:
-                    fd = self._accepted[rank]
-                    self._attached[rank] = (fd, _peer_address(fd))
-                elif event == zmq.EVENT_DISCONNECTED and value in (
-                        (self._attached[rank] or (None,))[0], self._ignored[rank]):
-                    self._attached[rank] = self._ignored[rank] = None  # a stray left
-                    self.doorman.release(rank)
-                elif event & (_FAILED | zmq.EVENT_DISCONNECTED) \
-                        and self._attached[rank] is None:
-                    # a connection that never completed its handshake: the peer the
-                    # Doorman admitted, of another socket kind (libzmq reports only its
-                    # end), or a port scan
-                    self.doorman.release(rank)
+                    self._live[rank].append(value)
+                    self._asking[rank].append(value)
+                elif event == zmq.EVENT_DISCONNECTED:
+                    self._ended(rank, value)
+                elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED and not (
+                        self.connected[rank] or self.gone[rank]):
+                    # only a peer the Doorman let in completes its handshake: the holder
+                    # (or, after an answer it could not tie to a connection, the newest)
+                    if self._holder[rank] is None and self._live[rank]:
+                        self._holder[rank] = self._live[rank][-1]
+                    fd = self._holder[rank]
+                    if fd is not None:
+                        self._shaken[rank] = True
+                        self._attached[rank] = (fd, _peer_address(fd))
             if not (self.connected[rank] or self.gone[rank]):
                 self._read_hello(rank)
+
+    def _ended(self, rank: int, fd: int) -> None:
+        """The connection ``fd`` of rank ``rank``'s port ended (its DISCONNECTED event):
+        the runner's makes it gone; a stray holder's frees the port."""
+        for fds in (self._live[rank], self._asking[rank]):
+            if fd in fds:
+                fds.remove(fd)
+        if self.connected[rank] and fd == self._runner_fd[rank]:
+            self.connected[rank], self.gone[rank] = False, True
+        if fd == self._holder[rank] and not (self.connected[rank] or self.gone[rank]):
+            self._holder[rank], self._shaken[rank], self._attached[rank] = None, False, None
+
+    def _admit(self, rank: int) -> bool:
+        """The Doorman's answer to a peer asking on rank ``rank``'s port (under its lock):
+        whether it gets in. The port's events are read first, so a stray that left is no
+        longer its holder; the request is the oldest asking connection's (``_asking``):
+        it is let in, and holds the port, when the port has no runner and no holder. A
+        request no live connection is asking is of one that ended meanwhile (or of one
+        an earlier such request was taken for): let in, it holds nothing."""
+        self._events(rank)
+        if self._closing or self.connected[rank] or self.gone[rank]:
+            if self._asking[rank]:
+                self._asking[rank].pop(0)
+            return False
+        if self._asking[rank]:
+            fd = self._asking[rank].pop(0)
+            if self._holder[rank] is None:
+                self._holder[rank] = fd
+                return True
+            return False
+        return not self._shaken[rank]
 
     def _read_hello(self, rank: int) -> None:
         """Read what rank ``rank``'s attached peer sent: the hello makes it the runner;
@@ -414,7 +450,7 @@ class RemoteRunners:
             attached = self._attached[rank]
             if hello_version(frame) is not None:
                 self.connected[rank] = True
-                self._runner_fd[rank] = attached[0] if attached else self._accepted[rank]
+                self._runner_fd[rank] = attached[0] if attached else self._holder[rank]
                 self._attached[rank] = None
                 return
             if attached is None:  # what a peer that left, or is being disconnected, sent
@@ -424,7 +460,7 @@ class RemoteRunners:
             print(f"bench.py: note: ignored a peer{peer} on the control port "
                   f"{self.ctl_endpoint(rank)} (rank {rank}): its first message was not a "
                   f"runner's hello; it was disconnected", file=sys.stderr, flush=True)
-            self._ignored[rank], self._attached[rank] = fd, None
+            self._attached[rank] = None  # it holds the port until its connection ends
             _shut_down(fd, address)
 
     def problem(self, rank: int) -> Optional[str]:
