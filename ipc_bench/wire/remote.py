@@ -45,12 +45,12 @@ whatever else connects is a stray and never locks the runner out. Two guards:
 - A PAIR peer (the control socket's own kind) completes the ZeroMQ handshake and is
   attached; its first frame decides: the hello claims the port (``connected``); any
   other frame is ignored (one note line on stderr naming the peer's address), the peer
-  is disconnected (its TCP connection shut down, so the bound PAIR, which takes one
-  peer at a time, is free) and the port freed as its connection ends. A malformed frame from a peer that has
-  not said hello is never read as a control message: it does not end the run. A PAIR
-  peer that stays connected without a word holds the port while it stays (as one that
-  was disconnected does once its ZeroMQ socket, still open, reconnects): the runner
-  that comes meanwhile is refused, in its one line.
+  is disconnected (its TCP connection shut down, so the bound PAIR, which takes one peer
+  at a time, is free) and the port freed as its connection ends. A malformed frame from
+  a peer that has not said hello is never read as a control message: it does not end the
+  run. A PAIR peer that stays connected without a word holds the port while it stays (as
+  one that was disconnected does once its ZeroMQ socket, still open, reconnects): the
+  runner that comes meanwhile is refused, in its one line.
 
 Why not another socket kind (a ROUTER that tells peers apart by identity): every
 control exchange, ``wire.tp``'s included, is written for one PAIR per rank; the hello
@@ -61,12 +61,13 @@ another version claims its port, and the ``Handshake`` refuses it in one line on
 ends (``harness.runner_loop.accept_handshake``).
 
 Liveness. Each control socket is monitored (``ZMQ_EVENT_ACCEPTED``,
-``ZMQ_EVENT_HANDSHAKE_SUCCEEDED``, ``ZMQ_EVENT_DISCONNECTED``): a runner whose connection closes (its process died, was
-killed, or its host closed it) is named by ``problem(rank)`` within the next wait slice
-(``transport.POLL_SLICE_MS``) of any wait, as a spawned runner's exit is; a stray's
-connection coming and going is not the runner's. A host that vanishes without closing
-the connection is caught by the peer timeout while a case runs, and by TCP keepalive
-(``KEEPALIVE``: about 25 s) between cases.
+``ZMQ_EVENT_HANDSHAKE_SUCCEEDED``, ``ZMQ_EVENT_DISCONNECTED``): a runner whose
+connection closes (its process died, was killed, or its host closed it) is named by
+``problem(rank)`` within the next wait slice (``transport.POLL_SLICE_MS``) of any
+wait, as a spawned runner's exit is; a stray's connection coming and going is not the
+runner's. A host that vanishes without closing the connection is caught by the peer
+timeout while a case runs, and by TCP keepalive (``KEEPALIVE``: about 25 s) between
+cases.
 
 Security: every port here accepts a connection from anyone who can reach ``--host``. The
 hello is no password: the first peer that sends it on a control port is the runner of
