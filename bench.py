@@ -17,7 +17,8 @@ try:
         # it in its own (bench.py WORD for a word of its COMMANDS), spelt out here: the
         # imports that fail are those that would tell it
         word = sys.argv[1] if len(sys.argv) > 1 else ""
-        prog = f"bench.py {word}" if word in ("microbench", "report", "runner") else "bench.py"
+        prog = (f"bench.py {word}" if word in ("microbench", "report", "runner")
+                else "bench.py")
 
         from ipc_bench.errors import missing_dependency_text, startup_shortage_text
 

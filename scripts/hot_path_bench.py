@@ -80,9 +80,9 @@ BATCH_SIZES = (1, 256)
 ORACLE_BATCH_SIZES = (1, 64, 256)
 STEPS = 60
 #: ``--help``'s description (pyperf's Runner says ``Benchmark``).
-DESCRIPTION = ("Microseconds of the per-step hot path outside the loops, timed with pyperf: "
-               "encoding and decoding the step's messages, a channel round trip, the input "
-               "oracle and the schedule digest.")
+DESCRIPTION = ("Microseconds of the per-step hot path outside the loops, timed with "
+               "pyperf: encoding and decoding the step's messages, a channel round trip, "
+               "the input oracle and the schedule digest.")
 #: The codecs timed here: those without state across steps (slots and replicated keep
 #: it, so a call cannot be repeated on one message: see scripts/variant_table.py).
 PLAIN_CODECS = tuple(c for c in CODECS if c not in STATEFUL_CODECS)

@@ -13,9 +13,9 @@ import pytest
 from microbench_runs import PYPERF, finished_run
 
 REPO = Path(__file__).resolve().parents[2]
-TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20", "--warmup-steps",
-        "2", "--policies", "send,cached", "--codecs", "msgpack", "--no-single-process",
-        "--no-floor", "--quiet"]
+TINY = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "20",
+        "--warmup-steps", "2", "--policies", "send,cached", "--codecs", "msgpack",
+        "--no-single-process", "--no-floor", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +25,9 @@ def run(tmp_path_factory) -> Path:
 
 
 def test_stdout_begins_with_the_table_heading(run):
-    proc = subprocess.run([sys.executable, "bench.py", "microbench", str(run), "--directions",
-                           "s2r", *PYPERF], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run([sys.executable, "bench.py", "microbench", str(run),
+                           "--directions", "s2r", *PYPERF], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.split("\n")
     # the columns' widths follow the figures timed: the header's words

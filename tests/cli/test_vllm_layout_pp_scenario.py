@@ -10,7 +10,8 @@ import pytest
 from ipc_bench import cli
 from run_notes import without_nice_note
 
-PP = ["--scenario", "pp", "--vllm-layout", "1d37eb37", "--num-running", "4", "--steps", "100"]
+PP = ["--scenario", "pp", "--vllm-layout", "1d37eb37", "--num-running", "4",
+      "--steps", "100"]
 
 
 @pytest.mark.parametrize("extra,message", [
