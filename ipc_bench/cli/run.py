@@ -660,8 +660,8 @@ def with_vllm_layout(cases: list, layout: str) -> list:
 def _check_layout(case, args) -> None:
     """Refuse (``UsageError``) what the 1d37eb37 layout does not run: a codec that
     packs or rewrites the 7f280d69c fields, async scheduling (its placeholders, which
-    that layout counts in ``num_output_tokens``, are not modelled), pipeline stages
-    (``--pp``, or the pp scenario's own where ``args`` give no ``--pp``) and draft
+    that layout counts in ``num_output_tokens``, are not modelled), the pp scenario's
+    pipeline stages (with or without ``--pp``, which only that scenario takes) and draft
     tokens (neither is checked in it)."""
     layout = case.scheduler.vllm_layout
     head = f"--vllm-layout {layout}"
@@ -670,11 +670,9 @@ def _check_layout(case, args) -> None:
                          f"not {case.codec}")
     if case.async_scheduling:
         raise UsageError(f"{head} runs synchronously only: drop --async-scheduling")
-    if case.pp is not None and args.pp is None:  # the scenario's stages, not --pp's
+    if case.pp is not None:  # only the pp scenario takes --pp: dropping it is no way out
         raise UsageError(f"{head} does not run scenario {args.scenario}'s pipeline "
                          f"stages: drop --vllm-layout or run another scenario")
-    if case.pp is not None:
-        raise UsageError(f"{head} does not run --pp stages: drop --pp")
     if case.scheduler.num_spec_tokens:
         raise UsageError(f"{head} runs without draft tokens: drop --num-spec-tokens")
 
