@@ -22,6 +22,23 @@ FAKE_RUNNER = Path(__file__).resolve().parent / "fake_runner.py"
 #: Enough steps that a case is still running when a test interferes with it.
 LONG = 10**8
 
+#: ``python -c INTERRUPT_AT_IMPORT AT ARGS...`` in the repository's root runs bench.py as
+#: ``python bench.py ARGS`` does, with ``KeyboardInterrupt`` raised when module ``AT`` is
+#: first imported, as Python's SIGINT handler raises it there.
+INTERRUPT_AT_IMPORT = """
+import runpy, sys
+AT = sys.argv[1]
+sys.modules.pop(AT, None)
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == AT:
+            raise KeyboardInterrupt
+        return None
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["bench.py"] + sys.argv[2:]
+runpy.run_path("bench.py", run_name="__main__")
+"""
+
 
 def fd_line(code: int) -> str:
     """The line the harness gives for a file descriptor refused with ``code``:

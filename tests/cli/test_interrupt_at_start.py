@@ -17,25 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from fault_helpers import INTERRUPT_AT_IMPORT
 from ipc_bench.cli import COMMANDS
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: ``python bench.py ARGS`` with ``KeyboardInterrupt`` raised as module ``AT`` is first
-#: imported (``python -c WRAPPER AT ARGS...``).
-WRAPPER = """
-import runpy, sys
-AT = sys.argv[1]
-sys.modules.pop(AT, None)
-class Interrupt:
-    def find_spec(self, name, path=None, target=None):
-        if name == AT:
-            raise KeyboardInterrupt
-        return None
-sys.meta_path.insert(0, Interrupt())
-sys.argv = ["bench.py"] + sys.argv[2:]
-runpy.run_path("bench.py", run_name="__main__")
-"""
 
 #: ``bench.py``'s imports up to ``main``: ``import signal`` before its mask, the others
 #: after it.
@@ -44,7 +30,7 @@ IMPORTS = ("signal", "ipc_bench.errors", "ipc_bench.cli")
 
 def interrupted_at(at: str, args: list[str]) -> tuple[int, str, str]:
     """Exit code, stderr and stdout of ``bench.py ARGS`` interrupted at module ``at``."""
-    proc = subprocess.run([sys.executable, "-c", WRAPPER, at, *args], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-c", INTERRUPT_AT_IMPORT, at, *args], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     return proc.returncode, proc.stderr, proc.stdout
 
