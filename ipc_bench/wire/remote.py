@@ -422,17 +422,22 @@ class RemoteRunners:
     def _admit(self, rank: int) -> bool:
         """The Doorman's answer to a peer asking on rank ``rank``'s port (under its lock):
         whether it gets in. The port's events are read first, so a stray that left is no
-        longer its holder; the request is the oldest asking connection's (``_asking``):
-        it is let in, and holds the port, when the port has no runner and no holder. A
-        request no live connection is asking is of one that ended meanwhile (or of one
-        an earlier such request was taken for): let in, it holds nothing."""
-        self._events(rank)
+        longer its holder; the request is taken for the oldest asking connection's
+        (``_asking``; taken off it even where the read raised): it is let in, and holds
+        the port, when the port has no runner and no holder. A request no live
+        connection is asking is of one that ended meanwhile (or of one an earlier such
+        request was taken for): let in while no holder has completed its handshake, it
+        holds nothing. That the acceptance of a connection is read before its request
+        rests on libzmq: its listener's I/O thread (one: the context's default) reports
+        the acceptance before the connection's handshake can send the request. Which
+        connection said hello is read from the frame itself (``_read_hello``)."""
+        try:
+            self._events(rank)
+        finally:
+            fd = self._asking[rank].pop(0) if self._asking[rank] else None
         if self._closing or self.connected[rank] or self.gone[rank]:
-            if self._asking[rank]:
-                self._asking[rank].pop(0)
             return False
-        if self._asking[rank]:
-            fd = self._asking[rank].pop(0)
+        if fd is not None:
             if self._holder[rank] is None:
                 self._holder[rank] = fd
                 return True
@@ -441,28 +446,38 @@ class RemoteRunners:
 
     def _read_hello(self, rank: int) -> None:
         """Read what rank ``rank``'s attached peer sent: the hello makes it the runner;
-        anything else is ignored (one note line) and the peer disconnected."""
+        anything else is ignored (one note line) and the peer disconnected. The sender
+        is the frame's own connection (``ZMQ_SRCFD``) where libzmq gives it: the
+        connection the Doorman's answer was tied to (``_admit``: the oldest one asking)
+        may be another, accepted earlier and still silent."""
         sock = self.ctls[rank]
         while sock.poll(0, zmq.POLLIN):
             try:
-                frame = sock.recv(zmq.NOBLOCK)
+                message = sock.recv(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
+            frame, src = message.bytes, _source_fd(message)
             attached = self._attached[rank]
+            if attached is not None and src is not None and src != attached[0]:
+                attached = (src, _peer_address(src))
             if hello_version(frame) is not None:
                 self.connected[rank] = True
-                self._runner_fd[rank] = attached[0] if attached else self._holder[rank]
+                self._runner_fd[rank] = src if src is not None else (
+                    attached[0] if attached else self._holder[rank])
                 self._attached[rank] = None
                 return
             if attached is None:  # what a peer that left, or is being disconnected, sent
                 continue
             fd, address = attached
+            self._holder[rank] = fd  # the sender holds the port until its connection ends
+            self._attached[rank] = None
             peer = f" from {address}" if address else ""
-            print(f"bench.py: note: ignored a peer{peer} on the control port "
-                  f"{self.ctl_endpoint(rank)} (rank {rank}): its first message was not a "
-                  f"runner's hello; it was disconnected", file=sys.stderr, flush=True)
-            self._attached[rank] = None  # it holds the port until its connection ends
-            _shut_down(fd, address)
+            try:
+                print(f"bench.py: note: ignored a peer{peer} on the control port "
+                      f"{self.ctl_endpoint(rank)} (rank {rank}): its first message was not "
+                      f"a runner's hello; it was disconnected", file=sys.stderr, flush=True)
+            finally:
+                _shut_down(fd, address)
 
     def problem(self, rank: int) -> Optional[str]:
         """One line when rank ``rank``'s runner was connected and its connection closed."""
@@ -515,6 +530,16 @@ class RemoteRunners:
         if self.doorman is not None:
             self.doorman.close()
         self.ctx.term()  # every socket is closed: waits at most GOODBYE_LINGER_MS
+
+
+def _source_fd(frame: zmq.Frame) -> Optional[int]:
+    """The fd of the tcp connection ``frame`` came in on (``ZMQ_SRCFD``, deprecated in
+    libzmq 4.3 but there); ``None`` where this libzmq does not give it."""
+    try:
+        fd = frame.get(zmq.SRCFD)
+    except (zmq.ZMQError, AttributeError, TypeError):
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
 
 
 def _peer_address(fd: int) -> str:

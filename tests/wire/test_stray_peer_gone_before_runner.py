@@ -154,7 +154,8 @@ def test_a_stray_ignored_for_its_junk_that_reconnects_and_leaves_does_not_keep_t
         ctx.destroy(linger=0)
         watched.remote.close()
     err = capfd.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("bench.py: note: ignored a peer from 127.0.0.1:")
+    assert len(err) == 1
+    assert err[0].startswith("bench.py: note: ignored a peer from 127.0.0.1:")
     assert err[0].endswith(
         f" on the control port tcp://127.0.0.1:{port} (rank 0): its first message was not "
         f"a runner's hello; it was disconnected"), err
