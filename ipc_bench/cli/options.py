@@ -650,8 +650,8 @@ def _add_arm_options(p: argparse.ArgumentParser) -> None:
         "token history of each cached request not scheduled the step before, and "
         "num_output_tokens; SchedulerOutput without the "
         "grammar fields; the second per-step RPC, sample_tokens, is not modelled). "
-        f"{LAYOUT_1D37EB37}: codecs msgpack and pickle, synchronous scheduling, no --pp "
-        "and no --num-spec-tokens (docs/comparisons.md, \"Since 7f280d69c\")"))
+        f"{LAYOUT_1D37EB37}: codecs msgpack and pickle, synchronous scheduling, not the "
+        "pp scenario and no --num-spec-tokens (docs/comparisons.md, \"Since 7f280d69c\")"))
     p.add_argument("--async-scheduling", action="store_true", help=(
         "schedule step n+1 while the runner executes step n (two steps in flight, output "
         "placeholders reconciled when step n's output arrives, as vLLM's async "
