@@ -68,15 +68,18 @@ exec {sys.executable} "$@"
 
 def _signalling(tmp_path: Path, name: str, when: str, pid_file: Path, sig: str) -> Path:
     """A folder holding a stand-in ``name`` that, where its arguments hold ``when``,
-    sends ``sig`` (``TERM``, ...) to the pid written to ``pid_file`` (waiting for it)
-    before it runs the real ``name`` with them."""
+    sends ``sig`` (``TERM``, ...) to the pid written to ``pid_file`` (waiting for it,
+    at most 60 s) before it runs the real ``name`` with them."""
     real = shutil.which(name)
     assert real, f"no {name} on PATH"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / name).write_text(f"""#!/bin/sh
 case "$*" in *'{when}'*)
-    while [ ! -s '{pid_file}' ]; do sleep 0.05; done
+    tries=0  # at most 60 s
+    while [ ! -s '{pid_file}' ] && [ "$tries" -lt 1200 ]; do
+        sleep 0.05; tries=$((tries + 1))
+    done
     kill -{sig} "$(cat '{pid_file}')" ;;
 esac
 exec '{real}' "$@"
