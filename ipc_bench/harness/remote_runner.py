@@ -153,7 +153,7 @@ def connect_problem(ctl_endpoint: str, exc: EndpointError, connect_timeout_s: fl
     failed with ``exc``: a port that already has its runner (the scheduler's
     ``wire.remote.Doorman`` refused it), a listener that did not complete the ZeroMQ
     handshake (a data port, or not the scheduler: it failed the handshake, or did not
-    answer within ``connect_timeout_s``), else ``exc``'s own line (nobody
+    complete it within ``connect_timeout_s``: silent, or speaking another protocol), else ``exc``'s own line (nobody
     listens there) and where the port to connect to comes from."""
     if isinstance(exc, HandshakeRefused) and exc.status_code == ZAP_REFUSED:
         return (f"the scheduler at {ctl_endpoint} already has its runner on that port (one "
@@ -161,7 +161,8 @@ def connect_problem(ctl_endpoint: str, exc: EndpointError, connect_timeout_s: fl
                 f"refused")
     if isinstance(exc, NoHandshake):
         if exc.timed_out:
-            why = f"did not answer the ZeroMQ handshake within {connect_timeout_s:g} s"
+            why = (f"did not complete the ZeroMQ handshake within {connect_timeout_s:g} s "
+                   f"(it sent nothing, or bytes that are not ZeroMQ's)")
         else:  # it closed or failed the handshake, whatever time was left
             why = ("failed the ZeroMQ handshake (not a socket of this harness, or one of "
                    "another kind, such as a data port)")

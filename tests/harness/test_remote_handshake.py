@@ -89,9 +89,10 @@ def test_a_listener_that_never_answers_is_named_within_the_connect_timeout():
     finally:
         listener.close()
     assert (proc.returncode, err) == (2, (
-        f"bench.py runner: error: the peer at tcp://127.0.0.1:{port} did not answer the "
-        f"ZeroMQ handshake within 0.5 s: is it the scheduler's control port? The scheduler "
-        f"prints the command with the port to connect to\n"))
+        f"bench.py runner: error: the peer at tcp://127.0.0.1:{port} did not complete the "
+        f"ZeroMQ handshake within 0.5 s (it sent nothing, or bytes that are not ZeroMQ's): "
+        f"is it the scheduler's control port? The scheduler prints the command with the "
+        f"port to connect to\n"))
     assert elapsed < 10
 
 
