@@ -33,6 +33,15 @@ START_S = 120.0
 REAP_S = 30.0
 
 
+def no_handshake_line(port: int, timeout_s: float) -> str:
+    """The one stderr line of a runner whose peer at 127.0.0.1 ``port`` did not complete
+    the ZeroMQ handshake within its ``--connect-timeout`` of ``timeout_s`` (exit 2)."""
+    return (f"bench.py runner: error: the peer at tcp://127.0.0.1:{port} did not complete "
+            f"the ZeroMQ handshake within {timeout_s:g} s (it sent nothing, or bytes that are "
+            f"not ZeroMQ's): is it the scheduler's control port? The scheduler prints the "
+            f"command with the port to connect to\n")
+
+
 def read_line(proc: subprocess.Popen, what: str, timeout_s: float = START_S,
               stream: str = "stderr") -> str:
     """The next line ``proc`` writes to its stderr pipe (its stdout pipe where ``stream``
