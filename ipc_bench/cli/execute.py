@@ -618,6 +618,9 @@ class _Run:
     pace: Optional[RunPace] = None
     #: ``time.monotonic()`` as the run began, for ``finish``'s line of the run's time.
     t_start: float = field(default_factory=time.monotonic)
+    #: The seconds the cases written so far waited for runners started by hand
+    #: (``CaseResult.runner_wait_s``), for ``finish``'s line of the run's time.
+    runner_wait_s: float = 0.0
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -673,6 +676,7 @@ class _Run:
             except RunFolderError as exc:  # written as far as the folder takes it
                 return self.write_failed(exc, result)
             self.num_done, self.current = self.num_done + 1, None
+            self.runner_wait_s += result.runner_wait_s
             rate = summary.get("output_tokens_per_s")  # absent without counted steps
             if is_withheld(summary):  # fewer than N + 2 cores for N readers
                 rate = None
@@ -683,7 +687,8 @@ class _Run:
             steps = int(summary.get('num_steps') or 0)
             self.log(f"{tag} {case.case_id}: {steps:,} step{'' if steps == 1 else 's'}, "
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
-                     f"({_seconds(summary['case_elapsed_s'])} for the whole case)")
+                     f"({_seconds(summary['case_elapsed_s'])} for the whole case"
+                     f"{_hand_wait(result.runner_wait_s, _seconds)})")
             for w in summary["warnings"]:  # under the case's line
                 if w not in self.cores_logged:
                     self.log(f"  warning: {w}")
@@ -1035,7 +1040,8 @@ class _Run:
         after them, with ``--quiet``, ``quiet_warnings_line``, else, where stdout goes
         elsewhere than stderr, ``warnings_count_line``'s for stdout), the ``results:`` line, then
         (not with ``--quiet``) on stderr the run's time from its first line to here
-        (``ipc-bench: 8 cases run in 3 min 12 s``), the warnings of a trace replay arm
+        (``ipc-bench: 8 cases run in 3 min 12 s``; ``, 31.0 s of it waiting for runners
+        started by hand`` after it where its cases waited for them, ``_hand_wait``), the warnings of a trace replay arm
         whose repetitions vary over 10 % (``replay_arm_warnings``, as the report adds
         them, without the backticks of its Markdown: ``warning: CASE: across the 2
         repetitions of its arm, ... (step_ns_rep_block_cv, > 10 %) ...``) and
@@ -1083,7 +1089,8 @@ class _Run:
             print("\n".join(t for t in text if t), end="")
         n = len(writer.cases)
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
-                 f"{run_seconds(time.monotonic() - self.t_start)}")
+                 f"{run_seconds(time.monotonic() - self.t_start)}"
+                 f"{_hand_wait(self.runner_wait_s, run_seconds)}")
         for case_id, lines in added.items():  # the report's, after the last case
             for w in lines:  # its Markdown code spans as plain text, in the terminal
                 self.log(f"warning: {case_id}: {plain_text(w)}")
@@ -1156,6 +1163,19 @@ def _seconds(value: float) -> str:
     """A case's whole time in the terminal's progress line: ``1.3 s``, or, below
     0.1 s (a single-process case of a short run), ``0.04 s``, not ``0.0 s``."""
     return f"{value:.1f} s" if value >= 0.095 else f"{value:.2g} s"
+
+
+def _hand_wait(wait_s: float, seconds: Callable[[float], str]) -> str:
+    """What a case's line (``(33.3 s for the whole case, 31.0 s of it waiting for
+    runners started by hand)``) and the run's last line (``ipc-bench: 2 cases run in
+    34.8 s, 31.0 s of it waiting for runners started by hand``) add for ``wait_s``
+    seconds spent waiting for runners started by hand to connect
+    (``CaseResult.runner_wait_s``: a person starting them), written by ``seconds``
+    as that line writes its own time (``_seconds``, ``run_seconds``): nothing below
+    0.1 s (a spawned runner's case, or one whose runners had connected already)."""
+    if wait_s < 0.095:
+        return ""
+    return f", {seconds(wait_s)} of it waiting for runners started by hand"
 
 
 def run_seconds(value: float) -> str:

@@ -24,6 +24,7 @@ and how each process's heap report is named (``_proc_label``).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Optional
 
@@ -166,9 +167,14 @@ class CaseLifecycle:
 
     def _await_remote(self, count: int) -> None:
         """Runners started by hand: wait up to ``startup_timeout_s`` for the
-        connection of each of the first ``count`` ranks (``PeerTimeout`` otherwise)."""
-        for rank in range(count):
-            self.remote.wait_connected(rank, self.spec.startup_timeout_s)
+        connection of each of the first ``count`` ranks (``PeerTimeout`` otherwise);
+        the seconds waited are added to ``result.runner_wait_s``."""
+        t0 = time.monotonic()
+        try:
+            for rank in range(count):
+                self.remote.wait_connected(rank, self.spec.startup_timeout_s)
+        finally:
+            self.result.runner_wait_s += time.monotonic() - t0
 
     def _runner_config(self, s2r_endpoint: str, r2s_endpoint: str,
                        **fields: Any) -> RunnerConfig:

@@ -385,6 +385,11 @@ class CaseResult:
     # "runner", "rank N", "frontend") -> the CPUs the kernel let it run on after the
     # handshake (harness.affinity.cpus_allowed; a runner started by hand reads its own)
     cpus_allowed: dict[str, str] = field(default_factory=dict)
+    # --remote-runners: the seconds the case waited for its runners started by hand to
+    # connect (``case_lifecycle.CaseLifecycle._await_remote``; ``time.monotonic``): a
+    # person starting them, in the first case that needs them; printed on the case's
+    # line (``cli.execute``), not in its summary
+    runner_wait_s: float = 0.0
 
 
 #: What a case's line adds for a process found stopped (state ``T``/``t``) when a wait
