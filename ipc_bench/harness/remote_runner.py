@@ -26,7 +26,10 @@ pickled codec unless this runner was started with ``--allow-pickle-over-tcp`` to
 scheduler's own flag cannot speak for this host, since a pickle frame from whatever
 answers at the scheduler's address runs code here.
 
-Liveness: its control socket is monitored; when the scheduler's connection closes (the
+Liveness: its control socket is monitored from before its connect; a connection that
+ends before the scheduler's first message (the scheduler's PAIR did not take it and
+the scheduler ended it: ``wire.remote``) is replaced by a fresh socket that says hello
+again, where the scheduler's port takes it. When the scheduler's connection closes (the
 scheduler exited or was killed, or its host closed it) the runner says so in one line
 and exits 5, between cases or during one (within ``transport.POLL_SLICE_MS`` of its
 waits), a ``--pp`` stage's join of the scheduler's store included (``wire.pp.StageLink``,
@@ -54,6 +57,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import time
 from typing import Callable, Optional
 
 import msgspec
@@ -72,10 +76,11 @@ from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import TCP_STORE_PREFIX
 from ipc_bench.wire.remote import (CLOCK_KEY, CODE_KEY, CPUS_KEY, KEEPALIVE, ZAP_REFUSED,
                                    clock_id, runner_hello)
-from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, EndpointError, HandshakeRefused,
-                                      NoHandshake, PeerError, RunnerSockets, destroy_context,
-                                      recv_monitor_message, send_frame, split_tcp_endpoint,
-                                      tcp_endpoint, tcp_refused)
+from ipc_bench.errors import fd_limit_text, fd_shortage_text, fds_exhausted, out_of_fds
+from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, POLL_SLICE_MS, EndpointError,
+                                      HandshakeRefused, NoHandshake, PeerError,
+                                      RunnerSockets, destroy_context, recv_monitor_message,
+                                      split_tcp_endpoint, tcp_endpoint, tcp_refused)
 
 #: How its lines on stderr begin (the command that runs it, ``cli.runner``).
 PREFIX = "bench.py runner"
@@ -85,28 +90,151 @@ EXIT_RUN_FAILED = 1
 _NO_DEADLINE_S = float("inf")
 
 
-class _SchedulerWatch:
-    """The monitor of the runner's control connection: ``problem()`` is one line once
-    the scheduler's end has closed it."""
+#: The control socket's reconnection interval (ms): about 24 days, so that it never
+#: makes a second connection (libzmq still reports a refused first one). A hello sent on
+#: it goes on its one connection or nowhere: a connection the scheduler's PAIR did not
+#: take, which the scheduler ends (``wire.remote.RemoteRunners._cut_if_dropped``), is
+#: replaced by a fresh socket that says hello once more (``_SchedulerWatch.relink``), so
+#: that no hello is lost and none comes twice on one connection.
+_ONE_CONNECTION_MS = 2**31 - 1
+#: Events of the control socket's monitor, from before its connect to its close.
+_WATCHED = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_CONNECT_RETRIED
+            | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+            | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_DISCONNECTED)
 
-    def __init__(self, sock: zmq.Socket, endpoint: str):
-        self.endpoint = endpoint
-        # Its own inproc address: the connect's monitor (``transport.open_socket``) may
-        # still hold the default one.
-        self.monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED,
-                                               addr=f"inproc://ipc-bench-watch-{id(sock)}")
+
+def _connect_ctl(ctx: zmq.Context, endpoint: str, timeout_s: float
+                 ) -> tuple[zmq.Socket, zmq.Socket]:
+    """The control socket connected to ``endpoint`` and its monitor, started before the
+    connect so that no event of its connection is missed (``transport.open_socket``
+    stops its own after the handshake): waits at most ``timeout_s`` for the ZeroMQ
+    handshake and raises as ``open_socket`` does (``EndpointError``,
+    ``HandshakeRefused``, ``NoHandshake``), with its lines."""
+    try:
+        sock = ctx.socket(zmq.PAIR)
+    except zmq.ZMQError as exc:
+        if out_of_fds(exc):
+            raise EndpointError(f"cannot connect to {endpoint}: {fd_shortage_text(exc)}"
+                                ) from None
+        raise
+    monitor = None
+    try:
+        for option, value in {zmq.LINGER: 0, zmq.RCVTIMEO: POLL_SLICE_MS,
+                              zmq.SNDTIMEO: POLL_SLICE_MS, **KEEPALIVE,
+                              zmq.RECONNECT_IVL: _ONE_CONNECTION_MS}.items():
+            sock.setsockopt(option, value)
+        if endpoint.startswith("tcp://["):
+            sock.setsockopt(zmq.IPV6, 1)
+        monitor = sock.get_monitor_socket(_WATCHED,
+                                          addr=f"inproc://ipc-bench-watch-{id(sock)}")
+        sock.connect(endpoint)
+        deadline = time.monotonic() + timeout_s
+        while True:  # in slices, as transport._connect (a Ctrl-C is acted on)
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            if left_ms <= 0:
+                raise NoHandshake(f"cannot connect to {endpoint}: no ZeroMQ handshake "
+                                  f"within {timeout_s:g} s", timed_out=True)
+            if not monitor.poll(min(left_ms, POLL_SLICE_MS)):
+                continue
+            message = recv_monitor_message(monitor)
+            event = message["event"]
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                return sock, monitor
+            if event == zmq.EVENT_CONNECT_RETRIED:
+                raise EndpointError(f"cannot connect to {endpoint}: connection refused or "
+                                    f"address unreachable")
+            if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                raise HandshakeRefused(f"cannot connect to {endpoint}: the peer refused "
+                                       f"the connection (ZAP status {message['value']})",
+                                       message["value"])
+            # failed, or the peer closed the connection before it completed
+            raise NoHandshake(f"cannot connect to {endpoint}: the ZeroMQ handshake "
+                              f"failed (not a socket of this harness, or one of another "
+                              f"kind)")
+    except BaseException as exc:
+        exhausted = isinstance(exc, EndpointError) and fds_exhausted()
+        if monitor is not None:
+            sock.disable_monitor()
+            monitor.close(linger=0)
+        sock.close(linger=0)
+        if isinstance(exc, zmq.ZMQError):
+            reason = fd_shortage_text(exc) if out_of_fds(exc) else zmq.strerror(exc.errno)
+            raise EndpointError(f"cannot connect to {endpoint}: {reason}") from None
+        if exhausted:
+            raise EndpointError(f"cannot connect to {endpoint}: {fd_limit_text()}"
+                                ) from None
+        raise
+
+
+class _RemoteSockets(RunnerSockets):
+    """``RunnerSockets`` whose control socket ``ctl`` is one already connected
+    (``_SchedulerWatch.connect``); the data sockets as a spawned runner's, with
+    ``KEEPALIVE``."""
+
+    def __init__(self, ctl: zmq.Socket, connect_timeout_s: float):
+        self.connect_timeout_s, self.options = connect_timeout_s, KEEPALIVE
+        self.s2r: Optional[zmq.Socket] = None
+        self.r2s: Optional[zmq.Socket] = None
+        self.ctl = ctl
+
+
+class _SchedulerWatch:
+    """The runner's control socket and its monitor: ``problem()`` is one line once the
+    scheduler's end has closed the connection. Until the scheduler's first message
+    (``answered``), a connection that ended is replaced where the scheduler's port
+    takes a fresh one (``relink``): a scheduler still there ends the connection its PAIR
+    did not take (``_ONE_CONNECTION_MS``)."""
+
+    def __init__(self, ctx: zmq.Context, endpoint: str, connect_timeout_s: float):
+        self.ctx, self.endpoint, self.connect_timeout_s = ctx, endpoint, connect_timeout_s
+        self.answered = False
+        self.sock: Optional[zmq.Socket] = None
+        self.monitor: Optional[zmq.Socket] = None
         self.gone = False
 
+    def connect(self) -> zmq.Socket:
+        """Connect a fresh control socket (``_connect_ctl``'s exceptions) and say hello
+        on it (``wire.remote.runner_hello``: what claims the port). The hello never
+        waits: a connected PAIR takes it at once; one whose connection ended already
+        keeps it, and ``problem()`` says the connection ended."""
+        self.sock, self.monitor = _connect_ctl(self.ctx, self.endpoint,
+                                               self.connect_timeout_s)
+        self.gone = False
+        try:
+            self.sock.send(runner_hello(control.PROTOCOL_VERSION), zmq.NOBLOCK)
+        except zmq.Again:  # see above: it never waits
+            pass
+        return self.sock
+
     def problem(self) -> Optional[str]:
-        while not self.gone and self.monitor.poll(0):
+        while not self.gone and self.monitor is not None and self.monitor.poll(0):
             self.gone = recv_monitor_message(self.monitor)["event"] == zmq.EVENT_DISCONNECTED
         if self.gone:
             return f"the scheduler at {self.endpoint} closed the connection"
         return None
 
-    def close(self, sock: zmq.Socket) -> None:
-        sock.disable_monitor()
-        self.monitor.close(linger=0)
+    def relink(self, socks: RunnerSockets) -> bool:
+        """Where the connection ended before the scheduler's first message: close the
+        socket (the hello it holds goes with it) and connect a fresh one (``socks.ctl``);
+        whether it is connected (a scheduler gone refuses it: the end's line stands)."""
+        if self.answered or not self.gone:
+            return False
+        self.close()
+        try:
+            socks.ctl = self.connect()
+        except EndpointError:
+            return False
+        return True
+
+    def close(self) -> None:
+        """Stop the monitor and close the socket (where ``RunnerSockets.close`` has not)."""
+        if self.monitor is not None:
+            if not self.sock.closed:
+                self.sock.disable_monitor()
+            self.monitor.close(linger=0)
+            self.monitor = None
+        if self.sock is not None:
+            self.sock.close(linger=0)
 
 
 def remote_config(host: str, allow_pickle: bool) -> Callable[[RunnerConfig], RunnerConfig]:
@@ -195,9 +323,9 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
     socks: Optional[RunnerSockets] = None
     watch: Optional[_SchedulerWatch] = None
     try:
+        watch = _SchedulerWatch(ctx, ctl_endpoint, connect_timeout_s)
         try:
-            socks = RunnerSockets(ctx, ctl_endpoint, connect_timeout_s=connect_timeout_s,
-                                  options=KEEPALIVE)
+            socks = _RemoteSockets(watch.connect(), connect_timeout_s)
         except EndpointError as exc:
             if gone_in_handshake(ctl_endpoint, exc):
                 return scheduler_gone(f"the scheduler at {ctl_endpoint} closed the "
@@ -206,30 +334,27 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
             print(f"{PREFIX}: error: {connect_problem(ctl_endpoint, exc, connect_timeout_s)}",
                   file=sys.stderr)
             return EXIT_HANDSHAKE if isinstance(exc, HandshakeRefused) else EXIT_USAGE
-        watch = _SchedulerWatch(socks.ctl, ctl_endpoint)
-        try:  # the hello that claims the port (wire.remote); it never waits: a PAIR peer
-            send_frame(socks.ctl, runner_hello(control.PROTOCOL_VERSION), 10.0,
-                       watch.problem, "the runner's hello")
-        except PeerError as exc:
-            return scheduler_gone(str(exc))
         cpus = f"; pinned to CPUs {cpus_allowed(0)}" if pinned else ""
         print(f"{PREFIX}: connected to {ctl_endpoint}{cpus}; serving cases until the "
               f"scheduler's run ends", file=sys.stderr)
-        return _serve_cases(socks, watch.problem, remote_config(host, allow_pickle), pinned)
+        return _serve_cases(socks, watch.problem, remote_config(host, allow_pickle), pinned,
+                            watch)
     finally:
-        if watch is not None and socks is not None:
-            watch.close(socks.ctl)
         if socks is not None:
-            socks.close(linger_ms=2000)
+            socks.close(linger_ms=2000)  # the control socket's last report goes first
+        if watch is not None:
+            watch.close()
         destroy_context(ctx)
         speak_as(speaker)
 
 
 def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]],
-                 adapt: Callable[[RunnerConfig], RunnerConfig], pinned: bool = False) -> int:
+                 adapt: Callable[[RunnerConfig], RunnerConfig], pinned: bool = False,
+                 watch: Optional[_SchedulerWatch] = None) -> int:
     """The loop of ``serve_remote``: one case per ``Handshake`` until ``Goodbye``;
     each ``Ready`` names this checkout's code (``environment.source_code``) and, with
-    ``pinned``, the CPUs this process runs on then."""
+    ``pinned``, the CPUs this process runs on then. A connection that ends before the
+    scheduler's first message is replaced where ``watch`` can (``relink``)."""
     served = 0
     checkout = source_code()  # once: the scheduler records it with each case
     while True:
@@ -237,7 +362,11 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
             msg = recv_control(socks.ctl, _NO_DEADLINE_S, peer_problem,
                                "the next case or the end of the run")
         except PeerError as exc:  # the line of every wait of this runner (no "error:")
+            if watch is not None and watch.relink(socks):
+                continue
             return scheduler_gone(str(exc))
+        if watch is not None:
+            watch.answered = True
         if isinstance(msg, Goodbye):
             ended = f"the run failed: {msg.reason}" if msg.reason else "the run is complete"
             print(f"{PREFIX}: {ended} ({served} case(s) served)", file=sys.stderr)

@@ -51,6 +51,12 @@ whatever else connects is a stray and never locks the runner out. Two guards:
   run. A PAIR peer that stays connected without a word holds the port while it stays (as
   one that was disconnected does once its ZeroMQ socket, still open, reconnects): the
   runner that comes meanwhile is refused, in its one line.
+- The PAIR takes one pipe at a time: a connection let in while the pipe of one that
+  ended is still attached (its end not yet through to the PAIR) gets none, and libzmq
+  says nothing of it. Such a connection is shut down once the PAIR is seen with no pipe
+  for it (``RemoteRunners._cut_if_dropped``, after ``CUT_AFTER_S``); a runner whose
+  connection ends before the scheduler's first message connects again with a fresh
+  socket and says hello once more (``harness.remote_runner``: one hello a connection).
 
 Why not another socket kind (a ROUTER that tells peers apart by identity): every
 control exchange, ``wire.tp``'s included, is written for one PAIR per rank; the hello
@@ -131,6 +137,9 @@ _EVENTS = zmq.EVENT_ACCEPTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONN
 #: ZAP status (RFC 27) of a connection refused on a control port that already has its
 #: runner; the refused peer's monitor reports it (``ZMQ_EVENT_HANDSHAKE_FAILED_AUTH``).
 ZAP_REFUSED = 400
+#: How long a connection the bound PAIR did not take is left up before it is ended
+#: (``RemoteRunners._cut_if_dropped``), from the first time it was seen so (s).
+CUT_AFTER_S = 0.5
 #: Longest wait of the doorman's thread for a request (ms): ``close`` wakes it at once,
 #: so it wakes (and takes the GIL) only for requests, not on a timer.
 _DOORMAN_POLL_MS = 10_000
@@ -330,6 +339,8 @@ class RemoteRunners:
         self._shaken = [False] * n  # the holder completed its handshake
         self._attached: list[Optional[tuple[int, str]]] = [None] * n
         self._runner_fd: list[Optional[int]] = [None] * n
+        # _cut_if_dropped's: the attached peer seen with no pipe at the PAIR, and when
+        self._dropped: list[Optional[tuple[tuple[int, str], float]]] = [None] * n
         self._closing = False
         self.doorman: Optional[Doorman] = None
         try:
@@ -407,6 +418,39 @@ class RemoteRunners:
                         self._attached[rank] = (fd, _peer_address(fd))
             if not (self.connected[rank] or self.gone[rank]):
                 self._read_hello(rank)
+                self._cut_if_dropped(rank)
+
+    def _cut_if_dropped(self, rank: int) -> None:
+        """End the attached peer's connection where the bound PAIR has no pipe it can
+        write to nor a frame to read (``ZMQ_EVENTS``, once its commands are processed):
+        the PAIR did not take that connection's pipe, having another still attached
+        when it came (a stray's, whose end had not reached it yet: libzmq's
+        ``pair_t::xattach_pipe`` ends a second pipe without a word), or the peer is
+        leaving. Such a connection stays up with nothing reading it: what the peer sends
+        (the runner's hello) is never read, and once it sent something libzmq stops
+        reading the connection and never reports its end. So it is shut down for
+        writing (the peer reads the end of its handshake, then the connection's end,
+        and a runner connects again: ``harness.remote_runner``) and taken as ended at
+        once (``_ended``: the port is free). Not before ``CUT_AFTER_S`` from the first
+        time it was seen so: libzmq reports a handshake complete just before it writes
+        its last command to the peer, which a shutdown in between would keep from it
+        (the peer's handshake would fail). The PAIR's pipe is active while a peer is
+        attached: nothing is written to it before the hello."""
+        attached = self._attached[rank]
+        if attached is None:
+            return
+        if self.ctls[rank].getsockopt(zmq.EVENTS) & (zmq.POLLOUT | zmq.POLLIN):
+            self._dropped[rank] = None
+            return
+        seen = self._dropped[rank]
+        if seen is None or seen[0] != attached:
+            self._dropped[rank] = (attached, time.monotonic())
+            return
+        if time.monotonic() - seen[1] < CUT_AFTER_S:
+            return
+        self._dropped[rank] = None
+        _shut_down(*attached, socket.SHUT_WR)
+        self._ended(rank, attached[0])
 
     def _ended(self, rank: int, fd: int) -> None:
         """The connection ``fd`` of rank ``rank``'s port ended (its DISCONNECTED event):
@@ -553,14 +597,15 @@ def _peer_address(fd: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def _shut_down(fd: int, address: str) -> None:
+def _shut_down(fd: int, address: str, how: int = socket.SHUT_RDWR) -> None:
     """Shut down the tcp connection ``fd`` (libzmq's, through a duplicate: libzmq sees
-    it end and closes it), if it still is the one to ``address``."""
+    it end and closes it), if it still is the one to ``address``; ``how``: ``SHUT_WR``
+    only sends the peer the connection's end, after what was sent to it."""
     try:
         with socket.socket(fileno=os.dup(fd)) as conn:
             if not address or _peer_address(conn.fileno()) != address:
                 return  # closed meanwhile, its number reused: not that peer's
-            conn.shutdown(socket.SHUT_RDWR)
+            conn.shutdown(how)
     except (OSError, ValueError):
         pass
 
