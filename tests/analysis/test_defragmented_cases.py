@@ -2,6 +2,7 @@
 blocks as their types allow: ``Results.cases`` of a pp, an overhead and a frontend run
 was left a block per column (118), and the throughput figure's ``assign`` made pandas
 warn ``PerformanceWarning: DataFrame is highly fragmented``."""
+import shutil
 import warnings
 
 import numpy as np
@@ -15,10 +16,11 @@ from ipc_bench.report import plots
 #: The smallest runs of three scenarios whose ``Results.cases`` had more than 100 numpy
 #: blocks (118 blocks in all), where pandas warns at the next column added. The blocks
 #: are the tables' columns, not their rows: overhead's 2 repetitions (its fewest; 8 by
-#: default, 32 cases, 3 times the CPU) load into the same columns of the same types.
+#: default, 32 cases, 3 times the CPU) load into the same columns of the same types, and
+#: the pp run is the session's (``shared_pp_run``: ``--pp 1,2``, 20 steps), whose cases
+#: have the columns of a ``--pp 2`` run's.
 SCENARIOS = {
-    "pp": ["--scenario", "pp", "--pp", "2", "--steps", "50", "--warmup-steps", "5",
-           "--num-running", "4", "--codecs", "msgpack"],
+    "pp": None,
     "overhead": ["--scenario", "overhead", "--num-running", "16", "--steps", "300",
                  "--warmup-steps", "10", "--codecs", "msgpack", "--repeat", "2"],
     "frontend": ["--scenario", "decode-steady", "--num-running", "4", "--steps", "200",
@@ -35,10 +37,13 @@ def _joined_blocks(df) -> int:
 
 
 @pytest.fixture(scope="module")
-def three_scenarios(tmp_path_factory):
+def three_scenarios(tmp_path_factory, shared_pp_run):
     root = tmp_path_factory.mktemp("scenarios")
     for name, args in SCENARIOS.items():
-        run_bench(root / name, args)
+        if args is None:  # a copy of the session's pp run, under this module's name
+            shutil.copytree(shared_pp_run, root / name)
+        else:
+            run_bench(root / name, args)
     return [root / name for name in SCENARIOS]
 
 
