@@ -9,12 +9,13 @@ not finish rather than that it never ran."""
 from __future__ import annotations
 
 import json
+import shutil
 import warnings
 
 import pandas as pd
 import pytest
 
-from analysis_run import copy_as_another_run, run_bench, scale_case_times
+from analysis_run import TWO_CASE_ARGS, copy_as_another_run, run_bench, scale_case_times
 from ipc_bench.analysis.results import load
 from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.report import plots
@@ -320,15 +321,12 @@ def test_latencies_at_or_below_zero_are_counted_not_dropped_silently(tmp_path):
             in caption("latency_cdfs", d))
 
 
-def test_a_run_without_an_arm_leaves_no_empty_slot(tmp_path):
-    """Two runs, one of both policies and one of cached alone: each run's group shares
-    its slot among the arms it has (no space kept for the send it lacks), and each arm
-    keeps its colour and label in both."""
-    small = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "20",
-             "--warmup-steps", "5", "--codecs", "msgpack", "--no-floor",
-             "--no-single-process"]
-    run_bench(tmp_path / "both", small)
-    run_bench(tmp_path / "cached", small + ["--policies", "cached"])
+def test_a_run_without_an_arm_leaves_no_empty_slot(tmp_path, shared_two_case_run):
+    """Two runs, one of both policies (a copy of the session's, ``shared_two_case_run``)
+    and one of cached alone: each run's group shares its slot among the arms it has (no
+    space kept for the send it lacks), and each arm keeps its colour and label in both."""
+    shutil.copytree(shared_two_case_run, tmp_path / "both")
+    run_bench(tmp_path / "cached", TWO_CASE_ARGS + ["--policies", "cached"])
     fig = plots.throughput(_load(tmp_path / "both", tmp_path / "cached"))
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [
