@@ -50,18 +50,31 @@ def test_a_single_process_case_has_no_payload_figure_as_it_has_no_wire_figure():
         "sched_to_runner_wire_bytes_per_step": [395.0, pytest.approx(np.nan, nan_ok=True)]}
 
 
-def test_a_steady_run_and_a_replay_load_together_with_integer_running_counts(tmp_path):
+#: The pp run's settings (``analysis_run.PP_RUN_ARGS``), which the --tp run shares.
+COMMON = ["--num-running", "4", "--steps", "20", "--warmup-steps", "5", "--codecs", "msgpack"]
+
+
+@pytest.fixture(scope="module")
+def steady_run(tmp_path_factory):
+    """A decode-steady run of ``COMMON``, its single-process cases included, no floor (a
+    folder named ``steady``): both tests that load a steady run beside others read it;
+    the facts they check (running counts, the single-process cases' missing bytes) do
+    not depend on its steps. Tests only read it."""
+    path = tmp_path_factory.mktemp("nullable") / "steady"
+    run_bench(path, ["--scenario", "decode-steady", "--no-floor"] + COMMON)
+    return path
+
+
+def test_a_steady_run_and_a_replay_load_together_with_integer_running_counts(tmp_path,
+                                                                             steady_run):
     trace = tmp_path / "trace.csv"
     trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "".join(
         f"2023-11-16 18:15:40.{i * 5:02d}00000,40,8\n" for i in range(6)))
-    run_bench(tmp_path / "steady", ["--scenario", "decode-steady", "--num-running", "4",
-                                    "--steps", "10", "--warmup-steps", "3",
-                                    "--codecs", "msgpack", "--no-floor"])
     run_bench(tmp_path / "replay", ["--scenario", "azure-conv", "--max-requests", "6",
                                     "--codecs", "msgpack", "--no-floor",
                                     "--no-single-process", "--warmup-steps", "2",
                                     "--trace", str(trace)])
-    res = load([tmp_path / "steady", tmp_path / "replay"])
+    res = load([steady_run, tmp_path / "replay"])
     for table in (res.cases, res.steps, res.requests):
         assert str(table["num_running"].dtype) == "Int64"
     by_run = {r: [x["num_running"] for x in records(res.cases[res.cases["run_id"] == r])]
@@ -76,7 +89,7 @@ def test_a_steady_run_and_a_replay_load_together_with_integer_running_counts(tmp
     # and the report of both reads the count where there is one, the workload elsewhere
     from ipc_bench.cli import main as cli_main
 
-    assert cli_main(["report", str(tmp_path / "steady"), str(tmp_path / "replay"),
+    assert cli_main(["report", str(steady_run), str(tmp_path / "replay"),
                      "--output", str(tmp_path / "rep"), "--no-figures"]) == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "At 4 running requests" in md and "On `trace=azure-conv:6`" in md
@@ -128,7 +141,7 @@ def test_a_gap_in_tp_pp_or_a_core_count_is_no_value_to_the_report():
 
 
 def test_tp_and_pp_runs_beside_a_steady_run_report_as_with_float_columns(
-        tmp_path, monkeypatch, shared_pp_run):
+        tmp_path, monkeypatch, shared_pp_run, steady_run):
     """A --tp run, a --pp run (the shared one: ``analysis_run.PP_RUN_ARGS``) and a
     decode-steady run loaded together: tp, pp and the core counts are Int64 with <NA>
     for the steady cases, and the report (figures included) reads as it did when they
@@ -136,12 +149,9 @@ def test_tp_and_pp_runs_beside_a_steady_run_report_as_with_float_columns(
     import ipc_bench.analysis.results as results
     from ipc_bench.cli import main as cli_main
 
-    common = ["--num-running", "4", "--steps", "20", "--warmup-steps", "5",
-              "--codecs", "msgpack"]  # the shared pp run's
     run_bench(tmp_path / "tp", ["--scenario", "tp-broadcast", "--tp", "1,2",
-                                 "--tp-transports", "ipc"] + common)
-    run_bench(tmp_path / "steady", ["--scenario", "decode-steady", "--no-floor"] + common)
-    runs = [str(tmp_path / "tp"), str(shared_pp_run), str(tmp_path / "steady")]
+                                 "--tp-transports", "ipc"] + COMMON)
+    runs = [str(tmp_path / "tp"), str(shared_pp_run), str(steady_run)]
     res = load(runs)
     for col in ("tp", "pp", "tp_cores", "pp_cores"):
         assert str(res.cases[col].dtype) == "Int64"
