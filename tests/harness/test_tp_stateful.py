@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from fault_helpers import REPO, steady_case
+from analysis_run import bench_in_process
+from fault_helpers import steady_case
 from harness.test_e2e import assert_clean
 from harness.test_tp import spy_on, assert_no_segment
 from ipc_bench.analysis.summary import summarize_case
@@ -206,15 +205,18 @@ def test_a_rank_whose_slot_table_drifts_fails_the_case_naming_it(monkeypatch, tm
     assert_clean(spy)
 
 
-def test_the_scenario_runs_slots_and_replicated(tmp_path, bench_tmpdir):
+def test_the_scenario_runs_slots_and_replicated(tmp_path, bench_tmpdir, monkeypatch):
+    # bench.py in this process (analysis_run.bench_in_process: its ranks are processes
+    # as ever); what is checked is the run's folder, tables and figure, not the process
+    import tempfile
+
     run_dir = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "bench.py"), "--scenario", "tp-broadcast", "--tp", "1,2",
-         "--tp-transports", "shm-block", "--num-running", "8", "--steps", "30",
-         "--warmup-steps", "5", "--codecs", "slots,replicated", "--output", str(run_dir),
-         "--quiet"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, TMPDIR=str(bench_tmpdir)))
+    monkeypatch.setenv("TMPDIR", str(bench_tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", str(bench_tmpdir))
+    proc = bench_in_process(
+        ["--scenario", "tp-broadcast", "--tp", "1,2", "--tp-transports", "shm-block",
+         "--num-running", "8", "--steps", "30", "--warmup-steps", "5", "--codecs",
+         "slots,replicated", "--output", run_dir, "--quiet"])
     assert proc.returncode == 0, proc.stderr
     cases = json.loads((run_dir / "summary.json").read_text())["cases"]
     assert sorted((c["codec"], c["tp"], c["policy"]) for c in cases) == sorted(
