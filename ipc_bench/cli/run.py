@@ -162,6 +162,9 @@ def _main(argv: list[str], swept: list[str]) -> int:
               "(its comparison's interval needs >= 2 pairs): add --repeat 2 or more to "
               "see this machine's noise; bytes and times are measured all the same",
               file=sys.stderr)
+    line = ci_method_warning(args.ci_method, opts.repeat)
+    if line is not None:
+        print(f"bench.py: warning: {line}", file=sys.stderr)
     remote = _remote_runners(args, cases)
     pinned_from = os.sched_getaffinity(0) if args.cpu_affinity else None
     if pinned_from is not None:  # every check passed: the scheduler runs on its set from now
@@ -496,6 +499,25 @@ def _check_options(args, parser, module: ModuleType) -> None:
                              f"--{field.replace('_', '-')} ({purpose})")
     if getattr(module, "ONE_CASE", False):
         _check_one_case(args, parser)
+
+
+def ci_method_warning(method: str, repeat: int) -> Optional[str]:
+    """The warning a run gives before its first case where the ``--ci-method`` a user
+    chose (``bootstrap`` or ``sign``; ``t``, the default, needs 2 pairs, as ``--aa``'s
+    warning says) needs more pairs than ``repeat`` repetitions give (one pair each), e.g.
+    "--ci-method bootstrap with --repeat 3 gives the comparisons no verdict (the
+    bootstrap needs >= 34 pairs, one a repetition): add --repeat 34 or more, or use
+    --ci-method t; bytes and times are measured all the same" (the verdict the findings
+    give at the end, ``analysis.stats.withheld_verdict``); None where they suffice."""
+    from ipc_bench.analysis.stats import METHOD_NAMES, min_pairs
+
+    need = min_pairs(method)
+    if method == "t" or repeat >= need:
+        return None
+    return (f"--ci-method {method} with --repeat {repeat} gives the comparisons no verdict "
+            f"({METHOD_NAMES[method]} needs >= {need} pairs, one a repetition): add "
+            f"--repeat {need} or more, or use --ci-method t; bytes and times are measured "
+            f"all the same")
 
 
 def _check_one_case(args, parser) -> None:

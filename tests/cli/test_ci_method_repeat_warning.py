@@ -1,0 +1,43 @@
+"""A ``--ci-method`` that needs more pairs than ``--repeat`` gives (one a repetition):
+the run says so before its first case, where the findings otherwise say it only at the
+end (``no verdict: the bootstrap needs >= 34 pairs, have 3``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ipc_bench import cli
+from ipc_bench.cli.run import ci_method_warning
+
+ARGS = ["--scenario", "decode-steady", "--num-running", "2", "--steps", "5",
+        "--warmup-steps", "2", "--codecs", "msgpack", "--no-single-process", "--no-floor",
+        "--quiet"]
+BOOTSTRAP_3 = ("bench.py: warning: --ci-method bootstrap with --repeat 3 gives the "
+               "comparisons no verdict (the bootstrap needs >= 34 pairs, one a repetition): "
+               "add --repeat 34 or more, or use --ci-method t; bytes and times are measured "
+               "all the same")
+
+
+@pytest.mark.parametrize("method, repeat, line", [
+    ("bootstrap", 3, BOOTSTRAP_3.removeprefix("bench.py: warning: ")),
+    ("bootstrap", 33, "--ci-method bootstrap with --repeat 33 gives the comparisons no "
+     "verdict (the bootstrap needs >= 34 pairs, one a repetition): add --repeat 34 or "
+     "more, or use --ci-method t; bytes and times are measured all the same"),
+    ("bootstrap", 34, None),
+    ("sign", 5, "--ci-method sign with --repeat 5 gives the comparisons no verdict (the "
+     "sign test needs >= 6 pairs, one a repetition): add --repeat 6 or more, or use "
+     "--ci-method t; bytes and times are measured all the same"),
+    ("sign", 6, None),
+    ("t", 1, None),  # the default: --aa's warning speaks for one repetition
+])
+def test_the_warning_names_the_pairs_the_method_needs(method, repeat, line):
+    assert ci_method_warning(method, repeat) == line
+
+
+def test_a_bootstrap_run_of_three_repetitions_is_warned_before_its_first_case(
+        tmp_path, capsys):
+    assert cli.main(ARGS + ["--ci-method", "bootstrap", "--repeat", "3", "--output",
+                            str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err.index(BOOTSTRAP_3) == 0
+    assert err.count(BOOTSTRAP_3) == 1
