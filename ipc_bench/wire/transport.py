@@ -331,6 +331,29 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
     behind a refused or silent connect: ``errors.fd_limit_text``; the system's file
     table full, ``ENFILE``: ``errors.file_table_text``).
     """
+    return _open_socket(ctx, socket_type, endpoint, bind, connect_timeout_s, options,
+                        watch=False)[0]
+
+
+def connect_watched(ctx: zmq.Context, socket_type: int, endpoint: str, *,
+                    connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                    options: Optional[dict[int, int | bytes]] = None
+                    ) -> tuple[zmq.Socket, Optional[zmq.Socket]]:
+    """``open_socket``'s connect (its options, wait and errors, line for line), with the
+    monitor of the wait kept on after it: the socket and that monitor (``_CONNECT_EVENTS``,
+    at an inproc address of its own), started before the connect, so that no event of
+    the connection is missed, its ``EVENT_DISCONNECTED`` included. The caller stops it
+    (``Socket.disable_monitor``, then closes it) before it closes the socket; on a
+    failure both are closed."""
+    return _open_socket(ctx, socket_type, endpoint, False, connect_timeout_s, options,
+                        watch=True)
+
+
+def _open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, bind: bool,
+                 connect_timeout_s: float, options: Optional[dict[int, int | bytes]],
+                 watch: bool) -> tuple[zmq.Socket, Optional[zmq.Socket]]:
+    """``open_socket``, and with ``watch`` (a connect) the monitor ``connect_watched``
+    keeps."""
     action = "bind" if bind else "connect to"
     if endpoint.startswith("ipc://"):
         problem = _ipc_path_problem(endpoint[len("ipc://"):])
@@ -343,6 +366,7 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
             raise EndpointError(f"cannot {action} {endpoint}: {fd_shortage_text(exc)}"
                                 ) from None
         raise
+    monitor: Optional[zmq.Socket] = None
     try:
         _configure(sock)
         if endpoint.startswith("tcp://["):
@@ -355,9 +379,12 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
         if bind:
             sock.bind(endpoint)
         else:
-            _connect(sock, endpoint, connect_timeout_s)
+            if watch:  # an address apart from the default one (_connect's own monitor)
+                monitor = sock.get_monitor_socket(
+                    _CONNECT_EVENTS, addr=f"inproc://ipc-bench-watch-{id(sock)}")
+            _connect(sock, endpoint, connect_timeout_s, monitor)
     except zmq.ZMQError as exc:
-        sock.close(linger=0)
+        _close(sock, monitor)
         hint = _BIND_HINTS.get(exc.errno) if bind else None
         reason = (fd_shortage_text(exc) if out_of_fds(exc)
                   else zmq.strerror(exc.errno) + (f" ({hint})" if hint else ""))
@@ -367,14 +394,22 @@ def open_socket(ctx: zmq.Context, socket_type: int, endpoint: str, *, bind: bool
         # process) found no descriptor left as refused or silent: checked before the
         # close frees one
         exhausted = fds_exhausted()
-        sock.close(linger=0)
+        _close(sock, monitor)
         if exhausted:
             raise EndpointError(f"cannot {action} {endpoint}: {fd_limit_text()}") from None
         raise
     except BaseException:
-        sock.close(linger=0)
+        _close(sock, monitor)
         raise
-    return sock
+    return sock, monitor
+
+
+def _close(sock: zmq.Socket, monitor: Optional[zmq.Socket]) -> None:
+    """Close ``sock`` (linger 0), its kept monitor first where it has one."""
+    if monitor is not None:
+        sock.disable_monitor()
+        monitor.close(linger=0)
+    sock.close(linger=0)
 
 
 def recv_monitor_message(monitor: zmq.Socket) -> dict:
@@ -392,13 +427,15 @@ def recv_monitor_message(monitor: zmq.Socket) -> dict:
     return {"event": zmq.Event(event_id), "value": zmq.Event(value), "endpoint": msg[1]}
 
 
-def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
+def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float,
+             kept: Optional[zmq.Socket] = None) -> None:
     """Connect ``sock`` and wait (``timeout_s`` at most) until the ZeroMQ handshake
     with the bound peer succeeded; ``EndpointError`` when the connection is refused,
     ``HandshakeRefused`` when the peer's ZAP handler denies it, ``NoHandshake`` when the
     handshake fails, the peer closes the connection before it completes, or it does not
-    come."""
-    monitor = sock.get_monitor_socket(_CONNECT_EVENTS)
+    come. Watched by ``kept`` (``_CONNECT_EVENTS``), left on, where given; else by a
+    monitor of its own, stopped after the wait."""
+    monitor = kept if kept is not None else sock.get_monitor_socket(_CONNECT_EVENTS)
     try:
         sock.connect(endpoint)
         deadline = time.monotonic() + timeout_s
@@ -428,8 +465,9 @@ def _connect(sock: zmq.Socket, endpoint: str, timeout_s: float) -> None:
                               f"failed (not a socket of this harness, or one of another "
                               f"kind)")
     finally:
-        sock.disable_monitor()
-        monitor.close(linger=0)
+        if kept is None:
+            sock.disable_monitor()
+            monitor.close(linger=0)
 
 
 def tcp_refused(endpoint: str, timeout_s: float = 1.0) -> bool:
