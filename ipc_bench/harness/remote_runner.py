@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import gc
 import sys
-import time
 from typing import Callable, Optional
 
 import msgspec
@@ -76,11 +75,11 @@ from ipc_bench.wire.handshake import RunnerConfig
 from ipc_bench.wire.pp import TCP_STORE_PREFIX
 from ipc_bench.wire.remote import (CLOCK_KEY, CODE_KEY, CPUS_KEY, KEEPALIVE, ZAP_REFUSED,
                                    clock_id, runner_hello)
-from ipc_bench.errors import fd_limit_text, fd_shortage_text, fds_exhausted, out_of_fds
-from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, POLL_SLICE_MS, EndpointError,
-                                      HandshakeRefused, NoHandshake, PeerError,
-                                      RunnerSockets, destroy_context, recv_monitor_message,
-                                      split_tcp_endpoint, tcp_endpoint, tcp_refused)
+from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, EndpointError, HandshakeRefused,
+                                      NoHandshake, PeerError, RunnerSockets,
+                                      connect_watched, destroy_context,
+                                      recv_monitor_message, split_tcp_endpoint,
+                                      tcp_endpoint, tcp_refused)
 
 #: How its lines on stderr begin (the command that runs it, ``cli.runner``).
 PREFIX = "bench.py runner"
@@ -97,75 +96,6 @@ _NO_DEADLINE_S = float("inf")
 #: replaced by a fresh socket that says hello once more (``_SchedulerWatch.relink``), so
 #: that no hello is lost and none comes twice on one connection.
 _ONE_CONNECTION_MS = 2**31 - 1
-#: Events of the control socket's monitor, from before its connect to its close.
-_WATCHED = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_CONNECT_RETRIED
-            | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-            | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_DISCONNECTED)
-
-
-def _connect_ctl(ctx: zmq.Context, endpoint: str, timeout_s: float
-                 ) -> tuple[zmq.Socket, zmq.Socket]:
-    """The control socket connected to ``endpoint`` and its monitor, started before the
-    connect so that no event of its connection is missed (``transport.open_socket``
-    stops its own after the handshake): waits at most ``timeout_s`` for the ZeroMQ
-    handshake and raises as ``open_socket`` does (``EndpointError``,
-    ``HandshakeRefused``, ``NoHandshake``), with its lines."""
-    try:
-        sock = ctx.socket(zmq.PAIR)
-    except zmq.ZMQError as exc:
-        if out_of_fds(exc):
-            raise EndpointError(f"cannot connect to {endpoint}: {fd_shortage_text(exc)}"
-                                ) from None
-        raise
-    monitor = None
-    try:
-        for option, value in {zmq.LINGER: 0, zmq.RCVTIMEO: POLL_SLICE_MS,
-                              zmq.SNDTIMEO: POLL_SLICE_MS, **KEEPALIVE,
-                              zmq.RECONNECT_IVL: _ONE_CONNECTION_MS}.items():
-            sock.setsockopt(option, value)
-        if endpoint.startswith("tcp://["):
-            sock.setsockopt(zmq.IPV6, 1)
-        monitor = sock.get_monitor_socket(_WATCHED,
-                                          addr=f"inproc://ipc-bench-watch-{id(sock)}")
-        sock.connect(endpoint)
-        deadline = time.monotonic() + timeout_s
-        while True:  # in slices, as transport._connect (a Ctrl-C is acted on)
-            left_ms = int((deadline - time.monotonic()) * 1000)
-            if left_ms <= 0:
-                raise NoHandshake(f"cannot connect to {endpoint}: no ZeroMQ handshake "
-                                  f"within {timeout_s:g} s", timed_out=True)
-            if not monitor.poll(min(left_ms, POLL_SLICE_MS)):
-                continue
-            message = recv_monitor_message(monitor)
-            event = message["event"]
-            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                return sock, monitor
-            if event == zmq.EVENT_CONNECT_RETRIED:
-                raise EndpointError(f"cannot connect to {endpoint}: connection refused or "
-                                    f"address unreachable")
-            if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-                raise HandshakeRefused(f"cannot connect to {endpoint}: the peer refused "
-                                       f"the connection (ZAP status {message['value']})",
-                                       message["value"])
-            # failed, or the peer closed the connection before it completed
-            raise NoHandshake(f"cannot connect to {endpoint}: the ZeroMQ handshake "
-                              f"failed (not a socket of this harness, or one of another "
-                              f"kind)")
-    except BaseException as exc:
-        exhausted = isinstance(exc, EndpointError) and fds_exhausted()
-        if monitor is not None:
-            sock.disable_monitor()
-            monitor.close(linger=0)
-        sock.close(linger=0)
-        if isinstance(exc, zmq.ZMQError):
-            reason = fd_shortage_text(exc) if out_of_fds(exc) else zmq.strerror(exc.errno)
-            raise EndpointError(f"cannot connect to {endpoint}: {reason}") from None
-        if exhausted:
-            raise EndpointError(f"cannot connect to {endpoint}: {fd_limit_text()}"
-                                ) from None
-        raise
-
-
 class _RemoteSockets(RunnerSockets):
     """``RunnerSockets`` whose control socket ``ctl`` is one already connected
     (``_SchedulerWatch.connect``); the data sockets as a spawned runner's, with
@@ -193,12 +123,14 @@ class _SchedulerWatch:
         self.gone = False
 
     def connect(self) -> zmq.Socket:
-        """Connect a fresh control socket (``_connect_ctl``'s exceptions) and say hello
-        on it (``wire.remote.runner_hello``: what claims the port). The hello never
+        """Connect a fresh control socket, watched from before its connect
+        (``transport.connect_watched``, its exceptions), and say hello on it
+        (``wire.remote.runner_hello``: what claims the port). The hello never
         waits: a connected PAIR takes it at once; one whose connection ended already
         keeps it, and ``problem()`` says the connection ended."""
-        self.sock, self.monitor = _connect_ctl(self.ctx, self.endpoint,
-                                               self.connect_timeout_s)
+        self.sock, self.monitor = connect_watched(
+            self.ctx, zmq.PAIR, self.endpoint, connect_timeout_s=self.connect_timeout_s,
+            options={**KEEPALIVE, zmq.RECONNECT_IVL: _ONE_CONNECTION_MS})
         self.gone = False
         try:
             self.sock.send(runner_hello(control.PROTOCOL_VERSION), zmq.NOBLOCK)
