@@ -29,8 +29,9 @@ answers at the scheduler's address runs code here.
 Liveness: its control socket is monitored from before its connect; a connection that
 ends before the scheduler's first message (the scheduler's PAIR did not take it and
 the scheduler ended it: ``wire.remote``) is replaced by a fresh socket that says hello
-again, where the scheduler's port takes it. When the scheduler's connection closes (the
-scheduler exited or was killed, or its host closed it) the runner says so in one line
+again, where the scheduler's port takes it (one that refuses it for having its runner:
+the line of a first connect so refused, exit 3). When the scheduler's connection closes
+(the scheduler exited or was killed, or its host closed it) the runner says so in one line
 and exits 5, between cases or during one (within ``transport.POLL_SLICE_MS`` of its
 waits), a ``--pp`` stage's join of the scheduler's store included (``wire.pp.StageLink``,
 within ``wire.pp.JOIN_SLICE_S``: ``..., noticed while joining the stages' store at
@@ -148,12 +149,16 @@ class _SchedulerWatch:
     def relink(self, socks: RunnerSockets) -> bool:
         """Where the connection ended before the scheduler's first message: close the
         socket (the hello it holds goes with it) and connect a fresh one (``socks.ctl``);
-        whether it is connected (a scheduler gone refuses it: the end's line stands)."""
+        whether it is connected (a scheduler gone refuses it: the end's line stands).
+        ``HandshakeRefused`` where the scheduler's port refused it (it has its runner:
+        another took the port meanwhile), for the line of a first connect so refused."""
         if self.answered or not self.gone:
             return False
         self.close()
         try:
             socks.ctl = self.connect()
+        except HandshakeRefused:
+            raise
         except EndpointError:
             return False
         return True
@@ -294,8 +299,14 @@ def _serve_cases(socks: RunnerSockets, peer_problem: Callable[[], Optional[str]]
             msg = recv_control(socks.ctl, _NO_DEADLINE_S, peer_problem,
                                "the next case or the end of the run")
         except PeerError as exc:  # the line of every wait of this runner (no "error:")
-            if watch is not None and watch.relink(socks):
-                continue
+            try:
+                if watch is not None and watch.relink(socks):
+                    continue
+            except HandshakeRefused as refused:  # the scheduler is there: as a first connect
+                print(f"{PREFIX}: error: "
+                      f"{connect_problem(watch.endpoint, refused, watch.connect_timeout_s)}",
+                      file=sys.stderr)
+                return EXIT_HANDSHAKE
             return scheduler_gone(str(exc))
         if watch is not None:
             watch.answered = True
