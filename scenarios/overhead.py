@@ -64,15 +64,18 @@ def cases(opts: ScenarioOptions) -> list[CaseSpec]:
     return out
 
 
-def report(summaries) -> str:
-    """steps/totals ratio of loop time per step, per policy, with its 95 % interval,
-    and each arm's geometric mean over the pairs, whose quotient the ratio is (their
-    medians can point the other way and read as contradicting it)."""
+def report(summaries, method: str = "t") -> str:
+    """steps/totals ratio of loop time per step, per policy, with its 95 % interval by
+    ``method`` (the run's ``--ci-method``: ``stats.compare_cases``; fewer pairs than it
+    needs give no interval and a withheld verdict), and each arm's geometric mean over
+    the pairs, whose quotient the ratio is (their medians can point the other way and
+    read as contradicting it)."""
     from ipc_bench.analysis.stats import arm_geomeans, compare_cases, ratio_interval, verdict_of
 
     lines = ["", "Instrumentation overhead (loop time per step, per-step recording and "
              "correctness checks on / off):"]
-    for cmp in compare_cases(summaries, metrics=(("loop_step_ns_mean", "ns"),)):
+    for cmp in compare_cases(summaries, method=method,
+                             metrics=(("loop_step_ns_mean", "ns"),)):
         m = cmp["metrics"].get("loop_step_ns_mean")
         if not m:
             continue

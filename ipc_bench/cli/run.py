@@ -157,14 +157,14 @@ def _main(argv: list[str], swept: list[str]) -> int:
     refusal = closed_stdout_refusal("the run's tables", "the run folder")
     if refusal is not None:
         raise UsageError(refusal)
-    if args.aa and opts.repeat < 2:
+    line = ci_method_warning(args.ci_method, opts.repeat) if compares_arms(cases) else None
+    if line is not None:  # --aa's pair included
+        print(f"bench.py: warning: {line}", file=sys.stderr)
+    elif args.aa and opts.repeat < 2:
         print("bench.py: warning: --aa with one repetition gives the A/A pair no verdict "
               "(its comparison's interval needs >= 2 pairs): add --repeat 2 or more to "
               "see this machine's noise; bytes and times are measured all the same",
               file=sys.stderr)
-    line = ci_method_warning(args.ci_method, opts.repeat)
-    if line is not None:
-        print(f"bench.py: warning: {line}", file=sys.stderr)
     remote = _remote_runners(args, cases)
     pinned_from = os.sched_getaffinity(0) if args.cpu_affinity else None
     if pinned_from is not None:  # every check passed: the scheduler runs on its set from now
@@ -518,6 +518,18 @@ def ci_method_warning(method: str, repeat: int) -> Optional[str]:
             f"({METHOD_NAMES[method]} needs >= {need} pairs, one a repetition): add "
             f"--repeat {need} or more, or use --ci-method t; bytes and times are measured "
             f"all the same")
+
+
+def compares_arms(cases: list) -> bool:
+    """Whether the run's ``cases`` (``CaseSpec``) pair two arms anywhere: two
+    ``arm_label`` values among the cases of one comparison group (scenario, workload,
+    codec, transport and model, as ``analysis.stats.compare_cases`` groups them)."""
+    arms: dict[tuple, set[str]] = {}
+    for case in cases:
+        key = (case.scenario, case.workload_key, case.codec, case.transport,
+               case.model.name)
+        arms.setdefault(key, set()).add(case.arm_label)
+    return any(len(labels) > 1 for labels in arms.values())
 
 
 def _check_one_case(args, parser) -> None:

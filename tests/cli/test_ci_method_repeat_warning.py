@@ -41,3 +41,35 @@ def test_a_bootstrap_run_of_three_repetitions_is_warned_before_its_first_case(
     err = capsys.readouterr().err.splitlines()
     assert err.index(BOOTSTRAP_3) == 0
     assert err.count(BOOTSTRAP_3) == 1
+
+
+def test_a_run_of_one_arm_compares_nothing_and_is_not_warned(tmp_path, capsys):
+    assert cli.main(ARGS + ["--policies", "send", "--ci-method", "bootstrap", "--repeat",
+                            "2", "--output", str(tmp_path / "r")]) == 0
+    assert "--ci-method" not in capsys.readouterr().err
+
+
+def test_an_aa_run_is_warned_once_with_the_methods_own_need(tmp_path, capsys):
+    assert cli.main(ARGS + ["--aa", "--ci-method", "sign", "--output",
+                            str(tmp_path / "r")]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines()
+                if line.startswith("bench.py: warning:")]
+    assert warnings == [
+        "bench.py: warning: --ci-method sign with --repeat 1 gives the comparisons no "
+        "verdict (the sign test needs >= 6 pairs, one a repetition): add --repeat 6 or "
+        "more, or use --ci-method t; bytes and times are measured all the same"]
+
+
+def test_overheads_ratio_line_takes_the_runs_method(tmp_path, capsys):
+    """The warning's promise holds for overhead's steps/totals line: its verdict is the
+    run's method's, withheld with fewer pairs than it needs."""
+    assert cli.main(["--scenario", "overhead", "--num-running", "2", "--steps", "5",
+                     "--warmup-steps", "2", "--policies", "send", "--repeat", "2",
+                     "--ci-method", "sign", "--output", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr()
+    assert out.err.splitlines()[0].startswith("bench.py: warning: --ci-method sign with "
+                                              "--repeat 2 gives the comparisons no verdict")
+    line = next(x for x in out.out.splitlines() if "steps/totals = " in x)
+    assert line.endswith("; no verdict: the sign test needs >= 6 pairs, have 2 (use "
+                         "--repeat 6 or more, or --ci-method t)")
+    assert "(no interval) over 2 pairs" in line
