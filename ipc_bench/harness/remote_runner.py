@@ -97,6 +97,11 @@ _NO_DEADLINE_S = float("inf")
 #: replaced by a fresh socket that says hello once more (``_SchedulerWatch.relink``), so
 #: that no hello is lost and none comes twice on one connection.
 _ONE_CONNECTION_MS = 2**31 - 1
+#: Most fresh connections (``_SchedulerWatch.relink``) before the scheduler's first
+#: message: each stands for a connection the scheduler's PAIR did not take, which a
+#: stray's pipe still attached causes, a few at most; a peer that ends every connection
+#: (not this harness's scheduler) ends the runner at the next, not in a silent loop.
+MAX_RELINKS = 8
 class _RemoteSockets(RunnerSockets):
     """``RunnerSockets`` whose control socket ``ctl`` is one already connected
     (``_SchedulerWatch.connect``); the data sockets as a spawned runner's, with
@@ -122,6 +127,7 @@ class _SchedulerWatch:
         self.sock: Optional[zmq.Socket] = None
         self.monitor: Optional[zmq.Socket] = None
         self.gone = False
+        self.relinks = 0
 
     def connect(self) -> zmq.Socket:
         """Connect a fresh control socket, watched from before its connect
@@ -143,17 +149,21 @@ class _SchedulerWatch:
         while not self.gone and self.monitor is not None and self.monitor.poll(0):
             self.gone = recv_monitor_message(self.monitor)["event"] == zmq.EVENT_DISCONNECTED
         if self.gone:
-            return f"the scheduler at {self.endpoint} closed the connection"
+            again = (f" {self.relinks + 1} times before its first message"
+                     if self.relinks >= MAX_RELINKS else "")
+            return f"the scheduler at {self.endpoint} closed the connection{again}"
         return None
 
     def relink(self, socks: RunnerSockets) -> bool:
         """Where the connection ended before the scheduler's first message: close the
         socket (the hello it holds goes with it) and connect a fresh one (``socks.ctl``);
-        whether it is connected (a scheduler gone refuses it: the end's line stands).
+        whether it is connected (a scheduler gone refuses it: the end's line stands; so
+        after ``MAX_RELINKS``, with how many times the connection ended).
         ``HandshakeRefused`` where the scheduler's port refused it (it has its runner:
         another took the port meanwhile), for the line of a first connect so refused."""
-        if self.answered or not self.gone:
+        if self.answered or not self.gone or self.relinks >= MAX_RELINKS:
             return False
+        self.relinks += 1
         self.close()
         try:
             socks.ctl = self.connect()
