@@ -1011,7 +1011,10 @@ class _Run:
         write it, keep its captures; its summary. ``t0``: ``time.perf_counter()`` when
         the case began (before its processes started): its ``case_elapsed_s``, the
         seconds from then to now (processes, steps, floor and teardown; not the writing
-        of its files), the figure of the terminal's ``(1.3 s for the whole case)``."""
+        of its files), the figure of the terminal's ``(1.3 s for the whole case)``; its
+        ``runner_wait_s``, the part of them spent waiting for runners started by hand
+        (``CaseResult.runner_wait_s``; 0.0 where there was none), to the same
+        millisecond."""
         case = result.spec
         elapsed_s = None if t0 is None else round(time.perf_counter() - t0, 3)
         usage = cpu_usage_between(cpu_before, read_cpu_times())
@@ -1022,6 +1025,7 @@ class _Run:
         summary["warnings"] = (noise_warnings(summary, usage) + list(extra_warnings)
                                + _code_warnings(summary, self.writer.metadata))
         summary["case_elapsed_s"] = elapsed_s
+        summary["runner_wait_s"] = round(result.runner_wait_s, 3)
         self.writer.add_case(result, summary)
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
             captures = build_captures(result)

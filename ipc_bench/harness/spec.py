@@ -388,7 +388,7 @@ class CaseResult:
     # --remote-runners: the seconds the case waited for its runners started by hand to
     # connect (``case_lifecycle.CaseLifecycle._await_remote``; ``time.monotonic``): a
     # person starting them, in the first case that needs them; printed on the case's
-    # line (``cli.execute``), not in its summary
+    # line and kept in its summary as ``runner_wait_s`` (``cli.execute``)
     runner_wait_s: float = 0.0
 
 
