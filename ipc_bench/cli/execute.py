@@ -642,7 +642,8 @@ class _Run:
             self.writer.begin_case(case)
             if not self.quiet:
                 bar = case_progress(case, f"{tag} {case.case_id}", bar=self.progress_bar,
-                                    run=self.pace, index=i - 1)
+                                    run=self.pace, index=i - 1,
+                                    waited=lambda: result.runner_wait_s)
             run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
             if (result.floor_interrupted or result.report_interrupted) and result.sched_rows:

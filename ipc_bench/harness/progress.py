@@ -169,14 +169,18 @@ class CaseHeartbeat(_Strided):
     the bar's do. ``run``: the run's ``RunPace``, this case its ``index``-th (from 0):
     the run left, where it can say (``RunPace.left_s``), and before any floor has been
     replayed, ``...; the estimate leaves out the floors (none replayed yet)``, and
-    the cases it cannot time (``left_out_words``)."""
+    the cases it cannot time (``left_out_words``). ``waited()``: the seconds the case
+    has spent so far waiting for runners started by hand (``CaseResult.runner_wait_s``;
+    default none), which ``RunPace`` takes out of the time it learns from the case."""
 
     def __init__(self, desc: str, total: Optional[int], by_requests: bool,
                  stream: Optional[IO] = None, every_s: float = 60.0,
                  interval_s: float = 1.0, floor: bool = False,
                  run: Optional["RunPace"] = None, index: int = 0,
-                 stamp: Optional[Callable[[], str]] = None, warmup: int = 0):
+                 stamp: Optional[Callable[[], str]] = None, warmup: int = 0,
+                 waited: Optional[Callable[[], float]] = None):
         super().__init__(total, by_requests, interval_s)
+        self.waited = waited or (lambda: 0.0)
         self.desc = desc
         self.stream = stream
         self.every_s = every_s
@@ -327,7 +331,9 @@ class RunPace:
     key, else of the latest finished case of its group (the same workload and
     transport), else the current case's if of its group, with the time the case that
     gave its pace spent outside its steps and floor (the current case's: the average
-    over the finished cases; before any, its start-up). A case left whose group has not
+    over the finished cases; before any, its start-up), none of it the wait for runners
+    started by hand (``CaseHeartbeat.waited``: a person, in the first case that needs
+    them, not a cost of each case). A case left whose group has not
     run yet (another size, or the single-process ``inproc`` after two-process ones) is
     counted apart, not timed: sizes run at paces far apart. Rough: codecs and policies
     of one group run at somewhat different paces."""
@@ -362,7 +368,7 @@ class RunPace:
         else:
             left = max(0, this.steps - beat.n_step) * step_s + this.floor * floor_s
         other_s = (sum(self.other_s) / len(self.other_s) if self.other_s
-                   else max(0.0, beat.t_first - beat.t_start))
+                   else max(0.0, beat.t_first - beat.t_start - beat.waited()))
         current, untimed = _Paces(step_s, floor_s, other_s), 0
         for plan in plans[1:]:
             pace = (self.paces.get(plan.key) or (current if plan.key == this.key else None)
@@ -378,9 +384,10 @@ class RunPace:
 
     def finished(self, beat: CaseHeartbeat, now: float) -> None:
         """``beat``'s case ended at ``now``: keep its paces (when it had a plan and a
-        pace) for the cases after it. ``now``: ``time.monotonic`` seconds. Raises
-        nothing."""
-        wall, self.t_mark = now - self.t_mark, now
+        pace) for the cases after it, its wait for runners started by hand
+        (``CaseHeartbeat.waited``) taken out of its time. ``now``: ``time.monotonic``
+        seconds. Raises nothing."""
+        wall, self.t_mark = now - self.t_mark - beat.waited(), now
         plan = self.plans[beat.index] if beat.index < len(self.plans) else None
         step_s, floor_s = beat.step_pace(), beat.floor_pace()
         if plan is None or step_s is None:
@@ -424,10 +431,12 @@ def duration_words(seconds: float) -> str:
 
 
 def case_progress(spec, desc: str, stream: Optional[IO] = None, bar: bool = True,
-                  run: Optional[RunPace] = None, index: int = 0) -> _Strided:
+                  run: Optional[RunPace] = None, index: int = 0,
+                  waited: Optional[Callable[[], float]] = None) -> _Strided:
     """The progress of ``spec`` (a ``CaseSpec``): a tqdm bar (``bar``) or a line a
     minute (``CaseHeartbeat``, with the run's ``RunPace`` ``run``, this case its
-    ``index``-th from 0), counting requests finished out of the workload's length
+    ``index``-th from 0, and the seconds it has waited for runners started by hand,
+    ``waited()``), counting requests finished out of the workload's length
     when the workload has one and the case has no step limit, else steps out of
     ``spec.warmup_steps + spec.counted_steps`` when it counts a number of steps, else
     out of ``spec.max_steps``."""
@@ -445,4 +454,5 @@ def case_progress(spec, desc: str, stream: Optional[IO] = None, bar: bool = True
         return CaseProgress(desc, total, by_requests, stream=stream)
     return CaseHeartbeat(desc, total, by_requests, stream=stream,
                          floor=bool(getattr(spec, "floor", False)), run=run, index=index,
+                         waited=waited,
                          warmup=getattr(spec, "warmup_steps", 0) if counted is not None else 0)
