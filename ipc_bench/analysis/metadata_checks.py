@@ -288,6 +288,24 @@ def _percent_problem(case: dict[str, Any]) -> str | None:
     return None
 
 
+#: ``case_elapsed_s`` and ``runner_wait_s`` are each rounded to the millisecond
+#: (``cli.execute``): the wait, a part of the whole case, may pass it by that much.
+WAIT_ROUNDING_S = 1e-3
+
+
+def _wait_problem(case: dict[str, Any]) -> str | None:
+    """Why ``case``'s ``runner_wait_s`` (already a number from 0 to ``MAX_CASE_VALUE``,
+    or null or absent: a summary written before it) is not a part of its
+    ``case_elapsed_s``, in words after ``case 'ID' has`` (``runner_wait_s 5, more than
+    its case_elapsed_s 3 (the whole case, the wait included)``); ``None`` when it is,
+    or either is null or absent."""
+    wait_s, elapsed_s = case.get("runner_wait_s"), case.get("case_elapsed_s")
+    if wait_s is None or elapsed_s is None or wait_s <= elapsed_s + WAIT_ROUNDING_S:
+        return None
+    return (f"runner_wait_s {_shown(wait_s)}, more than its case_elapsed_s "
+            f"{_shown(elapsed_s)} (the whole case, the wait included)")
+
+
 def _inproc_problem(case: dict[str, Any]) -> str | None:
     """Why ``case``, a single-process one (``transport`` ``harness.spec.INPROC``), has
     a field it cannot have, in words after ``case 'ID' has``: the first of
@@ -441,6 +459,7 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
     ``run_scenario``); one of its known numeric fields (``_NUMERIC_CASE_FIELDS``, the
     metrics) holds something other than a number from 0 to ``MAX_CASE_VALUE`` or null;
     its percentages of the machine's CPU time are not shares of it (``_percent_problem``);
+    its wait for runners started by hand is longer than the whole case (``_wait_problem``);
     it is a single-process case with a field only two processes have
     (``_inproc_problem``); its token-id bytes are not send's or pass its whole
     SchedulerOutput (``_token_bytes_problem``); one of
@@ -463,7 +482,8 @@ def _case_problem(case: Any, index: int, labels: dict[str, Any] | None = None,
         problem = _value_problem(key, case.get(key))
         if problem:
             return f"{name} has {problem}"
-    problem = _percent_problem(case) or _inproc_problem(case) or _token_bytes_problem(case)
+    problem = (_percent_problem(case) or _wait_problem(case) or _inproc_problem(case)
+               or _token_bytes_problem(case))
     if problem:
         return f"{name} has {problem}"
     for key in _WHOLE_CASE_FIELDS:

@@ -161,14 +161,17 @@ def test_a_summary_from_before_runner_wait_s_loads_and_reports_alike(
     assert not any("runner_wait_s" in line for line in old_err), old_err
 
 
-def test_a_negative_runner_wait_s_is_refused_as_case_elapsed_s_is(
-        late_run, tmp_path, capsys):
+@pytest.mark.parametrize("wait, why", [
+    (-3, "runner_wait_s -3, a negative number"),
+    (99, "runner_wait_s 99, more than its case_elapsed_s {elapsed} (the whole case, the "
+         "wait included)")])
+def test_a_hand_edited_runner_wait_s_is_refused(late_run, tmp_path, capsys, wait, why):
     run, _ = late_run
     edited = tmp_path / "edited"
     shutil.copytree(run, edited)
     summary = json.loads((edited / "summary.json").read_text())
-    summary["cases"][0]["runner_wait_s"] = -3
+    summary["cases"][0]["runner_wait_s"] = wait
     (edited / "summary.json").write_text(json.dumps(summary))
     _, err = _report(edited, tmp_path / "rep", capsys)
-    assert any(f"case '{FIRST}' has runner_wait_s -3, a negative number" in line
-               for line in err), err
+    why = why.format(elapsed=summary["cases"][0]["case_elapsed_s"])
+    assert any(f"case '{FIRST}' has {why}" in line for line in err), err
