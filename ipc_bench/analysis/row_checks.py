@@ -250,9 +250,11 @@ def _step_order_rows(df, skip, path: Path, lines: dict[str, list[str]], named=No
     boolean Series; one line per case and kind is added to ``lines[case]``
     (``_said_rows``): ``PATH: case 'ID' has a finish_step before its first_token_step
     (3) in 1 row (request 2; left out)``, the value the later step's."""
-    ids = df["case_id"].astype(str)
     bad = skip & False
     present = [c for c in REQUEST_STEP_COLUMNS if c in df]
+    if _steps_in_order(df, present):  # no row to say: the checks below find none
+        return bad
+    ids = df["case_id"].astype(str)
     for col in present:
         values = df[col].where(~skip & ~bad)
         bad |= _said_rows(ids, values, values < -1, f"a {col} below -1", min, path,
@@ -264,6 +266,25 @@ def _step_order_rows(df, skip, path: Path, lines: dict[str, list[str]], named=No
             bad |= _said_rows(ids, then, wrong, f"a {later} before its {earlier}", min,
                               path, lines, named)
     return bad
+
+
+def _steps_in_order(df, present: list[str]) -> bool:
+    """Whether no row of ``df`` (``requests.csv``'s, each one, skipped or not) has a
+    logical step of ``present`` (``REQUEST_STEP_COLUMNS``) below -1, or one that
+    happened before an earlier one of the list: ``_step_order_rows``' checks on the
+    whole file at once, in numpy, as a file no one edited passes them. False where a
+    column is not numbers (the checks then say what they find)."""
+    import numpy as np
+
+    try:
+        steps = [df[c].to_numpy(dtype=float) for c in present]
+    except (TypeError, ValueError):
+        return False
+    with np.errstate(invalid="ignore"):  # NaN: no step recorded, never wrong
+        if any((v < -1).any() for v in steps):
+            return False
+        return not any(((first >= 0) & (then >= 0) & (then < first)).any()
+                       for i, then in enumerate(steps) for first in steps[:i])
 
 
 #: What a ``requests.csv`` row's ``tpot_s`` is, in its own columns (``_tpot_rows``).
@@ -1194,26 +1215,25 @@ def _disagreeing_cases(steps, requests, floor, cases, run_dir: Path,
     bad, lines = set(), []
     for i in range(len(cases)):
         case = cases.iloc[i]
-        why = rows = None
+        why = rows = mine = None
         if rows_known:
             rows = steps[ids == str(case["case_id"])].reset_index(drop=True)
             if len(rows):
                 why = (_rows_identity_problem(case, rows, run_dir / "steps.csv")
                        or _step_problem(case, rows, run_dir / "steps.csv"))
-        if why is None and req_ids is not None:
-            why = _rows_identity_problem(case, requests[req_ids == str(case["case_id"])],
-                                         run_dir / "requests.csv")
-        why = why or _rate_problem(case, run_dir / "summary.json")
-        if why is None and req_ids is not None:
+        if req_ids is not None:  # the case's requests.csv rows, for each check below
             mine = requests[req_ids == str(case["case_id"])]
+        if why is None and mine is not None:
+            why = _rows_identity_problem(case, mine, run_dir / "requests.csv")
+        why = why or _rate_problem(case, run_dir / "summary.json")
+        if why is None and mine is not None:
             why = (_wall_rate_problem(case, mine, run_dir / "summary.json")
                    or _request_count_problem(case, mine, run_dir / "requests.csv"))
         if why is None and rows is not None:
             why = (_wall_problem(case, rows, run_dir / "summary.json")
                    or _waiting_problem(case, rows, run_dir / "steps.csv"))
-        if why is None and req_ids is not None:  # after the wall time's own check
-            why = _pace_problem(case, requests[req_ids == str(case["case_id"])],
-                                run_dir / "summary.json")
+        if why is None and mine is not None:  # after the wall time's own check
+            why = _pace_problem(case, mine, run_dir / "summary.json")
         if why is None and rows is not None:
             why = _idle_problem(case, rows, run_dir / "summary.json")
         if why is None and floor_ids is not None:
@@ -1508,7 +1528,9 @@ def _unwritten(cases, name: str) -> set[str]:
     then, by a run written before ``rows_not_written``; ``rows_not_written``: the rows
     of each file that failed, counted), so that the file lacks rows of them."""
     out = set()
-    for case in frame_records(cases) if "case_id" in cases else ():
+    # the three columns read alone: a case's other hundred are not made records
+    read = cases.loc[:, cases.columns.isin(["case_id", "rows_not_written", "steps_kept_in"])]
+    for case in frame_records(read) if "case_id" in cases else ():
         lost = case.get("rows_not_written")
         if isinstance(case.get("steps_kept_in"), str) and not isinstance(lost, dict) \
                 or isinstance(lost, dict) and name in lost:
