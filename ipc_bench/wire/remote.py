@@ -586,11 +586,25 @@ def _source_fd(frame: zmq.Frame) -> Optional[int]:
     return fd if isinstance(fd, int) and fd >= 0 else None
 
 
+def _duplicate(fd: int) -> socket.socket:
+    """A socket object on a duplicate of ``fd`` (libzmq's connection; closing it leaves
+    libzmq's open). Raises ``OSError`` where ``fd`` is closed or, its number reused, no
+    socket (a pipe of the run's own, say): the duplicate is then closed here, as
+    ``socket.socket`` leaves it open on that error, and a duplicate left open would
+    hold that pipe's write end, and its reader's wait for the end, for good."""
+    dup = os.dup(fd)
+    try:
+        return socket.socket(fileno=dup)
+    except BaseException:
+        os.close(dup)
+        raise
+
+
 def _peer_address(fd: int) -> str:
     """``HOST:PORT`` of the peer of the tcp connection ``fd`` (one of libzmq's, read
     through a duplicate); ``""`` where it cannot be read."""
     try:
-        with socket.socket(fileno=os.dup(fd)) as conn:
+        with _duplicate(fd) as conn:
             host, port = conn.getpeername()[:2]
     except (OSError, ValueError, TypeError):
         return ""
@@ -602,7 +616,7 @@ def _shut_down(fd: int, address: str, how: int = socket.SHUT_RDWR) -> None:
     it end and closes it), if it still is the one to ``address``; ``how``: ``SHUT_WR``
     only sends the peer the connection's end, after what was sent to it."""
     try:
-        with socket.socket(fileno=os.dup(fd)) as conn:
+        with _duplicate(fd) as conn:
             if not address or _peer_address(conn.fileno()) != address:
                 return  # closed meanwhile, its number reused: not that peer's
             conn.shutdown(how)
