@@ -555,6 +555,26 @@ def workload_memory_refusal(exc: ModelMemoryError, scheduler: SchedulerConfig,
     return exc
 
 
+#: How long a runner whose data sockets could not connect looks for its scheduler's
+#: end (``_gone_meanwhile``) before it refuses the handshake as its own failure (s).
+GONE_CHECK_S = 1.0
+
+
+def _gone_meanwhile(peer_problem: Callable[[], Optional[str]]) -> Optional[str]:
+    """``peer_problem``'s line where the scheduler went away within ``GONE_CHECK_S``
+    (checked every 10 ms), else ``None``. A data port refused or closed during the
+    connect, after the scheduler bound it and sent the ``Handshake``, is most often the
+    scheduler ending (killed or interrupted as the runner connected): its control
+    connection's end comes within milliseconds, and the runner then exits 5 as for a
+    scheduler gone, where it said it refused the handshake (exit 3) and named a port."""
+    deadline = time.monotonic() + GONE_CHECK_S
+    while True:
+        problem = peer_problem()
+        if problem is not None or time.monotonic() >= deadline:
+            return problem
+        time.sleep(0.01)
+
+
 def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], Optional[str]],
                      adapt: Optional[Callable[[RunnerConfig], RunnerConfig]] = None,
                      ready_info: Optional[dict[str, Any]] = None,
@@ -604,6 +624,9 @@ def accept_handshake(socks: RunnerSockets, hs: Any, peer_problem: Callable[[], O
         return refuse(str(memory_refusal(exc, config)))
     except (ConfigError, EndpointError) as exc:  # a bad config, a data socket
         _close(ring)
+        gone = _gone_meanwhile(peer_problem) if isinstance(exc, EndpointError) else None
+        if gone is not None:  # its data ports went with it: not this runner's refusal
+            return scheduler_gone(f"{gone}, noticed while connecting to its data ports")
         return refuse(str(exc))
     except Exception as exc:  # a model or ring that cannot be set up: say so, do not hang
         _close(ring)
