@@ -295,7 +295,7 @@ def test_a_connect_refused_for_want_of_a_descriptor_names_the_limit(monkeypatch)
 
     from ipc_bench.wire import transport
 
-    def refused(sock, endpoint, timeout_s):
+    def refused(sock, endpoint, timeout_s, monitor=None):
         raise EndpointError(f"cannot connect to {endpoint}: connection refused (no "
                             "process listens on that socket file)")
 
