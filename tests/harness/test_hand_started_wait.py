@@ -82,6 +82,12 @@ def late_run(tmp_path_factory):
     return run, err
 
 
+def _said_s(seconds: float) -> str:
+    """A case's whole time as its line writes it: to 0.1 s (``1.3``), below 0.1 s to
+    two significant figures (``0.065``)."""
+    return f"{seconds:.1f}" if seconds >= 0.095 else f"{seconds:.2g}"
+
+
 def _cases(run) -> dict:
     """The cases of ``run``'s ``summary.json`` by their ``case_id``."""
     summary = json.loads((run / "summary.json").read_text())
@@ -101,8 +107,9 @@ def test_the_wait_for_a_runner_started_by_hand_is_said_on_the_case_and_run_lines
     whole, waited = (float(g) for g in first.groups())
     assert DELAY_S <= waited <= whole, lines[0]
     # the runner was connected when the second case began: its line is a spawned one's
+    # (to 0.1 s, or to two significant figures below 0.1 s: ``0.065 s``)
     second = re.fullmatch(rf"\[2/2\] {re.escape(SECOND)}: 40 steps, [\d,]+ tok/s "
-                          r"\((\d+\.\d) s for the whole case\)", lines[1])
+                          r"\((\d+\.\d+) s for the whole case\)", lines[1])
     assert second, lines
     # The first case's own work, its time less its wait, is about the second's whole
     # time (the same steps over a runner already started): not the wait's seconds
@@ -122,7 +129,7 @@ def test_the_wait_is_kept_in_the_summary_as_the_part_of_the_case_it_was(late_run
     # the line's figures are the summary's, to 0.1 s
     assert (f"({first['case_elapsed_s']:.1f} s for the whole case, "
             f"{first['runner_wait_s']:.1f} s {WAITED})") in err
-    assert f"({second['case_elapsed_s']:.1f} s for the whole case)" in err
+    assert f"({_said_s(second['case_elapsed_s'])} s for the whole case)" in err
     assert DELAY_S <= first["runner_wait_s"] < first["case_elapsed_s"]
     assert first["runner_wait_s"] == round(first["runner_wait_s"], 3)
     # The rest of the case holds at least its counted steps, which came after the
