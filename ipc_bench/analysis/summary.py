@@ -1380,12 +1380,17 @@ def skewed_steps_warning(summary: dict[str, Any]) -> str | None:
     median = float_or_none(summary.get("step_ns_median"))
     if not mean or not median or mean <= SKEWED_STEP_RATIO * median:
         return None
-    ratio = mean / median
-    shown = next((t for d in range(2, 6) if float(t := f"{ratio:.{d}f}") > SKEWED_STEP_RATIO),
-                 f"{ratio:.5f}")
+    shown = _skew_shown(mean / median)
     return (f"the mean step is {shown}x the median ({mean / 1e3:,.1f} against "
             f"{median / 1e3:,.1f} µs, > {SKEWED_STEP_RATIO:g}x): long steps spread through "
             "the case raise its mean and lower its tok/s: the machine may be noisy")
+
+
+def _skew_shown(ratio: float) -> str:
+    """``ratio`` (over ``SKEWED_STEP_RATIO``) with as many decimals, 2 to 5, as it takes
+    to read above it: ``1.97``, ``1.50001``."""
+    return next((t for d in range(2, 6) if float(t := f"{ratio:.{d}f}") > SKEWED_STEP_RATIO),
+                f"{ratio:.5f}")
 
 
 def step_spread_warnings(summary: dict[str, Any]) -> list[str]:
@@ -1651,3 +1656,54 @@ def noise_warnings(summary: dict[str, Any], cpu_usage: dict[str, float] | None =
         if steal > 1.0:
             warnings.append(f"CPU steal time was {steal:.1f} % of the machine during the case")
     return warnings
+
+
+def noise_shorthand(summary: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """The machine-noise warnings ``noise_warnings`` gives ``summary`` (a case summary),
+    each to its kind and a short form naming its figure, for the terminal: a run prints
+    a kind's first warning in full under its case's line and, under later cases, the
+    short forms of the kinds already said on one line (``cli.execute``: ``warning: as
+    above (the machine may be noisy): step_ns_block_cv 28.0 %, mean step 1.98x the
+    median``); ``summary.json`` and the report keep every warning in full. Kinds and
+    short forms, the figures as their warnings print them: ``step_ns_block_cv`` (``step_ns_block_cv
+    28.0 %``, ``step_spread_warnings``), ``skew`` (``mean step 1.98x the median``,
+    ``skewed_steps_warning``), ``floor_step_ns_block_cv`` (``floor_noise_warning``),
+    ``x_floor`` (``x floor 0.80``, ``floor_below_one_warning``, not an async case's),
+    ``between_steps`` (``67 % of the loop between steps``, ``between_steps_warning``),
+    ``stalled_step`` (``counted step 843 took 11.5 ms``) and ``stood_still`` (``stood
+    still 6.6 ms before step 1020``) of ``stall_warnings`` (a trace replay's stalled
+    steps, judged by workload, stay in full), ``cpu_steal`` (``CPU steal 2.0 %``, from
+    ``cpu_steal_pct``). Keyed by the warning's full text: a warning not found among a
+    summary's own is printed in full. Raises nothing."""
+    out: dict[str, tuple[str, str]] = {}
+    spread = step_spread_warnings(summary)
+    cv = None if is_replay(summary) else summary.get("step_ns_block_cv")
+    if cv is not None and cv > NOISY_STEP_BLOCK_CV:
+        out[spread[0]] = ("step_ns_block_cv", f"step_ns_block_cv {above_percent(cv, 10)} %")
+    skewed = skewed_steps_warning(summary)
+    if skewed:
+        ratio = float_or_none(summary["step_ns_mean"]) / float_or_none(summary["step_ns_median"])
+        out[skewed] = ("skew", f"mean step {_skew_shown(ratio)}x the median")
+    floor = floor_noise_warning(summary)
+    if floor:
+        floor_cv = above_percent(summary["floor_step_ns_block_cv"], NOISY_FLOOR_BLOCK_CV * 100)
+        out[floor] = ("floor_step_ns_block_cv", f"floor_step_ns_block_cv {floor_cv} %")
+    below = floor_below_one_warning(summary)
+    if below and not summary.get("async_scheduling"):  # an async case's is no noise
+        out[below] = ("x_floor", f"x floor {summary['step_to_floor_ratio']:.2f}")
+    between = between_steps_warning(summary)
+    if between:
+        share = summary["between_steps_ns_per_step"] / summary["loop_step_ns_mean"]
+        out[between] = ("between_steps", f"{100 * share:.0f} % of the loop between steps")
+    for w in stall_warnings(summary):
+        if w.startswith("counted step "):
+            out[w] = ("stalled_step", f"counted step {summary.get('step_ns_max_seq')} took "
+                      f"{_time_words(summary['step_ns_max'])}")
+        elif w.startswith("the scheduler loop stood still "):
+            out[w] = ("stood_still", f"stood still {_time_words(summary['between_steps_ns_max'])} "
+                      f"before step {summary.get('between_steps_ns_max_seq')}")
+    steal = float_or_none(summary.get("cpu_steal_pct"))
+    if steal is not None and steal > 1.0:
+        out[f"CPU steal time was {steal:.1f} % of the machine during the case"] = (
+            "cpu_steal", f"CPU steal {steal:.1f} %")
+    return out

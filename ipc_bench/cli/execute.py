@@ -37,7 +37,7 @@ from ipc_bench.analysis.frontend import pair_send_savings
 from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token_bytes,
                                         check_digests, core_warnings, floor_pair_notes,
                                         no_request_served, no_step_counted,
-                                        is_replay, noise_warnings,
+                                        is_replay, noise_shorthand, noise_warnings,
                                         summarize_case)
 from ipc_bench.cli.command_line import recorded as recorded_command, recorded_cwd
 from ipc_bench.cli.console import one_write, stdout_failure, written_elsewhere
@@ -477,14 +477,17 @@ def replay_arm_warnings(cases: Sequence[dict[str, Any]],
 def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
                         floor_notes: int = 0, on_stdout: bool = False,
                         added: Optional[dict[str, list[str]]] = None,
-                        stdout_lost: bool = False) -> Optional[str]:
+                        stdout_lost: bool = False, in_short: int = 0) -> Optional[str]:
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
     warnings in python bench.py report DIR``; ``None`` when they recorded none. A core
     warning (``summary.core_warnings``) is printed under the first case that has it
     only (``_Run.case``): its repeats are said to be, ``(printed under their case lines
-    above; 5 of them core warnings repeated from an earlier case, printed there only)``. ``floor_notes``: how many ``note:``
+    above; 5 of them core warnings repeated from an earlier case, printed there only)``.
+    ``in_short``: how many machine-noise warnings were printed in short, their kind
+    having been printed in full under an earlier case (``_Run._log_warnings``), ``(...;
+    52 of them in short, on "as above" lines)``. ``floor_notes``: how many ``note:``
     lines said a send / cached pair's floors are not comparable
     (``summary.floor_pair_notes``), counted after the warnings, ``; 7 pairs of floors
     not comparable (the run's note: lines, on stdout)``. ``on_stdout``: the line for
@@ -518,6 +521,8 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     repeats = len(cores) - len(set(cores))
     once = (f"; {repeats:,} of them core warnings repeated from an earlier case, printed "
             "there only" if repeats else "")
+    if in_short:
+        once += f'; {in_short:,} of them in short, on "as above" lines'
     where = "printed on stderr under their case lines" if on_stdout else \
         "printed under their case lines above"
     more = sum(len(v) for v in added.values())
@@ -614,6 +619,10 @@ class _Run:
     #: The cores warnings (``summary.core_warnings``) logged so far: each is logged
     #: under the first case that carries it (every case's summary keeps its own).
     cores_logged: set = field(default_factory=set)
+    #: The kinds of machine-noise warning (``summary.noise_shorthand``) logged in full
+    #: so far, and how many warnings were logged in short after them (``_log_warnings``).
+    noise_kinds_said: set = field(default_factory=set)
+    in_short: int = 0
     #: The run's pace, for the heartbeat's estimate of the run left (off a terminal).
     pace: Optional[RunPace] = None
     #: ``time.monotonic()`` as the run began, for ``finish``'s line of the run's time.
@@ -690,11 +699,31 @@ class _Run:
                      f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
                      f"({_seconds(summary['case_elapsed_s'])} for the whole case"
                      f"{_hand_wait(result.runner_wait_s, _seconds)})")
-            for w in summary["warnings"]:  # under the case's line
-                if w not in self.cores_logged:
-                    self.log(f"  warning: {w}")
-            self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
+            self._log_warnings(summary)
         return None
+
+    def _log_warnings(self, summary: dict[str, Any]) -> None:
+        """``summary``'s warnings under its case's line: each in full, but a core
+        warning (``summary.core_warnings``) only under the first case that has it, and
+        a machine-noise warning (``summary.noise_shorthand``) in full only as the first
+        of its kind in the run: later ones go, in short, on one line after the case's
+        others, ``  warning: as above (the machine may be noisy): step_ns_block_cv
+        28.0 %, mean step 1.98x the median`` (counted in ``in_short``)."""
+        shorthand, short = noise_shorthand(summary), []
+        for w in summary["warnings"]:
+            if w in self.cores_logged:
+                continue
+            kind, text = shorthand.get(w, (None, ""))
+            if kind in self.noise_kinds_said:
+                short.append(text)
+                continue
+            if kind is not None:
+                self.noise_kinds_said.add(kind)
+            self.log(f"  warning: {w}")
+        if short:
+            self.log(f"  warning: as above (the machine may be noisy): {', '.join(short)}")
+            self.in_short += len(short)
+        self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
 
     def _interrupted_after_steps(self, result: CaseResult, exc: Interrupted,
                                  cpu_before) -> None:
@@ -1084,7 +1113,8 @@ class _Run:
         text += [f"note: {note}" for note in notes]
         text.append(quiet_warnings_line(writer.cases, self.run_dir, added) if self.quiet
                     else warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
-                                             on_stdout=True, added=added)
+                                             on_stdout=True, added=added,
+                                             in_short=self.in_short)
                     if _apart() else None)
         # a line break escaped; a relative folder that begins with "-" as ./-x
         text.append(f"\nresults: {one_line(path_word(str(self.run_dir)))}\n")
@@ -1100,7 +1130,7 @@ class _Run:
             for w in lines:  # its Markdown code spans as plain text, in the terminal
                 self.log(f"warning: {case_id}: {plain_text(w)}")
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
-                                    added=added,
+                                    added=added, in_short=self.in_short,
                                     stdout_lost=stdout_failure(sys.stdout) is not None)
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
