@@ -1306,21 +1306,45 @@ def _diff_point(value: Optional[float], scale: float) -> str:
     return _num(value, scale)
 
 
-def _diff_interval(low: float, high: float, scale: float) -> str:
-    """``[-0.59, 2.88]``: a difference's interval at ``scale``, each end as ``_num``
-    prints the difference beside it, thousands separators included, except that an end
-    ``_num``'s 2 decimals would round onto 0 while it is not 0 gets more
-    (``stats.interval_end``): ``[0.003, 2.88]``, not ``[0.00, 2.88]`` beside a
-    difference that excludes 0; an end of exactly 0 stays ``0``. Where an end has a
-    separator the ends are joined by `` to ``, ``[-1,714 to 4,187]``, so that the
-    interval does not read as four numbers (``[-1,714, 4,187]``)."""
+def _diff_ends(low: float, high: float, scale: float) -> tuple[str, str]:
+    """The two ends of a difference's interval at ``scale``, each as ``_num`` prints the
+    difference beside it, thousands separators included, except that an end ``_num``'s
+    2 decimals would round onto 0 while it is not 0 gets more (``stats.interval_end``):
+    ``0.003``, not ``0.00`` beside a difference that excludes 0; an end of exactly 0
+    stays ``0``."""
     def end(v: float) -> str:
         v_scaled = v * scale
         if v_scaled != 0 and abs(v_scaled) < 10:
             return interval_end(v_scaled, 2)
         return _num(v, scale)
-    ends = (end(low), end(high))
-    return f"[{' to '.join(ends) if any(',' in e for e in ends) else ', '.join(ends)}]"
+    return end(low), end(high)
+
+
+def _diff_interval(low: float, high: float, scale: float,
+                   joined: Optional[bool] = None) -> str:
+    """``[-0.59, 2.88]``: a difference's interval at ``scale``, its ends as
+    ``_diff_ends`` prints them (``[0.003, 2.88]``). Where an end has a separator the ends
+    are joined by `` to ``, ``[-1,714 to 4,187]``, so that the interval does not read as
+    four numbers (``[-1,714, 4,187]``); ``joined`` true or false sets the form instead
+    (``diff_column_joined``: one form for a whole column, ``[29.6 to 76.7]`` above or
+    below a ``[-1,714 to 4,187]``)."""
+    ends = _diff_ends(low, high, scale)
+    if joined is None:
+        joined = any("," in e for e in ends)
+    return f"[{(' to ' if joined else ', ').join(ends)}]"
+
+
+def diff_column_joined(intervals: Iterable[tuple[Optional[float], Optional[float], float]]
+                       ) -> bool:
+    """Whether a column of difference intervals (``(low, high, scale)`` each, ``None``
+    ends for a row without one) is printed in the `` to `` form throughout
+    (``_diff_interval``'s ``joined``): where any of its intervals has an end with a
+    thousands separator, so that one column holds one form, not ``[29.6, 76.7]`` above
+    ``[-22,475 to -4,077]``; a column of no such end keeps ``[29.6, 76.7]``, as the ratio
+    CI beside it reads."""
+    return any("," in e for low, high, scale in intervals
+               if low is not None and high is not None
+               for e in _diff_ends(low, high, scale))
 
 
 #: How a withheld verdict starts (``stats.withheld_verdict``); the block says why once.
@@ -1496,8 +1520,11 @@ def comparison_parts(c: dict[str, Any]) -> Optional[tuple[str, list[str], list[l
     adjusted = (f"; verdicts Holm-adjusted over {len(family)} timed "
                 f"metric{'' if len(family) == 1 else 's'}" if family else "")
     keys = [key for key in COMPARED_KEYS if key in c["metrics"]]
-    rows = [_comparison_row(c["method"], key, c["metrics"][key], bool(c.get("timed")))
-            for key in keys]
+    joined = diff_column_joined((c["metrics"][key]["diff_ci_low"],
+                                 c["metrics"][key]["diff_ci_high"], metric(key).scale)
+                                for key in keys)  # one form for the diff CI column
+    rows = [_comparison_row(c["method"], key, c["metrics"][key], bool(c.get("timed")),
+                            joined) for key in keys]
     if not rows and not c.get("timings_withheld"):
         return None  # nothing compared (older summaries kept such entries): no header
     withheld = [m["verdict"] for m in c["metrics"].values()
@@ -1673,10 +1700,11 @@ def format_comparisons(comparisons: Iterable[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = False
-                    ) -> list[str]:
+def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = False,
+                    joined: Optional[bool] = None) -> list[str]:
     """One metric's row of ``format_comparisons``; a timed replay's (``timed``: the
-    comparison's ``timed``) tokens/s row reads ``out tok/s (wall)``."""
+    comparison's ``timed``) tokens/s row reads ``out tok/s (wall)``; ``joined``: its diff
+    CI's form, the column's (``diff_column_joined``), or its own where ``None``."""
     entry = metric(key)
     label, scale, unit = tokens_name(key, entry.short, timed), entry.scale, entry.display_unit
     ci = "-"
@@ -1684,7 +1712,7 @@ def _comparison_row(method: str, key: str, m: dict[str, Any], timed: bool = Fals
         ci = ratio_interval(m["ratio_ci_low"], m["ratio_ci_high"])
     dci = "-"
     if m["diff_ci_low"] is not None:
-        dci = _diff_interval(m["diff_ci_low"], m["diff_ci_high"], scale)
+        dci = _diff_interval(m["diff_ci_low"], m["diff_ci_high"], scale, joined)
     # the point estimate each interval is centred on: the geometric mean (t) or
     # the median (bootstrap, sign) of the per-pair ratios and differences
     t_method = method == "t"

@@ -54,19 +54,21 @@ rep  policy  codec    transport  steps  out tok/s  floor tok/s  x floor  s2r B/s
 # each shows; the arms are each arm's geometric mean over the pairs, whose quotient is
 # the ratio (56,300 and 69,576 tok/s: 69,576 / 56,300 = 1.236), not the medians
 # (56,301 and 69,577) they were, whose quotient need not be.
+# The diff CI column holds one form: out tok/s's interval needs `` to `` (its ends have
+# thousands separators), so every row's reads so (``[29.6 to 76.7]``).
 GOLDEN_COMPARISONS = """
 cached vs send  [num_running=4]  msgpack: cached/send paired by repetition: geometric mean of the per-repetition ratios [95 % Student-t interval]; 2 pairs; verdicts Holm-adjusted over 7 timed metrics
 metric       unit   send (geometric mean) [IQR]  cached (geometric mean) [IQR]  cached/send (per-pair geomean)        ratio CI  send-cached (per-pair mean)              diff CI         p [Holm]                                     verdict
 -----------  -----  ---------------------------  -----------------------------  ------------------------------  --------------  ---------------------------  -------------------  ---------------  ------------------------------------------
-step mean    us     283.8 [1.15]                                  230.7 [0.70]                           0.813  [0.743, 0.889]                         53.1         [29.6, 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
-step median  us     282.8 [1.15]                                  229.7 [0.70]                           0.812  [0.742, 0.889]                         53.1         [29.6, 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
+step mean    us     283.8 [1.15]                                  230.7 [0.70]                           0.813  [0.743, 0.889]                         53.1       [29.6 to 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
+step median  us     282.8 [1.15]                                  229.7 [0.70]                           0.812  [0.742, 0.889]                         53.1       [29.6 to 76.7]    0.022 [0.130]    inconclusive: not significant after Holm
 out tok/s    tok/s  56,300 [301.0]                              69,576 [423.0]                           1.236  [1.069, 1.429]                      -13,276  [-22,475 to -4,077]    0.034 [0.130]    inconclusive: not significant after Holm
-build        us     8.10 [0]                                          3.20 [0]                           0.395  [0.395, 0.395]                         4.90         [4.90, 4.90]  <0.001 [<0.001]  significant: cached 60.5 % lower than send
-encode       us     5.40 [0]                                          5.40 [0]                           1.000  [1.000, 1.000]                            0               [0, 0]    1.000 [1.000]                   no significant difference
-decode       us     16.5 [0]                                          16.5 [0]                           1.000  [1.000, 1.000]                            0               [0, 0]    1.000 [1.000]                   no significant difference
-sched cpu    us     141.9 [0.58]                                  115.3 [0.35]                           0.813  [0.743, 0.889]                         26.6         [14.8, 38.3]    0.022 [0.130]    inconclusive: not significant after Holm
-s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0         [81.0, 81.0]            exact         exact: cached 5.3 % lower than send
-r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0               [0, 0]            exact                        exact: no difference
+build        us     8.10 [0]                                          3.20 [0]                           0.395  [0.395, 0.395]                         4.90       [4.90 to 4.90]  <0.001 [<0.001]  significant: cached 60.5 % lower than send
+encode       us     5.40 [0]                                          5.40 [0]                           1.000  [1.000, 1.000]                            0             [0 to 0]    1.000 [1.000]                   no significant difference
+decode       us     16.5 [0]                                          16.5 [0]                           1.000  [1.000, 1.000]                            0             [0 to 0]    1.000 [1.000]                   no significant difference
+sched cpu    us     141.9 [0.58]                                  115.3 [0.35]                           0.813  [0.743, 0.889]                         26.6       [14.8 to 38.3]    0.022 [0.130]    inconclusive: not significant after Holm
+s2r bytes    B      1,530 [0]                                        1,449 [0]                           0.947  [0.947, 0.947]                         81.0       [81.0 to 81.0]            exact         exact: cached 5.3 % lower than send
+r2s bytes    B      1,424 [0]                                        1,424 [0]                           1.000  [1.000, 1.000]                            0             [0 to 0]            exact                        exact: no difference
 not significant after Holm: the ratio CI excludes 1 but is unadjusted (as are the diff CI and the first p); the verdict comes from the p adjusted over the comparison's timed metrics [in brackets], above 0.05: no significant difference; yet the interval reaches beyond 1.1x either way, so a difference of 10 % or more is not ruled out either: inconclusive"""
 
 GOLDEN_LATENCY = """
