@@ -208,6 +208,20 @@ def copy_as_another_run(run: Path, path: Path, seconds: float = 1.0) -> Path:
     return path
 
 
+def copy_without_case_field(run: Path, path: Path, field: str) -> Path:
+    """Copy the run folder ``run`` to ``path`` with ``field`` deleted from every case of
+    its ``summary.json``, as a run written before the harness recorded that field;
+    returns ``path``."""
+    import json
+
+    shutil.copytree(run, path)
+    summary = json.loads((path / "summary.json").read_text())
+    for case in summary["cases"]:
+        del case[field]
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
 def _wait_longer_in_warmup(steps_csv: Path, extra_ns: int) -> None:
     """Add ``extra_ns`` (at least 1) to the ``wait_ns`` and ``step_ns`` of the first
     uncounted row of each case of ``steps_csv``."""

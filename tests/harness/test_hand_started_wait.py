@@ -22,6 +22,7 @@ import warnings
 
 import pytest
 
+from analysis_run import copy_without_case_field
 from fault_helpers import free_base_port
 from ipc_bench import cli
 from ipc_bench.analysis.results import load
@@ -150,12 +151,7 @@ def _report(run, out, capsys) -> tuple[int, list[str]]:
 def test_a_summary_from_before_runner_wait_s_loads_and_reports_alike(
         late_run, tmp_path, capsys):
     run, _ = late_run
-    old = tmp_path / "old"
-    shutil.copytree(run, old)
-    summary = json.loads((old / "summary.json").read_text())
-    for case in summary["cases"]:
-        del case["runner_wait_s"]
-    (old / "summary.json").write_text(json.dumps(summary))
+    old = copy_without_case_field(run, tmp_path / "old", "runner_wait_s")
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResultsWarning)
         assert [c.get("runner_wait_s") for c in _cases(old).values()] == [None, None]

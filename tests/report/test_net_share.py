@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import shutil
 import statistics
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pandas as pd
 import pytest
 import scipy.stats as sps
 
-from analysis_run import run_bench
+from analysis_run import copy_without_case_field, run_bench
 from ipc_bench.analysis.results import Results, load
 from ipc_bench.analysis.run_files import ResultsWarning
 from ipc_bench.analysis.stats import interval_end, point_text
@@ -172,12 +171,7 @@ def test_an_older_run_has_its_net_share_from_steps_csv_or_says_it_is_unavailable
         emulated_run, tmp_path):
     run, _ = emulated_run
     cell, sentence, _ = _expected(run)
-    old = tmp_path / "old"
-    shutil.copytree(run, old)
-    summary = json.loads((old / "summary.json").read_text())
-    for c in summary["cases"]:
-        del c["s2r_net_ns_median"]
-    (old / "summary.json").write_text(json.dumps(summary))
+    old = copy_without_case_field(run, tmp_path / "old", "s2r_net_ns_median")
     items = findings.findings(load([old]))
     assert items.summary[1][0][7] == cell  # recomputed from steps.csv
     assert any(f.endswith(" " + sentence) for f in items)
