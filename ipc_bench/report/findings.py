@@ -1169,7 +1169,9 @@ def _single_process_step(g, arm: str, codec: str, reps, method: str):
 def _step_cost_words(cmp, method: str) -> str:
     """``; its mean step +152.3 µs [+140.1, +164.5] over the single process's`` of a
     ``_single_process_step`` comparison (its point, ``method``'s, and interval where it
-    has one, in µs); ``''`` for ``None``."""
+    has one, in µs; its ends joined by `` to `` where one has a thousands separator,
+    ``[+932.7 to +1,279.2]``, as the tables' diff CI, so that it does not read as four
+    numbers); ``''`` for ``None``."""
     if cmp is None:
         return ""
 
@@ -1179,7 +1181,8 @@ def _step_cost_words(cmp, method: str) -> str:
     point = cmp.diff_mean if method == "t" else cmp.diff_median
     text = f"; its mean step {us(point)} µs"
     if cmp.diff_ci_low is not None and cmp.diff_ci_high is not None:
-        text += f" [{us(cmp.diff_ci_low)}, {us(cmp.diff_ci_high)}]"
+        ends = (us(cmp.diff_ci_low), us(cmp.diff_ci_high))
+        text += f" [{(' to ' if any(',' in e for e in ends) else ', ').join(ends)}]"
     return text + " over the single process's"
 
 

@@ -259,11 +259,11 @@ def test_each_two_process_codec_is_compared_and_named():
         "1.00x is up to 20 % (4 x 5 %)): cached: 10,131 tok/s, 1.08x [1.06, 1.096] two "
         "processes with msgpack (9,398 tok/s; its mean step +493.7 µs [+368.2, +619.2] "
         "over the single process's), 1.16x [1.01, 1.35] two processes with "
-        "pickle (8,697 tok/s; its mean step +1,043.8 µs [+25.5, +2,062.0] over the single "
+        "pickle (8,697 tok/s; its mean step +1,043.8 µs [+25.5 to +2,062.0] over the single "
         "process's); send: 10,096 tok/s, 1.07x [0.89, 1.30] two processes "
-        "with msgpack (9,394 tok/s; its mean step +474.8 µs [-795.0, +1,744.6] over the "
+        "with msgpack (9,394 tok/s; its mean step +474.8 µs [-795.0 to +1,744.6] over the "
         "single process's), 1.17x [1.15, 1.20] two processes with pickle "
-        "(8,597 tok/s; its mean step +1,106.0 µs [+932.7, +1,279.2] over the single "
+        "(8,597 tok/s; its mean step +1,106.0 µs [+932.7 to +1,279.2] over the single "
         "process's): against msgpack, for cached, the cost of having IPC at all; for "
         "send, inconclusive (interval beyond 1.1x either way), the interval holding 1.00x: the "
         "data cannot tell a cost of having IPC from none; the arms' readings differ, but "
@@ -307,7 +307,7 @@ def test_one_two_process_codec_says_why_it_is_the_only_one():
     # a run of pickle alone is compared against pickle
     assert findings._single_process_findings(_codec_rows(("msgpack",)), _at_64)[0].endswith(
         "send: 10,096 tok/s, 1.17x [1.15, 1.20] two processes with pickle (8,597 tok/s; "
-        "its mean step +1,106.0 µs [+932.7, +1,279.2] over the single process's): "
+        "its mean step +1,106.0 µs [+932.7 to +1,279.2] over the single process's): "
         "against pickle, the cost of having IPC at all.")
 
 
@@ -321,7 +321,7 @@ def test_arms_whose_intervals_do_not_overlap_get_no_such_clause():
     rows.loc[send_one, "step_ns_mean"] = 64e9 / rows.loc[send_one, "output_tokens_per_s"]
     text = findings._single_process_findings(rows, _at_64)[0]
     assert text.endswith("send: 12,306 tok/s, 1.31x [1.29, 1.34] two processes with "
-                         "msgpack (9,394 tok/s; its mean step +1,612.4 µs [+1,460.2, "
+                         "msgpack (9,394 tok/s; its mean step +1,612.4 µs [+1,460.2 to "
                          "+1,764.6] over the single process's): against msgpack, the cost "
                          "of having IPC at all.")
     # one arm with no cost and one with, intervals apart: the readings differ, unqualified
