@@ -828,15 +828,17 @@ def _legend(ax, **kw) -> None:
 def _points_under_legend(fig, ax) -> list[tuple[float, float]]:
     """The data points (x, y) of ``ax``'s series (an error bar's data line, a labelled
     line's markers; not the caps, bars or cut marks) that lie inside its legend's window
-    extent, grown by half a marker, with the figure laid out as it is now; ``[]`` where
-    ``ax`` has no legend."""
+    extent, grown by half a marker, with the figure laid out as its next draw would lay
+    it out (``_lay_out``: the legend's place, ``best`` included, and the data transform
+    are those a full draw leaves, with nothing rendered); ``[]`` where ``ax`` has no
+    legend."""
     from matplotlib.container import ErrorbarContainer
 
     leg = ax.get_legend()
     if leg is None:
         return []
-    fig.canvas.draw()
-    box = leg.get_window_extent()
+    _lay_out(fig)
+    box = leg.get_window_extent(fig.canvas.get_renderer())
     under = []
     data = [c.lines[0] for c in ax.containers
             if isinstance(c, ErrorbarContainer) and c.lines[0] is not None]
