@@ -373,10 +373,19 @@ def _remote_runners(args, cases):
     or stage: the largest ``--tp`` or ``--pp`` of the cases, else 1; with ``--pp`` also
     the stages' store port), its control ports bound and its data ports checked
     (``EndpointError``, one line, exit 2, when one is taken), and one line on stderr
-    with the command that starts each runner; else ``None``."""
+    with the command that starts each runner; else ``None``. A given ``--output`` is
+    checked first, as the run will claim it (``execute._check_new_run_dir``: a folder
+    that is not empty, a file, a broken link): its refusal comes before any port is
+    bound or the user is told to start a runner, which would then find no scheduler."""
     if not args.remote_runners:
         return None
+    from pathlib import Path
+
+    from ipc_bench.cli.execute import _check_new_run_dir
     from ipc_bench.wire.remote import DEFAULT_PORT, RemoteRunners, runner_command
+
+    if args.output:  # only looks: the run claims it later (execute.claim_run_dir)
+        _check_new_run_dir(Path(args.output), given=True)
 
     n = max((c.tp or c.pp or 1) for c in cases)
     remote = RemoteRunners(args.host or "127.0.0.1", args.port or DEFAULT_PORT, n,
