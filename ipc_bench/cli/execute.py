@@ -477,7 +477,8 @@ def replay_arm_warnings(cases: Sequence[dict[str, Any]],
 def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
                         floor_notes: int = 0, on_stdout: bool = False,
                         added: Optional[dict[str, list[str]]] = None,
-                        stdout_lost: bool = False, in_short: int = 0) -> Optional[str]:
+                        stdout_lost: bool = False, in_short: int = 0,
+                        late: int = 0) -> Optional[str]:
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
@@ -487,7 +488,12 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     above; 5 of them core warnings repeated from an earlier case, printed there only)``.
     ``in_short``: how many machine-noise warnings were printed in short, their kind
     having been printed in full under an earlier case (``_Run._log_warnings``), ``(...;
-    52 of them in short, on "as above" lines)``. ``floor_notes``: how many ``note:``
+    52 of them in short, on "as above" lines)``. ``late``: how many the scenario's
+    report (``scenario_text``) added to the cases after their lines were printed
+    (step-time's descheduled send case), printed after the run's time line, ``warning:
+    CASE: TEXT``: ``(...; 2 of them found after the last case by the scenario's report,
+    printed after it)``, or, none printed under a case line, ``(found after the last case
+    by the scenario's report, printed after it)``. ``floor_notes``: how many ``note:``
     lines said a send / cached pair's floors are not comparable
     (``summary.floor_pair_notes``), counted after the warnings, ``; 7 pairs of floors
     not comparable (the run's note: lines, on stdout)``. ``on_stdout``: the line for
@@ -523,9 +529,15 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
             "there only" if repeats else "")
     if in_short:
         once += f'; {in_short:,} of them in short, on "as above" lines'
+    more = sum(len(v) for v in added.values())
+    late_words = ("found after the last case by the scenario's report, printed "
+                  f"{'on stderr ' if on_stdout else ''}after it")
     where = "printed on stderr under their case lines" if on_stdout else \
         "printed under their case lines above"
-    more = sum(len(v) for v in added.values())
+    if late and late == count - more:  # none of the recorded ones under a case line
+        where, once = late_words, ""
+    elif late:
+        once += f"; {late:,} of them {late_words}"
     if more:
         replay = ("on the repetitions of a trace replay arm that vary over 10 %, printed "
                   + ("on stderr " if on_stdout else "") + "after the last case")
@@ -1075,7 +1087,8 @@ class _Run:
         elsewhere than stderr, ``warnings_count_line``'s for stdout), the ``results:`` line, then
         (not with ``--quiet``) on stderr the run's time from its first line to here
         (``ipc-bench: 8 cases run in 3 min 12 s``; ``, 31.0 s of it waiting for runners
-        started by hand`` after it where its cases waited for them, ``_hand_wait``), the warnings of a trace replay arm
+        started by hand`` after it where its cases waited for them, ``_hand_wait``), the
+        warnings the scenario's report added to the cases (``warning: CASE: TEXT``), the warnings of a trace replay arm
         whose repetitions vary over 10 % (``replay_arm_warnings``, as the report adds
         them, without the backticks of its Markdown: ``warning: CASE: across the 2
         repetitions of its arm, ... (step_ns_rep_block_cv, > 10 %) ...``) and
@@ -1096,7 +1109,12 @@ class _Run:
                      f"{r['mismatches']} of {r['messages_checked']} captured messages differ "
                      "from the formula" for r in writer.byte_model if r["mismatches"]]
         # The scenario's report may add fields to the summaries: before they are written.
+        # Warnings it adds come after the case lines: printed after the last case.
+        held = [len(c.get("warnings") or ()) for c in writer.cases]
         extra = scenario_text(scenario_report, writer.cases, ci_method, problems)
+        late = {c["case_id"]: list(c["warnings"][n:]) for c, n in zip(writer.cases, held)
+                if len(c.get("warnings") or ()) > n}
+        num_late = sum(len(v) for v in late.values())
         added = replay_arm_warnings(writer.cases, self.run_dir)  # recorded on its cases
         self.stopped = True
         with signals.deferred():
@@ -1114,7 +1132,7 @@ class _Run:
         text.append(quiet_warnings_line(writer.cases, self.run_dir, added) if self.quiet
                     else warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
                                              on_stdout=True, added=added,
-                                             in_short=self.in_short)
+                                             in_short=self.in_short, late=num_late)
                     if _apart() else None)
         # a line break escaped; a relative folder that begins with "-" as ./-x
         text.append(f"\nresults: {one_line(path_word(str(self.run_dir)))}\n")
@@ -1126,11 +1144,14 @@ class _Run:
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
                  f"{run_seconds(time.monotonic() - self.t_start)}"
                  f"{_hand_wait(self.runner_wait_s, run_seconds)}")
+        for case_id, lines in late.items():  # the scenario's report's, after the last case
+            for w in lines:
+                self.log(f"warning: {case_id}: {w}")
         for case_id, lines in added.items():  # the report's, after the last case
             for w in lines:  # its Markdown code spans as plain text, in the terminal
                 self.log(f"warning: {case_id}: {plain_text(w)}")
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
-                                    added=added, in_short=self.in_short,
+                                    added=added, in_short=self.in_short, late=num_late,
                                     stdout_lost=stdout_failure(sys.stdout) is not None)
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
