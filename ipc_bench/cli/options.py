@@ -7,8 +7,12 @@ bad input never surfaces as a traceback or a hang half-way through a run.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import math
 import re
+import sys
+import tomllib
+from pathlib import Path
 from typing import Sequence
 
 from ipc_bench.analysis.stats import METHODS
@@ -550,6 +554,49 @@ def _host(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+# ------------------------------------------------------------------ --version
+
+#: The distribution ``bench.py --version`` names the version of (pyproject.toml's name).
+DISTRIBUTION = "ipc-bench"
+_PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def package_version() -> str:
+    """The version of ``DISTRIBUTION`` as installed (``importlib.metadata``), else the
+    ``version`` of the checkout's ``pyproject.toml`` (run from a checkout not
+    installed), else ``unknown``."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    try:
+        with open(_PYPROJECT, "rb") as f:
+            return str(tomllib.load(f)["project"]["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unknown"
+
+
+def version_line() -> str:
+    """``bench.py --version``'s line: ``bench.py 0.1.0 (commit 3ed94134c0de)``, the
+    commit's first 12 hex digits as a report shows a run's (``environment.
+    checkout_commit``: where this package is in a git checkout; the line ends after the
+    version otherwise)."""
+    from ipc_bench.harness.environment import checkout_commit
+
+    commit = checkout_commit()
+    return f"bench.py {package_version()}" + (f" (commit {commit[:12]})" if commit else "")
+
+
+class _Version(argparse._VersionAction):
+    """argparse's ``action="version"``, its line (``version_line``: a git call or two)
+    made only when ``--version`` is given, not each time a parser is built, and printed
+    as it is: argparse's would wrap it to the terminal's width."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(version_line() + "\n", sys.stdout)
+        parser.exit()
+
+
 # ------------------------------------------------------------------ the parser
 
 
@@ -581,6 +628,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     """The scenario, the run folder, the seed and the size of a steady case."""
     p.add_argument("--scenario", help="scenario to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--version", action=_Version, help=(
+        "print bench.py's version and the git commit of its checkout (bench.py 0.1.0 "
+        "(commit 3ed94134c0de)) and exit"))
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="run folder (default: results/<scenario>-<time> in the checkout bench.py "
                         "is in, from any current folder)")

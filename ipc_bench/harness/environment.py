@@ -245,17 +245,11 @@ def _packages() -> dict[str, str]:
     return versions
 
 
-def _git_info(notes: list[str] | None = None) -> dict[str, Any] | None:
-    """``collect_metadata``'s ``git``: ``{"commit": 40-hex str, "dirty": bool,
-    "untracked": int, "branch": str, "diff_sha256": 64-hex str}`` for the git checkout
-    holding this package (``dirty`` and ``untracked``: ``_git_status``;
-    ``diff_sha256``, only when dirty: ``_diff_sha256``, the digest of the tracked
-    files' uncommitted changes, absent in runs made before it was recorded). ``None``
-    when the package is not in a checkout or git is unavailable; ``commit`` is absent
-    when the repository has no commit yet, ``branch`` when HEAD is detached, ``dirty``
-    and ``untracked`` when ``git status`` fails, which appends a line saying so to
-    ``notes`` (``git status failed (killed by SIGKILL): whether the checkout had
-    changes is unknown``), when given. Each git call times out after 5 s."""
+def _checkout_git() -> tuple[Path, dict[str, str], Callable[..., str | None]] | None:
+    """``(root, env, git)`` of the git checkout holding this package: its folder, the
+    environment git runs in there and ``git(*args)``, which runs ``git ARGS`` in it and
+    returns its output (stripped; ``None`` where it failed or took over 5 s); ``None``
+    when the package is not in a checkout or git is unavailable."""
     root = _repo_root()
     if root is None:
         return None
@@ -271,7 +265,33 @@ def _git_info(notes: list[str] | None = None) -> dict[str, Any] | None:
 
     if git("rev-parse", "--is-inside-work-tree") != "true":
         return None
+    return root, env, git
 
+
+def checkout_commit() -> str | None:
+    """The commit (40 hex digits) the checkout holding this package is at, as a run's
+    metadata records it (``_git_info``'s ``commit``), read with two git calls and no
+    ``git status``; ``None`` outside a checkout, without git or before a first
+    commit."""
+    checkout = _checkout_git()
+    return None if checkout is None else checkout[2]("rev-parse", "--verify", "-q", "HEAD")
+
+
+def _git_info(notes: list[str] | None = None) -> dict[str, Any] | None:
+    """``collect_metadata``'s ``git``: ``{"commit": 40-hex str, "dirty": bool,
+    "untracked": int, "branch": str, "diff_sha256": 64-hex str}`` for the git checkout
+    holding this package (``dirty`` and ``untracked``: ``_git_status``;
+    ``diff_sha256``, only when dirty: ``_diff_sha256``, the digest of the tracked
+    files' uncommitted changes, absent in runs made before it was recorded). ``None``
+    when the package is not in a checkout or git is unavailable; ``commit`` is absent
+    when the repository has no commit yet, ``branch`` when HEAD is detached, ``dirty``
+    and ``untracked`` when ``git status`` fails, which appends a line saying so to
+    ``notes`` (``git status failed (killed by SIGKILL): whether the checkout had
+    changes is unknown``), when given. Each git call times out after 5 s."""
+    checkout = _checkout_git()
+    if checkout is None:
+        return None
+    root, env, git = checkout
     info: dict[str, Any] = {}
     commit = git("rev-parse", "--verify", "-q", "HEAD")
     if commit:
