@@ -5,8 +5,8 @@ with ``--remote-runners``.
 It connects to the scheduler's control port (``PORT``: ``--port``'s base plus the
 rank; the scheduler prints the command for each rank) and serves the run's cases until
 the run ends (``harness.remote_runner``: its exit codes). A missing or malformed
-``--connect`` (not ``tcp://ADDR:PORT`` with an IP address, a wildcard address, a port
-outside 1-65535) prints one line and exits 2, as does an address it cannot connect
+``--connect`` (not ``tcp://ADDR:PORT`` with an IP address or ``localhost``, read as
+127.0.0.1; a wildcard address, a port outside 1-65535) prints one line and exits 2, as does an address it cannot connect
 to or a peer there that fails the ZeroMQ handshake (a data port, not the control
 port) or does not answer it within ``--connect-timeout``; a control port that already
 has its runner refuses it at once (one line, exit 3).
@@ -29,7 +29,8 @@ import sys
 from ipc_bench.cli.once import OnceParser
 from ipc_bench.cli.options import UsageError
 from ipc_bench.errors import one_line
-from ipc_bench.wire.transport import CONNECT_TIMEOUT_S, check_endpoint, split_tcp_endpoint
+from ipc_bench.wire.transport import (CONNECT_TIMEOUT_S, check_endpoint, split_tcp_endpoint,
+                                      tcp_endpoint)
 
 PROG = "bench.py runner"
 EXIT_USAGE = 2
@@ -42,19 +43,29 @@ class _Parser(OnceParser):
         raise UsageError(message)
 
 
+#: The one host name ``--connect`` takes, and the address it stands for: the
+#: scheduler's default ``--host``. Any other name is refused (``not an IP address``).
+LOCALHOST = ("localhost", "127.0.0.1")
+
+
 def connect_endpoint(text: str) -> str:
     """``--connect``'s value: ``tcp://ADDR:PORT``, ADDR an IP address of the scheduler
-    (IPv6 in brackets, no wildcard or multicast), PORT 1-65535."""
+    (IPv6 in brackets, no wildcard or multicast), PORT 1-65535; ``localhost`` (any
+    case, without brackets) is read as ``127.0.0.1`` (``LOCALHOST``):
+    ``tcp://localhost:5600`` gives ``tcp://127.0.0.1:5600``."""
     try:
-        split_tcp_endpoint(text)
+        host, port = split_tcp_endpoint(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected tcp://ADDR:PORT (the scheduler's address and control port; IPv6 in "
             f"brackets), got {text!r}") from None
+    given = text  # a refusal names the endpoint as typed (tcp://localhost:0)
+    if host.lower() == LOCALHOST[0] and not text.startswith("tcp://["):
+        text = tcp_endpoint(LOCALHOST[1], port)
     try:
         check_endpoint(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(str(exc).replace(text, given, 1)) from None
     address = ipaddress.ip_address(split_tcp_endpoint(text)[0])
     if address.is_unspecified or address.is_multicast:
         raise argparse.ArgumentTypeError(
