@@ -756,7 +756,16 @@ def _lay_out(fig) -> None:
     renderer, whose text sizes it caches; the tick labels ``_shown_labels`` reads are
     placed from the axes' positions then. ``Figure.draw_without_rendering`` does the
     same and then walks every artist (lines, bars, legends) with drawing turned off,
-    which tells nothing about the labels and took most of each pass's time."""
+    which tells nothing about the labels and took most of each pass's time.
+
+    A figure laid out at its size and dpi and not changed since (``_laid_out``, and
+    the figure not stale: any change to an artist of it, a text, a legend, a formatter,
+    a rotation, marks it stale, and the pass leaves it not stale) is left as it is: a
+    second pass placed everything where the first had, but for the last bits of a
+    float, and cost as much as the first (the title check, ``fit_title``, and each
+    panel's legend check ran one on an unchanged figure)."""
+    if not fig.stale and getattr(fig, _LAID_OUT, None) == _layout_key(fig):
+        return
     renderer = fig.canvas.get_renderer()
     with renderer._draw_disabled():
         for ax in fig.axes:  # as Figure.draw does before its layout
@@ -768,6 +777,25 @@ def _lay_out(fig) -> None:
                 engine.execute(fig)
             except ValueError:  # as Figure.draw: the layout is left as it was
                 pass
+    _laid_out(fig)
+
+
+#: The attribute under which ``_lay_out`` records the size and dpi it last laid a
+#: figure out at (``_layout_key``).
+_LAID_OUT = "_ipc_bench_laid_out"
+
+
+def _layout_key(fig) -> tuple:
+    """``fig``'s size in inches and its dpi, which a layout is of."""
+    return (*map(float, fig.get_size_inches()), float(fig.dpi))
+
+
+def _laid_out(fig) -> None:
+    """Record that ``fig`` is laid out as it stands (``_lay_out``): what was read since
+    its last pass (tick labels, which ``Axis.get_ticklabels`` places again as the pass
+    did, marking them stale) changed nothing it lays out."""
+    setattr(fig, _LAID_OUT, _layout_key(fig))
+    fig.stale = False
 
 
 def _crowded(fig, axes) -> list:
@@ -776,7 +804,9 @@ def _crowded(fig, axes) -> list:
     text sized, drawable first: ``utf8_figure_text``)."""
     utf8_figure_text(fig)
     _lay_out(fig)
-    return [ax for ax in axes if _overlapping(_shown_labels(ax), fig)]
+    crowded = [ax for ax in axes if _overlapping(_shown_labels(ax), fig)]
+    _laid_out(fig)  # reading the labels placed them as the pass had
+    return crowded
 
 
 def _readable_ticks(fig, axes) -> None:
