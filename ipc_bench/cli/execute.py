@@ -16,6 +16,7 @@ stdout or a signal while printing costs nothing.
 
 from __future__ import annotations
 
+import errno
 import inspect
 import json
 import os
@@ -179,9 +180,11 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     try:
         run_dir = (Path(args.output) if args.output
                    else default_run_dir(REPO_ROOT / "results", args.scenario))
-    except OSError as exc:
+    except OSError as exc:  # the default place refused: another is a flag away
+        hint = ("; write it elsewhere with --output DIR"
+                if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "")
         raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
-                         f"{_write_reason(exc)}") from None
+                         f"{_write_reason(exc)}{hint}") from None
     created = _check_new_run_dir(run_dir, given=bool(args.output))
     claiming = False
     try:
