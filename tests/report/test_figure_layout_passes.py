@@ -11,21 +11,14 @@ import matplotlib
 import pytest
 from matplotlib.figure import Figure
 
+from figure_calls import dpi_calls
 from ipc_bench.report import plots
 
 
 @pytest.fixture
 def draws(monkeypatch):
     """The dots per inch of every ``Figure.draw`` call from here on, drawing or not."""
-    calls: list[float] = []
-    draw = Figure.draw
-
-    def counted(self, renderer):
-        calls.append(self.dpi)
-        return draw(self, renderer)
-
-    monkeypatch.setattr(Figure, "draw", counted)
-    return calls
+    return dpi_calls(monkeypatch, Figure, "draw")
 
 
 def _two_panels(width: float, labels=(), log: bool = False, fontsize: int = 10):

@@ -11,6 +11,7 @@ import pytest
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.ticker import NullFormatter
 
+from figure_calls import dpi_calls
 from ipc_bench.report import plots
 from test_throughput_legend_clear import _cases
 from test_withheld_figures import results_of
@@ -20,15 +21,7 @@ from test_withheld_timings import tp_summary
 @pytest.fixture
 def passes(monkeypatch):
     """The dots per inch of every constrained layout run from here on."""
-    calls: list[float] = []
-    execute = ConstrainedLayoutEngine.execute
-
-    def counted(self, fig):
-        calls.append(fig.dpi)
-        return execute(self, fig)
-
-    monkeypatch.setattr(ConstrainedLayoutEngine, "execute", counted)
-    return calls
+    return dpi_calls(monkeypatch, ConstrainedLayoutEngine, "execute")
 
 
 def test_a_throughput_figure_is_laid_out_once_before_its_png(passes):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from matplotlib.figure import Figure
 
+from figure_calls import dpi_calls
 from ipc_bench.report import plots
 from test_throughput_legend_clear import _cases
 from test_withheld_figures import results_of
@@ -16,15 +17,7 @@ from test_withheld_figures import results_of
 @pytest.fixture
 def draws(monkeypatch):
     """The dots per inch of every ``Figure.draw`` call from here on."""
-    calls: list[float] = []
-    draw = Figure.draw
-
-    def counted(self, renderer):
-        calls.append(self.dpi)
-        return draw(self, renderer)
-
-    monkeypatch.setattr(Figure, "draw", counted)
-    return calls
+    return dpi_calls(monkeypatch, Figure, "draw")
 
 
 def test_the_legend_check_draws_no_figure(draws):
