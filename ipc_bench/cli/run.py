@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+import shutil
 import sys
 import tempfile
 from types import ModuleType
@@ -373,10 +374,12 @@ def _remote_runners(args, cases):
     or stage: the largest ``--tp`` or ``--pp`` of the cases, else 1; with ``--pp`` also
     the stages' store port), its control ports bound and its data ports checked
     (``EndpointError``, one line, exit 2, when one is taken), and one line on stderr
-    with the command that starts each runner; else ``None``. A given ``--output`` is
-    checked first, as the run will claim it (``execute._check_new_run_dir``: a folder
-    that is not empty, a file, a broken link): its refusal comes before any port is
-    bound or the user is told to start a runner, which would then find no scheduler."""
+    with the command that starts each runner; else ``None``. The run folder is
+    checked first, as the run will claim it: a given ``--output`` looked at
+    (``execute._check_new_run_dir``: a folder that is not empty, a file, a broken
+    link), else the default one tried (``_try_default_run_dir``: ``results/`` a file,
+    read-only); its refusal comes before any port is bound or the user is told to
+    start a runner, which would then find no scheduler."""
     if not args.remote_runners:
         return None
     from pathlib import Path
@@ -386,6 +389,8 @@ def _remote_runners(args, cases):
 
     if args.output:  # only looks: the run claims it later (execute.claim_run_dir)
         _check_new_run_dir(Path(args.output), given=True)
+    else:
+        _try_default_run_dir(args)
 
     n = max((c.tp or c.pp or 1) for c in cases)
     remote = RemoteRunners(args.host or "127.0.0.1", args.port or DEFAULT_PORT, n,
@@ -394,6 +399,29 @@ def _remote_runners(args, cases):
     print(f"bench.py: waiting up to {args.startup_timeout:g} s for {n} runner(s) started by "
           f"hand; on each runner's host run: {commands}", file=sys.stderr, flush=True)
     return remote
+
+
+def _try_default_run_dir(args) -> None:
+    """Claim the default run folder (``results/<scenario>-<time>``) as the run will
+    (``execute.claim_run_dir``, whose refusal, one line, is the run's own: ``cannot
+    create a results folder under DIR: Read-only file system; write it elsewhere with
+    --output DIR``), then let the claim go and remove the folder, and ``results/``
+    where this made it and it is still empty: the run makes its own folder later."""
+    from ipc_bench.cli.execute import REPO_ROOT, _topmost_missing, claim_run_dir
+    from ipc_bench.harness.run_folder import release_claim
+
+    root = REPO_ROOT / "results"
+    made = _topmost_missing(root)
+    run_dir, _ = claim_run_dir(args)
+    release_claim(run_dir)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    folder = root
+    while made is not None and folder.is_relative_to(made):
+        try:
+            folder.rmdir()  # empty only: a run started meanwhile keeps its folder
+        except OSError:
+            break
+        folder = folder.parent
 
 
 def list_scenarios(scenarios: dict[str, ModuleType], problems: dict[str, str]) -> int:
