@@ -671,13 +671,17 @@ class _Run:
             run_case(case, on_step=bar, result=result, sink=self.writer, remote=self.remote)
         except Interrupted as exc:
             if (result.floor_interrupted or result.report_interrupted) and result.sched_rows:
-                self._interrupted_after_steps(result, exc, cpu_before)
+                if bar is not None:  # closed before the case's line, as a finished case's
+                    bar.close()
+                    bar = None
+                self._interrupted_after_steps(result, exc, cpu_before, tag, t0)
                 raise
             self._stop(result, f"interrupted by {exc.signal_name}", "incomplete")
             recorded = result.failed_step is not None
             where = (f"at step {result.failed_step} ({STEP_NUMBERING})" if recorded
                      else "before its first step")
             kept = self.place(bool(self.num_done or recorded))
+            self.stop_count()
             print(exc.line("bench.py", kept, what=case.case_id, when=where),
                   file=sys.stderr)
             exc.reported = True
@@ -701,21 +705,29 @@ class _Run:
             except RunFolderError as exc:  # written as far as the folder takes it
                 return self.write_failed(exc, result)
             self.num_done, self.current = self.num_done + 1, None
-            self.runner_wait_s += result.runner_wait_s
-            rate = summary.get("output_tokens_per_s")  # absent without counted steps
-            if is_withheld(summary):  # fewer than N + 2 cores for N readers
-                rate = None
-            timed = summary.get("trace_speedup") is not None  # tokens over wall time
-            wall = " (wall)" if rate is not None and timed else ""
-            if summary.get("emulated"):  # slept roofline steps
-                wall += f" emulated ({summary.get('gpu_figures')})"
-            steps = int(summary.get('num_steps') or 0)
-            self.log(f"{tag} {case.case_id}: {steps:,} step{'' if steps == 1 else 's'}, "
-                     f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall} "
-                     f"({_seconds(summary['case_elapsed_s'])} for the whole case"
-                     f"{_hand_wait(result.runner_wait_s, _seconds)})")
-            self._log_warnings(summary)
+            self._announce(tag, result, summary)
         return None
+
+    def _announce(self, tag: str, result: CaseResult, summary: dict[str, Any]) -> None:
+        """The line of a case written as finished (``[3/4] CASE: 1,000 steps, 218,098
+        tok/s (2.8 s for the whole case)``) and its warnings under it
+        (``_log_warnings``); its wait for runners started by hand added to the run's."""
+        self.runner_wait_s += result.runner_wait_s
+        rate = summary.get("output_tokens_per_s")  # absent without counted steps
+        if is_withheld(summary):  # fewer than N + 2 cores for N readers
+            rate = None
+        timed = summary.get("trace_speedup") is not None  # tokens over wall time
+        wall = " (wall)" if rate is not None and timed else ""
+        if summary.get("emulated"):  # slept roofline steps
+            wall += f" emulated ({summary.get('gpu_figures')})"
+        steps = int(summary.get('num_steps') or 0)
+        elapsed = summary.get("case_elapsed_s")
+        took = "" if elapsed is None else (
+            f" ({_seconds(elapsed)} for the whole case"
+            f"{_hand_wait(result.runner_wait_s, _seconds)})")
+        self.log(f"{tag} {result.spec.case_id}: {steps:,} step{'' if steps == 1 else 's'}, "
+                 f"{'-' if rate is None else f'{rate:,.0f}'} tok/s{wall}{took}")
+        self._log_warnings(summary)
 
     def _log_warnings(self, summary: dict[str, Any]) -> None:
         """``summary``'s warnings under its case's line: each in full, but a core
@@ -741,7 +753,8 @@ class _Run:
         self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
 
     def _interrupted_after_steps(self, result: CaseResult, exc: Interrupted,
-                                 cpu_before) -> None:
+                                 cpu_before, tag: str = "",
+                                 t0: Optional[float] = None) -> None:
         """A signal that landed after the case's last counted step: while it replayed
         its floor (``CaseResult.floor_interrupted``), or after that (after the last
         step without a floor) while the runner was stopped and its report awaited
@@ -770,13 +783,15 @@ class _Run:
         self.stopped = True
         try:
             with signals.deferred():
-                self._record(result, cpu_before, extra_warnings=[warning])
+                summary = self._record(result, cpu_before, extra_warnings=[warning], t0=t0)
                 self.num_done, self.current = self.num_done + 1, None
                 self.writer.finish("incomplete", [f"{case_id}: {line}"])
         except RunFolderError as exc_write:
             self.write_failed(exc_write)
             exc.reported = True
             return
+        self._announce(tag, result, summary)  # a finished case: its line and warnings
+        self.stop_count()
         print(exc.line("bench.py", self.place(True), what=case_id,
                        when=f"{when} ({STEP_NUMBERING})"), file=sys.stderr)
         exc.reported = True
@@ -976,18 +991,48 @@ class _Run:
         """Whether the run folder still holds a ``summary.json`` (results to point at)."""
         return (self.run_dir / "summary.json").is_file()
 
+    def _recorded_cases(self) -> Optional[list]:
+        """The cases the folder's ``summary.json`` holds, read back from it (where a
+        write failed, it may hold fewer cases than were run); ``None`` where it cannot
+        be read."""
+        try:
+            cases = json.loads((self.run_dir / "summary.json").read_text())["cases"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return cases if isinstance(cases, list) else None
+
+    def stop_count(self) -> None:
+        """Not with ``--quiet`` (``quiet_count`` then prints its own line after the
+        stop's): for an interrupted run, which stops before its tables,
+        ``warnings_count_line`` of the cases the folder's ``summary.json`` holds
+        (``_recorded_cases``), on stderr under their case lines and before the
+        interrupt's line, which stays the run's last: ``1 measurement warning in 1 of
+        2 cases (printed under their case lines above): see DIR/summary.json, or
+        Measurement warnings in python bench.py report DIR``; nothing when they hold no
+        warning or it cannot be read."""
+        if self.quiet:
+            return
+        cases = self._recorded_cases()
+        try:
+            line = None if cases is None else warnings_count_line(
+                cases, self.run_dir, in_short=self.in_short)
+        except (TypeError, AttributeError, ValueError):
+            return
+        if line:
+            self.log(line)
+
     def quiet_count(self) -> None:
         """With ``--quiet``, for a run that stops before its tables (a failed case, an
         interrupt, a write failure): ``quiet_warnings_line`` of the cases the folder's
-        ``summary.json`` holds, read back from it (where a write failed, it may hold fewer
-        cases than were run), on stdout; nothing when they hold no warning or it cannot
-        be read. A stdout that cannot be written to changes nothing."""
+        ``summary.json`` holds (``_recorded_cases``), on stdout; nothing when they hold
+        no warning or it cannot be read. A stdout that cannot be written to changes
+        nothing."""
         if not self.quiet:
             return
+        cases = self._recorded_cases()
         try:
-            cases = json.loads((self.run_dir / "summary.json").read_text())["cases"]
-            line = quiet_warnings_line(cases, self.run_dir)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            line = None if cases is None else quiet_warnings_line(cases, self.run_dir)
+        except (TypeError, AttributeError, ValueError):
             return
         if line:
             try:
@@ -1043,6 +1088,7 @@ class _Run:
             pass
         if exc.reported or not self.kept():
             return
+        self.stop_count()
         print(exc.line("bench.py", f"results: {path_word(str(self.run_dir))}" if every
                        else self.place(self.num_done > 0), when=when),
               file=sys.stderr)

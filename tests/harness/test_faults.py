@@ -609,10 +609,13 @@ def test_a_signal_while_a_finished_case_is_written_counts_that_case(
         r"\[1/2\] num_running=2/send/msgpack#0: 50 steps, [\d,]+ tok/s \([\d.]+ s for "
         r"the whole case\)",
         err[done[0]]), err
-    warned = err[done[0] + 1:-1]
+    warned = err[done[0] + 1:-2]
     assert warned[0] == ("  warning: only 50 counted steps (< 100): step-time noise not "
                          "measured (under 150: 3 blocks of 50) and figures are rough"), err
     assert all(line.startswith("  warning: ") for line in warned), err
+    assert err[-2].startswith(  # the count line, then the interrupt's, the last
+        f"{len(warned)} measurement warning{'' if len(warned) == 1 else 's'} in 1 of 1 case "
+        "(printed under their case lines above"), err
     assert err[-1] == (f"bench.py: interrupted by SIGTERM after 1 of 2 cases; partial results: "
                        f"{run_dir} (exit 143)")
     summary, _ = load_run(run_dir)
