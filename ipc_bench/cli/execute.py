@@ -595,9 +595,14 @@ def _code_warnings(summary: dict[str, Any], metadata: dict[str, Any]) -> list[st
     theirs, mine = summary.get("runner_code"), code_identity(metadata.get("git"))
     if theirs is None or theirs == mine:
         return []
-    return [f"its runner, started by hand, ran {theirs}; this scheduler {mine}: the "
+    return [f"{CODE_WARNING_START}{theirs}; this scheduler {mine}: the "
             "runner's timings and model are of that code, the run's metadata of this "
             "one's (start it from the same checkout to compare like with like)"]
+
+
+#: How ``_code_warnings``' warning begins; the run prints it in full under the first
+#: case that has it, in short under later ones (``_Run._log_warnings``).
+CODE_WARNING_START = "its runner, started by hand, ran "
 
 
 def with_pointer(reason: str, pointer: str) -> str:
@@ -638,6 +643,9 @@ class _Run:
     #: so far, and how many warnings were logged in short after them (``_log_warnings``).
     noise_kinds_said: set = field(default_factory=set)
     in_short: int = 0
+    #: The warnings of a runner started by hand that ran other code (``_code_warnings``)
+    #: logged in full so far: each is logged in short under later cases.
+    code_said: set = field(default_factory=set)
     #: The run's pace, for the heartbeat's estimate of the run left (off a terminal).
     pace: Optional[RunPace] = None
     #: ``time.monotonic()`` as the run began, for ``finish``'s line of the run's time.
@@ -735,11 +743,24 @@ class _Run:
         a machine-noise warning (``summary.noise_shorthand``) in full only as the first
         of its kind in the run: later ones go, in short, on one line after the case's
         others, ``  warning: as above (the machine may be noisy): step_ns_block_cv
-        28.0 %, mean step 1.98x the median`` (counted in ``in_short``)."""
+        28.0 %, mean step 1.98x the median`` (counted in ``in_short``). The warning of
+        a runner started by hand that ran other code (``_code_warnings``), the same
+        under every case that runner serves, is printed in full under the first case
+        that has it and in short, in its place, under later ones, ``  warning: as
+        above: its runner, started by hand, ran ecfd261... (dirty), not this
+        scheduler's code`` (counted in ``in_short`` too)."""
         shorthand, short = noise_shorthand(summary), []
         for w in summary["warnings"]:
             if w in self.cores_logged:
                 continue
+            if w in self.code_said:
+                theirs = w[len(CODE_WARNING_START):].split("; this scheduler ")[0]
+                self.log(f"  warning: as above: {CODE_WARNING_START}{theirs}, not this "
+                         "scheduler's code")
+                self.in_short += 1
+                continue
+            if w.startswith(CODE_WARNING_START):
+                self.code_said.add(w)
             kind, text = shorthand.get(w, (None, ""))
             if kind in self.noise_kinds_said:
                 short.append(text)
