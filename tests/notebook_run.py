@@ -1,18 +1,32 @@
-"""notebooks/analysis.ipynb executed headless on a run (``run_notebook``, with nbclient,
-as docs/usage.md's recipe does) and the lines of its first output (``first_output_lines``:
-the runs, their scenario, model, steps and load)."""
+"""notebooks/analysis.ipynb (``NOTEBOOK``) for the notebook tests: what running it
+needs, each missing one skipping the test module (``needs_jupyter``), the notebook
+executed headless on a run (``run_notebook``, with nbclient, as docs/usage.md's recipe
+does) and the lines of its first output (``first_output_lines``: the runs, their
+scenario, model, steps and load)."""
 
 from __future__ import annotations
+
+import pytest
 
 from analysis_run import REPO
 
 NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
 
 
+def needs_jupyter():
+    """``(nbformat, nbclient)``, imported, where ipykernel is installed too; called at a
+    test module's top, a missing one skips the module (``pytest.importorskip``: nbformat,
+    then nbclient, then ipykernel), as the notebook cannot run without all three."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    return nbformat, nbclient
+
+
 def run_notebook(results):
     """The notebook with ``RESULTS = results`` in its first cell, executed beside itself
     (its kernel in notebooks/); raises nbclient's ``CellExecutionError`` on a failing
-    cell. The caller skips without nbformat, nbclient or ipykernel."""
+    cell. The caller skips without them (``needs_jupyter``)."""
     import nbclient
     import nbformat
 

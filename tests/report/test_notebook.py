@@ -11,12 +11,9 @@ import pytest
 
 from analysis_run import REPO, copy_as_another_run
 from fault_helpers import one_runner_mark
+from notebook_run import NOTEBOOK, needs_jupyter
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+nbformat, nbclient = needs_jupyter()
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,10 @@ import os
 
 import pytest
 
-from analysis_run import REPO, bench_in_process, run_bench
+from analysis_run import bench_in_process, run_bench
+from notebook_run import NOTEBOOK, needs_jupyter
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+nbformat, nbclient = needs_jupyter()
 
 #: A small run of one policy's two arms: 4 running, 30 counted steps, msgpack alone.
 SMALL = ["--scenario", "decode-steady", "--num-running", "4", "--steps", "30",

@@ -8,13 +8,10 @@ from __future__ import annotations
 import os
 import re
 
-import pytest
-
 from analysis_run import REPO
+from notebook_run import needs_jupyter
 
-nbformat = pytest.importorskip("nbformat")
-pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+nbformat, _ = needs_jupyter()
 
 RECIPE = '''python - <<'EOF'
 import nbclient, nbformat

@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-
 from analysis_run import REPO
+from notebook_run import NOTEBOOK, needs_jupyter
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+nbformat, nbclient = needs_jupyter()
 
 #: The end of the error line where the notebook's folder is only a guess.
 GUESS = ("the kernel cannot tell this notebook's own folder; give an absolute path or "

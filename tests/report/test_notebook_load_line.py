@@ -8,13 +8,9 @@ from __future__ import annotations
 import json
 import shutil
 
-import pytest
+from notebook_run import first_output_lines, needs_jupyter, run_notebook
 
-from notebook_run import first_output_lines, run_notebook
-
-pytest.importorskip("nbformat")
-pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+needs_jupyter()
 
 #: The load the edited copy of the small run records (``_loaded_copy``).
 WORDS = ("the machine 42.0 % busy (mean `machine_busy_pct` over 12 cases); 1-minute load "

@@ -1,15 +1,11 @@
 """notebooks/analysis.ipynb's cases table names the model each case ran, in the
 report's words (``tables.model_cell``): an emulated run's rows name the emulated model
 and its preset, and never read as a null run's."""
-import pytest
 
-from analysis_run import REPO, run_bench
+from analysis_run import run_bench
+from notebook_run import NOTEBOOK, needs_jupyter
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+nbformat, nbclient = needs_jupyter()
 RUN = ["--scenario", "decode-steady", "--model", "emulated", "--model-preset",
        "llama-3.2-1b", "--num-running", "4", "--steps", "20", "--warmup-steps", "5",
        "--codecs", "msgpack", "--no-floor", "--no-single-process"]

@@ -1,11 +1,8 @@
 """notebooks/analysis.ipynb's first output says which model the run ran."""
-import pytest
 
-from notebook_run import first_output_lines, run_notebook
+from notebook_run import first_output_lines, needs_jupyter, run_notebook
 
-pytest.importorskip("nbformat")
-pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+needs_jupyter()
 
 
 def test_the_first_output_names_the_null_model(shared_small_run):

@@ -13,12 +13,9 @@ import shutil
 import pytest
 
 from analysis_run import REPO
+from notebook_run import NOTEBOOK, needs_jupyter
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+nbformat, nbclient = needs_jupyter()
 
 #: What the notebook says, after what it read a relative path against, where it cannot
 #: tell its own folder.

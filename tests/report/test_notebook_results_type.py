@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis_run import REPO
+from notebook_run import NOTEBOOK, needs_jupyter
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+nbformat, nbclient = needs_jupyter()
 
 TAKES = ("not a path: RESULTS takes a run folder's path (a str or pathlib.Path), a list of "
          "them, or None (the newest run in ../results/)")

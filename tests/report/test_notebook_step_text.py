@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 
-from analysis_run import REPO
-
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+from notebook_run import NOTEBOOK
 
 
 def _text(heading: str) -> str:

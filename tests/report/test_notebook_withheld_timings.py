@@ -11,15 +11,10 @@ import csv
 import io
 import json
 
-import pytest
+from analysis_run import run_bench
+from notebook_run import NOTEBOOK, needs_jupyter
 
-from analysis_run import REPO, run_bench
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
-
-NOTEBOOK = REPO / "notebooks" / "analysis.ipynb"
+nbformat, nbclient = needs_jupyter()
 #: Two ranks at most, every process on CPU 0: the harness sees 1 core, so every
 #: case's timings are withheld, on any machine.
 TP_ARGS = ["--scenario", "tp-broadcast", "--tp", "1,2", "--tp-transports", "ipc",
