@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 
 from analysis_run import REPO
-from notebook_run import NOTEBOOK, needs_jupyter
+from notebook_run import NOTEBOOK, cell_errors, needs_jupyter, notebook_outputs, stream_text
 
-nbformat, nbclient = needs_jupyter()
+needs_jupyter()
 
 #: The end of the error line where the notebook's folder is only a guess.
 GUESS = ("the kernel cannot tell this notebook's own folder; give an absolute path or "
@@ -22,18 +22,8 @@ GUESS = ("the kernel cannot tell this notebook's own folder; give an absolute pa
 def _execute(copy, results: str):
     """The notebook ``copy`` run with ``RESULTS = results`` (source text) by a kernel
     started in its folder: (its first stream line, the (name, value) of each error)."""
-    nb = nbformat.read(copy, as_version=4)
-    nb.cells[0].source = f"RESULTS = {results}"
-    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
-                                     resources={"metadata": {"path": str(copy.parent)}})
-    try:
-        client.execute()
-    except nbclient.exceptions.CellExecutionError:
-        pass
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    return (text.splitlines() or [""])[0], [(o.ename, o.evalue) for o in outputs
-                                            if o.output_type == "error"]
+    outputs = notebook_outputs(results, copy.parent, copy)
+    return (stream_text(outputs).splitlines() or [""])[0], cell_errors(outputs)
 
 
 def test_a_copy_elsewhere_reads_a_relative_path_against_its_kernels_folder(

@@ -13,9 +13,9 @@ import shutil
 import pytest
 
 from analysis_run import REPO
-from notebook_run import NOTEBOOK, needs_jupyter
+from notebook_run import NOTEBOOK, cell_errors, needs_jupyter, notebook_outputs, stream_text
 
-nbformat, nbclient = needs_jupyter()
+needs_jupyter()
 
 #: What the notebook says, after what it read a relative path against, where it cannot
 #: tell its own folder.
@@ -26,17 +26,8 @@ UNKNOWN = ("a kernel started outside an ipc-bench checkout cannot tell this note
 def _execute(results: str, cwd):
     """The notebook run with ``RESULTS = results`` (source text) by a kernel started in
     ``cwd``: (the stream text of its load cell, the (name, value) of each error)."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    nb.cells[0].source = f"RESULTS = {results}"
-    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
-                                     resources={"metadata": {"path": str(cwd)}})
-    try:
-        client.execute()
-    except nbclient.exceptions.CellExecutionError:
-        pass
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    return text, [(o.ename, o.evalue) for o in outputs if o.output_type == "error"]
+    outputs = notebook_outputs(results, cwd)
+    return stream_text(outputs), cell_errors(outputs)
 
 
 @pytest.fixture()

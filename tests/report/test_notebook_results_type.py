@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from notebook_run import NOTEBOOK, needs_jupyter
+from notebook_run import NOTEBOOK, cell_errors, needs_jupyter, notebook_outputs
 
-nbformat, nbclient = needs_jupyter()
+needs_jupyter()
 
 TAKES = ("not a path: RESULTS takes a run folder's path (a str or pathlib.Path), a list of "
          "them, or None (the newest run in ../results/)")
@@ -18,16 +18,7 @@ TAKES = ("not a path: RESULTS takes a run folder's path (a str or pathlib.Path),
 def _errors(results: str):
     """The (name, value) of each error of the notebook run with ``RESULTS = results``
     (source text), its kernel started beside it."""
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    nb.cells[0].source = f"RESULTS = {results}"
-    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=180,
-                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
-    try:
-        client.execute()
-    except nbclient.exceptions.CellExecutionError:
-        pass
-    return [(o.ename, o.evalue) for c in nb.cells if c.cell_type == "code"
-            for o in c.outputs if o.output_type == "error"]
+    return cell_errors(notebook_outputs(results, NOTEBOOK.parent))
 
 
 @pytest.mark.parametrize("results, line", [
