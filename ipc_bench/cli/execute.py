@@ -20,6 +20,7 @@ import errno
 import inspect
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -481,7 +482,7 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
                         floor_notes: int = 0, on_stdout: bool = False,
                         added: Optional[dict[str, list[str]]] = None,
                         stdout_lost: bool = False, in_short: int = 0,
-                        late: int = 0) -> Optional[str]:
+                        late: int = 0, added_short: int = 0) -> Optional[str]:
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
@@ -515,7 +516,10 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     kind is, ``: the recorded ones in DIR/summary.json, all of them under Measurement
     warnings in python bench.py report DIR``, or, all of them added, ``: see
     Measurement warnings in python bench.py report DIR, which adds them (they are not
-    in DIR/summary.json)``. ``floor_notes``, which the report alone holds (it works
+    in DIR/summary.json)``. ``added_short``: how many of those ``added`` were printed in
+    short (``_Run._arm_lines``), counted with ``in_short`` after the replay arm's words,
+    ``(...; 24 of them on the repetitions of ..., printed after the last case; 16 of
+    them in short, on "as above" lines)``. ``floor_notes``, which the report alone holds (it works
     them out again), send the end there for them: ``: see Measurement warnings in
     python bench.py report DIR, which lists them (they are not in DIR/summary.json)``
     without warnings (``_pointer_tail``). The command is ``report_command``'s:
@@ -530,9 +534,11 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     repeats = len(cores) - len(set(cores))
     once = (f"; {repeats:,} of them core warnings repeated from an earlier case, printed "
             "there only" if repeats else "")
-    if in_short:
-        once += f'; {in_short:,} of them in short, on "as above" lines'
     more = sum(len(v) for v in added.values())
+    shortened = in_short + (added_short if more else 0)
+    short = f'; {shortened:,} of them in short, on "as above" lines' if shortened else ""
+    if not more:
+        once += short
     late_words = ("found after the last case by the scenario's report, printed "
                   f"{'on stderr ' if on_stdout else ''}after it")
     where = "printed on stderr under their case lines" if on_stdout else \
@@ -544,8 +550,8 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     if more:
         replay = ("on the repetitions of a trace replay arm that vary over 10 %, printed "
                   + ("on stderr " if on_stdout else "") + "after the last case")
-        where = (f"{where}{once}; {more:,} of them {replay}" if more < count
-                 else replay)
+        where = (f"{where}{once}; {more:,} of them {replay}{short}" if more < count
+                 else f"{replay}{short}")
         once = ""
     parts = [f"{count:,} measurement warning{'' if count == 1 else 's'} in {noted:,} of "
              f"{len(cases):,} case{'' if len(cases) == 1 else 's'} ({where}"
@@ -603,6 +609,13 @@ def _code_warnings(summary: dict[str, Any], metadata: dict[str, Any]) -> list[st
 #: How ``_code_warnings``' warning begins; the run prints it in full under the first
 #: case that has it, in short under later ones (``_Run._log_warnings``).
 CODE_WARNING_START = "its runner, started by hand, ran "
+
+#: The figure of a trace replay arm's warning (``replay_noise.noisy_arm_warnings``),
+#: ``vary by a median 26.1 % (`step_ns_rep_block_cv`, > 10 %)``, and the words on the
+#: repetition that stands out, for ``_Run._arm_lines``' short forms.
+_ARM_FIGURE = re.compile(r"vary by a median ([0-9.,]+) % \(`(\w+)`, > [0-9.]+ %\)")
+_ARM_STANDOUT = re.compile(r"; this repetition stands out: its blocks sit a median "
+                           r"([0-9.,]+) % from the others'")
 
 
 def with_pointer(reason: str, pointer: str) -> str:
@@ -772,6 +785,40 @@ class _Run:
             self.log(f"  warning: as above (the machine may be noisy): {', '.join(short)}")
             self.in_short += len(short)
         self.cores_logged.update(core_warnings(summary))  # once a run: the same fact
+
+    def _arm_lines(self, added: dict[str, list[str]]) -> tuple[list[str], int]:
+        """The lines ``finish`` prints after the last case for the warnings of a trace
+        replay arm whose repetitions vary over 10 % (``added``: case id -> lines,
+        ``replay_arm_warnings``), and how many of them are in short: each kind (its
+        figure, ``step_ns_rep_block_cv`` or ``floor_step_ns_rep_block_cv``) in full the
+        first time it comes up in the run, its Markdown code spans as plain text,
+        ``warning: CASE: across the 3 repetitions of its arm, its 50-step block means
+        vary by a median 26.1 % (step_ns_rep_block_cv, > 10 %): the machine may be
+        noisy``; later ones, as a case's machine-noise warnings (``_log_warnings``), in
+        short on one line a case, ``warning: CASE: as above (the machine may be noisy):
+        step_ns_rep_block_cv 26.1 % (this repetition stands out: 52.0 % from the
+        others'), floor_step_ns_rep_block_cv 75.6 %``. A line of no known kind is
+        printed in full."""
+        out, n_short = [], 0
+        for case_id, lines in added.items():
+            short = []
+            for w in lines:
+                found = _ARM_FIGURE.search(w)
+                kind = found.group(2) if found else None
+                if kind is not None and kind in self.noise_kinds_said:
+                    standout = _ARM_STANDOUT.search(w)
+                    short.append(f"{kind} {found.group(1)} %" + (
+                        f" (this repetition stands out: {standout.group(1)} % from the "
+                        "others')" if standout else ""))
+                    continue
+                if kind is not None:
+                    self.noise_kinds_said.add(kind)
+                out.append(f"warning: {case_id}: {plain_text(w)}")
+            if short:
+                out.append(f"warning: {case_id}: as above (the machine may be noisy): "
+                           f"{', '.join(short)}")
+                n_short += len(short)
+        return out, n_short
 
     def _interrupted_after_steps(self, result: CaseResult, exc: Interrupted,
                                  cpu_before, tag: str = "",
@@ -1186,6 +1233,7 @@ class _Run:
                 if len(c.get("warnings") or ()) > n}
         num_late = sum(len(v) for v in late.values())
         added = replay_arm_warnings(writer.cases, self.run_dir)  # recorded on its cases
+        arm_lines, arm_short = self._arm_lines(added)  # printed after the last case
         self.stopped = True
         with signals.deferred():
             self.final_status = "failed" if problems else "complete"
@@ -1202,7 +1250,8 @@ class _Run:
         text.append(quiet_warnings_line(writer.cases, self.run_dir, added) if self.quiet
                     else warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
                                              on_stdout=True, added=added,
-                                             in_short=self.in_short, late=num_late)
+                                             in_short=self.in_short, late=num_late,
+                                             added_short=arm_short)
                     if _apart() else None)
         # a line break escaped; a relative folder that begins with "-" as ./-x
         text.append(f"\nresults: {one_line(path_word(str(self.run_dir)))}\n")
@@ -1217,11 +1266,11 @@ class _Run:
         for case_id, lines in late.items():  # the scenario's report's, after the last case
             for w in lines:
                 self.log(f"warning: {case_id}: {w}")
-        for case_id, lines in added.items():  # the report's, after the last case
-            for w in lines:  # its Markdown code spans as plain text, in the terminal
-                self.log(f"warning: {case_id}: {plain_text(w)}")
+        for line in arm_lines:  # the report's, after the last case (``_arm_lines``)
+            self.log(line)
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
                                     added=added, in_short=self.in_short, late=num_late,
+                                    added_short=arm_short,
                                     stdout_lost=stdout_failure(sys.stdout) is not None)
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
