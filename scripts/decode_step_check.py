@@ -21,7 +21,15 @@ Per configuration and size it prints the medians over the counted steps of:
   the forward and the synchronising copy of the sampled ids back);
 - ``GPU ms``: CUDA events around the step's GPU work (``cuda_step.StepEventTimer``;
   ``-`` on CPU);
-- ``host ms``: ``step`` minus ``GPU`` (the goal on an H200: at most 1 ms);
+- ``host ms``: ``step`` minus ``GPU``: the host preparation before the first event
+  and the final sync; the Python dispatch between an eager forward's kernels falls
+  inside ``GPU`` wherever the GPU waited on it, so a launch-bound step reads low here;
+- ``host launch ms``: the host's own time to launch the step, on the CPU clock from
+  the step's start until its last launch returned, without a sync
+  (``cuda_step.StepEventTimer.ended_at_ns``; ``host_launch_ns`` in the ``--json``
+  rows): host preparation, input copies enqueued and every kernel's dispatch (or the
+  graph replay). The goal on an H200 is judged on this: at most 1 ms; ``-`` on CPU,
+  where every operation runs as it is launched;
 - ``roofline ms``: ``roofline.RooflineStep`` of the step's actual contexts on the
   figures measured at the start (``roofline.measure_device_figures``: copy bandwidth and
   matmul rate in the model's dtype);
@@ -201,7 +209,7 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
                                    .manual_seed(seed))
         batch = DecodeBatch(np.random.default_rng(seed + b), b, lo, hi, sched.max_model_len,
                             sched.num_blocks, cfg.vocab_size)
-        wall, tokens, roof = [], [], []
+        wall, tokens, roof, launch = [], [], [], []
         first_busy = len(model.timer.gpu_busy_ns) if model.timer else 0
         for i in range(warmup + steps):
             ids, pos, qsl, lens, table = batch.step()
@@ -212,6 +220,8 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
                 wall.append(t1 - t0)
                 tokens.append(out)
                 roof.append(roofline.for_step(qsl, lens))
+                if model.timer is not None:  # the last launch returned (no sync)
+                    launch.append(model.timer.ended_at_ns - t0)
         busy = (np.array(model.timer.gpu_busy_ns[first_busy + warmup:], np.int64)
                 if model.timer else None)
         wall_a, roof_a = np.array(wall, np.int64), np.array(roof, np.int64)
@@ -221,6 +231,7 @@ def run_config(torch, preset: str, device: str, backend: str, graphs: bool,
             bucket=model.attention.bucket(b), step_ns=float(np.median(wall_a)),
             gpu_busy_ns=None if busy is None else float(np.median(busy)),
             host_ns=None if busy is None else float(np.median(wall_a - busy)),
+            host_launch_ns=float(np.median(launch)) if launch else None,
             roofline_ns=float(np.median(roof_a)),
             x_roofline=float(np.median(measured / roof_a)),
             tokens=np.concatenate(tokens).tolist(), device=model.device))
@@ -244,13 +255,14 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         first.setdefault(r["num_running"], r["tokens"])
     header = ["config", "running", "bucket", "step ms", "GPU ms", "host ms",
-              "roofline ms", "x roofline", "same tokens"]
+              "host launch ms", "roofline ms", "x roofline", "same tokens"]
     table = [header]
     for r in rows:
         ref = first[r["num_running"]]
         same = sum(a == b for a, b in zip(r["tokens"], ref)) / max(len(ref), 1)
         table.append([r["config"], str(r["num_running"]), str(r["bucket"]), _ms(r["step_ns"]),
-                      _ms(r["gpu_busy_ns"]), _ms(r["host_ns"]), _ms(r["roofline_ns"]),
+                      _ms(r["gpu_busy_ns"]), _ms(r["host_ns"]),
+                      _ms(r.get("host_launch_ns")), _ms(r["roofline_ns"]),
                       roofline_ratio(r["x_roofline"]), f"{same:.1%}"])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     return "\n".join(["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
@@ -425,7 +437,9 @@ def goal_lines(rows: list[dict[str, Any]], preset: str, lo: int, hi: int,
     """The rows judged against the goals (``GOAL_*``), printed under the table and kept
     in the ``--json`` file's ``goals``: a heading naming them and ``device`` (the
     goals are an H200's), then per configuration, at each goal size it ran, ``x
-    roofline`` and ``host ms`` with ``met`` or ``NOT met`` (judged as printed: 2.00x
+    roofline`` and ``host launch`` (``host_launch_ns``: the step's start until its
+    last launch returned; not ``host ms``, which counts the dispatch between eager
+    kernels as GPU busy) with ``met`` or ``NOT met`` (judged as printed: 2.00x
     at a goal of 2 is met, whatever the third decimal). One line saying why
     nothing is judged where the run is not the goals' (another preset or contexts), or
     measured no GPU time at a goal size (the CPU, which has no CUDA events)."""
@@ -441,16 +455,21 @@ def goal_lines(rows: list[dict[str, Any]], preset: str, lo: int, hi: int,
     lines = [f"goals (stated for one H200; this device: {device}): GPU busy at most "
              + ", ".join(f"{x:g}x its roofline at {b} running"
                          for b, x in sorted(GOAL_X_ROOFLINE.items(), reverse=True))
-             + f"; host at most {GOAL_HOST_NS / 1e6:g} ms per decode step"]
+             + f"; host at most {GOAL_HOST_NS / 1e6:g} ms per decode step (host launch: "
+             "from the step's start until its last launch returns)"]
     for config in dict.fromkeys(r["config"] for r in judged):
         parts = []
         for r in sorted((r for r in judged if r["config"] == config),
                         key=lambda r: r["num_running"]):
-            x, host_ms = round(r["x_roofline"], 2), round(r["host_ns"] / 1e6, 3)
+            x = round(r["x_roofline"], 2)
+            launch = r.get("host_launch_ns")
+            host = ("host launch not measured" if launch is None else
+                    f"host launch {round(launch / 1e6, 3):.3f} ms ("
+                    + ("met" if round(launch / 1e6, 3) <= GOAL_HOST_NS / 1e6 else "NOT met")
+                    + ")")
             parts.append(f"{r['num_running']} running: {x:.2f}x roofline "
                          f"({'met' if x <= GOAL_X_ROOFLINE[r['num_running']] else 'NOT met'})"
-                         f", host {host_ms:.3f} ms "
-                         f"({'met' if host_ms <= GOAL_HOST_NS / 1e6 else 'NOT met'})")
+                         f", {host}")
         lines.append(f"  {config}: " + "; ".join(parts))
     return lines
 

@@ -24,11 +24,15 @@ idle stream completes at once, so host work after it would count as GPU busy.
   work, whose busy time is 0).
 
 The wall time a step takes minus ``gpu_busy_ns`` is the host's share (the summary's
-``host_ns_per_step``, ``ipc_bench.analysis.summary``).
+``host_ns_per_step``, ``ipc_bench.analysis.summary``). It leaves out the dispatch
+between an eager forward's kernels, which a launch-bound step spends its time on; the
+host's own time to launch a step is read on the CPU clock instead
+(``StepEventTimer.ended_at_ns``: from the step's start until its last launch returns).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -67,9 +71,18 @@ class StepEventTimer:
     ``end``) before step n is collected (the device-input path). ``columns()``:
     ``{"gpu_busy_ns": [...], "gpu_idle_ns": [...]}``, one int per collected step (see
     the module docstring).
+
+    ``ended_at_ns``: ``clock()`` (``time.perf_counter_ns``) read as the last ``end()``
+    returned, i.e. once the step's last launch (the end event's record, after the
+    argmax) was handed to the driver, with no synchronisation; ``None`` before the
+    first ``end()``. A caller that read the same clock as the step started has the
+    host's launch time of the step: its host preparation and the Python dispatch of
+    every launch, which ``gpu_busy_ns`` counts as busy wherever the GPU waited on it
+    (``scripts/decode_step_check.py``'s ``host_launch_ns``).
     """
 
-    def __init__(self, make_event: Callable[[], Any]):
+    def __init__(self, make_event: Callable[[], Any],
+                 clock: Callable[[], int] = time.perf_counter_ns):
         # Three pairs: with the device-input path (``DeviceSampledIds``) step n + 1 is
         # launched (begin, end) before step n is collected, so two pairs can be
         # outstanding while the previous step's end is kept for the idle gap.
@@ -79,6 +92,8 @@ class StepEventTimer:
         self._prev_end = None
         self.gpu_busy_ns: list[int] = []
         self.gpu_idle_ns: list[int] = []
+        self.clock = clock
+        self.ended_at_ns: Optional[int] = None
 
     def begin(self) -> None:
         self._pairs[self._launch_i][0].record()
@@ -86,6 +101,7 @@ class StepEventTimer:
     def end(self) -> None:
         self._pairs[self._launch_i][1].record()
         self._launch_i = (self._launch_i + 1) % 3
+        self.ended_at_ns = self.clock()
 
     def collect(self) -> None:
         start, end = self._pairs[self._collect_i]

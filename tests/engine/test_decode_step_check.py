@@ -372,8 +372,10 @@ def test_run_config_frees_its_model_before_it_returns(monkeypatch):
 
 
 def _row(config, b, x, host_ms, busy=1.0):
-    return dict(config=config, num_running=b, x_roofline=x, host_ns=host_ms * 1e6,
-                gpu_busy_ns=busy)
+    """A row whose host launch time is ``host_ms`` (and whose step minus GPU busy,
+    ``host_ns``, is far under the goal: the goal is not judged on it)."""
+    return dict(config=config, num_running=b, x_roofline=x, host_ns=1e4,
+                host_launch_ns=host_ms * 1e6, gpu_busy_ns=busy)
 
 
 def test_goals_are_judged_per_configuration_at_16_and_256_running():
@@ -384,14 +386,14 @@ def test_goals_are_judged_per_configuration_at_16_and_256_running():
     assert dsc.goal_lines(rows, "llama-3.2-1b", 300, 2000, "NVIDIA H200") == [
         "goals (stated for one H200; this device: NVIDIA H200): GPU busy at most 2x its "
         "roofline at 256 running, 3x its roofline at 16 running; host at most 1 ms per "
-        "decode step",
-        "  gather: 16 running: 5.20x roofline (NOT met), host 1.800 ms (NOT met); "
-        "256 running: 7.94x roofline (NOT met), host 0.900 ms (met)",
-        "  flex+graphs: 16 running: 3.00x roofline (met), host 0.120 ms (met); "
-        "256 running: 2.01x roofline (NOT met), host 1.000 ms (met)",
+        "decode step (host launch: from the step's start until its last launch returns)",
+        "  gather: 16 running: 5.20x roofline (NOT met), host launch 1.800 ms (NOT met); "
+        "256 running: 7.94x roofline (NOT met), host launch 0.900 ms (met)",
+        "  flex+graphs: 16 running: 3.00x roofline (met), host launch 0.120 ms (met); "
+        "256 running: 2.01x roofline (NOT met), host launch 1.000 ms (met)",
         # judged as printed: 2.00x at a goal of 2 is met; 3.01x at 3 and 1.001 ms are not
-        "  varlen: 16 running: 3.01x roofline (NOT met), host 1.001 ms (NOT met); "
-        "256 running: 2.00x roofline (met), host 1.000 ms (met)"]
+        "  varlen: 16 running: 3.01x roofline (NOT met), host launch 1.001 ms (NOT met); "
+        "256 running: 2.00x roofline (met), host launch 1.000 ms (met)"]
 
 
 @pytest.mark.parametrize("preset,lo,hi,busy,line", [

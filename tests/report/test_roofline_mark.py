@@ -33,7 +33,8 @@ def test_decode_step_check_marks_a_ratio_below_one():
     row = dict(config="gather", num_running=3, bucket=4, step_ns=1e6, gpu_busy_ns=None,
                host_ns=None, roofline_ns=2e6, x_roofline=0.53, tokens=[1])
     assert dsc.format_rows([row]).splitlines()[1:] == [
-        "gather        3       4    1.000       -        -        2.000       0.53!       100.0%",
+        "gather        3       4    1.000       -        -               -        2.000       "
+        "0.53!       100.0%",
         NOTE]
     assert NOTE not in dsc.format_rows([dict(row, x_roofline=1.5)])
 
