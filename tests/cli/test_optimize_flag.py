@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 #: The scripts whose --help description is their module docstring's opening.
 DOC_SCRIPTS = ("aa_false_positive", "byte_sweep", "codec_fit", "decode_step_check",
-               "gpu_check", "oracle_cost", "ring_bench", "verify_step_bench")
+               "divergence_check", "gpu_check", "oracle_cost", "ring_bench",
+               "verify_step_bench")
 
 
 def python(*args: str, optimize: bool = True, env=None) -> subprocess.CompletedProcess:

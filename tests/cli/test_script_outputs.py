@@ -33,6 +33,7 @@ FULL = "No space left on device"
 #: script -> the PROG its error lines start with
 PROGS = {"aa_false_positive": "aa_false_positive.py", "byte_sweep": "byte_sweep.py",
          "codec_fit": "codec_fit.py", "decode_step_check": "decode_step_check.py",
+         "divergence_check": "divergence_check.py",
          "gpu_check": "gpu_check.py", "hot_path_bench": "hot_path_bench.py",
          "null_sample_bench": "null_sample_bench.py", "oracle_cost": "oracle_cost.py", "ring_bench": "ring_bench.py",
          "variant_table": "variant_table.py", "verify_step_bench": "verify_step_bench.py"}

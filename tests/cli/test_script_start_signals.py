@@ -27,6 +27,7 @@ SCRIPTS = {
     "byte_sweep": ([], ""),
     "codec_fit": ([], ""),
     "decode_step_check": (["--device", "cpu", "--num-running", "4", "--steps", "2000"], ""),
+    "divergence_check": (["--device", "cpu"], ""),
     "gpu_check": (["--device", "cpu", "--budget-s", "60", "--output", "{tmp}/check"], ""),
     "hot_path_bench": ([], ""),
     "null_sample_bench": ([], ""),
