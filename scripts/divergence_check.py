@@ -361,8 +361,10 @@ def _check(args: argparse.Namespace) -> int:
     from ipc_bench.engine.config import ConfigError
 
     from ipc_bench.engine.config import check_max_position, check_model_memory
+    from ipc_bench.engine.paged_attention import resolve_attention
 
     try:  # bad input before any run: the case's limits, the model's shape and memory
+        attention = resolve_attention(settings["attention"], settings["device"])
         case = build_case(settings)
         case.model.validate()
         check_max_position(case.scheduler, case.model)
@@ -372,7 +374,9 @@ def _check(args: argparse.Namespace) -> int:
         return _error(str(exc))
     print(f"{PROG}: {args.runs} runs of {settings['preset']} on {settings['device']}, "
           f"{settings['num_running']} running, {settings['steps']} steps, attention "
-          f"{settings['attention']}; deterministic {'on' if settings['deterministic'] else 'off'}"
+          f"{settings['attention']}"
+          + (f" ({attention})" if attention != settings["attention"] else "")
+          + f"; deterministic {'on' if settings['deterministic'] else 'off'}"
           f", cuDNN SDPA {settings['cudnn_sdpa']}, SDPA math only "
           f"{'on' if settings['sdpa_math'] else 'off'}", flush=True)
     deadline = time.monotonic() + args.budget_s
@@ -395,7 +399,8 @@ def _check(args: argparse.Namespace) -> int:
                   f"{sum(len(s['tokens']) for s in record['steps'])} tokens, "
                   f"{time.monotonic() - t0:.1f} s; {record['device']}", flush=True)
     result = compare_runs(runs)
-    print("\n".join(compare_lines(result)))
+    for line in compare_lines(result):
+        print(line)
     code = verdict(result, len(runs), args.runs, failures)
     print(verdict_line(result, len(runs), args.runs, code))
     if args.output:

@@ -84,6 +84,8 @@ def test_compare_runs_pairs_lines_and_exit_status():
     (["--runs", "1"], "argument --runs: must be at least 2, got 1"),
     (["--budget-s", "nan"], "argument --budget-s: must be a finite number above 0, got nan"),
     (["--preset", "huge"], "argument --preset: unknown preset 'huge'; choose from "),
+    (["--device", "cpu", "--attention", "varlen"], "--attention varlen needs CUDA "
+     "(FlashAttention's paged kernel); on CPU use gather or flex\n"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, line, capsys):
     assert div.main(argv) == 2
@@ -96,8 +98,10 @@ def test_a_budget_too_short_for_a_run_starts_none_and_exits_3(tmp_path, capsys):
     assert div.main(["--device", "cpu", "--runs", "2", "--budget-s", "1",
                      "--output", str(out)]) == 3
     text = capsys.readouterr().out
-    assert "  run 1: not started: --budget-s 1 ran out\n" in text
-    assert text.endswith("result: incomplete: 0 of 2 runs completed (exit 3)\n")
+    assert text.splitlines()[1:] == [
+        "  run 1: not started: --budget-s 1 ran out",
+        "  run 2: not started: --budget-s 1 ran out",
+        "result: incomplete: 0 of 2 runs completed (exit 3)"]
     data = json.loads(out.read_text())
     assert (data["runs"], data["failures"], data["diverged"]) == (
         [], ["run 1: not started: --budget-s 1 ran out",
@@ -109,6 +113,9 @@ def test_cpu_runs_in_fresh_processes_agree(tmp_path, capsys):
     assert div.main(["--device", "cpu", "--runs", "2", "--steps", "3", "--num-running", "2",
                      "--attention", "gather", "--output", str(out)]) == 0
     text = capsys.readouterr().out
+    assert text.startswith("divergence_check.py: 2 runs of tiny on cpu, 2 running, 3 steps, "
+                           "attention gather; deterministic off, cuDNN SDPA off, SDPA math "
+                           "only off\n")
     assert "run 1 vs run 2: equal over 3 steps\n" in text
     assert text.endswith("result: all 2 runs agree token for token\n")
     data = json.loads(out.read_text())
