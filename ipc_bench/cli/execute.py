@@ -482,7 +482,8 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
                         floor_notes: int = 0, on_stdout: bool = False,
                         added: Optional[dict[str, list[str]]] = None,
                         stdout_lost: bool = False, in_short: int = 0,
-                        late: int = 0, added_short: int = 0) -> Optional[str]:
+                        late: int = 0, added_short: int = 0,
+                        stdout_gone: bool = False) -> Optional[str]:
     """The line a run (not ``--quiet``) ends with when its cases recorded warnings, so
     that a log's end says what its middle holds: ``23 measurement warnings in 16 of 24
     cases (printed under their case lines above): see DIR/summary.json, or Measurement
@@ -506,7 +507,10 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     not comparable (the note: lines above): ...``. ``stdout_lost``: stderr's line where
     stdout failed (``> /dev/full``: ``console.stdout_failure``), which lost those
     ``note:`` lines: ``; 7 pairs of floors not comparable (the run's note: lines, lost
-    with stdout; the report lists them)``. ``added``: the warnings of the cases
+    with stdout; the report lists them)``; ``stdout_gone``: stderr's line where
+    stdout's reader had gone when they were written (``| true``: ``_stdout_gone``),
+    so that no one read them: ``(the run's note: lines, unread: stdout's reader had
+    gone; the report lists them)``. ``added``: the warnings of the cases
     of a trace replay arm whose repetitions vary over 10 % (case id -> lines,
     ``replay_arm_warnings``), which the report lists and counts with the recorded ones:
     counted so here too, and said where they were printed, ``(...; 2 of them on the
@@ -559,6 +563,8 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     if floor_notes:
         notes = ("the note: lines above" if on_stdout else "the run's note: lines, lost "
                  "with stdout; the report lists them" if stdout_lost
+                 else "the run's note: lines, unread: stdout's reader had gone; the "
+                 "report lists them" if stdout_gone
                  else "the run's note: lines, on stdout")
         parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
                      f"comparable ({notes})")
@@ -1271,7 +1277,8 @@ class _Run:
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
                                     added=added, in_short=self.in_short, late=num_late,
                                     added_short=arm_short,
-                                    stdout_lost=stdout_failure(sys.stdout) is not None)
+                                    stdout_lost=stdout_failure(sys.stdout) is not None,
+                                    stdout_gone=_stdout_gone())
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
         for p in problems:
@@ -1298,6 +1305,14 @@ class _Run:
         except RunFolderError as exc:
             return self.write_failed(exc)
         return 1
+
+
+def _stdout_gone() -> bool:
+    """Whether a write to stdout found its reader gone (a broken pipe, ``| true``: the
+    run then exits 141), which ``console.stdout_failure`` does not count as a failure:
+    what it was given was read by no one."""
+    error = getattr(sys.stdout, "error", None)  # a GuardedStream's first lost write
+    return isinstance(error, OSError) and error.errno == errno.EPIPE
 
 
 def _apart() -> bool:
