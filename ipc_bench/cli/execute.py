@@ -504,27 +504,22 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
     not comparable (the run's note: lines, on stdout)``. ``on_stdout``: the line for
     stdout where it goes elsewhere than stderr (``_apart``), whose log would hold no
     warning: ``... (printed on stderr under their case lines) ...; 7 pairs of floors
-    not comparable (the note: lines above): ...``. ``stdout_lost``: stderr's line where
-    stdout failed (``> /dev/full``: ``console.stdout_failure``), which lost those
-    ``note:`` lines: ``; 7 pairs of floors not comparable (the run's note: lines, lost
-    with stdout; the report lists them)``; ``stdout_gone``: stderr's line where
-    stdout's reader had gone when they were written (``| true``: ``_stdout_gone``),
-    so that no one read them: ``(the run's note: lines, unread: stdout's reader had
-    gone; the report lists them)``. ``added``: the warnings of the cases
-    of a trace replay arm whose repetitions vary over 10 % (case id -> lines,
-    ``replay_arm_warnings``), which the report lists and counts with the recorded ones:
-    counted so here too, and said where they were printed, ``(...; 2 of them on the
-    repetitions of a trace replay arm that vary over 10 %, printed after the last
-    case)``, or, all of them so, ``(on the repetitions of ..., printed after the last
-    case)``; as summary.json does not hold them, the line's end then says where each
-    kind is, ``: the recorded ones in DIR/summary.json, all of them under Measurement
-    warnings in python bench.py report DIR``, or, all of them added, ``: see
-    Measurement warnings in python bench.py report DIR, which adds them (they are not
-    in DIR/summary.json)``. ``added_short``: how many of those ``added`` were printed in
-    short (``_Run._arm_lines``), counted with ``in_short`` after the replay arm's words,
-    ``(...; 24 of them on the repetitions of ..., printed after the last case; 16 of
-    them in short, on "as above" lines)``. ``floor_notes``, which the report alone holds (it works
-    them out again), send the end there for them: ``: see Measurement warnings in
+    not comparable (the note: lines above): ...``. ``stdout_lost``, ``stdout_gone``:
+    stdout failed, or its reader had gone: those lines went unread
+    (``_floor_notes_words``). ``added``: the warnings of the cases of a trace replay arm
+    whose repetitions vary over 10 % (case id -> lines, ``replay_arm_warnings``), which
+    the report lists and counts with the recorded ones: counted so here too, and said
+    where they were printed, ``(...; 2 of them on the repetitions of a trace replay arm
+    that vary over 10 %, printed after the last case)``, or, all of them so, ``(on the
+    repetitions of ..., printed after the last case)``; as summary.json does not hold
+    them, the line's end then says where each kind is, ``: the recorded ones in
+    DIR/summary.json, all of them under Measurement warnings in python bench.py report
+    DIR``, or, all of them added, ``: see Measurement warnings in python bench.py report
+    DIR, which adds them (they are not in DIR/summary.json)``. ``added_short``: how many
+    ``added`` were printed in short (``_Run._arm_lines``), counted with ``in_short``
+    after the replay arm's words, ``(..., printed after the last case; 16 of them in
+    short, on "as above" lines)``. ``floor_notes``, which the report alone holds (it
+    works them out again), send the end there for them: ``: see Measurement warnings in
     python bench.py report DIR, which lists them (they are not in DIR/summary.json)``
     without warnings (``_pointer_tail``). The command is ``report_command``'s:
     ``bench.py`` as the run named it. Raises nothing."""
@@ -561,14 +556,28 @@ def warnings_count_line(cases: Sequence[dict[str, Any]], run_dir: Path,
              f"{len(cases):,} case{'' if len(cases) == 1 else 's'} ({where}"
              f"{once})"] if count else []
     if floor_notes:
-        notes = ("the note: lines above" if on_stdout else "the run's note: lines, lost "
-                 "with stdout; the report lists them" if stdout_lost
-                 else "the run's note: lines, unread: stdout's reader had gone; the "
-                 "report lists them" if stdout_gone
-                 else "the run's note: lines, on stdout")
-        parts.append(f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
-                     f"comparable ({notes})")
+        parts.append(_floor_notes_words(floor_notes, on_stdout, stdout_lost, stdout_gone))
     return "; ".join(parts) + f": {_pointer_tail(run_dir, count, more, floor_notes)}"
+
+
+def _floor_notes_words(floor_notes: int, on_stdout: bool, stdout_lost: bool,
+                       stdout_gone: bool) -> str:
+    """``warnings_count_line``'s words on its ``floor_notes`` pairs of floors not
+    comparable and where their ``note:`` lines are: ``7 pairs of floors not comparable
+    (the run's note: lines, on stdout)``; ``(the note: lines above)`` in the line for
+    stdout (``on_stdout``); on stderr where stdout failed (``stdout_lost``: ``>
+    /dev/full``, ``console.stdout_failure``), ``(the run's note: lines, lost with
+    stdout; the report lists them)``, and where its reader had gone when they were
+    written (``stdout_gone``: ``| true``, ``_stdout_gone``), so that no one read them,
+    ``(the run's note: lines, unread: stdout's reader had gone; the report lists
+    them)``."""
+    notes = ("the note: lines above" if on_stdout else "the run's note: lines, lost "
+             "with stdout; the report lists them" if stdout_lost
+             else "the run's note: lines, unread: stdout's reader had gone; the "
+             "report lists them" if stdout_gone
+             else "the run's note: lines, on stdout")
+    return (f"{floor_notes:,} pair{'' if floor_notes == 1 else 's'} of floors not "
+            f"comparable ({notes})")
 
 
 def _pointer_tail(run_dir: Path, count: int, more: int, floor_notes: int) -> str:
@@ -1207,15 +1216,16 @@ class _Run:
         scenario's report, the final status in ``summary.json``, then the tables, the
         ``note:`` lines (the digests'; ``floor_pair_notes``, not with ``--quiet``) (and
         after them, with ``--quiet``, ``quiet_warnings_line``, else, where stdout goes
-        elsewhere than stderr, ``warnings_count_line``'s for stdout), the ``results:`` line, then
-        (not with ``--quiet``) on stderr the run's time from its first line to here
+        elsewhere than stderr, ``warnings_count_line``'s for stdout), the ``results:``
+        line, then (not with ``--quiet``) on stderr the run's time from its first line to here
         (``ipc-bench: 8 cases run in 3 min 12 s``; ``, 31.0 s of it waiting for runners
         started by hand`` after it where its cases waited for them, ``_hand_wait``), the
         warnings the scenario's report added to the cases (``warning: CASE: TEXT``), the warnings of a trace replay arm
         whose repetitions vary over 10 % (``replay_arm_warnings``, as the report adds
         them, without the backticks of its Markdown: ``warning: CASE: across the 2
-        repetitions of its arm, ... (step_ns_rep_block_cv, > 10 %) ...``) and
-        ``warnings_count_line``, which counts them; 1
+        repetitions of its arm, ... (step_ns_rep_block_cv, > 10 %) ...``; each kind in
+        full once, then in short, ``_arm_lines``) and ``warnings_count_line``, which
+        counts them; 1
         when a check found a problem, or when the tables could not be written to
         stdout (``_stdout_lost``)."""
         writer = self.writer
@@ -1253,11 +1263,11 @@ class _Run:
             text.append(format_byte_model(writer.byte_model))
         text.append(extra)
         text += [f"note: {note}" for note in notes]
+        counted = dict(added=added, in_short=self.in_short, late=num_late,
+                       added_short=arm_short)  # the count line's, on stdout and stderr
         text.append(quiet_warnings_line(writer.cases, self.run_dir, added) if self.quiet
                     else warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
-                                             on_stdout=True, added=added,
-                                             in_short=self.in_short, late=num_late,
-                                             added_short=arm_short)
+                                             on_stdout=True, **counted)
                     if _apart() else None)
         # a line break escaped; a relative folder that begins with "-" as ./-x
         text.append(f"\nresults: {one_line(path_word(str(self.run_dir)))}\n")
@@ -1269,16 +1279,12 @@ class _Run:
         self.log(f"ipc-bench: {n:,} case{'' if n == 1 else 's'} run in "
                  f"{run_seconds(time.monotonic() - self.t_start)}"
                  f"{_hand_wait(self.runner_wait_s, run_seconds)}")
-        for case_id, lines in late.items():  # the scenario's report's, after the last case
-            for w in lines:
-                self.log(f"warning: {case_id}: {w}")
-        for line in arm_lines:  # the report's, after the last case (``_arm_lines``)
+        # the scenario's report's, then the report's (``_arm_lines``), after the last case
+        for line in [f"warning: {c}: {w}" for c, ws in late.items() for w in ws] + arm_lines:
             self.log(line)
         count = warnings_count_line(writer.cases, self.run_dir, len(pair_notes),
-                                    added=added, in_short=self.in_short, late=num_late,
-                                    added_short=arm_short,
                                     stdout_lost=stdout_failure(sys.stdout) is not None,
-                                    stdout_gone=_stdout_gone())
+                                    stdout_gone=_stdout_gone(), **counted)
         if count is not None:  # on stderr, under the warnings' lines (not with --quiet)
             self.log(count)
         for p in problems:
