@@ -10,11 +10,16 @@
 # environment.txt (nvidia-smi -q, torch, Python), gpu-check.tar.gz (gpu_check.py's run
 # folders and stage logs). msgspec, pyzmq or pyperf missing from the Python in use
 # (PYTHON, default python3) are installed from the git-ignored wheels/ folder into a
-# temporary folder put on PYTHONPATH (fetching them: scripts/gpu_check.py's docstring).
-# The CUDA tests get at most TESTS_LIMIT_S seconds (default 180: cold flex compiles); gpu_check.py its own
-# --budget-s where given, else what is left of DEADLINE_S (default 560 s, the whole
-# script, below a lent machine's 600 s per command) once the tests are done, less the
-# time to cut a stage and pack (PACK_MARGIN_S, 30 s), at most its default 420 s. Exit status: gpu_check.py's (0, 1 for a failed or
+# temporary folder put on PYTHONPATH (fetching them: scripts/gpu_check.py's docstring):
+# only those for the running Python (its cpXY tag, abi3 or pure Python; pip picks the
+# newest such wheel of each), so a wheels/ that also holds another Python's is no
+# refusal. The CUDA tests get at most TESTS_LIMIT_S seconds (default 60: their cold flex
+# compiles; cut there they count as failed and the check still runs); gpu_check.py its
+# own --budget-s where given, else what is left of DEADLINE_S (default 560 s, the
+# whole script, below a lent machine's 600 s per command) once the tests are done, less
+# the time to cut a stage and pack (PACK_MARGIN_S, 30 s): about 450 s, more than its
+# default 300 s, since its time plan puts all its stages at about 475 s
+# (docs/models-and-gpu.md, "The time plan"). Exit status: gpu_check.py's (0, 1 for a failed or
 # cut stage), else 1 when only the tests failed; 130 / 143 / 129 on SIGINT / SIGTERM /
 # SIGHUP (what the check wrote by then is packed); 2 for bad use, gpu_check.py options
 # it refuses (checked before the tests), pytest missing or missing packages.
@@ -135,17 +140,35 @@ if ! quiet "$python" -c 'import msgspec, zmq, pyperf' 2>/dev/null; then
              ".venv/bin/python)" >&2
         exit 2
     fi
+    # the distributions with a wheel for this Python: its cpXY tag, the stable ABI
+    # (abi3, built for an older CPython 3) or pure Python; pip then picks the newest
+    # such wheel of each from wheels/ (--find-links) and leaves the others
+    tag=$("$python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])') || exit 2
+    names=()
+    for wheel in "${wheels[@]}"; do
+        file=${wheel##*/}
+        case $file in *"-$tag-"*|*-abi3-*|*-py3-none-*|*-py2.py3-none-*) ;; *) continue ;; esac
+        name=${file%%-*}
+        case " ${names[*]} " in *" $name "*) ;; *) names+=("$name") ;; esac
+    done
+    if [ ${#names[@]} -eq 0 ]; then
+        echo "device_check.sh: msgspec, pyzmq or pyperf is missing from $python and" \
+             "wheels/ holds no wheel for it ($tag): ${wheels[*]##*/}" >&2
+        exit 2
+    fi
     site=$(mktemp -d "${TMPDIR:-/tmp}/device-check-site-XXXXXX") || exit 2
     temps+=("$site")
     quiet "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --target "$site" "${wheels[@]}" >>"$log" 2>&1 || {
+        --find-links wheels --target "$site" "${names[@]}" >>"$log" 2>&1 || {
         stop_if_signalled "while installing wheels/"
-        echo "device_check.sh: installing wheels/ failed (see $log)" >&2; exit 2; }
+        echo "device_check.sh: installing wheels/ for $tag failed (see $log)" >&2; exit 2; }
     export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
     "$python" -c 'import msgspec, zmq, pyperf' 2>>"$log" || {
         echo "device_check.sh: msgspec, pyzmq or pyperf does not import after" \
              "installing wheels/ (see $log)" >&2; exit 2; }
-    say "installed from wheels/: ${wheels[*]##*/}"
+    installed=("$site"/*.dist-info)
+    installed=("${installed[@]##*/}")
+    say "installed from wheels/ for $tag: ${installed[*]%.dist-info}"
 fi
 export PYTHONUNBUFFERED=1
 # gpu_check.py's options are checked before the tests spend device time on them.
@@ -166,11 +189,11 @@ else
 fi
 stop_if_signalled "while reading the environment"
 
-say "== CUDA tests (at most ${TESTS_LIMIT_S:-180} s)"
+say "== CUDA tests (at most ${TESTS_LIMIT_S:-60} s)"
 stop_if_signalled "before the CUDA tests"
 # -o addopts: the project's own name xdist's --dist, which a pytest without pytest-xdist
 # refuses (exit 4)
-run timeout -k 10 "${TESTS_LIMIT_S:-180}" "$python" -m pytest -q -p no:cacheprovider \
+run timeout -k 10 "${TESTS_LIMIT_S:-60}" "$python" -m pytest -q -p no:cacheprovider \
     -o "addopts=-ra -m 'not slow'" \
     tests/engine/test_cuda_step.py tests/engine/test_device_inputs.py
 tests_rc=$?
@@ -180,8 +203,9 @@ if [ "$signalled" -ne 0 ]; then
     exit "$signalled"
 fi
 
-# Without a --budget-s of the user's, the check gets what is left of DEADLINE_S, so that
-# a cut stage is written and packed before the machine's limit ends the command.
+# Without a --budget-s of the user's, the check gets what is left of DEADLINE_S (more
+# than its default where the tests left more), so that a cut stage is written and
+# packed before the machine's limit ends the command.
 budget=()
 case " $* " in *" --budget-s "*|*" --budget-s="*) ;; *)
     left=$(( 10#${DEADLINE_S:-560} - SECONDS - PACK_MARGIN_S ))  # 10#: 0600 is not octal
@@ -192,12 +216,13 @@ case " $* " in *" --budget-s "*|*" --budget-s="*) ;; *)
             "scripts/gpu_check.py (at least 30 s), not run"
         exit 1
     fi
-    [ "$left" -lt 420 ] && budget=(--budget-s "$left") ;;
+    budget=(--budget-s "$left") ;;
 esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/device-check-XXXXXX") || exit 2
 temps+=("$work")
 stop_if_signalled "after the CUDA tests, before scripts/gpu_check.py"
-say "== scripts/gpu_check.py ${budget[*]}${budget[*]:+ }$*"
+given=("${budget[@]}" "$@")
+say "== scripts/gpu_check.py${given[*]:+ ${given[*]}}"
 stop_if_signalled "after the CUDA tests, before scripts/gpu_check.py"
 run "$python" scripts/gpu_check.py --output "$work/gpu-check" "${budget[@]}" "$@"
 check_rc=$?
