@@ -13,7 +13,7 @@ gpu_check = load_script("gpu_check")
 def test_a_larger_budget_stretches_the_fixed_limits_in_proportion():
     assert gpu_check.limit_scale(gpu_check.BUDGET_S, False) == 1.0
     assert gpu_check.limit_scale(100.0, False) == 1.0  # a smaller budget keeps them
-    assert gpu_check.limit_scale(840.0, False) == 2.0
+    assert gpu_check.limit_scale(600.0, False) == 2.0
     # device_check.sh passes the device's time left as the budget: on CUDA the smoke
     # stage stays at most SMOKE_LIMIT_S, stage 0 at most DECODE_STEP_LIMIT_S
     assert gpu_check.limit_scale(530.0, True) == 1.0
@@ -34,5 +34,5 @@ def test_a_stages_limit_is_its_own_times_the_scale_at_most_its_share():
 
 def test_the_help_says_a_larger_budget_stretches_the_limits():
     text = " ".join(gpu_check.build_parser().format_help().split())
-    assert ("time budget of the whole check in seconds (default 420); on the CPU a "
+    assert ("time budget of the whole check in seconds (default 300); on the CPU a "
             "larger one stretches the stages' own limits in proportion") in text

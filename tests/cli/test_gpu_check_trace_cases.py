@@ -79,7 +79,8 @@ def _bench_says(args: list[str], folder) -> str:
 @pytest.mark.parametrize("cuda, reason", [
     (False, STAGE_LONG.format(cache=", or one needing more KV blocks than the cache's 2,048 "
                               "(16 tokens each) for itself and one token", rows=4)),
-    (True, STAGE_LONG.format(cache="", rows=100)),
+    (True, STAGE_LONG.format(cache=", or one needing more KV blocks than the cache's 4,096 "
+                             "(16 tokens each) for itself and one token", rows=100)),
 ])
 def test_every_request_longer_than_max_model_len_is_refused_before_any_stage(
         gpu_check, tmp_path, capsys, cuda, reason):

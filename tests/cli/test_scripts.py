@@ -165,27 +165,28 @@ def test_gpu_check_stages_on_cuda_are_the_public_presets(tmp_path):
     trace = tmp_path / "conv.csv"
     trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n")
     stages = gpu_check.build_stages(True, str(trace))
-    assert [s.name for s in stages] == ["smoke", "llama-3.2-1b", "llama-3.1-8b", "aa",
-                                        "azure-conv", "async"]
-    assert stages[0].limit_s == 90.0 and all(s.limit_s is None for s in stages[1:5])
-    assert stages[5].limit_s == gpu_check.ASYNC_LIMIT_S
+    assert [(s.number, s.name) for s in stages] == [
+        (1, "smoke"), (2, "llama-3.2-1b-64"), (2, "llama-3.2-1b-256"), (3, "llama-3.1-8b"),
+        (4, "aa-64"), (4, "aa-256"), (5, "azure-conv"), (6, "async")]
+    assert stages[0].limit_s == 90.0 and all(s.limit_s is None for s in stages[1:7])
+    assert stages[7].limit_s == gpu_check.ASYNC_LIMIT_S
 
     def arg(stage, name):
         return stage.args[stage.args.index(name) + 1]
 
-    assert [(arg(s, "--model-preset"), arg(s, "--num-running")) for s in stages[:4]] == [
-        ("llama-3.2-1b", "16"), ("llama-3.2-1b", "64,256"), ("llama-3.1-8b", "64"),
-        ("llama-3.2-1b", "64")]
-    assert arg(stages[1], "--codecs") == arg(stages[2], "--codecs") == "msgpack,pickle"
-    assert "--no-single-process" not in stages[1].args + stages[2].args
-    assert "--aa" in stages[3].args
-    assert (arg(stages[4], "--max-requests"), arg(stages[4], "--trace")) == ("100", str(trace))
-    assert "--async-scheduling" in stages[5].args and "--policies" not in stages[5].args
-    assert (arg(stages[5], "--model-preset"), arg(stages[5], "--num-running")) == (
+    assert [(arg(s, "--model-preset"), arg(s, "--num-running")) for s in stages[:6]] == [
+        ("llama-3.2-1b", "16"), ("llama-3.2-1b", "64"), ("llama-3.2-1b", "256"),
+        ("llama-3.1-8b", "64"), ("llama-3.2-1b", "64"), ("llama-3.2-1b", "256")]
+    assert {arg(s, "--codecs") for s in stages[1:4]} == {"msgpack,pickle"}
+    assert not any("--no-single-process" in s.args for s in stages[1:4])
+    assert "--aa" in stages[4].args and "--aa" in stages[5].args
+    assert (arg(stages[6], "--max-requests"), arg(stages[6], "--trace")) == ("100", str(trace))
+    assert "--async-scheduling" in stages[7].args and "--policies" not in stages[7].args
+    assert (arg(stages[7], "--model-preset"), arg(stages[7], "--num-running")) == (
         "llama-3.2-1b", "64")
-    assert gpu_check.build_stages(True, None)[4].skip.startswith("no Azure conversation trace")
-    assert [s.stand_in for s in stages] == [""] * 6  # the GPU presets ran: nothing to say
-    assert [s.note for s in stages] == [gpu_check.SMOKE_NOTE.format(steps=20)] + [""] * 5
+    assert gpu_check.build_stages(True, None)[6].skip.startswith("no Azure conversation trace")
+    assert [s.stand_in for s in stages] == [""] * 8  # the GPU presets ran: nothing to say
+    assert [s.note for s in stages] == [gpu_check.SMOKE_NOTE.format(steps=20)] + [""] * 7
 
 
 def test_gpu_check_cpu_stages_are_named_after_what_ran():
@@ -280,15 +281,16 @@ def test_gpu_check_help_says_where_its_default_output_goes(monkeypatch):
 
 
 @pytest.mark.parametrize("attention, buckets", [
-    ("flex", ["16", "64,256", "64", "64", None, "64"]),
-    ("varlen", ["16", "64,256", "64", "64", None, "64"]),
-    ("gather", [None] * 6)])
+    ("flex", [None, "64", "256", "64", "64", "256", "64", "64"]),
+    ("varlen", [None, "64", "256", "64", "64", "256", "64", "64"]),
+    ("gather", [None] * 8)])
 def test_gpu_check_gives_padding_stages_their_running_counts_as_buckets(
         monkeypatch, tmp_path, attention, buckets):
-    """Where the attention pads to buckets, each CUDA stage's runners compile one
-    bucket per running count (``--cuda-graph-sizes``), not the 7-9 default ones; the
-    Azure replay's varying batches keep the default buckets; gather takes none (bench.py
-    refuses the option there)."""
+    """Where the attention pads to buckets, each CUDA run's runners compile the one
+    bucket of its running count (``--cuda-graph-sizes``), not the 7-9 default ones; the
+    Azure replay's varying batches (at most 64 running) one bucket of 64; the smoke
+    stage (gather, whatever stage 0 picks) and gather take none (bench.py refuses the
+    option there)."""
     from ipc_bench.cli.options import build_parser
 
     # one request of 40 steps, past the warm-up: a trace its bench.py replays
@@ -314,8 +316,8 @@ def test_gpu_check_gives_padding_stages_their_running_counts_as_buckets(
     for stage in stages:  # bench.py takes each stage's command line
         args = build_parser().parse_args(stage.args + given[stage.name])
         if args.cuda_graph_sizes:
-            assert list(args.cuda_graph_sizes) == [int(b) for b in option(
-                stage.args, "--num-running").split(",")]
+            assert list(args.cuda_graph_sizes) == [int(option(
+                stage.args, "--num-running") or option(stage.args, "--max-num-seqs"))]
 
 
 def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsys):
@@ -333,13 +335,15 @@ def test_gpu_check_stops_after_a_failed_smoke_stage(monkeypatch, tmp_path, capsy
     monkeypatch.setattr(gpu_check, "run_stage", fake_stage)
     monkeypatch.setattr(gpu_check, "_preflight", lambda device: (True, 0))
     assert gpu_check.main(["--output", str(tmp_path)]) == 1
-    assert ran == [("decode-step", True), ("smoke", 90.0, "flex")]
+    # the smoke stage runs first, with gather: stage 0 never starts
+    assert ran == [("smoke", 90.0, "gather")]
     captured = capsys.readouterr()
     assert captured.out.splitlines()[-4:-1] == [
         "gpu_check: [smoke] failed with exit 1 (0 s so far); the last lines of its output "
         "follow", "    bench.py: error: token streams differ",
         "gpu_check: the smoke stage failed: the other stages are not run"]
-    assert captured.err == "gpu_check: FAILED smoke: failed with exit 1\n"
+    assert captured.err == ("gpu_check: FAILED smoke: failed with exit 1: token streams "
+                            "differ\n")
     assert captured.out.splitlines()[-1].startswith(f"gpu_check: results in {tmp_path} (")
 
 
@@ -356,14 +360,16 @@ STOPPED = ("SIGTERM sent; it was stopped (SIGSTOP or SIGTSTP), so SIGCONT follow
      f"cut at its 90 s limit: {STOPPED}"),
     ((1, "bench.py: error: token streams differ\n", ""), False, [
         "gpu_check: [smoke] failed with exit 1 (0 s so far); the last lines of its output "
-        "follow", "    bench.py: error: token streams differ"], "failed with exit 1")],
+        "follow", "    bench.py: error: token streams differ"],
+     "failed with exit 1: token streams differ")],
     ids=["killed", "cut-stopped-no-output", "failed"])
 def test_gpu_check_says_how_a_stage_ended_in_whole_sentences(
         monkeypatch, tmp_path, capsys, child, summary, lines, failed):
     """A stage killed by a signal is named by it, one cut at its limit says how it was
     stopped; the time so far is on that same line, then whether the stage's last lines
     follow or it printed nothing; a summary without a case prints no table; the FAILED
-    line is the first line's sentence, with no dangling colon."""
+    line is the first line's sentence, with no dangling colon, and for a failure the
+    stage's error line's words."""
     def fake_child(name, cmd, timeout_s, log):
         if summary:
             run = Path(cmd[cmd.index("--output") + 1])
@@ -755,10 +761,11 @@ def test_gpu_check_help_states_the_stage_order(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "should stay first" not in text
     assert ("(default: all: 0 decode-step, 1 smoke, 2 llama-3.2-1b, 3 llama-3.1-8b, 4 aa, "
-            "5 azure-conv, 6 async). They run in that order whatever order they are given in: "
-            "stage 0 first (it picks the --attention of the later stages; without it they use "
-            "auto, or gather where Triton lacks a C compiler or Python's headers), then the "
-            "smoke stage, 1, whose failure stops the check") in text
+            "5 azure-conv, 6 async). They run in the order 1, 0, 2, 4, 3, 5, 6 whatever order "
+            "they are given in: the smoke stage, 1, first (with gather; its failure stops the "
+            "check), then stage 0 (it picks the --attention of the later stages; without it "
+            "they use auto, or gather where Triton lacks a C compiler or Python's headers), "
+            "then the others by what they deliver") in text
 
 
 @pytest.mark.parametrize("toolchain", ["found", "missing"])
@@ -774,11 +781,11 @@ def test_gpu_check_without_stage_0_uses_auto_or_gather_where_triton_cannot_build
     monkeypatch.setattr(gpu_check, "_preflight", lambda device: (True, 0))
     monkeypatch.setattr(gpu_check, "run_stage",
                         lambda stage, base, out, t: (given.append(base), (0, "passed"))[1])
-    assert gpu_check.main(["--output", str(tmp_path), "--stages", "1"]) == 0
+    assert gpu_check.main(["--output", str(tmp_path), "--stages", "6"]) == 0
     (base,) = given
     tail = base[base.index("--no-hostname") + 1:]
     if toolchain == "found":
-        assert tail == ["--cuda-graph-sizes", "16"]
+        assert tail == ["--cuda-graph-sizes", "64"]
     else:
         assert tail == ["--attention", "gather"]
         assert f"gpu_check: the stages use --attention gather: {why}\n" in capsys.readouterr().out
@@ -849,8 +856,9 @@ def test_script_refuses_an_empty_list_item_in_one_line(script, argv, line):
 
 def test_gpu_check_gives_each_later_stage_its_share_of_the_budget(monkeypatch, tmp_path):
     """A stage that runs to its limit leaves each later stage its weighted share of
-    the budget (``STAGE_WEIGHTS``); the smoke stage its own 90 s, the async stage at
-    most its 75 s. A fake clock: stage 0 spends 100 s, each stage all of its limit."""
+    the budget (``STAGE_WEIGHTS``, stage 0 at most its 150 s), in the order they run
+    (``RUN_ORDER``); the smoke stage its own 90 s, the async stage at most its 75 s. A
+    fake clock: each stage spends all of its limit."""
     # one request of 40 steps, past the warm-up: a trace its bench.py replays
     trace = tmp_path / "conv.csv"
     trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
@@ -859,7 +867,8 @@ def test_gpu_check_gives_each_later_stage_its_share_of_the_budget(monkeypatch, t
     limits = {}
 
     def fake_decode_step(cuda, out, timeout_s):
-        now[0] += 100.0
+        limits["decode-step"] = round(timeout_s, 6)
+        now[0] += timeout_s
         return "flex", []
 
     def fake_stage(stage, base, out, timeout_s):
@@ -872,18 +881,20 @@ def test_gpu_check_gives_each_later_stage_its_share_of_the_budget(monkeypatch, t
     monkeypatch.setattr(gpu_check, "run_stage", fake_stage)
     monkeypatch.setattr(gpu_check, "_preflight", lambda device: (True, 0))
     assert gpu_check.main(["--output", str(tmp_path / "out"), "--trace", str(trace),
-                           "--budget-s", "400"]) == 0
-    # 400 - 100 - 90 = 210 s for weights 4, 3, 1, 1.5, 1: 80, 60, 20, 30, then the
-    # async stage's 20 s left (under its own 75 s)
-    assert limits == {"smoke": 90.0, "llama-3.2-1b": 80.0, "llama-3.1-8b": 60.0,
-                      "aa": 20.0, "azure-conv": 30.0, "async": 20.0}
+                           "--budget-s", "545"]) == 0
+    # 545 - 90 = 455 s for weights 100 (stage 0), 77 + 77 (the 1B runs), 20 + 20 (the
+    # A/A pairs), 93 (8B), 48 (replay), 20 (async): each its weight in seconds
+    assert list(limits.items()) == [
+        ("smoke", 90.0), ("decode-step", 100.0), ("llama-3.2-1b-64", 77.0),
+        ("llama-3.2-1b-256", 77.0), ("aa-64", 20.0), ("aa-256", 20.0),
+        ("llama-3.1-8b", 93.0), ("azure-conv", 48.0), ("async", 20.0)]
     limits.clear()
     now[0] = 0.0
-    assert gpu_check.main(["--output", str(tmp_path / "out2"), "--budget-s", "400",
+    assert gpu_check.main(["--output", str(tmp_path / "out2"), "--budget-s", "870",
                            "--stages", "2,6"]) == 0
-    # stage 0 not asked for: 400 s for weights 4 and 1; the async stage's 80 s is over
-    # its own 75 s
-    assert limits == {"llama-3.2-1b": 320.0, "async": 75.0}
+    # stage 0 not asked for: 870 s for weights 77, 77 and 20: 385 s each for the 1B
+    # runs; the async stage's 100 s left is over its own 75 s
+    assert limits == {"llama-3.2-1b-64": 385.0, "llama-3.2-1b-256": 385.0, "async": 75.0}
 
 
 def test_gpu_check_refuses_an_output_holding_an_earlier_checks_stages(tmp_path, capsys):
