@@ -238,8 +238,9 @@ STAGE_WEIGHTS = {0: 100.0, 2: 154.0, 3: 93.0, 4: 40.0, 5: 48.0, 6: 20.0}
 #: and 6): what 256 running requests get by default (``steady_num_blocks(256)``, 34.5
 #: GB), so that the 64-running cases of the three stages compile the same kernels (a
 #: compiled flex kernel's shapes hold the cache's size) and all but the first load them
-#: from TorchInductor's on-disk cache. The cache's size changes no step's work: a step
-#: reads and stages only its rows' blocks.
+#: from TorchInductor's on-disk cache. A step stages only its rows' blocks and flex
+#: reads only the blocks they list; every 1B case runs on this one cache, so their
+#: steps compare among themselves.
 SMALL_NUM_BLOCKS = 65792
 #: The Azure replay stage on CUDA: at most 64 running (its first 100 requests, 100 ms
 #: of trace time a step, peak at 47 running), one bucket of 64 (one compile), and 4,096
