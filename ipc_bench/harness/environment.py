@@ -277,6 +277,22 @@ def checkout_commit() -> str | None:
     return None if checkout is None else checkout[2]("rev-parse", "--verify", "-q", "HEAD")
 
 
+def checkout_state() -> tuple[str, bool | None] | None:
+    """``(commit, dirty)`` for the checkout holding this package: ``checkout_commit``'s
+    40 hex digits, and whether a tracked file differs from it (``_git_status``, as a
+    run's metadata records ``dirty``; ``None`` when ``git status`` fails). ``None``
+    where ``checkout_commit`` gives none."""
+    checkout = _checkout_git()
+    if checkout is None:
+        return None
+    root, env, git = checkout
+    commit = git("rev-parse", "--verify", "-q", "HEAD")
+    if not commit:
+        return None
+    status = _git_status(root, env)
+    return commit, None if status is None else status[0]
+
+
 def _git_info(notes: list[str] | None = None) -> dict[str, Any] | None:
     """``collect_metadata``'s ``git``: ``{"commit": 40-hex str, "dirty": bool,
     "untracked": int, "branch": str, "diff_sha256": 64-hex str}`` for the git checkout

@@ -1,6 +1,7 @@
-"""``bench.py --version``: one line on stdout, ``bench.py VERSION (commit 12-HEX)``,
-the installed package's version (pyproject.toml's where it is not installed) and the
-checkout's commit, exit 0, unwrapped whatever the terminal's width."""
+"""``bench.py --version``: one line on stdout, ``bench.py VERSION (commit 12-HEX)``
+(``, dirty`` after the commit where a tracked file differs from it), the installed
+package's version (pyproject.toml's where it is not installed) and the checkout's
+commit, exit 0, unwrapped whatever the terminal's width."""
 from __future__ import annotations
 
 import importlib.metadata
@@ -22,19 +23,27 @@ def _head() -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
+def _commit_text() -> str:
+    """What the line gives in its parentheses for this checkout as it is now."""
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
+                            "--untracked-files=no"], check=True, capture_output=True,
+                           text=True).stdout.strip()
+    return f"commit {_head()[:12]}" + (", dirty" if dirty else "")
+
+
 def test_bench_py_version_prints_one_line_and_exits_0():
     env = dict(os.environ, COLUMNS="20")  # argparse's own would wrap the line here
     proc = subprocess.run([sys.executable, str(ROOT / "bench.py"), "--version"],
                           capture_output=True, text=True, env=env, timeout=120)
     version = importlib.metadata.version("ipc-bench")
     assert (proc.returncode, proc.stdout, proc.stderr) == (
-        0, f"bench.py {version} (commit {_head()[:12]})\n", "")
+        0, f"bench.py {version} ({_commit_text()})\n", "")
 
 
 def test_main_returns_0_after_the_line(capsys):
     assert cli_main(["--version"]) == 0
     out, err = capsys.readouterr()
-    assert (out, err) == (f"bench.py {options.package_version()} (commit {_head()[:12]})\n",
+    assert (out, err) == (f"bench.py {options.package_version()} ({_commit_text()})\n",
                           "")
 
 
