@@ -577,14 +577,18 @@ def package_version() -> str:
 
 
 def version_line() -> str:
-    """``bench.py --version``'s line: ``bench.py 0.1.0 (commit 3ed94134c0de)``, the
-    commit's first 12 hex digits as a report shows a run's (``environment.
-    checkout_commit``: where this package is in a git checkout; the line ends after the
-    version otherwise)."""
-    from ipc_bench.harness.environment import checkout_commit
+    """``bench.py --version``'s line: ``bench.py 0.1.0 (commit 058d43e5a520)``, the
+    commit's first 12 hex digits as a report shows a run's, followed by ``, dirty``
+    where a tracked file differs from it (``bench.py 0.1.0 (commit 058d43e5a520,
+    dirty)``: a report's ``(dirty)``) (``environment.checkout_state``: where this
+    package is in a git checkout; the line ends after the version otherwise)."""
+    from ipc_bench.harness.environment import checkout_state
 
-    commit = checkout_commit()
-    return f"bench.py {package_version()}" + (f" (commit {commit[:12]})" if commit else "")
+    state = checkout_state()
+    if state is None:
+        return f"bench.py {package_version()}"
+    commit, dirty = state
+    return f"bench.py {package_version()} (commit {commit[:12]}{', dirty' if dirty else ''})"
 
 
 class _Version(argparse._VersionAction):
@@ -629,8 +633,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenario", help="scenario to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
     p.add_argument("--version", action=_Version, help=(
-        "print bench.py's version and the git commit of its checkout (bench.py 0.1.0 "
-        "(commit 3ed94134c0de)) and exit"))
+        "print bench.py's version and the git commit of its checkout, followed by "
+        "', dirty' where a tracked file differs from it, and exit"))
     p.add_argument("--output", metavar="DIR", type=nonempty_path("folder"),
                    help="run folder (default: results/<scenario>-<time> in the checkout bench.py "
                         "is in, from any current folder)")
@@ -782,7 +786,8 @@ def _add_topology_options(p: argparse.ArgumentParser) -> None:
         "only. The sets each case ran with are recorded (summary.json: cpu_affinity in "
         "the case settings, cpus_allowed per case as read back from the kernel)"))
     p.add_argument("--host", type=_host, default=None, metavar="ADDR",
-                   help="address tcp sockets bind to (default 127.0.0.1; an IP address)")
+                   help="address tcp sockets bind to (default 127.0.0.1; an IP address, or "
+                   "localhost, read as 127.0.0.1)")
     p.add_argument("--allow-pickle-over-tcp", action="store_true",
                    help="with --transport tcp: let the pickle codec decode frames from a "
                    "TCP peer (pickle runs code on load: only if every host that can reach "

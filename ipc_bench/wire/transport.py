@@ -130,16 +130,20 @@ DEFAULT_HOST = "127.0.0.1"
 
 
 def check_host(host: str) -> str:
-    """Validate a ``--host`` value: an IPv4 or IPv6 address literal (no names, so no
-    DNS lookup decides where a benchmark listens), not a multicast or broadcast
-    address (those bind but cannot be connected to). Returns it normalised; raises
-    ``ValueError`` (one line) otherwise. Whether the address is one of this machine's
-    shows when it is bound (``check_endpoints``)."""
+    """Validate a ``--host`` value: an IPv4 or IPv6 address literal (no other names, so
+    no DNS lookup decides where a benchmark listens), or ``localhost`` (any case), read
+    as ``127.0.0.1`` as a runner's ``--connect`` reads it, not a multicast or broadcast
+    address (those bind but cannot be connected to). Returns it normalised
+    (``"localhost"`` gives ``"127.0.0.1"``); raises ``ValueError`` (one line) otherwise.
+    Whether the address is one of this machine's shows when it is bound
+    (``check_endpoints``)."""
+    if host.lower() == "localhost":
+        return DEFAULT_HOST
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
-        raise ValueError(one_line(f"--host must be an IP address such as 127.0.0.1 or ::1, "
-                                  f"got {host!r}")) from None
+        raise ValueError(one_line(f"--host must be an IP address such as 127.0.0.1 or ::1 "
+                                  f"(or localhost), got {host!r}")) from None
     if address.is_multicast or address == ipaddress.IPv4Address("255.255.255.255"):
         kind = "a multicast" if address.is_multicast else "the broadcast"
         raise ValueError(f"--host {address} is {kind} address; give an address of this "

@@ -398,8 +398,9 @@ OPTION_CASES = [
     (DS + ["--allow-pickle-over-tcp"], "--allow-pickle-over-tcp applies to --transport tcp only"),
     (DS + ["--transport", "shm", "--allow-pickle-over-tcp"],
      "--allow-pickle-over-tcp applies to --transport tcp only"),
-    (DS + ["--transport", "tcp", "--host", "localhost"],
-     "argument --host: --host must be an IP address such as 127.0.0.1 or ::1, got 'localhost'"),
+    (DS + ["--transport", "tcp", "--host", "scheduler.local"],
+     "argument --host: --host must be an IP address such as 127.0.0.1 or ::1 (or localhost), "
+     "got 'scheduler.local'"),
     (DS + ["--transport", "tcp", "--codecs", "pickle"],
      "refusing to decode pickle from a TCP peer (--codecs pickle is pickled): pickle runs code "
      "on load and any local user "
