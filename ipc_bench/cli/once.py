@@ -27,6 +27,10 @@ from typing import Any, Optional, Sequence
 #: command's parser names the closest to an unknown first argument (``reprot``).
 COMMAND_WORDS = ("microbench", "report", "runner")
 
+#: First arguments a user tries for comparing runs, which ``report`` does (``report A
+#: B``): the run command's parser points at it after them.
+COMPARE_WORDS = ("diff", "compare")
+
 #: The namespace attribute that holds, during one parse, each option's first value as
 #: typed (``dest`` -> text, ``None`` for a flag); removed before the namespace returns.
 _GIVEN = "_options_given_once"
@@ -225,8 +229,12 @@ def unknown_message(extras: list[str], options: list[str],
     more; ``--name=value`` by its name): ``unrecognized arguments: --num-runing 4 (did
     you mean --num-running?)``; or, given ``commands`` (the first argument of the
     command line is ``extras[0]``), the command closest to it (``did_you_mean``):
-    ``unrecognized arguments: reprot RUN (did you mean report?)``."""
+    ``unrecognized arguments: reprot RUN (did you mean report?)``; after a word of
+    ``COMPARE_WORDS``, ``report``'s form: ``unrecognized arguments: diff A B (to
+    compare runs: python bench.py report RUN_DIR RUN_DIR ...)``."""
     line = f"unrecognized arguments: {' '.join(extras)}"
+    if commands and extras[0].lower() in COMPARE_WORDS:
+        return f"{line} (to compare runs: python bench.py report RUN_DIR RUN_DIR ...)"
     if commands and not extras[0].startswith("-"):
         hint = did_you_mean(extras[0], commands)
         if hint:
