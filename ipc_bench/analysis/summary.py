@@ -1670,9 +1670,11 @@ def noise_shorthand(summary: dict[str, Any]) -> dict[str, tuple[str, str]]:
     ``skewed_steps_warning``), ``floor_step_ns_block_cv`` (``floor_noise_warning``),
     ``x_floor`` (``x floor 0.80``, ``floor_below_one_warning``, not an async case's),
     ``between_steps`` (``67 % of the loop between steps``, ``between_steps_warning``),
-    ``stalled_step`` (``counted step 843 took 11.5 ms``) and ``stood_still`` (``stood
-    still 6.6 ms before step 1020``) of ``stall_warnings`` (a trace replay's stalled
-    steps, judged by workload, stay in full), ``cpu_steal`` (``CPU steal 2.0 %``, from
+    ``stalled_step`` (``counted step 843 took 11.5 ms``), ``stood_still`` (``stood
+    still 6.6 ms before step 1020``) and ``replay_stalls`` (a trace replay's stalled
+    steps, each judged against its workload's median, ``replay_stall_warning``: ``9
+    counted steps over 10x their workload's median, 30 % of the counted steps' time``)
+    of ``stall_warnings``, ``cpu_steal`` (``CPU steal 2.0 %``, from
     ``cpu_steal_pct``). Keyed by the warning's full text: a warning not found among a
     summary's own is printed in full. Raises nothing."""
     out: dict[str, tuple[str, str]] = {}
@@ -1695,8 +1697,14 @@ def noise_shorthand(summary: dict[str, Any]) -> dict[str, tuple[str, str]]:
     if between:
         share = summary["between_steps_ns_per_step"] / summary["loop_step_ns_mean"]
         out[between] = ("between_steps", f"{100 * share:.0f} % of the loop between steps")
+    stalled = replay_stall_warning(summary)
     for w in stall_warnings(summary):
-        if w.startswith("counted step "):
+        if w == stalled:  # a trace replay's, each step judged against its workload's
+            count = summary["stalled_steps"]
+            out[w] = ("replay_stalls", f"{count:,} counted step{'s' * (count > 1)} over "
+                      f"{STALL_BIN_RATIO}x their workload's median, "
+                      f"{_share_words(stalled_share(summary))} of the counted steps' time")
+        elif w.startswith("counted step "):
             out[w] = ("stalled_step", f"counted step {summary.get('step_ns_max_seq')} took "
                       f"{_time_words(summary['step_ns_max'])}")
         elif w.startswith("the scheduler loop stood still "):
