@@ -411,13 +411,13 @@ LOAD_BOUND_WORDS = ("the engine, not the trace, set the pace (requests arrived f
 
 def _cut_sentence(n: int, axis: str, where: str) -> str:
     """A caption's sentence on the ``n`` interval ends its axis cut (none: ""):
-    "`axis`; 2 interval ends lie `where` and are cut at the edge, where a triangle
-    points the way the interval goes on."."""
+    "`axis`; 2 interval ends lie `where` and are cut at the edge, where an open arrow
+    on the bar points the way the interval goes on."."""
     if not n:
         return ""
     return (f" {axis}; {n} interval end{'s' if n > 1 else ''} "
             f"{'lie' if n > 1 else 'lies'} {where} and {'are' if n > 1 else 'is'} cut at "
-            "the edge, where a triangle points the way the interval goes on.")
+            "the edge, where an open arrow on the bar points the way the interval goes on.")
 
 
 def _dodge_sentence(dodge: dict) -> str:

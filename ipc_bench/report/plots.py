@@ -638,12 +638,29 @@ def _plain_log_locator(minor: bool = False):
 CUT_GID = "interval_cut"
 
 
+@functools.lru_cache(maxsize=None)
+def cut_marker(up: bool):
+    """The marker of an interval end cut at an axis edge (``_bounded_errorbar``): an open
+    arrow, stroked and never filled, its tip on the edge, pointing up (``up``) or down,
+    its stem along the bar, so that the bar reads as going on past the edge. No series
+    marker has its shape (``CODEC_MARKERS``, ``POLICY_MARKERS``: filled or hollow
+    shapes, none an open arrow); a caret was drawn as a filled triangle, the very
+    marker of pickle (down) and of the single process (up). A ``matplotlib.path.Path``,
+    built on first use so that importing this module does not import matplotlib."""
+    from matplotlib.path import Path
+
+    s = 1.0 if up else -1.0
+    return Path([(0.0, -s), (0.0, 0.0), (-0.6, -0.7 * s), (0.0, 0.0), (0.6, -0.7 * s)],
+                [Path.MOVETO, Path.LINETO, Path.MOVETO, Path.LINETO, Path.LINETO])
+
+
 def _bounded_errorbar(ax, xs, ys, lows, highs, bottom: float, top: float, color: str,
                       **kw) -> int:
     """``ax.errorbar`` of points ``ys`` with interval ends ``lows``/``highs`` (absolute;
     NaN: none) kept inside ``[bottom, top]``: an end beyond it (a lower end <= 0 on a log
-    axis, an upper end far above the points) is cut at the axis edge, where a marker
-    pointing out of the axis (``CUT_GID``) says the interval goes on. A series with no
+    axis, an upper end far above the points) is cut at the axis edge, where an open
+    arrow pointing out of the axis (``cut_marker``, ``CUT_GID``), in place of the
+    bar's cap, says the interval goes on. A series with no
     interval end at all (one repetition, too few pairs) is drawn as markers alone
     (``ax.plot``, no ``ErrorbarContainer``), so that its legend entry shows no error-bar
     glyph; in a series with some, a point without an end gets no cap there. Returns how
@@ -668,15 +685,18 @@ def _bounded_errorbar(ax, xs, ys, lows, highs, bottom: float, top: float, color:
         col.set_segments([[(x, lo), (x, hi)] for x, lo, hi in zip(xs, lo_end, hi_end)])
     if len(caps) == 2:  # the lower caps, then the upper ones; none on a point with no
         # interval (a run of one repetition beside repeated ones): a cap there would
-        # read as an interval of zero width
-        caps[0].set_ydata([e if fin(l) else math.nan for e, l in zip(lo_end, lows)])
-        caps[1].set_ydata([e if fin(h) else math.nan for e, h in zip(hi_end, highs)])
+        # read as an interval of zero width; none on a cut end, whose arrow ends the bar
+        caps[0].set_ydata([e if fin(l) and l >= bottom else math.nan
+                           for e, l in zip(lo_end, lows)])
+        caps[1].set_ydata([e if fin(h) and h <= top else math.nan
+                           for e, h in zip(hi_end, highs)])
     cut_lo = [x for x, l in zip(xs, lows) if fin(l) and l < bottom]
     cut_hi = [x for x, h in zip(xs, highs) if fin(h) and h > top]
-    for where, y, marker in ((cut_lo, bottom, 7), (cut_hi, top, 6)):
-        if where:  # 7: caret down, 6: caret up, drawn on the edge
-            ax.plot(where, [y] * len(where), linestyle="none", marker=marker, color=color,
-                    markersize=9, clip_on=False, gid=CUT_GID, zorder=5)
+    for where, y, up in ((cut_lo, bottom, False), (cut_hi, top, True)):
+        if where:  # an open arrow whose tip is on the edge (``cut_marker``)
+            ax.plot(where, [y] * len(where), linestyle="none", marker=cut_marker(up),
+                    color=color, fillstyle="none", markersize=14, markeredgewidth=1.5,
+                    clip_on=False, gid=CUT_GID, zorder=5)
     return len(cut_lo) + len(cut_hi)
 
 
@@ -1328,7 +1348,7 @@ def _ratio_panel(ax, rows: list[dict], groups: list[str], multi: bool,
     shares its slot among the codecs it has, ``_slot_x``), the axis holding every
     ratio, the line at 1 and every interval end near them, with a margin
     (``ratio_bounds``: logarithmic where they span more than ``RATIO_LOG_SPAN``; an end
-    far off is cut at the edge, where a triangle points on); each codec keeps its marker
+    far off is cut at the edge, where an open arrow points on); each codec keeps its marker
     (``codec_marker``, as in the tokens/s panel). The title reads "> 1:
     cached faster" only without timed replays (``timed``: their groups with a ratio
     drawn, ``num_drawn`` groups in all: the arrival-bound ones have none), whose ratio
@@ -1394,7 +1414,7 @@ def ratio_bounds(points, ends=()) -> tuple[float, float, bool]:
     margin of ``RATIO_MARGIN`` of the span beyond each end. An end far off (an interval
     of 1e-11 to 1e12 from two repetitions beside ratios near 1: further than 1.5 times
     the points' span beyond them, as ``_data_bounds`` reaches) is not held: the panel
-    cuts it at the edge with a triangle (``_bounded_errorbar``), so the points stay
+    cuts it at the edge with an open arrow (``_bounded_errorbar``), so the points stay
     apart. ``log`` when what is held spans more than ``RATIO_LOG_SPAN``: ratios are
     positive (``stats.compare_paired`` gives none for a non-positive pair), and on a
     log axis 2x and 0.5x lie as far from 1. Values at or below 0 (none from

@@ -79,7 +79,7 @@ def test_a_run_of_both_policies_gets_the_ratio_panel_and_the_box(runs, tmp_path)
     assert (" The tokens/s axis is bounded to its points; " in text) == bool(cut)
     if cut:
         assert f"; {cut} interval end" in text and text.endswith(
-            "where a triangle points the way the interval goes on.")
+            "where an open arrow on the bar points the way the interval goes on.")
     assert captions["bytes_per_step"].endswith(
         "The box gives send - cached at 4 running, as a share of send's bytes.")
 

@@ -142,7 +142,8 @@ def test_a_log_axis_cuts_an_interval_end_at_or_below_zero(run, tmp_path):
     cap = caption("throughput", d)
     assert "The tokens/s axis is bounded to its points;" in cap
     assert "(a lower end at or below 0 cannot be placed on the log axis)" in cap
-    assert "cut at the edge, where a triangle points the way the interval goes on." in cap
+    assert ("cut at the edge, where an open arrow on the bar points the way the interval "
+            "goes on.") in cap
     assert ("(above 1: cached faster). Its axis is on a log scale, as what it holds spans "
             "more than a factor of 4. The ratio axis holds every ratio; ") in cap
 
@@ -204,7 +205,8 @@ def test_the_ratio_axis_holds_extreme_ratios_and_their_intervals(run, tmp_path):
     n = d["ratio_cut"]
     assert (f" The ratio axis holds every ratio; {n} interval end{'s' if n > 1 else ''} "
             f"{'lie' if n > 1 else 'lies'} far beyond them and {'are' if n > 1 else 'is'} "
-            "cut at the edge, where a triangle points the way the interval goes on.") \
+            "cut at the edge, where an open arrow on the bar points the way the interval goes "
+            "on.") \
         in caption("throughput", d)
 
 
