@@ -155,6 +155,11 @@ ERROR_PREFIX = "bench.py microbench: error: "
 #: the folder until it ends (``_take_output_lock``); the kernel drops the lock when the
 #: process ends, SIGKILL included, so a lock file a killed run left locks nothing.
 LOCK_FILE = ".microbench.lock"
+#: The file a run writes ``PROBE_BYTES`` to and removes as it takes the output folder,
+#: before anything is timed (``_probe_write``).
+PROBE_FILE = ".microbench.probe"
+#: One page or block: a file system that cannot hold it cannot hold the pyperf files.
+PROBE_BYTES = 4096
 
 
 class MicrobenchError(Exception):
@@ -1090,12 +1095,38 @@ def _stale_files(out_dir: Path) -> list[str]:
                   if pattern.fullmatch(e.name) and not e.is_dir())
 
 
+def _probe_write(out_dir: Path) -> None:
+    """Write ``PROBE_BYTES`` to ``PROBE_FILE`` in ``out_dir`` and remove it: the
+    ``OSError`` of a folder whose file system is full (``ENOSPC``), over its quota
+    (``EDQUOT``), read-only or not writable, found before the benchmarks are timed
+    rather than after (the lock file, empty, is made on a full disk too). A write the
+    file-size limit refuses (``EFBIG``) is not the folder's: ``file_size_refusal``
+    judges that limit against the files themselves."""
+    path = out_dir / PROBE_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        left = PROBE_BYTES
+        while left:  # a short write on a nearly full disk: the next one says why
+            left -= os.write(fd, b"\0" * left)
+    except OSError as exc:
+        if exc.errno != errno.EFBIG:
+            raise
+    finally:
+        try:
+            os.close(fd)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
 def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
     """Create the output folder if needed, take its lock (``_take_output_lock``:
     ``MicrobenchError`` where another microbench holds it) and note this command's
     earlier files there (pyperf files of these arms, ``in_loop_vs_pyperf.json``), which
     stay as they are until the new set is complete; new files a killed run left
-    (``_stale_files``) are removed, their names kept in ``removed``.
+    (``_stale_files``) are removed, their names kept in ``removed``; then a small file
+    is written there and removed (``_probe_write``), so that a full disk is refused
+    before anything is timed, the folder removed where the run made it.
     ``MicrobenchError``: ``output path PATH exists and is not a folder`` (or ``output
     path PATH is a symbolic link to TARGET, which is not a folder``:
     ``errors.output_kind_text``) and ``output
@@ -1122,9 +1153,13 @@ def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:
                              | {p.name for p in out.leftovers() if os.path.lexists(p)})
         for name in out.removed:
             (out_dir / name).unlink(missing_ok=True)
+        _probe_write(out_dir)
     except OSError as exc:
         if out is not None:
             out.release()
+            if out.created:  # nothing was written: the folder goes, as it came
+                with contextlib.suppress(OSError):
+                    out_dir.rmdir()
         kind = output_kind_text(out_dir)  # a file, /dev/null, a link to either
         if kind is not None:
             raise MicrobenchError(kind) from None

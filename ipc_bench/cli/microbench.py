@@ -7,9 +7,10 @@ with it (internal, set by the coordinator and by pyperf's worker re-invocations 
 ``bench.py microbench RUN_DIR --policy ARM --worker ...``) it times one arm. Options
 this parser does not know are pyperf's and are passed through (checked by pyperf's
 parser first); a list option refuses an item given more than once. Bad input: one
-line on stderr, exit code 2; so is an output folder that cannot be made (``cannot write
-to DIR: REASON``, before anything is timed). A file that cannot be written once the
-folder is made: one line naming it, exit code 1. stdout that fails once the files
+line on stderr, exit code 2; so is an output folder that cannot be made or written
+(``cannot write to DIR: REASON``, before anything is timed: a small file is written
+there and removed first, so a full disk says ``No space left on device`` then). A file
+that cannot be written once the folder is made: one line naming it, exit code 1. stdout that fails once the files
 are written (``> /dev/full``): ``bench.py microbench: error: cannot write to stdout:
 REASON; the results are in DIR (send.json, cached.json, in_loop_vs_pyperf.json)``, exit
 code 1 (``console.written_elsewhere``). Interrupted: earlier results in the output folder are kept as they were (the
@@ -106,8 +107,8 @@ def _is_arm(argv: Sequence[str]) -> bool:
 
 def main(argv: Sequence[str]) -> int:
     """``bench.py microbench ...``; returns the exit code (2: bad input, an output
-    folder that cannot be made included; 1: results that could not be written once
-    it is made, as a run's; 130 / 143: interrupted)."""
+    folder that cannot be made or written included; 1: results that could not be
+    written once it is made, as a run's; 130 / 143: interrupted)."""
     try:
         ns, rest = build_parser().parse_known_args(list(argv))
         selection = Selection(num_running=ns.num_running, codecs=ns.codecs,
