@@ -681,6 +681,10 @@ class _Run:
     #: The seconds the cases written so far waited for runners started by hand
     #: (``CaseResult.runner_wait_s``), for ``finish``'s line of the run's time.
     runner_wait_s: float = 0.0
+    #: Whether the run's warnings' count line was printed (``stop_count``, on stderr;
+    #: with ``--quiet``, ``quiet_count``, on stdout; or ``finish``'s before
+    #: ``_stdout_lost``): a run prints it once.
+    count_said: bool = False
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -728,7 +732,10 @@ class _Run:
         except Exception as exc:  # written, then exit code 1
             if ((result.floor_failed is not None or result.report_failed is not None)
                     and result.sched_rows and isinstance(exc, CaseError)):
-                return self._floor_failed(result, exc, cpu_before)
+                if bar is not None:  # closed before the case's line, as a finished case's
+                    bar.close()
+                    bar = None
+                return self._floor_failed(result, exc, cpu_before, tag, t0)
             return self._failed(result, exc)
         finally:
             if bar is not None:
@@ -739,7 +746,7 @@ class _Run:
             try:
                 summary = self._record(result, cpu_before, t0=t0)
             except RunFolderError as exc:  # written as far as the folder takes it
-                return self.write_failed(exc, result)
+                return self.write_failed(exc, result, tag)
             self.num_done, self.current = self.num_done + 1, None
             self._announce(tag, result, summary)
         return None
@@ -880,7 +887,8 @@ class _Run:
         exc.reported = True
         self.quiet_count()
 
-    def _floor_failed(self, result: CaseResult, exc: CaseError, cpu_before) -> int:
+    def _floor_failed(self, result: CaseResult, exc: CaseError, cpu_before,
+                      tag: str = "", t0: Optional[float] = None) -> int:
         """The runner failed while the case replayed its floor, after its last counted
         step (``CaseResult.floor_failed``: it died, stopped answering or answered
         garbage): as a signal there (``_interrupted_after_steps``), the case is written as
@@ -913,12 +921,14 @@ class _Run:
         self.stopped = True
         try:
             with signals.deferred():
-                self._record(result, cpu_before, extra_warnings=[warning])
+                summary = self._record(result, cpu_before, extra_warnings=[warning], t0=t0)
                 self.num_done, self.current = self.num_done + 1, None
                 self.writer.finish("failed", [f"{case_id}: {message}"],
                                    failed_case=case_id)
         except RunFolderError as exc_write:
             return self.write_failed(exc_write)
+        self._announce(tag, result, summary)  # a finished case: its line and warnings
+        self.stop_count()
         print(one_line(with_pointer(f"bench.py: error: {case_id}: {message}",
                                     self.pointer(True))), file=sys.stderr)
         self.quiet_count()
@@ -962,6 +972,7 @@ class _Run:
                     else f"error under the scenario's code ({under})")
             written = self._stop(result, f"{what}: {type(exc).__name__}: {exc}", "failed")
             kept = self.pointer(bool(self.num_done or result.failed_step))
+            self.stop_count()
             print(one_line(with_pointer(f"bench.py: {what} in {case_id}: "
                                         f"{type(exc).__name__}: {exc}", kept)),
                   file=sys.stderr)
@@ -969,6 +980,7 @@ class _Run:
             return max(1, written)
         written = self._stop(result, message, "failed")
         kept = self.pointer(bool(self.num_done or result.failed_step))
+        self.stop_count()
         print(one_line(with_pointer(f"bench.py: error: {case_id}: {message}", kept)),
               file=sys.stderr)
         self.quiet_count()
@@ -1014,7 +1026,8 @@ class _Run:
             self.writer.list_case(summary)
             raise
 
-    def write_failed(self, exc: RunFolderError, result: Optional[CaseResult] = None) -> int:
+    def write_failed(self, exc: RunFolderError, result: Optional[CaseResult] = None,
+                     tag: Optional[str] = None) -> int:
         """The run folder could not be written (``exc``): keep what the folder still
         takes (``result``, the case that was running or being written, as every case
         that did not finish: ``_write_unfinished``; ``status: failed`` and the
@@ -1025,7 +1038,11 @@ class _Run:
         (or ``; run folder (nothing measured): DIR``); exit
         code 1, 2 where a file descriptor was wanting (``RunFolderError.exit_code``:
         ``cannot write results to DIR: too many open files (ulimit -n 64): raise it
-        (e.g. ulimit -n 1024) and run again``)."""
+        (e.g. ulimit -n 1024) and run again``). ``tag`` (``[2/4]``): ``result`` failed
+        as it was written after it finished; where ``summary.json`` holds it as
+        finished (its captured messages could not be saved), its line and warnings are
+        printed, as a finished case's (``_announce``), before the count line
+        (``stop_count``) and the error's."""
         message = str(exc)
         self.stopped = True
         with signals.deferred():
@@ -1045,6 +1062,11 @@ class _Run:
             else:  # where the folder's summary.json says what was kept, as other stops do
                 message = with_pointer(message, self.pointer(
                     bool(self.num_done or _steps_measured(result))))
+        held = [c for c in self._recorded_cases() or () if tag is not None
+                and c.get("case_id") == case_id and c.get("complete") is True]
+        if held and isinstance(held[0].get("warnings"), list):  # written as finished
+            self._announce(tag, result, held[0])
+        self.stop_count()
         print(f"bench.py: error: {message}", file=sys.stderr)
         self.quiet_count()
         return exc.exit_code
@@ -1086,15 +1108,18 @@ class _Run:
 
     def stop_count(self) -> None:
         """Not with ``--quiet`` (``quiet_count`` then prints its own line after the
-        stop's): for an interrupted run, which stops before its tables,
-        ``warnings_count_line`` of the cases the folder's ``summary.json`` holds
-        (``_recorded_cases``), on stderr under their case lines and before the
-        interrupt's line, which stays the run's last: ``1 measurement warning in 1 of
-        2 cases (printed under their case lines above): see DIR/summary.json, or
-        Measurement warnings in python bench.py report DIR``; nothing when they hold no
-        warning or it cannot be read."""
-        if self.quiet:
+        stop's): for a run that stops before its tables (an interrupt, a failed case, a
+        write failure), ``warnings_count_line`` of the cases the folder's
+        ``summary.json`` holds (``_recorded_cases``), on stderr under their case lines
+        and before the stop's line (the interrupt's, or the error's), which stays the
+        run's last: ``1 measurement warning in 1 of 2 cases (printed under their case
+        lines above): see DIR/summary.json, or Measurement warnings in python bench.py
+        report DIR``; nothing when they hold no warning or it cannot be read, or once
+        the run printed its count line (``count_said``: a write failure reported after
+        another stop's line, or after ``finish``'s)."""
+        if self.quiet or self.count_said:
             return
+        self.count_said = True
         cases = self._recorded_cases()
         try:
             line = None if cases is None else warnings_count_line(
@@ -1108,10 +1133,13 @@ class _Run:
         """With ``--quiet``, for a run that stops before its tables (a failed case, an
         interrupt, a write failure): ``quiet_warnings_line`` of the cases the folder's
         ``summary.json`` holds (``_recorded_cases``), on stdout; nothing when they hold
-        no warning or it cannot be read. A stdout that cannot be written to changes
-        nothing."""
-        if not self.quiet:
+        no warning or it cannot be read, or once the run printed its line
+        (``count_said``, as ``stop_count``: a write failure reported before a failed
+        case's line printed one, the case's line none more). A stdout that cannot be
+        written to changes nothing."""
+        if not self.quiet or self.count_said:
             return
+        self.count_said = True
         cases = self._recorded_cases()
         try:
             line = None if cases is None else quiet_warnings_line(cases, self.run_dir)
@@ -1301,7 +1329,10 @@ class _Run:
         ``bench.py report`` prints its tables; ``results.load`` says it once, as a
         ``RunStatusWarning`` that does not call the run failed), ``failed`` where a
         check failed it; exit code 1 (the line is ``Console``'s, ending ``; the
-        results are in DIR``). ``None`` where stdout took everything."""
+        results are in DIR``). ``None`` where stdout took everything. A write failure
+        here is reported (``write_failed``) without a second count line
+        (``count_said``: ``finish`` printed it, or ``--quiet``'s)."""
+        self.count_said = True
         lost = stdout_failure(sys.stdout)
         if lost is None:
             return None
