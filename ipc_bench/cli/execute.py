@@ -182,10 +182,14 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
         run_dir = (Path(args.output) if args.output
                    else default_run_dir(REPO_ROOT / "results", args.scenario))
     except OSError as exc:  # the default place refused: another is a flag away
+        results = REPO_ROOT / "results"
+        not_folder = results.exists() and not results.is_dir()
         hint = ("; write it elsewhere with --output DIR"
-                if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "")
-        raise UsageError(f"cannot create a results folder under {REPO_ROOT / 'results'}: "
-                         f"{_write_reason(exc)}{hint}") from None
+                if not_folder or exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+                else "")
+        reason = "it exists and is not a folder" if not_folder else _write_reason(exc)
+        raise UsageError(f"cannot create a results folder under {results}: "
+                         f"{reason}{hint}") from None
     created = _check_new_run_dir(run_dir, given=bool(args.output))
     claiming = False
     try:

@@ -18,7 +18,7 @@ def test_a_results_file_is_refused_before_the_wait(tmp_path, monkeypatch, capsys
     code = run.main(ARGS)
     assert (code, capsys.readouterr().err) == (2, (
         f"bench.py: error: cannot create a results folder under {tmp_path / 'results'}: "
-        "File exists\n"))
+        "it exists and is not a folder; write it elsewhere with --output DIR\n"))
     assert _port_free()
     assert (tmp_path / "results").read_text() == "x"
 
