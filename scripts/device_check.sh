@@ -18,7 +18,7 @@
 # own --budget-s where given, else what is left of DEADLINE_S (default 560 s, the
 # whole script, below a lent machine's 600 s per command) once the tests are done, less
 # the time to cut a stage and pack (PACK_MARGIN_S, 30 s): about 450 s, more than its
-# default 300 s, since its time plan puts all its stages at about 475 s
+# default 300 s, since its time plan puts all its stages at about 477 s
 # (docs/models-and-gpu.md, "The time plan"). Exit status: gpu_check.py's (0, 1 for a failed or
 # cut stage), else 1 when only the tests failed; 130 / 143 / 129 on SIGINT / SIGTERM /
 # SIGHUP (what the check wrote by then is packed); 2 for bad use, gpu_check.py options

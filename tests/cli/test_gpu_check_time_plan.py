@@ -97,14 +97,14 @@ def test_the_plan_weights_are_the_stages_estimated_seconds(cuda):
     for stage in plan:
         weights[stage.number] = weights.get(stage.number, 0) + stage.weight
     assert [s.number for s in plan][:2] == [1, 0]
-    assert weights == {1: 0, 0: 100.0 if cuda else 0, 2: 154.0, 3: 93.0, 4: 40.0,
+    assert weights == {1: 0, 0: 100.0 if cuda else 0, 2: 154.0, 3: 95.0, 4: 40.0,
                        5: 48.0, 6: 20.0}
 
 
 def test_the_docs_give_the_time_plan_and_the_default_budget():
     text = " ".join((ROOT / "docs" / "models-and-gpu.md").read_text().split())
     total = 20 + sum(gpu_check.STAGE_WEIGHTS.values())
-    assert total == 475
+    assert total == 477
     assert "### The time plan" in (ROOT / "docs" / "models-and-gpu.md").read_text()
     assert f"about {total:.0f} s" in text
     assert "within a budget of 300 s" in text
