@@ -199,7 +199,7 @@ run timeout -k 10 "${TESTS_LIMIT_S:-60}" "$python" -m pytest -q -p no:cacheprovi
 tests_rc=$?
 say "== CUDA tests: exit $tests_rc"
 if [ "$signalled" -ne 0 ]; then
-    say "device_check.sh: interrupted during the CUDA tests (exit $signalled)"
+    say "device_check.sh: interrupted during the CUDA tests (exit $signalled)" >&2
     exit "$signalled"
 fi
 
@@ -234,13 +234,13 @@ if [ -d "$work/gpu-check" ] && tar -czf "$out/gpu-check.tar.gz" -C "$work" gpu-c
 else
     rm -f "$out/gpu-check.tar.gz"
     if [ "$signalled" -ne 0 ]; then
-        say "device_check.sh: interrupted during scripts/gpu_check.py, before it wrote a run folder (exit $signalled)"
+        say "device_check.sh: interrupted during scripts/gpu_check.py, before it wrote a run folder (exit $signalled)" >&2
         exit "$signalled"
     fi
     echo "device_check.sh: gpu_check.py left no run folder to pack" | tee -a "$log" >&2
 fi
 if [ "$signalled" -ne 0 ]; then
-    say "device_check.sh: interrupted during scripts/gpu_check.py (exit $signalled)"
+    say "device_check.sh: interrupted during scripts/gpu_check.py (exit $signalled)" >&2
     exit "$signalled"
 fi
 if [ "$check_rc" -ne 0 ]; then

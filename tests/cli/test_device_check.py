@@ -322,10 +322,9 @@ def test_a_signal_before_the_check_wrote_anything_is_one_line(tmp_path):
     proc, out, err, _ = _signalled(repo, tmp_path / "out", env, "gpu_check.py --output",
                                    signal.SIGTERM)
     assert proc.returncode == 143, err
-    assert out.splitlines()[-2:] == [
-        "== scripts/gpu_check.py: exit 143",
-        "device_check.sh: interrupted during scripts/gpu_check.py, before it wrote a run "
-        "folder (exit 143)"]
+    assert out.splitlines()[-1] == "== scripts/gpu_check.py: exit 143"
+    assert err == ("device_check.sh: interrupted during scripts/gpu_check.py, before it "
+                   "wrote a run folder (exit 143)\n")
     assert "left no run folder" not in out + err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "device-check.log", "environment.txt"]
