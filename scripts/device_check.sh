@@ -11,9 +11,10 @@
 # folders and stage logs). msgspec, pyzmq or pyperf missing from the Python in use
 # (PYTHON, default python3) are installed from the git-ignored wheels/ folder into a
 # temporary folder put on PYTHONPATH (fetching them: scripts/gpu_check.py's docstring):
-# only those for the running Python (its cpXY tag, abi3 or pure Python; pip picks the
-# newest such wheel of each), so a wheels/ that also holds another Python's is no
-# refusal. The CUDA tests get at most TESTS_LIMIT_S seconds (default 60: their cold flex
+# only those for the running Python (its cpXY tag, abi3 for its version or an older
+# one, or pure Python; pip picks the newest such wheel of each), so a wheels/ that also
+# holds another Python's is no refusal; a package it lacks with no such wheel is
+# refused, named. The CUDA tests get at most TESTS_LIMIT_S seconds (default 60: their cold flex
 # compiles; cut there they count as failed and the check still runs); gpu_check.py its
 # own --budget-s where given, else what is left of DEADLINE_S (default 560 s, the
 # whole script, below a lent machine's 600 s per command) once the tests are done, less
@@ -118,6 +119,26 @@ quiet() {  # "$@" as a background command, so that a signal stops it at once
     start "$@" || return
     await_child
 }
+wheel_fits() {  # whether wheel file $1 installs on this Python ($tag, cpXY): its
+    # Python tag names cpXY (cpXY-cpXY), it is abi3 for cpXW with W at most Y (abi3
+    # holds only the stable ABI of that version and later ones), or it is pure Python 3
+    local stem=${1%.whl} py abi p
+    stem=${stem%-*}
+    abi=${stem##*-}
+    stem=${stem%-*}
+    py=${stem##*-}
+    case $abi in
+        none) case .$py. in *.py3.*) return 0 ;; esac ;;
+        abi3)
+            for p in ${py//./ }; do
+                case $p in cp3[0-9]|cp3[0-9][0-9])
+                    [ "$((10#${p#cp3}))" -le "$((10#${tag#cp3}))" ] && return 0 ;;
+                esac
+            done ;;
+        *) case .$py. in *".$tag."*) return 0 ;; esac ;;
+    esac
+    return 1
+}
 
 # The installed wheels and the check's run folders live in temporary folders, removed
 # at the end (what the check wrote is packed into OUT_DIR first).
@@ -141,19 +162,35 @@ if ! quiet "$python" -c 'import msgspec, zmq, pyperf' 2>/dev/null; then
         exit 2
     fi
     # the distributions with a wheel for this Python: its cpXY tag, the stable ABI
-    # (abi3, built for an older CPython 3) or pure Python; pip then picks the newest
-    # such wheel of each from wheels/ (--find-links) and leaves the others
+    # (abi3, built for CPython 3.N and taken by 3.N and newer only) or pure Python; pip
+    # then picks the newest such wheel of each from wheels/ (--find-links) and leaves
+    # the others
     tag=$("$python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])') || exit 2
     names=()
     for wheel in "${wheels[@]}"; do
         file=${wheel##*/}
-        case $file in *"-$tag-"*|*-abi3-*|*-py3-none-*|*-py2.py3-none-*) ;; *) continue ;; esac
+        wheel_fits "$file" || continue
         name=${file%%-*}
         case " ${names[*]} " in *" $name "*) ;; *) names+=("$name") ;; esac
     done
-    if [ ${#names[@]} -eq 0 ]; then
-        echo "device_check.sh: msgspec, pyzmq or pyperf is missing from $python and" \
-             "wheels/ holds no wheel for it ($tag): ${wheels[*]##*/}" >&2
+    # each package missing from this Python must have a wheel here: else pip's refusal
+    # would name whichever came first, or the install would succeed without it
+    lacking=()
+    for pair in msgspec:msgspec zmq:pyzmq pyperf:pyperf; do
+        quiet "$python" -c "import ${pair%%:*}" 2>/dev/null && continue
+        stop_if_signalled "as it started"
+        case " ${names[*]} " in *" ${pair#*:} "*) ;; *) lacking+=("${pair#*:}") ;; esac
+    done
+    if [ ${#lacking[@]} -gt 0 ]; then
+        which=${lacking[0]}
+        for ((i = 1; i < ${#lacking[@]}; i++)); do
+            if [ "$i" -eq $((${#lacking[@]} - 1)) ]; then which+=" and ${lacking[i]}"
+            else which+=", ${lacking[i]}"
+            fi
+        done
+        [ ${#lacking[@]} -eq 1 ] && which+=" is" || which+=" are"
+        echo "device_check.sh: $which missing from $python and wheels/ holds no wheel" \
+             "for it ($tag): ${wheels[*]##*/}" >&2
         exit 2
     fi
     site=$(mktemp -d "${TMPDIR:-/tmp}/device-check-site-XXXXXX") || exit 2
