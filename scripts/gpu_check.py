@@ -107,7 +107,11 @@ msgpack#0: input oracle: step 4: ...``, ``failure_line``); an interrupt's one li
 names it too. Exit
 status: 0 when every stage passed;
 1 when a stage failed (a token oracle failure included: ``bench.py`` exits 1 when the
-policies' token streams differ) or ran out of time; 2 for bad input, refused in one
+policies' token streams differ) or ran out of time: cut at its limit, or not started
+because its share of what was left is below ``MIN_STAGE_S`` (10 s on CUDA, 5 s on the
+CPU: one line, ``gpu_check: [aa-64] not run for lack of time: its share would be 6.7 s
+(of the 45.0 s left of the 130 s budget), less than the 10 s a stage is given at
+least``, and its ``FAILED`` line; its time goes to the later stages); 2 for bad input, refused in one
 line before any stage runs (``--stages`` other than 0-6, a ``--budget-s`` that is not
 a positive finite number, a ``--trace`` that is not a readable file or, where stage 5
 is to run, one its ``bench.py`` would refuse (``trace_problem``: its reason, as
@@ -234,6 +238,17 @@ RUN_ORDER = (1, 0, 2, 4, 3, 5, 6)
 #: of 4 + 3 + 848 x 10 ms + 17 s cold. Stage 6: 2 cases of 10 s. In all about 20 + 100
 #: + 154 + 40 + 95 + 48 + 20 = 477 s.
 STAGE_WEIGHTS = {0: 100.0, 2: 154.0, 3: 95.0, 4: 40.0, 5: 48.0, 6: 20.0}
+#: The least time a stage is started with, seconds, by device (``True``: CUDA): a stage
+#: whose share of what is left of the budget (``stage_limit_s``) is less would be cut
+#: before it wrote its first case, so it is not started (``not run for lack of time``,
+#: one line as it is passed over, and it counts as failed: exit 1), and its time goes
+#: to the stages after it. Its smallest work is one case of one ``bench.py`` run: on
+#: CUDA the time plan's smallest, a 1B case, 4 s outside its loop (a Python start,
+#: torch's import, the CUDA context, the weights) and 3 + 3 s in it; on the CPU the
+#: smoke stage's ``bench.py`` with one case took 2.9 s in all (2026-12-07, a 1-minute
+#: load average of 4.6 on 2 cores), and 5 s, as ``divergence_check.py``'s
+#: ``MIN_RUN_S``, leaves a loaded host its margin.
+MIN_STAGE_S = {True: 10.0, False: 5.0}
 #: KV-cache blocks of every ``llama-3.2-1b`` case on CUDA but the replay's (stages 2, 4
 #: and 6): what 256 running requests get by default (``steady_num_blocks(256)``, 34.5
 #: GB), so that the 64-running cases of the three stages compile the same kernels (a
@@ -1195,10 +1210,15 @@ def _check(args: argparse.Namespace, out: Path) -> int:
             print(f"gpu_check: [{stage.name}] SKIPPED: {stage.skip}", flush=True)
             continue
         left = args.budget_s - (time.monotonic() - t0)
-        if left <= 0:
-            failed.append(f"{stage.name}: not run, the {args.budget_s:g} s budget is spent")
-            continue
         limit = stage_limit_s(stage, [s for s in plan[at + 1:] if not s.skip], left, scale)
+        if left <= 0 or limit < MIN_STAGE_S[cuda]:
+            why = (f"not run, the {args.budget_s:g} s budget is spent" if left <= 0 else
+                   f"not run for lack of time: its share would be {limit:.1f} s (of the "
+                   f"{left:.1f} s left of the {args.budget_s:g} s budget), less than the "
+                   f"{MIN_STAGE_S[cuda]:g} s a stage is given at least")
+            print(f"gpu_check: [{stage.name}] {why}", flush=True)
+            failed.append(f"{stage.name}: {why}")
+            continue
         if stage.number == 0:
             attention, problems = run_decode_step(cuda, out, limit)
             failed += problems
