@@ -120,7 +120,10 @@ is to run, one its ``bench.py`` would refuse (``trace_problem``: its reason, as
 every step in the warm-up, its advice, which names ``bench.py`` options this script
 does not take, replaced by what kind of trace the stage takes: ``stage_words``), an
 ``--output``
-that cannot be created or written, or holds an earlier check's stage results); 130 / 143 / 129 when interrupted by SIGINT /
+that cannot be created or written, or holds an earlier check's stage results; a small
+file is written to the output folder and removed, as the options are read and again
+before the first stage, so a full disk is refused, ``cannot write to DIR: No space left
+on device``, where each stage failed on it, its reason lost with its log); 130 / 143 / 129 when interrupted by SIGINT /
 SIGTERM / SIGHUP: the running stage gets the same signal, then SIGCONT (``bench.py``
 then writes what it measured), is killed if it has not exited ``INTERRUPT_GRACE_S``
 later, and is reaped before the script exits with one line.
@@ -688,11 +691,77 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _log_file(log: Optional[Path]):
-    """``log`` opened for the child's output, or a temporary file without one."""
-    if log is None:
-        return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-    return open(log, "w+", encoding="utf-8", errors="replace")
+#: How often a running stage's output is copied from memory to its log, seconds.
+COPY_EVERY_S = 0.2
+#: What is written to a folder and removed to find out that it takes files
+#: (``write_problem``): one page or block, as ``bench.py microbench`` probes.
+PROBE_BYTES = 4096
+
+
+def write_problem(folder: Path) -> Optional[str]:
+    """Why ``folder`` does not take a file of ``PROBE_BYTES`` (written and removed
+    again): ``No space left on device`` for a full disk, the quota's or permission's
+    words; ``None`` where it does. (An empty file, which a full disk still takes, says
+    nothing.)"""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".gpu-check-probe-", dir=folder)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        left = PROBE_BYTES
+        while left:  # a short write on a nearly full disk: the next one says why
+            left -= os.write(fd, b"\0" * left)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        os.close(fd)
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
+    return None
+
+
+def _memory_file(name: str):
+    """A file in memory (Linux ``memfd_create``; a temporary file elsewhere) for a
+    child's output: its writes do not fail for a full disk."""
+    if hasattr(os, "memfd_create"):
+        return open(os.memfd_create(f"gpu-check-{name}"), "w+b")
+    return tempfile.TemporaryFile("w+b")
+
+
+class _LogCopy:
+    """Copies what a stage wrote to its output file (``_memory_file``) on to its log at
+    ``log`` (``None``: nothing copied) as it comes (``copy``: every ``COPY_EVERY_S``
+    while the stage runs, and once it ended); where the log cannot be opened or written
+    (``error``: the reason, e.g. ``No space left on device``), the copying stops and
+    the output stays whole in memory."""
+
+    def __init__(self, sink, log: Optional[Path]):
+        self.sink, self.done, self.fd, self.error = sink, 0, None, ""
+        if log is not None:
+            try:
+                self.fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+                                  0o644)
+            except OSError as exc:
+                self.error = exc.strerror or str(exc)
+
+    def copy(self) -> None:
+        while self.fd is not None and not self.error:
+            data = os.pread(self.sink.fileno(), 1 << 16, self.done)
+            if not data:
+                return
+            try:
+                while data:
+                    n = os.write(self.fd, data)
+                    data, self.done = data[n:], self.done + n
+            except OSError as exc:
+                self.error = exc.strerror or str(exc)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def run_child(name: str, cmd: list[str], timeout_s: float,
@@ -701,9 +770,13 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
     it was cut): the last ``""`` when it ended by itself, else how it ended after it
     was cut at the limit (``_stop``: ``CUT_SIGNAL``, SIGCONT, then SIGKILL after
     ``INTERRUPT_GRACE_S``; ``SIGTERM sent; 0.4 s later it exited 143``). Its stdout
-    and stderr go together to ``log`` as they come (a temporary file without one), so a
-    check killed from outside (a machine's own time limit) leaves each stage's output so
-    far beside its run folder. A signal this script gets meanwhile
+    and stderr go together to a file in memory (``_memory_file``) and from there to
+    ``log`` as they come (``_LogCopy``, every ``COPY_EVERY_S``), so a check killed from
+    outside (a machine's own time limit) leaves each stage's output so far beside its
+    run folder, and where the log cannot be written (a full disk) the output is whole
+    all the same, for the stage's lines and its ``FAILED`` line's reason (a line says
+    so: ``gpu_check: [smoke] its log DIR/1-smoke.log could not be written (No space
+    left on device): its output was kept in memory``). A signal this script gets meanwhile
     (``signals.Interrupted``) is passed on to the child the same way, and raised once
     the child is reaped, so no stage outlives the script; and should this script be
     SIGKILLed, the child is SIGTERMed by the kernel (``signals.terminated_with_parent``)
@@ -712,7 +785,8 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
     in, as ``bench.py`` and ``decode_step_check.py`` do (``signals.install``); else
     the cut's SIGTERM waits and it is killed ``INTERRUPT_GRACE_S`` later."""
     proc = None
-    with _log_file(log) as sink:
+    with _memory_file(name) as sink:
+        copier = _LogCopy(sink, log)
         try:
             # no signal between the fork and holding the handle; the child starts with
             # them blocked, so one passed on while its interpreter starts waits for
@@ -722,12 +796,23 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
                                         stdin=subprocess.DEVNULL,
                                         preexec_fn=signals.terminated_with_parent(os.getpid()))
             cut = ""
-            try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                cut = f"{CUT_SIGNAL.name} sent; {_stop(proc, CUT_SIGNAL)}"
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    proc.wait(timeout=max(0.0, min(COPY_EVERY_S,
+                                                   deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    copier.copy()
+                    if time.monotonic() >= deadline:
+                        cut = f"{CUT_SIGNAL.name} sent; {_stop(proc, CUT_SIGNAL)}"
+                        break
+            copier.copy()
+            if copier.error:
+                print(f"gpu_check: [{name}] its log {log} could not be written "
+                      f"({copier.error}): its output was kept in memory", flush=True)
             sink.seek(0)
-            return proc.returncode, sink.read(), cut
+            return proc.returncode, sink.read().decode("utf-8", errors="replace"), cut
         except signals.Interrupted as exc:
             if proc is not None:
                 with signals.deferred():
@@ -735,6 +820,9 @@ def run_child(name: str, cmd: list[str], timeout_s: float,
                 print(f"gpu_check: [{name}] stopped: {exc.signal_name} passed on; {ended}",
                       flush=True)
             raise
+        finally:
+            copier.copy()
+            copier.close()
 
 
 def _failure(code: int) -> str:
@@ -1043,8 +1131,9 @@ def stage_entries(folder: Path) -> list[str]:
 
 def output_folder(text: str) -> str:
     """argparse type of ``--output``: a folder this script can create (if missing) and
-    write in, found out by making its missing folders and a file in it, all removed
-    again, so a bad path is refused before any stage runs and leaves nothing; one that
+    write in, found out by making its missing folders and writing a small file in it
+    (``write_problem``: a full disk says ``cannot write to DIR: No space left on
+    device``), all removed again, so a bad path is refused before any stage runs and leaves nothing; one that
     holds an earlier check's stage results (``stage_entries``) is refused too (each
     stage's ``bench.py`` would refuse its run folder, and its log be overwritten). A
     file, a file above it or a link that cannot be followed is refused in the run's
@@ -1076,8 +1165,9 @@ def output_folder(text: str) -> str:
         for folder in reversed(missing):
             folder.mkdir()
             created.append(folder)
-        with tempfile.TemporaryFile(dir=text):
-            pass
+        problem = write_problem(Path(text))  # a full disk takes an empty file
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"cannot write to {text}: {problem}")
     except OSError as exc:
         raise argparse.ArgumentTypeError(
             f"cannot write to {text}: {exc.strerror or exc}") from None
@@ -1181,7 +1271,9 @@ def _end_with_parent() -> None:
 
 def _check(args: argparse.Namespace, out: Path) -> int:
     """``main``'s stages, into ``out``; 2 (nothing created) when the device probe
-    fails, or when stage 5 is to run and its ``bench.py`` would refuse the trace
+    fails, when ``out`` does not take a small file before the first stage
+    (``write_problem``: ``gpu_check.py: error: cannot write to DIR: No space left on
+    device``), or when stage 5 is to run and its ``bench.py`` would refuse the trace
     (``trace_problem``: one line, before the device probe where the rows both devices
     replay tell, else right after it, the stage's cases built as its ``bench.py``
     builds them). After the stages, the failures (``FAILED ...``,
@@ -1198,7 +1290,22 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         return code
     if _refuse_trace(replay, bool(args.trace), cuda):
         return 2
+    missing, folder = [], out
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
     out.mkdir(parents=True, exist_ok=True)
+    # before the first stage, whose log and run folder would be written there: a disk
+    # that filled since the options were read (or the default folder's) is refused
+    problem = write_problem(out)
+    if problem is not None:
+        for folder in missing:  # the folders made here go, as they came
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        print(f"{PROG}: error: cannot write to {out}: {problem}", file=sys.stderr)
+        return 2
     written_elsewhere(f"the results are in {out}")  # stdout that fails says so
     base = base_args(cuda)
     failed: list[str] = []
