@@ -5,7 +5,6 @@ and 17 s of cold compile make 95 s, and the "about 475 s" total used the 93."""
 
 from __future__ import annotations
 
-import re
 
 from script_module import ROOT, load_script
 
