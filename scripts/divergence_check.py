@@ -22,7 +22,9 @@ graph.
 Then every pair of runs is compared step by step. Per pair it prints ``equal`` or
 where the streams first differ: the step, the request, each run's token and its
 top-2 margin there; and per run the smallest margins seen (the steps where a
-last-bit difference could flip a greedy token). With random weights the top two of a
+last-bit difference could flip a greedy token). Each run keeps its number, in the
+printed lines and in ``--output`` (``compared``, ``pairs``' ``runs``, each run's
+``n``): after run 2 failed, runs 1 and 3 are compared, and a line says so. With random weights the top two of a
 128k vocabulary are close, so a divergence usually lands where the margin is a few
 ulps of the logits.
 
@@ -42,13 +44,19 @@ On CPU (no CUDA) the defaults shrink to the ``tiny`` preset, 4 running and 20 st
     python scripts/divergence_check.py ... --cudnn-sdpa on     # the old default
     python scripts/divergence_check.py ... --deterministic
 
+Limits: ``--runs`` 2 to 100, ``--num-running`` at most 8192 (the case's
+``max_num_batched_tokens``), ``--seed`` 0 to 2**63 - 1 (bench.py's), ``--budget-s``
+at most 86400. ``--output`` is written to before any run (a small file beside it,
+removed), so that a full disk is refused then.
+
 Exit status: 0 when every run completed and all agree token for token; 1 when two
 runs diverge (a found divergence is a result of the check, not a failure of it;
 ``--output`` then holds where), or the ``--output`` file could not be written; 2 for
-bad input, one line on stderr before anything runs; 3 when a run failed or
-``--budget-s`` ran out before every run completed (the runs that completed are still
-compared, and a divergence among them gives 1); 130 / 143 / 129 when interrupted by
-SIGINT / SIGTERM / SIGHUP, with one line (the running run is killed).
+bad input, one line on stderr before anything runs (an ``--output`` that cannot be
+written included); 3 when a run failed or ``--budget-s`` ran out before every run
+completed (the runs that completed are still compared, and a divergence among them
+gives 1; the runs not started for want of budget are one line); 130 / 143 / 129 when
+interrupted by SIGINT / SIGTERM / SIGHUP, with one line (the running run is killed).
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ if __name__ == "__main__":
         signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGXCPU))
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -79,7 +88,7 @@ sys.path.insert(0, str(ROOT))
 
 from ipc_bench.cli.console import script_main, write_output  # noqa: E402
 from ipc_bench.cli.once import OnceParser  # noqa: E402
-from ipc_bench.cli.options import writable_file  # noqa: E402
+from ipc_bench.cli.options import MAX_SEED, writable_file  # noqa: E402
 from ipc_bench.errors import module_doc  # noqa: E402
 from ipc_bench.harness import signals  # noqa: E402
 
@@ -93,6 +102,19 @@ SMALLEST = 5
 DEFAULT_BUDGET_S = 600.0
 #: The least budget a further run is started with, seconds.
 MIN_RUN_S = 5.0
+#: ``--budget-s``'s bound, a day (as gpu_check.py's ``MAX_BUDGET_S``): a run's wait
+#: (``communicate(timeout=...)``, a poll in whole milliseconds) cannot go past about
+#: 24.8 days, and a larger budget ended in a traceback.
+MAX_BUDGET_S = 86400.0
+#: ``--runs``' bound: 100 runs are 4,950 pairs, far more than a divergence needs.
+MAX_RUNS = 100
+#: ``--num-running``'s bound: the decode-steady case's token budget per step
+#: (``scenario.steady_scheduler_config``'s ``max_num_batched_tokens``), which every
+#: running request's decode takes a token of; this script has no option to raise it.
+MAX_NUM_RUNNING = 8192
+#: Bytes written beside ``--output`` (and removed) before any run: a full disk or an
+#: exhausted quota is refused then, not after every run (``output_file``).
+PROBE_BYTES = 4096
 
 
 # ---------------------------------------------------------------------------- compare
@@ -133,19 +155,23 @@ def smallest_margins(run: dict[str, Any], k: int = SMALLEST) -> list[dict[str, A
 
 
 def compare_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Every pair of ``runs`` compared (``first_divergence``): ``{"pairs": [{"runs":
-    [i, j] (1-based), "equal", "steps" (compared), "divergence"}], "smallest":
-    [per run, smallest_margins], "diverged": any pair differs}``. Runs of different
-    lengths (one cut short) are compared over their common steps; ``equal`` is then
-    about those."""
+    """Every pair of ``runs`` compared (``first_divergence``): ``{"compared": [the
+    runs' numbers], "pairs": [{"runs": [m, n], "equal", "steps" (compared),
+    "divergence"}], "smallest": [per run of "compared", smallest_margins], "diverged":
+    any pair differs}``. A run is numbered by its ``n`` (the run number its progress
+    line and a failure name; ``run_fresh`` sets it), else by its place (1-based): after
+    run 2 failed, runs 1 and 3 are compared as ``[1, 3]``. Runs of different lengths are
+    compared over their common steps; ``equal`` is then about those (a run cut short is
+    not a record at all: ``run_fresh``)."""
+    numbers = [r.get("n", i) for i, r in enumerate(runs, 1)]
     pairs = []
     for i in range(len(runs)):
         for j in range(i + 1, len(runs)):
             div = first_divergence(runs[i], runs[j])
-            pairs.append(dict(runs=[i + 1, j + 1], equal=div is None,
+            pairs.append(dict(runs=[numbers[i], numbers[j]], equal=div is None,
                               steps=min(len(_stream(runs[i])), len(_stream(runs[j]))),
                               divergence=div))
-    return dict(pairs=pairs, smallest=[smallest_margins(r) for r in runs],
+    return dict(compared=numbers, pairs=pairs, smallest=[smallest_margins(r) for r in runs],
                 diverged=any(not p["equal"] for p in pairs))
 
 
@@ -157,10 +183,22 @@ def _token(t: Optional[int]) -> str:
     return "none" if t is None else str(t)
 
 
-def compare_lines(result: dict[str, Any]) -> list[str]:
-    """``compare_runs``'s result as the lines the script prints: one per pair, then
-    per run its smallest margins (``as run N`` where they are run N's)."""
+def _listed(numbers: list[int]) -> str:
+    """``[1, 3, 4]`` -> ``1, 3 and 4``."""
+    words = [str(n) for n in numbers]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def compare_lines(result: dict[str, Any], asked: Optional[int] = None) -> list[str]:
+    """``compare_runs``'s result as the lines the script prints, each run by its number:
+    where fewer than ``asked`` runs completed and two or more did, first which are
+    compared (``comparing runs 1 and 3, the 2 of 3 that completed``); one line per pair,
+    then per run its smallest margins (``as run N`` where they are run N's)."""
+    numbers = result["compared"]
     lines = []
+    if asked is not None and 2 <= len(numbers) < asked:
+        lines.append(f"comparing runs {_listed(numbers)}, the {len(numbers)} of {asked} "
+                     "that completed")
     for p in result["pairs"]:
         i, j = p["runs"]
         d = p["divergence"]
@@ -174,8 +212,8 @@ def compare_lines(result: dict[str, Any]) -> list[str]:
                          f"{d['request']}: token {_token(d['tokens'][0])} (top-2 margin "
                          f"{_margin(d['margins'][0])}) vs {_token(d['tokens'][1])} "
                          f"(top-2 margin {_margin(d['margins'][1])})")
-    for n, small in enumerate(result["smallest"], 1):
-        same = next((m for m, other in enumerate(result["smallest"][:n - 1], 1)
+    for k, (n, small) in enumerate(zip(numbers, result["smallest"])):
+        same = next((m for m, other in zip(numbers[:k], result["smallest"][:k])
                      if other == small), None)
         lines.append(f"run {n}: smallest top-2 margins: " + (
             f"as run {same}" if same is not None and small else ", ".join(
@@ -311,8 +349,8 @@ def worker_env(settings: dict[str, Any]) -> dict[str, str]:
 
 def run_fresh(settings: dict[str, Any], timeout_s: float, folder: str, n: int
               ) -> tuple[Optional[dict[str, Any]], str]:
-    """Run number ``n`` in a new process, at most ``timeout_s``: (its record, ``""``)
-    or (``None``, why it failed in one line). The process is killed if this is
+    """Run number ``n`` in a new process, at most ``timeout_s``: (its record, with ``n``
+    added, and ``""``) or (``None``, why it failed in one line). The process is killed if this is
     interrupted or it runs past ``timeout_s``."""
     path = os.path.join(folder, f"run-{n}.json")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker-output", path,
@@ -330,7 +368,7 @@ def run_fresh(settings: dict[str, Any], timeout_s: float, folder: str, n: int
     if proc.returncode != 0:
         last = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or ["no output"]
         return None, f"exit {proc.returncode}: {last[0][:300]}"
-    return json.loads(Path(path).read_text()), ""
+    return dict(json.loads(Path(path).read_text()), n=n), ""
 
 
 def _settings(args: argparse.Namespace, cuda: bool) -> dict[str, Any]:
@@ -347,6 +385,28 @@ def _error(message: str) -> int:
     return 2
 
 
+def memory_words(exc, block_size: int) -> str:
+    """``check_model_memory``'s refusal (a ``ModelMemoryError``) in this script's
+    options: the engine's figures (``exc.needs``), then, where ``--num-running`` (which
+    sizes the case's KV cache, ``scenario.steady_num_blocks``) can be lowered enough,
+    the most that fits, else that the weights (or they and one request's share of the
+    cache) do not fit; then a smaller ``--preset``. The engine's own advice names
+    ``bench.py``'s ``--num-blocks`` and ``--model-preset``, which this script has not."""
+    from ipc_bench.harness.scenario import steady_running_for_blocks
+
+    fit = exc.blocks_that_fit
+    running = steady_running_for_blocks(fit, block_size) if fit >= 1 else 0
+    if running >= 1:
+        advice = (f"lower --num-running (at most {running:,}: it sizes the KV cache here) "
+                  "or use a smaller --preset")
+    elif fit >= 1:
+        advice = ("the weights and one request's share of the KV cache do not fit: use a "
+                  "smaller --preset")
+    else:
+        advice = "the weights alone do not fit: use a smaller --preset"
+    return f"{exc.needs}: {advice}"
+
+
 def _check(args: argparse.Namespace) -> int:
     """``main``'s run, signals routed to ``signals.Interrupted``."""
     import torch
@@ -358,9 +418,8 @@ def _check(args: argparse.Namespace) -> int:
     settings = _settings(args, cuda)
     if args.worker_output:
         return _worker(settings, args.worker_output)
-    from ipc_bench.engine.config import ConfigError
-
-    from ipc_bench.engine.config import check_max_position, check_model_memory
+    from ipc_bench.engine.config import (ConfigError, ModelMemoryError, check_max_position,
+                                         check_model_memory)
     from ipc_bench.engine.paged_attention import resolve_attention
 
     try:  # bad input before any run: the case's limits, the model's shape and memory
@@ -370,6 +429,8 @@ def _check(args: argparse.Namespace) -> int:
         check_max_position(case.scheduler, case.model)
         check_model_memory(case.scheduler, case.model, settings["device"],
                            torch.cuda.mem_get_info()[0] if cuda else None)
+    except ModelMemoryError as exc:
+        return _error(memory_words(exc, case.scheduler.block_size))
     except (ConfigError, ValueError) as exc:
         return _error(str(exc))
     print(f"{PROG}: {args.runs} runs of {settings['preset']} on {settings['device']}, "
@@ -384,10 +445,11 @@ def _check(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="divergence-") as folder:
         for n in range(1, args.runs + 1):
             left = deadline - time.monotonic()
-            if left < MIN_RUN_S:
-                failures.append(f"run {n}: not started: --budget-s {args.budget_s:g} ran out")
+            if left < MIN_RUN_S:  # this run and every later one, in one line
+                which = f"run {n}" if n == args.runs else f"runs {n}-{args.runs}"
+                failures.append(f"{which}: not started: --budget-s {args.budget_s:g} ran out")
                 print(f"  {failures[-1]}", flush=True)
-                continue
+                break
             t0 = time.monotonic()
             record, why = run_fresh(settings, left, folder, n)
             if record is None:
@@ -399,7 +461,7 @@ def _check(args: argparse.Namespace) -> int:
                   f"{sum(len(s['tokens']) for s in record['steps'])} tokens, "
                   f"{time.monotonic() - t0:.1f} s; {record['device']}", flush=True)
     result = compare_runs(runs)
-    for line in compare_lines(result):
+    for line in compare_lines(result, args.runs):
         print(line)
     code = verdict(result, len(runs), args.runs, failures)
     print(verdict_line(result, len(runs), args.runs, code))
@@ -446,8 +508,9 @@ class _Parser(OnceParser):
         raise SystemExit(2)
 
 
-def whole_number(low: int):
-    """argparse type: a whole number >= ``low``."""
+def whole_number(low: int, high: Optional[int] = None, why: str = ""):
+    """argparse type: a whole number >= ``low`` and, where given, <= ``high`` (``must
+    be at most HIGH (WHY), got N``)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -455,19 +518,55 @@ def whole_number(low: int):
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}"
+                                             + (f" ({why})" if why else "") + f", got {value}")
         return value
     return parse
 
 
 def seconds(text: str) -> float:
-    """argparse type of ``--budget-s``: a finite number of seconds > 0."""
+    """argparse type of ``--budget-s``: a finite number of seconds > 0, at most
+    ``MAX_BUDGET_S``."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    if value > MAX_BUDGET_S:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BUDGET_S:.0f}, got {text}")
     return value
+
+
+def output_file(text: str) -> str:
+    """argparse type of ``--output``: ``writable_file``'s checks, then, for a regular
+    file or a new one, ``PROBE_BYTES`` written to a new file in its folder and removed,
+    so that a full disk, an exhausted quota or a file-size limit is refused before any
+    run (``cannot write PATH: No space left on device``), where the runs' result was
+    lost after them. A device (``/dev/null``, ``/dev/full``, a terminal) is taken as
+    ``writable_file`` takes it: nothing is written beside it."""
+    text = writable_file(text)
+    if os.path.exists(text) and not os.path.isfile(text):
+        return text
+    folder = os.path.dirname(os.path.realpath(text))
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".divergence_check-probe-", dir=folder)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {exc.strerror}") from None
+    try:
+        left = PROBE_BYTES
+        while left:  # a short write on a nearly full disk: the next one says why
+            left -= os.write(fd, b"\0" * left)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {exc.strerror}") from None
+    finally:
+        try:
+            os.close(fd)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(probe)
+    return text
 
 
 def preset_name(text: str) -> str:
@@ -486,12 +585,16 @@ def preset_name(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(description=module_doc(sys.modules[__name__]).split("\n\n")[0],
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--runs", type=whole_number(2), default=5,
-                   help="runs of the configuration, each a fresh process (default 5)")
+    p.add_argument("--runs", type=whole_number(2, MAX_RUNS), default=5,
+                   help="runs of the configuration, each a fresh process (default 5, at "
+                   f"most {MAX_RUNS})")
     p.add_argument("--preset", type=preset_name,
                    help="model shape (default: llama-3.2-1b on CUDA, tiny on CPU)")
-    p.add_argument("--num-running", type=whole_number(1),
-                   help="requests decoding at once (default 16 on CUDA, 4 on CPU)")
+    p.add_argument("--num-running", type=whole_number(
+                       1, MAX_NUM_RUNNING, "the case's max_num_batched_tokens: every "
+                       "running request decodes a token each step"),
+                   help="requests decoding at once (default 16 on CUDA, 4 on CPU; at most "
+                   f"{MAX_NUM_RUNNING})")
     p.add_argument("--steps", type=whole_number(1),
                    help="scheduler steps per run, prefill included (default 300 on CUDA, "
                    "20 on CPU)")
@@ -505,12 +608,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cuDNN's SDPA backend (default off, as the torch model sets it)")
     p.add_argument("--sdpa-math", action="store_true",
                    help="flash and memory-efficient SDPA off: the math kernel alone")
-    p.add_argument("--seed", type=whole_number(0), default=0)
+    p.add_argument("--seed", type=whole_number(0, MAX_SEED, "2**63 - 1, as bench.py's "
+                                               "--seed"), default=0,
+                   help=f"the workload's seed (default 0, at most {MAX_SEED}, as bench.py's)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--budget-s", type=seconds, default=DEFAULT_BUDGET_S,
-                   help=f"seconds for all runs together (default {DEFAULT_BUDGET_S:g}); "
-                   "a run past it is killed")
-    p.add_argument("--output", metavar="PATH", type=writable_file,
+                   help=f"seconds for all runs together (default {DEFAULT_BUDGET_S:g}, at "
+                   f"most {MAX_BUDGET_S:.0f}); a run past it is killed")
+    p.add_argument("--output", metavar="PATH", type=output_file,
                    help="also write the settings, the comparison and every run's tokens "
                    "and margins as JSON")
     p.add_argument("--worker-output", metavar="PATH", help=argparse.SUPPRESS)

@@ -99,13 +99,11 @@ def test_a_budget_too_short_for_a_run_starts_none_and_exits_3(tmp_path, capsys):
                      "--output", str(out)]) == 3
     text = capsys.readouterr().out
     assert text.splitlines()[1:] == [
-        "  run 1: not started: --budget-s 1 ran out",
-        "  run 2: not started: --budget-s 1 ran out",
+        "  runs 1-2: not started: --budget-s 1 ran out",
         "result: incomplete: 0 of 2 runs completed (exit 3)"]
     data = json.loads(out.read_text())
     assert (data["runs"], data["failures"], data["diverged"]) == (
-        [], ["run 1: not started: --budget-s 1 ran out",
-             "run 2: not started: --budget-s 1 ran out"], False)
+        [], ["runs 1-2: not started: --budget-s 1 ran out"], False)
 
 
 def test_cpu_runs_in_fresh_processes_agree(tmp_path, capsys):
@@ -126,3 +124,4 @@ def test_cpu_runs_in_fresh_processes_agree(tmp_path, capsys):
     assert first["steps"] == second["steps"]
     assert all(0 < m < float("inf") for s in first["steps"] for m in s["margins"])
     assert data["pairs"] == [dict(runs=[1, 2], equal=True, steps=3, divergence=None)]
+    assert [r["n"] for r in data["runs"]] == data["compared"] == [1, 2]
