@@ -367,7 +367,7 @@ def run_fresh(settings: dict[str, Any], timeout_s: float, folder: str, n: int
             proc.communicate()
     if proc.returncode != 0:
         last = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or ["no output"]
-        return None, f"exit {proc.returncode}: {last[0][:300]}"
+        return None, f"{signals.child_ended(proc.returncode)}: {last[0][:300]}"
     return dict(json.loads(Path(path).read_text()), n=n), ""
 
 

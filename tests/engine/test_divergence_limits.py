@@ -141,14 +141,14 @@ def _fake_runs(monkeypatch, outcomes: dict, seconds_each: float = 1.0) -> _Clock
 
 def test_after_a_failed_run_every_line_and_the_json_name_the_real_runs(
         tmp_path, monkeypatch, capsys):
-    _fake_runs(monkeypatch, {1: _record(1), 2: "exit -9: no output", 3: _record(3, 99),
+    _fake_runs(monkeypatch, {1: _record(1), 2: "was killed by SIGKILL: no output", 3: _record(3, 99),
                              4: _record(4)})
     out = tmp_path / "div.json"
     assert div.main(["--device", "cpu", "--runs", "4", "--output", str(out)]) == 1
     lines = capsys.readouterr().out.splitlines()[1:]
     assert lines == [
         "  run 1: 2 steps, 4 tokens, 1.0 s; cpu (attention gather)",
-        "  run 2: FAILED exit -9: no output",
+        "  run 2: FAILED was killed by SIGKILL: no output",
         "  run 3: 2 steps, 4 tokens, 1.0 s; cpu (attention gather)",
         "  run 4: 2 steps, 4 tokens, 1.0 s; cpu (attention gather)",
         "comparing runs 1, 3 and 4, the 3 of 4 that completed",
@@ -164,7 +164,7 @@ def test_after_a_failed_run_every_line_and_the_json_name_the_real_runs(
         "result: the runs DIVERGE: 2 of 3 pairs differ (a found divergence is this "
         "check's result, exit 1)"]
     data = json.loads(out.read_text())
-    assert data["failures"] == ["run 2: FAILED exit -9: no output"]
+    assert data["failures"] == ["run 2: FAILED was killed by SIGKILL: no output"]
     assert data["compared"] == [1, 3, 4] == [r["n"] for r in data["runs"]]
     assert [p["runs"] for p in data["pairs"]] == [[1, 3], [1, 4], [3, 4]]
     assert len(data["smallest"]) == 3
