@@ -86,7 +86,7 @@ def test_gpu_check_without_cuda_runs_every_stage_shrunk(tmp_path):
     assert lines[0] == ("gpu_check: no CUDA device (torch.cuda.is_available() is False): "
                         "running the stages shrunk on the CPU (tiny and cpu presets) instead")
     ends = [ln for ln in lines if "] passed (" in ln or "] SKIPPED" in ln]
-    names = ["smoke", "tiny-preset", "cpu-preset", "aa", "azure-conv", "async"]
+    names = ["smoke", "tiny-preset", "aa", "cpu-preset", "azure-conv", "async"]
     assert [ln.split("[")[1].split("]")[0] for ln in ends] == names
     trace = next((str(t) for t in gpu_check.TRACE_CANDIDATES if t.is_file()), None)
     stages = [s for s in gpu_check.build_stages(False, trace) if not s.skip]
