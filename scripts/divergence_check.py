@@ -72,7 +72,6 @@ if __name__ == "__main__":
         signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGXCPU))
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -112,9 +111,6 @@ MAX_RUNS = 100
 #: (``scenario.steady_scheduler_config``'s ``max_num_batched_tokens``), which every
 #: running request's decode takes a token of; this script has no option to raise it.
 MAX_NUM_RUNNING = 8192
-#: Bytes written beside ``--output`` (and removed) before any run: a full disk or an
-#: exhausted quota is refused then, not after every run (``output_file``).
-PROBE_BYTES = 4096
 
 
 # ---------------------------------------------------------------------------- compare
@@ -541,7 +537,7 @@ def seconds(text: str) -> float:
 
 def output_file(text: str) -> str:
     """argparse type of ``--output``: ``writable_file``'s checks, then, for a regular
-    file or a new one, ``PROBE_BYTES`` written to a new file in its folder and removed,
+    file or a new one, ``run_folder.probe_write`` in its folder (4 KiB written and removed),
     so that a full disk, an exhausted quota or a file-size limit is refused before any
     run (``cannot write PATH: No space left on device``), where the runs' result was
     lost after them. A device (``/dev/null``, ``/dev/full``, a terminal) is taken as
@@ -549,23 +545,12 @@ def output_file(text: str) -> str:
     text = writable_file(text)
     if os.path.exists(text) and not os.path.isfile(text):
         return text
-    folder = os.path.dirname(os.path.realpath(text))
+    from ipc_bench.harness.run_folder import probe_write
+
     try:
-        fd, probe = tempfile.mkstemp(prefix=".divergence_check-probe-", dir=folder)
+        probe_write(os.path.dirname(os.path.realpath(text)), ".divergence_check-probe-")
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"cannot write {text}: {exc.strerror}") from None
-    try:
-        left = PROBE_BYTES
-        while left:  # a short write on a nearly full disk: the next one says why
-            left -= os.write(fd, b"\0" * left)
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"cannot write {text}: {exc.strerror}") from None
-    finally:
-        try:
-            os.close(fd)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(probe)
     return text
 
 

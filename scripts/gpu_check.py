@@ -693,32 +693,19 @@ def _descendants(pid: int) -> list[int]:
 
 #: How often a running stage's output is copied from memory to its log, seconds.
 COPY_EVERY_S = 0.2
-#: What is written to a folder and removed to find out that it takes files
-#: (``write_problem``): one page or block, as ``bench.py microbench`` probes.
-PROBE_BYTES = 4096
 
 
 def write_problem(folder: Path) -> Optional[str]:
-    """Why ``folder`` does not take a file of ``PROBE_BYTES`` (written and removed
-    again): ``No space left on device`` for a full disk, the quota's or permission's
-    words; ``None`` where it does. (An empty file, which a full disk still takes, says
-    nothing.)"""
+    """Why ``folder`` does not take a file of ``run_folder.PROBE_BYTES`` (written and
+    removed again: ``run_folder.probe_write``): ``No space left on device`` for a full
+    disk, the quota's or permission's words; ``None`` where it does. (An empty file,
+    which a full disk still takes, says nothing.)"""
+    from ipc_bench.harness.run_folder import probe_write
+
     try:
-        fd, name = tempfile.mkstemp(prefix=".gpu-check-probe-", dir=folder)
+        probe_write(folder, ".gpu-check-probe-")
     except OSError as exc:
         return exc.strerror or str(exc)
-    try:
-        left = PROBE_BYTES
-        while left:  # a short write on a nearly full disk: the next one says why
-            left -= os.write(fd, b"\0" * left)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    finally:
-        os.close(fd)
-        try:
-            os.unlink(name)
-        except OSError:
-            pass
     return None
 
 

@@ -100,6 +100,7 @@ from ipc_bench.analysis.capture import (DIRECTIONS, CaptureFile, CaptureInfo, ar
                                         load_capture)
 from ipc_bench.errors import broken_link_text, output_kind_text, path_word
 from ipc_bench.harness import signals
+from ipc_bench.harness.run_folder import probe_write
 
 BENCH_PY = str(Path(__file__).resolve().parents[2] / "bench.py")
 #: pyperf options the coordinator sets itself.
@@ -155,11 +156,9 @@ ERROR_PREFIX = "bench.py microbench: error: "
 #: the folder until it ends (``_take_output_lock``); the kernel drops the lock when the
 #: process ends, SIGKILL included, so a lock file a killed run left locks nothing.
 LOCK_FILE = ".microbench.lock"
-#: The file a run writes ``PROBE_BYTES`` to and removes as it takes the output folder,
-#: before anything is timed (``_probe_write``).
-PROBE_FILE = ".microbench.probe"
-#: One page or block: a file system that cannot hold it cannot hold the pyperf files.
-PROBE_BYTES = 4096
+#: The start of the file's name a run writes ``run_folder.PROBE_BYTES`` to and removes
+#: as it takes the output folder, before anything is timed (``_probe_write``).
+PROBE_PREFIX = ".microbench.probe-"
 
 
 class MicrobenchError(Exception):
@@ -1096,27 +1095,17 @@ def _stale_files(out_dir: Path) -> list[str]:
 
 
 def _probe_write(out_dir: Path) -> None:
-    """Write ``PROBE_BYTES`` to ``PROBE_FILE`` in ``out_dir`` and remove it: the
-    ``OSError`` of a folder whose file system is full (``ENOSPC``), over its quota
-    (``EDQUOT``), read-only or not writable, found before the benchmarks are timed
-    rather than after (the lock file, empty, is made on a full disk too). A write the
-    file-size limit refuses (``EFBIG``) is not the folder's: ``file_size_refusal``
-    judges that limit against the files themselves."""
-    path = out_dir / PROBE_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    """``run_folder.probe_write`` in ``out_dir`` (``PROBE_PREFIX``): the ``OSError`` of a
+    folder whose file system is full (``ENOSPC``), over its quota (``EDQUOT``),
+    read-only or not writable, found before the benchmarks are timed rather than after
+    (the lock file, empty, is made on a full disk too). A write the file-size limit
+    refuses (``EFBIG``) is not the folder's: ``file_size_refusal`` judges that limit
+    against the files themselves."""
     try:
-        left = PROBE_BYTES
-        while left:  # a short write on a nearly full disk: the next one says why
-            left -= os.write(fd, b"\0" * left)
+        probe_write(out_dir, PROBE_PREFIX)
     except OSError as exc:
         if exc.errno != errno.EFBIG:
             raise
-    finally:
-        try:
-            os.close(fd)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
 
 
 def _output_dir(ns: argparse.Namespace, arms: list[str]) -> _Output:

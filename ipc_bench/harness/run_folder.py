@@ -93,6 +93,7 @@ Format history:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import errno
 import fcntl
@@ -103,6 +104,7 @@ import io
 import json
 import math
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterable, Optional
@@ -253,6 +255,30 @@ class RunFolderError(Exception):
     def exit_code(self) -> int:
         """The run's exit code for this error: 2 out of file descriptors, else 1."""
         return 2 if self.errno in FD_ERRNOS else 1
+
+
+#: Bytes ``probe_write`` writes: more than an empty file, which a full disk still takes.
+PROBE_BYTES = 4096
+
+
+def probe_write(folder: str | os.PathLike, prefix: str) -> None:
+    """Write ``PROBE_BYTES`` to a new file in ``folder`` (``tempfile.mkstemp``: ``prefix``
+    and eight characters) and remove it, before work whose results would be lost where
+    they cannot be written: ``OSError`` as the file system refuses it (``ENOSPC`` for a
+    full disk, ``EDQUOT`` over a quota, ``EROFS``, ``EACCES``, ``EFBIG`` under a file-size
+    limit, which a caller may judge against the files themselves). A short write on a
+    nearly full disk is followed by another, which says why."""
+    fd, name = tempfile.mkstemp(prefix=prefix, dir=folder)
+    try:
+        left = PROBE_BYTES
+        while left:
+            left -= os.write(fd, b"\0" * left)
+    finally:
+        try:
+            os.close(fd)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
 
 
 def _create(path: Path, append: bool = False, create: bool = True) -> int:

@@ -73,7 +73,6 @@ def test_a_disk_full_by_the_first_stage_is_refused_there(monkeypatch, tmp_path, 
 
 
 def test_the_probe_says_why_a_folder_takes_no_file(tmp_path):
-    assert gpu_check.PROBE_BYTES == 4096
     assert gpu_check.write_problem(tmp_path) is None
     assert list(tmp_path.iterdir()) == []  # the probe is removed
     assert gpu_check.write_problem(tmp_path / "none") == "No such file or directory"
