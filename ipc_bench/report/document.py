@@ -58,6 +58,7 @@ from ipc_bench.analysis.results import check_distinct_runs, check_run_dir
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from ipc_bench.errors import (broken_link_text, folder_names_text, one_line,
                               output_kind_text)
+from ipc_bench.harness.run_folder import probe_write
 from ipc_bench.harness.signals import blocked, deferred
 from ipc_bench.report.names import run_slugs
 from ipc_bench.report.render import plain_text, render_html, render_markdown
@@ -107,6 +108,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         out, stamped = beside(dirs[0], f"report-{stamp}"), True
     target = check_output(out)
+    _probe_folder(out, target)
     with contextlib.ExitStack() as stack:
         if not stamped:  # a name of its own otherwise (claim_folder)
             if stack.enter_context(output_lock(out, target)):
@@ -612,6 +614,22 @@ class _NotReplaced(OSError):
     """The earlier output folder could not be renamed aside (``_move_into_place``): it
     cannot be replaced (immutable, ``chattr +i``, say), which ``write_folder`` raises as
     a folder that cannot be made (``OSError``, exit 2), not as ``WriteFailed``."""
+
+
+def _probe_folder(out: Path, target: Path) -> None:
+    """``run_folder.probe_write`` in the nearest folder above ``target`` (the report's
+    folder, ``out`` as given) that exists, before the report's tables and figures are
+    made: ``OSError`` with ``filename`` ``out``, as ``write_folder`` raises it for the
+    folder, where that takes no file (a full disk, a spent quota, read-only, no
+    permission), so that a report on a full disk is refused at once rather than after
+    its figures are drawn."""
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        probe_write(folder, f".{target.name}.probe-")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
 
 
 def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:
