@@ -107,8 +107,7 @@ def write_report(run_dirs: Sequence[str], output: Optional[str] = None,
     else:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         out, stamped = beside(dirs[0], f"report-{stamp}"), True
-    target = check_output(out)
-    _probe_folder(out, target)
+    target = _probe_folder(out, check_output(out))
     with contextlib.ExitStack() as stack:
         if not stamped:  # a name of its own otherwise (claim_folder)
             if stack.enter_context(output_lock(out, target)):
@@ -616,20 +615,23 @@ class _NotReplaced(OSError):
     a folder that cannot be made (``OSError``, exit 2), not as ``WriteFailed``."""
 
 
-def _probe_folder(out: Path, target: Path) -> None:
+def _probe_folder(out: Path, target: Path) -> Path:
     """``run_folder.probe_write`` in the nearest folder above ``target`` (the report's
-    folder, ``out`` as given) that exists, before the report's tables and figures are
-    made: ``OSError`` with ``filename`` ``out``, as ``write_folder`` raises it for the
-    folder, where that takes no file (a full disk, a spent quota, read-only, no
-    permission), so that a report on a full disk is refused at once rather than after
-    its figures are drawn."""
+    folder, ``out`` as given; returned) that exists, before the report's tables and
+    figures are made: ``OSError`` with ``filename`` ``out``, as ``write_folder`` raises
+    it for the folder, where that takes no file (a full disk, a spent quota, read-only,
+    no permission), so that a report on a full disk is refused at once rather than
+    after its figures are drawn. A write the file-size limit refuses (``EFBIG``) is
+    left to the report's own files, whose refusal names the limit."""
     folder = target.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     try:
         probe_write(folder, f".{target.name}.probe-")
     except OSError as exc:
-        raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
+        if exc.errno != errno.EFBIG:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
+    return target
 
 
 def write_folder(out: Path, files: Sequence[tuple[str, bytes | Path]]) -> None:

@@ -62,3 +62,13 @@ def test_a_folder_that_takes_files_gets_its_report_and_no_probe_left(
     assert cli.main(["report", str(run), "--no-figures"]) == 0
     assert capsys.readouterr() == (f"report: {run}/report/report.html\n", "")
     assert not [n for n in os.listdir(run) if "probe" in n]
+
+
+def test_a_file_size_limit_is_left_to_the_reports_files(
+        shared_small_run, tmp_path, monkeypatch):
+    """A probe the file-size limit refuses (EFBIG) says nothing of the folder: the
+    report's own writes name the limit (``test_report_file_size_limit``)."""
+    run = shutil.copytree(shared_small_run, tmp_path / "run")
+    _full(monkeypatch, errno.EFBIG)
+    assert document._probe_folder(run / "report", run / "report") == run / "report"
+    assert sorted(os.listdir(run)) == sorted(os.listdir(shared_small_run))
