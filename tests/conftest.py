@@ -15,6 +15,17 @@ folder under ``/tmp`` where socket paths under ``tmp_path`` would pass the 107-b
 TorchInductor's compiled kernels are cached in one folder for the whole session, and
 its precompiled C++ header in another (``_shared_precompiled_headers``).
 
+Matplotlib's config and cache folder (``MPLCONFIGDIR``) is one folder of the session's,
+``matplotlib`` in pytest's base temporary folder, for every xdist worker and every
+process they start (``_matplotlib_config_dir``), set always, a ``MPLCONFIGDIR`` of the
+user's included: the suite is isolated from the user's ``~/.cache/matplotlib``, whose
+font list, once rebuilt while matplotlib's own fonts were missing (a virtual
+environment being deleted), made every figure-drawing script print ``findfont: Font
+family ['STIXGeneral'] not found`` lines on stderr. Its font list is built once, before
+any test (``_build_font_list``), where the workers would each build it racing
+(matplotlib locks its writers, not its readers) and a build past 5 s prints
+``Matplotlib is building the font cache`` on the stderr of the test's process.
+
 ``ring_segments`` (autouse) records the segment name and ring folder of every
 shared-memory ring writer (``shm_ring.RingWriter``) this process makes during a test and
 fails the test if the segment is still in ``/dev/shm`` or the folder still exists after
@@ -36,8 +47,11 @@ import gc
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -86,6 +100,27 @@ def _shared_precompiled_headers(tmp: Path, tmp_path_factory) -> None:
         (own / "precompiled_headers").symlink_to(shared, target_is_directory=True)
 
 
+def _matplotlib_config_dir(config) -> Path:
+    """``MPLCONFIGDIR`` of the session: ``matplotlib`` in pytest's base temporary folder,
+    shared by every xdist worker as ``_inductor_cache_dir`` shares its folder (a
+    worker's base temporary folder is a ``popen-gwN`` folder of the session's)."""
+    base = config._tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / "matplotlib"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _build_font_list() -> Optional[subprocess.Popen]:
+    """Start a process that builds matplotlib's font list (``fontlist-vNNN.json``) in
+    ``MPLCONFIGDIR``, or ``None`` where none starts: the caller waits for it."""
+    try:
+        return subprocess.Popen([sys.executable, "-c", "import matplotlib.font_manager"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None  # matplotlib builds it at its first use
+
+
 def _terminal_dispositions() -> None:
     """Give SIGINT, SIGTERM and SIGHUP this process's default handling where its
     launcher left them ignored (``nohup``'s SIGHUP, a shell script's background job's
@@ -99,9 +134,12 @@ def _terminal_dispositions() -> None:
             signal.signal(sig, default)
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own, which makes _tmp_path_factory
 def pytest_configure(config):
-    """Undo inherited ignored signals (``_terminal_dispositions``, in every process),
-    and set ``TORCHINDUCTOR_VEC_ISA_OK=1`` (unless set) for every process of the session:
+    """Point ``MPLCONFIGDIR`` at the session's folder (``_matplotlib_config_dir``, in
+    every process; its font list built in the controller while the modules compile,
+    before any worker starts). Undo inherited ignored signals
+    (``_terminal_dispositions``, in every process), and set ``TORCHINDUCTOR_VEC_ISA_OK=1`` (unless set) for every process of the session:
     TorchInductor then takes the vector instruction sets this CPU's flags name as
     usable, where before its first CPU kernel each process built and loaded a probe of
     each (avx512, avx2, ...: 8 s of CPU the first time in a session, a child process
@@ -111,10 +149,12 @@ def pytest_configure(config):
     writes bytecode, so every ``bench.py``, runner and stage process the suite starts would
     compile the package from source again (3 s a process on a slow 2-core machine);
     ``compileall`` writes it anyway, and every process then reads it."""
+    os.environ["MPLCONFIGDIR"] = str(_matplotlib_config_dir(config))
     _terminal_dispositions()
     os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "1")  # (read at its config's import)
     if hasattr(config, "workerinput"):
         return
+    fonts = _build_font_list()
     import compileall
     root = Path(__file__).resolve().parent.parent
     for folder in ("ipc_bench", "scenarios", "scripts"):
@@ -122,6 +162,12 @@ def pytest_configure(config):
             compileall.compile_dir(str(root / folder), quiet=1)
     if config.getoption("numprocesses", None) and config.getoption("assertmode") == "rewrite":
         _rewrite_test_modules(config, Path(__file__).resolve().parent)
+    if fonts is not None:
+        try:
+            fonts.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            fonts.kill()
+            fonts.wait()
 
 
 def _rewrite_test_modules(config, tests: Path) -> None:
