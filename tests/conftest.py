@@ -33,11 +33,13 @@ it (and removes them): only this process's own writers count, so the segments of
 run on the machine, or of a process the test started, are never blamed on it. A ring writer's folder (``ring-XXXXXXXX``) left in the session's
 ``TMPDIR``, by this process or by one it started, fails the session like a socket folder.
 
-``frozen_heap`` (autouse) freezes the worker's heap around each test (``gc.freeze``):
-the full collections a case makes in process (``end_warmup``, the floor) then walk the
-test's own objects, not pytest's and every imported library's (0.1-1.2 s each in a
-worker late in the suite); the harness leaves a heap its caller froze frozen
-(``memory.freeze_heap``).
+The worker's heap is frozen (``gc.freeze``) from the start of each test's setup to the
+end of its teardown (``pytest_runtest_setup``, ``pytest_runtest_teardown``), so also
+while a module- or session-scoped fixture makes its runs: the full collections a case
+makes in process (``end_warmup``, the floor) then walk the test's own objects, not
+pytest's and every imported library's (0.1-1.2 s each in a worker late in the suite;
+with torch imported, 33 collections of one module's fixture runs took 4.2 s unfrozen);
+the harness leaves a heap its caller froze frozen (``memory.freeze_heap``).
 """
 
 from __future__ import annotations
@@ -192,10 +194,17 @@ def _rewrite_test_modules(config, tests: Path) -> None:
         return
 
 
-@pytest.fixture(autouse=True)
-def frozen_heap():
-    """The worker's heap frozen for the test, thawed after it (module docstring)."""
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    """The worker's heap frozen before the test's fixtures are set up, its module- and
+    session-scoped ones included (module docstring)."""
     gc.freeze()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The heap thawed after the test's fixtures are torn down."""
     yield
     gc.unfreeze()
 
