@@ -547,6 +547,56 @@ def startup_shortage_text(exc: BaseException) -> Optional[str]:
             "raise it")
 
 
+#: Address space ``import scipy.special`` takes with numpy and pandas loaded, per
+#: OpenBLAS thread (``OPENBLAS_NUM_THREADS``): its libraries (37 MB) and, as its
+#: OpenBLAS loads, a 32 MiB buffer for the main thread (measured: 69 MiB with one thread,
+#: 41 MB more for each other), with a few MiB to spare.
+SCIPY_LOAD_BYTES = 76 * 2**20
+SCIPY_THREAD_BYTES = 42 * 2**20
+#: The buffer numpy's OpenBLAS maps at its first LAPACK call (32 MiB; glibc's malloc
+#: asks for up to 33 MiB), with a little to spare.
+BLAS_BUFFER_BYTES = 36 * 2**20
+
+
+def scipy_load_bytes() -> int:
+    """``SCIPY_LOAD_BYTES`` and ``SCIPY_THREAD_BYTES`` for each OpenBLAS thread but the
+    first: the count of the first of ``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS``,
+    ``OMP_NUM_THREADS`` set (as OpenBLAS reads it), at most the cores this process may
+    run on; a core each where none is set or it is not a positive number."""
+    cores = len(os.sched_getaffinity(0))
+    value = next((os.environ[name] for name in
+                  ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+                  if os.environ.get(name)), "")
+    try:
+        threads = int(value.split(",")[0])
+    except ValueError:
+        threads = 0
+    threads = min(threads, cores) if threads > 0 else cores
+    return SCIPY_LOAD_BYTES + (threads - 1) * SCIPY_THREAD_BYTES
+
+
+def need_address_space(nbytes: int, what: str) -> None:
+    """Where ``RLIMIT_AS`` is set (``ulimit -v``): raise ``MemoryError`` unless
+    ``nbytes`` more address space can still be mapped, tried by mapping (never
+    touching) that much and unmapping it; ``what`` names the need in the error. Called
+    before a library whose OpenBLAS allocates as it loads or at its first call, which,
+    once mmap fails, retries for good (scipy's: at 100 % CPU, the signals blocked
+    while the imports run) or exits with a line of its own (numpy's): raised here
+    instead, the command ends with ``startup_shortage_text``'s line naming the limit.
+    Without a limit: nothing (any other shortage is the kernel's to refuse)."""
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return
+    import mmap
+
+    try:
+        probe = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+    except OSError as exc:
+        if exc.errno != errno.ENOMEM:
+            raise
+        raise MemoryError(f"{nbytes / 2**20:,.0f} MiB of address space for {what}") from None
+    probe.close()
+
+
 def fds_exhausted() -> bool:
     """Whether this process cannot open one more file descriptor right now
     (``EMFILE``): what libzmq hides behind a refused connection or a silent

@@ -56,8 +56,9 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import check_distinct_runs, check_run_dir
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
-from ipc_bench.errors import (broken_link_text, folder_names_text, one_line,
-                              output_kind_text)
+from ipc_bench.errors import (BLAS_BUFFER_BYTES, broken_link_text, folder_names_text,
+                              need_address_space, one_line, output_kind_text,
+                              scipy_load_bytes)
 from ipc_bench.harness.run_folder import probe_write
 from ipc_bench.harness.signals import blocked, deferred
 from ipc_bench.report.names import run_slugs
@@ -160,11 +161,19 @@ def _libraries(figures: bool):
     descriptors)."""
     with blocked():
         import pandas  # noqa: F401
+
+        need_address_space(scipy_load_bytes(), "scipy and its OpenBLAS")
         import scipy.special  # noqa: F401
 
         if figures:
             import matplotlib.backends.backend_agg  # noqa: F401
             import matplotlib.figure  # noqa: F401
+            import numpy
+
+            # matplotlib's transforms invert matrices: numpy's OpenBLAS maps its
+            # buffer at the first such call, here, where a shortage can still be said
+            need_address_space(BLAS_BUFFER_BYTES, "numpy's OpenBLAS buffer")
+            numpy.linalg.inv(numpy.eye(2))
     from ipc_bench.report.blocks import build_blocks
 
     return build_blocks
