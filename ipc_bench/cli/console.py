@@ -17,7 +17,10 @@ before they start instead, ``closed_stdout_refusal``). A command that wrote its 
 files before printing them says so at the end of that line (``written_elsewhere``:
 ``...: No space left on device; the results are in DIR (send.json, ...)``). A failing
 stderr changes nothing: there is nowhere left to report it. A stream whose encoding lacks a character (``PYTHONIOENCODING=ascii``) gets
-it as its escape (``\\xb1``), as Python's stderr writes it. The scripts of ``scripts/``
+its one-character ASCII stand-in where it has one (``ASCII_STAND_INS``: the tables' mark
+``°`` as ``^``, ``µ`` as ``u``), so that a table's columns, padded for one character,
+stay under their headers and the note under it names the mark printed; else its escape
+(``\\xb1``), as Python's stderr writes it. The scripts of ``scripts/``
 run their ``main`` the same way (``script_main``: stdout closed at start refused before
 ``main`` runs, as a run is), and write their output files with ``write_output`` (whole or
 not at all; one line on a write that fails, the file named on a failed stdout).
@@ -36,6 +39,28 @@ from typing import Callable, Iterator, Optional, TextIO
 
 #: Exit code after stdout's reader went away (128 + SIGPIPE).
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+
+
+#: One-character ASCII stand-ins for the characters a terminal table's cell or header
+#: holds, written where the stream's encoding lacks them: an escape (``\\xb0``, four
+#: characters) would push every cell after it three columns right of its header, the
+#: table having been padded for one character. ``°`` (a timing measured with no core
+#: to spare, ``analysis.cores``) becomes ``^``, a mark no table uses otherwise, in the
+#: note under the table too (written through the same stream); ``µ`` becomes ``u``, as
+#: in the ``us`` of the column headers.
+ASCII_STAND_INS = {"°": "^", "µ": "u"}
+
+
+def stand_ins(encoding: str) -> dict[int, str]:
+    """``ASCII_STAND_INS`` of the characters ``encoding`` cannot encode, as a
+    ``str.translate`` table (empty for UTF-8; an unknown encoding: every one)."""
+    table = {}
+    for char, ascii_char in ASCII_STAND_INS.items():
+        try:
+            char.encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            table[ord(char)] = ascii_char
+    return table
 
 
 class GuardedStream:
@@ -99,11 +124,13 @@ class GuardedStream:
         return True
 
     def _write_escaped(self, text: str) -> int:
-        """Write ``text`` with each character the stream's encoding lacks as its escape
-        (``±`` as ``\\xb1``, as stderr writes it), so a terminal set to ASCII
-        (``PYTHONIOENCODING=ascii``, ``LC_ALL=C`` on an older Python) gets every line."""
+        """Write ``text`` with each character the stream's encoding lacks as its ASCII
+        stand-in (``ASCII_STAND_INS``) or else its escape (``±`` as ``\\xb1``, as stderr
+        writes it), so a terminal set to ASCII (``PYTHONIOENCODING=ascii``, ``LC_ALL=C``
+        on an older Python) gets every line, and its tables aligned."""
         encoding = getattr(self.stream, "encoding", None) or "ascii"
-        escaped = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+        text_in = text.translate(stand_ins(encoding))
+        escaped = text_in.encode(encoding, "backslashreplace").decode(encoding, "replace")
         try:
             if not self._write_through(escaped):
                 self.stream.write(escaped)
