@@ -148,8 +148,10 @@ def load_histogram(path: str, vocab_size: int) -> np.ndarray:
     UTF-8 (the line and byte, as a trace's error gives them, line 1's counted after
     the mark), a
     malformed line (a number in other than ASCII digits included), an id outside
-    ``[0, vocab_size)`` or listed twice, a negative count, a count above ``2**63 - 1``
-    or no positive count."""
+    ``[0, vocab_size)`` or listed twice, a negative count, a count above ``2**63 - 1``,
+    an empty file (nothing but blank lines: ``line 1: empty file; expected rows of
+    'token_id,count' (two integers)``, as an empty trace's line says it) or no positive
+    count."""
     try:
         with open(open_input_fd(path), "rb") as f:
             data = f.read()
@@ -172,6 +174,9 @@ def load_histogram(path: str, vocab_size: int) -> np.ndarray:
 
 def parse_histogram(text: str, path: str, vocab_size: int) -> np.ndarray:
     """``load_histogram`` of a file's content ``text`` (``path`` names it in errors)."""
+    if not text.strip():
+        raise ConfigError(f"token-id histogram {path} line 1: empty file; expected rows "
+                          "of 'token_id,count' (two integers)")
     lines = text.splitlines()
     counts = np.zeros(vocab_size, dtype=np.int64)
     seen: dict[int, int] = {}
