@@ -552,15 +552,18 @@ def startup_shortage_text(exc: BaseException) -> Optional[str]:
 #: OpenBLAS loads, a 32 MiB buffer for the main thread (measured: 69 MiB with one thread,
 #: 41 MB more for each other), with a few MiB to spare.
 SCIPY_LOAD_BYTES = 76 * 2**20
-SCIPY_THREAD_BYTES = 42 * 2**20
+#: The same for ``import numpy`` in a fresh process (82 MiB with one thread).
+NUMPY_LOAD_BYTES = 88 * 2**20
+#: What each OpenBLAS thread but the first adds to either (40 to 41 MB).
+OPENBLAS_THREAD_BYTES = 42 * 2**20
 #: The buffer numpy's OpenBLAS maps at its first LAPACK call (32 MiB; glibc's malloc
 #: asks for up to 33 MiB), with a little to spare.
 BLAS_BUFFER_BYTES = 36 * 2**20
 
 
-def scipy_load_bytes() -> int:
-    """``SCIPY_LOAD_BYTES`` and ``SCIPY_THREAD_BYTES`` for each OpenBLAS thread but the
-    first: the count of the first of ``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS``,
+def openblas_load_bytes(load_bytes: int) -> int:
+    """``load_bytes`` (``SCIPY_LOAD_BYTES``, ``NUMPY_LOAD_BYTES``) and
+    ``OPENBLAS_THREAD_BYTES`` for each OpenBLAS thread but the first: the count of the first of ``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS``,
     ``OMP_NUM_THREADS`` set (as OpenBLAS reads it), at most the cores this process may
     run on; a core each where none is set or it is not a positive number."""
     cores = len(os.sched_getaffinity(0))
@@ -572,7 +575,7 @@ def scipy_load_bytes() -> int:
     except ValueError:
         threads = 0
     threads = min(threads, cores) if threads > 0 else cores
-    return SCIPY_LOAD_BYTES + (threads - 1) * SCIPY_THREAD_BYTES
+    return load_bytes + (threads - 1) * OPENBLAS_THREAD_BYTES
 
 
 def need_address_space(nbytes: int, what: str) -> None:

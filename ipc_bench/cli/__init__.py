@@ -79,11 +79,20 @@ def one_blas_thread() -> None:
     numpy's OpenBLAS does no work in a run's steps or a microbench's timings
     (``engine.roofline.causal_pairs``' ``np.dot`` is of int64 arrays, which numpy does
     not hand to BLAS), torch uses its own threads (``--torch-threads``), and a report's
-    few small matrix products gain nothing from more threads."""
+    few small matrix products gain nothing from more threads. Where numpy is not
+    loaded yet, the address space it needs (``errors.NUMPY_LOAD_BYTES``, more with
+    more OpenBLAS threads) is tried first (``errors.need_address_space``): under a
+    ``ulimit -v`` too small for it, ``MemoryError``, which ``bench.py`` ends with the
+    out-of-memory line naming the limit, where numpy's OpenBLAS ended the process with
+    its own line (``Memory allocation still failed after 10 retries``)."""
     import os
 
     if not any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    if "numpy" not in sys.modules:
+        from ipc_bench.errors import NUMPY_LOAD_BYTES, need_address_space, openblas_load_bytes
+
+        need_address_space(openblas_load_bytes(NUMPY_LOAD_BYTES), "numpy and its OpenBLAS")
 
 
 #: ``bench.py report``'s name for ``one_blas_thread``.

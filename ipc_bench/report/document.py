@@ -56,9 +56,9 @@ from typing import Optional, Sequence
 
 from ipc_bench.analysis.results import check_distinct_runs, check_run_dir
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
-from ipc_bench.errors import (BLAS_BUFFER_BYTES, broken_link_text, folder_names_text,
-                              need_address_space, one_line, output_kind_text,
-                              scipy_load_bytes)
+from ipc_bench.errors import (BLAS_BUFFER_BYTES, SCIPY_LOAD_BYTES, broken_link_text,
+                              folder_names_text, need_address_space, one_line,
+                              openblas_load_bytes, output_kind_text)
 from ipc_bench.harness.run_folder import probe_write
 from ipc_bench.harness.signals import blocked, deferred
 from ipc_bench.report.names import run_slugs
@@ -162,7 +162,7 @@ def _libraries(figures: bool):
     with blocked():
         import pandas  # noqa: F401
 
-        need_address_space(scipy_load_bytes(), "scipy and its OpenBLAS")
+        need_address_space(openblas_load_bytes(SCIPY_LOAD_BYTES), "scipy and its OpenBLAS")
         import scipy.special  # noqa: F401
 
         if figures:
