@@ -501,7 +501,7 @@ def test_a_signal_at_any_moment_of_the_start_ends_with_its_code_and_one_line(tmp
         assert (proc.returncode, "Traceback" in err) == (code, False), (delay_s, name, err)
         lines = err.splitlines()  # one line: bench.py's own, or the interrupted case's
         assert len(lines) == 1 and (
-            re.fullmatch(rf"bench\.py: interrupted by {name}( after 0 of 1 cases)?"
+            re.fullmatch(rf"bench\.py: interrupted by {name}( after 0 of 2 cases)?"
                          rf"(; run folder \(nothing measured\): {re.escape(str(run_dir))})? "
                          rf"\(exit {code}\)", lines[0])
             or re.fullmatch(rf"bench\.py: num_running=16/send/(msgpack|none)#0: "
