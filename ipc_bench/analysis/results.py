@@ -386,6 +386,13 @@ class Results:
                                                            kept, floor and all, without the
                                                            runner's per-step columns;
                                                            absent otherwise)
+    floor_unwritten                               -        the line of the write error
+                                                           (a full disk) that kept the
+                                                           floor's rows out of floor.csv,
+                                                           every other file of the case
+                                                           written (the case is kept,
+                                                           without its floor; absent
+                                                           otherwise)
     step_to_floor_ratio                           ratio
     floor_step_ns_block_cv                        ratio    spread of 50-step mean floor step
                                                            times (None: under 150 floor steps)

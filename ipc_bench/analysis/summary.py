@@ -847,6 +847,8 @@ def summarize_case(result: CaseResult) -> dict[str, Any]:
         out["floor_failed"] = result.floor_failed
     if result.report_failed is not None:  # finished, the runner's report lost
         out["report_failed"] = result.report_failed
+    if result.floor_unwritten is not None:  # finished, its floor's rows not written
+        out["floor_unwritten"] = result.floor_unwritten
     if result.rss_samples:
         out.update(rss_summary(result.rss_samples))
     if result.stream_stats is not None:
@@ -1350,6 +1352,11 @@ FLOOR_NOISE_WORDS = "the floor tok/s and x floor with it"
 #: runner failed while it ran: ``cli.execute``) says is absent; the report tells such a
 #: case, whose step times are as measured, from one whose steps are noisy.
 FLOOR_ABSENT_WORDS = "the floor's figures (floor tok/s, x floor) are absent"
+
+#: How the warning of a finished case whose floor rows floor.csv could not take
+#: (``cli.execute``: a full disk, a file size limit) begins; the report counts such a
+#: case apart (its floor was replayed whole, its rows lost to the write).
+FLOOR_UNWRITTEN_WORDS = "floor.csv could not take the floor's rows"
 
 #: Fewer counted steps than this make a case's figures rough (``noise_warnings``).
 MIN_STEPS = 100

@@ -36,8 +36,9 @@ from ipc_bench.analysis.cores import is_withheld
 from ipc_bench.analysis.capture import MESSAGES_DIR, build_captures, save_captures
 from ipc_bench.analysis.stats import compare_cases
 from ipc_bench.analysis.frontend import pair_send_savings
-from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, all_of, attach_token_bytes,
-                                        check_digests, core_warnings, floor_pair_notes,
+from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, FLOOR_UNWRITTEN_WORDS, all_of,
+                                        attach_token_bytes, check_digests, core_warnings,
+                                        floor_pair_notes,
                                         no_request_served, no_step_counted,
                                         is_replay, noise_shorthand, noise_warnings,
                                         summarize_case)
@@ -1220,19 +1221,39 @@ class _Run:
         of its files), the figure of the terminal's ``(1.3 s for the whole case)``; its
         ``runner_wait_s``, the part of them spent waiting for runners started by hand
         (``CaseResult.runner_wait_s``; 0.0 where there was none), to the same
-        millisecond."""
+        millisecond. A finished case whose files were all written but floor.csv is
+        listed as finished without its floor (``_without_floor``) and the write's
+        ``RunFolderError`` raised, its captures not saved."""
         case = result.spec
         elapsed_s = None if t0 is None else round(time.perf_counter() - t0, 3)
         usage = cpu_usage_between(cpu_before, read_cpu_times())
         attach_token_bytes(result)
-        summary = summarize_case(result)
-        summary["machine_busy_pct"] = usage.get("busy_pct")
-        summary["cpu_steal_pct"] = usage.get("steal_pct")
-        summary["warnings"] = (noise_warnings(summary, usage) + list(extra_warnings)
-                               + _code_warnings(summary, self.writer.metadata))
-        summary["case_elapsed_s"] = elapsed_s
-        summary["runner_wait_s"] = round(result.runner_wait_s, 3)
-        self.writer.add_case(result, summary)
+
+        def summarized(extra: Sequence[str]) -> dict[str, Any]:
+            summary = summarize_case(result)
+            summary["machine_busy_pct"] = usage.get("busy_pct")
+            summary["cpu_steal_pct"] = usage.get("steal_pct")
+            summary["warnings"] = (noise_warnings(summary, usage) + list(extra)
+                                   + _code_warnings(summary, self.writer.metadata))
+            summary["case_elapsed_s"] = elapsed_s
+            summary["runner_wait_s"] = round(result.runner_wait_s, 3)
+            return summary
+
+        summary = summarized(extra_warnings)
+        try:
+            self.writer.add_case(result, summary)
+        except RunFolderError as exc:
+            if not self._floor_alone_unwritten(result):
+                raise
+            floor = result.floor_step_ns
+            listed = summarized([*extra_warnings, self._without_floor(result, exc)])
+            try:
+                self.writer.list_case(listed)
+            except RunFolderError:  # summary.json refused too: unfinished, as before
+                self.writer.cases.pop()  # list_case's, last
+                result.floor_step_ns, result.floor_unwritten = floor, None
+                raise exc from None
+            raise
         if case.repetition == 0 and not case.stream:  # a streamed case kept no frames
             captures = build_captures(result)
             try:
@@ -1242,6 +1263,30 @@ class _Run:
             if case.count == "decode_only":
                 self.captured.append((case, captures))
         return summary
+
+    def _floor_alone_unwritten(self, result: CaseResult) -> bool:
+        """Whether ``add_case`` failed for a finished case (no ``error``) on a write
+        floor.csv refused, alone (``RunWriter.failed_alone``; not a floor.csv found
+        removed, whose earlier cases' rows are lost too): its other files (steps.csv,
+        requests.csv, itl.csv...) hold all its rows, so every figure but the floor's
+        is that of rows on disk."""
+        return (result.error is None and bool(result.floor_step_ns)
+                and self.writer.failed_alone(result.spec.case_id, "floor.csv"))
+
+    def _without_floor(self, result: CaseResult, exc: RunFolderError) -> str:
+        """A finished case whose floor rows floor.csv could not take (``exc``, a full
+        disk or a file size limit; ``_floor_alone_unwritten``): it is kept as finished
+        without its floor (``CaseResult.floor_unwritten``: ``exc``'s line), as one
+        whose floor was cut short; the warning that says why, ``floor.csv could not
+        take the floor's rows (1,000 of them: No space left on device): the floor's
+        figures (floor tok/s, x floor) are absent; its counted steps are all in
+        steps.csv``. The run still fails on ``exc`` (``write_failed``)."""
+        n = self.writer.rows_not_written[result.spec.case_id]["floor.csv"]
+        result.floor_unwritten = str(exc)
+        result.floor_step_ns = []  # rows not on disk: no figure drawn from them
+        return (f"{FLOOR_UNWRITTEN_WORDS} ({n:,} of {'it' if n == 1 else 'them'}: "
+                f"{exc.reason}): {FLOOR_ABSENT_WORDS}; its counted steps are all in "
+                "steps.csv")
 
     def finish(self, ci_method: str, scenario_report: Optional[Callable]) -> int:
         """After the last case: digests, paired comparisons, byte model and the

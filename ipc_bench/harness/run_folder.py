@@ -509,6 +509,8 @@ class RunWriter:
         #: The case ids the last ``summary.json`` written lists, in order.
         self.listed_on_disk: list[str] = []
         self._tried: dict[str, set[str]] = {}  # case id -> files add_case wrote or tried
+        #: Case id -> the files ``add_case`` could not write for it, in the order tried.
+        self.failed_files: dict[str, list[str]] = {}
         self._partial_case: Optional[str] = None
         self.comparisons: list[dict[str, Any]] = []  # ipc_bench.analysis.stats.compare_cases
         self.byte_model: list[dict[str, Any]] = []   # ipc_bench.analysis.bytemodel.byte_model_report
@@ -681,7 +683,7 @@ class RunWriter:
         one file cannot take takes nothing from the others), then raise the first
         ``OSError``; ``once``: a file already written or tried for ``case_id`` by
         ``add_case`` is skipped (a case written again after a failure is not written
-        twice)."""
+        twice), and each that fails is noted in ``failed_files[case_id]``."""
         tried = self._tried.setdefault(case_id, set()) if once else set()
         first: Optional[OSError] = None
         for name, write in writes:
@@ -692,6 +694,8 @@ class RunWriter:
                 write()
             except OSError as exc:
                 first = first or exc
+                if once:
+                    self.failed_files.setdefault(case_id, []).append(name)
         if first is not None:
             raise first
 
@@ -797,6 +801,13 @@ class RunWriter:
         if (self.run_dir / PARTIAL_STEPS).is_file():
             summary["steps_kept_in"] = PARTIAL_STEPS
         return summary
+
+    def failed_alone(self, case_id: str, name: str) -> bool:
+        """Whether ``add_case`` failed for case ``case_id`` on file ``name`` alone, a
+        write that file refused (a full disk, a file size limit), not a file found
+        removed or replaced: every other file of the case holds all its rows."""
+        return (self.failed_files.get(case_id) == [name] and name not in self._gone
+                and set(self.rows_not_written.get(case_id, ())) == {name})
 
     @_writes
     def list_case(self, summary: dict[str, Any]) -> None:

@@ -367,6 +367,10 @@ class CaseResult:
     # every counted step and the floor were measured; the case is kept as finished,
     # without the runner's per-step columns. The channel's message, as ``floor_failed``.
     report_failed: Optional[str] = None
+    # Every file of a finished case was written but floor.csv, which could not take the
+    # floor's rows (a full disk, a file size limit): the case is kept as finished,
+    # without its floor. The write error's line (``cli.execute``).
+    floor_unwritten: Optional[str] = None
     runner_pid: Optional[int] = None
     rss_samples: list[tuple] = field(default_factory=list)  # harness.memory.SAMPLE_COLUMNS tuples
     stream_stats: Optional[Any] = None    # harness.recording.StreamStats of a streamed case

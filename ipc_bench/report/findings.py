@@ -2339,19 +2339,24 @@ def order_findings(results, where: Where) -> list[str]:
     return out
 
 
-def _warning_kinds(marks) -> tuple[int, int, int, int]:
+def _warning_kinds(marks) -> tuple[int, int, int, int, int]:
     """Of ``marks`` (each a case's non-empty ``warnings``): how many cases carry a
     warning on their steps, how many only warnings of a noisy floor (ending
     ``summary.FLOOR_NOISE_WORDS``), how many the warning that their floor replay was cut
     short (holding ``summary.FLOOR_ABSENT_WORDS``: their floor's figures absent, their
-    step times as measured), whatever else they carry, and how many of those last are
-    counted in one of the first two too."""
-    from ipc_bench.analysis.summary import FLOOR_ABSENT_WORDS, FLOOR_NOISE_WORDS
+    step times as measured), whatever else they carry, how many of those last are
+    counted in one of the first two too, and how many the warning that floor.csv could
+    not take their floor's rows (beginning ``summary.FLOOR_UNWRITTEN_WORDS``: their
+    floor's figures absent, their floor replayed whole), whatever else they carry."""
+    from ipc_bench.analysis.summary import (FLOOR_ABSENT_WORDS, FLOOR_NOISE_WORDS,
+                                            FLOOR_UNWRITTEN_WORDS)
 
-    steps = noisy = lost = both = 0
+    steps = noisy = lost = both = unwritten = 0
     for w in marks:
-        rest = [x for x in w if FLOOR_ABSENT_WORDS not in str(x)]
-        cut = len(rest) < len(w)
+        kept = [x for x in w if not str(x).startswith(FLOOR_UNWRITTEN_WORDS)]
+        unwritten += len(kept) < len(w)
+        rest = [x for x in kept if FLOOR_ABSENT_WORDS not in str(x)]
+        cut = len(rest) < len(kept)
         lost += cut
         both += cut and bool(rest)
         if not rest:
@@ -2360,7 +2365,7 @@ def _warning_kinds(marks) -> tuple[int, int, int, int]:
             noisy += 1
         else:
             steps += 1
-    return steps, noisy, lost, both
+    return steps, noisy, lost, both, unwritten
 
 
 def _noise_findings(cases, added: dict | None = None) -> list[str]:
@@ -2372,7 +2377,10 @@ def _noise_findings(cases, added: dict | None = None) -> list[str]:
     ``FLOOR_NOISE_WORDS``: their ``x floor`` and floor tok/s less certain, their times
     not) and those whose only warning is that their floor replay was cut short
     (``FLOOR_ABSENT_WORDS``: their floor's figures and the runner's per-step columns
-    absent, their times not less certain), ``_warning_kinds``; ``[]`` when none has
+    absent, their times not less certain), then those whose floor's rows floor.csv
+    could not take (``FLOOR_UNWRITTEN_WORDS``: ``1 of 2 cases lost its floor to a
+    failed write, floor.csv not taking its rows: its x floor and floor tok/s are
+    absent``, whatever else they carry), ``_warning_kinds``; ``[]`` when none has
     one. Cases that counted no step (``num_steps`` 0) are left out: their warnings say
     why. A trace replay's block-CV warnings, which runs made before ``replay_noise``
     recorded (``replay_noise.workload_spread_line``), are not counted: its block means
@@ -2397,7 +2405,7 @@ def _noise_findings(cases, added: dict | None = None) -> list[str]:
     marks = [w for w in marks if w]
     if not marks:
         return []
-    timed, floor_only, lost, both = _warning_kinds(marks)
+    timed, floor_only, lost, both, unwritten = _warning_kinds(marks)
     n = len(cases)
     parts = []
     if timed:
@@ -2414,6 +2422,11 @@ def _noise_findings(cases, added: dict | None = None) -> list[str]:
                      f"less certain, {'its' if floor_only == 1 else 'their'} times not")
     if lost:
         parts.append(_lost_floor_words(lost, both, n, more=bool(parts)))
+    if unwritten:
+        its = "its" if unwritten == 1 else "their"
+        parts.append(f"{unwritten:,} of {n:,} case{'' if n == 1 else 's'} "
+                     f"lost {its} floor to a failed write, floor.csv not taking {its} "
+                     f"rows: {its} x floor and floor tok/s are absent")
     return ["; ".join(parts) + " (all listed under Measurement warnings); bytes are "
             "exact whatever the load."]
 
