@@ -515,30 +515,21 @@ def scenario_frames(exc: BaseException) -> tuple[Optional[str], bool]:
     return where, last
 
 
-def _raised_in_an_import(exc: BaseException) -> bool:
-    """Whether ``exc``'s traceback passes through the import machinery (a frame of
-    ``importlib``'s bootstrap): it was raised while a module was being imported."""
-    tb = exc.__traceback__
-    while tb is not None:
-        if "importlib" in tb.tb_frame.f_code.co_filename:
-            return True
-        tb = tb.tb_next
-    return False
-
-
 def startup_shortage_text(exc: BaseException) -> Optional[str]:
     """The line for ``exc`` that escaped a ``bench.py`` command because a memory limit
     is too small for it: a ``MemoryError``; or, where ``RLIMIT_AS`` is set (``ulimit
-    -v``), the ``SystemError`` CPython raises when an allocation fails in an import
-    (``_raised_in_an_import``), or the ``ImportError`` of a shared library that cannot
-    be mapped (``failed to map segment``, ``Cannot allocate memory``: the import
-    machinery strips its own frames from an ``ImportError``). Names the limit in MiB;
-    ``None`` for any other error (a bug, which keeps its traceback). Raises nothing."""
+    -v``), a ``SystemError`` (``error return without exception set``: what CPython
+    raises where C code's allocation failed and it set no ``MemoryError``, in an import
+    or anywhere else, matplotlib drawing a report's figures among them), or the
+    ``ImportError`` of a shared library that cannot be mapped (``failed to map
+    segment``, ``Cannot allocate memory``). Names the limit in MiB; ``None`` for any
+    other error, and for a ``SystemError`` with no ``RLIMIT_AS`` set (a bug, which
+    keeps its traceback). Raises nothing."""
     soft = resource.getrlimit(resource.RLIMIT_AS)[0]
     limited = soft != resource.RLIM_INFINITY
     mapped = isinstance(exc, ImportError) and any(
         words in str(exc) for words in ("failed to map segment", "Cannot allocate memory"))
-    system = isinstance(exc, SystemError) and _raised_in_an_import(exc)
+    system = isinstance(exc, SystemError)
     if not (isinstance(exc, MemoryError) or (limited and (system or mapped))):
         return None
     limit = (f"the address-space limit of {soft / 2**20:,.0f} MiB (ulimit -v)" if limited
