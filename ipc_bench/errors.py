@@ -515,8 +515,9 @@ def scenario_frames(exc: BaseException) -> tuple[Optional[str], bool]:
     return where, last
 
 
-def startup_shortage_text(exc: BaseException) -> Optional[str]:
-    """The line for ``exc`` that escaped a ``bench.py`` command because a memory limit
+def startup_shortage_text(exc: BaseException, program: str = "bench.py") -> Optional[str]:
+    """The line for ``exc`` that escaped a ``bench.py`` command (``program``: the runner
+    process, ``python -m ipc_bench.harness``, says ``the runner``) because a memory limit
     is too small for it: a ``MemoryError``; or, where ``RLIMIT_AS`` is set (``ulimit
     -v``), a ``SystemError`` (``error return without exception set``: what CPython
     raises where C code's allocation failed and it set no ``MemoryError``, in an import
@@ -534,7 +535,7 @@ def startup_shortage_text(exc: BaseException) -> Optional[str]:
         return None
     limit = (f"the address-space limit of {soft / 2**20:,.0f} MiB (ulimit -v)" if limited
              else "a memory limit (a container's) or the machine's memory")
-    return (f"out of memory ({type(exc).__name__}): {limit} is too small for bench.py; "
+    return (f"out of memory ({type(exc).__name__}): {limit} is too small for {program}; "
             "raise it")
 
 

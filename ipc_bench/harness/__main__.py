@@ -2,35 +2,51 @@
 
 ``bench.py`` starts it for each case. A missing, extra or malformed argument
 (``transport.check_endpoint``) prints one line and exits 2, as does an endpoint that
-cannot be connected to (``runner_main``).
+cannot be connected to (``runner_main``). Before numpy loads, as ``bench.py``'s commands
+do (``cli.one_blas_thread``, spelt out here), it takes one OpenBLAS thread where none is set and tries
+the address space numpy needs: under a ``ulimit -v`` too small for its start
+(``errors.startup_shortage_text``: ``MemoryError``, or ``SystemError`` or the
+``ImportError`` of a library that cannot be mapped) it prints ``python -m
+ipc_bench.harness: error: out of memory (MemoryError): the address-space limit of 29 MiB
+(ulimit -v) is too small for the runner; raise it`` and exits 1, where numpy's import
+ended it with a traceback or OpenBLAS's own line.
 """
 
-import argparse
 import sys
 
-from ipc_bench.errors import one_line
-from ipc_bench.harness.runner_loop import EXIT_USAGE, runner_main
-from ipc_bench.wire.transport import check_endpoint
+from ipc_bench.errors import (NUMPY_LOAD_BYTES, need_address_space, one_line,
+                              openblas_load_bytes, startup_shortage_text)
 
 PROG = "python -m ipc_bench.harness"
 USAGE = f"{PROG} CTL_ENDPOINT (the runner process: bench.py starts it for each case)"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2
-        print(one_line(f"{PROG}: error: {message}; usage: {USAGE}"), file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
-def _endpoint(text: str) -> str:
-    try:
-        return check_endpoint(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def main(argv=None) -> int:
     """Parse the command line and run the runner; returns its exit code."""
+    import argparse
+    import os
+
+    # cli.one_blas_thread's work, spelt out (the harness imports nothing of the cli)
+    if not any(os.environ.get(name) for name in
+               ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    if "numpy" not in sys.modules:
+        need_address_space(openblas_load_bytes(NUMPY_LOAD_BYTES), "numpy and its OpenBLAS")
+
+    from ipc_bench.harness.runner_loop import EXIT_USAGE, runner_main
+    from ipc_bench.wire.transport import check_endpoint
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # one line, exit 2
+            print(one_line(f"{PROG}: error: {message}; usage: {USAGE}"), file=sys.stderr)
+            sys.exit(EXIT_USAGE)
+
+    def _endpoint(text: str) -> str:
+        try:
+            return check_endpoint(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
     parser = _Parser(prog=PROG, usage=USAGE,
                      description="The runner process of ipc-bench (bench.py starts it).")
     parser.add_argument("ctl_endpoint", type=_endpoint, metavar="CTL_ENDPOINT",
@@ -40,4 +56,12 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        code = main()
+    except (MemoryError, SystemError, ImportError) as exc:  # under a tight ulimit -v
+        line = startup_shortage_text(exc, "the runner")
+        if line is None:
+            raise
+        print(f"{PROG}: error: {line}", file=sys.stderr)
+        code = 1
+    sys.exit(code)
