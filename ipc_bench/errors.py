@@ -592,6 +592,36 @@ def need_address_space(nbytes: int, what: str) -> None:
     probe.close()
 
 
+#: The variables OpenBLAS reads its thread count from, the first one set winning.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def one_blas_thread() -> None:
+    """Before a command imports numpy (and, for ``bench.py report``, scipy): one
+    OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``) where the user set none of
+    ``BLAS_THREAD_VARIABLES``; also the runner process started by hand
+    (``python -m ipc_bench.harness``); the processes the command starts inherit it (a run's
+    runners, which ``harness.supervisor`` gives ``OMP_NUM_THREADS=1`` all the same;
+    microbench's pyperf workers). OpenBLAS starts a thread per core as it loads, each
+    reserving about 40 MB of address space, so under ``ulimit -v`` a command failed at
+    higher limits (a run some 40 MB higher on 2 cores), and ``bench.py report`` could
+    spin in scipy's OpenBLAS for good with its signals blocked; docs/faults.md
+    ("Threads and memory") gives the limits measured with either. No timing changes:
+    numpy's OpenBLAS does no work in a run's steps or a microbench's timings
+    (``engine.roofline.causal_pairs``' ``np.dot`` is of int64 arrays, which numpy does
+    not hand to BLAS), torch uses its own threads (``--torch-threads``), and a report's
+    few small matrix products gain nothing from more threads. Where numpy is not
+    loaded yet, the address space it needs (``NUMPY_LOAD_BYTES``, more with
+    more OpenBLAS threads) is tried first (``need_address_space``): under a
+    ``ulimit -v`` too small for it, ``MemoryError``, which ``bench.py`` ends with the
+    out-of-memory line naming the limit, where numpy's OpenBLAS ended the process with
+    its own line (``Memory allocation still failed after 10 retries``)."""
+    if not any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    if "numpy" not in sys.modules:
+        need_address_space(openblas_load_bytes(NUMPY_LOAD_BYTES), "numpy and its OpenBLAS")
+
+
 def fds_exhausted() -> bool:
     """Whether this process cannot open one more file descriptor right now
     (``EMFILE``): what libzmq hides behind a refused connection or a silent

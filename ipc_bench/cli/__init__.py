@@ -38,6 +38,7 @@ import sys
 import threading
 from typing import Callable, Optional, Sequence
 
+from ipc_bench import errors
 from ipc_bench.cli.command_line import (ArgumentsError, arguments, command_folder,
                                         command_words, recording)
 from ipc_bench.cli.console import Console
@@ -62,37 +63,10 @@ def _run() -> Command:
     return run_main
 
 
-#: The variables OpenBLAS reads its thread count from, the first one set winning.
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
-
-
-def one_blas_thread() -> None:
-    """Before a command imports numpy (and, for ``bench.py report``, scipy): one
-    OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``) where the user set none of
-    ``BLAS_THREAD_VARIABLES``; the processes the command starts inherit it (a run's
-    runners, which ``harness.supervisor`` gives ``OMP_NUM_THREADS=1`` all the same;
-    microbench's pyperf workers). OpenBLAS starts a thread per core as it loads, each
-    reserving about 40 MB of address space, so under ``ulimit -v`` a command failed at
-    higher limits (a run some 40 MB higher on 2 cores), and ``bench.py report`` could
-    spin in scipy's OpenBLAS for good with its signals blocked; docs/faults.md
-    ("Threads and memory") gives the limits measured with either. No timing changes:
-    numpy's OpenBLAS does no work in a run's steps or a microbench's timings
-    (``engine.roofline.causal_pairs``' ``np.dot`` is of int64 arrays, which numpy does
-    not hand to BLAS), torch uses its own threads (``--torch-threads``), and a report's
-    few small matrix products gain nothing from more threads. Where numpy is not
-    loaded yet, the address space it needs (``errors.NUMPY_LOAD_BYTES``, more with
-    more OpenBLAS threads) is tried first (``errors.need_address_space``): under a
-    ``ulimit -v`` too small for it, ``MemoryError``, which ``bench.py`` ends with the
-    out-of-memory line naming the limit, where numpy's OpenBLAS ended the process with
-    its own line (``Memory allocation still failed after 10 retries``)."""
-    import os
-
-    if not any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
-        os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    if "numpy" not in sys.modules:
-        from ipc_bench.errors import NUMPY_LOAD_BYTES, need_address_space, openblas_load_bytes
-
-        need_address_space(openblas_load_bytes(NUMPY_LOAD_BYTES), "numpy and its OpenBLAS")
+#: ``errors.one_blas_thread`` and the variables it reads, under the names the commands
+#: and their tests use.
+BLAS_THREAD_VARIABLES = errors.BLAS_THREAD_VARIABLES
+one_blas_thread = errors.one_blas_thread
 
 
 #: ``bench.py report``'s name for ``one_blas_thread``.

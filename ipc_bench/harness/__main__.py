@@ -3,7 +3,7 @@
 ``bench.py`` starts it for each case. A missing, extra or malformed argument
 (``transport.check_endpoint``) prints one line and exits 2, as does an endpoint that
 cannot be connected to (``runner_main``). Before numpy loads, as ``bench.py``'s commands
-do (``cli.one_blas_thread``, spelt out here), it takes one OpenBLAS thread where none is set and tries
+do (``errors.one_blas_thread``), it takes one OpenBLAS thread where none is set and tries
 the address space numpy needs: under a ``ulimit -v`` too small for its start
 (``errors.startup_shortage_text``: ``MemoryError``, or ``SystemError`` or the
 ``ImportError`` of a library that cannot be mapped) it prints ``python -m
@@ -14,8 +14,7 @@ ended it with a traceback or OpenBLAS's own line.
 
 import sys
 
-from ipc_bench.errors import (NUMPY_LOAD_BYTES, need_address_space, one_line,
-                              openblas_load_bytes, startup_shortage_text)
+from ipc_bench.errors import one_blas_thread, one_line, startup_shortage_text
 
 PROG = "python -m ipc_bench.harness"
 USAGE = f"{PROG} CTL_ENDPOINT (the runner process: bench.py starts it for each case)"
@@ -24,14 +23,8 @@ USAGE = f"{PROG} CTL_ENDPOINT (the runner process: bench.py starts it for each c
 def main(argv=None) -> int:
     """Parse the command line and run the runner; returns its exit code."""
     import argparse
-    import os
 
-    # cli.one_blas_thread's work, spelt out (the harness imports nothing of the cli)
-    if not any(os.environ.get(name) for name in
-               ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")):
-        os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    if "numpy" not in sys.modules:
-        need_address_space(openblas_load_bytes(NUMPY_LOAD_BYTES), "numpy and its OpenBLAS")
+    one_blas_thread()
 
     from ipc_bench.harness.runner_loop import EXIT_USAGE, runner_main
     from ipc_bench.wire.transport import check_endpoint
