@@ -23,7 +23,9 @@ stages 2 and 4 are one run per running count, folders ``2-llama-3.2-1b-64``,
 
 1. ``smoke``: ``llama-3.2-1b``, 16 running, both policies, msgpack, 20 steps,
    ``--attention gather``. At most ``SMOKE_LIMIT_S`` (90 s, CUDA start and model load
-   included); if it fails or runs out of time, no other stage runs. A line under its
+   included); if it fails, runs out of time or is not started for lack of time
+   (``gpu_check: the smoke stage was not run: the other stages are not run``), no
+   other stage runs. A line under its
    table (``SMOKE_NOTE``) says its steps are too few to compare the policies.
 2. ``llama-3.2-1b``: decode-steady at 64 and 256 running, both policies with msgpack
    and pickle, and the single-process cases.
@@ -111,7 +113,9 @@ policies' token streams differ) or ran out of time: cut at its limit, or not sta
 because its share of what was left is below ``MIN_STAGE_S`` (10 s on CUDA, 5 s on the
 CPU: one line, ``gpu_check: [aa-64] not run for lack of time: its share would be 6.7 s
 (of the 45.0 s left of the 130 s budget), less than the 10 s a stage is given at
-least``, and its ``FAILED`` line; its time goes to the later stages), or below the
+least``, and its ``FAILED`` line; its time goes to the later stages; a share one
+decimal would print as the minimum, a few ms under it, is cut down to two decimals,
+``4.99 s``: ``share_texts``), or below the
 stage's own least time where its first case needs more (``STAGE_MIN_S``: the Azure
 replay's 33 s on CUDA, 8 s on the CPU; ``... less than the 8 s this stage is given at
 least``); 2 for bad input, refused in one
@@ -357,6 +361,23 @@ def stage_limit_s(stage: Stage, later: list[Stage], left_s: float,
     if stage.weight:
         share = left_s * stage.weight / (stage.weight + sum(s.weight for s in later))
     return min(share, stage.limit_s * scale if stage.limit_s else share)
+
+
+def share_texts(share_s: float, left_s: float, least_s: float) -> tuple[str, str]:
+    """``share_s`` and ``left_s`` as a stage not run for lack of time prints them: one
+    decimal (``6.7``, ``45.0``), or, where that would read as ``least_s`` or more (a
+    share a few ms under the minimum, start-up having taken them: ``5.0`` of a 5 s
+    one), both cut down (not rounded) to the first number of decimals, two at least,
+    that reads under it (``4.99``), so the line never says a share is less than what
+    it prints it equal to."""
+    if float(f"{share_s:.1f}") < least_s:
+        return f"{share_s:.1f}", f"{left_s:.1f}"
+    for digits in range(2, 10):
+        unit = 10 ** digits
+        share = math.floor(share_s * unit) / unit
+        if share < least_s:
+            return (f"{share:.{digits}f}", f"{math.floor(left_s * unit) / unit:.{digits}f}")
+    return f"{share_s!r}", f"{left_s!r}"
 
 
 def min_stage_s(stage: Stage, cuda: bool) -> float:
@@ -1328,12 +1349,17 @@ def _check(args: argparse.Namespace, out: Path) -> int:
         least = min_stage_s(stage, cuda)
         if left <= 0 or limit < least:
             who = "this stage" if stage.number in STAGE_MIN_S else "a stage"
+            share, of = share_texts(limit, left, least)
             why = (f"not run, the {args.budget_s:g} s budget is spent" if left <= 0 else
-                   f"not run for lack of time: its share would be {limit:.1f} s (of the "
-                   f"{left:.1f} s left of the {args.budget_s:g} s budget), less than the "
+                   f"not run for lack of time: its share would be {share} s (of the "
+                   f"{of} s left of the {args.budget_s:g} s budget), less than the "
                    f"{least:g} s {who} is given at least")
             print(f"gpu_check: [{stage.name}] {why}", flush=True)
             failed.append(f"{stage.name}: {why}")
+            if stage.name == "smoke":  # as a failed smoke stage: nothing after it runs
+                print("gpu_check: the smoke stage was not run: the other stages are not run",
+                      flush=True)
+                break
             continue
         if stage.number == 0:
             attention, problems = run_decode_step(cuda, out, limit)
