@@ -592,6 +592,62 @@ def need_address_space(nbytes: int, what: str) -> None:
     probe.close()
 
 
+#: What a thread's stack is taken to be where ``ulimit -s`` is unlimited (8 MiB, as
+#: ``ulimit -s`` is by default).
+DEFAULT_STACK_BYTES = 8 * 2**20
+#: Address space a ZeroMQ context's first sockets take beyond its threads' stacks, with
+#: some to spare (measured: the stacks and a guard page each, then 0.7 MiB more for the
+#: runner to reach its own lines).
+ZMQ_MARGIN_BYTES = 1 * 2**20
+
+
+def _idle_thread_stacks(stack: int) -> int:
+    """Thread stacks of ``stack`` bytes still mapped in this process with no live
+    thread on them: glibc keeps those of threads that ended (up to 40 MiB) for the
+    next ones, so a context made after another was destroyed takes no new address
+    space for its threads. Counted in /proc/self/maps (a ``---p`` guard page, then an
+    anonymous ``rw-p`` mapping of ``stack`` bytes), less the threads alive but the
+    main one (/proc/self/task); 0 where either cannot be read."""
+    try:
+        with open("/proc/self/maps") as maps:
+            lines = maps.read().splitlines()
+        threads = len(os.listdir("/proc/self/task")) - 1
+    except OSError:
+        return 0
+    mapped, guard_end = 0, None
+    for line in lines:
+        fields = line.split()
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        if (start == guard_end and fields[1] == "rw-p" and len(fields) == 5
+                and end - start == stack):
+            mapped += 1
+        guard_end = end if fields[1] == "---p" else None
+    return max(0, mapped - threads)
+
+
+def need_zmq_threads(io_threads: int = 1) -> None:
+    """Before a ``zmq.Context`` (of ``io_threads`` I/O threads) is made, where
+    ``RLIMIT_AS`` is set: raise ``MemoryError`` (``need_address_space``) unless there is
+    room for the threads libzmq starts at its first socket, its I/O threads and its
+    reaper, each with a stack of ``ulimit -s`` (``DEFAULT_STACK_BYTES`` where
+    unlimited) and a guard page, those that can reuse a stack glibc kept
+    (``_idle_thread_stacks``) excepted, and ``ZMQ_MARGIN_BYTES``. Where a thread
+    cannot be started, libzmq aborts the process (``Resource temporarily unavailable
+    (src/thread.cpp:241)``, exit 134) with nothing of the command's; raised here
+    instead, the command ends with ``startup_shortage_text``'s line naming the limit
+    (in a run's case, the case's out-of-memory line)."""
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        return
+    stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    if stack == resource.RLIM_INFINITY:
+        stack = DEFAULT_STACK_BYTES
+    page = os.sysconf("SC_PAGE_SIZE")
+    stack = -(-stack // page) * page
+    fresh = max(0, io_threads + 1 - _idle_thread_stacks(stack))
+    need_address_space(fresh * (stack + page) + ZMQ_MARGIN_BYTES,
+                       f"libzmq's {io_threads + 1} threads")
+
+
 #: The variables OpenBLAS reads its thread count from, the first one set winning.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
