@@ -23,7 +23,7 @@ from ipc_bench.cli.options import SCHEDULER_OVERRIDES, UsageError, build_parser
 from ipc_bench.engine.config import (ASYNC_CACHED_ONLY, CACHED, DEFAULT_VLLM_LAYOUT, POLICIES,
                                      SEND, SPEC_MODELS, ConfigError)
 from ipc_bench.engine.traces import TraceError
-from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds
+from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds, startup_shortage_text
 from ipc_bench.harness.memory import HeapReport, check_step_memory
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import INPROC
@@ -493,12 +493,18 @@ def _call_scenario(name: str, module: ModuleType, what: str, call: Callable[[], 
     """``call()``, a call into scenario ``name``'s code (``module``); the refusals
     (``UsageError``, ``ConfigError``, ``TraceError``, ``EndpointError``) pass through,
     any other exception is ``UsageError``: ``scenario NAME cannot be used: FILE WHAT
-    raised TYPE: MESSAGE``."""
+    raised TYPE: MESSAGE``. A memory shortage (``errors.startup_shortage_text``: a
+    ``MemoryError``; under a ``ulimit -v`` a ``SystemError``, or the ``ImportError`` of a
+    library that cannot be mapped, numpy.random's as the scenario builds its workload)
+    passes through too: ``bench.py`` ends it with the out-of-memory line naming the
+    limit, exit 1, not the scenario's fault."""
     try:
         return call()
     except (UsageError, ConfigError, TraceError, EndpointError):
         raise
     except Exception as exc:
+        if startup_shortage_text(exc) is not None:
+            raise
         raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise UsageError(f"scenario {name} cannot be used: {module.__file__} {what} "
                          f"raised {raised}") from None
