@@ -648,6 +648,17 @@ def need_zmq_threads(io_threads: int = 1) -> None:
                        f"libzmq's {io_threads + 1} threads")
 
 
+
+def zmq_context():
+    """A new ``zmq.Context`` (one I/O thread), ``need_zmq_threads`` tried first: every
+    context the harness makes comes from here, so that under a ``ulimit -v`` too small
+    for libzmq's threads the command ends with our out-of-memory line, not libzmq's
+    abort. Raises ``MemoryError`` (``need_address_space``)."""
+    import zmq
+
+    need_zmq_threads()
+    return zmq.Context()
+
 #: The variables OpenBLAS reads its thread count from, the first one set winning.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, NoReturn, Optional
 
 import zmq
 
-from ipc_bench.errors import need_zmq_threads
+from ipc_bench.errors import zmq_context
 from ipc_bench.harness.recording import StepFlusher
 from ipc_bench.harness.scheduler_loop import ChannelExchange
 from ipc_bench.harness.signals import deferred
@@ -112,8 +112,7 @@ class CaseLifecycle:
         try:
             with deferred():  # a signal while the folder is made must not lose its name
                 endpoint_dir = EndpointDir()
-            need_zmq_threads()  # under ulimit -v: our line, not libzmq's abort
-            ctx = zmq.Context()
+            ctx = zmq_context()  # under ulimit -v: our line, not libzmq's abort
             socks = self._bind(ctx, endpoint_dir)
             if spec.transport in RING_TRANSPORTS:
                 self.ring = RingWriter(self.ring_readers, wait=RING_TRANSPORTS[spec.transport],

@@ -34,7 +34,7 @@ import msgspec
 import zmq
 
 from ipc_bench.engine.outputs import build_engine_core_outputs, streams_digest
-from ipc_bench.errors import need_zmq_threads
+from ipc_bench.errors import zmq_context
 from ipc_bench.harness.signals import deferred
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.wire.frontend import (KEEPALIVE, STOP, FrontendError, FrontendReady,
@@ -70,8 +70,7 @@ class FrontendHop:
         try:
             with deferred():  # a signal while the folder is made must not lose its name
                 self.dir = EndpointDir()
-            need_zmq_threads()  # under ulimit -v: our line, not libzmq's abort
-            self.ctx = zmq.Context()
+            self.ctx = zmq_context()  # under ulimit -v: our line, not libzmq's abort
             self.socks = FrontendSockets(self.ctx, "tcp" if spec.transport == "tcp" else "ipc",
                                          self.dir, spec.host)
             args = (self.socks.out_endpoint, self.socks.back_endpoint,

@@ -40,7 +40,7 @@ import msgspec
 import zmq
 
 from ipc_bench.engine.outputs import request_streams
-from ipc_bench.errors import need_zmq_threads, one_line
+from ipc_bench.errors import one_line, zmq_context
 from ipc_bench.harness.affinity import pin_from_env
 from ipc_bench.harness.signals import child_of_scheduler
 from ipc_bench.wire.frontend import (KEEPALIVE, STOP, FrontendError, FrontendReady,
@@ -161,8 +161,7 @@ def frontend_main(out_endpoint: str, back_endpoint: str, timeout_s: float,
     if pin_problem:
         print(f"frontend: {pin_problem}", file=sys.stderr)
         return EXIT_USAGE
-    need_zmq_threads()  # under ulimit -v: our line, not libzmq's abort
-    ctx = zmq.Context()
+    ctx = zmq_context()  # under ulimit -v: our line, not libzmq's abort
     socks: list[zmq.Socket] = []
     try:
         try:

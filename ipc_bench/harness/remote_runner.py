@@ -64,7 +64,7 @@ import msgspec
 import zmq
 
 from ipc_bench.engine.config import ConfigError
-from ipc_bench.errors import need_zmq_threads
+from ipc_bench.errors import zmq_context
 from ipc_bench.harness.affinity import cpus_allowed
 from ipc_bench.harness.environment import source_code
 from ipc_bench.harness.runner_loop import (EXIT_HANDSHAKE, EXIT_OK, EXIT_USAGE,
@@ -267,8 +267,7 @@ def serve_remote(ctl_endpoint: str, allow_pickle: bool = False,
     ``Ready`` name the set its kernel reports (``wire.remote.CPUS_KEY``)."""
     speaker = speak_as(PREFIX)  # the runner loop's lines too: this is bench.py runner
     host = split_tcp_endpoint(ctl_endpoint)[0]
-    need_zmq_threads()  # under ulimit -v: our line, not libzmq's abort
-    ctx = zmq.Context()
+    ctx = zmq_context()  # under ulimit -v: our line, not libzmq's abort
     socks: Optional[RunnerSockets] = None
     watch: Optional[_SchedulerWatch] = None
     try:

@@ -39,8 +39,6 @@ import traceback
 from array import array
 from typing import Any, Callable, Optional
 
-import zmq
-
 from ipc_bench.engine.config import (DEFAULT_VLLM_LAYOUT, ConfigError, ModelConfig,
                                      ModelMemoryError, SchedulerConfig, SteadyShape,
                                      check_model_memory)
@@ -49,7 +47,7 @@ from ipc_bench.engine.messages import ModelRunnerOutput, SchedulerOutput
 from ipc_bench.engine.model_runner import ModelRunner, RunnerError
 from ipc_bench.engine.models import model_info, model_step_columns
 from ipc_bench.engine.scheduler import ProtocolError, SchedulerError
-from ipc_bench.errors import fd_shortage_text, need_zmq_threads, one_line, out_of_fds
+from ipc_bench.errors import fd_shortage_text, one_line, out_of_fds, zmq_context
 from ipc_bench.harness.floor import answer_floor
 from ipc_bench.harness.memory import HEAP_REPORT_OUT_ENV, HeapReport
 from ipc_bench.harness.oracle import RunnerInputLog
@@ -739,8 +737,7 @@ def runner_main(ctl_endpoint: str, make_runner: Callable[[RunnerConfig], Any] = 
     if pin_problem:
         say(pin_problem)
         return EXIT_USAGE
-    need_zmq_threads()  # under ulimit -v: our line, not libzmq's abort
-    ctx = zmq.Context()
+    ctx = zmq_context()  # under ulimit -v: our line, not libzmq's abort
     socks: Optional[RunnerSockets] = None
     ring: Optional[RingReader] = None
     try:

@@ -98,7 +98,7 @@ from typing import Callable, NamedTuple, Optional
 
 import zmq
 
-from ipc_bench.errors import need_zmq_threads
+from ipc_bench.errors import zmq_context
 from ipc_bench.wire.control import Goodbye, encode_control
 from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointError, Endpoints, PeerTimeout,
                                       destroy_context, open_socket, recv_monitor_message,
@@ -322,8 +322,7 @@ class RemoteRunners:
     def __init__(self, host: str, base_port: int, n: int, store: bool = False):
         self.host, self.n = host, n
         self.ports = remote_ports(base_port, n, store)
-        need_zmq_threads()  # under ulimit -v: our line, not libzmq's abort
-        self.ctx = zmq.Context()
+        self.ctx = zmq_context()  # under ulimit -v: our line, not libzmq's abort
         self.ctls: list[zmq.Socket] = []
         self._monitors: list[zmq.Socket] = []
         self.connected = [False] * n  # the runner said hello (module docstring)
@@ -361,8 +360,7 @@ class RemoteRunners:
     def _check_data_ports(self) -> None:
         """Bind the data ports once, in a context of their own that is gone before this
         returns (each case binds them again): ``EndpointError`` if one is taken."""
-        need_zmq_threads()  # under ulimit -v: our line, not libzmq's abort
-        ctx = zmq.Context()
+        ctx = zmq_context()  # under ulimit -v: our line, not libzmq's abort
         try:
             for endpoint in self.data_endpoints():
                 open_socket(ctx, zmq.PULL, endpoint, bind=True).close(linger=0)

@@ -113,7 +113,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 import msgspec
 import zmq
 
-from ipc_bench.errors import need_zmq_threads, one_line
+from ipc_bench.errors import one_line, zmq_context
 from ipc_bench.wire.leftovers import RING_FOLDER_PREFIX, SEGMENT_PREFIX
 from ipc_bench.wire.transport import (POLL_SLICE_MS, EndpointDir, EndpointError, PeerError,
                                       PeerTimeout, noticed, open_socket, zmtp_frame_bytes)
@@ -434,9 +434,7 @@ class RingWriter(_RingEnd):
         self.wait, self.timeout_s = wait, timeout_s
         self._fifo_fds, self._pub, self._closed = [], None, False
         self._own_ctx = ctx is None
-        if ctx is None:  # under ulimit -v: our line, not libzmq's abort
-            need_zmq_threads()
-        self.ctx = zmq.Context() if ctx is None else ctx
+        self.ctx = zmq_context() if ctx is None else ctx
         self.folder: Optional[str] = None
         self.sent = self.overflowed = self._overflow_seq = self._subscribers = 0
         self.unlinked = False
@@ -653,9 +651,7 @@ class RingReader(_RingEnd):
         self.rank, self.wait, self.timeout_s = rank, handle.wait, timeout_s
         self._fifo_fds, self._sub = [], None
         self._own_ctx = ctx is None
-        if ctx is None:  # under ulimit -v: our line, not libzmq's abort
-            need_zmq_threads()
-        self.ctx = zmq.Context() if ctx is None else ctx
+        self.ctx = zmq_context() if ctx is None else ctx
         self.received = 0
         try:
             try:

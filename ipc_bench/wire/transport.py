@@ -37,8 +37,8 @@ from typing import Callable, Optional, Sequence
 import msgspec
 import zmq
 
-from ipc_bench.errors import (fd_limit_text, fd_shortage_text, fds_exhausted,
-                              need_zmq_threads, one_line, out_of_fds)
+from ipc_bench.errors import (fd_limit_text, fd_shortage_text, fds_exhausted, one_line,
+                              out_of_fds, zmq_context)
 from ipc_bench.wire import leftovers
 
 
@@ -683,8 +683,7 @@ def check_endpoints(transport: str, host: str = DEFAULT_HOST,
                 else f"the {transport} cases need {case_need}")
         raise EndpointError(f"{fd_limit_text()} ({need} free, {max(free, 0)} are)")
     endpoint_dir: Optional[EndpointDir] = None
-    need_zmq_threads()  # under ulimit -v: our line, not libzmq's abort
-    ctx = zmq.Context()
+    ctx = zmq_context()  # under ulimit -v: our line, not libzmq's abort
     try:
         endpoint_dir = EndpointDir() if transport != "tcp" else None
         if endpoint_dir is not None:
