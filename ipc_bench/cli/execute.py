@@ -49,7 +49,7 @@ from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import (STEP_NUMBERING, broken_link_text, command_shell_line,
-                              fd_shortage_text, folder_names_text, names_fd_limit,
+                              dangling_link_text, fd_shortage_text, folder_names_text, names_fd_limit,
                               one_line, out_of_fds, output_kind_text, path_word,
                               resource_shortage_text, scenario_frames)
 from ipc_bench.harness import signals
@@ -178,17 +178,26 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     (``UsageError``), as is a folder that is not empty. Returns the folder and the
     highest folder this created for it (``None`` for an ``--output`` that existed). The
     claim is locked from the moment it exists (``run_folder.create_claim``), for the
-    folder's ``RunWriter`` to hold (``open_run_dir``)."""
+    folder's ``RunWriter`` to hold (``open_run_dir``). A default ``results/`` that is a
+    symbolic link to nothing is named as an ``--output``'s is
+    (``errors.dangling_link_text``): ``cannot create a results folder under DIR: it is
+    a symbolic link to TARGET, which does not exist; write it elsewhere with --output
+    DIR``."""
     try:
         run_dir = (Path(args.output) if args.output
                    else default_run_dir(REPO_ROOT / "results", args.scenario))
     except OSError as exc:  # the default place refused: another is a flag away
         results = REPO_ROOT / "results"
         not_folder = results.exists() and not results.is_dir()
+        # a link to nothing (a scratch disk not mounted): named as an --output's is
+        dangling = not results.exists() and results.is_symlink()
         hint = ("; write it elsewhere with --output DIR"
-                if not_folder or exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+                if not_folder or dangling
+                or exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
                 else "")
-        reason = "it exists and is not a folder" if not_folder else _write_reason(exc)
+        reason = ("it exists and is not a folder" if not_folder
+                  else f"it is {dangling_link_text(results)}" if dangling
+                  else _write_reason(exc))
         raise UsageError(f"cannot create a results folder under {results}: "
                          f"{reason}{hint}") from None
     created = _check_new_run_dir(run_dir, given=bool(args.output))
