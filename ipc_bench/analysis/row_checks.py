@@ -726,9 +726,17 @@ def _step_problem(case, rows, path: Path) -> str | None:
     (``_wire_total_problem``), a ``--tp`` / ``--pp`` figure (``_hop_problem``), its
     compute-to-roofline ratio (``_roofline_problem``), a CUDA-event figure
     (``_gpu_time_problem``) or a runner gap figure (``_gap_problem``), the first found;
-    ``None`` when none does."""
+    ``None`` when none does. First, in any case, a flag (``STEP_FLAGS``) without a
+    value in some rows (blanked by hand; NaN would read as 1): ``PATH: case 'ID' has 2
+    of its 25 rows without a counted value (blank or not a number; left out)``."""
     import numpy as np
 
+    for flag in STEP_FLAGS:
+        blank = int(rows[flag].isna().sum()) if flag in rows else 0
+        if blank:
+            return (f"{path}: case {str(case['case_id'])!r} has {blank:,} of its "
+                    f"{len(rows):,} rows without a {flag} value (blank or not a number; "
+                    "left out)")
     counted = rows["counted"].astype(bool).to_numpy()
     n, want_rows = int(counted.sum()), _figure(case, "num_steps")
     whole = len(rows) == _figure(case, "num_total_steps")

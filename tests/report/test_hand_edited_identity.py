@@ -204,6 +204,27 @@ def test_a_step_flag_other_than_0_or_1_leaves_its_row_out(two_workloads, tmp_pat
     assert kept == [SEND2, CACHED2, SEND4, CACHED4]
 
 
+@pytest.mark.parametrize("flag, at, was", [
+    ("counted", [1, 2], "0"), ("counted", [10], "1"), ("warmup", [1], "1")])
+def test_a_blank_step_flag_is_named_as_missing(two_workloads, tmp_path, flag, at, was):
+    """A flag cell blanked by hand is said to be missing, and its case left out: read
+    as NaN, it counted as 1, so that two blank warm-up rows read as 22 counted steps
+    against num_steps 20, and a blank counted row passed unsaid."""
+    run = _copy(two_workloads, tmp_path)
+    path = run / "steps.csv"
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    column = rows[0].index(flag)
+    for i in at:
+        assert rows[i][0] == SEND2 and rows[i][column] == was
+        rows[i][column] = ""
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    assert _loaded(run) == ([
+        f"{path}: case '{SEND2}' has {len(at)} of its 25 rows without a {flag} value "
+        "(blank or not a number; left out)"], [CACHED2, SEND4, CACHED4])
+
+
 def test_token_bytes_are_checked_only_against_a_finished_case_of_as_many_steps(tmp_path):
     """An interrupted send case averages its bytes over fewer steps than cached's: no
     line for it, nor for one whose counted steps differ."""
