@@ -1,0 +1,90 @@
+"""A HOME whose matplotlib folders cannot be made (a read-only HOME; here ``.config``
+and ``.cache`` are files, which fails the same ``mkdir``): matplotlib is pointed at a
+private folder of its own in the temporary folder (``plots.matplotlib_config_dir``)
+before it is imported, so that ``bench.py report`` prints nothing of matplotlib's
+(before: ``mkdir -p failed for path HOME/.config/matplotlib: ...`` and ``Matplotlib
+created a temporary cache directory at /tmp/matplotlib-XXXX ...``), and the folder is
+used again by the next process (no new folder a process, its font list built once).
+A user's own ``MPLCONFIGDIR`` is kept; a fallback folder that is not private (another
+user's could be) is not used: a new one is made and removed at exit. The suite sets
+``MPLCONFIGDIR`` (conftest), so each child here runs without it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from analysis_run import REPO
+
+SHOW = ("from ipc_bench.report import plots; import matplotlib; "
+        "print(matplotlib.get_configdir()); print(matplotlib.get_cachedir())")
+
+
+def _env(tmp_path: Path, **extra) -> dict:
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    for folder in (home, tmp):
+        folder.mkdir(exist_ok=True)
+    for name in (".config", ".cache"):
+        (home / name).write_text("a file, so that mkdir fails as on a read-only HOME\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    return dict(env, HOME=str(home), TMPDIR=str(tmp), **extra)
+
+
+def _python(code: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_an_unwritable_home_gets_a_private_folder_quietly(tmp_path):
+    env = _env(tmp_path)
+    folder = tmp_path / "tmp" / f"ipc-bench-matplotlib-{os.getuid()}"
+    for _ in range(2):  # the second process uses the folder the first made
+        proc = _python(SHOW, env)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{folder}\n{folder}\n", "")
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert [p.name for p in (tmp_path / "tmp").iterdir()] == [folder.name]
+
+
+def test_a_report_prints_nothing_of_matplotlib(tmp_path, shared_two_case_run):
+    out = tmp_path / "report"
+    proc = subprocess.run([sys.executable, str(REPO / "bench.py"), "report",
+                           str(shared_two_case_run), "--output", str(out)],
+                          cwd=REPO, env=_env(tmp_path), capture_output=True, text=True,
+                          timeout=300)
+    from matplotlib.font_manager import FontManager
+
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert sorted(p.name for p in out.glob("*.png")) == [
+        "bytes_per_step.png", "codec_time_per_step.png", "step_breakdown.png",
+        "throughput.png"]
+    folder = tmp_path / "tmp" / f"ipc-bench-matplotlib-{os.getuid()}"
+    assert [p.name for p in (tmp_path / "tmp").iterdir()] == [folder.name]
+    assert [p.name for p in folder.iterdir()] == [
+        f"fontlist-v{FontManager.__version__}.json"]
+
+
+def test_a_users_own_folder_is_kept(tmp_path):
+    own = tmp_path / "own"
+    proc = _python(SHOW, _env(tmp_path, MPLCONFIGDIR=str(own)))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{own}\n{own}\n", "")
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_fallback_folder_others_may_write_is_not_used(tmp_path):
+    env = _env(tmp_path)
+    shared = tmp_path / "tmp" / f"ipc-bench-matplotlib-{os.getuid()}"
+    shared.mkdir()
+    shared.chmod(0o777)
+    proc = _python(SHOW + "; import os; print(os.path.isdir(matplotlib.get_configdir()))",
+                   env)
+    made = proc.stdout.splitlines()[0]
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == f"{made}\n{made}\nTrue\n"
+    assert Path(made).parent == tmp_path / "tmp" and made != str(shared)
+    assert Path(made).name.startswith("ipc-bench-matplotlib-")
+    # removed at exit: only the folder that was not used is left
+    assert [p.name for p in (tmp_path / "tmp").iterdir()] == [shared.name]
+    assert list(shared.iterdir()) == []
