@@ -49,9 +49,9 @@ from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import (STEP_NUMBERING, broken_link_text, command_shell_line,
-                              dangling_link_text, fd_shortage_text, folder_names_text, names_fd_limit,
-                              one_line, out_of_fds, output_kind_text, path_word,
-                              resource_shortage_text, scenario_frames)
+                              dangling_link_text, fd_shortage_text, folder_names_text,
+                              names_fd_limit, one_line, out_of_fds, output_kind_text,
+                              path_word, resource_shortage_text, scenario_frames)
 from ipc_bench.harness import signals
 from ipc_bench.harness.environment import (collect_metadata, cpu_usage_between,
                                            loaded_note, nice_note, read_cpu_times,
