@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from analysis_run import bench_in_process
 from fault_helpers import free_base_port
 from remote_launch import Launcher, bench_run, token_digests, wait_for_steps
 
@@ -46,7 +47,9 @@ def test_a_runner_started_by_hand_gives_the_spawned_runners_tokens(tmp_path):
     assert runner_err.splitlines()[-1] == ("bench.py runner: the run is complete "
                                            "(1 case(s) served)")
     assert "device=cpu (remote runner)" in out
-    spawned = bench_run([*CASE, "--output", str(tmp_path / "spawned")])
+    # the reference run, its runner spawned: bench.py in this process (its runner a
+    # process as ever); only its folder's token digest is compared
+    spawned = bench_in_process([*CASE, "--output", tmp_path / "spawned"])
     assert spawned.returncode == 0, spawned.stderr
     remote, local = token_digests(tmp_path / "remote"), token_digests(tmp_path / "spawned")
     assert list(remote) == [CASE_ID] and remote == local
@@ -292,13 +295,18 @@ def test_a_runner_that_stops_answering_fails_the_case_after_the_peer_timeout(tmp
 
 def test_another_peer_coming_and_going_on_the_control_port_is_not_the_runner(tmp_path):
     port = free_base_port(3)
-    args = [a if a != "40" else "20000" for a in CASE]  # a few seconds: still running
+    # 800 steps of the fixed-step model's 5 ms (sleeps, not compute): at least 4 s, the
+    # first step rows flushed about a second in, so the run goes on for seconds after the
+    # stranger on any machine (20,000 steps of the default model: 6.1 -> 1.9 CPU-s)
+    args = [a if a != "40" else "800" for a in CASE] + ["--model", "fixed-step",
+                                                        "--step-time-ms", "5"]
     with Launcher() as launch:
         sched = launch.scheduler(by_hand(args, port) + ["--no-floor"], tmp_path / "r")
         runner = launch.runner(port)
         wait_for_steps(tmp_path / "r", sched)
         stranger = socket.create_connection(("127.0.0.1", port))  # a port scan, say
         stranger.close()
+        assert sched.poll() is None  # the case still runs after the stranger left
         (runner_rc, _, _), (sched_rc, _, err) = launch.finish(runner, sched)
     assert (sched_rc, err, runner_rc) == (0, "", 0)
 
