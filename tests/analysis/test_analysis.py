@@ -131,7 +131,7 @@ def test_results_docstring_names_every_column():
         assert re.search(rf"\b{name}\b", doc), f"{name} is not documented in Results"
 
 
-def test_load_several_runs_tells_them_apart(run_dir, tmp_path):
+def test_load_several_runs_tells_them_apart(res, run_dir, tmp_path):
     other = copy_as_another_run(run_dir, tmp_path / "small-run")
     both = load([run_dir, other])
     # the same name: each labelled by the end of its path that tells it apart
@@ -140,7 +140,7 @@ def test_load_several_runs_tells_them_apart(run_dir, tmp_path):
     assert both.run_ids == [mine, theirs]
     assert load([other, run_dir]).run_ids == [theirs, mine]  # not by order
     assert both.steps.groupby("run_id").size().to_dict() == {
-        mine: len(load(run_dir).steps), theirs: len(load(run_dir).steps)}
+        mine: len(res.steps), theirs: len(res.steps)}  # res: load(run_dir), the module's
     assert list(both.select(theirs).cases["run_id"].unique()) == [theirs]
     with pytest.raises(KeyError):
         both.select("nope")
@@ -604,7 +604,8 @@ def test_the_configuration_block_shows_the_options_that_shaped_the_run(tmp_path,
                      "--no-single-process", "--frontend", "--num-spec-tokens", "2",
                      "--token-ids", f"hist:{hist}", "--quiet", "--output", str(run)]) == 0
     out = tmp_path / "rep"
-    assert cli.main(["report", str(run), "--output", str(out)]) == 0
+    # the configuration block alone is read: no figure drawn
+    assert cli.main(["report", str(run), "--output", str(out), "--no-figures"]) == 0
     capsys.readouterr()
     md = (out / "report.md").read_text()
     config = md[md.index("## Configuration"):md.index("## Environment")]
