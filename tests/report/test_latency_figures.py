@@ -25,6 +25,8 @@ from ipc_bench.analysis.results import Results, load
 from ipc_bench.analysis.run_files import ResultsError, ResultsWarning
 from manual import manual, page
 
+#: The report option that draws no figure.
+NO_FIGURES = "--no-figures"
 #: The page of the manual with the summary-field table, and the whole manual.
 METRICS = page("metrics.md")
 MANUAL = manual()
@@ -46,8 +48,12 @@ def _copy(timed_run, tmp_path, change=lambda summary: None) -> Path:
     return run
 
 
-def _report(run: Path, tmp_path: Path, capsys) -> tuple[int, str, str]:
-    code = cli.main(["report", str(run), "--output", str(tmp_path / "rep")])
+def _report(run: Path, tmp_path: Path, capsys, *extra: str) -> tuple[int, str, str]:
+    """``bench.py report RUN --output tmp_path/rep EXTRA``: (exit code, report.md, stderr).
+    ``NO_FIGURES`` as ``extra`` where the edit takes the figures down no path of their
+    own: a requests.csv cut short draws one request fewer, and a gap left out withholds
+    the ITL figures as a negative one does (test_a_negative_itl_..., figures drawn)."""
+    code = cli.main(["report", str(run), "--output", str(tmp_path / "rep"), *extra])
     err = capsys.readouterr().err
     md = (tmp_path / "rep" / "report.md").read_text() if code == 0 else ""
     return code, md, err
@@ -285,7 +291,7 @@ def test_a_requests_csv_cut_short_is_warned_about_as_steps_csv_is(timed_run, tmp
     _edit_csv(run / "requests.csv", lambda rows: rows.pop(5))
     line = (f"{run / 'requests.csv'}: 11 of the 12 rows that summary.json counts (1 case(s) "
             f"short: {send}: 5 of 6); loaded what is valid")
-    code, _, err = _report(run, tmp_path, capsys)
+    code, _, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert (code, err) == (0, f"bench.py report: warning: {line}\n")
     assert _loaded_lines(run) == [line]
 
@@ -302,7 +308,7 @@ def test_a_gap_longer_than_its_case_is_warned_about_and_left_out(timed_run, tmp_
     lines = [f"{run / 'itl.csv'}: case '{send}' has an itl_s longer than its wall_s "
              f"{wall_s:g} ({longer}) in 1 row (request 0; left out)",
              _itl_withheld(run, send, 1)]
-    code, _, err = _report(run, tmp_path, capsys)
+    code, _, err = _report(run, tmp_path, capsys, NO_FIGURES)
     assert (code, err) == (0, "".join(f"bench.py report: warning: {ln}\n" for ln in lines))
     assert _loaded_lines(run) == lines
     with warnings.catch_warnings():
