@@ -681,6 +681,17 @@ def _disk_full_at(monkeypatch, under: Path, name: str) -> list[str]:
     return opened
 
 
+@pytest.fixture(scope="module")
+def earlier_report(tiny_run, tmp_path_factory) -> Path:
+    """A report of ``tiny_run`` without figures, made once for the module: the full-disk
+    tests copy it to where an earlier report lies."""
+    from ipc_bench import cli
+
+    out = tmp_path_factory.mktemp("earlier") / "rep"
+    assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
+    return out
+
+
 @pytest.mark.parametrize("name,earlier", [
     ("bytes_per_step.png", False),   # the first file
     ("throughput.png", True),        # a figure after others were written
@@ -689,7 +700,7 @@ def _disk_full_at(monkeypatch, under: Path, name: str) -> list[str]:
     ("run.summary.json", True),      # the last file (copied)
 ])
 def test_report_onto_a_full_disk_names_the_file_and_changes_nothing(
-        name, earlier, tiny_run, tmp_path, monkeypatch, capsys):
+        name, earlier, tiny_run, earlier_report, tmp_path, monkeypatch, capsys):
     """A disk that fills at any file of the report: one line naming that file, exit 1
     (the report failed, as a run whose results cannot be written), and the folder holds
     what it held before: nothing (no output folder, no parent
@@ -698,7 +709,7 @@ def test_report_onto_a_full_disk_names_the_file_and_changes_nothing(
 
     out = tmp_path / "reports" / "rep"
     if earlier:  # what it held before: a report's files, its figures or not
-        assert cli.main(["report", str(tiny_run), "--output", str(out), "--no-figures"]) == 0
+        shutil.copytree(earlier_report, out)
         (out / "report.md").write_text("an earlier report\n\n![Old](stale.png)\n")
         (out / "stale.png").write_bytes(b"an earlier figure")
     capsys.readouterr()
