@@ -63,13 +63,15 @@ TWO_CORES = sorted(os.sched_getaffinity(0))[:2]
 
 @pytest.mark.skipif(len(TWO_CORES) < 2, reason="needs 2 CPUs to pin the run to")
 def test_a_pp_runs_terminal_footnote_names_stages(tmp_path):
-    """A real ``--pp 2`` run pinned to 2 CPUs (the cores rule reads the affinity)."""
+    """A real ``--pp 2`` run pinned to 2 CPUs (the cores rule reads the affinity): send
+    alone, one case of two stages (the footnote is under its case table and its pipeline
+    hops table; each stage imports torch, so a direct case would add two more)."""
     saved = os.sched_getaffinity(0)
     os.sched_setaffinity(0, TWO_CORES)
     try:
         out = run_bench(tmp_path / "pp", ["--scenario", "pp", "--pp", "2", "--steps", "50",
                                           "--warmup-steps", "5", "--num-running", "4",
-                                          "--codecs", "msgpack"])
+                                          "--codecs", "msgpack", "--policies", "send"])
     finally:
         os.sched_setaffinity(0, saved)
     notes = [ln.strip() for ln in out.splitlines() if "timings left out" in ln]
