@@ -15,7 +15,9 @@ as its own ``Work.wait(timeout=...)``.
   ``sitecustomize`` hook: it waits for stage 0's rendezvous file, then 8 s) completes
   under a 5 s peer timeout (the steps' own timeout: this case must pass its later
   steps too, and 5 s leaves them room on a busy 2-core machine; ``test_pp``'s
-  slow-first-forward case keeps 0.5 s because it ends at step 0 by design).
+  first-forward-past-the-allowance case keeps 0.5 s because it ends at step 0 by
+  design); the same case's stage 0 takes 10 s longer over its step 0 (a first forward
+  that compiles), which stage 1 waits out with the start-up allowance.
 - A rendezvous that runs out of the allowance names it and the option to raise.
 - A tcp store's join runs out with the allowance, not the peer timeout.
 - A send's wait passes the peer timeout (the group's, the allowance, would bound it
@@ -36,6 +38,7 @@ import pytest
 
 from fault_helpers import REPO, steady_case
 from harness.test_e2e import assert_clean
+from harness.test_pp import SLOW_FIRST_ON_STAGE_0
 from harness.test_tp import spy_on
 from ipc_bench.harness.supervisor import run_case
 from ipc_bench.wire.pp import StageLink, StageLinkError
@@ -68,15 +71,34 @@ if os.environ.get("IPC_BENCH_TEST_LATE_RENDEZVOUS_S") and sys.argv[-1].endswith(
 '''
 
 
-def test_a_case_whose_stage_reaches_the_rendezvous_late_completes(monkeypatch, tmp_path):
-    """Stage 1 enters gloo's rendezvous 8 s after stage 0 under a 5 s peer timeout and a
-    60 s start-up allowance: the case runs its 12 steps (it failed with ``runner could
-    not start: RuntimeError: Wait timeout`` when the peer timeout bounded the
-    rendezvous)."""
-    (tmp_path / "sitecustomize.py").write_text(LATE_RENDEZVOUS_ON_STAGE_1)
+def test_a_case_whose_stages_meet_late_and_whose_first_forward_is_slow_completes(
+        monkeypatch, tmp_path):
+    """Under a 5 s peer timeout and a 60 s start-up allowance, one case of two stages
+    (each stage imports torch, so one case serves both checks):
+
+    - stage 1 enters gloo's rendezvous 8 s after stage 0: the case runs its 12 steps (it
+      failed with ``runner could not start: RuntimeError: Wait timeout`` when the peer
+      timeout bounded the rendezvous);
+    - stage 0's step 0 takes 10 s longer than the others (``test_pp``'s
+      ``SLOW_FIRST_ON_STAGE_0``: a first forward that compiles): stage 1 waits for its
+      hidden states with the start-up allowance, and the case completes. Under send:
+      the hidden states' wait is the same under direct, and step 0's direct ids, which
+      stage 0 itself holds up here, wait the same allowance (``test_pp``'s
+      ``test_a_receive_between_stages_waits_the_startup_allowance_at_step_0_only``).
+      The margins are seconds both ways: the case's other waits, under the peer
+      timeout, may stall 5 s on a busy machine (0.5 s failed its steps at a load of
+      10-16 on 2 cores, and 2.5 s its end of warm-up's heap collection under nice 10 at
+      a load of 10), and step 0 outlasts that timeout by 5 s, so a wait under it would
+      fail."""
+    # each hook a module of its own: both keep module globals of the same names
+    (tmp_path / "late_rendezvous_hook.py").write_text(LATE_RENDEZVOUS_ON_STAGE_1)
+    (tmp_path / "slow_first_hook.py").write_text(SLOW_FIRST_ON_STAGE_0)
+    (tmp_path / "sitecustomize.py").write_text("import late_rendezvous_hook\n"
+                                               "import slow_first_hook\n")
     monkeypatch.setenv("PYTHONPATH",
                        f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     monkeypatch.setenv("IPC_BENCH_TEST_LATE_RENDEZVOUS_S", "8")
+    monkeypatch.setenv("IPC_BENCH_TEST_SLOW_FIRST_S", "10")
     log = tmp_path / "late.txt"
     monkeypatch.setenv("IPC_BENCH_TEST_LATE_LOG", str(log))
     spy = spy_on(monkeypatch)
