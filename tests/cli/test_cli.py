@@ -299,13 +299,16 @@ def test_tiny_run(tmp_path):
 
 
 def test_two_runs_at_once(tmp_path):
-    """Two invocations side by side: private endpoints, no collision, same digests."""
+    """Two invocations side by side: private endpoints, no collision, same digests. The
+    same two cases each (send and cached, msgpack: another codec's cases open their
+    endpoints as these do, a single-process case opens none), started together."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
     procs = [subprocess.Popen(
         [sys.executable, "bench.py", "--scenario", "decode-steady", "--num-running", "2",
-         "--steps", "40", "--warmup-steps", "2", "--no-floor", "--quiet",
+         "--steps", "40", "--warmup-steps", "2", "--codecs", "msgpack", "--no-single-process",
+         "--no-floor", "--quiet",
          "--output", str(tmp_path / f"run{i}")],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         for i in range(2)]
