@@ -284,15 +284,25 @@ def test_paged_forward_reads_the_block_table():
     assert float((logits[0] - refs[16]).abs().max()) > 1e-2
 
 
-def test_torch_digests_equal_across_policies_and_codecs_in_process():
-    # tiny, not cpu: the equality is the same at either shape; cpu's 256-wide
-    # embedding and LM head over 128,256 tokens made these two tests 2-3x slower
-    cfg = ModelConfig(name="torch", preset="tiny", seed=1, device="cpu")
-    results = {(policy, codec): drive(SCHED, cfg, policy, codec, 50)
-               for policy in ("send", "cached") for codec in ("msgpack", "pickle")}
-    digests = {d for d, _, _ in results.values()}
+# tiny, not cpu: the equality is the same at either shape; cpu's 256-wide embedding and
+# LM head over 128,256 tokens made the digest tests below 2-3x slower
+TINY_TORCH = ModelConfig(name="torch", preset="tiny", seed=1, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def torch_in_process():
+    """``drive``'s results (digest, partial prefill steps) of the tiny torch model, 50
+    steps, per (policy, codec): made once for the in-process test and the run_case
+    tests, which compare their runners' digests with cached and msgpack's."""
+    return {(policy, codec): drive(SCHED, TINY_TORCH, policy, codec, 50)[:2]
+            for policy in ("send", "cached") for codec in ("msgpack", "pickle")}
+
+
+def test_torch_digests_equal_across_policies_and_codecs_in_process(torch_in_process):
+    results = torch_in_process
+    digests = {d for d, _ in results.values()}
     assert len(digests) == 1
-    assert all(partial > 0 for _, partial, _ in results.values())  # chunked prefill ran
+    assert all(partial > 0 for _, partial in results.values())  # chunked prefill ran
     null_digest = drive(SCHED, ModelConfig(seed=1), "send", "msgpack", 50)[0]
     assert digests != {null_digest}
 
@@ -322,15 +332,12 @@ _THROUGH_RUN_CASE = [
 
 
 @pytest.mark.parametrize("pairs", _THROUGH_RUN_CASE)
-def test_torch_digests_equal_through_run_case(pairs):
-    # tiny, not cpu: the equality is the same at either shape; cpu's 256-wide
-    # embedding and LM head over 128,256 tokens made these two tests 2-3x slower
-    cfg = ModelConfig(name="torch", preset="tiny", seed=1, device="cpu")
-    in_process = drive(SCHED, cfg, "cached", "msgpack", 50)[0]
+def test_torch_digests_equal_through_run_case(pairs, torch_in_process):
+    in_process = torch_in_process[("cached", "msgpack")][0]
     digests = set()
     for policy, codec in pairs:
         spec = CaseSpec(scenario="test", labels={"w": 1}, policy=policy, codec=codec,
-                        scheduler=SCHED, model=cfg, make_workload=_workload,
+                        scheduler=SCHED, model=TINY_TORCH, make_workload=_workload,
                         warmup_steps=5, max_steps=50, floor=False)
         result = run_case(spec)
         assert result.runner_device == "cpu (attention gather)"
