@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "device_check.sh"
+from device_check_repo import ROOT, SCRIPT, cuda_tests, script_copy
+
 USAGE = ("device_check.sh: usage: bash scripts/device_check.sh OUT_DIR [gpu_check.py "
          "options]\n")
 
@@ -118,15 +118,9 @@ exec {sys.executable} "$@"
 
 
 def _fake_repo(tmp_path: Path, check_rc: int, tests_pass: bool) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "scripts").mkdir(parents=True)
-    shutil.copy(SCRIPT, repo / "scripts")
-    (repo / "scripts" / "gpu_check.py").write_text(_FAKE_CHECK)
+    repo = script_copy(tmp_path, _FAKE_CHECK)
     (repo / "scripts" / "rc").write_text(str(check_rc))
-    (repo / "tests" / "engine").mkdir(parents=True)
-    for name in ("test_cuda_step.py", "test_device_inputs.py"):
-        (repo / "tests" / "engine" / name).write_text(
-            f"def test_it():\n    assert {tests_pass}\n")
+    cuda_tests(repo, f"assert {tests_pass}")
     return repo
 
 
