@@ -109,6 +109,7 @@ from ipc_bench.engine.outputs import build_engine_core_outputs  # noqa: E402
 from ipc_bench.engine.model_runner import ModelRunner  # noqa: E402
 from ipc_bench.engine.scheduler import Scheduler  # noqa: E402
 from ipc_bench.engine.workloads import SteadyDecodeWorkload  # noqa: E402
+from ipc_bench.report.mpl_config import matplotlib_config_dir  # noqa: E402
 from ipc_bench.wire.codecs import (CODECS, STATEFUL_CODECS, messages_of,  # noqa: E402
                                    model_runner_output_codec, scheduler_output_codec,
                                    session_codecs, session_end)
@@ -448,6 +449,7 @@ def plot(batch_sizes, means: dict[str, float], path: str) -> list[str]:
     scale: a run timed at one count is not drawn on a range of its own); when it holds
     none, the panel says so in its middle and the returned list holds that line (else
     it is empty). ``OSError`` when the file cannot be written."""
+    matplotlib_config_dir()  # a read-only HOME: a folder of its own, before matplotlib
     import matplotlib
 
     matplotlib.use("Agg")

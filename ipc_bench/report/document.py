@@ -166,7 +166,7 @@ def _libraries(figures: bool):
         import scipy.special  # noqa: F401
 
         if figures:
-            from ipc_bench.report.plots import matplotlib_config_dir
+            from ipc_bench.report.mpl_config import matplotlib_config_dir
 
             matplotlib_config_dir()  # a read-only HOME: a folder of its own, quietly
             import matplotlib.backends.backend_agg  # noqa: F401

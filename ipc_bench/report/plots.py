@@ -57,6 +57,7 @@ from ipc_bench.analysis.results import SINGLE_PROCESS_CODEC
 from ipc_bench.analysis.run_files import records
 from ipc_bench.analysis.stats import geomean_interval, paired, results_ci_method, summarize_pairs
 from ipc_bench.engine.config import CACHED, POLICIES, SEND
+from ipc_bench.report.mpl_config import matplotlib_config_dir
 from ipc_bench.wire.codecs import CODECS
 
 #: Okabe-Ito colours: policies keep these in every figure.
@@ -154,90 +155,7 @@ def codec_rank(codec: str) -> int:
 # helpers
 
 
-#: The folder matplotlib keeps its settings and font list in where its own (``HOME``'s)
-#: cannot be written: one a user, in the temporary folder (``tempfile.gettempdir``), made
-#: once and used again, so that none piles up and its font list is built once.
-MATPLOTLIB_FALLBACK = "ipc-bench-matplotlib-{uid}"
-
-
-@functools.cache
-def matplotlib_config_dir() -> Optional[str]:
-    """Point matplotlib (``MPLCONFIGDIR``) at ``MATPLOTLIB_FALLBACK`` where the folders
-    it would use by default, ``~/.config/matplotlib`` and ``~/.cache/matplotlib`` (or
-    under ``XDG_CONFIG_HOME`` / ``XDG_CACHE_HOME``), cannot be made or written (a
-    read-only ``HOME``, one without a home at all); returns that folder, else ``None``.
-    Matplotlib would print two lines (``mkdir -p failed for path ...``, ``Matplotlib
-    created a temporary cache directory at /tmp/matplotlib-XXXX ...``) and build its font
-    list again in a new folder in every process. A ``MPLCONFIGDIR`` already set (the
-    user's own) is kept, as are the defaults where they can be written. The folder is
-    made private (0700); where it cannot be used as such (another user's, a link, an
-    unwritable temporary folder), a new one is made (``tempfile.mkdtemp``) and removed
-    at exit. Called before matplotlib is imported: on importing this module (the
-    notebook's figures) and before a report's libraries (``document``); once a
-    process."""
-    import os
-    import sys
-    import tempfile
-    from pathlib import Path
-
-    if os.environ.get("MPLCONFIGDIR") or not sys.platform.startswith(("linux", "freebsd")):
-        return None
-    try:
-        home = Path.home()
-    except RuntimeError:  # no home to be found
-        home = None
-    if home is not None and all(_can_write(Path(os.environ.get(var) or home / hidden,
-                                                "matplotlib"))
-                                for var, hidden in (("XDG_CONFIG_HOME", ".config"),
-                                                    ("XDG_CACHE_HOME", ".cache"))):
-        return None
-    folder = os.path.join(tempfile.gettempdir(), MATPLOTLIB_FALLBACK.format(uid=os.getuid()))
-    if not _private_folder(folder):
-        import atexit
-        import shutil
-
-        try:
-            folder = tempfile.mkdtemp(prefix="ipc-bench-matplotlib-")
-        except OSError:
-            return None  # matplotlib says why it has no folder
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    os.environ["MPLCONFIGDIR"] = folder
-    return folder
-
-
-def _can_write(folder) -> bool:
-    """Whether ``folder`` (a ``Path``) is a folder this process may write, or could be
-    made as one: the nearest folder above it that exists is one it may write (nothing is
-    made here: matplotlib makes it)."""
-    import os
-
-    here = folder.absolute()
-    while not os.path.lexists(here) and here != here.parent:
-        here = here.parent
-    return here.is_dir() and os.access(here, os.W_OK)
-
-
-def _private_folder(path: str) -> bool:
-    """Whether ``path`` is, or could be made, a folder of this user's that only it may
-    write: not a link, owned by it, mode 0700, writable."""
-    import os
-    import stat
-
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return False
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and not st.st_mode & 0o077 and os.access(path, os.W_OK))
-
-
-matplotlib_config_dir()
+matplotlib_config_dir()  # a read-only HOME: a folder of its own, before matplotlib
 
 
 @functools.cache

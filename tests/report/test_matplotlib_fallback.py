@@ -1,7 +1,8 @@
 """A HOME whose matplotlib folders cannot be made (a read-only HOME; here ``.config``
 and ``.cache`` are files, which fails the same ``mkdir``): matplotlib is pointed at a
-private folder of its own in the temporary folder (``plots.matplotlib_config_dir``)
-before it is imported, so that ``bench.py report`` prints nothing of matplotlib's
+private folder of its own in the temporary folder (``mpl_config.matplotlib_config_dir``)
+before it is imported, so that ``bench.py report`` and ``scripts/variant_table.py
+--figure`` (which imports matplotlib itself) print nothing of matplotlib's
 (before: ``mkdir -p failed for path HOME/.config/matplotlib: ...`` and ``Matplotlib
 created a temporary cache directory at /tmp/matplotlib-XXXX ...``), and the folder is
 used again by the next process (no new folder a process, its font list built once).
@@ -64,6 +65,25 @@ def test_a_report_prints_nothing_of_matplotlib(tmp_path, shared_two_case_run):
     assert [p.name for p in (tmp_path / "tmp").iterdir()] == [folder.name]
     assert [p.name for p in folder.iterdir()] == [
         f"fontlist-v{FontManager.__version__}.json"]
+
+
+def test_the_variant_tables_figure_prints_nothing_of_matplotlib(tmp_path):
+    """scripts/variant_table.py imports matplotlib itself (not through plots): before,
+    its figure printed matplotlib's two lines on stderr under such a HOME."""
+    png = tmp_path / "variants.png"
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "variant_table.py"),
+                           "--table-from", str(REPO / "results" / "published" / "variants"
+                                               / "variants.json.gz"),
+                           "--only", "uniform packed send", "--batch-sizes", "1",
+                           "--figure", str(png)],
+                          cwd=REPO, env=_env(tmp_path), capture_output=True, text=True,
+                          timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.splitlines()[-1].startswith(
+        "| 1 | send | packed | uniform | 250 | 381 | ")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    folder = tmp_path / "tmp" / f"ipc-bench-matplotlib-{os.getuid()}"
+    assert [p.name for p in (tmp_path / "tmp").iterdir()] == [folder.name]
 
 
 def test_a_users_own_folder_is_kept(tmp_path):
