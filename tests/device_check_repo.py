@@ -17,6 +17,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "device_check.sh"
 #: the running CPython's wheel tag (``cp312``)
 TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+#: A stand-in gpu_check.py's head: the options device_check.sh gives it, then its main
+#: block, whose body (indented 4) follows.
+CHECK_HEAD = '''\
+import argparse
+import sys
+import time
+from pathlib import Path
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="gpu_check.py")
+    parser.add_argument("--output")
+    parser.add_argument("--budget-s")
+    return parser
+
+
+if __name__ == "__main__":
+'''
 
 
 def script_copy(tmp_path: Path, check: str) -> Path:
@@ -35,6 +53,31 @@ def cuda_tests(repo: Path, line: str) -> None:
     (repo / "tests" / "engine").mkdir(parents=True)
     for name in ("test_cuda_step.py", "test_device_inputs.py"):
         (repo / "tests" / "engine" / name).write_text(f"def test_it():\n    {line}\n")
+
+
+def stand_in_python(tmp_path: Path, pytest: str) -> Path:
+    """``tmp_path/python``: the real Python, except that the environment line is written
+    without importing torch and ``-m pytest`` runs the shell command ``pytest``."""
+    python = tmp_path / "python"
+    python.write_text(f"""#!/bin/sh
+case "$1 $2" in
+    "-c import sys, torch;"*) echo "python (stand-in)"; exit 0 ;;
+    "-m pytest") {pytest} ;;
+esac
+exec {sys.executable} "$@"
+""")
+    python.chmod(0o755)
+    return python
+
+
+def script_env(python: Path, tmp: Path, **env_vars: str) -> dict[str, str]:
+    """This process's environment for device_check.sh: ``python`` its PYTHON, the CUDA
+    tests' limit 60 s, no deadline, its temporary folders in ``tmp``; then
+    ``env_vars``."""
+    env = dict(os.environ, PYTHON=str(python), TESTS_LIMIT_S="60", TMPDIR=str(tmp),
+               **env_vars)
+    env.pop("DEADLINE_S", None)
+    return env
 
 
 def platform() -> str:
@@ -92,8 +135,7 @@ def run_wheels_repo(repo: Path, python: Path, out: Path) -> subprocess.Completed
     """The copy of device_check.sh in ``repo`` run into ``out`` with ``python``, no
     deadline and no ``PYTHONPATH`` of this process's, its temporary folders beside
     ``out``."""
-    env = dict(os.environ, PYTHON=str(python), TESTS_LIMIT_S="60", TMPDIR=str(out.parent))
-    env.pop("DEADLINE_S", None)
+    env = script_env(python, out.parent)
     env.pop("PYTHONPATH", None)
     return subprocess.run(["bash", str(repo / "scripts" / "device_check.sh"), str(out)],
                           capture_output=True, text=True, env=env, cwd=repo, timeout=180)

@@ -5,32 +5,15 @@ nothing."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from device_check_repo import CHECK_HEAD, script_copy, script_env, stand_in_python
 
 # A gpu_check.py that writes a run folder, then waits (the signal lands there).
-_CHECK = '''\
-import argparse
-import sys
-import time
-from pathlib import Path
-
-
-def build_parser():
-    parser = argparse.ArgumentParser(prog="gpu_check.py")
-    parser.add_argument("--output")
-    parser.add_argument("--budget-s")
-    return parser
-
-
-if __name__ == "__main__":
+_CHECK = CHECK_HEAD + '''\
     out = Path(build_parser().parse_args().output)
     (out / "1-smoke").mkdir(parents=True)
     Path(__file__).with_name("wrote").write_text("")
@@ -39,26 +22,16 @@ if __name__ == "__main__":
 
 
 def _repo(tmp_path: Path, tests_sleep: bool) -> tuple[Path, Path]:
-    repo = tmp_path / "repo"
-    (repo / "scripts").mkdir(parents=True)
-    shutil.copy(ROOT / "scripts" / "device_check.sh", repo / "scripts")
-    (repo / "scripts" / "gpu_check.py").write_text(_CHECK)
-    python = tmp_path / "python"  # torch's line and the CUDA tests stood in for
-    python.write_text(f"""#!/bin/sh
-case "$1 $2" in
-    "-c import sys, torch;"*) echo "python (stand-in)"; exit 0 ;;
-    "-m pytest") touch {tmp_path}/tests-started; {"exec sleep 30" if tests_sleep else "exit 0"} ;;
-esac
-exec {sys.executable} "$@"
-""")
-    python.chmod(0o755)
+    repo = script_copy(tmp_path, _CHECK)
+    # torch's line and the CUDA tests stood in for
+    python = stand_in_python(tmp_path, f"touch {tmp_path}/tests-started; "
+                                       f"{'exec sleep 30' if tests_sleep else 'exit 0'}")
     return repo, python
 
 
 def _interrupt(tmp_path: Path, tests_sleep: bool, ready: Path):
     repo, python = _repo(tmp_path, tests_sleep)
-    env = dict(os.environ, PYTHON=str(python), TESTS_LIMIT_S="60", TMPDIR=str(tmp_path))
-    env.pop("DEADLINE_S", None)
+    env = script_env(python, tmp_path)
     proc = subprocess.Popen(["bash", str(repo / "scripts" / "device_check.sh"),
                              str(tmp_path / "out")], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)

@@ -12,58 +12,20 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "device_check.sh"
+from device_check_repo import CHECK_HEAD, script_copy, script_env, stand_in_python
 
 # A gpu_check.py that says it ran (the file ``ran`` beside it) and writes a run folder.
-_CHECK = '''\
-import argparse
-import sys
-from pathlib import Path
-
-
-def build_parser():
-    parser = argparse.ArgumentParser(prog="gpu_check.py")
-    parser.add_argument("--output")
-    parser.add_argument("--budget-s")
-    return parser
-
-
-if __name__ == "__main__":
+_CHECK = CHECK_HEAD + '''\
     Path(__file__).with_name("ran").write_text("ran")
     out = Path(build_parser().parse_args().output)
     (out / "1-smoke").mkdir(parents=True)
     (out / "1-smoke.log").write_text("smoke log\\n")
     print("gpu_check: results in", out)
 '''
-
-
-def _repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    (repo / "scripts").mkdir(parents=True)
-    shutil.copy(SCRIPT, repo / "scripts")
-    (repo / "scripts" / "gpu_check.py").write_text(_CHECK)
-    return repo
-
-
-def _python(tmp_path: Path) -> Path:
-    """The real Python, except that the environment line is written without torch and
-    the CUDA tests pass at once without pytest."""
-    python = tmp_path / "python"
-    python.write_text(f"""#!/bin/sh
-case "$1 $2" in
-    "-c import sys, torch;"*) echo "python (stand-in)"; exit 0 ;;
-    "-m pytest") echo "2 passed (stand-in)"; exit 0 ;;
-esac
-exec {sys.executable} "$@"
-""")
-    python.chmod(0o755)
-    return python
 
 
 def _signalling(tmp_path: Path, name: str, when: str, pid_file: Path, sig: str) -> Path:
@@ -89,12 +51,12 @@ exec '{real}' "$@"
 
 
 def _run_signalled(tmp_path: Path, name: str, when: str, sig: str = "TERM"):
-    repo = _repo(tmp_path)
+    repo = script_copy(tmp_path, _CHECK)
     pid_file = tmp_path / "script.pid"
     bin_dir = _signalling(tmp_path, name, when, pid_file, sig)
-    env = dict(os.environ, PYTHON=str(_python(tmp_path)), TESTS_LIMIT_S="60",
-               PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", TMPDIR=str(tmp_path))
-    env.pop("DEADLINE_S", None)
+    # the CUDA tests pass at once without pytest
+    python = stand_in_python(tmp_path, 'echo "2 passed (stand-in)"; exit 0')
+    env = script_env(python, tmp_path, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.Popen(["bash", str(repo / "scripts" / "device_check.sh"),
                              str(tmp_path / "out")], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env,
