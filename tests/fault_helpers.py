@@ -11,10 +11,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ipc_bench.harness.spec import CaseSpec
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
@@ -182,6 +186,25 @@ def slow_schedule(monkeypatch, at_call: int, delay_s: float) -> None:
         return schedule(self, *args, **kw)
 
     monkeypatch.setattr(Scheduler, "schedule", slow)
+
+
+def inject(monkeypatch, tmp_path: Path, source: str, **env: str) -> None:
+    """``source`` as the ``sitecustomize`` module of every Python process started from
+    now on (its folder, ``tmp_path``, first on ``PYTHONPATH``), with ``env`` set."""
+    (tmp_path / "sitecustomize.py").write_text(source)
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+
+
+def rank_1_only(source: str, variable: str) -> str:
+    """A ``sitecustomize`` fault ``source``, armed by ``if os.environ.get(VARIABLE):``,
+    armed in rank 1's process only (its command line ends with its control endpoint
+    ``.../ctl1``)."""
+    arm = f'if os.environ.get("{variable}"):'
+    assert arm in source, arm
+    return source.replace(arm, f'import sys\nif os.environ.get("{variable}") and '
+                               'sys.argv[-1].endswith("/ctl1"):')
 
 
 def bench(args: list[str], **kw) -> subprocess.Popen:

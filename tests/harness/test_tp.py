@@ -27,8 +27,8 @@ import signal
 import pytest
 
 from analysis_run import bench_in_process
-from fault_helpers import (bench, children, slow_schedule, socket_folders, steady_case,
-                           wait_dead, wait_for)
+from fault_helpers import (ctrl_c_reaps_every_child, inject, rank_1_only, slow_schedule,
+                           steady_case, wait_dead, wait_for)
 from harness.test_e2e import Spy, assert_clean
 from harness.test_oracle import CORRUPT, corrupted
 from ipc_bench.analysis.summary import summarize_case
@@ -43,10 +43,7 @@ pytestmark = pytest.mark.timeout(180)
 
 #: Rank 1 only: the injected bug of ``test_oracle.CORRUPT`` in the process whose control
 #: endpoint is ``.../ctl1`` (rank 1's socket; the rank's command line ends with it).
-CORRUPT_RANK_1 = CORRUPT.replace(
-    'if os.environ.get("IPC_BENCH_TEST_CORRUPT_AT"):',
-    'import sys\nif os.environ.get("IPC_BENCH_TEST_CORRUPT_AT") and '
-    'sys.argv[-1].endswith("/ctl1"):')
+CORRUPT_RANK_1 = rank_1_only(CORRUPT, "IPC_BENCH_TEST_CORRUPT_AT")
 
 
 #: Rank 1 only, under ``send``: the first id sampled at step IPC_BENCH_TEST_RESAMPLE_AT is
@@ -137,11 +134,9 @@ def test_two_ranks_compute_the_single_runners_tokens(monkeypatch, policy):
 
 @pytest.mark.parametrize("transport", ["ipc", "shm-block"])
 def test_a_drifting_rank_fails_the_case_naming_it(monkeypatch, tmp_path, transport):
-    (tmp_path / "sitecustomize.py").write_text(CORRUPT_RANK_1)
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     log = tmp_path / "corrupted.txt"
-    monkeypatch.setenv("IPC_BENCH_TEST_CORRUPT_LOG", str(log))
-    monkeypatch.setenv("IPC_BENCH_TEST_CORRUPT_AT", "20")
+    inject(monkeypatch, tmp_path, CORRUPT_RANK_1, IPC_BENCH_TEST_CORRUPT_LOG=str(log),
+           IPC_BENCH_TEST_CORRUPT_AT="20")
     spy = spy_on(monkeypatch)
     with pytest.raises(CaseError) as err:
         run_case(steady_case(8, policy="cached", max_steps=300, transport=transport, tp=2,
@@ -156,9 +151,7 @@ def test_a_drifting_rank_fails_the_case_naming_it(monkeypatch, tmp_path, transpo
 
 
 def test_a_rank_that_samples_other_tokens_fails_the_case_naming_it(monkeypatch, tmp_path):
-    (tmp_path / "sitecustomize.py").write_text(RESAMPLE_RANK_1)
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    monkeypatch.setenv("IPC_BENCH_TEST_RESAMPLE_AT", "30")
+    inject(monkeypatch, tmp_path, RESAMPLE_RANK_1, IPC_BENCH_TEST_RESAMPLE_AT="30")
     spy = spy_on(monkeypatch)
     result_spec = steady_case(8, policy="send", max_steps=80, transport="shm-block", tp=2,
                               input_oracle_interval=1)
@@ -248,31 +241,14 @@ def test_a_hung_rank_is_named_within_the_timeout(monkeypatch, transport):
 @pytest.mark.parametrize("transport", ["ipc", "shm-block"])
 def test_ctrl_c_reaps_every_rank_and_leaves_no_segment(tmp_path, bench_tmpdir, transport):
     before = segments()
-    run_dir = tmp_path / "run"
-    env = dict(os.environ, TMPDIR=str(bench_tmpdir))
-    proc = bench(["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports", transport,
-                  "--num-running", "16", "--steps", "60000", "--policies", "send",
-                  "--codecs", "msgpack", "--output", str(run_dir)], env=env)
-    wait_for(lambda: (run_dir / "steps.partial.csv").exists(), what="first flush", proc=proc)
-    ranks = wait_for(lambda: len(children(proc.pid)) == 2 and children(proc.pid),
-                     what="two ranks", proc=proc)
-    proc.send_signal(signal.SIGINT)
-    for pid in ranks:
-        wait_dead(pid, timeout_s=10)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    last = err.strip().splitlines()[-1]
-    assert re.fullmatch(r"bench\.py: \S+: interrupted by SIGINT at step \d+ \(steps\.csv seq: "
-                        r"warm-up and uncounted steps included\); partial results: "
-                        rf"{re.escape(str(run_dir))} \(exit 130\)", last), err
-    assert err.count("interrupted by") == 1, err
-    assert "Traceback" not in err and children(proc.pid) == []
+    ctrl_c_reaps_every_child(
+        tmp_path, bench_tmpdir, ["--scenario", "tp-broadcast", "--tp", "2", "--tp-transports",
+                                 transport, "--num-running", "16", "--steps", "60000",
+                                 "--policies", "send", "--codecs", "msgpack"], 2, "two ranks")
     # Another run's ring may exist for a while (a name lives until its readers attach,
     # which a rank of a loaded machine importing torch can take 16 s over, so not 5 s);
     # one of ours would stay.
     wait_for(lambda: not segments() - before, timeout_s=60, what="no new ring segment")
-    assert [p.name for p in tmp_path.iterdir()] == ["run"]
-    assert socket_folders(bench_tmpdir) == []  # socket folders removed
 
 
 def test_the_scenario_reports_the_saving_against_n(tmp_path, bench_tmpdir, monkeypatch):

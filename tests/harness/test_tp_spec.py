@@ -30,7 +30,7 @@ from dataclasses import replace
 import msgspec
 import pytest
 
-from fault_helpers import REPO, steady_case
+from fault_helpers import REPO, inject, rank_1_only, steady_case
 from harness.test_spec_faults import FAULT, expected_error, faulted
 from harness.test_tp import assert_no_segment, spy_on
 from harness.test_e2e import assert_clean
@@ -43,10 +43,7 @@ pytestmark = pytest.mark.timeout(240)
 
 #: ``test_spec_faults.FAULT`` in rank 1's process only (its command line ends with its
 #: control endpoint ``.../ctl1``).
-FAULT_RANK_1 = FAULT.replace(
-    'if os.environ.get("IPC_BENCH_TEST_SPEC_FAULT_AT"):',
-    'import sys\nif os.environ.get("IPC_BENCH_TEST_SPEC_FAULT_AT") and '
-    'sys.argv[-1].endswith("/ctl1"):')
+FAULT_RANK_1 = rank_1_only(FAULT, "IPC_BENCH_TEST_SPEC_FAULT_AT")
 
 
 #: Rank 1 only: at step IPC_BENCH_TEST_REDRAFT_AT its drafter proposes, for the first
@@ -111,11 +108,9 @@ def test_two_ranks_with_drafts_give_the_stream_without_and_of_one_runner(monkeyp
 
 @pytest.mark.parametrize("transport", ["ipc", "shm-block"])
 def test_rank_1_dropping_accepted_drafts_fails_naming_rank_1(monkeypatch, tmp_path, transport):
-    (tmp_path / "sitecustomize.py").write_text(FAULT_RANK_1)
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     log = tmp_path / "fault.txt"
-    monkeypatch.setenv("IPC_BENCH_TEST_SPEC_FAULT_LOG", str(log))
-    monkeypatch.setenv("IPC_BENCH_TEST_SPEC_FAULT_AT", "20")
+    inject(monkeypatch, tmp_path, FAULT_RANK_1, IPC_BENCH_TEST_SPEC_FAULT_LOG=str(log),
+           IPC_BENCH_TEST_SPEC_FAULT_AT="20")
     spy = spy_on(monkeypatch)
     case = steady_case(8, policy="cached", max_steps=200, transport=transport, tp=2,
                        input_oracle_interval=1)
@@ -131,9 +126,7 @@ def test_rank_1_dropping_accepted_drafts_fails_naming_rank_1(monkeypatch, tmp_pa
 
 
 def test_rank_1_proposing_other_drafts_fails_the_output_oracle(monkeypatch, tmp_path):
-    (tmp_path / "sitecustomize.py").write_text(REDRAFT_RANK_1)
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    monkeypatch.setenv("IPC_BENCH_TEST_REDRAFT_AT", "30")
+    inject(monkeypatch, tmp_path, REDRAFT_RANK_1, IPC_BENCH_TEST_REDRAFT_AT="30")
     spy = spy_on(monkeypatch)
     case = steady_case(8, policy="cached", max_steps=80, transport="shm-block", tp=2,
                        input_oracle_interval=1)

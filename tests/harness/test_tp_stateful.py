@@ -20,12 +20,11 @@ broadcast; rank 0 replies.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from analysis_run import bench_in_process
-from fault_helpers import steady_case
+from fault_helpers import inject, steady_case
 from harness.test_e2e import assert_clean
 from harness.test_tp import spy_on, assert_no_segment
 from ipc_bench.analysis.summary import summarize_case
@@ -77,13 +76,6 @@ if os.environ.get("IPC_BENCH_TEST_SLIP_AT") and sys.argv[-1].endswith("/ctl1"):
 
     _s.SlotsRunnerSide.decode = decode
 '''
-
-
-def inject(monkeypatch, tmp_path, source: str, **env: str) -> None:
-    (tmp_path / "sitecustomize.py").write_text(source)
-    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
 
 
 @pytest.mark.parametrize("policy", ["send", "cached"])
