@@ -197,6 +197,28 @@ def inject(monkeypatch, tmp_path: Path, source: str, **env: str) -> None:
         monkeypatch.setenv(k, v)
 
 
+def fault_arming(monkeypatch, tmp_path: Path, source: str, variable: str, log_name: str,
+                 methods: tuple[str, ...]):
+    """``arm(seq, here=False)`` for the ``sitecustomize`` fault ``source`` (``inject``ed
+    now, its log ``tmp_path/log_name`` in ``VARIABLE_LOG``): arms it at step ``seq``
+    (``VARIABLE_AT``) for every process started from then on, and with ``here`` in this
+    one too (the ``ModelRunner`` ``methods`` it patches put back after the test);
+    returns the log's path."""
+    log = tmp_path / log_name
+    inject(monkeypatch, tmp_path, source, **{f"{variable}_LOG": str(log)})
+
+    def arm(seq: int, here: bool = False) -> Path:
+        monkeypatch.setenv(f"{variable}_AT", str(seq))
+        if here:  # the single-process case: patch this process too (undone after)
+            from ipc_bench.engine.model_runner import ModelRunner
+            for name in methods:
+                monkeypatch.setattr(ModelRunner, name, getattr(ModelRunner, name))
+            exec(source, {})
+        return log
+
+    return arm
+
+
 def rank_1_only(source: str, variable: str) -> str:
     """A ``sitecustomize`` fault ``source``, armed by ``if os.environ.get(VARIABLE):``,
     armed in rank 1's process only (its command line ends with its control endpoint

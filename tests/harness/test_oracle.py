@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import struct
 import types
 from array import array
@@ -27,7 +26,7 @@ import numpy as np
 import pytest
 
 from analysis_run import bench_in_process
-from fault_helpers import TRACES, steady_case
+from fault_helpers import TRACES, fault_arming, steady_case
 from ipc_bench.analysis.summary import check_digests, summarize_case
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
 from ipc_bench.engine.traces import Trace
@@ -77,20 +76,8 @@ if os.environ.get("IPC_BENCH_TEST_CORRUPT_AT"):
 def corrupt(monkeypatch, tmp_path):
     """``corrupt(seq)``: arm the injected runner bug at step ``seq`` for every process
     started from now on (and this one); returns the log file's path."""
-    (tmp_path / "sitecustomize.py").write_text(CORRUPT)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    log = tmp_path / "corrupted.txt"
-    monkeypatch.setenv("IPC_BENCH_TEST_CORRUPT_LOG", str(log))
-
-    def arm(seq: int, here: bool = False) -> Path:
-        monkeypatch.setenv("IPC_BENCH_TEST_CORRUPT_AT", str(seq))
-        if here:  # the single-process case: patch this process too (undone after)
-            from ipc_bench.engine.model_runner import ModelRunner
-            monkeypatch.setattr(ModelRunner, "write_back", ModelRunner.write_back)
-            exec(CORRUPT, {})
-        return log
-
-    return arm
+    return fault_arming(monkeypatch, tmp_path, CORRUPT, "IPC_BENCH_TEST_CORRUPT",
+                        "corrupted.txt", ("write_back",))
 
 
 def corrupted(log: Path) -> tuple[int, str, int, int, int]:

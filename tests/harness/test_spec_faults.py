@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +22,7 @@ import msgspec
 import pytest
 
 from analysis_run import bench_in_process
-from fault_helpers import steady_case
+from fault_helpers import fault_arming, steady_case
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.engine.workloads import SteadyDecodeWorkload
 from ipc_bench.harness.spec import CaseError, CaseResult
@@ -71,21 +70,8 @@ if os.environ.get("IPC_BENCH_TEST_SPEC_FAULT_AT"):
 def fault(monkeypatch, tmp_path):
     """``fault(seq)``: arm the injected runner bug from step ``seq`` on for every process
     started from now on (and this one, ``here``); returns the log file's path."""
-    (tmp_path / "sitecustomize.py").write_text(FAULT)
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    log = tmp_path / "fault.txt"
-    monkeypatch.setenv("IPC_BENCH_TEST_SPEC_FAULT_LOG", str(log))
-
-    def arm(seq: int, here: bool = False) -> Path:
-        monkeypatch.setenv("IPC_BENCH_TEST_SPEC_FAULT_AT", str(seq))
-        if here:  # the single-process case: patch this process too (undone after)
-            from ipc_bench.engine.model_runner import ModelRunner
-            monkeypatch.setattr(ModelRunner, "write_back_spec", ModelRunner.write_back_spec)
-            monkeypatch.setattr(ModelRunner, "write_token_ids", ModelRunner.write_token_ids)
-            exec(FAULT, {})
-        return log
-
-    return arm
+    return fault_arming(monkeypatch, tmp_path, FAULT, "IPC_BENCH_TEST_SPEC_FAULT", "fault.txt",
+                        ("write_back_spec", "write_token_ids"))
 
 
 def faulted(log: Path) -> tuple[int, str, int, list[int]]:
