@@ -33,11 +33,11 @@ from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.traces import Trace
 from ipc_bench.engine.workloads import TraceWorkload
 from ipc_bench.engine.scheduler import PLACEHOLDER, AsyncScheduler, RequestStatus, Scheduler
-from ipc_bench.harness.oracle import InputOracle
 from ipc_bench.harness.recording import token_digest
 from ipc_bench.harness.spec import CaseError, CaseResult, CaseSpec
 from ipc_bench.harness.supervisor import run_case
-from test_oracle import corrupt, expected_error, preempting_spec  # noqa: F401 (fixture)
+from test_oracle import (corrupt, expected_error, oracle_steps,  # noqa: F401 (fixture)
+                         preempting_spec)
 
 MODEL = ModelConfig(seed=0)
 # (arrival step, prompt tokens, max_tokens): prompts up to 33 tokens in 16-token chunks.
@@ -232,14 +232,7 @@ def test_two_process_async_equals_sync_tokens(model):
 
 @pytest.mark.parametrize("transport", ["ipc", "inproc"])
 def test_async_chunked_prefill_and_preemption_pass_both_oracles(monkeypatch, transport):
-    compared = []
-    real = InputOracle._compare
-
-    def compare(self, got):
-        compared.extend(s[0] for s in self.pending)
-        real(self, got)
-
-    monkeypatch.setattr(InputOracle, "_compare", compare)
+    compared = oracle_steps(monkeypatch)
     spec = replace(preempting_spec(transport), input_oracle_interval=16)
     sync = run_case(spec)
     compared.clear()

@@ -29,12 +29,11 @@ from ipc_bench.engine.messages import STRUCTS
 from ipc_bench.engine.model_runner import ModelRunner
 from ipc_bench.engine.scheduler import (PLACEHOLDER, AsyncScheduler, ProtocolError,
                                         RequestStatus, Scheduler)
-from ipc_bench.harness.oracle import InputOracle
 from ipc_bench.harness.recording import token_digest
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.harness.supervisor import run_case
 from test_async import MODEL, mixed_workload
-from test_oracle import preempting_spec
+from test_oracle import oracle_steps, preempting_spec
 from test_spec_faults import (fails_at_the_step_after_the_fault, fault,  # noqa: F401 (fixture)
                               spec_case)
 
@@ -234,14 +233,7 @@ def test_a_runner_without_async_scheduling_refuses_placeholder_drafts():
 @pytest.mark.parametrize("k", [1, 2])
 @pytest.mark.parametrize("transport", ["ipc", "inproc"])
 def test_async_drafts_equal_sync_tokens_under_both_oracles(monkeypatch, transport, k):
-    compared = []
-    real = InputOracle._compare
-
-    def compare(self, got):
-        compared.extend(s[0] for s in self.pending)
-        real(self, got)
-
-    monkeypatch.setattr(InputOracle, "_compare", compare)
+    compared = oracle_steps(monkeypatch)
     base = replace(preempting_spec(transport), input_oracle_interval=1)
     spec = replace(base, labels={**base.labels, "num_spec_tokens": k},
                    scheduler=msgspec.structs.replace(base.scheduler, num_spec_tokens=k))

@@ -133,6 +133,20 @@ def test_runner_side_takes_rows_in_the_schedules_order():
     assert counts is None and ids.tolist() == [10, 20, 30]
 
 
+def oracle_steps(monkeypatch) -> list:
+    """The steps the input oracle compares from now on, appended as it compares them
+    (``clear()`` the list to count afresh)."""
+    compared = []
+    real = InputOracle._compare
+
+    def compare(self, got):
+        compared.extend(s[0] for s in self.pending)
+        real(self, got)
+
+    monkeypatch.setattr(InputOracle, "_compare", compare)
+    return compared
+
+
 def preempting_spec(transport: str = "ipc", policy: str = "cached") -> CaseSpec:
     """Six staggered requests with 16-token chunked prefill and a cache that holds a
     third of what they need: prefill chunks, preemptions and resumptions."""

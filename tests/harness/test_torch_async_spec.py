@@ -29,12 +29,11 @@ from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.engine.config import ModelConfig
 from ipc_bench.engine.scheduler import PLACEHOLDER, AsyncScheduler, RequestStatus, Scheduler
 from ipc_bench.engine.workloads import TraceWorkload
-from ipc_bench.harness.oracle import InputOracle
 from ipc_bench.harness.recording import token_digest
 from ipc_bench.harness.spec import CaseResult
 from ipc_bench.harness.supervisor import run_case
 from test_async_spec import drive
-from test_oracle import preempting_spec
+from test_oracle import oracle_steps, preempting_spec
 from test_spec_faults import (fails_at_the_step_after_the_fault, fault,  # noqa: F401 (fixture)
                               torch_spec_case)
 
@@ -108,14 +107,7 @@ def test_torch_async_drafts_equal_sync_tokens_under_both_oracles(monkeypatch, tr
     """``test_oracle.preempting_spec`` with the torch model (six staggered requests,
     16-token chunks, a cache of 24 blocks): K = 2 async, K = 2 sync and K = 0 give one
     token digest; the async case's input oracle checks every step."""
-    compared = []
-    real = InputOracle._compare
-
-    def compare(self, got):
-        compared.extend(s[0] for s in self.pending)
-        real(self, got)
-
-    monkeypatch.setattr(InputOracle, "_compare", compare)
+    compared = oracle_steps(monkeypatch)
     base = preempting_spec(transport)
     trace = base.make_workload().trace
     base = replace(base, model=TORCH, input_oracle_interval=1,
