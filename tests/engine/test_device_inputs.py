@@ -20,6 +20,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from by_hand import admit  # noqa: E402
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig  # noqa: E402
 from ipc_bench.engine.cuda_step import (DeviceSampledIds, PinnedStaging,  # noqa: E402
                                         SampledCopy, strict_capture)
@@ -79,17 +80,6 @@ class DeviceDrive:
         self.preempted = 0
         self._run()
 
-    def _admit(self, wl) -> bool:
-        sched = self.sched
-        for r in wl.arrivals(sched.step):
-            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
-        if sched.has_unfinished_requests():
-            return True
-        nxt = wl.next_arrival_step()
-        if nxt is not None:
-            sched.step = max(nxt, sched.step + 1)
-        return False
-
     def _finish(self, so, handle):
         runner = self.runner
         if not self.device:
@@ -116,7 +106,7 @@ class DeviceDrive:
         sched, runner = self.sched, self.runner
         pending: collections.deque = collections.deque()
         for _ in range(5000):
-            if len(pending) < 2 and self._admit(wl):
+            if len(pending) < 2 and admit(self.sched, wl):
                 plan = sched.schedule()
                 if plan is not None:
                     self.preempted += len(plan.preempted)

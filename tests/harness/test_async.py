@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from analysis_run import bench_in_process
+from by_hand import admit
 from fault_helpers import one_runner_mark, steady_case
 from ipc_bench.analysis.summary import summarize_case
 from ipc_bench.engine.config import ModelConfig, SchedulerConfig
@@ -74,24 +75,13 @@ class Drive:
         self.sos = []
         self._run()
 
-    def _admit(self, wl) -> bool:
-        sched = self.sched
-        for r in wl.arrivals(sched.step):
-            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
-        if sched.has_unfinished_requests():
-            return True
-        nxt = wl.next_arrival_step()
-        if nxt is not None:
-            sched.step = max(nxt, sched.step + 1)
-        return False
-
     def _run(self) -> None:
         wl = mixed_workload()
         sched, runner = self.sched, self.runner
         window = 2 if isinstance(sched, AsyncScheduler) else 1
         pending: collections.deque = collections.deque()
         for _ in range(5000):
-            if len(pending) < window and self._admit(wl):
+            if len(pending) < window and admit(self.sched, wl):
                 plan = sched.schedule()
                 if plan is not None:
                     in_flight = {r.req_id for p, _ in pending for r in p.scheduled_reqs}

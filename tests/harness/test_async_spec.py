@@ -24,6 +24,7 @@ import msgspec
 import pytest
 
 from analysis_run import bench_in_process
+from by_hand import admit
 from ipc_bench.engine.config import SchedulerConfig
 from ipc_bench.engine.messages import STRUCTS
 from ipc_bench.engine.model_runner import ModelRunner
@@ -126,18 +127,8 @@ def drive(scheduler_class, k: int, num_blocks: int, async_runner: bool, model=MO
     pending: collections.deque = collections.deque()
     seen = collections.Counter()
 
-    def admit() -> bool:
-        for r in wl.arrivals(sched.step):
-            sched.add_request(r.req_id, r.index, r.prompt_token_ids, r.max_tokens)
-        if sched.has_unfinished_requests():
-            return True
-        nxt = wl.next_arrival_step()
-        if nxt is not None:
-            sched.step = max(nxt, sched.step + 1)
-        return False
-
     for _ in range(5000):
-        if len(pending) < window and admit():
+        if len(pending) < window and admit(sched, wl):
             plan = sched.schedule()
             if plan is not None:
                 sampling = {r.req_id for p, _ in pending
