@@ -34,9 +34,12 @@ def matplotlib_config_dir() -> Optional[str]:
     created a temporary cache directory at /tmp/matplotlib-XXXX ...``) and build its font
     list again in a new folder in every process. A ``MPLCONFIGDIR`` already set (the
     user's own) is kept, as are the defaults where they can be written. The folder is
-    made private (0700); where it cannot be used as such (another user's, a link, an
-    unwritable temporary folder), a new one is made (``tempfile.mkdtemp``) and removed
-    at exit. Called before matplotlib is imported (it reads ``MPLCONFIGDIR`` once, on
+    made with mode 0700, and used where only this user may write it (an earlier 0755
+    one too); where it cannot be used as such (another user's, a link, one others may
+    write, an unwritable temporary folder), a new one is made (``tempfile.mkdtemp``) and
+    removed at exit. Without a usable temporary folder at all (``tempfile.gettempdir``
+    raises) nothing is set: a report without figures needs none, and matplotlib, where
+    it is imported, says what it lacks. Called before matplotlib is imported (it reads ``MPLCONFIGDIR`` once, on
     import); once a process."""
     if os.environ.get("MPLCONFIGDIR") or not sys.platform.startswith(("linux", "freebsd")):
         return None
@@ -49,7 +52,11 @@ def matplotlib_config_dir() -> Optional[str]:
                                 for var, hidden in (("XDG_CONFIG_HOME", ".config"),
                                                     ("XDG_CACHE_HOME", ".cache"))):
         return None
-    folder = os.path.join(tempfile.gettempdir(), MATPLOTLIB_FALLBACK.format(uid=os.getuid()))
+    try:
+        temporary = tempfile.gettempdir()
+    except OSError:  # no usable temporary folder: matplotlib says so where it needs one
+        return None
+    folder = os.path.join(temporary, MATPLOTLIB_FALLBACK.format(uid=os.getuid()))
     if not _private_folder(folder):
         import atexit
         import shutil
@@ -75,7 +82,8 @@ def _can_write(folder: Path) -> bool:
 
 def _private_folder(path: str) -> bool:
     """Whether ``path`` is, or could be made, a folder of this user's that only it may
-    write: not a link, owned by it, mode 0700, writable."""
+    write: not a link, owned by it, neither group nor others may write it (made 0700),
+    writable."""
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
@@ -87,4 +95,4 @@ def _private_folder(path: str) -> bool:
     except OSError:
         return False
     return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and not st.st_mode & 0o077 and os.access(path, os.W_OK))
+            and not st.st_mode & 0o022 and os.access(path, os.W_OK))

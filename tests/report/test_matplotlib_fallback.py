@@ -108,3 +108,41 @@ def test_a_fallback_folder_others_may_write_is_not_used(tmp_path):
     # removed at exit: only the folder that was not used is left
     assert [p.name for p in (tmp_path / "tmp").iterdir()] == [shared.name]
     assert list(shared.iterdir()) == []
+
+
+def _unwritable_home(tmp_path: Path, monkeypatch) -> None:
+    """This process's HOME as ``_env``'s, MPLCONFIGDIR and the XDG folders unset (each
+    restored after the test), for ``matplotlib_config_dir`` called uncached."""
+    env = _env(tmp_path)
+    for name in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", env["HOME"])
+
+
+def test_an_own_folder_others_may_read_but_not_write_is_used(tmp_path, monkeypatch):
+    import tempfile
+
+    from ipc_bench.report import mpl_config
+
+    _unwritable_home(tmp_path, monkeypatch)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    folder = tmp_path / "tmp" / f"ipc-bench-matplotlib-{os.getuid()}"
+    folder.mkdir(0o755)
+    folder.chmod(0o755)
+    assert mpl_config.matplotlib_config_dir.__wrapped__() == str(folder)
+    assert os.environ["MPLCONFIGDIR"] == str(folder)
+
+
+def test_no_usable_temporary_folder_sets_nothing(tmp_path, monkeypatch):
+    import tempfile
+
+    from ipc_bench.report import mpl_config
+
+    _unwritable_home(tmp_path, monkeypatch)
+
+    def no_folder():
+        raise FileNotFoundError(2, "No usable temporary directory found in ['/nowhere']")
+
+    monkeypatch.setattr(tempfile, "gettempdir", no_folder)
+    assert mpl_config.matplotlib_config_dir.__wrapped__() is None
+    assert "MPLCONFIGDIR" not in os.environ
