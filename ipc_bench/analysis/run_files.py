@@ -381,7 +381,8 @@ def _parser_out_of_memory(exc: BaseException) -> bool:
         limited and "C error: Calling read(nbytes) on source failed" in text)
 
 
-def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None = None):
+def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None = None,
+              flags: tuple[str, ...] = ()):
     """``path`` as a DataFrame (``columns`` when it is empty). A last line cut mid-row
     (the writer was killed) is left out and said in ``notes``; so is every row of a
     file whose header is not ``columns`` (``header_problem``: its rows cannot be
@@ -391,8 +392,12 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``). NUL bytes that end the file
     (``nul_padding``: a crash can leave them) are never read into memory: the file is
     read as if it ended before them, said in ``notes`` (``it ends in N bytes of NUL
-    padding (a crash can leave it); left out``). Raises ``ResultsError`` when
-    ``path`` is not a regular file that can be looked up (``why_not_a_file``)."""
+    padding (a crash can leave it); left out``). A value that is not a number in one of
+    ``flags`` (steps.csv's ``counted`` and ``warmup``) is left empty, its row kept
+    (``_numeric_rows``), for the case's check to name it (``row_checks._step_problem``:
+    the case is left out, as its flags no longer say which rows count). Raises
+    ``ResultsError`` when ``path`` is not a regular file that can be looked up
+    (``why_not_a_file``)."""
     if not path.is_file():
         raise ResultsError(f"{path.parent}: not a complete run folder ({why_not_a_file(path)})")
     try:
@@ -446,7 +451,7 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
         if _parser_out_of_memory(exc):  # the memory limit's one line (bench.py), exit 1
             raise MemoryError(f"cannot read {path}: {exc}") from None
         raise ResultsError(f"cannot read {path}: {exc}") from None
-    df = _numeric_rows(pd, _whole_rows(df, widths, len(names), notes), notes)
+    df = _numeric_rows(pd, _whole_rows(df, widths, len(names), notes), notes, flags)
     for col in absent:
         df[col] = float("nan")
     return df
@@ -654,10 +659,11 @@ def _whole_rows(df, widths: list[int], ncols: int, notes: list[str] | None):
     return df[[w == ncols for w in kept]].reset_index(drop=True)
 
 
-def _numeric_rows(pd, df, notes: list[str] | None = None):
+def _numeric_rows(pd, df, notes: list[str] | None = None, flags: tuple[str, ...] = ()):
     """``df`` with every column but the identity ones (``_STR_COLUMNS``) numeric: a row
     with a value there that is not a number (an edited or garbled file) is left out
-    and counted in ``notes``, naming the columns; an empty value stays NaN. A column
+    and counted in ``notes``, naming the columns; an empty value stays NaN, as does a
+    value that is not a number in a column of ``flags`` (its row kept). A column
     that pandas read as integers or floats already (most of them) holds no such value
     and is left as it is read: converting it again changed nothing and took most of a
     small run's reading time."""
@@ -669,6 +675,9 @@ def _numeric_rows(pd, df, notes: list[str] | None = None):
     bad = pd.Series(False, index=df.index)
     where: list[str] = []
     for col in numeric:
+        if col in flags:  # NaN: the case's check names it
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+            continue
         wrong = pd.to_numeric(df[col], errors="coerce").isna() & df[col].notna()
         if wrong.any():
             bad |= wrong
@@ -723,7 +732,7 @@ def _read_rows(pd, path: Path, columns: tuple[str, ...], valid: list[dict[str, A
     if any(isinstance(c.get(count), numbers.Real) and c[count] > 0
            and not isinstance(c.get("steps_kept_in"), str) for c in valid):
         _refuse_emptied(path)
-    return _read_csv(pd, path, columns, notes)
+    return _read_csv(pd, path, columns, notes, flags=_BOOL_COLUMNS)
 
 
 def _concat(pd, frames: list):

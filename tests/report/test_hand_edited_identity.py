@@ -204,12 +204,16 @@ def test_a_step_flag_other_than_0_or_1_leaves_its_row_out(two_workloads, tmp_pat
     assert kept == [SEND2, CACHED2, SEND4, CACHED4]
 
 
-@pytest.mark.parametrize("flag, at, was", [
-    ("counted", [1, 2], "0"), ("counted", [10], "1"), ("warmup", [1], "1")])
-def test_a_blank_step_flag_is_named_as_missing(two_workloads, tmp_path, flag, at, was):
-    """A flag cell blanked by hand is said to be missing, and its case left out: read
-    as NaN, it counted as 1, so that two blank warm-up rows read as 22 counted steps
-    against num_steps 20, and a blank counted row passed unsaid."""
+@pytest.mark.parametrize("flag, at, was, value", [
+    ("counted", [1, 2], "0", ""), ("counted", [10], "1", ""), ("warmup", [1], "1", ""),
+    ("counted", [10], "1", "abc"), ("counted", [10], "1", " "), ("warmup", [1], "1", "x")])
+def test_a_blank_step_flag_is_named_as_missing(two_workloads, tmp_path, flag, at, was,
+                                               value):
+    """A flag cell blanked by hand, or holding what is not a number, is said to be
+    missing, and its case left out: read as NaN, a blank counted as 1, so that two
+    blank warm-up rows read as 22 counted steps against num_steps 20, and a blank
+    counted row passed unsaid; a row holding ``abc`` was left out alone, its case kept
+    on one counted row fewer."""
     run = _copy(two_workloads, tmp_path)
     path = run / "steps.csv"
     with open(path, newline="") as f:
@@ -217,7 +221,7 @@ def test_a_blank_step_flag_is_named_as_missing(two_workloads, tmp_path, flag, at
     column = rows[0].index(flag)
     for i in at:
         assert rows[i][0] == SEND2 and rows[i][column] == was
-        rows[i][column] = ""
+        rows[i][column] = value
     with open(path, "w", newline="") as f:
         csv.writer(f).writerows(rows)
     assert _loaded(run) == ([
