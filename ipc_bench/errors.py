@@ -164,7 +164,7 @@ def blocked_path_text(path: Path) -> Optional[str]:
         above = above.parent
     if above != path and above.exists() and not above.is_dir():
         if above.is_symlink():
-            return f"{above} is {_link_words(_link_chain(above))}, which is not a folder"
+            return f"{above} is {link_text(above)}, which is not a folder"
         return f"{above} is not a folder"
     return None
 
@@ -188,7 +188,7 @@ def output_kind_text(path: Path, shown: Optional[str] = None,
         return None
     if path.is_symlink():
         which = "which is not a folder" if folder else "which is a folder"
-        words = f"{shown} is {_link_words(_link_chain(path))}, {which}"
+        words = f"{shown} is {link_text(path)}, {which}"
         return f"output path {words}" if folder else words
     if folder:
         return f"output path {shown} exists and is not a folder"
@@ -227,6 +227,13 @@ def _link_words(hops: list[str]) -> str:
     """``a symbolic link to A, itself a symbolic link to B``: a chain of links' targets
     ``hops`` (``_link_chain``), each named."""
     return f"a symbolic link to {', itself a symbolic link to '.join(hops)}"
+
+
+def link_text(link: Path) -> str:
+    """Where the symbolic link ``link`` leads: ``a symbolic link to TARGET`` (``TARGET``
+    as the link holds it), each link of a chain named (``a symbolic link to A, itself a
+    symbolic link to B``). Raises ``OSError`` where ``link`` cannot be read as a link."""
+    return _link_words(_link_chain(link))
 
 
 def dangling_link_text(link: Path) -> str:

@@ -49,7 +49,7 @@ from ipc_bench.engine.config import ConfigError
 from ipc_bench.engine.scheduler import SchedulerError
 from ipc_bench.engine.token_ids import histogram_digest
 from ipc_bench.errors import (STEP_NUMBERING, broken_link_text, command_shell_line,
-                              dangling_link_text, fd_shortage_text, folder_names_text,
+                              dangling_link_text, fd_shortage_text, folder_names_text, link_text,
                               names_fd_limit, one_line, out_of_fds, output_kind_text,
                               path_word, resource_shortage_text, scenario_frames)
 from ipc_bench.harness import signals
@@ -182,7 +182,8 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
     symbolic link to nothing is named as an ``--output``'s is
     (``errors.dangling_link_text``): ``cannot create a results folder under DIR: it is
     a symbolic link to TARGET, which does not exist; write it elsewhere with --output
-    DIR``."""
+    DIR``; one that is a link to a file as ``it is a symbolic link to TARGET, which is
+    not a folder``."""
     try:
         run_dir = (Path(args.output) if args.output
                    else default_run_dir(REPO_ROOT / "results", args.scenario))
@@ -195,7 +196,9 @@ def claim_run_dir(args) -> tuple[Path, Optional[Path]]:
                 if not_folder or dangling
                 or exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
                 else "")
-        reason = ("it exists and is not a folder" if not_folder
+        reason = (f"it is {link_text(results)}, which is not a folder"
+                  if not_folder and results.is_symlink()
+                  else "it exists and is not a folder" if not_folder
                   else f"it is {dangling_link_text(results)}" if dangling
                   else _write_reason(exc))
         raise UsageError(f"cannot create a results folder under {results}: "
