@@ -32,11 +32,43 @@ def _mean_diff_us(field) -> float:
 
 def test_the_example_quotes_no_parts_that_should_add_to_the_net_figure():
     docs = _docs()
-    assert ("Example (Llama-3.1-8B emulated, 256 running, msgpack, 3 repetitions, "
+    assert ("Another run (Llama-3.1-8B emulated, 256 running, msgpack, 3 repetitions, "
             "2026-12-06): path +0.51 % [+0.47, +0.54] % (50.75 µs), net +0.42 % [+0.21, "
-            "+0.64] % (42.29 µs): 17 % smaller, its interval wider") in docs
-    assert f"{100 * (1 - 42.29 / 50.75):.0f}" == "17"
+            "+0.64] % (42.29 µs), smaller there, its interval wider") in docs
     assert "+77.9 µs" not in docs and "-95.5 µs" not in docs
+
+
+def test_the_net_share_is_not_called_a_correction_of_the_path():
+    """The net figure is the path plus the runner's bookkeeping difference, larger than
+    the path's in 6 of the published run's 8 two-process pairs: the docs say so, and
+    no longer that the path alone overstates what send costs."""
+    cases = json.loads((PUBLISHED / "decode-steady-r5.summary.json").read_text())["cases"]
+    pairs = {}
+    for c in cases:
+        if c["codec"] != "none":
+            pairs.setdefault((c["num_running"], c["codec"], c["repetition"]), {})[
+                c["policy"]] = c
+
+    def diff(key, field):
+        """send - cached of ``field``, mean over the repetitions of ``key``, µs."""
+        runs = [p for (n, codec, _), p in pairs.items() if (n, codec) == key]
+        assert len(runs) == 5
+        return statistics.mean(p["send"][field] - p["cached"][field] for p in runs) / 1e3
+
+    keys = sorted({(n, codec) for n, codec, _ in pairs})
+    assert len(keys) == 8
+    smaller = [(n, codec, f"{diff((n, codec), 's2r_net_ns_median'):.2f}",
+                f"{diff((n, codec), 's2r_build_encode_decode_ns_median'):.2f}")
+               for n, codec in keys
+               if diff((n, codec), "s2r_net_ns_median")
+               < diff((n, codec), "s2r_build_encode_decode_ns_median")]
+    assert smaller == [(64, "msgpack", "4.26", "12.90"), (256, "pickle", "54.28", "76.72")]
+    docs = _docs()
+    assert "overstates what send costs" not in docs
+    assert ("the net figure is larger than the path's in 6 of its 8 two-process workload "
+            "and codec pairs (256 running, msgpack: 105.26 µs against 77.85 µs) and "
+            "smaller in 2 (64 running with msgpack, 4.26 against 12.90 µs; 256 running "
+            "with pickle, 54.28 against 76.72 µs)") in docs
 
 
 def test_the_published_runs_parts_add_to_the_mean_of_the_sum_not_the_net_figure():

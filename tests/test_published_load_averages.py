@@ -92,6 +92,12 @@ def test_the_readmes_net_figures_are_the_committed_summarys():
     assert shown == ["105.26 µs, 13.62 %", "54.28 µs, 5.71 %", "77.85 µs, 10.08 %",
                      "76.72 µs, 8.07 %"]
     readme = _flat(ROOT / "README.md")
+    assert ("the [net share](docs/comparisons.md#the-net-share) is the path plus the "
+            "runner's bookkeeping difference, which can go either way and is noisier, not "
+            "a correction of the path (larger than the path's figure in 6 of the run's 8 "
+            "two-process workload and codec pairs): send's policy work cost 105.26 µs"
+            ) in readme
+    assert "Counting what cached does instead" not in readme
     assert ("send's policy work cost 105.26 µs, 13.62 % [5.08, 22.16] % with msgpack "
             "(54.28 µs, 5.71 % [-1.53, 12.95] % with pickle, inconclusive). The committed "
             "`summary.json` holds each case's net figure (`s2r_net_ns_median`), so these "
