@@ -55,3 +55,17 @@ def test_the_readmes_say_the_medians_over_every_arm_need_uncommitted_csvs():
             "of its report, computed from the run's `steps.csv`, which is not committed;"
             ) in _flat(ROOT / "README.md")
     assert not list((PUBLISHED / "azure-conv").glob("*.csv"))
+
+
+def test_metrics_md_gives_the_published_azure_conv_runs_block_cvs():
+    """docs/metrics.md quoted 0.21-0.36, the replaced a292f1a run's, as the committed
+    run's; the committed run's cases have 0.16-0.47."""
+    summary = json.loads((PUBLISHED / "azure-conv" / "azure-conv-r5.summary.json")
+                         .read_text())
+    cvs = [case["step_ns_block_cv"] for case in summary["cases"]]
+    assert (len(cvs), f"{min(cvs):.2f}", f"{max(cvs):.2f}") == (20, "0.16", "0.47")
+    assert summary["metadata"]["git"]["commit"].startswith("d28ab013")
+    assert ("in the published azure-conv run (`results/published/azure-conv`, made at "
+            "d28ab013) every case's `step_ns_block_cv` is 0.16-0.47 (0.21-0.36 in the run "
+            "it replaced, made at a292f1a), and in that a292f1a run a least-squares fit"
+            ) in _flat(ROOT / "docs" / "metrics.md")
