@@ -470,7 +470,10 @@ ARM_ORDER = ("counterbalanced per workload and codec with --repeat 2 or more: ea
              "repetitions as their number allows; the arms' places in the square, which "
              "rows a number of repetitions that is not a multiple of the rows' count "
              "leaves out, and the rows' sequence are drawn at random (seeded by "
-             "--order-seed, default the --seed value); as given with one repetition")
+             "--order-seed, default the --seed value); the codec blocks of each "
+             "workload (the single-process block too) are ordered the same way over "
+             "the repetitions, from a draw of their own, the first repetition's in the "
+             "order given; as given with one repetition")
 
 
 def arm_order_rng(seed: int) -> random.Random:
@@ -479,6 +482,14 @@ def arm_order_rng(seed: int) -> random.Random:
     orders for the same ``--order-seed`` on any machine or Python 3 version;
     independent of the workload's generator)."""
     return random.Random(f"arm-order/{seed}")
+
+
+def block_order_rng(seed: int) -> random.Random:
+    """The generator ``grid`` draws the codec blocks' orders from: ``random.Random``
+    seeded with the string ``"block-order/<seed>"`` (``seed`` as ``arm_order_rng``'s),
+    apart from the arms' draws, so the arms' orders of a seed do not depend on how many
+    codec blocks a run has."""
+    return random.Random(f"block-order/{seed}")
 
 
 def order_seed(opts: ScenarioOptions) -> int:
@@ -551,6 +562,18 @@ def balanced_orders(arms: list, repeat: int, rng: random.Random) -> list[list]:
     return [[placed[i] for i in row] for row in chosen]
 
 
+def first_as_given(orders: list[list[int]]) -> list[list[int]]:
+    """``orders`` (``balanced_orders`` of the indices ``0 .. k-1``) with the indices
+    renamed so that the first order is ``0 .. k-1``: the first repetition runs the codec
+    blocks in the order given, so the tables and findings, which list workloads and
+    codecs in the order first seen, read in that order in every run. A renaming keeps
+    the balance: each index still takes each place as often as before."""
+    if not orders:
+        return orders
+    rename = {b: i for i, b in enumerate(orders[0])}
+    return [[rename[b] for b in order] for order in orders]
+
+
 def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
          make: Callable[[dict[str, Any], str, str, int], CaseSpec],
          single_process: bool = False) -> list[CaseSpec]:
@@ -587,7 +610,15 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     odd (1 at n = 2, where balance leaves no other orders; 2/3 at 3 and 4; towards
     1/2, that of independent draws, as n grows). With
     ``single_process`` (and ``opts.single_process``), each workload also gets the
-    single-process baseline per policy (codec ``none``, transport ``inproc``).
+    single-process baseline per policy (codec ``none``, transport ``inproc``). The
+    codec blocks of each workload (``none`` among them) are counterbalanced over the
+    repetitions in the same way, as arms of their own square drawn from
+    ``block_order_rng``: each block runs first, and in each place, in ``repeat // k``
+    or ``repeat // k + 1`` of the repetitions, so no block always runs after the
+    others (a drift within the repetition, a warmer parent process, would otherwise
+    land on the single-process ratio and on msgpack against pickle, always one way);
+    the first repetition runs them in the order given, ``none`` last
+    (``first_as_given``), and so does a single one.
     ``make(labels, policy, codec, repetition)`` builds one two-process case. With
     ``opts.aa`` each policy runs twice, the copy labelled ``<policy>'``
     (``CaseSpec.arm``): an A/A comparison through the same code paths. With
@@ -610,10 +641,15 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
         arms = [(p, ASYNC_ARM + ("'" if a else "")) for p, a in arms]
     rng = arm_order_rng(order_seed(opts))
     orders = [[balanced_orders(arms, opts.repeat, rng) for _ in codecs] for _ in workloads]
+    block_rng = block_order_rng(order_seed(opts))
+    blocks = [first_as_given(balanced_orders(list(range(len(codecs))), opts.repeat,
+                                             block_rng))
+              for _ in workloads]
     cases = []
     for rep in range(opts.repeat):
         for w, labels in enumerate(workloads):
-            for c, codec in enumerate(codecs):
+            for c in blocks[w][rep]:
+                codec = codecs[c]
                 for policy, arm in orders[w][c][rep]:
                     if codec == NO_CODEC:
                         case = replace(make(labels, policy, CODECS[0], rep), codec=NO_CODEC,

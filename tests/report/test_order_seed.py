@@ -44,8 +44,10 @@ def test_the_run_records_its_order_seed_and_runs_its_orders(runs):
         "each arm runs first, and in each place, in as many repetitions as their number "
         "allows; the arms' places in the square, which rows a number of repetitions that "
         "is not a multiple of the rows' count leaves out, and the rows' sequence are "
-        "drawn at random (seeded by --order-seed, default the --seed value); as given "
-        "with one repetition")
+        "drawn at random (seeded by --order-seed, default the --seed value); the codec "
+        "blocks of each workload (the single-process block too) are ordered the same way "
+        "over the repetitions, from a draw of their own, the first repetition's in the "
+        "order given; as given with one repetition")
     # counterbalanced orders (scenario.balanced_orders; 3 repetitions: one arm first in
     # 2): cached first in repetitions 0 and 2 under order seed 0, in 0 alone under 2
     assert [c["arm"] for c in seed0["cases"]] == ["cached", "send", "send", "cached",
