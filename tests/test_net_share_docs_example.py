@@ -94,3 +94,17 @@ def test_the_published_runs_parts_add_to_the_mean_of_the_sum_not_the_net_figure(
     assert "costs 77.85 µs per step more than cached's" in line
     assert ("send's policy work costs 105.26 µs per step more than cached's, 13.62 % of "
             "cached's step (send - cached: [+5.08, +22.16] %, 95 % Student-t interval)") in line
+
+
+def test_the_docs_say_only_an_emulated_run_prints_the_terminal_share_line():
+    """The terminal's share line is emulated-only: the published null-model run's cases
+    give none, and the docs no longer promise it for every run."""
+    from ipc_bench.report.tables import emulated_share_lines
+
+    cases = json.loads((PUBLISHED / "decode-steady-r5.summary.json").read_text())["cases"]
+    assert emulated_share_lines([c for c in cases if c["codec"] == "msgpack"]) == []
+    docs = _docs()
+    assert "the terminal's `send's share` line alike" not in docs
+    assert ("in the terminal's `send's share [WORKLOAD] CODEC, emulated model:` line, which "
+            "only a `--model emulated` run prints: a null-model run's terminal gives no "
+            "share and no net share, its report does)") in docs
