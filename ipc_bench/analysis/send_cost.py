@@ -807,11 +807,12 @@ def record_step_shares(records: Iterable[dict[str, Any]], method: str = "t"
 
 def pair_step_shares(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]],
                      method: str = "t") -> Optional[StepShares]:
-    """``step_shares`` of (treatment, baseline) summary record ``pairs``, the treatment
-    in send's place and the baseline in cached's, over the pairs where both have a
-    median step (``step_ns_median``) and a SchedulerOutput path (``S2R_MEDIAN``), with
-    the net share of those that have ``NET_MEDIAN`` (``net_difference``): the one
-    pairing of send against cached (``record_step_shares``) and of an A/A pair's arms
+    """``step_shares`` of (first, second) summary record ``pairs``, the first in send's
+    place and the second in cached's (first - second over the second's step), over the
+    pairs where both have a median step (``step_ns_median``) and a SchedulerOutput path
+    (``S2R_MEDIAN``), with the net share of those that have ``NET_MEDIAN``
+    (``net_difference``): the one pairing of send against cached
+    (``record_step_shares``) and of an A/A pair's baseline against its copy
     (``findings._aa_share_words``). ``None`` where no pair has the figures."""
     ok = [(t, b) for t, b in pairs
           if None not in (float_or_none(t.get("step_ns_median")),

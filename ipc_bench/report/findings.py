@@ -1913,28 +1913,34 @@ def _aa_share_words(c: dict[str, Any], pairs: list[tuple[dict, dict]],
                     method: str = "t") -> str:
     """The shares of an A/A pair (``is_aa``: one policy run twice), by the computation
     send's against cached's are read by (``send_cost.pair_step_shares``, the pairing
-    ``record_step_shares`` uses, ``path_difference``'s words, the treatment
-    in send's place and the baseline in cached's), so that a reader sees what identical
-    code gives on this machine: `` A/A shares, by the computation of send's against
-    cached's: the SchedulerOutput path, send' against send, costs 4.10 µs per step less
-    than send's, 3.34 % of send's step (send' - send: [-6.41, -0.27] %, ...); the net
-    share (...), send' against send, ... That is, for identical code, an interval that
-    excludes 0: ...`` (``AA_SHARE_EXCLUDES_0``, where the path's
+    ``record_step_shares`` uses, ``path_difference``'s words, the baseline in send's
+    place and the treatment in cached's, as send is the baseline and cached the
+    treatment of send against cached), so that a reader sees what identical code gives
+    on this machine, in the orientation of the comparison table's difference column
+    (baseline - treatment: ``send-send'``): `` A/A shares, by the computation of send's
+    against cached's: the SchedulerOutput path, send against send', costs 33.00 µs per
+    step more than that of send', 3.41 % of the step of send' (send - send': [+2.80,
+    +4.03] %, ...); the net share (...), send against send', ... That is, for identical
+    code, an interval that excludes 0: ...`` (``AA_SHARE_EXCLUDES_0``, where the path's
     or the net share's interval excludes 0; ``AA_SHARE_HOLDS_0`` where they hold it);
-    ``''`` where the pairs have no path figures."""
+    ``''`` where the pairs have no path figures. A treatment named with a prime (the
+    copy, ``send'``) is ``that of send'`` and ``the step of send'``, not ``send''s``."""
     from ipc_bench.analysis.send_cost import (bounds, holds_zero, pair_step_shares,
                                               path_difference)
 
-    shares = pair_step_shares(pairs, method)
+    shares = pair_step_shares([(b, t) for t, b in pairs], method)
     if shares is None:
         return ""
     treat, base = c["treatment"], c["baseline"]
+    copy = treat.endswith("'")
+    of_treat, treat_step = ((f"that of {treat}", f"the step of {treat}") if copy
+                            else (f"{treat}'s", f"{treat}'s step"))
 
     def words(share, what: str) -> str:
-        text = path_difference(share.diff_ns, share.share, bounds(share), f"{base}'s step",
+        text = path_difference(share.diff_ns, share.share, bounds(share), treat_step,
                                share.method, share.pairs, share.base_ns)
-        return f"{what}, {treat} against {base}, " + text.replace(
-            "send - cached", f"{treat} - {base}").replace("cached's", f"{base}'s")
+        return f"{what}, {base} against {treat}, " + text.replace(
+            "send - cached", f"{base} - {treat}").replace("cached's", of_treat)
 
     said = [words(shares.s2r, "the SchedulerOutput path")]
     if shares.net is not None:

@@ -19,15 +19,17 @@ def _pairs(diffs):
 
 
 def test_an_aa_share_excluding_0_is_said_plainly():
-    # identical code, 33 µs per step less over a 1 ms step: -3.30 % [-3.88, -2.72] %
+    # identical code, send' 33 µs per step quicker: send - send' is +33 µs, 3.41 % of
+    # the step of send' (about 0.967 ms), as the comparison table's send-send' column
     assert _aa_share_words(AA, _pairs([-30_000.0, -35_000.0, -32_000.0, -28_000.0,
                                        -40_000.0])) == (
         " A/A shares, by the computation of send's against cached's: the SchedulerOutput "
-        "path, send' against send, costs 33.00 µs per step less than send's, 3.30 % of "
-        "send's step (send' - send: [-3.88, -2.72] %, 95 % Student-t interval); the net "
-        "share (the path plus the runner's token-id bookkeeping), send' against send, "
-        "costs 33.00 µs per step less than send's, 3.30 % of send's step (send' - send: "
-        "[-3.88, -2.72] %, 95 % Student-t interval). That is, for identical code, an "
+        "path, send against send', costs 33.00 µs per step more than that of send', 3.41 % "
+        "of the step of send' (send - send': [+2.80, +4.03] %, 95 % Student-t interval); "
+        "the net share (the path plus the runner's token-id bookkeeping), send against "
+        "send', costs 33.00 µs per step more than that of send', 3.41 % of the step of "
+        "send' (send - send': [+2.80, +4.03] %, 95 % Student-t interval). That is, for "
+        "identical code, an "
         "interval that excludes 0: this machine's noise exceeds what this run's share "
         "intervals claim, so a send against cached share interval excluding 0 by as little "
         "does not establish a cost here.")
@@ -38,11 +40,12 @@ def test_an_aa_share_holding_0_is_what_the_machine_alone_gives():
     words = _aa_share_words(AA, _pairs([-3_000.0, 2_000.0, 1_000.0, -1_000.0, 500.0]))
     assert words == (
         " A/A shares, by the computation of send's against cached's: the SchedulerOutput "
-        "path, send' against send, is within noise of send's: -0.10 µs per step, -0.01 % "
-        "of send's step (send' - send: [-0.25, +0.23] %, 95 % Student-t interval); the net "
-        "share (the path plus the runner's token-id bookkeeping), send' against send, is "
-        "within noise of send's: -0.10 µs per step, -0.01 % of send's step (send' - send: "
-        "[-0.25, +0.23] %, 95 % Student-t interval). This is " + AA_SHARE_HOLDS_0 + ".")
+        "path, send against send', is within noise of that of send': +0.10 µs per step, "
+        "+0.01 % of the step of send' (send - send': [-0.23, +0.25] %, 95 % Student-t "
+        "interval); the net share (the path plus the runner's token-id bookkeeping), send "
+        "against send', is within noise of that of send': +0.10 µs per step, +0.01 % of "
+        "the step of send' (send - send': [-0.23, +0.25] %, 95 % Student-t interval). This "
+        "is " + AA_SHARE_HOLDS_0 + ".")
     # no path figures: nothing
     assert _aa_share_words(AA, [({"step_ns_median": 1.0}, {"step_ns_median": 1.0})]) == ""
 
@@ -58,6 +61,8 @@ def test_an_aa_runs_report_gives_its_shares(tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     (line,) = [x for x in md.splitlines() if "the A/A pair send' against send" in x]
     assert (" A/A shares, by the computation of send's against cached's: the "
-            "SchedulerOutput path, send' against send, ") in line
-    assert "the net share (the path plus the runner's token-id bookkeeping), send' " \
-        "against send, " in line
+            "SchedulerOutput path, send against send', ") in line
+    assert "the net share (the path plus the runner's token-id bookkeeping), send " \
+        "against send', " in line
+    # the comparison table's difference column has the same orientation
+    assert "| send-send' (per-pair mean) |" in md

@@ -111,6 +111,7 @@ def test_an_aa_pairs_significant_tok_s_over_noisy_cases_says_so(monkeypatch):
         "compared metrics: out tok/s (significant after Holm (p 0.001, adjusted 0.007)). "
         "The machine's noise alone produces verdicts here: read this run's verdicts with "
         "care. A/A shares, by the computation of send's against cached's: the "
-        "SchedulerOutput path, send' against send, is within noise of send's: +0.00 µs per "
-        "step, +0.00 % of send's step (send' - send: [+0.00, +0.00] %, 95 % Student-t "
+        "SchedulerOutput path, send against send', is within noise of that of send': +0.00 "
+        "µs per step, +0.00 % of the step of send' (send - send': [+0.00, +0.00] %, 95 % "
+        "Student-t "
         "interval). This is " + findings.AA_SHARE_HOLDS_0 + "." + CAVEAT)
