@@ -574,6 +574,23 @@ def first_as_given(orders: list[list[int]]) -> list[list[int]]:
     return [[rename[b] for b in order] for order in orders]
 
 
+def codec_block_orders(opts: ScenarioOptions, k: int,
+                       n_workloads: int) -> list[list[list[int]]]:
+    """For each of ``n_workloads`` workloads, the order of its ``k`` codec blocks (the
+    indices ``0 .. k-1`` of the run's codecs, the single-process block ``none`` last)
+    in each of ``opts.repeat`` repetitions: counterbalanced over the repetitions as
+    the arms are (``balanced_orders``), from a draw of their own
+    (``block_order_rng(order_seed(opts))``), so each block runs first, and in each
+    place, in ``repeat // k`` or ``repeat // k + 1`` of them and no block always runs
+    after the others (a drift within a repetition, a warmer parent process, would
+    otherwise land on the single-process ratio and on msgpack against pickle always
+    one way). The first repetition runs them in the order given (``first_as_given``),
+    and so does a single one."""
+    rng = block_order_rng(order_seed(opts))
+    return [first_as_given(balanced_orders(list(range(k)), opts.repeat, rng))
+            for _ in range(n_workloads)]
+
+
 def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
          make: Callable[[dict[str, Any], str, str, int], CaseSpec],
          single_process: bool = False) -> list[CaseSpec]:
@@ -611,14 +628,8 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     1/2, that of independent draws, as n grows). With
     ``single_process`` (and ``opts.single_process``), each workload also gets the
     single-process baseline per policy (codec ``none``, transport ``inproc``). The
-    codec blocks of each workload (``none`` among them) are counterbalanced over the
-    repetitions in the same way, as arms of their own square drawn from
-    ``block_order_rng``: each block runs first, and in each place, in ``repeat // k``
-    or ``repeat // k + 1`` of the repetitions, so no block always runs after the
-    others (a drift within the repetition, a warmer parent process, would otherwise
-    land on the single-process ratio and on msgpack against pickle, always one way);
-    the first repetition runs them in the order given, ``none`` last
-    (``first_as_given``), and so does a single one.
+    codec blocks of each workload (``none`` among them) are counterbalanced too
+    (``codec_block_orders``).
     ``make(labels, policy, codec, repetition)`` builds one two-process case. With
     ``opts.aa`` each policy runs twice, the copy labelled ``<policy>'``
     (``CaseSpec.arm``): an A/A comparison through the same code paths. With
@@ -641,10 +652,7 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
         arms = [(p, ASYNC_ARM + ("'" if a else "")) for p, a in arms]
     rng = arm_order_rng(order_seed(opts))
     orders = [[balanced_orders(arms, opts.repeat, rng) for _ in codecs] for _ in workloads]
-    block_rng = block_order_rng(order_seed(opts))
-    blocks = [first_as_given(balanced_orders(list(range(len(codecs))), opts.repeat,
-                                             block_rng))
-              for _ in workloads]
+    blocks = codec_block_orders(opts, len(codecs), len(workloads))
     cases = []
     for rep in range(opts.repeat):
         for w, labels in enumerate(workloads):
