@@ -76,7 +76,7 @@ TIMED_LOAD_BOUND = ("This is a timed replay, but load-bound: its requests arrive
                     "trace, set the pace; its tokens/s (wall), every output token over the "
                     "wall time from the first arrival to the last completion, is the "
                     "engine's throughput under that backlog, comparable between arms "
-                    "as such, and its latencies (the Latency section) are mostly queueing "
+                    "as such, and its TTFT (the Latency section) is mostly queueing "
                     "delay.")
 #: ``TIMED_LOAD_BOUND`` for a replay load-bound only as an offline batch (every
 #: request arrived at its start: ``pace.arrived_at_start``).

@@ -428,7 +428,7 @@ def test_the_finding_calls_a_load_bound_replay_so():
         "queued, so the engine, not the trace, set the pace; its tokens/s (wall), "
         "every output token over the wall time from the first arrival to the last "
         "completion, is the engine's throughput under that backlog, comparable between "
-        "arms as such, and its latencies (the Latency section) are mostly queueing "
+        "arms as such, and its TTFT (the Latency section) is mostly queueing "
         "delay.")
     backlog = pd.DataFrame([_replay(0.9, "w/send/msgpack", [2, 1, 0])])
     assert findings._timed_replay_words(backlog).startswith(
