@@ -200,6 +200,19 @@ def idled_between_bursts(summary: dict[str, Any]) -> bool:
     return idle is not None and idle >= IDLE_SHARE_MAX
 
 
+def drained_a_burst(summary: dict[str, Any]) -> bool:
+    """Whether a timed replay (a ``summary.json`` case) is load-bound only as a burst the
+    engine drained: a request was left waiting after fewer than ``QUEUED_STEP_SHARE``
+    of its steps, yet its arrivals were over early and it queued (``_drained_a_burst``),
+    and it did not idle between bursts (``idled_between_bursts``). Such a replay's
+    wall time ends with the tails of its longest requests, few requests running, so
+    its tokens/s (wall) depend on the trace's longest outputs: no saturated engine's
+    throughput. ``False`` for any other case (one without ``num_waiting`` included)."""
+    return (replay_pace_basis(summary) == "num_waiting"
+            and summary["waiting_step_share"] < QUEUED_STEP_SHARE
+            and _drained_a_burst(summary) and not idled_between_bursts(summary))
+
+
 def _drained_a_burst(summary: dict[str, Any]) -> bool:
     """Whether a timed replay that records ``num_waiting`` queued a burst (a request
     left waiting after some step, ``BURST_QUEUE_MIN`` or more per step on average) and

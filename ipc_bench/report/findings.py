@@ -78,6 +78,19 @@ TIMED_LOAD_BOUND = ("This is a timed replay, but load-bound: its requests arrive
                     "engine's throughput under that backlog, comparable between arms "
                     "as such, and its TTFT (the Latency section) is mostly queueing "
                     "delay.")
+#: ``TIMED_LOAD_BOUND`` for a replay load-bound only as a burst the engine drained
+#: (``pace.drained_a_burst``): its wall time ends with its longest requests' tails.
+TIMED_BURST = ("This is a timed replay, but load-bound: a burst of its requests arrived "
+               "faster than the engine served them ({}) and queued, and the engine "
+               "drained it, so the engine, not the trace, set the pace; its tokens/s "
+               "(wall), every output token over the wall time from the first arrival to "
+               "the last completion, compares the arms' times to drain the same burst but "
+               "is no saturated engine's throughput: a drained burst's wall time ends "
+               "with the tails of its longest requests, few requests running, so it "
+               "depends on the trace's longest outputs (the engine's throughput while "
+               "busy is `busy_output_tokens_per_s` in summary.json, over the counted "
+               "steps, those tails among them), and its TTFT (the Latency section) is "
+               "mostly queueing delay.")
 #: ``TIMED_LOAD_BOUND`` for a replay load-bound only as an offline batch (every
 #: request arrived at its start: ``pace.arrived_at_start``).
 TIMED_AT_START = ("This is a timed replay, but load-bound: every request arrived at its "
@@ -810,13 +823,15 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     ``cases`` (``Results.cases``) is load-bound (``pace.replay_pace``), followed by
     ``PACE_UNKNOWN`` where none records the figures that label a pace, else
     ``TIMED_LOAD_BOUND`` where every timed case is load-bound (``TIMED_AT_START``
-    where the case named is so only as an offline batch; ``TIMED_MIXED`` where
+    where the case named is so only as an offline batch, ``TIMED_BURST`` only as a
+    burst the engine drained, ``pace.drained_a_burst``; ``TIMED_MIXED`` where
     only some are), with the case ``tables.most_load_bound`` picks and the
     figures that labelled it (``pace.replay_pace_evidence``): ``This is a timed
     replay, but load-bound: its requests arrived faster than the engine served them (in
     CASE, by num_waiting: a request was left waiting after 78 % of its steps, 12.3 per step on
     average) and queued, ...``."""
-    from ipc_bench.analysis.pace import arrived_at_start, replay_pace, replay_pace_evidence
+    from ipc_bench.analysis.pace import (arrived_at_start, drained_a_burst, replay_pace,
+                                         replay_pace_evidence)
     from ipc_bench.report.tables import most_load_bound
 
     from ipc_bench.analysis.run_files import records as case_records
@@ -832,7 +847,8 @@ def _timed_replay_words(cases, arrival_bound: str = TIMED_REPLAY) -> str:
     evidence = f"in {worst.get('case_id')}, {replay_pace_evidence(worst)}"
     if len(load) < len(timed):  # some repetitions kept up: no throughput figure
         return TIMED_MIXED.format(n=len(load), m=len(timed), evidence=evidence)
-    return (TIMED_AT_START if arrived_at_start(worst) else TIMED_LOAD_BOUND).format(evidence)
+    return (TIMED_AT_START if arrived_at_start(worst) else
+            TIMED_BURST if drained_a_burst(worst) else TIMED_LOAD_BOUND).format(evidence)
 
 
 def _wall_time_clause(cases, key: tuple, t: dict[str, Any], where: Where,

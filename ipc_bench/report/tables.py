@@ -1859,9 +1859,12 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     replay cases are load-bound, not arrival-bound (azure-conv-timed/send/msgpack/...:
     by num_waiting: a request was left waiting after 78 % of its steps, 12.3 per step on
     average): ...``, naming the case ``most_load_bound`` picks
-    (``pace.replay_pace_evidence``); then which measure labelled the cases
-    (``pace_measures_sentence``)."""
-    from ipc_bench.analysis.pace import arrived_at_start, replay_pace, replay_pace_evidence
+    (``pace.replay_pace_evidence``), what that means by that case: ``AT_START_WHY``
+    for an offline batch, ``BURST_WHY`` for a burst the engine drained
+    (``pace.drained_a_burst``), else a backlog's words; then which measure labelled the
+    cases (``pace_measures_sentence``)."""
+    from ipc_bench.analysis.pace import (arrived_at_start, drained_a_burst, replay_pace,
+                                         replay_pace_evidence)
 
     summaries = list(summaries)
     timed = [s for s in summaries if replay_pace(s) is not None]
@@ -1878,6 +1881,7 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
     head = (f"{_cases_are(len(load), len(timed))} load-bound, not arrival-bound "
             f"({worst.get('case_id')}: {replay_pace_evidence(worst)}): ")
     why = (AT_START_WHY if arrived_at_start(worst) else
+           BURST_WHY if drained_a_burst(worst) else
            "the requests arrived faster than the engine served them and queued, so the "
            "engine, not the trace, set the pace; there tokens/s (wall) is the engine's "
            "throughput under that backlog, comparable between arms as such, and TTFT is "
@@ -1894,6 +1898,19 @@ def arrival_bound_note(summaries: Iterable[dict[str, Any]]) -> str:
 AT_START_WHY = ("every request arrived at the start, so the engine's time on that "
                 "batch, not the trace, set the pace; there tokens/s (wall) is the "
                 "engine's throughput on that batch, comparable between arms as such.")
+
+
+#: Why a timed replay load-bound only as a burst the engine drained
+#: (``pace.drained_a_burst``) is so, in ``arrival_bound_note``: its wall time ends with
+#: its longest requests' tails, so its tokens/s (wall) is no saturated engine's throughput.
+BURST_WHY = ("a burst of requests arrived faster than the engine served them and "
+             "queued, and the engine drained it, so the engine, not the trace, set the "
+             "pace; there tokens/s (wall) compares the arms' times to drain the same "
+             "burst but is no saturated engine's throughput: a drained burst's wall time "
+             "ends with the tails of its longest requests, few requests running, so it "
+             "depends on the trace's longest outputs (the engine's throughput while busy "
+             "is busy_output_tokens_per_s in summary.json, over the counted steps, those "
+             "tails among them), and TTFT is mostly queueing delay.")
 
 
 def _cases_are(n: int, of: int) -> str:

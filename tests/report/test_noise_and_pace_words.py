@@ -209,6 +209,56 @@ def test_num_waiting_labels_a_replay_whatever_its_last_arrival():
         f"by {BY_SPAN} for 1 case.")
 
 
+def test_a_drained_burst_is_not_called_a_saturated_engines_throughput():
+    """A burst over early and queued for a few steps is load-bound, but its wall time
+    ends with its longest requests' tails: the note and the finding say so, not that
+    its tokens/s (wall) is the engine's throughput under a backlog."""
+    from ipc_bench.analysis.pace import drained_a_burst
+    from ipc_bench.report import findings
+
+    burst = _replay(0.01, "w/send/pickle", [5, 3, 0, 0, 0, 0, 0, 0, 0, 0])
+    backlog = _replay(0.9, "w/cached/msgpack", [4, 3, 3, 2, 2, 1, 0, 0])
+    two = _replay(0.0, "w/send'/msgpack", [1] * 49 + [0] * 51)  # one at a time
+    bursty = _replay(0.01, "w/send/msgpack", [5, 3, 0, 0], idle_s=0.8)  # idled: arrival-bound
+    assert [replay_pace(c) for c in (burst, backlog, two, bursty)] == [
+        "load-bound", "load-bound", "load-bound", "arrival-bound"]
+    assert [drained_a_burst(c) for c in (burst, backlog, two, bursty)] == [
+        True, False, True, False]
+    assert not drained_a_burst(_replay(0.01, "v/send/msgpack"))  # a run before num_waiting
+    evidence = ("by num_waiting: a request was left waiting after 20 % of its steps, 0.8 "
+                "per step on average, and its last request arrived 1 % of the way into "
+                "its wall time")
+    assert arrival_bound_note([burst, dict(burst, case_id="w/cached/pickle")]) == (
+        f"Both timed replay cases are load-bound, not arrival-bound (w/send/pickle: "
+        f"{evidence}): a burst of requests arrived faster than the engine served them and "
+        "queued, and the engine drained it, so the engine, not the trace, set the pace; "
+        "there tokens/s (wall) compares the arms' times to drain the same burst but is no "
+        "saturated engine's throughput: a drained burst's wall time ends with the tails of "
+        "its longest requests, few requests running, so it depends on the trace's longest "
+        "outputs (the engine's throughput while busy is busy_output_tokens_per_s in "
+        "summary.json, over the counted steps, those tails among them), and TTFT is mostly "
+        f"queueing delay. Pace by {BY_NUM_WAITING} for 2 cases.")
+    assert findings._timed_replay_words(pd.DataFrame([burst])) == (
+        "This is a timed replay, but load-bound: a burst of its requests arrived faster "
+        f"than the engine served them (in w/send/pickle, {evidence}) and queued, and the "
+        "engine drained it, so the engine, not the trace, set the pace; its tokens/s "
+        "(wall), every output token over the wall time from the first arrival to the "
+        "last completion, compares the arms' times to drain the same burst but is no "
+        "saturated engine's throughput: a drained burst's wall time ends with the tails "
+        "of its longest requests, few requests running, so it depends on the trace's "
+        "longest outputs (the engine's throughput while busy is "
+        "`busy_output_tokens_per_s` in summary.json, over the counted steps, those tails "
+        "among them), and its TTFT (the Latency section) is mostly queueing delay.")
+    # beside a backlog, the case named is the backlog, and so are the words
+    assert arrival_bound_note([burst, backlog]).startswith(
+        "Both timed replay cases are load-bound, not arrival-bound (w/cached/msgpack: by "
+        "num_waiting: a request was left waiting after 75 % of its steps, 1.9 per step on "
+        f"average): {LOAD_BOUND_WORDS}")
+    assert findings._timed_replay_words(pd.DataFrame([burst, backlog])).startswith(
+        "This is a timed replay, but load-bound: its requests arrived faster than the "
+        "engine served them (in w/cached/msgpack, by num_waiting:")
+
+
 def test_a_replay_that_queued_bursts_and_idled_between_them_is_arrival_bound():
     """Requests that waited after most steps make a replay load-bound only where the
     engine was busy: one that idled 10 % of its wall time or more queued the bursts its
