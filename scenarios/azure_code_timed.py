@@ -2,8 +2,9 @@
 
 Why: latency at equal load on the prefill-heavy coding workload. Requests arrive at
 their trace times divided by ``--trace-speedup`` (default 10); TTFT counts from the
-intended arrival. A fixed-rate replay is arrival-bound: its tokens/s is not a
-throughput comparison (use azure-code for that).
+intended arrival. A fixed-rate replay is usually arrival-bound (the note under its
+latency table says which: load-bound where requests queued and kept the engine busy):
+its tokens/s is then not a throughput comparison (use azure-code for that).
 Options: ``--trace PATH``, ``--max-requests N`` (default 300), ``--trace-speedup X``.
 """
 

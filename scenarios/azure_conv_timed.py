@@ -2,9 +2,11 @@
 
 Why: latency at equal load. Requests arrive at their trace times divided by
 ``--trace-speedup`` (default 10); TTFT counts from the intended arrival, so queueing
-counts. A replay at a fixed arrival rate is arrival-bound: both policies generate
-the same tokens in about the same wall time, so its tokens/s is not a throughput
-comparison (use azure-conv for that); the latency percentiles are the result.
+counts. A replay at a fixed arrival rate is usually arrival-bound (the note under its
+latency table says which: load-bound where requests queued and kept the engine busy):
+both policies then generate the same tokens in about the same wall time, so its
+tokens/s is not a throughput comparison (use azure-conv for that); the latency
+percentiles are the result.
 Options: ``--trace PATH``, ``--max-requests N`` (default 300), ``--trace-speedup X``.
 """
 
