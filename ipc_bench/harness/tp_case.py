@@ -135,6 +135,9 @@ class _TpCase(CaseLifecycle):
         self.runner_command, self.process, self.phases = runner_command, process, phases
         self.ranks = _Ranks(self.procs)
         self.exchange: Optional[TpExchange] = None
+        #: Whether the start-up and handshakes are over (``_exchange`` began): before,
+        #: no step was sent, and a failure is charged to none (``_failed``).
+        self.exchanging = False
 
     @property
     def ring_readers(self) -> int:
@@ -146,6 +149,7 @@ class _TpCase(CaseLifecycle):
                                   remote=self.remote)
 
     def _exchange(self, on_step, flusher: StepFlusher) -> None:
+        self.exchanging = True
         try:
             self.phases(self.spec, self.exchange, self.result, on_step, flusher)
         except PeerTimeout:
@@ -172,7 +176,11 @@ class _TpCase(CaseLifecycle):
         return f"rank {index}"
 
     def _failed(self, message: str) -> CaseError:
-        seq = self.exchange.seq if self.exchange is not None else None
+        """``CaseError(message)`` charged to the step being exchanged (``exchange.seq``,
+        0 while step 0 is), recorded as ``failed_step``; to none (``failed_step`` null,
+        as a two-process case's) when the case failed in its start-up or handshakes,
+        where the exchange's ``seq`` is already 0 but no step was sent."""
+        seq = self.exchange.seq if self.exchange is not None and self.exchanging else None
         if self.result.failed_step is None:
             self.result.failed_step = seq
         return CaseError(message, seq)
