@@ -108,7 +108,9 @@ BUSY_TOKENS_MEANING = (
 #: summary-field table, the report's latency table and the docstrings that compute them
 #: (``harness.recording.request_record``, ``analysis.summary.latency_summary``) give.
 #: As vLLM's ``benchmarks/benchmark_serving.py``: TTFT, TPOT and E2E per request, then
-#: over requests; ITL over every gap between two tokens, all requests' gaps pooled.
+#: over requests; ITL over every gap between two steps that gave a request tokens (vLLM
+#: streams one step's tokens as one chunk, and benchmark_serving takes a gap per chunk),
+#: all requests' gaps pooled.
 LATENCY_MEANINGS = {
     "ttft": ("time to first token, per request: from its intended arrival (trace time / "
              "`--trace-speedup`, so queueing counts) to the end of the step that sampled "
@@ -116,19 +118,23 @@ LATENCY_MEANINGS = {
     "tpot": ("time per output token, per request: (E2E - TTFT) / (n - 1), n its output "
              "tokens, requests with one output token left out; over requests, so each "
              "request weighs the same"),
-    "itl": ("inter-token latency: every gap between the ends of the steps that sampled "
-            "two consecutive output tokens of a request (n - 1 per request; 0 between "
-            "tokens of one step), all requests' gaps pooled; over gaps, so a long "
-            "request weighs more"),
+    "itl": ("inter-token latency: every gap between the ends of two consecutive steps "
+            "that gave a request output tokens (n - 1 per request of n tokens without "
+            "drafts; with `--num-spec-tokens` one per step after its first, whatever "
+            "tokens that step gave, as vLLM streams them in one chunk), all requests' "
+            "gaps pooled; over gaps, so a long request weighs more"),
     "e2e": ("end-to-end latency, per request: from its intended arrival to the end of "
             "the step that sampled its last output token; over requests"),
 }
 #: Why ``tpot_ms_mean`` and ``itl_ms_mean`` differ, where both are defined.
 TPOT_ITL_DIFFER = (
-    "A request's TPOT is the mean of its own gaps, so TPOT averages requests and ITL "
-    "averages gaps: a request of n tokens counts once in TPOT and n - 1 times in ITL, "
-    "and a single slow gap (a step that also prefilled another request) shows in ITL's "
-    "p99 while TPOT spreads it over its request. These are vLLM's benchmark_serving "
+    "Without drafts a request's TPOT is the mean of its own gaps, so TPOT averages "
+    "requests and ITL averages gaps: a request of n tokens counts once in TPOT and n - 1 "
+    "times in ITL, and a single slow gap (a step that also prefilled another request) "
+    "shows in ITL's p99 while TPOT spreads it over its request. With drafts "
+    "(`--num-spec-tokens`) a step can give a request several tokens: TPOT still divides "
+    "by its tokens, ITL has one gap per step, so ITL stays near the step time while TPOT "
+    "falls with the tokens a step accepts. These are vLLM's benchmark_serving "
     "definitions.")
 
 

@@ -358,7 +358,8 @@ class Results:
                                                            latencies, mean and percentiles
                                                            (metrics.LATENCY_MEANINGS: TTFT,
                                                            TPOT, E2E over requests, ITL over
-                                                           token gaps)
+                                                           the gaps between a request's
+                                                           steps)
     floor_output_tokens_per_s                     tok/s    same tokens over the floor's time
     no_floor                                      -        the run's --no-floor left the case
                                                            without its floor (NaN: a summary
@@ -545,11 +546,12 @@ class Results:
     ``floor`` (one row per floor exchange): ``run_id``, ``case_id``, ``i`` (index of
     the replayed counted step), ``floor_step_ns`` (ns).
 
-    ``itl`` (timed replays and soak: one row per gap between two consecutive output
-    tokens of a request; empty otherwise; a negative, infinite or too large ``itl_s``,
-    longer than its case's ``wall_s`` or its request's ``e2e_s - ttft_s``, and every gap
-    of a request whose ``requests.csv`` row is left out as impossible, left out with a
-    warning, and fewer rows than the requests' ``n - 1`` gaps warned about;
+    ``itl`` (timed replays and soak: one row per gap between two consecutive steps
+    that gave a request output tokens, one per token without drafts; empty otherwise;
+    a negative, infinite or too large ``itl_s``, longer than its case's ``wall_s`` or
+    its request's ``e2e_s - ttft_s``, and every gap of a request whose ``requests.csv``
+    row is left out as impossible, left out with a warning, and fewer rows than the
+    requests' ``n - 1`` gaps (with drafts, than the case's ``itl_count``) warned about;
     ``itl.csv`` missing or empty where a case has ``itl_ms_*`` figures:
     ``ResultsError``): identity columns as in ``steps``, ``index`` (the request),
     ``itl_s`` (s).

@@ -345,9 +345,10 @@ def _request_spans(df, requests):
 def _impossible_itl(df, requests, cases, path: Path):
     """``df`` (``itl.csv``'s rows) without the rows no run writes, and one line per
     case and kind naming them, in the form ``_impossible_steps`` gives ``steps.csv``'s:
-    a negative, infinite or too large ``itl_s`` (a gap between two tokens of a request:
-    never negative, never longer than its case's ``wall_s`` in ``cases``, nor than its
-    request's ``e2e_s - ttft_s`` in ``requests``, which its gaps sum to;
+    a negative, infinite or too large ``itl_s`` (a gap between two steps that gave a
+    request tokens: never negative, never longer than its case's ``wall_s`` in
+    ``cases``, nor than its request's ``e2e_s - ttft_s`` in ``requests``, which its
+    gaps sum to;
     ``LATENCY_TOLERANCE_S``)."""
     if len(df) == 0 or not {"case_id", "itl_s"} <= set(df.columns):
         return df, []
@@ -1550,27 +1551,48 @@ def _short_itl(itl, requests, cases) -> str:
     """``_short_rows``' words on ``itl`` (``itl.csv``'s rows) when a case of ``cases``
     (summary entries) that records ITL figures (``itl_ms_*``) has fewer rows than its
     ``requests.csv`` rows (``requests``) give, ``n - 1`` gaps for a request of ``n``
-    output tokens (``recording.request_record``), else ''; a case whose writes failed
+    output tokens (``recording.request_record``), or, run with drafts, than its
+    ``itl_count`` (``_itl_counted``), else ''; a case whose writes failed
     (``_unwritten``) is not counted."""
     if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
         return ""
     gone = _unwritten(cases, "itl.csv") | _unwritten(cases, "requests.csv")
+    counted = _itl_counted(cases)
     want = {c: n for c, n in itl_wanted(requests, cases).items() if c not in gone}
-    return _short_rows(itl, want, "requests.csv counts",
-                       "n - 1 for a request of n output tokens")
+    lines = (_short_rows(itl, {c: n for c, n in want.items() if c not in counted},
+                         "requests.csv counts", "n - 1 for a request of n output tokens"),
+             _short_rows(itl, {c: n for c, n in want.items() if c in counted},
+                         "summary.json counts", "itl_count: with drafts one gap per step "
+                         "after a request's first that gave it tokens"))
+    return "; ".join(line for line in lines if line)
 
 
-def itl_wanted(requests, cases) -> dict[str, int]:
+def _itl_counted(cases) -> dict[str, int]:
+    """Case id -> its ``itl_count``, for each case of ``cases`` (summary entries) run
+    with drafts (``num_spec_tokens`` above 0): its ``itl.csv`` rows, one gap per step
+    after a request's first that gave it tokens (``recording.request_record``), which
+    ``requests.csv`` does not give (a step may give a request several tokens). A run
+    written before ``itl_count`` has none, and ``n - 1`` gaps per request, a 0-s one
+    for each extra token a step gave: ``itl_wanted`` counts those."""
+    drafts = {c for c, k in _case_values(cases, "num_spec_tokens").items() if k > 0}
+    return {c: int(n) for c, n in _case_values(cases, "itl_count").items() if c in drafts}
+
+
+def itl_wanted(requests, cases, per_token: bool = False) -> dict[str, int]:
     """Case id -> the ``itl.csv`` rows its ``requests`` rows give, ``n - 1`` gaps for a
-    request of ``n`` output tokens (``recording.request_record``), for each case of
-    ``cases`` (summary entries, in their order) that records ITL figures; ``{}``
-    without the columns."""
+    request of ``n`` output tokens (``recording.request_record``), or, for a case run
+    with drafts, its ``itl_count`` (``_itl_counted``; unless ``per_token``: then
+    ``n - 1`` for every case, the most a request may have), for each case of ``cases``
+    (summary entries, in their order) that records ITL figures; ``{}`` without the
+    columns."""
     if not {"case_id", "num_output_tokens"} <= set(requests.columns) or not len(cases):
         return {}
     tokens = requests["num_output_tokens"].astype(float)
     gaps = (tokens - 1).clip(lower=0).where(tokens == tokens, 0)
     per_case = gaps.groupby(requests["case_id"].astype(str), observed=True).sum()
-    return {str(c["case_id"]): int(per_case.get(str(c["case_id"]), 0))
+    counted = {} if per_token else _itl_counted(cases)
+    return {str(c["case_id"]): counted.get(str(c["case_id"]),
+                                           int(per_case.get(str(c["case_id"]), 0)))
             for c in frame_records(cases) if _has_itl([c])}
 
 
@@ -1610,14 +1632,15 @@ def _surplus_gaps(itl, requests, cases, path: Path) -> tuple[set[str], list[str]
     rows give (``n - 1`` gaps for a request of ``n`` output tokens), and a line each:
     a request with more gaps than that, or, where the case has all its requests
     (``num_requests`` rows), a gap of no request (where some are missing, such gaps are
-    theirs: ``_impossible_latencies`` leaves them out)."""
+    theirs: ``_impossible_latencies`` leaves them out), or, run with drafts, more gaps
+    than its ``itl_count`` (``_itl_counted``)."""
     need = {"case_id", "index"}
     if not (need <= set(itl.columns) and need | {"num_output_tokens"} <= set(requests.columns)
             and len(itl)):
         return set(), []
-    asked = _case_values(cases, "num_requests")
+    asked, by_count = _case_values(cases, "num_requests"), _itl_counted(cases)
     over, lines = set(), []
-    for case_id, want in itl_wanted(requests, cases).items():
+    for case_id, want in itl_wanted(requests, cases, per_token=True).items():
         mine = requests[requests["case_id"].astype(str) == case_id]
         tokens = mine["num_output_tokens"].astype(float)
         wanted = dict(zip(mine["index"].astype(str), (tokens - 1).clip(lower=0).fillna(0)))
@@ -1629,6 +1652,12 @@ def _surplus_gaps(itl, requests, cases, path: Path) -> tuple[set[str], list[str]
             lines.append(f"{path}: case {case_id!r} has {_rows(counted)}, more than the "
                          f"{want:,} gaps its requests.csv rows give (n - 1 for a request "
                          "of n output tokens; its rows left out)")
+        elif whole and case_id in by_count and int(have.sum()) > by_count[case_id]:
+            over.add(case_id)
+            lines.append(f"{path}: case {case_id!r} has {_rows(int(have.sum()))}, more "
+                         f"than the {by_count[case_id]:,} gaps summary.json counts "
+                         "(itl_count: with drafts one gap per step after a request's "
+                         "first that gave it tokens; its rows left out)")
     return over, lines
 
 
@@ -1941,10 +1970,14 @@ def _apart(got: float, want: float) -> tuple[str, str]:
 def _has_all_rows(case, rows, gaps) -> bool:
     """Whether ``rows`` and ``gaps`` (a case's ``requests.csv`` and ``itl.csv`` rows, those
     loaded) hold every row the case wrote: its ``num_requests`` requests and, for each,
-    ``n - 1`` gaps (n its ``num_output_tokens``; ``_short_itl``)."""
+    ``n - 1`` gaps (n its ``num_output_tokens``; ``_short_itl``), or, run with drafts,
+    its ``itl_count`` (``_itl_counted``)."""
     n = _figure(case, "num_requests")
     if n is None or len(rows) != n or "num_output_tokens" not in rows:
         return False
+    count = _figure(case, "itl_count")
+    if (_figure(case, "num_spec_tokens") or 0) > 0 and count is not None:
+        return len(gaps) == int(count)
     tokens = rows["num_output_tokens"].astype(float)
     return len(gaps) == int((tokens - 1).clip(lower=0).where(tokens == tokens, 0).sum())
 

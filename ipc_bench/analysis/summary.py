@@ -989,9 +989,10 @@ def latency_summary(requests: list[dict[str, Any]]) -> dict[str, float]:
     As vLLM's serving benchmark (benchmarks/benchmark_serving.py,
     ``metrics.LATENCY_MEANINGS``): TTFT, E2E and TPOT = (E2E - TTFT) / (n - 1) per
     request (one-token requests have no TPOT), then their mean and percentiles over
-    requests; ITL over every gap between two consecutive tokens of a request, all
-    requests' gaps pooled. So ``tpot_ms_mean`` weighs each request the same and
-    ``itl_ms_mean`` each gap: a request of n tokens counts n - 1 times in it.
+    requests; ITL over every gap between two consecutive steps that gave a request
+    tokens (one step's tokens are one streamed chunk), all requests' gaps pooled. So
+    ``tpot_ms_mean`` weighs each request the same and ``itl_ms_mean`` each gap: a
+    request of n tokens counts n - 1 times in it without drafts, fewer with them.
     """
     ttft = [r["ttft_s"] for r in requests if r.get("ttft_s") is not None]
     tpot = [r["tpot_s"] for r in requests if r.get("tpot_s") is not None]

@@ -138,7 +138,8 @@ class StreamStats:
     def latencies_s(self, name: str) -> np.ndarray:
         """Every request's ``name`` latency so far (one of ``ALL_LATENCIES``), float64
         seconds in the order the requests were added, those without one left out;
-        ``itl_s``: every gap between two tokens of a request, request after request."""
+        ``itl_s``: every gap between two steps that gave a request tokens (one per
+        token without drafts: ``request_record``), request after request."""
         f = self._itl if name == "itl_s" else self._latencies
         f.flush()
         f.seek(0)
@@ -287,7 +288,8 @@ class StepEnds:
         self.steps, self.ends_s = self.steps[i:].copy(), self.ends_s[i:].copy()
 
     def times(self, steps) -> list[float]:
-        """End times of ``steps`` (increasing) that are known, in order."""
+        """End times of ``steps`` (non-decreasing: a step once per token it gave) that
+        are known, in order."""
         if not len(steps) or not len(self.steps):
             return []
         s = np.asarray(steps, dtype=np.int64)
@@ -301,11 +303,15 @@ def request_record(r, step_ends: StepEnds, arrival_s: dict[int, float],
 
     ``r``: a ``scheduler.Request`` or a ``FinishedRequest``.
     ``step_ends``: end of each scheduler step, seconds since the case's start. With
-    ``t_i`` the end of the step that sampled output token i (n tokens) and ``a`` the
+    ``t_i`` the end of the step that sampled output token i (n tokens), ``s_1 < ... <
+    s_m`` the distinct ends of the m steps that gave the request a token (m = n without
+    drafts; fewer where a step accepted drafts: its tokens share its end) and ``a`` the
     request's intended arrival (trace time / speedup, so queueing counts), in seconds:
     ``ttft_s`` = t_1 - a, ``e2e_s`` = t_n - a, ``tpot_s`` = (e2e_s - ttft_s) / (n - 1)
-    (``None`` for a one-token request), ``itl_s`` = [t_2 - t_1, ..., t_n - t_(n-1)].
-    These are vLLM's benchmark_serving definitions (``metrics.LATENCY_MEANINGS``).
+    (``None`` for a one-token request), ``itl_s`` = [s_2 - s_1, ..., s_m - s_(m-1)]: one
+    gap per step after the first, as vLLM streams a step's tokens in one chunk and
+    benchmark_serving counts a gap per chunk. These are vLLM's benchmark_serving
+    definitions (``metrics.LATENCY_MEANINGS``), taken in the engine, not at a client.
     """
     rec = dict(index=r.index, req_id=r.req_id, num_prompt_tokens=r.num_prompt_tokens,
                # (0 for a rejected prompt that was never built: it has no token ids at all)
@@ -322,7 +328,9 @@ def request_record(r, step_ends: StepEnds, arrival_s: dict[int, float],
         rec["e2e_s"] = times[-1] - arrive if times else None
         rec["tpot_s"] = ((times[-1] - times[0]) / (len(times) - 1)
                          if len(times) > 1 else None)
-        rec["itl_s"] = [b - a for a, b in zip(times, times[1:])]
+        # A step's tokens share its end: one gap per step, not one per token.
+        ends = step_ends.times(list(dict.fromkeys(r.token_steps)))
+        rec["itl_s"] = [b - a for a, b in zip(ends, ends[1:])]
     return rec
 
 

@@ -14,7 +14,8 @@ Layout of a run folder::
                        case has none)
     requests.csv       one row per request per case
     floor.csv          one row per floor step per case: case_id, i, floor_step_ns
-    itl.csv            timed replays and soak: one row per inter-token gap: case_id, index, itl_s
+    itl.csv            timed replays and soak: one row per inter-token gap (between two
+                       steps that gave a request tokens): case_id, index, itl_s
     rss.csv            cases that sample memory (soak): case_id, t_s, then VmRSS and
                        RssAnon of each process: sched_rss_bytes, sched_anon_bytes,
                        runner_rss_bytes, runner_anon_bytes; sched_py_blocks: live

@@ -486,7 +486,8 @@ def missing_steps(results, two_process: bool = True) -> dict[str, tuple[int, int
 
 def missing_itl(results) -> dict[str, tuple[int, int]]:
     """Arm -> (ITL gaps ``itl.csv`` holds, gaps ``requests.csv`` counts: ``n - 1`` for
-    a request of ``n`` output tokens, ``row_checks.itl_wanted``), each summed over the arm's
+    a request of ``n`` output tokens, with drafts the case's ``itl_count``:
+    ``row_checks.itl_wanted``), each summed over the arm's
     cases of ``results`` (one run's: ``latency_cdfs``) that record ITL figures, for
     every arm with a case whose ``itl.csv`` holds fewer, in a run whose loading warnings
     name ``itl.csv`` (``_csv_warned``: the file cut short, or rows left out); ``{}``
