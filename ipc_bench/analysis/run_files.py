@@ -392,7 +392,10 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
     said in ``notes`` (but for ``QUIET_ABSENT_COLUMNS``). NUL bytes that end the file
     (``nul_padding``: a crash can leave them) are never read into memory: the file is
     read as if it ended before them, said in ``notes`` (``it ends in N bytes of NUL
-    padding (a crash can leave it); left out``). A value that is not a number in one of
+    padding (a crash can leave it); left out``). Only an empty field is read as missing:
+    ``nan``, ``NaN``, ``NA``, ``null`` and pandas' other such words are values that are
+    not numbers (``_numeric_rows``: their row left out, said in ``notes``; no run
+    writes them). A value that is not a number in one of
     ``flags`` (steps.csv's ``counted`` and ``warmup``) is left empty, its row kept
     (``_numeric_rows``), for the case's check to name it (``row_checks._step_problem``:
     the case is left out, as its flags no longer say which rows count). Raises
@@ -443,7 +446,10 @@ def _read_csv(pd, path: Path, columns: tuple[str, ...], notes: list[str] | None 
             lines = [ln for ln, w in zip(trimmed[1:], widths) if w <= len(names)]
             source = io.BytesIO(b"\n".join([header, *lines, b""]))
             whole = None
-        df = pd.read_csv(source, keep_default_na=True, low_memory=False,
+        # only an empty field is missing: pandas' other NA words (nan, NaN, NA, null,
+        # None, ...), which no run writes, stay text, for _numeric_rows to leave out as
+        # values that are not numbers
+        df = pd.read_csv(source, keep_default_na=False, na_values=[""], low_memory=False,
                          on_bad_lines="skip", nrows=None if whole is None else whole - 1)
     except pd.errors.EmptyDataError:
         df = pd.DataFrame(columns=list(columns))
@@ -661,8 +667,9 @@ def _whole_rows(df, widths: list[int], ncols: int, notes: list[str] | None):
 
 def _numeric_rows(pd, df, notes: list[str] | None = None, flags: tuple[str, ...] = ()):
     """``df`` with every column but the identity ones (``_STR_COLUMNS``) numeric: a row
-    with a value there that is not a number (an edited or garbled file) is left out
-    and counted in ``notes``, naming the columns; an empty value stays NaN, as does a
+    with a value there that is not a number (an edited or garbled file; ``nan`` in any
+    case included, which ``_read_csv`` keeps as text) is left out and counted in
+    ``notes``, naming the columns; an empty value stays NaN, as does a
     value that is not a number in a column of ``flags`` (its row kept). A column
     that pandas read as integers or floats already (most of them) holds no such value
     and is left as it is read: converting it again changed nothing and took most of a
