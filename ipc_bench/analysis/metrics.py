@@ -96,7 +96,8 @@ WALL_S_MEANING = (
     "stops during the end-of-warm-up pause (`warmup_pause_s`), and its loop starts at "
     "the first arrival "
     "(`arrival_s` 0) and its last step completes the last request, so there it runs "
-    "from the first arrival to the last completion")
+    "from the first arrival to just after the last completion (the last step's row and "
+    "the input oracle's last check: milliseconds past it)")
 #: ``busy_output_tokens_per_s`` in words.
 BUSY_TOKENS_MEANING = (
     "timed replays only: output tokens sampled in the counted steps over the busy wall "

@@ -331,8 +331,9 @@ class Results:
     wall_s                                        s        wall time of the scheduler loop,
                                                            warm-up included: its start to just
                                                            after its last step; timed replays:
-                                                           first arrival (arrival_s 0) to last
-                                                           completion (metrics.WALL_S_MEANING)
+                                                           first arrival (arrival_s 0) to just
+                                                           after the last completion
+                                                           (metrics.WALL_S_MEANING)
     warmup_pause_s                                s        the end-of-warm-up pause (heaps
                                                            collected, frozen: the scheduler's
                                                            and each runner's, between two
