@@ -405,8 +405,10 @@ def _timed_note_sentence(d: dict) -> str:
 #: What a load-bound timed replay's wall tok/s are (``pace.replay_pace``).
 LOAD_BOUND_WORDS = ("the engine, not the trace, set the pace (requests arrived faster "
                     "than it served them and queued, or every request arrived at the "
-                    "start), so its tokens/s (wall) are the engine's throughput under "
-                    "that load")
+                    "start), so its tokens/s (wall) are the engine's under that load; "
+                    "where it drained a burst, its wall time ends with the tails of its "
+                    "longest requests, few running, so they are no saturated engine's "
+                    "throughput (the latency table's note says which)")
 
 
 def _cut_sentence(n: int, axis: str, where: str) -> str:

@@ -364,7 +364,9 @@ def test_the_throughput_caption_says_which_replay_is_load_bound(load):
         " The red note marks each timed replay's points: `g` is load-bound: the engine, "
         "not the trace, set the pace (requests arrived faster than it served them and "
         "queued, or every request arrived at the start), so its tokens/s (wall) are the "
-        "engine's throughput under that load." if load else
+        "engine's under that load; where it drained a burst, its wall time ends with the "
+        "tails of its longest requests, few running, so they are no saturated engine's "
+        "throughput (the latency table's note says which)." if load else
         " The red note marks each timed replay's points: arrival-bound, so its tokens/s "
         "follow the trace, not the policy.")
 
