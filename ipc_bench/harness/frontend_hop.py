@@ -89,14 +89,19 @@ class FrontendHop:
     def wait_ready(self) -> None:
         """The frontend's ``FrontendReady`` (``startup_timeout_s``), else ``CaseError``
         (out of time: ``RunnerProcess.still_starting``'s line, the state and the
-        option)."""
+        option; its process gone: the line naming it, ``frontend process P was killed
+        by SIGKILL, noticed while waiting for ready message from the frontend``, as a
+        later failure's; a malformed message: ``frontend: malformed ...``)."""
         try:
             frame = recv_frame(self.socks.back, self.spec.startup_timeout_s, self.problem,
                                "ready message from the frontend")
-            msg = decode_control(frame)
         except PeerTimeout as exc:  # the runner's line for a start-up out of time
             raise CaseError(self.proc.still_starting(exc, self.spec.startup_timeout_s)
                             ) from None
+        except PeerError as exc:  # its process named: frontend process P was killed ...
+            raise CaseError(str(exc)) from None
+        try:
+            msg = decode_control(frame)
         except PeerError as exc:
             raise CaseError(f"frontend: {exc}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -174,9 +179,12 @@ class FrontendHop:
         try:
             frame = recv_frame(self.socks.back, self.timeout_s, self.problem,
                                "report from the frontend")
-            report = decode_control(frame)
         except PeerTimeout as exc:
             raise self._stopped_answering(exc) from None
+        except PeerError as exc:  # its process named: frontend process P was killed ...
+            raise CaseError(str(exc)) from None
+        try:
+            report = decode_control(frame)
         except PeerError as exc:
             raise CaseError(f"frontend: {exc}") from None
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

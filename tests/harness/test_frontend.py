@@ -207,6 +207,31 @@ def test_a_frontend_stopped_at_start_up_is_named_with_its_state_and_the_option(m
     assert children(os.getpid()) == []
 
 
+@pytest.mark.parametrize("transport", ["ipc", "inproc"])
+def test_a_frontend_killed_at_start_up_is_named_once(monkeypatch, transport):
+    """SIGKILL before its ready message: the line names its process as a later
+    failure's does (was "frontend: frontend process P was killed ..."), and no step
+    is charged (``failed_step`` null)."""
+    spy = _Spy(monkeypatch)
+    real_init = supervisor.RunnerProcess.__init__
+
+    def kill_it(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        if self.role == "frontend":
+            os.kill(self.pid, signal.SIGKILL)
+
+    monkeypatch.setattr(supervisor.RunnerProcess, "__init__", kill_it)
+    codec = "none" if transport == "inproc" else "msgpack"
+    with pytest.raises(CaseError) as err:
+        run_case(steady_case(4, codec=codec, transport=transport, frontend=True))
+    pid = spy.frontends[0].pid
+    assert str(err.value) == (f"frontend process {pid} was killed by SIGKILL, noticed "
+                              "while waiting for ready message from the frontend")
+    assert err.value.step is None
+    assert spy.frontends[0].returncode == -signal.SIGKILL
+    assert children(os.getpid()) == []
+
+
 def test_a_frontend_stopped_mid_run_is_named_with_its_state(monkeypatch):
     """SIGSTOP at step 30: the send that it never takes ends the case after
     --peer-timeout with the runner's "stopped answering" line (was the send's timeout
