@@ -131,7 +131,8 @@ LATENCY_MEANINGS = {
 TPOT_ITL_DIFFER = (
     "Without drafts a request's TPOT is the mean of its own gaps, so TPOT averages "
     "requests and ITL averages gaps: a request of n tokens counts once in TPOT and n - 1 "
-    "times in ITL, and a single slow gap (a step that also prefilled another request) "
+    "times in ITL, and a single slow gap (a step that also prefilled another request, "
+    "with a model whose step grows with the tokens it schedules: torch, emulated) "
     "shows in ITL's p99 while TPOT spreads it over its request. With drafts "
     "(`--num-spec-tokens`) a step can give a request several tokens: TPOT still divides "
     "by its tokens, ITL has one gap per step, so ITL stays near the step time while TPOT "
