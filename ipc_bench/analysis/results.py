@@ -47,7 +47,7 @@ from ipc_bench.analysis.run_files import (ResultsError, ResultsWarning, WrittenF
                                           _count_lines, _cut_quote, _json_kind, _read_csv,
                                           _read_rows, _refuse_emptied, _shown,
                                           _summary_size_problem, _too_many_digits,
-                                          _unpadded_size)
+                                          _unpadded_size, dangling_link)
 from ipc_bench.harness.environment import iso_time
 from ipc_bench.harness.run_folder import (CASE_KEYS, CLAIM_FILE, FORMAT_VERSION,
                                           PARTIAL_STEPS, REQUEST_COLUMNS, STEPS_HEADER,
@@ -766,7 +766,10 @@ def check_run_dir(path: str | os.PathLike, several: bool = True) -> Path:
     no such folder``, ``PATH: not a folder`` (for a lone ``summary.json``, how to read
     it, ``_lone_summary_hint``), ``PATH: not a run folder (no
     summary.json)`` (and what it holds instead, ``_what_it_holds``: a rendered report,
-    run folders), ``PATH: not a run folder (summary.json is not a file)``, or
+    run folders), ``PATH: not a run folder (summary.json is a dangling link (to
+    TARGET), not a regular file)`` (``run_files.dangling_link``, as a run's CSV file
+    that is one: ``run_files.why_not_a_file``), ``PATH: not a run folder (summary.json
+    is not a file)``, or
     ``cannot read run folder PATH: REASON`` when the system will not look it up (a
     name over 255 bytes, a file or a link loop on the way, no permission).
     ``several``: the command takes several run folders (``report``), so a folder of
@@ -778,6 +781,10 @@ def check_run_dir(path: str | os.PathLike, several: bool = True) -> Path:
         try:
             summary = _mode_of(p / "summary.json", p, "not a run folder (no summary.json)")
         except ResultsError as exc:
+            dangling = dangling_link(p / "summary.json")
+            if dangling is not None:  # there, as a link to nothing: no folder to hint at
+                raise ResultsError(f"{p}: not a run folder (summary.json is {dangling}, "
+                                   "not a regular file)") from None
             raise ResultsError(f"{exc}{_what_it_holds(p, several)}") from None
     except OSError as exc:
         raise ResultsError(f"cannot read run folder {p}: {exc.strerror or exc}") from None

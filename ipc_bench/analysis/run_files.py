@@ -490,8 +490,9 @@ def file_kind(mode: int) -> str:
 
 def why_not_a_file(path: Path) -> str:
     """Why ``path`` (a run's file that ``is_file`` found no regular file: a CSV file,
-    a capture file) cannot be read, in words: ``no steps.csv`` when nothing is there (a
-    dangling link included), ``steps.csv is a FIFO, not a regular file`` for a folder,
+    a capture file) cannot be read, in words: ``no steps.csv`` when nothing is there,
+    ``steps.csv is a dangling link (to TARGET), not a regular file`` for a link to
+    nothing (``dangling_link``), ``steps.csv is a FIFO, not a regular file`` for a folder,
     FIFO, socket or device (``file_kind``; never opened: a FIFO would block),
     ``steps.csv cannot be read: Too many levels of symbolic links`` where the system
     will not look it up (a link loop, a folder on the way that cannot be searched).
@@ -499,7 +500,9 @@ def why_not_a_file(path: Path) -> str:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        return f"no {path.name}"
+        dangling = dangling_link(path)
+        return f"no {path.name}" if dangling is None else (
+            f"{path.name} is {dangling}, not a regular file")
     except OSError as exc:
         return f"{path.name} cannot be read: {exc.strerror or exc}"
     kind = "something else" if stat.S_ISREG(mode) else file_kind(mode)
