@@ -1577,13 +1577,14 @@ def _coordinate(ns: argparse.Namespace, rest: list[str], selection: Selection,
 
 
 def _warn_incomplete(run_dir: str) -> None:
-    """Print ``microbench: warning: LINE`` on stderr for a run that is not complete
+    """Print ``bench.py microbench: warning: LINE`` on stderr (every command's
+    warnings start with its name) for a run that is not complete
     (``incomplete_run_text``; its pyperf files say it too: ``arm_metadata``)."""
     from ipc_bench.analysis.results import read_summary
 
     warning = incomplete_run_text(run_dir, read_summary(run_dir))
     if warning is not None:
-        print(f"microbench: warning: {warning}", file=sys.stderr, flush=True)
+        print(f"bench.py microbench: warning: {warning}", file=sys.stderr, flush=True)
 
 
 def run_cases(run_dir: str) -> dict[str, dict[str, Any]]:

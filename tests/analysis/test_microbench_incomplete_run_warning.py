@@ -72,7 +72,8 @@ def test_a_killed_run_is_timed_with_a_warning_and_its_files_say_so(finished, tmp
                f"started 2026-01-02 03:04:00 UTC); {TAIL}")
     lines = proc.stderr.splitlines()
     assert lines[0].startswith("microbench: 1 benchmarks (send: 1) -> ")
-    assert lines[1] == f"microbench: warning: {warning}"
+    # the command's name first, as every command's warnings read (was "microbench:")
+    assert lines[1] == f"bench.py microbench: warning: {warning}"
     meta = pyperf.BenchmarkSuite.load(str(out / "send.json")).get_benchmarks()[0] \
         .get_metadata()
     assert (meta["ipc_bench_run_status"], meta["ipc_bench_run_warning"]) == (
