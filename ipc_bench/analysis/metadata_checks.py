@@ -48,6 +48,7 @@ _NUMERIC_CASE_FIELDS = ("repetition", "num_steps", "num_warmup_steps", "warmup_t
                         "num_requests",
                         "num_rejected", "num_finished", "num_preemptions", "output_tokens",
                         "trace_speedup", "busy_output_tokens_per_s",
+                        "requests_per_s", "total_tokens_per_s",
                         "input_oracle_interval", "num_spec_tokens", "case_elapsed_s",
                         "runner_wait_s",
                         "machine_busy_pct", "cpu_steal_pct", "num_cut_at_max_model_len",

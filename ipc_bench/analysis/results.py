@@ -354,6 +354,9 @@ class Results:
                                                            tokens (warm-up included) / wall_s
                                                            (arrival-bound), the busy figure then in
                                                            busy_output_tokens_per_s
+    requests_per_s                                req/s    timed replays: served requests / wall_s
+    total_tokens_per_s                            tok/s    timed replays: served requests' prompt
+                                                           + output tokens / wall_s
     trace_speedup                                 x        timed replays: arrivals at x real time
     ttft/tpot/itl/e2e_ms_mean/_p50/_p90/_p99      ms       timed replays and soak: request
                                                            latencies, mean and percentiles

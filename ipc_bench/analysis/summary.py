@@ -610,7 +610,9 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any],
     ``row_checks._wall_rate_problem`` recomputes it from ``requests.csv``); not
     ``output_tokens``, which counts the counted steps alone. The busy figure over
     counted steps stays as busy_output_tokens_per_s, absent when no step was counted;
-    then the latencies. Both come from every request, warm-up or not, so they exist
+    then the served requests (those that got an output token) over ``wall_s``,
+    ``requests_per_s``, and their prompt and output tokens over it,
+    ``total_tokens_per_s`` (``served_rates``); then the latencies. Both come from every request, warm-up or not, so they exist
     without counted steps; so do the waiting figures (``waiting_figures``, over every
     step in ``a``, the case's ``sched_array``, warm-up included as in ``wall_s``) and
     the idle time (``pace.idle_figures``)."""
@@ -619,6 +621,7 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any],
         output_tokens_per_s=total / result.wall_s if result.wall_s else None)
     if "output_tokens_per_s" in out:
         fig["busy_output_tokens_per_s"] = out["output_tokens_per_s"]
+    fig.update(served_rates(result.requests, result.wall_s))
     fig.update(latency_summary(result.requests))
     fig.update(latency_counts(result.requests))
     fig["trace_speedup"] = result.spec.trace_speedup
@@ -626,6 +629,23 @@ def _timed_replay_figures(result: CaseResult, out: dict[str, Any],
     fig.update(waiting_figures(a[:, _COL["num_waiting"]]))
     fig.update(idle_figures(result.idle_ns, result.wall_s))
     return fig
+
+
+def served_rates(requests: list[dict[str, Any]], wall_s: Optional[float]) -> dict[str, float]:
+    """A timed replay's request and total-token rates over its wall time ``wall_s`` (s),
+    as vLLM's ``benchmarks/benchmark_serving.py`` reports them ("Request throughput",
+    "Total Token throughput"): ``requests_per_s``, the requests of ``requests``
+    (``recording.request_record``'s records) that were served, those with an E2E
+    (``e2e_s``: they got an output token; a rejected prompt did not), over ``wall_s``;
+    ``total_tokens_per_s``, those requests' prompt tokens (``num_prompt_tokens``) and
+    output tokens (``num_output_tokens``) over ``wall_s``. Arrival-bound where the
+    trace sets the pace, as ``output_tokens_per_s`` is. ``{}`` without a positive
+    ``wall_s``."""
+    if not wall_s or wall_s <= 0:
+        return {}
+    served = [r for r in requests if r.get("e2e_s") is not None]
+    tokens = sum(r["num_prompt_tokens"] + r["num_output_tokens"] for r in served)
+    return dict(requests_per_s=len(served) / wall_s, total_tokens_per_s=tokens / wall_s)
 
 
 def waiting_figures(num_waiting: np.ndarray) -> dict[str, float]:
