@@ -33,7 +33,7 @@ from ipc_bench.harness.environment import (FLAG_CASES, LOADED_SHARE, NARROWED_PO
 from ipc_bench.harness.spec import ASYNC_ARM
 from ipc_bench.report.findings import findings
 from ipc_bench.report.names import run_slugs
-from ipc_bench.report.render import Block, code_span
+from ipc_bench.report.render import Block, code_span, verbatim
 
 #: Metrics of the cached-against-send table, in order (keys of the metrics registry):
 #: every timed metric of the family Holm's adjustment is taken over in ``compare_cases``
@@ -2211,7 +2211,7 @@ def _runs_blocks(results, base: str = "") -> list[Block]:
         n = int((results.cases["run_id"] == r).sum()) + (r in results.stopped_case)
         unfinished = sum(c["run_id"] == r for c in results.unfinished())
         end = run_interval(md)[1]
-        rows.append([r, str(md.get("scenario", "?")), results.status[r],
+        rows.append([verbatim(r), str(md.get("scenario", "?")), results.status[r],
                      str(md.get("start_time_utc", "?"))[:19],
                      end.astimezone(datetime.timezone.utc).isoformat()[:19] if end else "unknown", git or "-",
                      str(n) + (f" ({unfinished} unfinished, left out)" if unfinished else "")])
@@ -2752,8 +2752,9 @@ RATIO_SIGN = " ÷ "
 def ratio_column(run: str, base: str) -> str:
     """The name of the side-by-side ratio column of run ``run`` over run ``base``:
     ``b ÷ a``, ``y/run ÷ x/run`` (``RATIO_SIGN``: a ``/`` there would read
-    ``y/run / x/run``)."""
-    return f"{run}{RATIO_SIGN}{base}"
+    ``y/run / x/run``); both names shown as typed in a Markdown table's header
+    (``render.verbatim``)."""
+    return verbatim(verbatim(run), RATIO_SIGN, verbatim(base))
 
 
 def side_by_side_caption(label: str, run_ids: list[str], base: str = "",
@@ -3052,7 +3053,8 @@ def _side_by_side(results, key: str,
              if is_timed(frame_records(sel))}
     paced = _arrival_paced(results) if key == "output_tokens_per_s" else set()
     others = [r for r in ids if r != base]
-    header = ["workload", "arm", "codec"] + ids + [ratio_column(r, base) for r in others]
+    header = (["workload", "arm", "codec"] + [verbatim(r) for r in ids]
+              + [ratio_column(r, base) for r in others])
     rows, missing, cut, said = [], False, {}, set()
     for group in groups:
         vals = dict((r, math.nan if group + (r,) in held or not performed(key, group[2])
@@ -3457,7 +3459,8 @@ def _effect_blocks(results, base: str = "",
                      if all(g + (r,) in effects for r in pair))
         rows.append([str(g[0]) + (UNLIKE_MARK if marked else ""), str(g[1])] + cells + ratios)
     readings = said & SIDE_READINGS.keys()
-    header = ["workload", "codec"] + ids + [ratio_column(r, base) for r in ids if r != base]
+    header = (["workload", "codec"] + [verbatim(r) for r in ids]
+              + [ratio_column(r, base) for r in ids if r != base])
     return ([("p", effect_caption(ids, base, given)), ("table", header, rows)]
             + ([("p", effect_no_base_note(base))]
                if any(g + (base,) not in effects for g in groups) else [])
@@ -3771,6 +3774,6 @@ def build_blocks(results, command: str, base: str = "", figures: bool = True) ->
     slugs = run_slugs(results, ids)
     for r in ids:
         md = results.metadata[r]
-        blocks.append(("h", 2, f"Run {r} ({md.get('scenario', '?')})"))
+        blocks.append(("h", 2, verbatim("Run ", verbatim(r), f" ({md.get('scenario', '?')})")))
         blocks.extend(_run_blocks(results, r, 3, f"{slugs[r]}-", figures))
     return blocks

@@ -48,10 +48,57 @@ def code_span(text: object) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+class Verbatim(str):
+    """Text with parts to be shown as typed (a run folder's name, in a heading or a
+    table cell): ``render_markdown`` escapes in those parts every character a Markdown
+    viewer would read as emphasis, code, a link, an entity or an HTML tag
+    (``_md_verbatim``: a folder named ``*a*`` is not shown in italics); the HTML page
+    only escapes them (``_inline_html``: no code span or bold read in them). A ``str`` (the whole text), so that blocks holding
+    one compare equal to their plain text; ``parts``: ``(text, verbatim)`` pairs, in
+    order. Made by ``verbatim``; an operation on it (``+``, ``replace``) gives a plain
+    ``str``, rendered as any text."""
+
+    parts: tuple = ()
+
+
+def verbatim(*parts: object) -> Verbatim:
+    """``parts`` joined as one ``Verbatim`` text: each ``Verbatim`` part keeps its
+    verbatim pieces, any other part (``str()`` of it) is report text: ``verbatim("Run
+    ", verbatim(name), " (decode-steady)")``; ``verbatim(name)`` alone, with no other
+    part, is the name shown as typed."""
+    if len(parts) == 1 and not isinstance(parts[0], Verbatim):
+        pieces = ((str(parts[0]), True),)
+    else:
+        pieces = tuple(piece for part in parts for piece in (
+            part.parts if isinstance(part, Verbatim) else ((str(part), False),)))
+    out = Verbatim("".join(text for text, _ in pieces))
+    out.parts = pieces
+    return out
+
+
+#: What ``_md_verbatim`` escapes: the characters that start emphasis (``*``, ``~``,
+#: and ``_`` but between two letters or digits, where it never does: ``x_run`` is
+#: left as it is), code (backquote), a link or an image (``[``, ``]``), an HTML tag
+#: (``<``, ``>``) or an entity (``&``), and a backslash before ASCII punctuation or
+#: at the end, where it would escape what follows (``tr\xff-run``, a name read with a
+#: byte that is not UTF-8, is left as it is). A table cell's ``|`` is ``_md_cell``'s.
+_MD_VERBATIM = re.compile(r"\\(?=[!-/:-@\[-`{-~]|\Z)|[`*~\[\]<>&]|(?<![^\W_])_|_(?![^\W_])")
+
+
+def _md_verbatim(text: str) -> str:
+    """``text`` as Markdown that shows it as typed: each ``_MD_VERBATIM`` character
+    backslash-escaped (CommonMark: any ASCII punctuation may be)."""
+    return _MD_VERBATIM.sub(lambda m: "\\" + m.group(0), text)
+
+
 def _md_text(text: str) -> str:
     """``text`` with each ``<`` that a Markdown viewer would take for the start of an
     HTML tag (``<x>`` in a run folder's name) escaped (``\\<``), outside code spans
-    (``CODE_SPAN``), where a backslash would show."""
+    (``CODE_SPAN``), where a backslash would show; the verbatim parts of a
+    ``Verbatim`` text escaped whole (``_md_verbatim``)."""
+    if isinstance(text, Verbatim) and text.parts:
+        return "".join(_md_verbatim(part) if shown else _md_text(part)
+                       for part, shown in text.parts)
     out, at = [], 0
     text = str(text)
     for m in CODE_SPAN.finditer(text):
@@ -104,7 +151,11 @@ def _code_html(m: re.Match) -> str:
 
 def _inline_html(text: str) -> str:
     """``text`` as HTML: escaped, code spans as ``<code>`` (their text as it is), and
-    ``**bold**`` outside them as ``<strong>``."""
+    ``**bold**`` outside them as ``<strong>``; the verbatim parts of a ``Verbatim``
+    text only escaped (a backquote in a run folder's name starts no code)."""
+    if isinstance(text, Verbatim) and text.parts:
+        return "".join(html.escape(part) if shown else _inline_html(part)
+                       for part, shown in text.parts)
     text = html.escape(str(text))
     out, at = [], 0
     for m in CODE_SPAN.finditer(text):
