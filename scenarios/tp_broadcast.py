@@ -127,8 +127,14 @@ def _us(row: dict[str, Any], key: str) -> str:
     if value is None:
         return "-"
     lo, hi = row["saving_" + key + "_range"]
-    return f"{value / 1e3:.1f}" if row["n"] == 1 else \
-        f"{value / 1e3:.1f} ({lo / 1e3:.1f}..{hi / 1e3:.1f})"
+    return _fixed(value / 1e3, 1) if row["n"] == 1 else \
+        f"{_fixed(value / 1e3, 1)} ({_fixed(lo / 1e3, 1)}..{_fixed(hi / 1e3, 1)})"
+
+
+def _fixed(v: float, digits: int) -> str:
+    """``v`` to ``digits`` decimals with thousands separators; a value that rounds to
+    zero from below prints ``0.0``, not ``-0.0`` (a -30 ns saving is no saving)."""
+    return f"{round(v, digits) + 0.0:,.{digits}f}"
 
 
 def _same_tokens(summaries: list[dict[str, Any]]) -> str:
@@ -189,8 +195,7 @@ def per_step_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _cell(value: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
     if value is None:
         return "-"
-    v = value * scale
-    return f"{v:,.0f}" if digits == 0 else f"{v:,.{digits}f}"
+    return _fixed(value * scale, digits)
 
 
 def _mark(withheld: bool, marked: bool) -> str:
@@ -241,8 +246,8 @@ def report(summaries: list[dict[str, Any]]) -> str:
         rows.append([r["transport"] + mark, r["codec"], str(r["tp"]),
                      *([str(r["num_spec_tokens"])] if spec else []), str(r["num_running"]),
                      str(r["n"]),
-                     f"{r.get('saving_tp_s2r_bytes_written_per_step', 0):,.0f}",
-                     f"{r.get('saving_tp_s2r_wire_bytes_all_ranks_per_step', 0):,.0f}",
+                     _fixed(r.get('saving_tp_s2r_bytes_written_per_step', 0), 0),
+                     _fixed(r.get('saving_tp_s2r_wire_bytes_all_ranks_per_step', 0), 0),
                      _us(r, "tp_encode_ns_per_step"),
                      _us(r, "tp_decode_ns_all_ranks_per_step"),
                      _us(r, "tp_ready_ns_median")])

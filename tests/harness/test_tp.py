@@ -429,3 +429,16 @@ def test_a_rank_lost_in_the_floor_keeps_the_case_as_finished_without_its_floor(
             f"warm-up and uncounted steps included): {line}: the floor's figures (floor "
             "tok/s, x floor) are absent, and so are the runner's per-step columns (its "
             "report comes after the floor)") in case["warnings"]
+
+
+def test_a_saving_that_rounds_to_zero_from_below_prints_zero():
+    from scenarios import tp_broadcast
+
+    # send's encode 29.9 ns shorter than cached's: no saving at 0.1 us, not -0.0
+    row = {"saving_x": -29.9, "saving_x_range": (-41.0, -20.0), "n": 1}
+    assert tp_broadcast._us(row, "x") == "0.0"
+    assert tp_broadcast._us(dict(row, n=2), "x") == "0.0 (0.0..0.0)"
+    assert tp_broadcast._us({"saving_x": -1260.0, "saving_x_range": (-1400.0, 12.3e6),
+                             "n": 2}, "x") == "-1.3 (-1.4..12,300.0)"
+    assert tp_broadcast._cell(-0.4, digits=0) == "0"
+    assert tp_broadcast._cell(1234.56) == "1,234.6"
