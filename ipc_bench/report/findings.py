@@ -2145,7 +2145,8 @@ def findings(results) -> list[str]:
     out.extend(_marked_line(cases, out + others) if not pp else [])
     lines = (pp + _soak_findings(cases) + _overhead_findings(cases, added)
              + _async_findings(cases) + others + out
-             + order_findings(results, where) + replay_noise_findings(results)
+             + order_findings(results, where) + block_order_findings(results, where)
+             + replay_noise_findings(results)
              + _noise_findings(cases, added))
     summary = _summary_table(cases, tables, withheld, recorded, shares, timed, step_time,
                              added)
@@ -2358,6 +2359,51 @@ def order_findings(results, where: Where) -> list[str]:
                 "drift, a warmer parent process) leans this comparison's times and "
                 "tokens/s to one arm, and its intervals do not allow for it; "
                 + (NO_BYTES_ORDER if c["codec"] == SINGLE_PROCESS else BYTES_ORDER))
+    return out
+
+
+def block_order_findings(results, where: Where) -> list[str]:
+    """One line per run and workload of ``results`` whose single-process block (codec
+    ``none``) ran after every two-process case of its workload in each of 3 or more
+    repetitions, or before every one (read from the order of the run's finished cases
+    in ``summary.json``, as ``order_findings`` reads the arms'): ``At 4 running
+    requests, the single process ran after its two-process cases (msgpack, pickle) in
+    each of its 5 repetitions, where a balanced order of the codec blocks runs it
+    earlier in some: ...``. Runs made since the codec blocks were counterbalanced
+    (``scenario.codec_block_orders``) never get one with 3 or more repetitions; runs
+    made before, which ran the single process last every time, do. ``[]`` where there
+    is none. Raises nothing."""
+    done = results.finished().cases
+    need = {"case_id", "codec", "repetition", "workload"}
+    if done.empty or not need <= set(done.columns):
+        return []
+    runs = done["run_id"] if "run_id" in done.columns else [None] * len(done)
+    # (run, workload) -> repetition -> codec -> the places its cases ran in
+    places: dict[tuple, dict] = {}
+    for i, (run, wl, rep, codec) in enumerate(zip(runs, done["workload"], done["repetition"],
+                                                  done["codec"])):
+        places.setdefault((run, wl), {}).setdefault(rep, {}).setdefault(codec, []).append(i)
+    out = []
+    for (_, wl), reps in places.items():
+        sides, codecs = [], set()
+        for blocks in reps.values():
+            alone = blocks.get(SINGLE_PROCESS)
+            others = [i for c, at in blocks.items() if c != SINGLE_PROCESS for i in at]
+            if not alone or not others:
+                continue
+            codecs.update(c for c in blocks if c != SINGLE_PROCESS)
+            sides.append("after" if min(alone) > max(others)
+                         else "before" if max(alone) < min(others) else "among")
+        if len(sides) < 3 or len(set(sides)) > 1 or sides[0] == "among":
+            continue
+        side, words = sides[0], ("earlier" if sides[0] == "after" else "later")
+        out.append(
+            f"{where(wl)}, the single process ran {side} its two-process cases "
+            f"({', '.join(sorted(codecs, key=str))}) in each of its {len(sides):,} "
+            f"repetitions, where a balanced order of the codec blocks runs it {words} "
+            "in some: whatever favours running earlier or later (a drift, a warmer "
+            "parent process) leans the single-process ratio to one side, and its "
+            "intervals do not allow for it.")
     return out
 
 
