@@ -1643,8 +1643,9 @@ def _surplus_gaps(itl, requests, cases, path: Path) -> tuple[set[str], list[str]
     for case_id, want in itl_wanted(requests, cases, per_token=True).items():
         mine = requests[requests["case_id"].astype(str) == case_id]
         tokens = mine["num_output_tokens"].astype(float)
-        wanted = dict(zip(mine["index"].astype(str), (tokens - 1).clip(lower=0).fillna(0)))
-        have = itl.loc[itl["case_id"].astype(str) == case_id, "index"].astype(str).value_counts()
+        wanted = dict(zip(_index_keys(mine["index"]), (tokens - 1).clip(lower=0).fillna(0)))
+        have = _index_keys(itl.loc[itl["case_id"].astype(str) == case_id, "index"]
+                           ).value_counts()
         whole = asked.get(case_id) == len(mine)
         if any(n > wanted.get(i, 0) for i, n in have.items() if whole or i in wanted):
             over.add(case_id)
@@ -1659,6 +1660,14 @@ def _surplus_gaps(itl, requests, cases, path: Path) -> tuple[set[str], list[str]
                          "(itl_count: with drafts one gap per step after a request's "
                          "first that gave it tokens; its rows left out)")
     return over, lines
+
+
+def _index_keys(index):
+    """A ``requests.csv`` or ``itl.csv`` ``index`` column as numbers (a request written
+    ``0.0`` is request ``0``, as ``_request_keys`` reads it), ``NaN`` where one is not."""
+    import pandas as pd
+
+    return pd.to_numeric(index, errors="coerce")
 
 
 def _has_itl(cases: list[dict[str, Any]]) -> bool:
@@ -1836,13 +1845,42 @@ def _impossible_latencies(requests, itl, cases, run_dir: Path):
     (``itl.csv``'s rows as written). ``cases`` (summary entries) holds only cases whose
     ``wall_s`` agrees with their steps (``_disagreeing_cases``): a time is checked
     against it."""
+    requests, lines = _without_blank(requests, ("index",), run_dir / "requests.csv")
+    itl, more = _without_blank(itl, ("index", "itl_s"), run_dir / "itl.csv")
+    lines += more
     read = requests
-    requests, lines = _impossible_requests(requests, cases, run_dir / "requests.csv")
+    requests, more = _impossible_requests(requests, cases, run_dir / "requests.csv")
+    lines += more
     kept, gone = _gaps_of_requests_left_out(itl, read, requests, run_dir / "itl.csv")
     orphans = itl.iloc[0:0] if len(kept) == len(itl) else itl[~itl.index.isin(kept.index)]
     itl, more = _impossible_itl(kept.reset_index(drop=True), requests, cases,
                                 run_dir / "itl.csv")
     return requests, itl, lines + gone + more, orphans
+
+
+def _without_blank(df, columns: tuple[str, ...], path: Path):
+    """``df`` (``requests.csv``'s or ``itl.csv``'s rows) without the rows whose field in
+    one of ``columns`` is empty (``index``, which names the request; ``itl_s``, the gap
+    itself: no run writes either empty), and one line per column naming how many
+    (``RUN/itl.csv: 1 row has no index (left out)``). A value that is not a number was
+    left out before, with its own line; an empty one reads as missing, which other
+    columns allow (a rejected request has no ``ttft_s``)."""
+    import pandas as pd
+
+    if len(df) == 0:
+        return df, []
+    gone = pd.Series(False, index=df.index)
+    lines = []
+    for column in columns:
+        if column not in df:
+            continue
+        blank = df[column].isna() & ~gone
+        if blank.any():
+            n = int(blank.sum())
+            lines.append(f"{path}: {_rows(n)} {'has' if n == 1 else 'have'} no {column} "
+                         "(left out)")
+            gone |= blank
+    return (df[~gone].reset_index(drop=True) if gone.any() else df), lines
 
 
 def _request_keys(df):
@@ -1901,7 +1939,7 @@ def _withheld_latencies(read, kept, cases, run_dir: Path, surplus: frozenset = f
     summary.json's are over its 6 rows, 1 of them impossible (left out); its other 5
     rows are loaded``; a case of ``surplus``, whose rows were left out as more than
     its summary counts, says so (``its N rows here left out, the case having more rows
-    than summary.json counts (said above)``). Returns
+    than summary.json counts in requests.csv or itl.csv (said above)``). Returns
     (case id -> names, lines)."""
     withheld: dict[str, set[str]] = {}
     lines: list[str] = []
@@ -1924,7 +1962,7 @@ def _withheld_latencies(read, kept, cases, run_dir: Path, surplus: frozenset = f
             withheld.setdefault(case_id, set()).update(quoted)
             figures = [f"{name}_ms_*" for name in quoted]
             why = (f"its {_rows(n)} here left out, the case having more rows than "
-                   "summary.json counts (said above)"
+                   "summary.json counts in requests.csv or itl.csv (said above)"
                    if case_id in surplus else f"summary.json's are over its {_rows(n)}, "
                    f"{n - k:,} of them impossible (left out)")
             said = (figures[0] if len(figures) == 1

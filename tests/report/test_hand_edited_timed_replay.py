@@ -548,10 +548,11 @@ def test_request_rows_more_than_the_summary_counts_are_left_out_with_its_latenci
         "summary.json counts (num_requests) (its rows left out)",
         f"{run / 'requests.csv'}: case '{send}' has ttft_ms_*, tpot_ms_* and e2e_ms_* "
         "withheld (not quoted): its 9 rows here left out, the case having more rows than "
-        "summary.json counts (said above); none of its rows is loaded",
+        "summary.json counts in requests.csv or itl.csv (said above); none of its rows is "
+        "loaded",
         f"{run / 'itl.csv'}: case '{send}' has itl_ms_* withheld (not quoted): its 42 rows "
-        "here left out, the case having more rows than summary.json counts (said above); "
-        "none of its rows is loaded"]
+        "here left out, the case having more rows than summary.json counts in requests.csv "
+        "or itl.csv (said above); none of its rows is loaded"]
     loaded = load(run)
     assert set(loaded.requests["case_id"]) == set(loaded.itl["case_id"]) == {cached}
     send_case = loaded.cases[loaded.cases["case_id"] == send].iloc[0]

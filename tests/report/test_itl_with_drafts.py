@@ -87,7 +87,7 @@ def test_a_gap_written_twice_is_left_out_against_its_itl_count(drafts_run, tmp_p
         "tokens; its rows left out)",
         f"{run / 'requests.csv'}: {ids} ttft_ms_*, tpot_ms_* and e2e_ms_* withheld (not "
         "quoted): its 6 rows here left out, the case having more rows than summary.json "
-        "counts (said above); none of its rows is loaded",
+        "counts in requests.csv or itl.csv (said above); none of its rows is loaded",
         f"{run / 'itl.csv'}: {ids} itl_ms_* withheld (not quoted): its 24 rows here left "
-        "out, the case having more rows than summary.json counts (said above); none of "
-        "its rows is loaded"]
+        "out, the case having more rows than summary.json counts in requests.csv or "
+        "itl.csv (said above); none of its rows is loaded"]
