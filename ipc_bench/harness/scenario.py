@@ -613,7 +613,8 @@ def grid(opts: ScenarioOptions, workloads: list[dict[str, Any]],
     k); which arm takes which place in the square, the leftover rows where
     ``repeat`` is not a multiple of the rows' count, and the rows' sequence are drawn
     from ``arm_order_rng(order_seed(opts))``, one workload and codec after the other
-    in the order they run: the same for the same ``--order-seed``, default
+    in the order given (workloads, then ``--codecs`` and the single process last,
+    whatever order the codec blocks then run in): the same for the same ``--order-seed``, default
     ``--seed``, on any machine; another order seed reorders the same cases. A
     single repetition, which gets no interval, keeps the order given (``--policies``)
     so its tables read the same from run to run. Counterbalancing removes the bias of

@@ -2380,6 +2380,7 @@ def block_order_findings(results, where: Where) -> list[str]:
     runs = done["run_id"] if "run_id" in done.columns else [None] * len(done)
     # (run, workload) -> repetition -> codec -> the places its cases ran in
     places: dict[tuple, dict] = {}
+    order = {codec: i for i, codec in enumerate(dict.fromkeys(done["codec"]))}
     for i, (run, wl, rep, codec) in enumerate(zip(runs, done["workload"], done["repetition"],
                                                   done["codec"])):
         places.setdefault((run, wl), {}).setdefault(rep, {}).setdefault(codec, []).append(i)
@@ -2399,7 +2400,7 @@ def block_order_findings(results, where: Where) -> list[str]:
         side, words = sides[0], ("earlier" if sides[0] == "after" else "later")
         out.append(
             f"{where(wl)}, the single process ran {side} its two-process cases "
-            f"({', '.join(sorted(codecs, key=str))}) in each of its {len(sides):,} "
+            f"({', '.join(sorted(codecs, key=order.get))}) in each of its {len(sides):,} "
             f"repetitions, where a balanced order of the codec blocks runs it {words} "
             "in some: whatever favours running earlier or later (a drift, a warmer "
             "parent process) leans the single-process ratio to one side, and its "

@@ -2521,7 +2521,7 @@ def latency_cdfs(results):
         ax.set_xscale("log")
         _plain_log_ticks(ax)
         ax.set_xlabel(("TTFT" if what == "ttft" else "inter-token latency") + " (ms)")
-        ax.set_ylabel("fraction of " + ("requests" if what == "ttft" else "token gaps"))
+        ax.set_ylabel("fraction of " + ("requests" if what == "ttft" else "gaps"))
         ax.set_ylim(0, 1.0)
         ax.set_title("TTFT CDF" if what == "ttft" else "ITL CDF")
         ax.grid(True, alpha=0.3)
