@@ -304,7 +304,8 @@ class EmulatedModel(NullModel):
     (``roofline.RooflineStep``, ``gpu_figures.json``: an H200), then samples exactly
     as ``NullModel`` (same seed, same tokens, same digests). The wait is a sleep, with
     a spin over its last ``roofline.SPIN_NS``: a runner waiting on a GPU leaves its
-    CPU free. What send costs next to a real 1B or 8B step, on a host without a GPU.
+    CPU free. What send costs next to the roofline time of a 1B or 8B step (shorter than
+    a real one's but for the rates' margin: ``roofline``), on a host without a GPU.
 
     ``device``: e.g. ``"emulated llama-3.2-1b on NVIDIA H200 (roofline, uncalibrated)"``.
     ``step_columns()``: ``{"emulated_step_ns": [...], "emulated_context_tokens": [...]}``,

@@ -27,11 +27,13 @@ also its drafts' (``R x (1 + k)`` for ``k`` drafts each).
 
 Not modelled: the embedding lookup, norms, RoPE, activation functions, KV-cache
 writes, sampling (logits to float32, argmax), a drafter's own forward and kernel
-launches. All but the launches grow with the step's tokens or requests (a few % of a
-decode step at 256 running on an H200, about 10 % of a step that also prefills 2,048
-tokens), so neither the one ``efficiency`` nor ``fixed_step_ns`` can absorb them
-exactly: the time is a lower bound at the figures' rates (which are measured, not
-the datasheet's peaks, so a kernel may exceed them). The emulated model's figures come from ``gpu_figures.json`` beside
+launches. All but the launches grow with the step's tokens or requests (estimated, not
+measured, with fused kernels: about 3 to 7 % of an 8B decode step, 10 to 14 % of a 1B
+one and 25 to 34 % of a 0.5B one at the few hundred tokens of context decode-steady
+runs), so neither the one ``efficiency`` nor ``fixed_step_ns`` can absorb them
+exactly: the time is a lower bound at the figures' rates (rates issue 11 states for an
+H200, not measured here and below the datasheet's peaks, so a kernel may exceed them by
+the peaks' margin at most: 1.12x bandwidth, 1.25x bf16). The emulated model's figures come from ``gpu_figures.json`` beside
 this module, each with its provenance; ``calibrated`` is false until efficiency and
 fixed time are fitted to a GPU run, and every output of an emulated case says which.
 The torch model's come from ``measure_device_figures`` (a device-to-device copy and a

@@ -813,12 +813,14 @@ def _emulated_figures(emulated: list[dict[str, Any]]) -> str:
 def _emulated_bound(emulated: list[dict[str, Any]]) -> str:
     """``emulated_note``'s clause on uncalibrated figures (the model time at the rates
     ``engine/gpu_figures.json`` assumes, which were not measured here and which a
-    kernel may exceed: no bound on a GPU's), ``''`` where every one of ``emulated``
+    kernel may exceed by the datasheet peaks' margin at most: no bound on a GPU's), ``''`` where every one of ``emulated``
     slept on calibrated figures. It claims no direction for send's share on a GPU: the
     model time there may be longer or shorter, and send's µs and the control plane in
     the step are this machine's."""
     return ("; uncalibrated figures take every op at the assumed rates (not measured "
-            "here; a kernel may exceed them) with no per-step launch or host time, so "
+            "here; a kernel may exceed them by the datasheet peaks' margin at most, "
+            "1.12x bandwidth and 1.25x bf16, and the ops left out add time) with no "
+            "per-step launch or host time, so "
             "each step's model time is the time at those rates, not a bound on that "
             "GPU's: a real GPU's longer model time alone would make send's share of a "
             "step smaller, a shorter one larger; and send's µs and the rest of each step, "

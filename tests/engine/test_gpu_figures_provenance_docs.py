@@ -24,5 +24,6 @@ def test_rates_provenance_as_in_the_data_file():
             "but rates stated in issue 11 ('GPU runs you can trust'): an H200's "
             "device-to-device copy bandwidth and its dense bf16 matmul rate; neither was "
             "measured in this repository (the measurements are not in it), and a kernel "
-            "may exceed them.") in _doc()
+            "may exceed them, but by the datasheet peaks' margin at most (4.8 / 4.3 = "
+            "1.12x bandwidth, 989 / 790 = 1.25x bf16)") in _doc()
 

@@ -8,7 +8,9 @@ from ipc_bench.report.tables import emulated_note, emulated_runs_note
 #: A one-sided claim on send's share ("larger than beside the GPU's real model time")
 #: is not made: the step's control plane and send's µs are this machine's too.
 BOUND = ("; uncalibrated figures take every op at the assumed rates (not measured here; a "
-         "kernel may exceed them) with no per-step launch or host time, so each step's "
+         "kernel may exceed them by the datasheet peaks' margin at most, 1.12x bandwidth "
+         "and 1.25x bf16, and the ops left out add time) with no per-step launch or host "
+         "time, so each step's "
          "model time is the time at those rates, not a bound on that GPU's: a real GPU's "
          "longer model time alone would make send's share of a step smaller, a shorter "
          "one larger; and send's µs and the rest of each step, the control plane, are "
