@@ -224,6 +224,16 @@ def _case_total(run: Path, case: str) -> tuple[int, int]:
     return sum(want.values()), want[case]
 
 
+def not_a_number_line(run: Path, case: str) -> str:
+    """The warning on run ``run``'s steps.csv with one ``step_ns`` of ``case`` that is
+    not a number: that row left out, the case a row short."""
+    total, of_case = _case_total(run, case)
+    return (f"{run / 'steps.csv'}: 1 row holds a value that is not a number (in step_ns; "
+            f"left out), and it holds {total - 1:,} of the {total:,} rows that summary.json "
+            f"counts (1 case(s) short: {case}: {of_case - 1:,} of {of_case:,}); loaded what "
+            "is valid")
+
+
 def test_a_value_that_is_not_a_number_leaves_its_row_out(small_run, tmp_path, capsys):
     run = _copy(small_run, tmp_path / "edited")
     steps = run / "steps.csv"
@@ -233,11 +243,7 @@ def test_a_value_that_is_not_a_number_leaves_its_row_out(small_run, tmp_path, ca
     fields[names.index("step_ns")] = "abc"  # the field count kept
     lines[5] = ",".join(fields) + "\r\n"
     steps.write_text("".join(lines))
-    total, of_case = _case_total(run, fields[0])
-    message = (f"{steps}: 1 row holds a value that is not a number (in step_ns; left "
-               f"out), and it holds {total - 1:,} of the {total:,} rows that summary.json counts (1 "
-               f"case(s) short: {fields[0]}: {of_case - 1:,} of {of_case:,}); loaded what "
-               "is valid")
+    message = not_a_number_line(run, fields[0])
     with pytest.warns(ResultsWarning) as caught:
         res = load(run)
     assert [str(w.message) for w in caught] == [message]
