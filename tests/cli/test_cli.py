@@ -1125,12 +1125,14 @@ def test_quiet_says_once_how_many_warnings_it_did_not_show(tmp_path):
     (lambda p: p.symlink_to(p.name), "steps.csv cannot be read: Too many levels of "
                                      "symbolic links"),
     (os.mkdir, "steps.csv is a folder, not a regular file"),
-    (lambda p: p.symlink_to("gone.csv"), "no steps.csv"),
+    (lambda p: p.symlink_to("gone.csv"), "steps.csv is a dangling link (to gone.csv), not a "
+                                         "regular file"),
 ])
 def test_report_says_what_a_steps_csv_that_is_no_file_is(make, shown, tiny_run, tmp_path,
                                                          capsys):
-    """A steps.csv that is a FIFO (never opened: reading it would block), a link loop or
-    a folder is named as what it is, not as missing; exit 2, nothing written."""
+    """A steps.csv that is a FIFO (never opened: reading it would block), a link loop, a
+    folder or a link to nothing is named as what it is, not as missing; exit 2, nothing
+    written."""
     import shutil
 
     from ipc_bench import cli
